@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The one test command: installs what the suite needs (Debian packages, npm packages), builds,
+# and runs every test file. Safe to run again; already-installed parts are skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v nats-server >/dev/null 2>&1 || need+=(nats-server)
+command -v influxd >/dev/null 2>&1 || need+=(influxdb)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing Debian packages: ${need[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${need[@]}"
+fi
+
+# npm ci also builds dist/ (the prepare script), which the end-to-end tests run.
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund
+fi
+npm run build --silent
+node scripts/run-tests.mjs "$@"

@@ -1,0 +1,145 @@
+import JSON5 from "json5";
+import { intersects } from "../keyexpr/index.js";
+import { Encoding } from "../core/encoding.js";
+import { errorMessage, ZestError } from "../core/errors.js";
+import type { Query } from "../core/query.js";
+import type { Sample } from "../core/sample.js";
+import type { Queryable, Session, Subscriber } from "../core/session.js";
+import type { StorageManager } from "../storage/manager.js";
+
+/** What the admin space shows about the parts of the router it does not own. */
+export interface AdminSources {
+  /** zest's version string. */
+  readonly version: string;
+  /** Where the router can be reached (the REST URL among them). */
+  locators(): string[];
+  /** Status of the REST plugin (its config), shown under `status/plugins/rest/port`. */
+  restStatus(): Record<string, unknown> | undefined;
+  /** Other routers reachable through the fabric, and the fabric's health. */
+  sessions(): Array<Record<string, unknown>>;
+  fabric(): Record<string, unknown>;
+  /** Loaded plugin modules by name → path. */
+  plugins(): Record<string, string>;
+}
+
+/** A JSON value as the admin space replies it. */
+type AdminEntry = readonly [key: string, value: unknown];
+
+/**
+ * The `@/router/<zid>` administration space (Variant A layout): a queryable like any other,
+ * answering router and plugin status, and a subscriber on `config/**` through which storages and
+ * volumes are created and removed at run time.
+ */
+export class AdminSpace {
+  private readonly session: Session;
+  private readonly manager: StorageManager;
+  private readonly sources: AdminSources;
+  private readonly prefix: string;
+  private queryable: Queryable | undefined;
+  private subscriber: Subscriber | undefined;
+
+  constructor(session: Session, manager: StorageManager, sources: AdminSources) {
+    this.session = session;
+    this.manager = manager;
+    this.sources = sources;
+    this.prefix = `@/router/${session.zid}`;
+  }
+
+  start(): void {
+    this.queryable = this.session.declareQueryable(`${this.prefix}/**`, (q) => this.answer(q));
+    this.subscriber = this.session.declareSubscriber(`${this.prefix}/config/**`, (s) => this.write(s));
+  }
+
+  close(): void {
+    this.queryable?.undeclare();
+    this.subscriber?.undeclare();
+  }
+
+  /** Every admin entry, computed on demand (the router's state changes under it). */
+  entries(): AdminEntry[] {
+    const p = this.prefix;
+    const sm = `${p}/status/plugins/storage_manager`;
+    const out: AdminEntry[] = [[p, this.routerStatus()]];
+    out.push([`${p}/status/plugins/rest/__path__`, "<built-in>"]);
+    out.push([`${p}/status/plugins/rest/version`, this.sources.version]);
+    const rest = this.sources.restStatus();
+    if (rest) out.push([`${p}/status/plugins/rest/port`, rest]);
+    out.push([`${sm}/__path__`, "<built-in>"]);
+    out.push([`${sm}/version`, this.sources.version]);
+    for (const v of this.manager.listVolumes()) {
+      out.push([`${sm}/volumes/${v.id}`, hidePrivate(v.config ?? v.status)]);
+      out.push([`${sm}/volumes/${v.id}/__path__`, v.driver === "memory" ? "<static-memory>" : `<built-in ${v.driver}>`]);
+    }
+    for (const s of this.manager.listStorages()) out.push([`${sm}/storages/${s.name}`, hidePrivate(s.config)]);
+    return out;
+  }
+
+  private routerStatus(): Record<string, unknown> {
+    const plugins: Record<string, unknown> = { rest: { path: "<built-in>" }, storage_manager: { path: "<built-in>" } };
+    for (const [name, path] of Object.entries(this.sources.plugins())) plugins[name] = { path };
+    return sortKeys({
+      fabric: this.sources.fabric(),
+      locators: this.sources.locators(),
+      plugins,
+      sessions: this.sources.sessions(),
+      version: this.sources.version,
+      zid: this.session.zid,
+    });
+  }
+
+  private answer(query: Query): void {
+    for (const [key, value] of this.entries()) {
+      if (intersects(query.key, key)) query.reply(key, JSON.stringify(value), { encoding: Encoding.APP_JSON });
+    }
+  }
+
+  /** Applies a config write; the promise rejects with a 400/404/409/503 the writer sees. */
+  private async write(sample: Sample): Promise<void> {
+    const path = sample.key.slice(`${this.prefix}/config/`.length);
+    const m = /^plugins\/storage_manager\/(storages|volumes)\/([^/]+)$/.exec(path);
+    if (!m) {
+      if (path.startsWith("plugins/rest")) throw ZestError.badRequest("the rest plugin doesn't accept run-time configuration changes");
+      throw ZestError.badRequest(`unsupported configuration path "${path}": use plugins/storage_manager/storages/<name> or plugins/storage_manager/volumes/<name>`);
+    }
+    const [, kind, name] = m as unknown as [string, "storages" | "volumes", string];
+    if (name.includes("*")) throw ZestError.badRequest(`configuration path "${path}" must name one ${kind === "storages" ? "storage" : "volume"}, without wildcards`);
+    if (sample.kind === "delete") {
+      return kind === "storages" ? this.manager.deleteStorage(name) : this.manager.deleteVolume(name);
+    }
+    const value = parseJson5(sample.payload, path);
+    return kind === "storages" ? this.manager.putStorage(name, value) : this.manager.putVolume(name, value);
+  }
+}
+
+function parseJson5(payload: Buffer, path: string): unknown {
+  try {
+    return JSON5.parse(payload.toString("utf8"));
+  } catch (err) {
+    throw ZestError.badRequest(`invalid JSON5 value for ${path}: ${errorMessage(err)}`);
+  }
+}
+
+/** Sorts object keys recursively, so admin JSON is stable (as serde's maps were). */
+export function sortKeys(value: unknown): Record<string, unknown> {
+  return sortValue(value) as Record<string, unknown>;
+}
+
+function sortValue(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortValue);
+  if (typeof value !== "object" || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(value).sort()) out[k] = sortValue((value as Record<string, unknown>)[k]);
+  return out;
+}
+
+/** Sub-objects named `private` (credentials) never leave the router. */
+function hidePrivate(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(hidePrivate);
+  if (typeof value !== "object" || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(value).sort()) {
+    if (k === "private" || k === "password") continue;
+    out[k] = hidePrivate((value as Record<string, unknown>)[k]);
+  }
+  return out;
+}

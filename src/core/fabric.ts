@@ -1,0 +1,50 @@
+import type { Reply } from "./reply.js";
+import type { Sample } from "./sample.js";
+import type { Selector } from "./selector.js";
+
+/** A queryable declaration as other routers see it. */
+export interface QueryableInfo {
+  readonly key: string;
+  readonly complete: boolean;
+}
+
+/** What a fabric may ask of the router it is attached to. */
+export interface FabricHost {
+  /** Router id (uppercase hex). */
+  readonly zid: string;
+  /** Delivers a sample that arrived from another router to the local subscribers only. */
+  deliverRemote(sample: Sample): Promise<void>;
+  /** Answers a query from another router with the local queryables only. */
+  answerRemote(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void): Promise<void>;
+  /** Keys of the local subscribers (storages included), deduplicated. */
+  subscriberKeys(): string[];
+  /** The local queryables, deduplicated by key. */
+  queryables(): QueryableInfo[];
+}
+
+/** Health of the link to other routers, shown in the admin space and on /health. */
+export interface FabricStatus {
+  readonly kind: string;
+  readonly connected: boolean;
+  readonly detail?: Record<string, unknown>;
+}
+
+/**
+ * How routers reach each other. The default is none (one process); `nats` joins a NATS cluster.
+ * The router calls `publish` and `query` for local operations only, never for remote ones.
+ */
+export interface Fabric {
+  start(host: FabricHost): Promise<void>;
+  /** Sends a local sample to the routers with a matching subscriber. Resolves when they have it. */
+  publish(sample: Sample): Promise<void>;
+  /**
+   * Forwards a query to the routers with a matching queryable; calls `onReply` for each of their
+   * replies and resolves once each has sent its final reply, or at `timeoutMs` after reporting an
+   * error reply for each router that did not finish.
+   */
+  query(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void): Promise<void>;
+  /** The local declarations changed (see `FabricHost`). */
+  declarationsChanged(): void;
+  status(): FabricStatus;
+  close(): Promise<void>;
+}

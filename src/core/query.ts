@@ -1,0 +1,71 @@
+import { Encoding } from "./encoding.js";
+import { ZestError } from "./errors.js";
+import type { Reply } from "./reply.js";
+import { makeSample, type Sample } from "./sample.js";
+import type { Parameters, Selector } from "./selector.js";
+import type { Timestamp } from "./timestamp.js";
+
+/** Options of a value reply. */
+export interface ReplyOptions {
+  encoding?: Encoding;
+  timestamp?: Timestamp;
+}
+
+/**
+ * A query as a queryable receives it. Replies sent after the query is finished (the handler
+ * settled, or the query timed out) are dropped.
+ */
+export class Query {
+  readonly selector: Selector;
+  private sink: ((reply: Reply) => void) | undefined;
+
+  /** @internal created by the router */
+  constructor(selector: Selector, sink: (reply: Reply) => void) {
+    this.selector = selector;
+    this.sink = sink;
+  }
+
+  /** The canonical key expression queried. */
+  get key(): string {
+    return this.selector.key;
+  }
+  get parameters(): Parameters {
+    return this.selector.parameters;
+  }
+
+  /** Replies with a value for `key`. */
+  reply(key: string, payload: Buffer | Uint8Array | string, options: ReplyOptions = {}): void {
+    this.replySample(makeSample(key, "put", payload, options.encoding ?? Encoding.TEXT_PLAIN, options.timestamp));
+  }
+
+  /** Replies with a sample as it is (storages reply with what they hold). */
+  replySample(sample: Sample): void {
+    this.sink?.({ kind: "ok", sample });
+  }
+
+  /** Replies with an error; `status` is the HTTP status it stands for (default 500). */
+  replyErr(payload: Buffer | string, options: { encoding?: Encoding; status?: number } = {}): void {
+    this.sink?.({
+      kind: "err",
+      payload: typeof payload === "string" ? Buffer.from(payload) : payload,
+      encoding: options.encoding ?? Encoding.TEXT_PLAIN,
+      status: options.status ?? 500,
+    });
+  }
+
+  /** Replies with an error from a thrown value. */
+  replyError(err: unknown): void {
+    const status = err instanceof ZestError ? err.status : 500;
+    this.replyErr(err instanceof Error ? err.message : String(err), { status });
+  }
+
+  /** @internal the query is over: later replies are dropped. */
+  finish(): void {
+    this.sink = undefined;
+  }
+
+  /** True once the query is over (answered or timed out). */
+  get finished(): boolean {
+    return this.sink === undefined;
+  }
+}

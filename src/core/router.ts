@@ -1,0 +1,275 @@
+import { randomBytes } from "node:crypto";
+import { canonize, intersects, KeTrie } from "../keyexpr/index.js";
+import { errorMessage, ZestError } from "./errors.js";
+import type { Fabric, FabricHost, QueryableInfo } from "./fabric.js";
+import { silentLogger, type Logger } from "./log.js";
+import { Query } from "./query.js";
+import type { Consolidation, Reply } from "./reply.js";
+import type { Sample } from "./sample.js";
+import type { Selector } from "./selector.js";
+import { HLC } from "./timestamp.js";
+
+/** A subscriber callback. A returned promise is awaited by the put: rejecting it fails the put. */
+export type SampleHandler = (sample: Sample) => void | Promise<void>;
+/** A queryable callback. The query is final when the returned promise settles. */
+export type QueryHandler = (query: Query) => void | Promise<void>;
+
+/** @internal a subscriber as the routing index holds it */
+export interface SubscriberDecl {
+  readonly key: string;
+  readonly handler: SampleHandler;
+  readonly owner: string;
+}
+
+/** @internal a queryable as the routing index holds it */
+export interface QueryableDecl {
+  readonly key: string;
+  readonly handler: QueryHandler;
+  readonly complete: boolean;
+  readonly owner: string;
+}
+
+/** Options of a query. */
+export interface QueryOptions {
+  /** Milliseconds before the query gives up on late queryables (default: the router's, 10 s). */
+  timeoutMs?: number;
+  /** `latest` (default, unless `_time` is given) keeps the newest reply per key; `none` keeps all. */
+  consolidation?: Consolidation;
+}
+
+/** Router construction options. */
+export interface RouterOptions {
+  /** Router id as hex (random 16 bytes by default); shown uppercase. */
+  zid?: string;
+  /** Default query timeout in milliseconds (10 000). */
+  queryTimeoutMs?: number;
+  fabric?: Fabric;
+  logger?: Logger;
+}
+
+/**
+ * The router: one routing index of subscribers and queryables, a hybrid logical clock, and an
+ * optional fabric to other routers. Sessions are handles onto it.
+ */
+export class Router {
+  /** Router id, uppercase hex. */
+  readonly zid: string;
+  readonly hlc: HLC;
+  readonly logger: Logger;
+  readonly queryTimeoutMs: number;
+  readonly fabric: Fabric | undefined;
+  private readonly subscribers = new KeTrie<SubscriberDecl>();
+  private readonly queryablesIndex = new KeTrie<QueryableDecl>();
+  private fabricStarted = false;
+
+  constructor(options: RouterOptions = {}) {
+    const zid = options.zid ?? randomBytes(16).toString("hex");
+    if (!/^[0-9a-fA-F]{1,32}$/.test(zid) || zid.length % 2 !== 0) {
+      throw ZestError.badRequest(`invalid router id "${zid}": expected 1 to 16 bytes of hex (an even number of digits)`);
+    }
+    this.zid = zid.toUpperCase();
+    this.hlc = new HLC(this.zid);
+    this.logger = options.logger ?? silentLogger;
+    this.queryTimeoutMs = options.queryTimeoutMs ?? 10_000;
+    this.fabric = options.fabric;
+  }
+
+  /** Joins the fabric, if any. */
+  async start(): Promise<void> {
+    if (this.fabric && !this.fabricStarted) {
+      this.fabricStarted = true;
+      await this.fabric.start(this.host());
+    }
+  }
+
+  /** Leaves the fabric. */
+  async close(): Promise<void> {
+    if (this.fabric && this.fabricStarted) {
+      this.fabricStarted = false;
+      await this.fabric.close();
+    }
+  }
+
+  /** @internal */
+  addSubscriber(decl: SubscriberDecl): void {
+    this.subscribers.add(decl.key, decl);
+    this.fabric?.declarationsChanged();
+  }
+  /** @internal */
+  removeSubscriber(decl: SubscriberDecl): void {
+    if (this.subscribers.delete(decl.key, decl)) this.fabric?.declarationsChanged();
+  }
+  /** @internal */
+  addQueryable(decl: QueryableDecl): void {
+    this.queryablesIndex.add(decl.key, decl);
+    this.fabric?.declarationsChanged();
+  }
+  /** @internal */
+  removeQueryable(decl: QueryableDecl): void {
+    if (this.queryablesIndex.delete(decl.key, decl)) this.fabric?.declarationsChanged();
+  }
+
+  /** Number of subscribers declared on this router. */
+  get subscriberCount(): number {
+    return this.subscribers.size;
+  }
+
+  /**
+   * Routes a local sample to every matching subscriber here and, through the fabric, elsewhere.
+   * Resolves when every acknowledging subscriber (storages, the admin space) has it; rejects with
+   * the first of their errors.
+   */
+  async route(sample: Sample): Promise<void> {
+    const pending = this.deliver(sample);
+    if (this.fabric) pending.push(this.fabric.publish(sample));
+    if (pending.length === 1) await pending[0];
+    else if (pending.length > 1) await Promise.all(pending);
+  }
+
+  private deliver(sample: Sample): Promise<void>[] {
+    const pending: Promise<void>[] = [];
+    for (const sub of this.subscribers.intersecting(sample.key)) {
+      try {
+        const r = sub.handler(sample);
+        if (r) pending.push(r);
+      } catch (err) {
+        this.logger.error({ key: sample.key, subscriber: sub.key, err: errorMessage(err) }, "subscriber failed");
+      }
+    }
+    return pending;
+  }
+
+  /**
+   * Runs a query against every matching queryable, here and elsewhere, and returns the
+   * consolidated replies sorted by key. Queryables that miss the timeout add an error reply
+   * (status 504); the replies that did arrive are kept.
+   */
+  async query(selector: Selector, options: QueryOptions = {}): Promise<Reply[]> {
+    const timeoutMs = options.timeoutMs ?? this.queryTimeoutMs;
+    const consolidation = options.consolidation ?? (selector.parameters.has("_time") ? "none" : "latest");
+    const collector = new ReplyCollector(selector, consolidation);
+    const onReply = (r: Reply): void => collector.add(r);
+    const tasks: Promise<void>[] = [this.answerLocal(selector, timeoutMs, onReply)];
+    if (this.fabric) tasks.push(this.fabric.query(selector, timeoutMs, onReply));
+    await Promise.all(tasks);
+    return collector.result();
+  }
+
+  /** Runs the local queryables only (also what remote routers get). */
+  private answerLocal(selector: Selector, timeoutMs: number, onReply: (r: Reply) => void): Promise<void> {
+    const matching = this.queryablesIndex.intersecting(selector.key);
+    if (matching.length === 0) return Promise.resolve();
+    const queries: Query[] = [];
+    const runs = matching.map((q) => {
+      const query = new Query(selector, onReply);
+      queries.push(query);
+      return runQueryable(q, query, this.logger).finally(() => query.finish());
+    });
+    return new Promise<void>((resolve) => {
+      let left = runs.length;
+      const timer = setTimeout(() => {
+        for (let i = 0; i < queries.length; i++) {
+          const q = queries[i]!;
+          if (q.finished) continue;
+          q.replyErr(`Timeout: queryable on ${matching[i]!.key} did not answer within ${timeoutMs} ms`, { status: 504 });
+          q.finish();
+        }
+        resolve();
+      }, timeoutMs);
+      for (const run of runs) {
+        void run.then(() => {
+          if (--left === 0) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      }
+    });
+  }
+
+  /** The router as its fabric sees it. */
+  private host(): FabricHost {
+    return {
+      zid: this.zid,
+      deliverRemote: async (sample) => {
+        if (sample.timestamp) this.hlc.observe(sample.timestamp);
+        const pending = this.deliver(sample);
+        if (pending.length > 0) await Promise.all(pending);
+      },
+      answerRemote: (selector, timeoutMs, onReply) => this.answerLocal(selector, timeoutMs, onReply),
+      subscriberKeys: () => [...new Set(this.subscribers.keys())],
+      queryables: () => {
+        const byKey = new Map<string, QueryableInfo>();
+        for (const key of this.queryablesIndex.keys()) {
+          const complete = this.queryablesIndex.including(key).some((q) => q.key === key && q.complete);
+          byKey.set(key, { key, complete });
+        }
+        return [...byKey.values()];
+      },
+    };
+  }
+}
+
+async function runQueryable(decl: QueryableDecl, query: Query, logger: Logger): Promise<void> {
+  try {
+    await decl.handler(query);
+  } catch (err) {
+    logger.warn({ key: query.key, queryable: decl.key, err: errorMessage(err) }, "queryable failed");
+    query.replyError(err);
+  }
+}
+
+/** Gathers replies and applies consolidation. */
+class ReplyCollector {
+  private readonly latest = new Map<string, Reply & { kind: "ok" }>();
+  private readonly all: Reply[] = [];
+  private readonly errors: Reply[] = [];
+
+  constructor(
+    private readonly selector: Selector,
+    private readonly consolidation: Consolidation,
+  ) {}
+
+  add(reply: Reply): void {
+    if (reply.kind === "err") {
+      this.errors.push(reply);
+      return;
+    }
+    const key = reply.sample.key;
+    // Replies for keys outside the query are dropped (as Zenoh does), unless `_anyke` is given.
+    if (key !== this.selector.key && !this.selector.parameters.has("_anyke") && !intersects(this.selector.key, key)) return;
+    if (this.consolidation === "none") {
+      this.all.push(reply);
+      return;
+    }
+    const prev = this.latest.get(key);
+    if (!prev || newer(reply.sample, prev.sample)) this.latest.set(key, reply);
+  }
+
+  result(): Reply[] {
+    const ok = this.consolidation === "none" ? this.all : [...this.latest.values()];
+    // Stable sort: within one key, `none` keeps arrival order.
+    ok.sort((a, b) => {
+      const ka = (a as { sample: Sample }).sample.key;
+      const kb = (b as { sample: Sample }).sample.key;
+      return ka < kb ? -1 : ka > kb ? 1 : 0;
+    });
+    return this.errors.length === 0 ? ok : [...ok, ...this.errors];
+  }
+}
+
+/** A reply with a timestamp beats one without; between two without, the first wins. */
+function newer(a: Sample, b: Sample): boolean {
+  if (!a.timestamp) return false;
+  if (!b.timestamp) return true;
+  return a.timestamp.compare(b.timestamp) > 0;
+}
+
+/** Canonizes a user-given key expression; throws a 400 ZestError naming the broken rule. */
+export function toKeyExpr(ke: string | { toString(): string }): string {
+  try {
+    return canonize(ke.toString());
+  } catch (err) {
+    throw ZestError.badRequest(errorMessage(err), err);
+  }
+}

@@ -1,0 +1,31 @@
+import type { Encoding } from "./encoding.js";
+import type { Timestamp } from "./timestamp.js";
+
+/** What a sample does to its key. */
+export type SampleKind = "put" | "delete";
+
+/**
+ * One write travelling through the router: parsed once at the edge, then delivered to every
+ * matching subscriber and storage unchanged.
+ */
+export interface Sample {
+  /** Canonical key expression (usually a plain key; a wildcard put/delete applies to matching keys). */
+  readonly key: string;
+  readonly kind: SampleKind;
+  readonly payload: Buffer;
+  readonly encoding: Encoding;
+  /** Absent only for replies computed on demand (evals, admin entries). */
+  readonly timestamp?: Timestamp;
+}
+
+/** Builds a sample; the payload is converted to a Buffer once here. */
+export function makeSample(
+  key: string,
+  kind: SampleKind,
+  payload: Buffer | Uint8Array | string,
+  encoding: Encoding,
+  timestamp?: Timestamp,
+): Sample {
+  const buf = typeof payload === "string" ? Buffer.from(payload, "utf8") : Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  return timestamp === undefined ? { key, kind, payload: buf, encoding } : { key, kind, payload: buf, encoding, timestamp };
+}

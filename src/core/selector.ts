@@ -1,0 +1,102 @@
+import { ZestError } from "./errors.js";
+import { parseTimeRange, type TimeRange } from "./time-range.js";
+
+/**
+ * Selector parameters. Accepts the seed's `(a=b;c=d)`, and `a=b&c=d` / `a=b;c=d`; names and
+ * values are percent-decoded. The first occurrence of a name wins.
+ */
+export class Parameters {
+  private readonly map: Map<string, string>;
+  /** The parameter string as given (without `?`). */
+  readonly raw: string;
+
+  constructor(raw = "") {
+    this.raw = raw;
+    this.map = parseParameters(raw);
+  }
+
+  get(name: string): string | undefined {
+    return this.map.get(name);
+  }
+  has(name: string): boolean {
+    return this.map.has(name);
+  }
+  get size(): number {
+    return this.map.size;
+  }
+  entries(): IterableIterator<[string, string]> {
+    return this.map.entries();
+  }
+  /** The `_time` range, if given; throws a 400 ZestError when it does not parse. */
+  timeRange(): TimeRange | undefined {
+    const t = this.map.get("_time");
+    return t === undefined ? undefined : parseTimeRange(t);
+  }
+  toString(): string {
+    return this.raw;
+  }
+}
+
+function decode(s: string): string {
+  if (!s.includes("%")) return s;
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+function addEntry(map: Map<string, string>, entry: string): void {
+  const e = entry.trim();
+  if (e === "") return;
+  const eq = e.indexOf("=");
+  const name = decode(eq === -1 ? e : e.slice(0, eq)).trim();
+  const value = eq === -1 ? "" : decode(e.slice(eq + 1));
+  if (name !== "" && !map.has(name)) map.set(name, value);
+}
+
+function parseParameters(raw: string): Map<string, string> {
+  const map = new Map<string, string>();
+  let s = decodeParens(raw);
+  while (s.length > 0) {
+    if (s[0] === "(") {
+      const close = s.indexOf(")");
+      if (close === -1) throw ZestError.badRequest(`invalid selector parameters "${raw}": missing ")"`);
+      for (const e of s.slice(1, close).split(";")) addEntry(map, e);
+      s = s.slice(close + 1).replace(/^[&;]+/, "");
+      continue;
+    }
+    const next = s.search(/[&;]/);
+    const entry = next === -1 ? s : s.slice(0, next);
+    // `_time=[a;1h]` holds a `;` inside brackets: keep the bracketed part whole.
+    const open = entry.indexOf("[");
+    if (open !== -1 && !entry.includes("]")) {
+      const close = s.indexOf("]", open);
+      const end = close === -1 ? s.length : close + 1;
+      addEntry(map, s.slice(0, end));
+      s = s.slice(end).replace(/^[&;]+/, "");
+      continue;
+    }
+    addEntry(map, entry);
+    s = next === -1 ? "" : s.slice(next + 1);
+  }
+  return map;
+}
+
+/** Browsers and curl may send `(` `)` percent-encoded; the parenthesised form needs them raw. */
+function decodeParens(raw: string): string {
+  return raw.replace(/%28/gi, "(").replace(/%29/gi, ")");
+}
+
+/** A key expression plus parameters: what a query asks for. */
+export interface Selector {
+  /** Canonical key expression. */
+  readonly key: string;
+  readonly parameters: Parameters;
+}
+
+/** Splits `ke?params` at the first `?` (the key part is returned as given, not validated). */
+export function splitSelector(s: string): { key: string; parameters: string } {
+  const q = s.indexOf("?");
+  return q === -1 ? { key: s, parameters: "" } : { key: s.slice(0, q), parameters: s.slice(q + 1) };
+}

@@ -1,0 +1,127 @@
+import { KeyExpr } from "../keyexpr/index.js";
+import { Encoding } from "./encoding.js";
+import type { QueryableDecl, QueryHandler, QueryOptions, Router, SampleHandler, SubscriberDecl } from "./router.js";
+import { toKeyExpr } from "./router.js";
+import type { Reply } from "./reply.js";
+import { makeSample } from "./sample.js";
+import { Parameters, splitSelector, type Selector } from "./selector.js";
+import type { Timestamp } from "./timestamp.js";
+
+/** A key expression as the API accepts it: a `KeyExpr`, or a string that is autocanonized. */
+export type IntoKeyExpr = KeyExpr | string;
+
+/** Options of `put`. */
+export interface PutOptions {
+  /** Default `application/octet-stream`. */
+  encoding?: Encoding;
+  /** Default: a fresh timestamp from the router's clock. */
+  timestamp?: Timestamp;
+}
+
+/** Options of `delete`. */
+export interface DeleteOptions {
+  timestamp?: Timestamp;
+}
+
+/** A declared subscriber; `undeclare()` stops it (idempotent). */
+export interface Subscriber {
+  readonly key: string;
+  undeclare(): void;
+}
+
+/** A declared queryable; `undeclare()` stops it (idempotent). */
+export interface Queryable {
+  readonly key: string;
+  undeclare(): void;
+}
+
+/** A selector as the API accepts it: `ke?params`, or an object. */
+export type IntoSelector = string | KeyExpr | { key: IntoKeyExpr; parameters?: string | Parameters };
+
+/**
+ * A session on a router: the API every part of zest (REST, storages, admin, plugins) and every
+ * embedder uses. Shaped like the Zenoh TypeScript client.
+ */
+export class Session {
+  readonly router: Router;
+  /** Name shown in the admin space (`rest`, `storage_manager`, a plugin's name...). */
+  readonly name: string;
+  private readonly declared = new Set<{ undeclare(): void }>();
+  private closed = false;
+
+  constructor(router: Router, name = "session") {
+    this.router = router;
+    this.name = name;
+  }
+
+  /** Router id (uppercase hex). */
+  get zid(): string {
+    return this.router.zid;
+  }
+
+  /** Writes `payload` on `keyexpr`; resolves when every storage holding it has it. */
+  async put(keyexpr: IntoKeyExpr, payload: Buffer | Uint8Array | string, options: PutOptions = {}): Promise<void> {
+    const key = toKeyExpr(keyexpr);
+    const ts = options.timestamp ?? this.router.hlc.newTimestamp();
+    return this.router.route(makeSample(key, "put", payload, options.encoding ?? Encoding.APP_OCTET_STREAM, ts));
+  }
+
+  /** Deletes `keyexpr` (every matching key, when wild); resolves when the storages have applied it. */
+  async delete(keyexpr: IntoKeyExpr, options: DeleteOptions = {}): Promise<void> {
+    const key = toKeyExpr(keyexpr);
+    const ts = options.timestamp ?? this.router.hlc.newTimestamp();
+    return this.router.route(makeSample(key, "delete", Buffer.alloc(0), Encoding.EMPTY, ts));
+  }
+
+  /** Queries every matching queryable (storages, evals, the admin space) and returns the replies. */
+  async get(selector: IntoSelector, options: QueryOptions = {}): Promise<Reply[]> {
+    return this.router.query(toSelector(selector), options);
+  }
+
+  /** Calls `handler` with every sample put or deleted on a key matching `keyexpr`. */
+  declareSubscriber(keyexpr: IntoKeyExpr, handler: SampleHandler): Subscriber {
+    const decl: SubscriberDecl = { key: toKeyExpr(keyexpr), handler, owner: this.name };
+    this.router.addSubscriber(decl);
+    return this.track(decl.key, () => this.router.removeSubscriber(decl));
+  }
+
+  /** Answers queries intersecting `keyexpr` with `handler`. */
+  declareQueryable(keyexpr: IntoKeyExpr, handler: QueryHandler, options: { complete?: boolean } = {}): Queryable {
+    const decl: QueryableDecl = { key: toKeyExpr(keyexpr), handler, complete: options.complete ?? false, owner: this.name };
+    this.router.addQueryable(decl);
+    return this.track(decl.key, () => this.router.removeQueryable(decl));
+  }
+
+  /** Undeclares everything this session declared. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const d of [...this.declared]) d.undeclare();
+  }
+
+  private track(key: string, remove: () => void): Subscriber {
+    let done = false;
+    const handle = {
+      key,
+      undeclare: () => {
+        if (done) return;
+        done = true;
+        this.declared.delete(handle);
+        remove();
+      },
+    };
+    this.declared.add(handle);
+    return handle;
+  }
+}
+
+/** Parses a selector (`ke?params`); the key part is autocanonized, a bad one is a 400. */
+export function toSelector(selector: IntoSelector): Selector {
+  if (selector instanceof KeyExpr) return { key: selector.toString(), parameters: new Parameters() };
+  if (typeof selector === "string") {
+    const { key, parameters } = splitSelector(selector);
+    return { key: toKeyExpr(key), parameters: new Parameters(parameters) };
+  }
+  const p = selector.parameters;
+  return { key: toKeyExpr(selector.key), parameters: p instanceof Parameters ? p : new Parameters(p ?? "") };
+}

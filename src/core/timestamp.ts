@@ -1,0 +1,130 @@
+/**
+ * Timestamps as Zenoh makes them: an NTP64 time (upper 32 bits = Unix seconds, lower 32 bits =
+ * fraction of a second) plus the id of the clock that made it. Ordering is by time, then id,
+ * so two routers never produce equal timestamps.
+ */
+
+const FRAC = 0x1_0000_0000n;
+const NANOS = 1_000_000_000n;
+
+/** A point in time from a hybrid logical clock, unique per router. */
+export class Timestamp {
+  /** NTP64 time. */
+  readonly time: bigint;
+  /** Uppercase hex id of the clock (router id). */
+  readonly id: string;
+
+  constructor(time: bigint, id: string) {
+    this.time = time;
+    this.id = id;
+  }
+
+  /** Negative, zero or positive as this is before, equal to or after `other`. */
+  compare(other: Timestamp): number {
+    if (this.time !== other.time) return this.time < other.time ? -1 : 1;
+    return this.id < other.id ? -1 : this.id > other.id ? 1 : 0;
+  }
+
+  /** Nanoseconds since the Unix epoch (floor of the NTP64 fraction, as Zenoh prints it). */
+  get unixNanos(): bigint {
+    return ntp64ToUnixNanos(this.time);
+  }
+
+  /** `2022-03-29T10:19:38.988830998Z`: RFC 3339, UTC, exactly 9 fraction digits. */
+  toRfc3339(): string {
+    return ntp64ToRfc3339(this.time);
+  }
+
+  /** `<RFC 3339>/<ID>`, the Variant A `time` field. */
+  toString(): string {
+    return `${ntp64ToRfc3339(this.time)}/${this.id}`;
+  }
+
+  /** Compact form for storage: `<time as 16 hex digits>/<id>`; sorts like `compare`. */
+  encode(): string {
+    return `${this.time.toString(16).padStart(16, "0")}/${this.id}`;
+  }
+
+  /** Inverse of `encode`. */
+  static decode(s: string): Timestamp {
+    const slash = s.indexOf("/");
+    if (slash <= 0) throw new Error(`malformed timestamp "${s}"`);
+    return new Timestamp(BigInt(`0x${s.slice(0, slash)}`), s.slice(slash + 1));
+  }
+
+  /** Parses the `toString` form back (`<RFC 3339>/<ID>`). */
+  static parse(s: string): Timestamp {
+    const slash = s.lastIndexOf("/");
+    if (slash <= 0) throw new Error(`malformed timestamp "${s}"`);
+    return new Timestamp(unixNanosToNtp64(rfc3339ToUnixNanos(s.slice(0, slash))), s.slice(slash + 1));
+  }
+}
+
+/** NTP64 → nanoseconds since the Unix epoch. */
+export function ntp64ToUnixNanos(t: bigint): bigint {
+  return (t >> 32n) * NANOS + (((t & (FRAC - 1n)) * NANOS) >> 32n);
+}
+
+/** Nanoseconds since the Unix epoch → NTP64 (rounded up so the round trip is exact). */
+export function unixNanosToNtp64(ns: bigint): bigint {
+  const secs = ns / NANOS;
+  const rem = ns % NANOS;
+  return (secs << 32n) + ((rem << 32n) + NANOS - 1n) / NANOS;
+}
+
+/** NTP64 → `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`. */
+export function ntp64ToRfc3339(t: bigint): string {
+  return unixNanosToRfc3339(ntp64ToUnixNanos(t));
+}
+
+/** Unix nanoseconds → `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`. */
+export function unixNanosToRfc3339(ns: bigint): string {
+  const secs = ns / NANOS;
+  const nanos = ns % NANOS;
+  const iso = new Date(Number(secs) * 1000).toISOString(); // ...T..:..:..SSS Z
+  return `${iso.slice(0, 19)}.${nanos.toString().padStart(9, "0")}Z`;
+}
+
+const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})$/;
+
+/** Parses an RFC 3339 instant with up to nanosecond precision; throws on anything else. */
+export function rfc3339ToUnixNanos(s: string): bigint {
+  const m = RFC3339.exec(s);
+  if (!m) throw new Error(`"${s}" is not an RFC 3339 time`);
+  const [, day, clock, frac = "", zone] = m;
+  const ms = Date.parse(`${day}T${clock}${zone === "z" ? "Z" : zone}`);
+  if (Number.isNaN(ms)) throw new Error(`"${s}" is not an RFC 3339 time`);
+  return BigInt(ms) * 1_000_000n + BigInt(frac.padEnd(9, "0"));
+}
+
+/** Current wall-clock time in Unix nanoseconds, with sub-millisecond resolution. */
+export function nowUnixNanos(): bigint {
+  const ms = performance.timeOrigin + performance.now();
+  return BigInt(Math.floor(ms * 1000)) * 1000n;
+}
+
+/**
+ * Hybrid logical clock: wall-clock time, made strictly monotonic per clock, and advanced past
+ * any remote timestamp it observes (so causality holds across routers).
+ */
+export class HLC {
+  /** Uppercase hex id stamped on every timestamp. */
+  readonly id: string;
+  private last = 0n;
+
+  constructor(id: string) {
+    this.id = id;
+  }
+
+  /** A new timestamp, strictly greater than every one this clock made or observed. */
+  newTimestamp(): Timestamp {
+    const now = unixNanosToNtp64(nowUnixNanos());
+    this.last = now > this.last ? now : this.last + 1n;
+    return new Timestamp(this.last, this.id);
+  }
+
+  /** Observes a timestamp from elsewhere, so later local ones order after it. */
+  observe(ts: Timestamp): void {
+    if (ts.time > this.last) this.last = ts.time;
+  }
+}

@@ -1,0 +1,9 @@
+import type { StartOptions } from "./runtime.js";
+
+/**
+ * The parts a full router ships with: volume drivers, both REST variants and the fabrics.
+ * Kept apart from `runtime.ts` so embedders can start a router with only what they need.
+ */
+export function defaultStartOptions(): Omit<StartOptions, "logger"> {
+  return { drivers: [] };
+}

@@ -1,0 +1,33 @@
+import type { Reply } from "../core/reply.js";
+import type { Sample } from "../core/sample.js";
+
+/** A rendered HTTP response body with its content type. */
+export interface Rendered {
+  readonly contentType: string | undefined;
+  readonly body: string;
+}
+
+/**
+ * One face of the REST gateway. The variants differ only here: how a URL path becomes a key
+ * expression, how a content type becomes an encoding, and how replies are rendered.
+ */
+export interface RestCodec {
+  readonly variant: "a" | "b";
+  /** Status of a successful PUT/PATCH/DELETE (A: 200, B: 204). */
+  readonly writeStatus: number;
+  /** Whether `Accept: text/event-stream` subscribes (A) or is an ordinary GET (B). */
+  readonly supportsSse: boolean;
+  /**
+   * The key expression named by a URL path (raw, starting with `/`), with the admin aliases
+   * resolved against the router id. `write` is true for PUT/PATCH/DELETE. Throws a 400 ZestError.
+   */
+  pathToKey(path: string, zid: string, write: boolean): string;
+  /** The selector parameters the queryables receive, from the raw query string. */
+  parameters(query: string): string;
+  /** The encoding stored for a write with this `Content-Type`. */
+  encodingFor(contentType: string | undefined): string;
+  /** The body of a GET. `html` when the client asked for `text/html`. */
+  render(replies: Reply[], html: boolean): Rendered;
+  /** One SSE message for a sample (cached per sample by the caller). */
+  sseEvent?(sample: Sample): string;
+}

@@ -1,0 +1,68 @@
+import { Encoding, parseProperties } from "../core/encoding.js";
+
+const NUMBER = /^\s*-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** The payload as UTF-8 text, or undefined when it is not valid UTF-8. */
+export function utf8(payload: Buffer): string | undefined {
+  try {
+    return decoder.decode(payload);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Rendered values are cached per payload buffer: storages hand out the same buffer each GET. */
+const cache = new WeakMap<Buffer, Map<string, string>>();
+
+/**
+ * A payload as a JSON value (Variant A rules, decisions §3): always valid JSON whatever the
+ * bytes. JSON encodings render as JSON when they parse, numbers as numbers, properties as an
+ * object, text as a string; anything else, or text that is not UTF-8, as a base64 string.
+ */
+export function renderValueJson(payload: Buffer, encoding: string): string {
+  let byEnc = cache.get(payload);
+  const hit = byEnc?.get(encoding);
+  if (hit !== undefined) return hit;
+  const out = computeValueJson(payload, encoding);
+  if (!byEnc) cache.set(payload, (byEnc = new Map()));
+  byEnc.set(encoding, out);
+  return out;
+}
+
+function computeValueJson(payload: Buffer, encoding: string): string {
+  const kind = valueKind(encoding);
+  if (kind === "binary") return JSON.stringify(payload.toString("base64"));
+  const text = utf8(payload);
+  if (text === undefined) return JSON.stringify(payload.toString("base64"));
+  switch (kind) {
+    case "json":
+      try {
+        // Re-serialized compactly: the entry must stay on one line (layout and SSE framing).
+        return JSON.stringify(JSON.parse(text));
+      } catch {
+        return JSON.stringify(text);
+      }
+    case "number":
+      return NUMBER.test(text) && Number.isFinite(Number(text)) ? String(Number(text)) : JSON.stringify(text);
+    case "properties":
+      return JSON.stringify(parseProperties(text));
+    default:
+      return JSON.stringify(text);
+  }
+}
+
+type ValueKind = "json" | "number" | "properties" | "text" | "binary";
+
+function valueKind(encoding: string): ValueKind {
+  if (encoding === Encoding.APP_JSON || encoding === Encoding.TEXT_JSON || encoding.endsWith("+json")) return "json";
+  if (encoding === Encoding.APP_INTEGER || encoding === Encoding.APP_FLOAT) return "number";
+  if (encoding === Encoding.APP_PROPERTIES) return "properties";
+  if (encoding.startsWith("text/") || encoding === Encoding.APP_X_WWW_FORM_URLENCODED || encoding === Encoding.APP_XML || encoding === Encoding.APP_XHTML_XML || encoding === Encoding.APP_SQL) return "text";
+  return "binary";
+}
+
+/** Escapes text for HTML element content and attribute values. */
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === '"' ? "&quot;" : "&#39;"));
+}

@@ -1,0 +1,202 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { errorMessage, toZestError, ZestError } from "../core/errors.js";
+import type { Logger } from "../core/log.js";
+import { Parameters } from "../core/selector.js";
+import type { Session } from "../core/session.js";
+import { checkRead, checkWrite, DEFAULT_ADMIN_PERMISSIONS, type AdminPermissions } from "./access.js";
+import type { RestCodec } from "./codec.js";
+import { SseHub } from "./sse.js";
+
+/** REST gateway options; every one has a default. */
+export interface RestServerOptions {
+  session: Session;
+  codec: RestCodec;
+  /** Port to listen on (8000). 0 picks a free one. */
+  port?: number;
+  /** Interface to bind (all interfaces). */
+  host?: string;
+  /** Largest request body accepted, in bytes (16 MiB); larger ones get a 413. */
+  bodyLimit?: number;
+  /** Who may read and write the admin space (read: all, write: loopback clients). */
+  permissions?: AdminPermissions;
+  logger: Logger;
+}
+
+const ALLOWED_METHODS = "GET, HEAD, PUT, PATCH, DELETE, OPTIONS";
+const CORS_METHODS = "GET, PUT, PATCH, DELETE";
+export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
+
+/** The HTTP face of the router: one short pipeline, errors turned into responses in one place. */
+export class RestServer {
+  private readonly opts: Required<Omit<RestServerOptions, "host">> & { host: string | undefined };
+  private readonly server: Server;
+  private readonly sse = new SseHub();
+
+  constructor(options: RestServerOptions) {
+    this.opts = {
+      port: 8000,
+      bodyLimit: DEFAULT_BODY_LIMIT,
+      permissions: DEFAULT_ADMIN_PERMISSIONS,
+      ...options,
+      host: options.host,
+    };
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.keepAliveTimeout = 65_000;
+  }
+
+  /** Starts listening; rejects with a one-line reason when the port is taken. */
+  listen(): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException): void => {
+        const where = `${this.opts.host ?? "*"}:${this.opts.port}`;
+        reject(new Error(err.code === "EADDRINUSE" ? `cannot listen on ${where}: the port is already in use` : `cannot listen on ${where}: ${err.message}`));
+      };
+      this.server.once("error", onError);
+      this.server.listen(this.opts.port, this.opts.host, () => {
+        this.server.off("error", onError);
+        resolve(this.server.address() as AddressInfo);
+      });
+    });
+  }
+
+  /** The bound address, once listening. */
+  address(): AddressInfo | undefined {
+    return (this.server.address() as AddressInfo | null) ?? undefined;
+  }
+
+  /** Number of live SSE streams. */
+  get sseStreams(): number {
+    return this.sse.size;
+  }
+
+  /** Stops accepting requests and ends open streams. */
+  async close(): Promise<void> {
+    this.sse.close();
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const cors = corsHeaders(req);
+    try {
+      const method = req.method ?? "GET";
+      if (method === "OPTIONS") return preflight(req, res);
+      const url = req.url ?? "/";
+      const q = url.indexOf("?");
+      const path = q === -1 ? url : url.slice(0, q);
+      const query = q === -1 ? "" : url.slice(q + 1);
+      const { codec, session, permissions } = this.opts;
+      switch (method) {
+        case "GET":
+        case "HEAD": {
+          const key = codec.pathToKey(path, session.zid, false);
+          checkRead(permissions, key);
+          const accept = firstAccept(req.headers.accept);
+          if (accept === "text/event-stream" && codec.supportsSse && method === "GET") {
+            this.sse.open(session, key, res, cors, (s) => codec.sseEvent!(s));
+            return;
+          }
+          const replies = await session.get({ key, parameters: new Parameters(codec.parameters(query)) });
+          const rendered = codec.render(replies, accept === "text/html");
+          const err = replies.find((r) => r.kind === "err");
+          const headers: Record<string, string | number> = { ...cors, "content-length": Buffer.byteLength(rendered.body) };
+          if (rendered.contentType) headers["content-type"] = rendered.contentType;
+          res.writeHead(err && err.kind === "err" ? err.status : 200, headers);
+          res.end(method === "HEAD" ? undefined : rendered.body);
+          return;
+        }
+        case "PUT":
+        case "PATCH":
+        case "DELETE": {
+          const key = codec.pathToKey(path, session.zid, true);
+          checkWrite(permissions, key, req);
+          const body = await readBody(req, this.opts.bodyLimit);
+          if (method === "DELETE") await session.delete(key);
+          else await session.put(key, body, { encoding: codec.encodingFor(req.headers["content-type"]) });
+          res.writeHead(codec.writeStatus, { ...cors, "content-length": 0 });
+          res.end();
+          return;
+        }
+        default:
+          res.setHeader("allow", ALLOWED_METHODS);
+          throw new ZestError(405, `method ${method} is not supported: use GET, PUT, PATCH or DELETE`);
+      }
+    } catch (err) {
+      this.sendError(req, res, cors, err);
+    }
+  }
+
+  private sendError(req: IncomingMessage, res: ServerResponse, cors: Record<string, string>, err: unknown): void {
+    const e = toZestError(err);
+    if (e.status >= 500) this.opts.logger.warn({ method: req.method, url: req.url, status: e.status, err: errorMessage(e) }, "request failed");
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const body = `${errorMessage(e)}\n`;
+    const headers: Record<string, string | number> = { ...cors, "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body) };
+    // An unread (or too large) body cannot be skipped safely: close the connection after answering.
+    if (!req.complete) headers.connection = "close";
+    res.writeHead(e.status, headers);
+    res.end(body, () => {
+      if (!req.complete) req.destroy();
+    });
+  }
+}
+
+/** The first media type of an `Accept` header, without parameters. */
+function firstAccept(accept: string | undefined): string | undefined {
+  if (!accept) return undefined;
+  let end = accept.length;
+  const semi = accept.indexOf(";");
+  const comma = accept.indexOf(",");
+  if (semi !== -1) end = semi;
+  if (comma !== -1 && comma < end) end = comma;
+  return accept.slice(0, end).trim().toLowerCase();
+}
+
+/** Every response may be read cross-origin; the data carries no credentials. */
+function corsHeaders(req: IncomingMessage): Record<string, string> {
+  return req.headers.origin ? { "access-control-allow-origin": "*", "access-control-allow-credentials": "false" } : { "access-control-allow-origin": "*" };
+}
+
+function preflight(req: IncomingMessage, res: ServerResponse): void {
+  const origin = req.headers.origin;
+  const headers: Record<string, string | number> = { allow: ALLOWED_METHODS, "content-length": 0 };
+  if (origin) {
+    headers["access-control-allow-origin"] = origin;
+    headers["access-control-allow-methods"] = CORS_METHODS;
+    headers["access-control-allow-headers"] = req.headers["access-control-request-headers"] ?? "*";
+    headers["access-control-max-age"] = 86400;
+    headers["access-control-allow-credentials"] = "false";
+    headers.vary = "Origin";
+  }
+  res.writeHead(204, headers);
+  res.end();
+}
+
+/** Reads the whole body, refusing (413) more than `limit` bytes before buffering them. */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > limit) return Promise.reject(new ZestError(413, `request body of ${declared} bytes exceeds the limit of ${limit} bytes`));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (c: Buffer): void => {
+      size += c.length;
+      if (size > limit) {
+        req.off("data", onData);
+        req.pause();
+        reject(new ZestError(413, `request body exceeds the limit of ${limit} bytes`));
+        return;
+      }
+      chunks.push(c);
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once("error", (err) => reject(ZestError.badRequest(`could not read the request body: ${err.message}`)));
+  });
+}

@@ -1,0 +1,66 @@
+import { encodingFromContentType } from "../core/encoding.js";
+import { toKeyExpr } from "../core/router.js";
+import type { Reply } from "../core/reply.js";
+import type { Sample } from "../core/sample.js";
+import type { Rendered, RestCodec } from "./codec.js";
+import { escapeHtml, renderValueJson, utf8 } from "./render-value.js";
+import { decodePath } from "./paths.js";
+
+/** `@/router/local...` and the seed's `@/local/router...` name this router. */
+function resolveAdminAlias(key: string, zid: string): string {
+  if (key === "@/router/local" || key === "@/local/router" || key === "@/local") return `@/router/${zid}`;
+  if (key.startsWith("@/router/local/")) return `@/router/${zid}/${key.slice(15)}`;
+  if (key.startsWith("@/local/router/")) return `@/router/${zid}/${key.slice(15)}`;
+  return key;
+}
+
+/** One entry line: `{ "key": ..., "value": ..., "encoding": ..., "time": ... }`. */
+export function entryJson(sample: Sample): string {
+  const time = sample.timestamp ? sample.timestamp.toString() : "None";
+  return `{ "key": ${JSON.stringify(sample.key)}, "value": ${renderValueJson(sample.payload, sample.encoding)}, "encoding": ${JSON.stringify(sample.encoding)}, "time": "${time}" }`;
+}
+
+function errorEntryJson(r: Reply & { kind: "err" }): string {
+  return `{ "key": "ERROR", "value": ${renderValueJson(r.payload, r.encoding)}, "encoding": ${JSON.stringify(r.encoding)}}`;
+}
+
+const sseCache = new WeakMap<Sample, string>();
+
+/** Variant A: Zenoh 0.6 REST, with the product decisions of decisions.md §3. */
+export const variantA: RestCodec = {
+  variant: "a",
+  writeStatus: 200,
+  supportsSse: true,
+
+  pathToKey(path: string, zid: string): string {
+    return toKeyExpr(resolveAdminAlias(decodePath(path).slice(1), zid));
+  },
+
+  parameters(query: string): string {
+    return query;
+  },
+
+  encodingFor: encodingFromContentType,
+
+  render(replies: Reply[], html: boolean): Rendered {
+    if (html) {
+      const items = replies.map((r) =>
+        r.kind === "ok"
+          ? `<dt>${escapeHtml(r.sample.key)}</dt>\n<dd>${escapeHtml(utf8(r.sample.payload) ?? r.sample.payload.toString("base64"))}</dd>\n`
+          : `<dt>ERROR</dt>\n<dd>${escapeHtml(r.payload.toString("utf8"))}</dd>\n`,
+      );
+      return { contentType: "text/html; charset=utf-8", body: `<dl>\n${items.join("\n")}\n</dl>\n` };
+    }
+    const lines = replies.map((r) => (r.kind === "ok" ? entryJson(r.sample) : errorEntryJson(r)));
+    return { contentType: "application/json", body: `[\n${lines.join(",\n")}\n]\n` };
+  },
+
+  sseEvent(sample: Sample): string {
+    let ev = sseCache.get(sample);
+    if (ev === undefined) {
+      ev = `event: ${sample.kind === "put" ? "PUT" : "DELETE"}\ndata: ${entryJson(sample)}\n\n`;
+      sseCache.set(sample, ev);
+    }
+    return ev;
+  },
+};

@@ -1,0 +1,80 @@
+import type { Encoding } from "../core/encoding.js";
+import type { Logger } from "../core/log.js";
+import type { TimeRange } from "../core/time-range.js";
+import type { Timestamp } from "../core/timestamp.js";
+
+/** A value as a storage keeps it. */
+export interface StoredEntry {
+  readonly key: string;
+  readonly payload: Buffer;
+  readonly encoding: Encoding;
+  readonly timestamp: Timestamp;
+}
+
+/** What a backend knows about one key: its value, or the tombstone left by a delete. */
+export interface StoredLookup {
+  readonly timestamp: Timestamp;
+  readonly deleted: boolean;
+}
+
+/**
+ * One storage's data, behind one small interface. A backend only stores: last-writer-wins,
+ * tombstones and wildcard writes are decided by the storage service above it, so every
+ * backend behaves the same.
+ */
+export interface StorageBackend {
+  /**
+   * `latest`: one value per key (the service applies last-writer-wins using `lookup`).
+   * `all`: a time series that keeps every point; `query` without a range returns the latest point
+   * per key, with a range every point in it.
+   */
+  readonly history: "latest" | "all";
+  /** The current value's or tombstone's timestamp for exactly `key` (latest backends). */
+  lookup(key: string): Promise<StoredLookup | undefined>;
+  /** Stores a value (replacing any value or tombstone for `key`). Resolves once durable. */
+  put(entry: StoredEntry): Promise<void>;
+  /** Latest backends: replaces the value with a tombstone at `timestamp`. Time series: drops the key's series. */
+  delete(key: string, timestamp: Timestamp): Promise<void>;
+  /**
+   * Live entries (never tombstones) whose key intersects the canonical key expression `keyExpr`.
+   * `range` is given only for `_time` queries.
+   */
+  query(keyExpr: string, range?: TimeRange): Promise<StoredEntry[]>;
+  /** Drops tombstones older than `before` (NTP64). */
+  purgeTombstones(before: bigint): Promise<void>;
+  /**
+   * Releases resources. With `dispose`, applies the storage's disposal policy (`on_dispose` /
+   * `on_closure`: truncate, drop the table or database, ...); without, data is kept for a restart.
+   */
+  close(dispose: boolean): Promise<void>;
+}
+
+/** What a volume gets from the router. */
+export interface VolumeContext {
+  /** `--data-dir`, where volumes may keep files when no path is configured. */
+  readonly dataDir?: string;
+  readonly logger: Logger;
+}
+
+/** A configured volume: a factory of storages of one kind. */
+export interface Volume {
+  /** The volume's name in the config (`memory`, `mysqlite`...). */
+  readonly id: string;
+  /** The driver that made it (`memory`, `sqlite`, `influxdb`, `jetstream`). */
+  readonly driver: string;
+  /**
+   * Opens (or creates) the storage `name` on `keyExpr` with its volume-specific options.
+   * Throws a 400 ZestError for bad options and a 503 for an unreachable backend.
+   */
+  createStorage(name: string, keyExpr: string, options: Readonly<Record<string, unknown>>): Promise<StorageBackend>;
+  /** Status object shown in the admin space. */
+  status(): Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+/** A kind of volume (one module per driver). */
+export interface VolumeDriver {
+  readonly name: string;
+  /** Validates the volume options and opens it; throws a 400 ZestError naming the bad option. */
+  open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume>;
+}

@@ -1,0 +1,271 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { isDeepStrictEqual } from "node:util";
+import { canonize } from "../keyexpr/index.js";
+import { errorMessage, ZestError } from "../core/errors.js";
+import type { Logger } from "../core/log.js";
+import type { Session } from "../core/session.js";
+import type { Volume, VolumeContext, VolumeDriver } from "./backend.js";
+import { StorageService } from "./service.js";
+import { memoryDriver } from "./volumes/memory.js";
+
+/** Options of a volume: `backend` names the driver (default: the volume's own name). */
+export type VolumeConfig = Readonly<Record<string, unknown>>;
+
+/** A storage as configured: `{ key_expr, volume }`, the volume a name or `{ id, ...options }`. */
+export interface StorageConfig {
+  readonly key_expr: string;
+  readonly volume: string | Readonly<{ id: string } & Record<string, unknown>>;
+  readonly [option: string]: unknown;
+}
+
+/** The `plugins.storage_manager` section of the config. */
+export interface StorageManagerConfig {
+  volumes?: Record<string, VolumeConfig>;
+  storages?: Record<string, StorageConfig>;
+}
+
+/** Driver names as users write them (Variant B's `lib` names included). */
+const DRIVER_ALIASES: Record<string, string> = { sqlite3: "sqlite", sqlite: "sqlite", influxdb: "influxdb", influx: "influxdb", memory: "memory", jetstream: "jetstream" };
+
+interface RunningStorage {
+  readonly config: StorageConfig;
+  readonly service: StorageService;
+  readonly volume: string;
+}
+
+/** Storage manager options. */
+export interface StorageManagerOptions {
+  drivers: VolumeDriver[];
+  ctx: VolumeContext;
+  /** File where run-time changes are kept (under `--data-dir`); absent = not persisted. */
+  statePath?: string;
+}
+
+/**
+ * Creates, lists and removes storages and volumes. Every change is validated before anything is
+ * touched, and is in effect when the returned promise resolves.
+ */
+export class StorageManager {
+  private readonly session: Session;
+  private readonly drivers = new Map<string, VolumeDriver>();
+  private readonly volumeConfigs = new Map<string, VolumeConfig>();
+  private readonly volumes = new Map<string, Volume>();
+  private readonly storages = new Map<string, RunningStorage>();
+  private readonly ctx: VolumeContext;
+  private readonly logger: Logger;
+  private readonly statePath: string | undefined;
+  /** Serializes changes: each one sees the state the previous one left. */
+  private tail: Promise<unknown> = Promise.resolve();
+
+  constructor(session: Session, options: StorageManagerOptions) {
+    this.session = session;
+    this.ctx = options.ctx;
+    this.logger = options.ctx.logger.child({ plugin: "storage_manager" });
+    this.statePath = options.statePath;
+    for (const d of [memoryDriver, ...options.drivers]) this.drivers.set(d.name, d);
+  }
+
+  /** Starts the configured volumes and storages (persisted run-time state overrides the config). */
+  async start(config: StorageManagerConfig): Promise<void> {
+    if (!this.volumes.has("memory")) this.volumes.set("memory", await memoryDriver.open("memory", {}, this.ctx));
+    const merged = { volumes: { ...config.volumes }, storages: { ...config.storages } };
+    const saved = this.loadState();
+    if (saved) {
+      Object.assign(merged.volumes, saved.volumes);
+      Object.assign(merged.storages, saved.storages);
+      for (const name of saved.removedStorages ?? []) delete merged.storages[name];
+    }
+    for (const [id, v] of Object.entries(merged.volumes)) await this.putVolume(id, v, { persist: false });
+    for (const [name, s] of Object.entries(merged.storages)) await this.putStorage(name, s, { persist: false });
+  }
+
+  /** Stops every storage (keeping their data) and closes the volumes. */
+  async close(): Promise<void> {
+    for (const [name, s] of this.storages) {
+      try {
+        await s.service.stop(false);
+      } catch (err) {
+        this.logger.warn({ storage: name, err: errorMessage(err) }, "storage stop failed");
+      }
+    }
+    this.storages.clear();
+    for (const v of this.volumes.values()) await v.close().catch(() => undefined);
+    this.volumes.clear();
+  }
+
+  /** Names and configs of the running storages, sorted by name. */
+  listStorages(): Array<{ name: string; config: StorageConfig; volume: string; driver: string }> {
+    return [...this.storages.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, s]) => ({ name, config: s.config, volume: s.volume, driver: this.volumes.get(s.volume)?.driver ?? "?" }));
+  }
+
+  /** The open volumes with their status and config, sorted by id. */
+  listVolumes(): Array<{ id: string; driver: string; status: Record<string, unknown>; config: VolumeConfig | undefined }> {
+    return [...this.volumes.values()]
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((v) => ({ id: v.id, driver: v.driver, status: v.status(), config: this.volumeConfigs.get(v.id) }));
+  }
+
+  /** The running storage service `name`, if any. */
+  storage(name: string): StorageService | undefined {
+    return this.storages.get(name)?.service;
+  }
+
+  /** Creates or replaces volume `id`. A volume in use by storages cannot be replaced (409). */
+  putVolume(id: string, config: unknown, opts: { persist?: boolean } = {}): Promise<void> {
+    return this.serial(async () => {
+      const cfg = asObject(config, `volume ${id}`);
+      const driver = this.driverFor(id, cfg);
+      const prev = this.volumeConfigs.get(id);
+      if (prev && isDeepStrictEqual(prev, cfg)) return;
+      const users = this.usersOf(id);
+      if (users.length > 0) throw ZestError.conflict(`volume ${id} is used by storage(s) ${users.join(", ")}; remove them first`);
+      const volume = await driver.open(id, cfg, this.ctx);
+      await this.volumes.get(id)?.close();
+      this.volumes.set(id, volume);
+      this.volumeConfigs.set(id, cfg);
+      if (opts.persist !== false) this.saveState();
+      this.logger.info({ volume: id, driver: driver.name }, "volume opened");
+    });
+  }
+
+  /** Removes volume `id` (404 if unknown, 409 while storages use it). */
+  deleteVolume(id: string): Promise<void> {
+    return this.serial(async () => {
+      if (id === "memory") throw ZestError.forbidden("the built-in memory volume cannot be removed");
+      const volume = this.volumes.get(id);
+      if (!volume) throw ZestError.notFound(`no volume named ${id}`);
+      const users = this.usersOf(id);
+      if (users.length > 0) throw ZestError.conflict(`volume ${id} is used by storage(s) ${users.join(", ")}; remove them first`);
+      this.volumes.delete(id);
+      this.volumeConfigs.delete(id);
+      await volume.close();
+      this.saveState();
+    });
+  }
+
+  /**
+   * Creates storage `name`, or replaces it when its config changed (an identical config is a
+   * no-op). Validation errors are 400s naming the field; an unreachable backend is a 503.
+   */
+  putStorage(name: string, config: unknown, opts: { persist?: boolean } = {}): Promise<void> {
+    return this.serial(async () => {
+      const cfg = parseStorageConfig(name, config);
+      const prev = this.storages.get(name);
+      if (prev && isDeepStrictEqual(prev.config, cfg)) return;
+      const { id: volumeId, options } = splitVolume(cfg.volume);
+      const volume = await this.volumeFor(volumeId);
+      const backend = await volume.createStorage(name, cfg.key_expr, options);
+      if (prev) {
+        this.storages.delete(name);
+        await prev.service.stop(false);
+      }
+      const service = new StorageService(name, cfg.key_expr, backend, this.session, this.logger);
+      await service.start();
+      this.storages.set(name, { config: cfg, service, volume: volumeId });
+      if (opts.persist !== false) this.saveState();
+      this.logger.info({ storage: name, key_expr: cfg.key_expr, volume: volumeId }, "storage started");
+    });
+  }
+
+  /** Removes storage `name`, applying its disposal policy (404 if unknown). */
+  deleteStorage(name: string): Promise<void> {
+    return this.serial(async () => {
+      const s = this.storages.get(name);
+      if (!s) throw ZestError.notFound(`no storage named ${name}`);
+      this.storages.delete(name);
+      this.saveState([name]);
+      await s.service.stop(true);
+      this.logger.info({ storage: name }, "storage removed");
+    });
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(fn);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  private driverFor(id: string, cfg: VolumeConfig): VolumeDriver {
+    const requested = typeof cfg.backend === "string" ? cfg.backend : typeof cfg.lib === "string" ? cfg.lib : id;
+    const name = DRIVER_ALIASES[requested] ?? requested;
+    const driver = this.drivers.get(name);
+    if (!driver) throw ZestError.badRequest(`unknown volume backend "${requested}" for volume ${id} (known: ${[...this.drivers.keys()].join(", ")})`);
+    return driver;
+  }
+
+  /** A configured volume, or one opened on demand when `id` names a driver (`memory`, `sqlite`...). */
+  private async volumeFor(id: string): Promise<Volume> {
+    const open = this.volumes.get(id);
+    if (open) return open;
+    const driver = this.drivers.get(DRIVER_ALIASES[id] ?? id);
+    if (!driver) throw ZestError.badRequest(`\`${id}\` volume not found (known volumes: ${[...new Set([...this.volumes.keys(), ...this.drivers.keys()])].join(", ")})`);
+    const volume = await driver.open(id, {}, this.ctx);
+    this.volumes.set(id, volume);
+    return volume;
+  }
+
+  private usersOf(volumeId: string): string[] {
+    return [...this.storages.entries()].filter(([, s]) => s.volume === volumeId).map(([n]) => n);
+  }
+
+  private loadState(): (StorageManagerConfig & { removedStorages?: string[] }) | undefined {
+    if (!this.statePath) return undefined;
+    try {
+      return JSON.parse(readFileSync(this.statePath, "utf8")) as StorageManagerConfig & { removedStorages?: string[] };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") this.logger.warn({ path: this.statePath, err: errorMessage(err) }, "could not read saved storages");
+      return undefined;
+    }
+  }
+
+  /** Writes the current volumes and storages atomically (rename), so a crash never leaves half a file. */
+  private saveState(removed: string[] = []): void {
+    if (!this.statePath) return;
+    const prev = this.loadState();
+    const removedStorages = [...new Set([...(prev?.removedStorages ?? []), ...removed])].filter((n) => !this.storages.has(n));
+    const state = {
+      volumes: Object.fromEntries(this.volumeConfigs),
+      storages: Object.fromEntries([...this.storages.entries()].map(([n, s]) => [n, s.config])),
+      removedStorages,
+    };
+    mkdirSync(dirname(this.statePath), { recursive: true });
+    const tmp = `${this.statePath}.tmp`;
+    writeFileSync(tmp, JSON.stringify(state, null, 2));
+    renameSync(tmp, this.statePath);
+  }
+}
+
+function asObject(value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw ZestError.badRequest(`${what}: expected a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+/** Validates a storage config; throws a 400 naming the field at fault. */
+export function parseStorageConfig(name: string, raw: unknown): StorageConfig {
+  const obj = asObject(raw, `storage ${name}`);
+  if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw ZestError.badRequest(`invalid storage name "${name}": use letters, digits, '_', '-' and '.'`);
+  if (obj.key_expr === undefined) throw ZestError.badRequest(`\`key_expr\` field missing for storage ${name}`);
+  if (typeof obj.key_expr !== "string") throw ZestError.badRequest(`\`key_expr\` of storage ${name} must be a string`);
+  let keyExpr: string;
+  try {
+    keyExpr = canonize(obj.key_expr);
+  } catch (err) {
+    throw ZestError.badRequest(`key_expr='${obj.key_expr}' is not a valid key expression: ${errorMessage(err)}`);
+  }
+  if (obj.volume === undefined) throw ZestError.badRequest(`\`volume\` field missing for storage ${name}`);
+  const volume = obj.volume;
+  if (typeof volume !== "string") {
+    const v = asObject(volume, `\`volume\` of storage ${name}`);
+    if (typeof v.id !== "string" || v.id === "") throw ZestError.badRequest(`\`volume\` of storage ${name} must be a string or an object with a string \`id\``);
+  }
+  return { ...obj, key_expr: keyExpr, volume: volume as StorageConfig["volume"] };
+}
+
+function splitVolume(volume: StorageConfig["volume"]): { id: string; options: Record<string, unknown> } {
+  if (typeof volume === "string") return { id: volume, options: {} };
+  const { id, ...options } = volume;
+  return { id, options };
+}

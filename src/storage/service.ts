@@ -1,0 +1,149 @@
+import { includes, intersects, isWild } from "../keyexpr/index.js";
+import { errorMessage, ZestError } from "../core/errors.js";
+import type { Logger } from "../core/log.js";
+import type { Query } from "../core/query.js";
+import type { Sample } from "../core/sample.js";
+import type { Queryable, Session, Subscriber } from "../core/session.js";
+import { unixNanosToNtp64, nowUnixNanos, type Timestamp } from "../core/timestamp.js";
+import type { StorageBackend } from "./backend.js";
+
+/** How long a tombstone (or a wildcard delete) is remembered to reject late, older puts. */
+const TOMBSTONE_TTL_NS = 60_000_000_000n;
+const PURGE_EVERY_MS = 30_000;
+
+/**
+ * A running storage: a subscriber and a complete queryable on its key expression, over one
+ * backend. It applies last-writer-wins by timestamp, tombstones, and wildcard writes, the same
+ * way for every backend, and applies samples one at a time so that checks and writes never
+ * interleave.
+ */
+export class StorageService {
+  readonly name: string;
+  readonly keyExpr: string;
+  readonly backend: StorageBackend;
+  private readonly session: Session;
+  private readonly logger: Logger;
+  private subscriber: Subscriber | undefined;
+  private queryable: Queryable | undefined;
+  private tail: Promise<void> = Promise.resolve();
+  /** Recent wildcard deletes, to refuse older puts that arrive after them. */
+  private wildDeletes: Array<{ key: string; timestamp: Timestamp }> = [];
+  private purgeTimer: NodeJS.Timeout | undefined;
+
+  constructor(name: string, keyExpr: string, backend: StorageBackend, session: Session, logger: Logger) {
+    this.name = name;
+    this.keyExpr = keyExpr;
+    this.backend = backend;
+    this.session = session;
+    this.logger = logger.child({ storage: name });
+  }
+
+  /**
+   * Starts the storage: subscribes first (so no write is missed), aligns from the storages that
+   * already cover its key expression, then answers queries.
+   */
+  async start(options: { align?: boolean; alignTimeoutMs?: number } = {}): Promise<void> {
+    this.subscriber = this.session.declareSubscriber(this.keyExpr, (s) => this.enqueue(s));
+    if (options.align !== false) await this.align(options.alignTimeoutMs ?? 5_000);
+    this.queryable = this.session.declareQueryable(this.keyExpr, (q) => this.answer(q), { complete: true });
+    this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS);
+    this.purgeTimer.unref();
+  }
+
+  /** Stops the storage; with `dispose`, the backend applies its disposal policy. */
+  async stop(dispose: boolean): Promise<void> {
+    this.subscriber?.undeclare();
+    this.queryable?.undeclare();
+    if (this.purgeTimer) clearInterval(this.purgeTimer);
+    await this.tail.catch(() => undefined);
+    await this.backend.close(dispose);
+  }
+
+  private enqueue(sample: Sample): Promise<void> {
+    const run = this.tail.then(() => this.apply(sample));
+    // The chain must survive a failed write; the failure still reaches this put's caller.
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Applies one sample with last-writer-wins. */
+  async apply(sample: Sample): Promise<void> {
+    const ts = sample.timestamp;
+    if (!ts) return; // every routed sample is stamped; unstamped ones cannot be ordered
+    try {
+      if (isWild(sample.key)) return await this.applyWild(sample, ts);
+      if (this.deletedByWildcard(sample.key, ts)) return;
+      if (this.backend.history === "latest") {
+        const current = await this.backend.lookup(sample.key);
+        if (current && current.timestamp.compare(ts) >= 0) return; // outdated
+      }
+      if (sample.kind === "put") {
+        await this.backend.put({ key: sample.key, payload: sample.payload, encoding: sample.encoding, timestamp: ts });
+      } else {
+        await this.backend.delete(sample.key, ts);
+      }
+    } catch (err) {
+      this.logger.error({ key: sample.key, err: errorMessage(err) }, "storage write failed");
+      throw err instanceof ZestError ? err : ZestError.unavailable(`storage ${this.name}: ${errorMessage(err)}`, err);
+    }
+  }
+
+  /** A put or delete on a wildcard expression updates every existing matching key. */
+  private async applyWild(sample: Sample, ts: Timestamp): Promise<void> {
+    const entries = await this.backend.query(sample.key);
+    for (const e of entries) {
+      if (e.timestamp.compare(ts) >= 0) continue;
+      if (sample.kind === "put") await this.backend.put({ key: e.key, payload: sample.payload, encoding: sample.encoding, timestamp: ts });
+      else await this.backend.delete(e.key, ts);
+    }
+    if (sample.kind === "delete") this.wildDeletes.push({ key: sample.key, timestamp: ts });
+  }
+
+  private deletedByWildcard(key: string, ts: Timestamp): boolean {
+    for (const d of this.wildDeletes) if (d.timestamp.compare(ts) > 0 && intersects(d.key, key)) return true;
+    return false;
+  }
+
+  private async answer(query: Query): Promise<void> {
+    let range;
+    try {
+      range = query.parameters.timeRange();
+    } catch (err) {
+      query.replyError(err);
+      return;
+    }
+    try {
+      const entries = await this.backend.query(query.key, range);
+      for (const e of entries) {
+        query.replySample({ key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp });
+      }
+    } catch (err) {
+      this.logger.warn({ key: query.key, err: errorMessage(err) }, "storage query failed");
+      query.replyError(err instanceof ZestError ? err : ZestError.unavailable(`storage ${this.name}: ${errorMessage(err)}`, err));
+    }
+  }
+
+  /** Fills a new storage from the storages that already hold keys under its expression. */
+  private async align(timeoutMs: number): Promise<void> {
+    try {
+      const replies = await this.session.get(this.keyExpr, { timeoutMs, consolidation: "latest" });
+      for (const r of replies) {
+        // Only stored data carries a timestamp; computed replies (evals, admin) are not copied.
+        if (r.kind !== "ok" || !r.sample.timestamp || !includes(this.keyExpr, r.sample.key)) continue;
+        await this.enqueue(r.sample);
+      }
+    } catch (err) {
+      this.logger.warn({ err: errorMessage(err) }, "alignment failed; starting with local data only");
+    }
+  }
+
+  private async purge(): Promise<void> {
+    const before = unixNanosToNtp64(nowUnixNanos() - TOMBSTONE_TTL_NS);
+    this.wildDeletes = this.wildDeletes.filter((d) => d.timestamp.time >= before);
+    try {
+      await this.backend.purgeTombstones(before);
+    } catch (err) {
+      this.logger.warn({ err: errorMessage(err) }, "tombstone purge failed");
+    }
+  }
+}

@@ -1,0 +1,218 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { eventually, getJson, http, openSse } from "../support/http.js";
+import { startZest, type ZestProcess } from "../support/zest-process.js";
+
+const ZID = "0A0B";
+const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z\/0A0B$/;
+const STORAGES = "/@/router/local/config/plugins/storage_manager/storages";
+
+describe("Variant A: the seed's and the catalogue's curl sessions", () => {
+  let z: ZestProcess;
+  before(async () => {
+    z = await startZest(["--id", ZID, "-P", "examples/eval-plugin.js"]);
+  });
+  after(() => z.stop());
+
+  test("GET @/router/local answers the router status with time None", async () => {
+    const { status, entries, text } = await getJson(z.url, "/@/router/local");
+    assert.equal(status, 200);
+    assert.equal(entries.length, 1);
+    const e = entries[0]!;
+    assert.equal(e.key, `@/router/${ZID}`);
+    assert.equal(e.encoding, "application/json");
+    assert.equal(e.time, "None");
+    const v = e.value as Record<string, unknown>;
+    assert.equal(v.zid, ZID);
+    assert.ok(typeof v.version === "string");
+    assert.ok((v.locators as string[]).some((l) => l.startsWith("http://")));
+    assert.ok("rest" in (v.plugins as object) && "storage_manager" in (v.plugins as object) && "eval-plugin" in (v.plugins as object));
+    assert.deepEqual(Object.keys(v), [...Object.keys(v)].sort());
+    assert.match(text, /^\[\n\{ "key": "@\/router\/0A0B", "value": \{.*\}, "encoding": "application\/json", "time": "None" \}\n\]\n$/);
+  });
+
+  test("a storage created through the admin space is listed and serves data", async () => {
+    const put = await http(z.url, "PUT", `${STORAGES}/demo`, { body: '{key_expr:"demo/example/**", volume: "memory"}', headers: { "content-type": "application/json" } });
+    assert.equal(put.status, 200);
+    assert.equal(put.text, "");
+    const { entries } = await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/*");
+    const demo = entries.find((e) => e.key === `@/router/${ZID}/status/plugins/storage_manager/storages/demo`);
+    assert.deepEqual(demo?.value, { key_expr: "demo/example/**", volume: "memory" });
+    assert.equal(demo?.encoding, "application/json");
+    assert.equal(demo?.time, "None");
+    // The router started without configuration, so the default storage on ** exists too.
+    assert.ok(entries.some((e) => (e.key as string).endsWith("/storages/default")));
+  });
+
+  test("PUT text/plain then GET shows the exact entry layout", async () => {
+    const put = await http(z.url, "PUT", "/demo/example/test", { body: "Hello World!", headers: { "content-type": "text/plain" } });
+    assert.equal(put.status, 200);
+    const r = await http(z.url, "GET", "/demo/example/test");
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get("content-type"), "application/json");
+    assert.equal(r.headers.get("access-control-allow-origin"), "*");
+    const m = /^\[\n\{ "key": "demo\/example\/test", "value": "Hello World!", "encoding": "text\/plain", "time": "([^"]+)" \}\n\]\n$/.exec(r.text);
+    assert.ok(m, r.text);
+    assert.match(m[1]!, TIME);
+  });
+
+  test("DELETE removes the key and GET answers an empty array", async () => {
+    await http(z.url, "PUT", "/demo/example/gone", { body: "x", headers: { "content-type": "text/plain" } });
+    const del = await http(z.url, "DELETE", "/demo/example/gone");
+    assert.equal(del.status, 200);
+    const r = await http(z.url, "GET", "/demo/example/gone");
+    assert.equal(r.text, "[\n\n]\n");
+  });
+
+  test("GET demo/** returns every key once, sorted by key", async () => {
+    for (const k of ["c", "a", "b"]) await http(z.url, "PUT", `/demo/sorted/${k}`, { body: `v${k}`, headers: { "content-type": "text/plain" } });
+    const { entries } = await getJson(z.url, "/demo/sorted/**");
+    assert.deepEqual(entries.map((e) => e.key), ["demo/sorted/a", "demo/sorted/b", "demo/sorted/c"]);
+    assert.ok(entries.every((e) => TIME.test(e.time as string)));
+  });
+
+  test("the seed's eval: demo/example/*eval?(name=Bob) answers Eval from Bob with time None", async () => {
+    const { entries } = await getJson(z.url, "/demo/example/*eval?(name=Bob)");
+    assert.deepEqual(entries, [{ key: "demo/example/zest-eval", value: "Eval from Bob", encoding: "text/plain", time: "None" }]);
+    const amp = await getJson(z.url, "/demo/example/zest-eval?name=Alice");
+    assert.equal(amp.entries[0]?.value, "Eval from Alice");
+  });
+
+  test("@/**/storages/** lists storages, and ** never shows admin keys", async () => {
+    const { entries } = await getJson(z.url, "/@/**/storages/**");
+    assert.ok(entries.length >= 2);
+    assert.ok(entries.every((e) => (e.key as string).startsWith(`@/router/${ZID}/status/plugins/storage_manager/storages/`)));
+    const all = await getJson(z.url, "/**");
+    assert.ok(all.entries.every((e) => !(e.key as string).startsWith("@")));
+  });
+
+  test("JSON values render as JSON; integers, floats and properties as typed values", async () => {
+    const cases: Array<[string, string, unknown]> = [
+      ["application/json", '{"value": "Hello World!"}', { value: "Hello World!" }],
+      ["text/json", '[1, 2, {"a": null}]', [1, 2, { a: null }]],
+      ["application/integer", "42", 42],
+      ["application/float", "2.5", 2.5],
+      ["application/properties", "a=1;b=two", { a: "1", b: "two" }],
+      ["application/x-www-form-urlencoded", "Hello World!", "Hello World!"],
+      ["application/json", "{not json", "{not json"],
+      ["application/integer", "abc", "abc"],
+    ];
+    for (const [ct, body, expected] of cases) {
+      await http(z.url, "PUT", "/demo/typed/v", { body, headers: { "content-type": ct } });
+      const { entries } = await getJson(z.url, "/demo/typed/v");
+      assert.deepEqual(entries[0]?.value, expected, `${ct} ${body}`);
+      assert.equal(entries[0]?.encoding, ct);
+    }
+  });
+
+  test("no content-type means application/octet-stream, rendered base64", async () => {
+    const res = await fetch(`${z.url}/demo/raw/bin`, { method: "PUT", body: new Uint8Array([0xff, 0x00, 0x41]) });
+    assert.equal(res.status, 200);
+    const { entries } = await getJson(z.url, "/demo/raw/bin");
+    assert.equal(entries[0]?.encoding, "application/octet-stream");
+    assert.equal(entries[0]?.value, Buffer.from([0xff, 0x00, 0x41]).toString("base64"));
+  });
+
+  test("a non-UTF-8 text/plain body is kept and rendered as base64, never breaking JSON", async () => {
+    const bytes = Buffer.from([0xc3, 0x28, 0x0a, 0x22]);
+    const res = await fetch(`${z.url}/demo/raw/bad`, { method: "PUT", body: bytes, headers: { "content-type": "text/plain" } });
+    assert.equal(res.status, 200);
+    const { entries } = await getJson(z.url, "/demo/raw/bad");
+    assert.equal(entries[0]?.value, bytes.toString("base64"));
+  });
+
+  test("values with quotes and newlines stay valid JSON on one line", async () => {
+    await http(z.url, "PUT", "/demo/raw/nl", { body: 'a "quoted"\nline', headers: { "content-type": "text/plain" } });
+    const { entries, text } = await getJson(z.url, "/demo/raw/nl");
+    assert.equal(entries[0]?.value, 'a "quoted"\nline');
+    assert.equal(text.split("\n").length, 4);
+    await http(z.url, "PUT", "/demo/raw/pretty", { body: '{\n  "a": 1\n}', headers: { "content-type": "application/json" } });
+    const pretty = await http(z.url, "GET", "/demo/raw/pretty");
+    assert.equal(pretty.text.split("\n").length, 4);
+  });
+
+  test("GET with Accept text/html renders an escaped HTML list", async () => {
+    await http(z.url, "PUT", "/demo/html/x", { body: "<script>alert(1)</script>", headers: { "content-type": "text/plain" } });
+    const r = await http(z.url, "GET", "/demo/html/x", { headers: { accept: "text/html,application/xhtml+xml" } });
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get("content-type") ?? "", /^text\/html/);
+    assert.equal(r.text, "<dl>\n<dt>demo/html/x</dt>\n<dd>&lt;script&gt;alert(1)&lt;/script&gt;</dd>\n\n</dl>\n");
+  });
+
+  test("volumes are listed, memory as {__required__: false}", async () => {
+    const { entries } = await getJson(z.url, "/@/router/local/**/volumes/*");
+    assert.deepEqual(entries.find((e) => (e.key as string).endsWith("/volumes/memory"))?.value, { __required__: false });
+  });
+
+  test("the seed's @/local/router/config path creates and removes a storage", async () => {
+    const put = await http(z.url, "PUT", "/@/local/router/config/plugins/storage_manager/storages/seedalias", { body: '{"key_expr":"seed/**","volume":"memory"}', headers: { "content-type": "application/json" } });
+    assert.equal(put.status, 200);
+    let list = await getJson(z.url, "/@/**/storages/seedalias");
+    assert.equal(list.entries.length, 1);
+    const del = await http(z.url, "DELETE", `${STORAGES}/seedalias`);
+    assert.equal(del.status, 200);
+    list = await getJson(z.url, "/@/**/storages/seedalias");
+    assert.equal(list.entries.length, 0);
+  });
+
+  test("_time turns consolidation off and a bad _time is a 400 with the reason", async () => {
+    await http(z.url, "PUT", "/demo/time/k", { body: "1", headers: { "content-type": "text/plain" } });
+    const ok = await getJson(z.url, "/demo/time/k?_time=[..]");
+    assert.equal(ok.status, 200);
+    assert.equal(ok.entries.length, 1);
+    const bad = await http(z.url, "GET", "/demo/time/k?_time=[yesterday..]");
+    assert.equal(bad.status, 400);
+    assert.match(bad.text, /invalid time/);
+  });
+
+  test("wildcard DELETE removes every matching key; wildcard PUT updates every existing one", async () => {
+    for (const k of ["a", "b", "c"]) await http(z.url, "PUT", `/demo/wild/${k}`, { body: k, headers: { "content-type": "text/plain" } });
+    await http(z.url, "PUT", "/demo/wild/*", { body: "same", headers: { "content-type": "text/plain" } });
+    let r = await getJson(z.url, "/demo/wild/*");
+    assert.deepEqual(r.entries.map((e) => e.value), ["same", "same", "same"]);
+    await http(z.url, "DELETE", "/demo/wild/**");
+    r = await getJson(z.url, "/demo/wild/**");
+    assert.deepEqual(r.entries, []);
+  });
+});
+
+describe("Variant A: SSE", () => {
+  let z: ZestProcess;
+  before(async () => {
+    z = await startZest(["--id", ZID]);
+  });
+  after(() => z.stop());
+
+  const sseStreams = async (): Promise<number> => {
+    const { entries } = await getJson(z.url, "/@/router/local/status/plugins/rest/port");
+    return (entries[0]?.value as { sse_streams: number }).sse_streams;
+  };
+
+  test("PUT and DELETE events arrive in order, as one JSON line each, to every subscriber", async () => {
+    const a = await openSse(`${z.url}/demo/sse/**`);
+    const b = await openSse(`${z.url}/demo/sse/*`);
+    assert.equal(a.status, 200);
+    assert.equal(a.headers.get("content-type"), "text/event-stream");
+    for (let i = 0; i < 5; i++) await http(z.url, "PUT", `/demo/sse/k${i}`, { body: `v${i}\nwith newline`, headers: { "content-type": "text/plain" } });
+    await http(z.url, "DELETE", "/demo/sse/k0");
+    await http(z.url, "PUT", "/other/key", { body: "not for us" });
+    for (const c of [a, b]) {
+      const events = await c.next(6);
+      assert.deepEqual(events.map((e) => e.event), ["PUT", "PUT", "PUT", "PUT", "PUT", "DELETE"]);
+      const parsed = events.map((e) => JSON.parse(e.data) as Record<string, unknown>);
+      assert.deepEqual(parsed.slice(0, 5).map((p) => p.value), [0, 1, 2, 3, 4].map((i) => `v${i}\nwith newline`));
+      assert.equal(parsed[5]?.key, "demo/sse/k0");
+      assert.match(parsed[0]?.time as string, TIME);
+    }
+    a.close();
+    b.close();
+  });
+
+  test("a client that disconnects is released at once", async () => {
+    await eventually(async () => (await sseStreams()) === 0, 5_000, "previous streams to close");
+    const c = await openSse(`${z.url}/demo/leak/**`);
+    assert.equal(await sseStreams(), 1);
+    c.close();
+    await eventually(async () => (await sseStreams()) === 0, 2_000, "the stream to be released");
+  });
+});

@@ -1,0 +1,94 @@
+/** Small HTTP helpers for end-to-end tests (real requests with fetch). */
+
+export interface HttpResult {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+/** Sends one request and reads the whole body. */
+export async function http(base: string, method: string, path: string, opts: { body?: string | Buffer; headers?: Record<string, string> } = {}): Promise<HttpResult> {
+  const res = await fetch(base + path, { method, body: opts.body, headers: opts.headers });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+/** GET and parse the JSON array body (asserting it is valid JSON). */
+export async function getJson(base: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; entries: Array<Record<string, unknown>>; text: string }> {
+  const r = await http(base, "GET", path, { headers });
+  return { status: r.status, entries: JSON.parse(r.text) as Array<Record<string, unknown>>, text: r.text };
+}
+
+/** A live SSE connection read with fetch's streaming body. */
+export interface SseClient {
+  /** Waits for the next `n` events. */
+  next(n?: number, timeoutMs?: number): Promise<Array<{ event: string; data: string }>>;
+  close(): void;
+}
+
+/** Opens an SSE stream (resolves once the response headers arrived, i.e. the subscription exists). */
+export async function openSse(url: string): Promise<SseClient & { status: number; headers: Headers }> {
+  const ac = new AbortController();
+  const res = await fetch(url, { headers: { accept: "text/event-stream" }, signal: ac.signal });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = "";
+  const queue: Array<{ event: string; data: string }> = [];
+  let wake: (() => void) | undefined;
+  void (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
+        let i;
+        while ((i = buf.indexOf("\n\n")) !== -1) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          let event = "message";
+          const data: string[] = [];
+          for (const line of block.split("\n")) {
+            if (line.startsWith(":")) continue;
+            const c = line.indexOf(":");
+            const field = c === -1 ? line : line.slice(0, c);
+            const value = c === -1 ? "" : line.slice(c + 1).replace(/^ /, "");
+            if (field === "event") event = value;
+            else if (field === "data") data.push(value);
+          }
+          if (data.length > 0) queue.push({ event, data: data.join("\n") });
+          wake?.();
+        }
+      }
+    } catch {
+      /* aborted */
+    }
+  })();
+  return {
+    status: res.status,
+    headers: res.headers,
+    async next(n = 1, timeoutMs = 5_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (queue.length < n) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`expected ${n} SSE events, got ${queue.length}`);
+        await new Promise<void>((r) => {
+          wake = r;
+          setTimeout(r, Math.min(left, 100));
+        });
+      }
+      return queue.splice(0, n);
+    },
+    close() {
+      ac.abort();
+    },
+  };
+}
+
+/** Polls `fn` until it returns true (or throws after `timeoutMs`). */
+export async function eventually(fn: () => Promise<boolean> | boolean, timeoutMs = 5_000, what = "condition"): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await fn()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -1,0 +1,77 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+
+/** Path of the built CLI the end-to-end tests run (npm test builds it first). */
+export const CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
+
+/** A `zest` process started for a test. */
+export interface ZestProcess {
+  readonly url: string;
+  readonly proc: ChildProcess;
+  /** Everything the process wrote on stderr so far. */
+  stderr(): string;
+  /** SIGTERM, then SIGKILL after 5 s; resolves when the process is gone. */
+  stop(): Promise<void>;
+  /** SIGKILL at once. */
+  kill9(): Promise<void>;
+}
+
+/**
+ * Starts the real `zest` command on a free loopback port (unless the args choose one) and waits
+ * for the line announcing its URL.
+ */
+export async function startZest(args: string[] = [], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<ZestProcess> {
+  const hasPort = args.some((a) => a.startsWith("--rest-http-port"));
+  const proc = spawn(process.execPath, [CLI, ...(hasPort ? [] : ["--rest-http-port", "127.0.0.1:0"]), ...args], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, ...opts.env },
+    cwd: opts.cwd,
+  });
+  let err = "";
+  proc.stderr!.setEncoding("utf8");
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`zest did not start within 15 s; stderr:\n${err}`)), 15_000);
+    proc.stderr!.on("data", (d: string) => {
+      err += d;
+      const m = /serving (http:\/\/\S+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!.replace("localhost", "127.0.0.1"));
+      }
+    });
+    proc.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`zest exited with ${code} before serving; stderr:\n${err}`));
+    });
+  });
+  const gone = once(proc, "exit");
+  return {
+    url,
+    proc,
+    stderr: () => err,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill("SIGTERM");
+      const t = setTimeout(() => proc.kill("SIGKILL"), 5_000);
+      await gone;
+      clearTimeout(t);
+    },
+    async kill9() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill("SIGKILL");
+      await gone;
+    },
+  };
+}
+
+/** Runs `zest` with args expected to fail, returning its exit code and stderr. */
+export async function runZestExpectingExit(args: string[], timeoutMs = 15_000): Promise<{ code: number | null; stderr: string }> {
+  const proc = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  proc.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const timer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
+  const [code] = (await once(proc, "exit")) as [number | null];
+  clearTimeout(timer);
+  return { code, stderr };
+}
