@@ -1,0 +1,368 @@
+import { mkdirSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import Database from "better-sqlite3";
+import { intersects, isWild } from "../../keyexpr/index.js";
+import { errorMessage, ZestError } from "../../core/errors.js";
+import type { Logger } from "../../core/log.js";
+import { Timestamp } from "../../core/timestamp.js";
+import type { StorageBackend, StoredEntry, StoredLookup, Volume, VolumeContext, VolumeDriver } from "../backend.js";
+
+/** What a storage does to its table when it is removed (`on_dispose`); `keep` when unset. */
+type DisposePolicy = "keep" | "truncate" | "drop" | "dropdb";
+
+/** One open database file, shared by every storage (of any volume) on that file. */
+interface SharedDb {
+  readonly db: Database.Database;
+  readonly path: string;
+  refs: number;
+}
+
+/** Open files by absolute path: one connection per file keeps writes serialized in-process. */
+const openFiles = new Map<string, SharedDb>();
+
+function acquireDb(path: string): SharedDb {
+  const open = openFiles.get(path);
+  if (open) {
+    open.refs++;
+    return open;
+  }
+  mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  try {
+    // WAL + synchronous=NORMAL: a transaction is in the WAL file once it commits, so it survives
+    // a kill -9 of this process (only a power loss or OS crash may drop the last commits).
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  const shared: SharedDb = { db, path, refs: 1 };
+  openFiles.set(path, shared);
+  return shared;
+}
+
+function releaseDb(shared: SharedDb): void {
+  if (--shared.refs > 0) return;
+  openFiles.delete(shared.path);
+  shared.db.close();
+}
+
+/** The columns a zest table must have, in order: name, declared type, NOT NULL, primary key. */
+const SCHEMA: ReadonlyArray<readonly [string, string, number, number]> = [
+  ["key", "TEXT", 0, 1],
+  ["payload", "BLOB", 0, 0],
+  ["encoding", "TEXT", 1, 0],
+  ["ts", "TEXT", 1, 0],
+  ["deleted", "INTEGER", 1, 0],
+];
+
+interface ColumnInfo {
+  name: string;
+  type: string;
+  notnull: number;
+  pk: number;
+}
+
+interface Row {
+  key: string;
+  payload: Buffer | null;
+  encoding: string;
+  ts: string;
+}
+
+const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+/** Keys sort with `/` (0x2F) right before `0` (0x30): `[p, p + "0")` is `p` and everything under `p/`. */
+const AFTER_SLASH = "0";
+
+/**
+ * The literal chunks of `keyExpr` before its first wildcard chunk, or undefined when the first
+ * chunk is already wild. Any key that intersects `keyExpr` equals this prefix or lies under it.
+ */
+export function literalPrefix(keyExpr: string): string | undefined {
+  const chunks = keyExpr.split("/");
+  const wild = chunks.findIndex((c) => c.includes("*"));
+  const literal = wild === -1 ? chunks : chunks.slice(0, wild);
+  const prefix = literal.join("/");
+  return prefix === "" ? undefined : prefix;
+}
+
+/** A storage kept in one table of an SQLite file. */
+export class SqliteBackend implements StorageBackend {
+  readonly history = "latest" as const;
+  /** Absolute path of the database file. */
+  readonly path: string;
+  /** Table holding this storage's keys. */
+  readonly table: string;
+  private readonly name: string;
+  private readonly shared: SharedDb;
+  private readonly onDispose: DisposePolicy;
+  private readonly onClose: (b: SqliteBackend) => void;
+  private closed = false;
+  private readonly stmt: {
+    lookup: Database.Statement<[string], { ts: string; deleted: number }>;
+    upsert: Database.Statement<[string, Buffer, string, string]>;
+    tombstone: Database.Statement<[string, string]>;
+    get: Database.Statement<[string], Row>;
+    range: Database.Statement<[string, string], Row>;
+    all: Database.Statement<[], Row>;
+    purge: Database.Statement<[string]>;
+  };
+
+  /** Use `sqliteDriver`; this assumes the table exists with the zest schema. */
+  constructor(name: string, shared: SharedDb, table: string, onDispose: DisposePolicy, onClose: (b: SqliteBackend) => void) {
+    this.name = name;
+    this.shared = shared;
+    this.path = shared.path;
+    this.table = table;
+    this.onDispose = onDispose;
+    this.onClose = onClose;
+    const db = shared.db;
+    const t = quoteIdent(table);
+    const cols = "key, payload, encoding, ts";
+    this.stmt = {
+      lookup: db.prepare<[string], { ts: string; deleted: number }>(`SELECT ts, deleted FROM ${t} WHERE key = ?`),
+      upsert: db.prepare<[string, Buffer, string, string]>(
+        `INSERT INTO ${t} (key, payload, encoding, ts, deleted) VALUES (?, ?, ?, ?, 0)
+         ON CONFLICT(key) DO UPDATE SET payload = excluded.payload, encoding = excluded.encoding, ts = excluded.ts, deleted = 0`,
+      ),
+      tombstone: db.prepare<[string, string]>(
+        `INSERT INTO ${t} (key, payload, encoding, ts, deleted) VALUES (?, NULL, '', ?, 1)
+         ON CONFLICT(key) DO UPDATE SET payload = NULL, encoding = '', ts = excluded.ts, deleted = 1`,
+      ),
+      get: db.prepare<[string], Row>(`SELECT ${cols} FROM ${t} WHERE key = ? AND deleted = 0`),
+      range: db.prepare<[string, string], Row>(`SELECT ${cols} FROM ${t} WHERE key >= ? AND key < ? AND deleted = 0`),
+      all: db.prepare<[], Row>(`SELECT ${cols} FROM ${t} WHERE deleted = 0`),
+      purge: db.prepare<[string]>(`DELETE FROM ${t} WHERE deleted = 1 AND ts < ?`),
+    };
+  }
+
+  async lookup(key: string): Promise<StoredLookup | undefined> {
+    const row = this.run(() => this.stmt.lookup.get(key));
+    return row && { timestamp: Timestamp.decode(row.ts), deleted: row.deleted !== 0 };
+  }
+
+  async put(entry: StoredEntry): Promise<void> {
+    // Synchronous and auto-committed: once `run` returns, the row is in the WAL.
+    this.run(() => this.stmt.upsert.run(entry.key, entry.payload, entry.encoding, entry.timestamp.encode()));
+  }
+
+  async delete(key: string, timestamp: Timestamp): Promise<void> {
+    this.run(() => this.stmt.tombstone.run(key, timestamp.encode()));
+  }
+
+  async query(keyExpr: string): Promise<StoredEntry[]> {
+    if (!isWild(keyExpr)) {
+      const row = this.run(() => this.stmt.get.get(keyExpr));
+      return row ? [toEntry(row)] : [];
+    }
+    const prefix = literalPrefix(keyExpr);
+    const rows = this.run(() => (prefix === undefined ? this.stmt.all.all() : this.stmt.range.all(prefix, prefix + AFTER_SLASH)));
+    const out: StoredEntry[] = [];
+    for (const row of rows) if (intersects(keyExpr, row.key)) out.push(toEntry(row));
+    return out;
+  }
+
+  async purgeTombstones(before: bigint): Promise<void> {
+    // `ts` starts with the time as 16 hex digits, so string order is time order; a tombstone at
+    // exactly `before` ("<hex>/<id>") sorts after "<hex>" and is kept, as in the memory volume.
+    const bound = before.toString(16).padStart(16, "0");
+    this.run(() => this.stmt.purge.run(bound));
+  }
+
+  async close(dispose: boolean): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.onClose(this);
+    let removeFile = false;
+    try {
+      if (dispose) removeFile = this.dispose();
+    } finally {
+      releaseDb(this.shared);
+    }
+    if (removeFile) this.run(() => ["", "-wal", "-shm"].forEach((suffix) => rmSync(this.path + suffix, { force: true })));
+  }
+
+  /** Applies `on_dispose`; true when the file should be deleted once released. */
+  private dispose(): boolean {
+    const t = quoteIdent(this.table);
+    switch (this.onDispose) {
+      case "keep":
+        return false;
+      case "truncate":
+        this.run(() => this.shared.db.exec(`DELETE FROM ${t}`));
+        return false;
+      case "drop":
+        this.run(() => this.shared.db.exec(`DROP TABLE IF EXISTS ${t}`));
+        return false;
+      case "dropdb": {
+        this.run(() => this.shared.db.exec(`DROP TABLE IF EXISTS ${t}`));
+        // The file goes only when nothing else lives in it and no other storage has it open.
+        const row = this.run(() => this.shared.db.prepare<[], { n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get());
+        return row?.n === 0 && this.shared.refs === 1;
+      }
+    }
+  }
+
+  /** Runs one SQLite call, turning its failures (disk full, read-only file...) into 503s. */
+  private run<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      throw ZestError.unavailable(`sqlite storage ${this.name} (${this.path}): ${errorMessage(err)}`, err);
+    }
+  }
+}
+
+function toEntry(row: Row): StoredEntry {
+  // Live rows always have a payload (NULL only in tombstones); `?? empty` satisfies the type.
+  return { key: row.key, payload: row.payload ?? Buffer.alloc(0), encoding: row.encoding, timestamp: Timestamp.decode(row.ts) };
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** A string option, or undefined when absent; anything else is a 400 naming the option. */
+function stringOption(options: Readonly<Record<string, unknown>>, key: string, where: string): string | undefined {
+  const v = options[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "string") throw ZestError.badRequest(`\`${key}\` of ${where} must be a string`);
+  return v;
+}
+
+/** The file named by a `url` (`sqlite3:///abs/path.db`) or `path` option; undefined if neither. */
+function fileOption(options: Readonly<Record<string, unknown>>, where: string): string | undefined {
+  const url = stringOption(options, "url", where);
+  const path = stringOption(options, "path", where);
+  if (url !== undefined && path !== undefined) throw ZestError.badRequest(`${where}: give either \`url\` or \`path\`, not both`);
+  if (path !== undefined) {
+    if (path === "") throw ZestError.badRequest(`\`path\` of ${where} must not be empty`);
+    return resolve(path);
+  }
+  if (url === undefined) return undefined;
+  const m = /^sqlite3?:(?:\/\/([^/]*))?([^?#]*)/i.exec(url);
+  if (!m || (m[1] !== undefined && m[1] !== "" && m[1] !== "localhost") || m[2] === "") {
+    throw ZestError.badRequest(`\`url\` of ${where} must look like sqlite3:///absolute/path.db (got "${url}")`);
+  }
+  let file: string;
+  try {
+    file = decodeURIComponent(m[2]!);
+  } catch {
+    throw ZestError.badRequest(`\`url\` of ${where} is not a valid URL (got "${url}")`);
+  }
+  return resolve(file);
+}
+
+function parseDispose(options: Readonly<Record<string, unknown>>, where: string): DisposePolicy {
+  const v = stringOption(options, "on_dispose", where);
+  if (v === undefined) return "keep";
+  switch (v.toLowerCase()) {
+    case "truncate":
+    case "trunc":
+      return "truncate";
+    case "drop":
+      return "drop";
+    case "dropdb":
+      return "dropdb";
+    default:
+      throw ZestError.badRequest(`\`on_dispose\` of ${where} must be Truncate, Drop or DropDB (got "${v}")`);
+  }
+}
+
+/** The default table of storage `name`: its name with anything but letters, digits and `_` replaced. */
+function defaultTable(name: string): string {
+  const t = name.replace(/[^A-Za-z0-9_]/g, "_").slice(0, 128);
+  return /^[A-Za-z_]/.test(t) && !/^sqlite_/i.test(t) ? t : `_${t}`.slice(0, 128);
+}
+
+/** Creates the table, or checks that an existing one has the zest schema (400 otherwise). */
+function ensureTable(db: Database.Database, table: string, where: string): void {
+  const t = quoteIdent(table);
+  const existing = db.prepare<[], ColumnInfo>(`PRAGMA table_info(${t})`).all();
+  if (existing.length === 0) {
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS ${t} (key TEXT PRIMARY KEY, payload BLOB, encoding TEXT NOT NULL, ts TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID`,
+    );
+    return;
+  }
+  const same =
+    existing.length === SCHEMA.length &&
+    existing.every((c, i) => {
+      const [name, type, notnull, pk] = SCHEMA[i]!;
+      // A WITHOUT ROWID primary key is implicitly NOT NULL, so `notnull` is only checked elsewhere.
+      return c.name === name && c.type.toUpperCase() === type && (pk === 1 || c.notnull === notnull) && (c.pk !== 0 ? 1 : 0) === pk;
+    });
+  if (!same) {
+    const found = existing.map((c) => `${c.name} ${c.type}`).join(", ");
+    throw ZestError.badRequest(`${where}: table "${table}" exists with another schema (${found}); choose another \`table\``);
+  }
+}
+
+/**
+ * The `sqlite` volume: each storage is one table (`table`, default from the storage name) in an
+ * SQLite file given by `url` (`sqlite3:///abs/path.db`, as in zenoh 0.4) or `path`, on the volume
+ * or on the storage; with neither, `<data dir>/<storage name>.sqlite`. Storages on one file share
+ * one connection. `on_dispose`: `Truncate` (or `trunc`) empties the table, `Drop` drops it, `DropDB`
+ * drops it and deletes the file once it holds no table; unset keeps the data.
+ */
+export const sqliteDriver: VolumeDriver = {
+  name: "sqlite",
+  async open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume> {
+    const volumeFile = fileOption(options, `volume ${id}`);
+    const logger: Logger = ctx.logger.child({ volume: id });
+    const backends = new Set<SqliteBackend>();
+    return {
+      id,
+      driver: "sqlite",
+      async createStorage(name, _keyExpr, opts) {
+        const where = `sqlite storage ${name}`;
+        let file = fileOption(opts, where) ?? volumeFile;
+        if (file === undefined) {
+          if (ctx.dataDir === undefined) throw ZestError.badRequest(`sqlite storage ${name} needs a \`path\` (or run with --data-dir)`);
+          file = resolve(join(ctx.dataDir, `${name}.sqlite`));
+        }
+        const tableOpt = stringOption(opts, "table", where);
+        if (tableOpt !== undefined && (!TABLE_NAME.test(tableOpt) || /^sqlite_/i.test(tableOpt))) {
+          throw ZestError.badRequest(
+            `invalid \`table\` "${tableOpt}" for ${where}: use up to 128 letters, digits and '_', not starting with a digit or "sqlite_"`,
+          );
+        }
+        const table = tableOpt ?? defaultTable(name);
+        const onDispose = parseDispose(opts, where);
+        let shared: SharedDb;
+        try {
+          shared = acquireDb(file);
+        } catch (err) {
+          throw ZestError.unavailable(`${where} (${file}): ${errorMessage(err)}`, err);
+        }
+        try {
+          let backend: SqliteBackend;
+          try {
+            ensureTable(shared.db, table, where);
+            backend = new SqliteBackend(name, shared, table, onDispose, (b) => backends.delete(b));
+          } catch (err) {
+            throw err instanceof ZestError ? err : ZestError.unavailable(`${where} (${file}): ${errorMessage(err)}`, err);
+          }
+          backends.add(backend);
+          logger.info({ storage: name, path: file, table }, "sqlite storage opened");
+          return backend;
+        } catch (err) {
+          releaseDb(shared);
+          throw err;
+        }
+      },
+      status: () => ({ __required__: false, ...(volumeFile !== undefined && { path: volumeFile }), storages: backends.size }),
+      async close() {
+        // The manager stops storages first; anything still open is closed keeping its data.
+        for (const b of [...backends]) await b.close(false);
+      },
+    };
+  },
+};
+
+/** True when `path` is a database file currently held open by some sqlite storage (tests). */
+export function isSqliteFileOpen(path: string): boolean {
+  return openFiles.has(resolve(path));
+}

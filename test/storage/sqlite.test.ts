@@ -1,0 +1,356 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { ZestError } from "../../src/core/errors.js";
+import { silentLogger } from "../../src/core/log.js";
+import { Timestamp } from "../../src/core/timestamp.js";
+import type { StorageBackend, StoredEntry, Volume } from "../../src/storage/backend.js";
+import { MemoryBackend } from "../../src/storage/volumes/memory.js";
+import { isSqliteFileOpen, literalPrefix, sqliteDriver } from "../../src/storage/volumes/sqlite.js";
+
+const ctx = { logger: silentLogger };
+const ts = (t: number, id = "AB"): Timestamp => new Timestamp(BigInt(t), id);
+const entry = (key: string, value: string | Buffer, t: number, encoding = "text/plain"): StoredEntry => ({
+  key,
+  payload: typeof value === "string" ? Buffer.from(value) : value,
+  encoding,
+  timestamp: ts(t),
+});
+const keysOf = (entries: StoredEntry[]): string[] => entries.map((e) => e.key).sort();
+
+async function rejectsWith(p: Promise<unknown>, status: number, pattern: RegExp): Promise<void> {
+  await assert.rejects(p, (err: unknown) => {
+    assert.ok(err instanceof ZestError, `expected a ZestError, got ${String(err)}`);
+    assert.equal(err.status, status, err.message);
+    assert.match(err.message, pattern);
+    return true;
+  });
+}
+
+describe("sqlite volume", () => {
+  let dir: string;
+  let n = 0;
+  /** A fresh database file path for one test. */
+  const freshPath = (): string => join(dir, `t${n++}`, "db.sqlite");
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "zest-sqlite-"));
+  });
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function openStorage(path: string, options: Record<string, unknown> = {}, name = "s"): Promise<{ volume: Volume; storage: StorageBackend }> {
+    const volume = await sqliteDriver.open("vol", { path }, ctx);
+    return { volume, storage: await volume.createStorage(name, "**", options) };
+  }
+
+  it("put then lookup and exact query return the value with its encoding and timestamp", async () => {
+    const { volume, storage } = await openStorage(freshPath());
+    assert.equal(storage.history, "latest");
+    assert.equal(await storage.lookup("a/b"), undefined);
+    await storage.put(entry("a/b", "hello", 10, "application/json"));
+    const found = await storage.lookup("a/b");
+    assert.ok(found);
+    assert.equal(found.deleted, false);
+    assert.equal(found.timestamp.compare(ts(10)), 0);
+    const [e, ...rest] = await storage.query("a/b");
+    assert.equal(rest.length, 0);
+    assert.ok(e);
+    assert.equal(e.key, "a/b");
+    assert.equal(e.payload.toString(), "hello");
+    assert.equal(e.encoding, "application/json");
+    assert.equal(e.timestamp.encode(), ts(10).encode());
+    assert.deepEqual(await storage.query("a/c"), []);
+    await storage.close(false);
+    await volume.close();
+  });
+
+  it("a put replaces the value of the same key", async () => {
+    const { storage } = await openStorage(freshPath());
+    await storage.put(entry("k", "one", 1));
+    await storage.put(entry("k", "two", 2, ""));
+    const res = await storage.query("k");
+    assert.equal(res.length, 1);
+    assert.equal(res[0]!.payload.toString(), "two");
+    assert.equal(res[0]!.encoding, "");
+    await storage.close(false);
+  });
+
+  it("wildcard queries return intersecting keys, and a/** includes a itself", async () => {
+    const { storage } = await openStorage(freshPath());
+    for (const [i, k] of ["a", "a/b", "a/b/c", "a/x/c", "ab", "a-b", "a.b", "b", "b/a", "c/b"].entries()) await storage.put(entry(k, k, i + 1));
+    assert.deepEqual(keysOf(await storage.query("a/**")), ["a", "a/b", "a/b/c", "a/x/c"]);
+    assert.deepEqual(keysOf(await storage.query("a/*")), ["a/b"]);
+    assert.deepEqual(keysOf(await storage.query("a/*/c")), ["a/b/c", "a/x/c"]);
+    assert.deepEqual(keysOf(await storage.query("*/b")), ["a/b", "c/b"]);
+    assert.deepEqual(keysOf(await storage.query("**")), ["a", "a-b", "a.b", "a/b", "a/b/c", "a/x/c", "ab", "b", "b/a", "c/b"]);
+    assert.deepEqual(keysOf(await storage.query("**/a")), ["a", "b/a"]);
+    assert.deepEqual(keysOf(await storage.query("z/**")), []);
+    await storage.close(false);
+  });
+
+  it("the literal prefix stops at the first wildcard chunk", () => {
+    assert.equal(literalPrefix("a/b/*/c"), "a/b");
+    assert.equal(literalPrefix("a/**"), "a");
+    assert.equal(literalPrefix("a/b$*/c"), "a");
+    assert.equal(literalPrefix("**/a"), undefined);
+    assert.equal(literalPrefix("/zenoh/sql/**"), "/zenoh/sql");
+    assert.equal(literalPrefix("/**"), undefined);
+  });
+
+  it("deleted keys are never returned by queries but their tombstones are visible to lookup", async () => {
+    const { storage } = await openStorage(freshPath());
+    await storage.put(entry("t/a", "A", 1));
+    await storage.put(entry("t/b", "B", 2));
+    await storage.delete("t/a", ts(3));
+    await storage.delete("t/never", ts(4));
+    assert.deepEqual(await storage.query("t/a"), []);
+    assert.deepEqual(keysOf(await storage.query("t/**")), ["t/b"]);
+    const tomb = await storage.lookup("t/a");
+    assert.ok(tomb);
+    assert.equal(tomb.deleted, true);
+    assert.equal(tomb.timestamp.compare(ts(3)), 0);
+    assert.equal((await storage.lookup("t/never"))?.deleted, true);
+    // A later put revives the key.
+    await storage.put(entry("t/a", "A2", 5));
+    assert.equal((await storage.query("t/a"))[0]?.payload.toString(), "A2");
+    assert.equal((await storage.lookup("t/a"))?.deleted, false);
+    await storage.close(false);
+  });
+
+  it("purgeTombstones drops only tombstones older than the bound", async () => {
+    const { storage } = await openStorage(freshPath());
+    await storage.put(entry("p/live-old", "x", 1));
+    await storage.delete("p/old", ts(5));
+    await storage.delete("p/edge", ts(0x1_0000_0000));
+    await storage.delete("p/new", ts(0x2_0000_0000));
+    await storage.purgeTombstones(0x1_0000_0000n);
+    assert.equal(await storage.lookup("p/old"), undefined);
+    assert.equal((await storage.lookup("p/edge"))?.deleted, true, "a tombstone at exactly the bound is kept");
+    assert.equal((await storage.lookup("p/new"))?.deleted, true);
+    assert.equal((await storage.lookup("p/live-old"))?.deleted, false, "values are never purged");
+    await storage.close(false);
+  });
+
+  it("data survives close(false) and reopening the file", async () => {
+    const path = freshPath();
+    const first = await openStorage(path);
+    await first.storage.put(entry("keep/a", "A", 1));
+    await first.storage.delete("keep/b", ts(2));
+    await first.storage.close(false);
+    await first.volume.close();
+    assert.equal(isSqliteFileOpen(path), false, "the last close releases the file");
+    const second = await openStorage(path);
+    assert.equal((await second.storage.query("keep/a"))[0]?.payload.toString(), "A");
+    assert.equal((await second.storage.lookup("keep/b"))?.deleted, true);
+    await second.storage.close(false);
+  });
+
+  it("behaves exactly like the memory volume on the same operations", async () => {
+    const { storage } = await openStorage(freshPath());
+    const memory = new MemoryBackend();
+    const keys = ["m", "m/a", "m/b", "m/a/x", "m/b/x", "n/a"];
+    let seed = 42;
+    const rand = (k: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % k;
+    };
+    for (let t = 1; t <= 300; t++) {
+      const key = keys[rand(keys.length)]!;
+      const op = rand(5);
+      for (const b of [storage, memory]) {
+        if (op === 0) await b.delete(key, ts(t));
+        else if (op === 1) await b.purgeTombstones(BigInt(t - 20));
+        else await b.put(entry(key, `v${t}`, t, t % 2 ? "text/plain" : "application/json"));
+      }
+    }
+    const norm = (es: StoredEntry[]): string[] => es.map((e) => `${e.key}=${e.payload.toString()}|${e.encoding}|${e.timestamp.encode()}`).sort();
+    for (const q of ["**", "m/**", "m/*", "*/a", "m/*/x", "m", "m/a", "n/a", "zz"]) {
+      assert.deepEqual(norm(await storage.query(q)), norm(await memory.query(q)), `query ${q}`);
+    }
+    for (const k of keys) {
+      const [a, b] = [await storage.lookup(k), await memory.lookup(k)];
+      assert.deepEqual(a && { t: a.timestamp.encode(), d: a.deleted }, b && { t: b.timestamp.encode(), d: b.deleted }, `lookup ${k}`);
+    }
+    await storage.close(false);
+  });
+
+  it("binary payloads that are not UTF-8 round-trip byte for byte", async () => {
+    const { storage } = await openStorage(freshPath());
+    const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => 255 - i));
+    await storage.put(entry("bin", bytes, 1, "application/octet-stream"));
+    await storage.put(entry("empty", Buffer.alloc(0), 2, ""));
+    const [got] = await storage.query("bin");
+    assert.ok(got);
+    assert.ok(got.payload.equals(bytes));
+    const [empty] = await storage.query("empty");
+    assert.ok(empty, "an empty payload is a value, not a tombstone");
+    assert.equal(empty.payload.length, 0);
+    await storage.close(false);
+  });
+
+  it("two storages on one file keep separate tables and share one connection", async () => {
+    const path = freshPath();
+    const volume = await sqliteDriver.open("shared", { url: `sqlite3://${path}` }, ctx);
+    const s1 = await volume.createStorage("one", "x/**", {});
+    const s2 = await volume.createStorage("two", "x/**", { table: "second" });
+    await s1.put(entry("x/a", "from one", 1));
+    await s2.put(entry("x/a", "from two", 2));
+    assert.equal((await s1.query("x/a"))[0]?.payload.toString(), "from one");
+    assert.equal((await s2.query("x/a"))[0]?.payload.toString(), "from two");
+    await s1.close(false);
+    assert.equal(isSqliteFileOpen(path), true, "still used by storage two");
+    await s2.put(entry("x/b", "after", 3));
+    assert.deepEqual(keysOf(await s2.query("x/**")), ["x/a", "x/b"]);
+    await s2.close(false);
+    assert.equal(isSqliteFileOpen(path), false);
+    const db = new Database(path, { readonly: true });
+    const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
+    db.close();
+    assert.deepEqual(tables.map((t) => t.name), ["one", "second"]);
+    await volume.close();
+  });
+
+  it("a storage's own path overrides the volume's", async () => {
+    const volPath = freshPath();
+    const own = freshPath();
+    const volume = await sqliteDriver.open("v", { url: `sqlite3://${volPath}`, lib: "sqlite3" }, ctx);
+    const s = await volume.createStorage("s", "**", { path: own });
+    await s.put(entry("k", "v", 1));
+    await s.close(false);
+    assert.equal(existsSync(own), true);
+    assert.equal(existsSync(volPath), false);
+  });
+
+  it("without a path the file goes to <data dir>/<storage name>.sqlite, or it is a 400", async () => {
+    const dataDir = join(dir, "data-dir", "nested");
+    const volume = await sqliteDriver.open("sqlite", {}, { logger: silentLogger, dataDir });
+    const s = await volume.createStorage("my-store", "**", {});
+    await s.put(entry("k", "v", 1));
+    await s.close(false);
+    assert.equal(existsSync(join(dataDir, "my-store.sqlite")), true);
+    const bare = await sqliteDriver.open("sqlite", {}, ctx);
+    await rejectsWith(bare.createStorage("nowhere", "**", {}), 400, /sqlite storage nowhere needs a `path` \(or run with --data-dir\)/);
+  });
+
+  it("on_dispose Truncate empties the table, Drop drops it, unset keeps the data", async () => {
+    const path = freshPath();
+    const volume = await sqliteDriver.open("v", { path }, ctx);
+    const make = async (name: string, on_dispose?: string): Promise<StorageBackend> => {
+      const s = await volume.createStorage(name, "**", on_dispose ? { on_dispose } : {});
+      await s.put(entry("k", "v", 1));
+      return s;
+    };
+    const trunc = await make("trunc", "Truncate");
+    const trunc2 = await make("trunc2", "TRUNC");
+    const drop = await make("drop", "drop");
+    const keep = await make("keep");
+    await volume.createStorage("witness", "**", {}); // keeps the file open and inspectable
+    for (const s of [trunc, trunc2, drop, keep]) await s.close(true);
+    const db = new Database(path, { readonly: true });
+    const count = (t: string): number => db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM "${t}"`).get()!.n;
+    const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name);
+    assert.equal(count("trunc"), 0);
+    assert.equal(count("trunc2"), 0);
+    assert.equal(tables.includes("drop"), false);
+    assert.equal(count("keep"), 1);
+    db.close();
+    await volume.close();
+  });
+
+  it("on_dispose DropDB deletes the file once it holds no table", async () => {
+    const path = freshPath();
+    const volume = await sqliteDriver.open("v", { path }, ctx);
+    const a = await volume.createStorage("a", "**", { on_dispose: "DropDB" });
+    const b = await volume.createStorage("b", "**", { on_dispose: "DropDB" });
+    await a.put(entry("k", "v", 1));
+    await b.put(entry("k", "v", 1));
+    await a.close(true);
+    assert.equal(existsSync(path), true, "b still uses the file");
+    await b.close(true);
+    assert.equal(existsSync(path), false);
+    assert.equal(existsSync(`${path}-wal`), false);
+    assert.equal(isSqliteFileOpen(path), false);
+  });
+
+  it("bad options are 400s that name the option", async () => {
+    const path = freshPath();
+    const volume = await sqliteDriver.open("v", { path }, ctx);
+    await rejectsWith(volume.createStorage("s", "**", { table: "bad-name" }), 400, /`table` "bad-name"/);
+    await rejectsWith(volume.createStorage("s", "**", { table: "1abc" }), 400, /`table`/);
+    await rejectsWith(volume.createStorage("s", "**", { table: 'x"; DROP TABLE y' }), 400, /`table`/);
+    await rejectsWith(volume.createStorage("s", "**", { table: "sqlite_master" }), 400, /`table`/);
+    await rejectsWith(volume.createStorage("s", "**", { on_dispose: "explode" }), 400, /`on_dispose`/);
+    await rejectsWith(volume.createStorage("s", "**", { path: 42 }), 400, /`path`/);
+    await rejectsWith(sqliteDriver.open("v", { url: "postgres://x/y" }, ctx), 400, /`url` of volume v/);
+    await rejectsWith(sqliteDriver.open("v", { url: "sqlite3://somehost/x.db" }, ctx), 400, /`url`/);
+    await rejectsWith(sqliteDriver.open("v", { url: "sqlite3:///a", path: "/b" }, ctx), 400, /either `url` or `path`/);
+    assert.equal(isSqliteFileOpen(path), false, "failed creations release the file");
+    await volume.close();
+  });
+
+  it("the default table is a sanitized storage name", async () => {
+    const path = freshPath();
+    const volume = await sqliteDriver.open("v", { path }, ctx);
+    const s = await volume.createStorage("my-store.v2", "**", {});
+    const s2 = await volume.createStorage("9lives", "**", {});
+    const db = new Database(path, { readonly: true });
+    const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name);
+    db.close();
+    assert.deepEqual(tables, ["_9lives", "my_store_v2"]);
+    await s.close(false);
+    await s2.close(false);
+  });
+
+  it("an existing table with another schema is a 400", async () => {
+    const path = freshPath();
+    mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path);
+    db.exec("CREATE TABLE example (k VARCHAR(3072) PRIMARY KEY, v TEXT, e VARCHAR(10), t VARCHAR(60))");
+    db.close();
+    const volume = await sqliteDriver.open("v", { path }, ctx);
+    await rejectsWith(volume.createStorage("s", "**", { table: "example" }), 400, /table "example" exists with another schema/);
+    assert.equal(isSqliteFileOpen(path), false);
+  });
+
+  it("a file that cannot be opened is a 503 naming the storage and the path", async () => {
+    const path = join(dir, "a-directory");
+    mkdirSync(path, { recursive: true });
+    const volume = await sqliteDriver.open("v", { path }, ctx);
+    await rejectsWith(volume.createStorage("s", "**", {}), 503, new RegExp(`^sqlite storage s \\(${path}\\): `));
+  });
+
+  it("every acknowledged put survives a kill -9 of the writing process", async () => {
+    const path = freshPath();
+    const script = fileURLToPath(new URL("../support/sqlite-writer.ts", import.meta.url));
+    const child = spawn(process.execPath, ["--import", "tsx", script, path, "1000000"], { stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+    const acked: string[] = [];
+    let partial = "";
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        const lines = (partial + chunk).split("\n");
+        partial = lines.pop() ?? "";
+        acked.push(...lines);
+        if (acked.length >= 500) resolve();
+      });
+      void exited.then(() => reject(new Error(`writer exited early; stderr:\n${stderr}`)));
+    });
+    child.kill("SIGKILL");
+    assert.equal(await exited, "SIGKILL");
+    assert.ok(acked.length >= 500);
+    const { storage } = await openStorage(path, {}, "durability");
+    const stored = new Set(keysOf(await storage.query("durable/**")));
+    const missing = acked.filter((k) => !stored.has(k));
+    assert.deepEqual(missing, [], `${missing.length} of ${acked.length} acknowledged keys lost`);
+    await storage.close(false);
+  });
+});
