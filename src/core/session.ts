@@ -1,7 +1,7 @@
 import { KeyExpr } from "../keyexpr/index.js";
 import { Encoding } from "./encoding.js";
-import type { QueryableDecl, QueryHandler, QueryOptions, Router, SampleHandler, SubscriberDecl } from "./router.js";
-import { toKeyExpr } from "./router.js";
+import type { QueryableDecl, QueryHandler, QueryOptions, RouterOptions, SampleHandler, SubscriberDecl } from "./router.js";
+import { Router, toKeyExpr } from "./router.js";
 import type { Reply } from "./reply.js";
 import { makeSample } from "./sample.js";
 import { Parameters, splitSelector, type Selector } from "./selector.js";
@@ -52,6 +52,16 @@ export class Session {
   constructor(router: Router, name = "session") {
     this.router = router;
     this.name = name;
+  }
+
+  /**
+   * Opens a session on a new in-process router (what `zenoh.open()` is to Zenoh). Call
+   * `close()` on the session and `router.close()` when done.
+   */
+  static async open(options: RouterOptions = {}): Promise<Session> {
+    const router = new Router(options);
+    await router.start();
+    return new Session(router, "embedder");
   }
 
   /** Router id (uppercase hex). */

@@ -1,0 +1,24 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+// The package imports itself by name, through package.json "exports" and the built dist/.
+test('the library API imports as `import { KeyExpr, Session } from "zest"` and works', async () => {
+  const { KeyExpr, Session, Router } = await import("zest");
+  const ke = new KeyExpr("demo/example/**");
+  assert.ok(ke.intersects("demo/example/a"));
+  assert.equal(KeyExpr.autocanonize("demo/**/**/x").toString(), "demo/**/x");
+  assert.throws(() => new KeyExpr("demo//x"), /empty chunk/);
+
+  const session = await Session.open({ zid: "0A" });
+  assert.ok(session.router instanceof Router);
+  const seen: string[] = [];
+  session.declareSubscriber("demo/**", (s) => void seen.push(`${s.kind} ${s.key} ${s.payload.toString()}`));
+  session.declareQueryable("demo/eval", (q) => q.reply("demo/eval", `hello ${q.parameters.get("name")}`));
+  await session.put("demo/a", "1");
+  await session.delete("demo/a");
+  const replies = await session.get("demo/eval?(name=api)");
+  assert.deepEqual(seen, ["put demo/a 1", "delete demo/a "]);
+  assert.equal(replies[0]?.kind === "ok" && replies[0].sample.payload.toString(), "hello api");
+  session.close();
+  await session.router.close();
+});
