@@ -47,7 +47,8 @@ export class AdminSpace {
 
   start(): void {
     this.queryable = this.session.declareQueryable(`${this.prefix}/**`, (q) => this.answer(q));
-    this.subscriber = this.session.declareSubscriber(`${this.prefix}/config/**`, (s) => this.write(s));
+    // The whole space is subscribed so that a write outside config/ is refused, never silently dropped.
+    this.subscriber = this.session.declareSubscriber(`${this.prefix}/**`, (s) => this.write(s));
   }
 
   close(): void {
@@ -95,7 +96,11 @@ export class AdminSpace {
 
   /** Applies a config write; the promise rejects with a 400/404/409/503 the writer sees. */
   private async write(sample: Sample): Promise<void> {
-    const path = sample.key.slice(`${this.prefix}/config/`.length);
+    const configPrefix = `${this.prefix}/config/`;
+    if (!sample.key.startsWith(configPrefix)) {
+      throw ZestError.forbidden(`${sample.key} is read-only; storages and volumes are configured under ${configPrefix}plugins/storage_manager/`);
+    }
+    const path = sample.key.slice(configPrefix.length);
     const m = /^plugins\/storage_manager\/(storages|volumes)\/([^/]+)$/.exec(path);
     if (!m) {
       if (path.startsWith("plugins/rest")) throw ZestError.badRequest("the rest plugin doesn't accept run-time configuration changes");

@@ -78,6 +78,12 @@ describe("bad input gets a clear status and one-line reason, and loses nothing",
     await stillServing();
   });
 
+  test("writing a read-only admin key is a 403, not a silent 200", async () => {
+    const r = await http(z.url, "PUT", "/@/router/local/status/plugins/storage_manager/storages/x", { body: "{}" });
+    assert.equal(r.status, 403);
+    assert.match(r.text, /read-only/);
+  });
+
   test("removing a storage that does not exist is a 404", async () => {
     const r = await http(z.url, "DELETE", `${STORAGES}/nosuch`);
     assert.equal(r.status, 404);
