@@ -1,0 +1,13 @@
+/**
+ * Key expressions: validation, canonization, intersection and inclusion (keyexpr-semantics §1),
+ * legacy Variant B paths (§2), and the chunk trie that indexes declarations (§3).
+ */
+export { KeyExprError, type KeyExprErrorKind } from "./errors.js";
+export { validate, isValid, isWild, checkKeyExpr, isVerbatimChunk } from "./validate.js";
+export { canonize } from "./canon.js";
+export { chunkIntersects, chunkIncludes } from "./chunk.js";
+export { intersects, intersectsChunks } from "./intersect.js";
+export { includes, includesChunks } from "./include.js";
+export { KeyExpr, type IntoKeyExpr } from "./keyexpr.js";
+export { pathToKeyExpr, keyExprToPath } from "./legacy.js";
+export { KeTrie } from "./trie.js";
