@@ -20,4 +20,5 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund
 fi
 npm run build --silent
+npm run typecheck --silent   # tests, benchmarks and examples are type-checked too
 node scripts/run-tests.mjs "$@"

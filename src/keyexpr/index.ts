@@ -11,3 +11,4 @@ export { includes, includesChunks } from "./include.js";
 export { KeyExpr, type IntoKeyExpr } from "./keyexpr.js";
 export { pathToKeyExpr, keyExprToPath } from "./legacy.js";
 export { KeTrie } from "./trie.js";
+export { literalPrefix } from "./prefix.js";

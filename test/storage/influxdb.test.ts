@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { ZestError } from "../../src/core/errors.js";
+import { rejectsWith } from "../support/assert.js";
 import { silentLogger } from "../../src/core/log.js";
 import { nowUnixNanos, Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
 import type { StorageBackend, StoredEntry, Volume } from "../../src/storage/backend.js";
@@ -25,15 +25,6 @@ const entry = (key: string, value: string | Buffer, s: number, encoding = "text/
 });
 const values = (es: StoredEntry[]): string[] => es.map((e) => e.payload.toString());
 const keysOf = (es: StoredEntry[]): string[] => es.map((e) => e.key).sort();
-
-async function rejectsWith(p: Promise<unknown>, status: number, pattern: RegExp): Promise<void> {
-  await assert.rejects(p, (err: unknown) => {
-    assert.ok(err instanceof ZestError, `expected a ZestError, got ${String(err)}`);
-    assert.equal(err.status, status, err.message);
-    assert.match(err.message, pattern);
-    return true;
-  });
-}
 
 describe("influxdb volume", { skip }, () => {
   let influxd: InfluxdHandle;

@@ -6,12 +6,13 @@ import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { ZestError } from "../../src/core/errors.js";
+import { rejectsWith } from "../support/assert.js";
 import { silentLogger } from "../../src/core/log.js";
 import { Timestamp } from "../../src/core/timestamp.js";
 import type { StorageBackend, StoredEntry, Volume } from "../../src/storage/backend.js";
 import { MemoryBackend } from "../../src/storage/volumes/memory.js";
-import { isSqliteFileOpen, literalPrefix, sqliteDriver } from "../../src/storage/volumes/sqlite.js";
+import { literalPrefix } from "../../src/keyexpr/index.js";
+import { isSqliteFileOpen, sqliteDriver } from "../../src/storage/volumes/sqlite.js";
 
 const ctx = { logger: silentLogger };
 const ts = (t: number, id = "AB"): Timestamp => new Timestamp(BigInt(t), id);
@@ -22,15 +23,6 @@ const entry = (key: string, value: string | Buffer, t: number, encoding = "text/
   timestamp: ts(t),
 });
 const keysOf = (entries: StoredEntry[]): string[] => entries.map((e) => e.key).sort();
-
-async function rejectsWith(p: Promise<unknown>, status: number, pattern: RegExp): Promise<void> {
-  await assert.rejects(p, (err: unknown) => {
-    assert.ok(err instanceof ZestError, `expected a ZestError, got ${String(err)}`);
-    assert.equal(err.status, status, err.message);
-    assert.match(err.message, pattern);
-    return true;
-  });
-}
 
 describe("sqlite volume", () => {
   let dir: string;

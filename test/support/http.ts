@@ -7,7 +7,7 @@ export interface HttpResult {
 }
 
 /** Sends one request and reads the whole body. */
-export async function http(base: string, method: string, path: string, opts: { body?: string | Buffer; headers?: Record<string, string> } = {}): Promise<HttpResult> {
+export async function http(base: string, method: string, path: string, opts: { body?: string; headers?: Record<string, string> } = {}): Promise<HttpResult> {
   const res = await fetch(base + path, { method, body: opts.body, headers: opts.headers });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }

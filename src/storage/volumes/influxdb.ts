@@ -1,4 +1,4 @@
-import { intersects, isWild } from "../../keyexpr/index.js";
+import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
 import { errorMessage, ZestError } from "../../core/errors.js";
 import type { TimeRange } from "../../core/time-range.js";
 import { Timestamp } from "../../core/timestamp.js";
@@ -221,14 +221,6 @@ function timeCondition(range: TimeRange): string {
   if (range.start) parts.push(`time ${range.start.inclusive ? ">=" : ">"} ${clamp(range.start.ns)}`);
   if (range.end) parts.push(`time ${range.end.inclusive ? "<=" : "<"} ${clamp(range.end.ns)}`);
   return parts.length === 0 ? "" : ` WHERE ${parts.join(" AND ")}`;
-}
-
-/** The literal chunks of `keyExpr` before its first wildcard chunk, or undefined when the first chunk is wild. */
-function literalPrefix(keyExpr: string): string | undefined {
-  const chunks = keyExpr.split("/");
-  const wild = chunks.findIndex((c) => c.includes("*"));
-  const prefix = (wild === -1 ? chunks : chunks.slice(0, wild)).join("/");
-  return prefix === "" ? undefined : prefix;
 }
 
 /** An InfluxQL double-quoted identifier. */

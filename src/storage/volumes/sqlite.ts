@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
-import { intersects, isWild } from "../../keyexpr/index.js";
+import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
 import { errorMessage, ZestError } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import { Timestamp } from "../../core/timestamp.js";
@@ -75,18 +75,6 @@ const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 /** Keys sort with `/` (0x2F) right before `0` (0x30): `[p, p + "0")` is `p` and everything under `p/`. */
 const AFTER_SLASH = "0";
-
-/**
- * The literal chunks of `keyExpr` before its first wildcard chunk, or undefined when the first
- * chunk is already wild. Any key that intersects `keyExpr` equals this prefix or lies under it.
- */
-export function literalPrefix(keyExpr: string): string | undefined {
-  const chunks = keyExpr.split("/");
-  const wild = chunks.findIndex((c) => c.includes("*"));
-  const literal = wild === -1 ? chunks : chunks.slice(0, wild);
-  const prefix = literal.join("/");
-  return prefix === "" ? undefined : prefix;
-}
 
 /** A storage kept in one table of an SQLite file. */
 export class SqliteBackend implements StorageBackend {
