@@ -1,3 +1,4 @@
+import { variantB } from "./rest/variant-b.js";
 import type { StartOptions } from "./runtime.js";
 import { influxdbDriver } from "./storage/volumes/influxdb.js";
 import { sqliteDriver } from "./storage/volumes/sqlite.js";
@@ -7,5 +8,5 @@ import { sqliteDriver } from "./storage/volumes/sqlite.js";
  * Kept apart from `runtime.ts` so embedders can start a router with only what they need.
  */
 export function defaultStartOptions(): Omit<StartOptions, "logger"> {
-  return { drivers: [sqliteDriver, influxdbDriver] };
+  return { drivers: [sqliteDriver, influxdbDriver], codecs: { b: variantB } };
 }

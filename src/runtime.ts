@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { AdminSpace } from "./admin/admin-space.js";
+import { AdminSpaceB } from "./admin/admin-space-b.js";
 import type { ZestConfig } from "./config/config.js";
 import { parseHttpPort } from "./config/config.js";
 import type { Fabric } from "./core/fabric.js";
@@ -35,7 +36,8 @@ export interface StartOptions {
 export interface Zest {
   readonly router: Router;
   readonly manager: StorageManager;
-  readonly admin: AdminSpace;
+  /** The admin space in the layout of the REST variant (A: `config/`/`status/`, B: `plugin/storages/`). */
+  readonly admin: AdminSpace | AdminSpaceB;
   readonly rest: RestServer | undefined;
   /** `http://host:port` of the REST gateway, when enabled. */
   readonly restUrl: string | undefined;
@@ -78,12 +80,14 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     const plugins: LoadedPlugin[] = [];
     let rest: RestServer | undefined;
     let restUrl: string | undefined;
-    const admin = new AdminSpace(new Session(router, "admin"), manager, {
+    const variant = restCfg.variant ?? "a";
+    const AdminLayout = variant === "b" ? AdminSpaceB : AdminSpace;
+    const admin = new AdminLayout(new Session(router, "admin"), manager, {
       version: VERSION,
       locators: () => (restUrl ? [restUrl] : []),
       restStatus: () =>
         bind ? { http_port: bind.host ? `${bind.host}:${bind.port}` : String(bind.port), sse_streams: rest?.sseStreams ?? 0, variant: restCfg.variant ?? "a" } : undefined,
-      sessions: () => [],
+      sessions: () => (router.fabric?.peers?.() ?? []).map((zid) => ({ peer: zid, whatami: "router" })),
       fabric: () => ({ ...(router.fabric?.status() ?? { kind: "local", connected: true }) }),
       plugins: () => Object.fromEntries(plugins.map((p) => [p.name, p.path])),
     });
@@ -104,7 +108,6 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     }
 
     if (bind) {
-      const variant = restCfg.variant ?? "a";
       const codec = options.codecs?.[variant] ?? (variant === "a" ? variantA : undefined);
       if (!codec) throw new Error(`REST variant ${variant} is not available`);
       const permissions: AdminPermissions = { ...DEFAULT_ADMIN_PERMISSIONS, ...config.adminspace?.permissions };

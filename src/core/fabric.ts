@@ -46,5 +46,7 @@ export interface Fabric {
   /** The local declarations changed (see `FabricHost`). */
   declarationsChanged(): void;
   status(): FabricStatus;
+  /** Ids of the other routers currently reachable (shown as the router's sessions); none if absent. */
+  peers?(): string[];
   close(): Promise<void>;
 }

@@ -60,7 +60,7 @@ function parseParameters(raw: string): Map<string, string> {
   let s = decodeParens(raw);
   while (s.length > 0) {
     if (s[0] === "(") {
-      const close = s.indexOf(")");
+      const close = matchingParen(s);
       if (close === -1) throw ZestError.badRequest(`invalid selector parameters "${raw}": missing ")"`);
       for (const e of s.slice(1, close).split(";")) addEntry(map, e);
       s = s.slice(close + 1).replace(/^[&;]+/, "");
@@ -81,6 +81,16 @@ function parseParameters(raw: string): Map<string, string> {
     s = next === -1 ? "" : s.slice(next + 1);
   }
   return map;
+}
+
+/** Index of the `)` closing the `(` at 0, so values such as `now()-1m` keep their parentheses. */
+function matchingParen(s: string): number {
+  let depth = 0;
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] === "(") depth++;
+    else if (s[i] === ")" && --depth === 0) return i;
+  }
+  return -1;
 }
 
 /** Browsers and curl may send `(` `)` percent-encoded; the parenthesised form needs them raw. */

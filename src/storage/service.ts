@@ -5,7 +5,8 @@ import type { Query } from "../core/query.js";
 import type { Sample } from "../core/sample.js";
 import type { Queryable, Session, Subscriber } from "../core/session.js";
 import { unixNanosToNtp64, nowUnixNanos, type Timestamp } from "../core/timestamp.js";
-import type { StorageBackend } from "./backend.js";
+import type { StorageBackend, StoredEntry } from "./backend.js";
+import { inTimeRange } from "../core/time-range.js";
 
 /** How long a tombstone (or a wildcard delete) is remembered to reject late, older puts. */
 const TOMBSTONE_TTL_NS = 60_000_000_000n;
@@ -114,7 +115,11 @@ export class StorageService {
     }
     try {
       const entries = await this.backend.query(query.key, range);
+      // A time series answers the range itself; a latest-value backend keeps one value per key,
+      // which belongs in the answer only when its time falls in the range.
+      const inRange = range && this.backend.history === "latest" ? (e: StoredEntry) => inTimeRange(range, e.timestamp.unixNanos) : undefined;
       for (const e of entries) {
+        if (inRange && !inRange(e)) continue;
         query.replySample({ key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp });
       }
     } catch (err) {

@@ -160,6 +160,9 @@ describe("Variant A: the seed's and the catalogue's curl sessions", () => {
     const ok = await getJson(z.url, "/demo/time/k?_time=[..]");
     assert.equal(ok.status, 200);
     assert.equal(ok.entries.length, 1);
+    // A range that excludes the write returns nothing, even from a memory storage.
+    const past = await getJson(z.url, "/demo/time/k?_time=[now(-2h)..now(-1h)]");
+    assert.deepEqual(past.entries, []);
     const bad = await http(z.url, "GET", "/demo/time/k?_time=[yesterday..]");
     assert.equal(bad.status, 400);
     assert.match(bad.text, /invalid time/);

@@ -1,0 +1,25 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { Parameters } from "../../src/core/selector.js";
+
+describe("selector parameters", () => {
+  test("the parenthesised form keeps values that hold parentheses, like now()", () => {
+    const p = new Parameters("(starttime=now()-30m;stoptime=now()-10m)");
+    assert.equal(p.get("starttime"), "now()-30m");
+    assert.equal(p.get("stoptime"), "now()-10m");
+  });
+
+  test("all three forms, percent-decoding and first-wins", () => {
+    assert.equal(new Parameters("(name=Bob;x=1)").get("x"), "1");
+    assert.equal(new Parameters("name=Bob&x=1").get("name"), "Bob");
+    assert.equal(new Parameters("name=Bob;x=1").get("x"), "1");
+    assert.equal(new Parameters("name=B%C3%B6b&name=other").get("name"), "Böb");
+    assert.equal(new Parameters("%28name=Bob%29").get("name"), "Bob");
+    assert.equal(new Parameters("_time=[now(-1h);30m]&x=2").get("_time"), "[now(-1h);30m]");
+    assert.equal(new Parameters("_time=[now(-1h);30m]&x=2").get("x"), "2");
+  });
+
+  test("an unclosed parenthesis is a 400", () => {
+    assert.throws(() => new Parameters("(name=Bob"), (e: Error & { status?: number }) => e.status === 400);
+  });
+});
