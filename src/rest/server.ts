@@ -6,6 +6,7 @@ import { Parameters } from "../core/selector.js";
 import type { Session } from "../core/session.js";
 import { checkRead, checkWrite, DEFAULT_ADMIN_PERMISSIONS, type AdminPermissions } from "./access.js";
 import type { RestCodec } from "./codec.js";
+import { cacheableReplies, ReadCache } from "./read-cache.js";
 import { SseHub } from "./sse.js";
 
 /** REST gateway options; every one has a default. */
@@ -20,6 +21,11 @@ export interface RestServerOptions {
   bodyLimit?: number;
   /** Who may read and write the admin space (read: all, write: loopback clients). */
   permissions?: AdminPermissions;
+  /**
+   * How many rendered GET responses of stored data to keep (1024; 0 disables). Only used on a
+   * router without a fabric, where every change to the data passes through this router.
+   */
+  cacheEntries?: number;
   logger: Logger;
 }
 
@@ -32,16 +38,25 @@ export class RestServer {
   private readonly opts: Required<Omit<RestServerOptions, "host">> & { host: string | undefined };
   private readonly server: Server;
   private readonly sse = new SseHub();
+  private readonly cache: ReadCache | undefined;
 
   constructor(options: RestServerOptions) {
+    // `??`, not a spread of defaults: an option given as `undefined` (unset in the config) must
+    // still get its default.
     this.opts = {
-      port: 8000,
-      bodyLimit: DEFAULT_BODY_LIMIT,
-      permissions: DEFAULT_ADMIN_PERMISSIONS,
-      ...options,
+      session: options.session,
+      codec: options.codec,
+      logger: options.logger,
       host: options.host,
+      port: options.port ?? 8000,
+      bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+      permissions: options.permissions ?? DEFAULT_ADMIN_PERMISSIONS,
+      cacheEntries: options.cacheEntries ?? 1024,
     };
-    this.server = createServer((req, res) => void this.handle(req, res));
+    if (this.opts.cacheEntries > 0 && options.session.router.fabric === undefined) this.cache = new ReadCache(this.opts.cacheEntries);
+    this.server = createServer((req, res) => {
+      if (!this.serveCached(req, res)) void this.handle(req, res);
+    });
     this.server.keepAliveTimeout = 65_000;
   }
 
@@ -79,6 +94,27 @@ export class RestServer {
     });
   }
 
+  /**
+   * The fast path: a GET whose rendered response is cached and still valid is answered here,
+   * synchronously, without a query. Returns false when the request needs the full pipeline.
+   */
+  private serveCached(req: IncomingMessage, res: ServerResponse): boolean {
+    if (!this.cache) return false;
+    const method = req.method;
+    if (method !== "GET" && method !== "HEAD") return false;
+    const cacheKey = cacheKeyOf(method, req.url ?? "/", firstAccept(req.headers.accept));
+    if (cacheKey === undefined) return false;
+    const hit = this.cache.get(cacheKey, this.opts.session.router.dataVersion);
+    if (!hit) return false;
+    if (req.headers.origin) {
+      res.writeHead(200, { ...hit.headers, "access-control-allow-credentials": "false" });
+    } else {
+      res.writeHead(200, hit.headers);
+    }
+    res.end(method === "HEAD" ? undefined : hit.body);
+    return true;
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const cors = corsHeaders(req);
     try {
@@ -92,21 +128,26 @@ export class RestServer {
       switch (method) {
         case "GET":
         case "HEAD": {
+          const accept = firstAccept(req.headers.accept);
+          const html = accept === "text/html";
+          const cacheKey = this.cache ? cacheKeyOf(method, url, accept) : undefined;
+          const version = session.router.dataVersion;
           const key = codec.pathToKey(path, session.zid, false);
           checkRead(permissions, key);
-          const accept = firstAccept(req.headers.accept);
           if (accept === "text/event-stream" && codec.supportsSse && method === "GET") {
             this.sse.open(session, key, res, cors, (s) => codec.sseEvent!(s));
             return;
           }
           const replies = await session.get({ key, parameters: new Parameters(codec.parameters(query)) });
-          const rendered = codec.render(replies, accept === "text/html");
+          const rendered = codec.render(replies, html);
+          const body = Buffer.from(rendered.body);
           const err = replies.find((r) => r.kind === "err");
-          const headers: Record<string, string | number> = { ...cors, "content-length": Buffer.byteLength(rendered.body) };
-          if (rendered.contentType) headers["content-type"] = rendered.contentType;
-          res.writeHead(err && err.kind === "err" ? err.status : 200, headers);
-          res.end(method === "HEAD" ? undefined : rendered.body);
-          return;
+          if (cacheKey !== undefined && cacheableReplies(replies)) {
+            const headers: Record<string, string | number> = { "access-control-allow-origin": "*", "content-length": body.length };
+            if (rendered.contentType) headers["content-type"] = rendered.contentType;
+            this.cache!.set(cacheKey, { version, headers, body });
+          }
+          return send(res, method, cors, err && err.kind === "err" ? err.status : 200, rendered.contentType, body);
         }
         case "PUT":
         case "PATCH":
@@ -145,6 +186,22 @@ export class RestServer {
       if (!req.complete) req.destroy();
     });
   }
+}
+
+function send(res: ServerResponse, method: string, cors: Record<string, string>, status: number, contentType: string | undefined, body: Buffer): void {
+  const headers: Record<string, string | number> = { ...cors, "content-length": body.length };
+  if (contentType) headers["content-type"] = contentType;
+  res.writeHead(status, headers);
+  res.end(method === "HEAD" ? undefined : body);
+}
+
+/**
+ * The cache key of a GET: representation and path. Requests with parameters (which may hold
+ * `now()`) and SSE subscriptions are never cached.
+ */
+function cacheKeyOf(method: string, url: string, accept: string | undefined): string | undefined {
+  if (url.includes("?") || accept === "text/event-stream") return undefined;
+  return accept === "text/html" ? `h${url}` : `j${url}`;
 }
 
 /** The first media type of an `Accept` header, without parameters. */

@@ -126,6 +126,19 @@ describe("bad input gets a clear status and one-line reason, and loses nothing",
   });
 });
 
+describe("default limits", () => {
+  test("without --body-limit a body above 16 MiB is a 413", async () => {
+    const z = await startZest([]);
+    try {
+      const r = await http(z.url, "PUT", "/big/default", { body: "x".repeat(16 * 1024 * 1024 + 1), headers: { "content-type": "text/plain" } });
+      assert.equal(r.status, 413);
+      assert.match(r.text, /exceeds the limit of 16777216 bytes/);
+    } finally {
+      await z.stop();
+    }
+  });
+});
+
 describe("admin permissions", () => {
   test("with --adminspace-permissions r a storage write is a 403", async () => {
     const z = await startZest(["--adminspace-permissions", "r"]);
