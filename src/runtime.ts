@@ -111,7 +111,7 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       const codec = options.codecs?.[variant] ?? (variant === "a" ? variantA : undefined);
       if (!codec) throw new Error(`REST variant ${variant} is not available`);
       const permissions: AdminPermissions = { ...DEFAULT_ADMIN_PERMISSIONS, ...config.adminspace?.permissions };
-      rest = new RestServer({ session: new Session(router, "rest"), codec, port: bind.port, host: bind.host, bodyLimit: restCfg.body_limit, permissions, logger });
+      rest = new RestServer({ session: new Session(router, "rest"), codec, port: bind.port, host: bind.host, bodyLimit: restCfg.body_limit, cacheEntries: restCfg.cache_entries, permissions, logger });
       const addr = await rest.listen();
       const server = rest;
       closers.push(() => server.close());

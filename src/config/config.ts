@@ -13,7 +13,7 @@ export interface ZestConfig {
   queries_default_timeout?: number;
   adminspace?: { permissions?: { read?: boolean; write?: boolean | "loopback" } };
   plugins?: {
-    rest?: { http_port?: number | string; variant?: "a" | "b"; body_limit?: number };
+    rest?: { http_port?: number | string; variant?: "a" | "b"; body_limit?: number; cache_entries?: number };
     storage_manager?: StorageManagerConfig;
     [plugin: string]: unknown;
   };
@@ -89,6 +89,7 @@ export function validateConfig(config: ZestConfig): void {
   if (rest !== undefined && (typeof rest !== "object" || rest === null)) throw new ConfigError("plugins.rest must be an object");
   if (rest?.variant !== undefined && rest.variant !== "a" && rest.variant !== "b") throw new ConfigError(`plugins.rest.variant must be "a" or "b", not ${JSON.stringify(rest.variant)}`);
   if (rest?.body_limit !== undefined && (!Number.isInteger(rest.body_limit) || rest.body_limit <= 0)) throw new ConfigError("plugins.rest.body_limit must be a positive integer (bytes)");
+  if (rest?.cache_entries !== undefined && (!Number.isInteger(rest.cache_entries) || rest.cache_entries < 0)) throw new ConfigError("plugins.rest.cache_entries must be a whole number (0 disables the read cache)");
   parseHttpPort(rest?.http_port);
   const t = config.queries_default_timeout;
   if (t !== undefined && (typeof t !== "number" || !(t > 0))) throw new ConfigError("queries_default_timeout must be a positive number of milliseconds");

@@ -8,6 +8,7 @@ import type { Consolidation, Reply } from "./reply.js";
 import type { Sample } from "./sample.js";
 import type { Selector } from "./selector.js";
 import { HLC } from "./timestamp.js";
+import { cancel, schedule } from "./deadlines.js";
 
 /** A subscriber callback. A returned promise is awaited by the put: rejecting it fails the put. */
 export type SampleHandler = (sample: Sample) => void | Promise<void>;
@@ -61,6 +62,7 @@ export class Router {
   private readonly subscribers = new KeTrie<SubscriberDecl>();
   private readonly queryablesIndex = new KeTrie<QueryableDecl>();
   private fabricStarted = false;
+  private version = 0;
 
   constructor(options: RouterOptions = {}) {
     const zid = options.zid ?? randomBytes(16).toString("hex");
@@ -90,22 +92,40 @@ export class Router {
     }
   }
 
+  /**
+   * A counter that moves whenever what a query could answer may have changed: a write routed
+   * through here (before delivery and again once stored), a sample from another router, a
+   * declaration. Read caches compare it; it says nothing about writes other routers did not send.
+   */
+  get dataVersion(): number {
+    return this.version;
+  }
+
+  /** Marks the data as changed (storages call it after applying a write). */
+  touch(): void {
+    this.version++;
+  }
+
   /** @internal */
   addSubscriber(decl: SubscriberDecl): void {
     this.subscribers.add(decl.key, decl);
+    this.version++;
     this.fabric?.declarationsChanged();
   }
   /** @internal */
   removeSubscriber(decl: SubscriberDecl): void {
+    this.version++;
     if (this.subscribers.delete(decl.key, decl)) this.fabric?.declarationsChanged();
   }
   /** @internal */
   addQueryable(decl: QueryableDecl): void {
     this.queryablesIndex.add(decl.key, decl);
+    this.version++;
     this.fabric?.declarationsChanged();
   }
   /** @internal */
   removeQueryable(decl: QueryableDecl): void {
+    this.version++;
     if (this.queryablesIndex.delete(decl.key, decl)) this.fabric?.declarationsChanged();
   }
 
@@ -120,10 +140,16 @@ export class Router {
    * the first of their errors.
    */
   async route(sample: Sample): Promise<void> {
+    this.version++;
     const pending = this.deliver(sample);
     if (this.fabric) pending.push(this.fabric.publish(sample));
-    if (pending.length === 1) await pending[0];
-    else if (pending.length > 1) await Promise.all(pending);
+    try {
+      if (pending.length === 1) await pending[0];
+      else if (pending.length > 1) await Promise.all(pending);
+    } finally {
+      // Again once stored: a read that ran while the write was in flight must not be kept.
+      this.version++;
+    }
   }
 
   private deliver(sample: Sample): Promise<void>[] {
@@ -167,7 +193,7 @@ export class Router {
     });
     return new Promise<void>((resolve) => {
       let left = runs.length;
-      const timer = setTimeout(() => {
+      const deadline = schedule(timeoutMs, () => {
         for (let i = 0; i < queries.length; i++) {
           const q = queries[i]!;
           if (q.finished) continue;
@@ -175,11 +201,11 @@ export class Router {
           q.finish();
         }
         resolve();
-      }, timeoutMs);
+      });
       for (const run of runs) {
         void run.then(() => {
           if (--left === 0) {
-            clearTimeout(timer);
+            cancel(deadline);
             resolve();
           }
         });
@@ -193,8 +219,13 @@ export class Router {
       zid: this.zid,
       deliverRemote: async (sample) => {
         if (sample.timestamp) this.hlc.observe(sample.timestamp);
+        this.version++;
         const pending = this.deliver(sample);
-        if (pending.length > 0) await Promise.all(pending);
+        try {
+          if (pending.length > 0) await Promise.all(pending);
+        } finally {
+          this.version++;
+        }
       },
       answerRemote: (selector, timeoutMs, onReply) => this.answerLocal(selector, timeoutMs, onReply),
       subscriberKeys: () => [...new Set(this.subscribers.keys())],

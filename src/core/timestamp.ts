@@ -13,6 +13,8 @@ export class Timestamp {
   readonly time: bigint;
   /** Uppercase hex id of the clock (router id). */
   readonly id: string;
+  private text: string | undefined;
+  private rfc: string | undefined;
 
   constructor(time: bigint, id: string) {
     this.time = time;
@@ -32,12 +34,12 @@ export class Timestamp {
 
   /** `2022-03-29T10:19:38.988830998Z`: RFC 3339, UTC, exactly 9 fraction digits. */
   toRfc3339(): string {
-    return ntp64ToRfc3339(this.time);
+    return (this.rfc ??= ntp64ToRfc3339(this.time));
   }
 
-  /** `<RFC 3339>/<ID>`, the Variant A `time` field. */
+  /** `<RFC 3339>/<ID>`, the Variant A `time` field (computed once: timestamps never change). */
   toString(): string {
-    return `${ntp64ToRfc3339(this.time)}/${this.id}`;
+    return (this.text ??= `${this.toRfc3339()}/${this.id}`);
   }
 
   /** Compact form for storage: `<time as 16 hex digits>/<id>`; sorts like `compare`. */

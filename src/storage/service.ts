@@ -83,6 +83,7 @@ export class StorageService {
       } else {
         await this.backend.delete(sample.key, ts);
       }
+      this.session.router.touch();
     } catch (err) {
       this.logger.error({ key: sample.key, err: errorMessage(err) }, "storage write failed");
       throw err instanceof ZestError ? err : ZestError.unavailable(`storage ${this.name}: ${errorMessage(err)}`, err);
@@ -98,6 +99,7 @@ export class StorageService {
       else await this.backend.delete(e.key, ts);
     }
     if (sample.kind === "delete") this.wildDeletes.push({ key: sample.key, timestamp: ts });
+    this.session.router.touch();
   }
 
   private deletedByWildcard(key: string, ts: Timestamp): boolean {

@@ -168,6 +168,22 @@ describe("Variant A: the seed's and the catalogue's curl sessions", () => {
     assert.match(bad.text, /invalid time/);
   });
 
+  test("repeated GETs see every write, delete and storage change at once (read cache)", async () => {
+    for (let i = 0; i < 30; i++) {
+      await http(z.url, "PUT", "/demo/cache/k", { body: `v${i}`, headers: { "content-type": "text/plain" } });
+      for (let j = 0; j < 2; j++) assert.equal((await getJson(z.url, "/demo/cache/k")).entries[0]?.value, `v${i}`);
+    }
+    await http(z.url, "DELETE", "/demo/cache/k");
+    assert.deepEqual((await getJson(z.url, "/demo/cache/k")).entries, []);
+    // The eval is computed each time; the admin space reflects storage changes at once.
+    for (const name of ["A", "B"]) assert.equal((await getJson(z.url, `/demo/example/zest-eval?name=${name}`)).entries[0]?.value, `Eval from ${name}`);
+    const before = (await getJson(z.url, "/@/**/storages/**")).entries.length;
+    await http(z.url, "PUT", `${STORAGES}/cachetest`, { body: '{key_expr:"cachetest/**",volume:"memory"}' });
+    assert.equal((await getJson(z.url, "/@/**/storages/**")).entries.length, before + 1);
+    await http(z.url, "DELETE", `${STORAGES}/cachetest`);
+    assert.equal((await getJson(z.url, "/@/**/storages/**")).entries.length, before);
+  });
+
   test("wildcard DELETE removes every matching key; wildcard PUT updates every existing one", async () => {
     for (const k of ["a", "b", "c"]) await http(z.url, "PUT", `/demo/wild/${k}`, { body: k, headers: { "content-type": "text/plain" } });
     await http(z.url, "PUT", "/demo/wild/*", { body: "same", headers: { "content-type": "text/plain" } });
