@@ -29,6 +29,12 @@ export interface StorageBackend {
    * per key, with a range every point in it.
    */
   readonly history: "latest" | "all";
+  /**
+   * Synchronous forms of `lookup`, `put` and `delete`, for backends that never wait on I/O
+   * (memory, SQLite). The storage service uses them when no write is queued, which spares the
+   * write path its promise hops. Same semantics as the asynchronous methods.
+   */
+  readonly sync?: SyncWrites;
   /** The current value's or tombstone's timestamp for exactly `key` (latest backends). */
   lookup(key: string): Promise<StoredLookup | undefined>;
   /** Stores a value (replacing any value or tombstone for `key`). Resolves once durable. */
@@ -47,6 +53,13 @@ export interface StorageBackend {
    * `on_closure`: truncate, drop the table or database, ...); without, data is kept for a restart.
    */
   close(dispose: boolean): Promise<void>;
+}
+
+/** The synchronous write face of a backend (see `StorageBackend.sync`). */
+export interface SyncWrites {
+  lookup(key: string): StoredLookup | undefined;
+  put(entry: StoredEntry): void;
+  delete(key: string, timestamp: Timestamp): void;
 }
 
 /** What a volume gets from the router. */

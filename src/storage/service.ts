@@ -5,7 +5,7 @@ import type { Query } from "../core/query.js";
 import type { Sample } from "../core/sample.js";
 import type { Queryable, Session, Subscriber } from "../core/session.js";
 import { unixNanosToNtp64, nowUnixNanos, type Timestamp } from "../core/timestamp.js";
-import type { StorageBackend, StoredEntry } from "./backend.js";
+import type { StorageBackend, StoredEntry, StoredLookup, SyncWrites } from "./backend.js";
 import { inTimeRange } from "../core/time-range.js";
 
 /** How long a tombstone (or a wildcard delete) is remembered to reject late, older puts. */
@@ -60,8 +60,22 @@ export class StorageService {
     await this.backend.close(dispose);
   }
 
-  private enqueue(sample: Sample): Promise<void> {
-    const run = this.tail.then(() => this.apply(sample));
+  /** Samples applied or waiting in `tail`; while zero, a synchronous backend is written inline. */
+  private queued = 0;
+
+  private enqueue(sample: Sample): Promise<void> | undefined {
+    const sync = this.backend.sync;
+    if (sync && this.queued === 0 && !isWild(sample.key)) {
+      // Nothing is in flight, so writing now keeps the order; no promise is needed.
+      try {
+        this.applyWith(sample, sync.lookup(sample.key), sync);
+        return undefined;
+      } catch (err) {
+        return Promise.reject(this.failure(sample, err));
+      }
+    }
+    this.queued++;
+    const run = this.tail.then(() => this.apply(sample)).finally(() => this.queued--);
     // The chain must survive a failed write; the failure still reaches this put's caller.
     this.tail = run.catch(() => undefined);
     return run;
@@ -69,25 +83,42 @@ export class StorageService {
 
   /** Applies one sample with last-writer-wins. */
   async apply(sample: Sample): Promise<void> {
-    const ts = sample.timestamp;
-    if (!ts) return; // every routed sample is stamped; unstamped ones cannot be ordered
     try {
-      if (isWild(sample.key)) return await this.applyWild(sample, ts);
-      if (this.deletedByWildcard(sample.key, ts)) return;
-      if (this.backend.history === "latest") {
-        const current = await this.backend.lookup(sample.key);
-        if (current && current.timestamp.compare(ts) >= 0) return; // outdated
+      if (isWild(sample.key)) {
+        if (sample.timestamp) await this.applyWild(sample, sample.timestamp);
+        return;
       }
-      if (sample.kind === "put") {
-        await this.backend.put({ key: sample.key, payload: sample.payload, encoding: sample.encoding, timestamp: ts });
-      } else {
-        await this.backend.delete(sample.key, ts);
-      }
-      this.session.router.touch();
+      const current = this.backend.history === "latest" ? await this.backend.lookup(sample.key) : undefined;
+      const write = this.applyWith(sample, current, undefined);
+      if (write) await write;
     } catch (err) {
-      this.logger.error({ key: sample.key, err: errorMessage(err) }, "storage write failed");
-      throw err instanceof ZestError ? err : ZestError.unavailable(`storage ${this.name}: ${errorMessage(err)}`, err);
+      throw this.failure(sample, err);
     }
+  }
+
+  /**
+   * Decides a sample against what the backend holds for its key and writes it: through `sync`
+   * when given (returns undefined), else asynchronously (returns the write's promise).
+   */
+  private applyWith(sample: Sample, current: StoredLookup | undefined, sync: SyncWrites | undefined): Promise<void> | undefined {
+    const ts = sample.timestamp;
+    if (!ts) return undefined; // every routed sample is stamped; unstamped ones cannot be ordered
+    if (this.deletedByWildcard(sample.key, ts)) return undefined;
+    if (current && current.timestamp.compare(ts) >= 0) return undefined; // outdated
+    const router = this.session.router;
+    if (sync) {
+      if (sample.kind === "put") sync.put({ key: sample.key, payload: sample.payload, encoding: sample.encoding, timestamp: ts });
+      else sync.delete(sample.key, ts);
+      router.touch();
+      return undefined;
+    }
+    const write = sample.kind === "put" ? this.backend.put({ key: sample.key, payload: sample.payload, encoding: sample.encoding, timestamp: ts }) : this.backend.delete(sample.key, ts);
+    return write.then(() => router.touch());
+  }
+
+  private failure(sample: Sample, err: unknown): ZestError {
+    this.logger.error({ key: sample.key, err: errorMessage(err) }, "storage write failed");
+    return err instanceof ZestError ? err : ZestError.unavailable(`storage ${this.name}: ${errorMessage(err)}`, err);
   }
 
   /** A put or delete on a wildcard expression updates every existing matching key. */

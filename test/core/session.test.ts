@@ -143,3 +143,23 @@ describe("StorageService over the memory backend", () => {
     await other.stop(true);
   });
 });
+
+describe("Timestamp", () => {
+  test("the clock reads the wall clock to the microsecond and formats 9 digits", async () => {
+    const { HLC, nowNtp64, ntp64ToUnixNanos, unixNanosToRfc3339 } = await import("../../src/core/timestamp.js");
+    const before = BigInt(Date.now()) * 1_000_000n;
+    const ts = new HLC("0A").newTimestamp();
+    const after = BigInt(Date.now() + 1) * 1_000_000n;
+    assert.ok(ts.unixNanos >= before - 2_000_000n && ts.unixNanos <= after, `${ts.unixNanos} not in [${before}, ${after}]`);
+    assert.match(ts.toString(), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z\/0A$/);
+    assert.equal(Timestamp.parse(ts.toString()).compare(ts), 0);
+    assert.equal(unixNanosToRfc3339(ntp64ToUnixNanos(nowNtp64())).length, 30);
+  });
+});
+
+test("ntp64FromMicros agrees with the exact BigInt conversion for every 7th microsecond of a second", async () => {
+  const { ntp64FromMicros, unixNanosToNtp64 } = await import("../../src/core/timestamp.js");
+  for (let us = 0; us < 1_000_000; us += 7) {
+    assert.equal(ntp64FromMicros(1_700_000_000, us), unixNanosToNtp64(1_700_000_000n * 1_000_000_000n + BigInt(us) * 1000n));
+  }
+});

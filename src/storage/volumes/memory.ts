@@ -1,6 +1,6 @@
 import { intersects, isWild } from "../../keyexpr/index.js";
 import type { Timestamp } from "../../core/timestamp.js";
-import type { StorageBackend, StoredEntry, StoredLookup, Volume, VolumeDriver } from "../backend.js";
+import type { StorageBackend, StoredEntry, StoredLookup, SyncWrites, Volume, VolumeDriver } from "../backend.js";
 
 interface Slot {
   payload: Buffer | undefined; // undefined = tombstone
@@ -13,17 +13,29 @@ export class MemoryBackend implements StorageBackend {
   readonly history = "latest" as const;
   private readonly map = new Map<string, Slot>();
 
+  readonly sync: SyncWrites = {
+    lookup: (key) => {
+      const slot = this.map.get(key);
+      return slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined };
+    },
+    put: (entry) => {
+      this.map.set(entry.key, { payload: entry.payload, encoding: entry.encoding, timestamp: entry.timestamp });
+    },
+    delete: (key, timestamp) => {
+      this.map.set(key, { payload: undefined, encoding: "", timestamp });
+    },
+  };
+
   async lookup(key: string): Promise<StoredLookup | undefined> {
-    const slot = this.map.get(key);
-    return slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined };
+    return this.sync.lookup(key);
   }
 
   async put(entry: StoredEntry): Promise<void> {
-    this.map.set(entry.key, { payload: entry.payload, encoding: entry.encoding, timestamp: entry.timestamp });
+    this.sync.put(entry);
   }
 
   async delete(key: string, timestamp: Timestamp): Promise<void> {
-    this.map.set(key, { payload: undefined, encoding: "", timestamp });
+    this.sync.delete(key, timestamp);
   }
 
   async query(keyExpr: string): Promise<StoredEntry[]> {

@@ -5,7 +5,7 @@ import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
 import { errorMessage, ZestError } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import { Timestamp } from "../../core/timestamp.js";
-import type { StorageBackend, StoredEntry, StoredLookup, Volume, VolumeContext, VolumeDriver } from "../backend.js";
+import type { StorageBackend, StoredEntry, StoredLookup, SyncWrites, Volume, VolumeContext, VolumeDriver } from "../backend.js";
 
 /** What a storage does to its table when it is removed (`on_dispose`); `keep` when unset. */
 type DisposePolicy = "keep" | "truncate" | "drop" | "dropdb";
@@ -126,20 +126,29 @@ export class SqliteBackend implements StorageBackend {
     };
   }
 
+  /** better-sqlite3 is synchronous: every write is committed (in the WAL) when the call returns. */
+  readonly sync: SyncWrites = {
+    lookup: (key) => {
+      const row = this.run(() => this.stmt.lookup.get(key));
+      return row && { timestamp: Timestamp.decode(row.ts), deleted: row.deleted !== 0 };
+    },
+    put: (entry) => {
+      this.run(() => this.stmt.upsert.run(entry.key, entry.payload, entry.encoding, entry.timestamp.encode()));
+    },
+    delete: (key, timestamp) => {
+      this.run(() => this.stmt.tombstone.run(key, timestamp.encode()));
+    },
+  };
+
   async lookup(key: string): Promise<StoredLookup | undefined> {
-    const row = this.run(() => this.stmt.lookup.get(key));
-    return row && { timestamp: Timestamp.decode(row.ts), deleted: row.deleted !== 0 };
+    return this.sync.lookup(key);
   }
-
   async put(entry: StoredEntry): Promise<void> {
-    // Synchronous and auto-committed: once `run` returns, the row is in the WAL.
-    this.run(() => this.stmt.upsert.run(entry.key, entry.payload, entry.encoding, entry.timestamp.encode()));
+    this.sync.put(entry);
   }
-
   async delete(key: string, timestamp: Timestamp): Promise<void> {
-    this.run(() => this.stmt.tombstone.run(key, timestamp.encode()));
+    this.sync.delete(key, timestamp);
   }
-
   async query(keyExpr: string): Promise<StoredEntry[]> {
     if (!isWild(keyExpr)) {
       const row = this.run(() => this.stmt.get.get(keyExpr));
