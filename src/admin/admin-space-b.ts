@@ -5,9 +5,9 @@ import { Encoding } from "../core/encoding.js";
 import { errorMessage, ZestError } from "../core/errors.js";
 import type { Query } from "../core/query.js";
 import type { Sample } from "../core/sample.js";
-import type { Queryable, Session, Subscriber } from "../core/session.js";
 import type { Timestamp } from "../core/timestamp.js";
-import type { StorageConfig, StorageManager } from "../storage/manager.js";
+import type { StorageConfig } from "../storage/manager.js";
+import { AdminLayout } from "./admin-layout.js";
 import { type AdminSources, sortKeys } from "./admin-space.js";
 
 /** One admin reply: key, payload, encoding, and the time it shows (none: `"None"`). */
@@ -115,36 +115,12 @@ function parseProperties(payload: Buffer, what: string): Properties {
  * manager, so they persist under `--data-dir` exactly as Variant A's do. Unlike 0.4, every
  * failure reaches the writer as a status (400, 404, 409, 503) instead of only the log.
  */
-export class AdminSpaceB {
-  private readonly session: Session;
-  private readonly manager: StorageManager;
-  private readonly sources: AdminSources;
-  private readonly prefix: string;
-  private queryable: Queryable | undefined;
-  private subscriber: Subscriber | undefined;
+export class AdminSpaceB extends AdminLayout {
   /** When each backend and storage was created through this space (`backend/<b>[/storage/<s>]`). */
   private readonly created = new Map<string, Timestamp>();
   private lastChange: Timestamp | undefined;
   /** Writes run one at a time, so a duplicate check and the creation it guards never interleave. */
   private tail: Promise<unknown> = Promise.resolve();
-
-  constructor(session: Session, manager: StorageManager, sources: AdminSources) {
-    this.session = session;
-    this.manager = manager;
-    this.sources = sources;
-    this.prefix = `@/router/${session.zid}`;
-  }
-
-  start(): void {
-    this.queryable = this.session.declareQueryable(`${this.prefix}/**`, (q) => this.answer(q));
-    // The whole space is subscribed so that a write to a read-only key is refused, never dropped.
-    this.subscriber = this.session.declareSubscriber(`${this.prefix}/**`, (s) => this.serial(() => this.write(s)));
-  }
-
-  close(): void {
-    this.queryable?.undeclare();
-    this.subscriber?.undeclare();
-  }
 
   /**
    * Every admin entry, computed on demand. Times follow 0.4: the router entry is stamped when it
@@ -197,7 +173,7 @@ export class AdminSpaceB {
     };
   }
 
-  private answer(query: Query): void {
+  protected answer(query: Query): void {
     for (const e of this.entries()) {
       if (intersects(query.key, e.key)) query.reply(e.key, e.value, { encoding: e.encoding, timestamp: e.timestamp });
     }
@@ -210,7 +186,11 @@ export class AdminSpaceB {
   }
 
   /** Applies a write; the promise rejects with the 400/403/404/409/503 the writer sees. */
-  private async write(sample: Sample): Promise<void> {
+  protected write(sample: Sample): Promise<void> {
+    return this.serial(() => this.apply(sample));
+  }
+
+  private async apply(sample: Sample): Promise<void> {
     const rel = sample.key.startsWith(`${this.prefix}/`) ? sample.key.slice(this.prefix.length + 1) : "";
     const m = /^plugin\/storages\/backend\/([^/]+)(?:\/storage\/([^/]+))?$/.exec(rel);
     if (!m) {

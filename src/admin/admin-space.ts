@@ -4,8 +4,7 @@ import { Encoding } from "../core/encoding.js";
 import { errorMessage, ZestError } from "../core/errors.js";
 import type { Query } from "../core/query.js";
 import type { Sample } from "../core/sample.js";
-import type { Queryable, Session, Subscriber } from "../core/session.js";
-import type { StorageManager } from "../storage/manager.js";
+import { AdminLayout } from "./admin-layout.js";
 
 /** What the admin space shows about the parts of the router it does not own. */
 export interface AdminSources {
@@ -30,37 +29,15 @@ type AdminEntry = readonly [key: string, value: unknown];
  * answering router and plugin status, and a subscriber on `config/**` through which storages and
  * volumes are created and removed at run time.
  */
-export class AdminSpace {
-  private readonly session: Session;
-  private readonly manager: StorageManager;
-  private readonly sources: AdminSources;
-  private readonly prefix: string;
-  private queryable: Queryable | undefined;
-  private subscriber: Subscriber | undefined;
-
-  constructor(session: Session, manager: StorageManager, sources: AdminSources) {
-    this.session = session;
-    this.manager = manager;
-    this.sources = sources;
-    this.prefix = `@/router/${session.zid}`;
-  }
-
-  start(): void {
-    this.queryable = this.session.declareQueryable(`${this.prefix}/**`, (q) => this.answer(q));
-    // The whole space is subscribed so that a write outside config/ is refused, never silently dropped.
-    this.subscriber = this.session.declareSubscriber(`${this.prefix}/**`, (s) => this.write(s));
-  }
-
-  close(): void {
-    this.queryable?.undeclare();
-    this.subscriber?.undeclare();
-  }
-
+export class AdminSpace extends AdminLayout {
   /** Every admin entry, computed on demand (the router's state changes under it). */
   entries(): AdminEntry[] {
     const p = this.prefix;
     const sm = `${p}/status/plugins/storage_manager`;
     const out: AdminEntry[] = [[p, this.routerStatus()]];
+    // Health: degraded while the fabric to the other routers is down (the router still serves locally).
+    const fabric = this.sources.fabric();
+    out.push([`${p}/health`, sortKeys({ status: fabric.connected === false ? "degraded" : "ok", fabric })]);
     out.push([`${p}/status/plugins/rest/__path__`, "<built-in>"]);
     out.push([`${p}/status/plugins/rest/version`, this.sources.version]);
     const rest = this.sources.restStatus();
@@ -88,14 +65,14 @@ export class AdminSpace {
     });
   }
 
-  private answer(query: Query): void {
+  protected answer(query: Query): void {
     for (const [key, value] of this.entries()) {
       if (intersects(query.key, key)) query.reply(key, JSON.stringify(value), { encoding: Encoding.APP_JSON });
     }
   }
 
   /** Applies a config write; the promise rejects with a 400/404/409/503 the writer sees. */
-  private async write(sample: Sample): Promise<void> {
+  protected async write(sample: Sample): Promise<void> {
     const configPrefix = `${this.prefix}/config/`;
     if (!sample.key.startsWith(configPrefix)) {
       throw ZestError.forbidden(`${sample.key} is read-only; storages and volumes are configured under ${configPrefix}plugins/storage_manager/`);

@@ -62,6 +62,21 @@ export interface SyncWrites {
   delete(key: string, timestamp: Timestamp): void;
 }
 
+/** Base of backends whose writes never wait (memory, SQLite): the async methods wrap `sync`. */
+export abstract class SyncWritesBackend {
+  abstract readonly sync: SyncWrites;
+
+  async lookup(key: string): Promise<StoredLookup | undefined> {
+    return this.sync.lookup(key);
+  }
+  async put(entry: StoredEntry): Promise<void> {
+    this.sync.put(entry);
+  }
+  async delete(key: string, timestamp: Timestamp): Promise<void> {
+    this.sync.delete(key, timestamp);
+  }
+}
+
 /** What a volume gets from the router. */
 export interface VolumeContext {
   /** `--data-dir`, where volumes may keep files when no path is configured. */

@@ -1,5 +1,6 @@
 import { intersects, isWild } from "../../keyexpr/index.js";
 import type { Timestamp } from "../../core/timestamp.js";
+import { SyncWritesBackend } from "../backend.js";
 import type { StorageBackend, StoredEntry, StoredLookup, SyncWrites, Volume, VolumeDriver } from "../backend.js";
 
 interface Slot {
@@ -9,7 +10,7 @@ interface Slot {
 }
 
 /** A storage held in process memory; each storage has its own map. */
-export class MemoryBackend implements StorageBackend {
+export class MemoryBackend extends SyncWritesBackend implements StorageBackend {
   readonly history = "latest" as const;
   private readonly map = new Map<string, Slot>();
 
@@ -25,18 +26,6 @@ export class MemoryBackend implements StorageBackend {
       this.map.set(key, { payload: undefined, encoding: "", timestamp });
     },
   };
-
-  async lookup(key: string): Promise<StoredLookup | undefined> {
-    return this.sync.lookup(key);
-  }
-
-  async put(entry: StoredEntry): Promise<void> {
-    this.sync.put(entry);
-  }
-
-  async delete(key: string, timestamp: Timestamp): Promise<void> {
-    this.sync.delete(key, timestamp);
-  }
 
   async query(keyExpr: string): Promise<StoredEntry[]> {
     if (!isWild(keyExpr)) {

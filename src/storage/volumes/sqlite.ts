@@ -5,6 +5,7 @@ import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
 import { errorMessage, ZestError } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import { Timestamp } from "../../core/timestamp.js";
+import { SyncWritesBackend } from "../backend.js";
 import type { StorageBackend, StoredEntry, StoredLookup, SyncWrites, Volume, VolumeContext, VolumeDriver } from "../backend.js";
 
 /** What a storage does to its table when it is removed (`on_dispose`); `keep` when unset. */
@@ -77,7 +78,7 @@ const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const AFTER_SLASH = "0";
 
 /** A storage kept in one table of an SQLite file. */
-export class SqliteBackend implements StorageBackend {
+export class SqliteBackend extends SyncWritesBackend implements StorageBackend {
   readonly history = "latest" as const;
   /** Absolute path of the database file. */
   readonly path: string;
@@ -100,6 +101,7 @@ export class SqliteBackend implements StorageBackend {
 
   /** Use `sqliteDriver`; this assumes the table exists with the zest schema. */
   constructor(name: string, shared: SharedDb, table: string, onDispose: DisposePolicy, onClose: (b: SqliteBackend) => void) {
+    super();
     this.name = name;
     this.shared = shared;
     this.path = shared.path;
@@ -140,15 +142,6 @@ export class SqliteBackend implements StorageBackend {
     },
   };
 
-  async lookup(key: string): Promise<StoredLookup | undefined> {
-    return this.sync.lookup(key);
-  }
-  async put(entry: StoredEntry): Promise<void> {
-    this.sync.put(entry);
-  }
-  async delete(key: string, timestamp: Timestamp): Promise<void> {
-    this.sync.delete(key, timestamp);
-  }
   async query(keyExpr: string): Promise<StoredEntry[]> {
     if (!isWild(keyExpr)) {
       const row = this.run(() => this.stmt.get.get(keyExpr));

@@ -1,0 +1,42 @@
+import type { Query } from "../core/query.js";
+import type { Sample } from "../core/sample.js";
+import type { Queryable, Session, Subscriber } from "../core/session.js";
+import type { StorageManager } from "../storage/manager.js";
+import type { AdminSources } from "./admin-space.js";
+
+/**
+ * What both admin-space layouts share: a queryable answering `@/router/<zid>/**` and a
+ * subscriber on the same prefix, so that every write is either applied or refused with a
+ * status (never silently dropped). A layout says how entries look and what writes mean.
+ */
+export abstract class AdminLayout {
+  protected readonly session: Session;
+  protected readonly manager: StorageManager;
+  protected readonly sources: AdminSources;
+  /** `@/router/<zid>`. */
+  protected readonly prefix: string;
+  private queryable: Queryable | undefined;
+  private subscriber: Subscriber | undefined;
+
+  constructor(session: Session, manager: StorageManager, sources: AdminSources) {
+    this.session = session;
+    this.manager = manager;
+    this.sources = sources;
+    this.prefix = `@/router/${session.zid}`;
+  }
+
+  start(): void {
+    this.queryable = this.session.declareQueryable(`${this.prefix}/**`, (q) => this.answer(q));
+    this.subscriber = this.session.declareSubscriber(`${this.prefix}/**`, (s) => this.write(s));
+  }
+
+  close(): void {
+    this.queryable?.undeclare();
+    this.subscriber?.undeclare();
+  }
+
+  /** Replies with the entries intersecting the query. */
+  protected abstract answer(query: Query): void;
+  /** Applies (or refuses, by rejecting with a ZestError) a write on an admin key. */
+  protected abstract write(sample: Sample): Promise<void>;
+}
