@@ -31,7 +31,11 @@ export async function startZest(args: string[] = [], opts: { env?: NodeJS.Proces
   let err = "";
   proc.stderr!.setEncoding("utf8");
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`zest did not start within 15 s; stderr:\n${err}`)), 15_000);
+    const timer = setTimeout(() => {
+      // Never leave a half-started router behind a failed test.
+      proc.kill("SIGKILL");
+      reject(new Error(`zest did not start within 15 s; stderr:\n${err}`));
+    }, 15_000);
     proc.stderr!.on("data", (d: string) => {
       err += d;
       const m = /serving (http:\/\/\S+)/.exec(err);

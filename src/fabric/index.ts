@@ -1,0 +1,46 @@
+/**
+ * How routers reach each other. Without configuration a router runs alone (no fabric);
+ * `fabric.nats.servers` (or `--nats`) joins a NATS cluster through `NatsFabric`.
+ */
+import type { ZestConfig } from "../config/config.js";
+import { ZestError } from "../core/errors.js";
+import type { Logger } from "../core/log.js";
+import { NatsFabric, type NatsFabricOptions } from "./nats-fabric.js";
+
+export { NatsFabric, type NatsFabricOptions } from "./nats-fabric.js";
+export { coverAll, coveringSubjects, keyToSubject, subjectToKey } from "./subjects.js";
+
+/** Config options of `fabric.nats` besides `servers`, by their config name. */
+const NUMERIC_OPTIONS = {
+  heartbeat_ms: "heartbeatMs",
+  peer_timeout_ms: "peerTimeoutMs",
+  ack_timeout_ms: "ackTimeoutMs",
+  connect_timeout_ms: "connectTimeoutMs",
+  reconnect_time_wait_ms: "reconnectTimeWaitMs",
+} as const satisfies Record<string, keyof NatsFabricOptions>;
+
+/**
+ * The NATS fabric the config asks for, or undefined when it names no servers. `fabric.nats`:
+ * `servers` (a list or a comma-separated string), and optionally `heartbeat_ms` (1000),
+ * `peer_timeout_ms` (4000), `ack_timeout_ms` (5000), `connect_timeout_ms` (5000),
+ * `reconnect_time_wait_ms` (250). Throws a 400 ZestError naming a bad option.
+ */
+export function natsFabricFromConfig(config: ZestConfig, logger: Logger): NatsFabric | undefined {
+  const nats = config.fabric?.nats;
+  if (nats === undefined) return undefined;
+  const raw = nats.servers;
+  const list = typeof raw === "string" ? raw.split(",") : Array.isArray(raw) ? raw : undefined;
+  if (raw !== undefined && (!list || !list.every((s) => typeof s === "string"))) {
+    throw ZestError.badRequest("fabric.nats.servers must be a list of NATS URLs or a comma-separated string");
+  }
+  const servers = (list ?? []).map((s) => s.trim()).filter(Boolean);
+  if (servers.length === 0) return undefined;
+  const options: { -readonly [K in keyof NatsFabricOptions]: NatsFabricOptions[K] } = { servers, logger };
+  for (const [name, field] of Object.entries(NUMERIC_OPTIONS)) {
+    const v = nats[name];
+    if (v === undefined) continue;
+    if (typeof v !== "number" || !Number.isInteger(v) || v <= 0) throw ZestError.badRequest(`fabric.nats.${name} must be a positive integer (milliseconds)`);
+    options[field] = v;
+  }
+  return new NatsFabric(options);
+}

@@ -1,0 +1,455 @@
+/**
+ * The `jetstream` volume: each storage is a JetStream key/value bucket, replicated by the NATS
+ * cluster (`replicas`), so losing one NATS server or one router loses no acknowledged write.
+ *
+ * Keys. A KV key is a NATS subject (`[-/_=.A-Za-z0-9]`, `.` separating tokens), so each key
+ * chunk becomes one token and every other byte is written `=XX` (uppercase hex of the UTF-8
+ * byte): `demo/a b` → `demo.a=20b`. Tokens keep the hierarchy, so a wildcard query lists only
+ * the keys under its literal prefix (`demo.>`), then refines with `intersects`.
+ *
+ * Values. One binary envelope per key: `u8 1 | u8 flags (1 = deleted) | str8 timestamp | str16
+ * encoding | payload`. A delete is stored as a tombstone (flag set, empty payload) so last-writer-
+ * wins still sees its timestamp; `purgeTombstones` replaces old tombstones by the KV's own purge
+ * marker, guarded by the revision it read so that a newer put is never lost. The bucket keeps
+ * one revision per key (`history = "latest"`); a put resolves once JetStream acknowledged it,
+ * i.e. once the replicas' quorum has it. Writes are conditional on the revision last-writer-wins
+ * looked at, so routers sharing a bucket never overwrite a newer value with an older one.
+ */
+import { jetstream, JetStreamApiError, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { Kvm, type KV } from "@nats-io/kv";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
+import { errorMessage, ZestError } from "../../core/errors.js";
+import type { Logger } from "../../core/log.js";
+import { Timestamp } from "../../core/timestamp.js";
+import type { StorageBackend, StoredEntry, StoredLookup, Volume, VolumeContext, VolumeDriver } from "../backend.js";
+
+const HEX = "0123456789ABCDEF";
+const ENVELOPE_VERSION = 1;
+const DELETED = 1;
+/** Wildcard queries matching at most this many keys read them one by one (see `query`). */
+const DIRECT_READ_LIMIT = 1_000;
+const READ_CONCURRENCY = 32;
+/** JetStream's error code for a conditional write whose expected revision is stale. */
+const WRONG_LAST_SEQUENCE = 10071;
+
+/** True for a byte a KV key token holds verbatim. */
+function plain(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x5f;
+}
+
+/** One key chunk as one KV key token (`=XX` escapes; the empty chunk is `=`). */
+export function encodeKvToken(chunk: string): string {
+  if (chunk.length === 0) return "=";
+  let out = "";
+  let simple = true;
+  for (let i = 0; i < chunk.length; i++) {
+    if (!plain(chunk.charCodeAt(i))) {
+      simple = false;
+      break;
+    }
+  }
+  if (simple) return chunk;
+  for (const byte of Buffer.from(chunk, "utf8")) out += plain(byte) ? String.fromCharCode(byte) : `=${HEX[byte >> 4]}${HEX[byte & 15]}`;
+  return out;
+}
+
+/** Inverse of `encodeKvToken`; throws on a token it cannot have produced. */
+export function decodeKvToken(token: string): string {
+  if (token === "=") return "";
+  if (!token.includes("=")) return token;
+  const bytes: number[] = [];
+  for (let i = 0; i < token.length; i++) {
+    const c = token.charCodeAt(i);
+    if (c !== 0x3d) {
+      bytes.push(c);
+      continue;
+    }
+    const hi = i + 2 < token.length ? HEX.indexOf(token[i + 1]!) : -1;
+    const lo = i + 2 < token.length ? HEX.indexOf(token[i + 2]!) : -1;
+    if (hi < 0 || lo < 0) throw new Error(`malformed KV key token "${token}"`);
+    bytes.push(hi * 16 + lo);
+    i += 2;
+  }
+  const text = Buffer.from(bytes).toString("utf8");
+  if (encodeKvToken(text) !== token) throw new Error(`malformed KV key token "${token}"`);
+  return text;
+}
+
+/** A zest key as a KV key. */
+export function keyToKvKey(key: string): string {
+  return key.split("/").map(encodeKvToken).join(".");
+}
+
+/** A KV key made by `keyToKvKey` back to the zest key. */
+export function kvKeyToKey(kvKey: string): string {
+  return kvKey.split(".").map(decodeKvToken).join("/");
+}
+
+/** A default bucket name from a storage name (bucket names allow `[-_A-Za-z0-9]`). */
+export function defaultBucket(storage: string): string {
+  return `zest_${storage.replace(/[^-\w]/g, "_")}`;
+}
+
+interface Decoded {
+  readonly timestamp: Timestamp;
+  readonly deleted: boolean;
+  readonly encoding: string;
+  readonly payload: Buffer;
+}
+
+function encodeValue(timestamp: Timestamp, deleted: boolean, encoding: string, payload: Buffer): Buffer {
+  const ts = timestamp.encode();
+  const encLen = Buffer.byteLength(encoding);
+  const buf = Buffer.allocUnsafe(2 + 1 + ts.length + 2 + encLen + payload.length);
+  let o = buf.writeUInt8(ENVELOPE_VERSION, 0);
+  o = buf.writeUInt8(deleted ? DELETED : 0, o);
+  o = buf.writeUInt8(ts.length, o);
+  o += buf.write(ts, o, "latin1");
+  o = buf.writeUInt16BE(encLen, o);
+  o += buf.write(encoding, o, "utf8");
+  payload.copy(buf, o);
+  return buf;
+}
+
+function decodeValue(data: Uint8Array): Decoded {
+  const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (buf.length < 5 || buf[0] !== ENVELOPE_VERSION) throw new Error("not a zest value");
+  const deleted = (buf[1]! & DELETED) !== 0;
+  const tsLen = buf[2]!;
+  let o = 3;
+  const ts = buf.toString("latin1", o, o + tsLen);
+  o += tsLen;
+  const encLen = buf.readUInt16BE(o);
+  o += 2;
+  const encoding = buf.toString("utf8", o, o + encLen);
+  o += encLen;
+  if (o > buf.length) throw new Error("truncated zest value");
+  return { timestamp: Timestamp.decode(ts), deleted, encoding, payload: Buffer.from(buf.subarray(o)) };
+}
+
+/**
+ * Whether a NATS connection is up. Requests in flight when it drops would otherwise wait for
+ * their full timeout (their answer is lost with the connection); they fail at once instead, and
+ * new ones fail at once until it is back. Failing early never loses an acknowledged write: a
+ * write is acknowledged only when JetStream's answer arrived.
+ */
+export class NatsLink {
+  private up = true;
+  private lost!: Promise<never>;
+  private markLost!: (err: Error) => void;
+
+  constructor(nc: NatsConnection) {
+    this.arm();
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === "disconnect" || s.type === "close") {
+          if (!this.up) continue;
+          this.up = false;
+          this.markLost(ZestError.unavailable("lost the connection to NATS"));
+          this.arm();
+        } else if (s.type === "reconnect") {
+          this.up = true;
+        }
+      }
+    })();
+  }
+
+  /** True while connected. */
+  get connected(): boolean {
+    return this.up;
+  }
+
+  /** Runs a request; rejects with 503 if the connection is down or drops before the answer. */
+  run<T>(op: () => Promise<T>): Promise<T> {
+    if (!this.up) return Promise.reject(ZestError.unavailable("the connection to NATS is down"));
+    const p = op();
+    p.catch(() => undefined); // its late failure after a disconnect has nobody to tell
+    return Promise.race([p, this.lost]);
+  }
+
+  private arm(): void {
+    this.lost = new Promise<never>((_, reject) => (this.markLost = reject));
+    this.lost.catch(() => undefined);
+  }
+}
+
+/** A storage kept in one JetStream KV bucket. */
+export class JetstreamBackend implements StorageBackend {
+  readonly history = "latest" as const;
+  readonly bucket: string;
+  /** The stream behind the bucket, and the subject prefix of its keys. */
+  private readonly stream: string;
+  private readonly subjectPrefix: string;
+  private readonly kv: KV;
+  private readonly jsm: JetStreamManager;
+  private readonly link: NatsLink;
+  private readonly drop: boolean;
+  private readonly logger: Logger;
+  /** Tombstones this backend wrote or read, by key: the candidates for `purgeTombstones`. */
+  private readonly tombstones = new Map<string, bigint>();
+  /** The revision the last `lookup` saw (0: none), for the conditional write that follows it. */
+  private lastRead: { key: string; revision: number } | undefined;
+
+  constructor(bucket: string, kv: KV, jsm: JetStreamManager, link: NatsLink, drop: boolean, logger: Logger) {
+    this.bucket = bucket;
+    this.stream = `KV_${bucket}`;
+    this.subjectPrefix = `$KV.${bucket}.`;
+    this.kv = kv;
+    this.jsm = jsm;
+    this.link = link;
+    this.drop = drop;
+    this.logger = logger;
+  }
+
+  async lookup(key: string): Promise<StoredLookup | undefined> {
+    const v = await this.read(key);
+    // The storage service writes right after a lookup: remember what the write replaces.
+    this.lastRead = { key, revision: v?.revision ?? 0 };
+    return v?.value && { timestamp: v.value.timestamp, deleted: v.value.deleted };
+  }
+
+  async put(entry: StoredEntry): Promise<void> {
+    await this.write(entry.key, entry.timestamp, encodeValue(entry.timestamp, false, entry.encoding, entry.payload));
+    this.tombstones.delete(entry.key);
+  }
+
+  async delete(key: string, timestamp: Timestamp): Promise<void> {
+    await this.write(key, timestamp, encodeValue(timestamp, true, "", Buffer.alloc(0)));
+    this.tombstones.set(key, timestamp.time);
+  }
+
+  /**
+   * Writes `value` on `key` only over the revision the last-writer-wins decision saw. Several
+   * routers may write one bucket (storages with the same name share it); when another wrote in
+   * between, the value there is read again and kept if it is newer, so the bucket never goes back
+   * in time.
+   */
+  private async write(key: string, timestamp: Timestamp, value: Buffer): Promise<void> {
+    const kvKey = keyToKvKey(key);
+    for (let attempt = 0; ; attempt++) {
+      const cached = this.lastRead;
+      this.lastRead = undefined;
+      let expected: number;
+      if (cached?.key === key) {
+        expected = cached.revision;
+      } else {
+        const current = await this.read(key);
+        if (current?.value && current.value.timestamp.compare(timestamp) >= 0) return;
+        expected = current?.revision ?? 0;
+      }
+      try {
+        await this.link.run(() => this.kv.put(kvKey, value, { previousSeq: expected }));
+        return;
+      } catch (err) {
+        if (attempt < 10 && err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) continue;
+        throw err;
+      }
+    }
+  }
+
+  async query(keyExpr: string): Promise<StoredEntry[]> {
+    if (!isWild(keyExpr)) {
+      const v = (await this.read(keyExpr))?.value;
+      return v && !v.deleted ? [toEntry(keyExpr, v)] : [];
+    }
+    const prefix = literalPrefix(keyExpr);
+    const out: StoredEntry[] = [];
+    // Keys under the prefix come from one ordered scan; the prefix key itself (`a/**` matches
+    // `a`) is not under `a.>`, so it is read on its own.
+    if (prefix !== undefined && intersects(keyExpr, prefix)) {
+      const v = (await this.read(prefix))?.value;
+      if (v && !v.deleted) out.push(toEntry(prefix, v));
+    }
+    const filter = prefix === undefined ? ">" : `${keyToKvKey(prefix)}.>`;
+    // The stream leader lists the keys under the prefix; reading each of them needs nothing
+    // else. A consumer (one ordered scan) is faster for many keys but needs JetStream's meta
+    // leader, which may be in an election for seconds after a server dies.
+    const listed = await this.link.run(() => this.jsm.streams.info(this.stream, { subjects_filter: `${this.subjectPrefix}${filter}` }));
+    const subjects = Object.keys(listed.state.subjects ?? {});
+    if (subjects.length <= DIRECT_READ_LIMIT) {
+      const keys: string[] = [];
+      for (const subject of subjects) {
+        try {
+          const key = kvKeyToKey(subject.slice(this.subjectPrefix.length));
+          if (intersects(keyExpr, key)) keys.push(key);
+        } catch {
+          // not a key zest wrote: skip it, as the scan below does
+        }
+      }
+      for (let i = 0; i < keys.length; i += READ_CONCURRENCY) {
+        const batch = keys.slice(i, i + READ_CONCURRENCY);
+        const values = await Promise.all(batch.map((k) => this.read(k)));
+        values.forEach((v, j) => {
+          if (v?.value && !v.value.deleted) out.push(toEntry(batch[j]!, v.value));
+        });
+      }
+      return out;
+    }
+    return this.link.run(async () => {
+      const iter = await this.kv.history({ key: filter });
+      for await (const e of iter) {
+        if (e.operation !== "PUT") continue;
+        let key: string;
+        let value: Decoded;
+        try {
+          key = kvKeyToKey(e.key);
+          value = decodeValue(e.value);
+        } catch (err) {
+          this.logger.debug({ bucket: this.bucket, key: e.key, err: errorMessage(err) }, "skipped a foreign KV entry");
+          continue;
+        }
+        if (!intersects(keyExpr, key)) continue;
+        if (value.deleted) this.tombstones.set(key, value.timestamp.time);
+        else out.push(toEntry(key, value));
+      }
+      return out;
+    });
+  }
+
+  async purgeTombstones(before: bigint): Promise<void> {
+    for (const [key, time] of [...this.tombstones]) {
+      if (time >= before) continue;
+      const v = await this.read(key);
+      this.tombstones.delete(key);
+      if (!v?.value || !v.value.deleted || v.value.timestamp.time >= before) continue;
+      try {
+        // Guarded by the revision read: a put that landed since keeps its value.
+        await this.link.run(() => this.kv.purge(keyToKvKey(key), { previousSeq: v.revision }));
+      } catch (err) {
+        this.logger.debug({ bucket: this.bucket, key, err: errorMessage(err) }, "tombstone changed before its purge");
+      }
+    }
+  }
+
+  async close(dispose: boolean): Promise<void> {
+    if (dispose && this.drop) await this.link.run(() => this.kv.destroy());
+  }
+
+  /** The entry on `key`: its revision, and its value unless it is a KV delete or purge marker. */
+  private async read(key: string): Promise<{ value?: Decoded; revision: number } | undefined> {
+    const e = await this.link.run(() => this.kv.get(keyToKvKey(key)));
+    if (!e) return undefined;
+    if (e.operation !== "PUT") return { revision: e.revision };
+    const value = decodeValue(e.value);
+    if (value.deleted) this.tombstones.set(key, value.timestamp.time);
+    return { value, revision: e.revision };
+  }
+}
+
+function toEntry(key: string, v: Decoded): StoredEntry {
+  return { key, payload: v.payload, encoding: v.encoding, timestamp: v.timestamp };
+}
+
+/** Where a volume without `servers` gets its NATS connection: the router's fabric, when it has one. */
+export type NatsConnectionSource = () => NatsConnection | undefined;
+
+/**
+ * The `jetstream` volume driver. Volume options: `servers` (NATS URLs, a list or a
+ * comma-separated string; default: the connection of the router's NATS fabric, from `--nats`),
+ * `replicas` (1), `timeout_ms` (JetStream request timeout, 5000). Storage options: `bucket`
+ * (default `zest_<storage name>`), `replicas` (overrides the volume's), and what removing the
+ * storage does to the bucket: `on_closure: "drop"` (or `on_dispose: "Drop"`) deletes it; the
+ * default keeps it.
+ */
+export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriver {
+  return {
+    name: "jetstream",
+    async open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume> {
+      const where = `volume ${id}`;
+      const servers = serversOption(options, where);
+      const replicas = replicasOption(options, where) ?? 1;
+      const timeout = positiveIntOption(options, "timeout_ms", where) ?? 5_000;
+      const logger = ctx.logger.child({ volume: id });
+      let nc: NatsConnection;
+      let own = false;
+      if (servers) {
+        try {
+          nc = await connect({ servers, name: `zest-volume-${id}`, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout });
+        } catch (err) {
+          throw ZestError.unavailable(`${where}: cannot connect to NATS at ${servers.join(", ")}: ${errorMessage(err)}`, err);
+        }
+        own = true;
+      } else {
+        const fabric = shared?.();
+        if (!fabric) throw ZestError.badRequest(`${where}: \`servers\` is required when the router runs without --nats`);
+        nc = fabric;
+      }
+      const js: JetStreamClient = jetstream(nc, { timeout });
+      const link = new NatsLink(nc);
+      const kvm = new Kvm(js);
+      const jsm = await js.jetstreamManager(false);
+      const buckets = new Set<string>();
+      return {
+        id,
+        driver: "jetstream",
+        async createStorage(name, _keyExpr, opts) {
+          const sw = `jetstream storage ${name}`;
+          const bucketOpt = stringOption(opts, "bucket", sw);
+          if (bucketOpt !== undefined && !/^[-\w]+$/.test(bucketOpt)) throw ZestError.badRequest(`invalid \`bucket\` "${bucketOpt}" for ${sw}: use letters, digits, '-' and '_'`);
+          const bucket = bucketOpt ?? defaultBucket(name);
+          const r = replicasOption(opts, sw) ?? replicas;
+          const drop = dropOption(opts, sw);
+          let kv: KV;
+          try {
+            kv = await kvm.create(bucket, { history: 1, replicas: r, allow_direct: false, timeout });
+          } catch (err) {
+            throw ZestError.unavailable(`${sw}: cannot open the JetStream bucket ${bucket}: ${errorMessage(err)}`, err);
+          }
+          buckets.add(bucket);
+          return new JetstreamBackend(bucket, kv, jsm, link, drop, logger.child({ storage: name }));
+        },
+        status: () => ({ __required__: false, replicas, servers: servers ?? "fabric", connected: link.connected, buckets: [...buckets].sort() }),
+        async close() {
+          if (own) await nc.drain().catch(() => nc.close());
+        },
+      };
+    },
+  };
+}
+
+/** The `jetstream` driver for embedders without a fabric: volumes must name their `servers`. */
+export const jetstreamDriver: VolumeDriver = createJetstreamDriver();
+
+function stringOption(options: Readonly<Record<string, unknown>>, key: string, where: string): string | undefined {
+  const v = options[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "string") throw ZestError.badRequest(`\`${key}\` of ${where} must be a string`);
+  return v;
+}
+
+function positiveIntOption(options: Readonly<Record<string, unknown>>, key: string, where: string): number | undefined {
+  const v = options[key];
+  if (v === undefined || v === null) return undefined;
+  const n = typeof v === "string" ? Number(v) : v;
+  if (typeof n !== "number" || !Number.isInteger(n) || n <= 0) throw ZestError.badRequest(`\`${key}\` of ${where} must be a positive integer`);
+  return n;
+}
+
+function replicasOption(options: Readonly<Record<string, unknown>>, where: string): number | undefined {
+  const n = positiveIntOption(options, "replicas", where);
+  if (n !== undefined && n > 5) throw ZestError.badRequest(`\`replicas\` of ${where} must be between 1 and 5`);
+  return n;
+}
+
+function serversOption(options: Readonly<Record<string, unknown>>, where: string): string[] | undefined {
+  const v = options.servers;
+  if (v === undefined || v === null) return undefined;
+  const list = typeof v === "string" ? v.split(",") : Array.isArray(v) && v.every((s) => typeof s === "string") ? (v as string[]) : undefined;
+  if (!list) throw ZestError.badRequest(`\`servers\` of ${where} must be a list of NATS URLs or a comma-separated string`);
+  const servers = list.map((s) => s.trim()).filter(Boolean);
+  if (servers.length === 0) throw ZestError.badRequest(`\`servers\` of ${where} is empty`);
+  return servers;
+}
+
+/** `on_closure` (`do_nothing` | `drop`) or `on_dispose` (`Drop`/`DropDB`); true means delete the bucket. */
+function dropOption(options: Readonly<Record<string, unknown>>, where: string): boolean {
+  const closure = stringOption(options, "on_closure", where)?.toLowerCase();
+  const dispose = stringOption(options, "on_dispose", where)?.toLowerCase();
+  if (closure !== undefined && closure !== "drop" && closure !== "do_nothing") throw ZestError.badRequest(`\`on_closure\` of ${where} must be do_nothing or drop (got "${closure}")`);
+  if (dispose !== undefined && dispose !== "drop" && dispose !== "dropdb" && dispose !== "keep") throw ZestError.badRequest(`\`on_dispose\` of ${where} must be Drop or Keep (got "${dispose}")`);
+  const a = closure === undefined ? undefined : closure === "drop";
+  const b = dispose === undefined ? undefined : dispose !== "keep";
+  if (a !== undefined && b !== undefined && a !== b) throw ZestError.badRequest(`${where}: \`on_closure\` and \`on_dispose\` disagree; give one of them`);
+  return a ?? b ?? false;
+}

@@ -1,0 +1,60 @@
+/** Small helpers shared by the fabric end-to-end tests. */
+import { getJson, http, type HttpResult } from "../support/http.js";
+import { startZest, type ZestProcess } from "../support/zest-process.js";
+
+/** Starts several routers at once; if one fails, stops the others before throwing. */
+export async function startRouters(argsList: string[][]): Promise<ZestProcess[]> {
+  const results = await Promise.allSettled(argsList.map((args) => startZest(args)));
+  const started = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) {
+    await Promise.all(started.map((z) => z.stop()));
+    throw failed.reason;
+  }
+  return started;
+}
+
+/** The fabric status a router shows in `@/router/local`. */
+export interface FabricView {
+  kind: string;
+  connected: boolean;
+  detail: { routers: string[]; samplesReceived: number; samplesSent: number; [k: string]: unknown };
+}
+
+/** Reads `@/router/local` and returns its fabric status and sessions. */
+export async function routerStatus(url: string): Promise<{ zid: string; fabric: FabricView; sessions: Array<Record<string, unknown>> }> {
+  const { entries } = await getJson(url, "/@/router/local");
+  const v = entries[0]?.value as { zid: string; fabric: FabricView; sessions: Array<Record<string, unknown>> } | undefined;
+  if (!v) throw new Error(`no router status at ${url}`);
+  return v;
+}
+
+/** PUT a text/plain value. */
+export function putText(url: string, key: string, value: string): Promise<HttpResult> {
+  return http(url, "PUT", `/${key}`, { body: value, headers: { "content-type": "text/plain" } });
+}
+
+/** GET `key` and return the entries as `{key: value}` plus the status and error entries. */
+export async function getValues(url: string, selector: string): Promise<{ status: number; values: Record<string, unknown>; errors: string[] }> {
+  const { status, entries } = await getJson(url, `/${selector}`);
+  const values: Record<string, unknown> = {};
+  const errors: string[] = [];
+  for (const e of entries) {
+    if (e.key === "ERROR") errors.push(String(e.value));
+    else values[e.key as string] = e.value;
+  }
+  return { status, values, errors };
+}
+
+/** `--cfg` for a memory storage. */
+export function memoryStorage(name: string, keyExpr: string): string[] {
+  return ["--cfg", `plugins/storage_manager/storages/${name}:{key_expr:"${keyExpr}",volume:"memory"}`];
+}
+
+/** `--cfg` that leaves a router without any storage (not even the default one on `**`). */
+export const NO_STORAGES = ["--cfg", "plugins/storage_manager:{storages:{}}"];
+
+/** Resolves after `ms` milliseconds. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
