@@ -1,0 +1,34 @@
+/**
+ * Memory (issue 2): RSS of a router holding 1,000,000 keys with 100-byte values in the memory
+ * volume, after a forced GC, in a child process of its own (bench/workers/memory.mjs, on the built package).
+ */
+import { fmtInt } from "../lib/format.js";
+import { runWorker } from "../lib/proc.js";
+import type { BenchResult } from "../lib/types.js";
+
+const TARGET_MB = 600;
+
+interface WorkerOut {
+  cpuSeconds: number;
+  keys: number;
+  valueBytes: number;
+  rssMb: number;
+  rssEmptyMb: number;
+  heapUsedMb: number;
+  arrayBuffersMb: number;
+  bytesPerKey: number;
+  putsPerSec: number;
+}
+
+export async function run(): Promise<BenchResult> {
+  const { out: w, ...interference } = await runWorker<WorkerOut>("memory.mjs", ["--expose-gc"]);
+  return {
+    name: "memory",
+    figures: { ...w, otherCpuPct: interference.otherCpuPct },
+    target: `< ${TARGET_MB} MB RSS`,
+    pass: w.rssMb < TARGET_MB,
+    // RSS does not depend on neighbours' CPU use: interference is recorded (it slows putsPerSec)
+    // but does not make the pass/miss unreliable.
+    summary: `RSS ${fmtInt(w.rssMb)} MB with ${fmtInt(w.keys)} keys of ${w.valueBytes} B (empty router ${fmtInt(w.rssEmptyMb)} MB, heap ${fmtInt(w.heapUsedMb)} MB, ${fmtInt(w.bytesPerKey)} B/key)`,
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * PUT of 100 bytes (issue 2): zest (memory storage on `**`) against a bare node:http server that
+ * reads the body and answers 200. Same key every time, content-type text/plain, 32 connections.
+ */
+import { fmtInt } from "../lib/format.js";
+import { httpGetText } from "../lib/http.js";
+import { compare, cpuPerReq, loadFigures, loadNotes, type RequestSpec } from "../lib/load.js";
+import { TEXT_100 } from "../lib/payloads.js";
+import { spawnBaseline, spawnZest } from "../lib/proc.js";
+import type { BenchResult } from "../lib/types.js";
+
+const TARGET = 0.85;
+
+export async function run(): Promise<BenchResult> {
+  const zest = await spawnZest("zest-put");
+  const base = await spawnBaseline("put-ok.mjs");
+  try {
+    const spec: RequestSpec = { path: "/bench/put", method: "PUT", headers: { "content-type": "text/plain" }, body: TEXT_100 };
+    const [z, b] = await compare([{ server: zest, spec }, { server: base, spec }], { connections: 32, warmupSeconds: 2, roundSeconds: 5, rounds: 2 });
+    const stored = await httpGetText(zest.url, "/bench/put");
+    if (!stored.includes(TEXT_100)) throw new Error(`the PUT value was not stored: ${stored}`);
+    const ratio = z.reqPerSec / b.reqPerSec;
+    return {
+      name: "put",
+      // Server CPU per response, baseline over zest: the same ratio, read from CPU accounting
+      // rather than wall time, so it holds up better when neighbours share the machine.
+      figures: { ...loadFigures("zest", z), ...loadFigures("baseline", b), cpuPerReqRatio: cpuPerReq(b) / cpuPerReq(z) },
+      ratio,
+      target: `>= ${TARGET}x`,
+      pass: ratio >= TARGET,
+      summary: `zest ${fmtInt(z.reqPerSec)} req/s / node:http ${fmtInt(b.reqPerSec)} req/s`,
+      interferencePct: Math.max(z.otherCpuPct, z.stealPct, b.otherCpuPct, b.stealPct),
+      notes: [...loadNotes("zest", z), ...loadNotes("node:http", b)],
+    };
+  } finally {
+    await Promise.all([zest.stop(), base.stop()]);
+  }
+}

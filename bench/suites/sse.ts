@@ -1,0 +1,219 @@
+/**
+ * SSE fan-out (issue 2): 1,000 SSE subscribers on `bench/sse/**` (real HTTP connections from this
+ * process to a zest child process), 50 HTTP PUTs per second for 20 s on `bench/sse/k`. Each put
+ * carries its send time (`performance.now()`; the subscribers are in this process, so clocks
+ * agree); each delivery's latency is its arrival time minus that. Reports p50/p99 over every
+ * delivery and the deliveries counted against 1,000 x puts (nothing may be lost).
+ *
+ * The latency includes this process reading 1,000 sockets: its event-loop delay is reported too.
+ */
+import http from "node:http";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fmtInt, fmtMs } from "../lib/format.js";
+import { interferenceNotes, selfCpuSeconds, spawnZest, startInterference, type ServerProcess } from "../lib/proc.js";
+import type { BenchResult } from "../lib/types.js";
+
+const SUBSCRIBERS = 1_000;
+const RATE = 50;
+const SECONDS = 20;
+const TARGET_P99_MS = 100;
+const SUB_PATH = "/bench/sse/**";
+const PUT_PATH = "/bench/sse/k";
+const OPEN_BATCH = 100;
+const DRAIN_MS = 5_000;
+
+/** One SSE client: parses events as they come and records each put's latency. */
+class Subscriber {
+  req: http.ClientRequest | undefined;
+  private buf = "";
+  private lastSeq = -1;
+  /** Which puts arrived (by sequence number), to count losses and duplicates. */
+  private readonly seen: Uint8Array;
+  duplicates = 0;
+  /** Events that arrived after a later put's: PUTs travel on several connections, so this is reported, not failed. */
+  reordered = 0;
+
+  constructor(
+    private readonly stats: Stats,
+    puts: number,
+  ) {
+    this.seen = new Uint8Array(puts);
+  }
+
+  /** Puts that never arrived. */
+  get missing(): number {
+    let n = 0;
+    for (const v of this.seen) if (v === 0) n++;
+    return n;
+  }
+
+  open(url: URL): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        { host: url.hostname, port: url.port, path: SUB_PATH, method: "GET", headers: { accept: "text/event-stream" }, agent: false },
+        (res) => {
+          if (res.statusCode !== 200 || !String(res.headers["content-type"]).startsWith("text/event-stream")) {
+            reject(new Error(`SSE subscribe answered ${res.statusCode} ${res.headers["content-type"]}`));
+            res.resume();
+            return;
+          }
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => this.onData(chunk));
+          res.on("error", () => undefined);
+          resolve();
+        },
+      );
+      req.on("error", reject);
+      req.end();
+      this.req = req;
+    });
+  }
+
+  private onData(chunk: string): void {
+    const now = performance.now();
+    this.buf += chunk;
+    let end: number;
+    while ((end = this.buf.indexOf("\n\n")) !== -1) {
+      const ev = this.buf.slice(0, end);
+      this.buf = this.buf.slice(end + 2);
+      // `event: PUT\ndata: { "key": ..., "value": "<seq>:<sent ms>", ... }`; comments are keep-alives.
+      if (!ev.startsWith("event: PUT")) continue;
+      const v = ev.indexOf('"value": "');
+      if (v === -1) continue;
+      const start = v + 10;
+      const colon = ev.indexOf(":", start);
+      const seq = Number(ev.slice(start, colon));
+      const sent = Number(ev.slice(colon + 1, ev.indexOf('"', colon)));
+      if (this.seen[seq] === 1) this.duplicates++;
+      this.seen[seq] = 1;
+      if (seq < this.lastSeq) this.reordered++;
+      else this.lastSeq = seq;
+      this.stats.record(now - sent);
+    }
+  }
+
+  close(): void {
+    this.req?.destroy();
+  }
+}
+
+class Stats {
+  readonly latencies: Float64Array;
+  count = 0;
+  extra = 0;
+  constructor(capacity: number) {
+    this.latencies = new Float64Array(capacity);
+  }
+  record(ms: number): void {
+    if (this.count < this.latencies.length) this.latencies[this.count++] = ms;
+    else this.extra++;
+  }
+  percentile(p: number): number {
+    if (this.count === 0) return Number.NaN;
+    const sorted = this.latencies.subarray(0, this.count).sort();
+    return sorted[Math.min(this.count - 1, Math.floor(p * this.count))]!;
+  }
+}
+
+/** Sends one PUT of `body`; resolves with whether it got a 2xx. */
+function put(url: URL, agent: http.Agent, body: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = http.request(
+      { host: url.hostname, port: url.port, path: PUT_PATH, method: "PUT", agent, headers: { "content-type": "text/plain", "content-length": Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300));
+      },
+    );
+    req.on("error", () => resolve(false));
+    req.end(body);
+  });
+}
+
+export async function run(): Promise<BenchResult> {
+  const zest: ServerProcess = await spawnZest("zest-sse");
+  const puts = RATE * SECONDS;
+  const expected = puts * SUBSCRIBERS;
+  const stats = new Stats(expected);
+  const subs: Subscriber[] = [];
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+  try {
+    const url = new URL(zest.url);
+    for (let i = 0; i < SUBSCRIBERS; i += OPEN_BATCH) {
+      const batch = Array.from({ length: Math.min(OPEN_BATCH, SUBSCRIBERS - i) }, () => new Subscriber(stats, puts));
+      subs.push(...batch);
+      await Promise.all(batch.map((s) => s.open(url)));
+    }
+    await sleep(500);
+
+    // 50 puts per second on a fixed schedule (a late tick fires at once, it does not shift the rest).
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const cpu0 = zest.cpuSeconds();
+    const self0 = selfCpuSeconds();
+    const interference = startInterference([zest.pid]);
+    const start = performance.now() + 50;
+    const replies: Array<Promise<boolean>> = [];
+    for (let i = 0; i < puts; i++) {
+      const due = start + (i * 1000) / RATE;
+      const wait = due - performance.now();
+      if (wait > 1) await sleep(wait);
+      const sent = performance.now();
+      replies.push(put(url, agent, `${i}:${sent.toFixed(3)}`));
+    }
+    const sendSeconds = (performance.now() - start) / 1000;
+    const ok = (await Promise.all(replies)).filter(Boolean).length;
+    const drainUntil = performance.now() + DRAIN_MS;
+    while (stats.count + stats.extra < expected && performance.now() < drainUntil) await sleep(50);
+    const wall = (performance.now() - start) / 1000;
+    const serverCpuPct = (100 * (zest.cpuSeconds() - cpu0)) / wall;
+    const benchCpuPct = (100 * (selfCpuSeconds() - self0)) / wall;
+    const { otherCpuPct, stealPct } = interference();
+    loop.disable();
+
+    const delivered = stats.count + stats.extra;
+    const lost = subs.reduce((s, x) => s + x.missing, 0);
+    const duplicates = subs.reduce((s, x) => s + x.duplicates, 0);
+    const reordered = subs.reduce((s, x) => s + x.reordered, 0);
+    const p50 = stats.percentile(0.5);
+    const p99 = stats.percentile(0.99);
+    const max = stats.percentile(1);
+    const notes: string[] = [];
+    if (ok !== puts) notes.push(`${puts - ok} of ${puts} PUTs failed`);
+    if (lost > 0) notes.push(`${fmtInt(lost)} deliveries lost`);
+    if (duplicates > 0) notes.push(`${fmtInt(duplicates)} events delivered twice`);
+    notes.push(...interferenceNotes("sse", { otherCpuPct, stealPct }));
+    const figures = {
+      subscribers: SUBSCRIBERS,
+      puts,
+      putsOk: ok,
+      putRatePerSec: puts / sendSeconds,
+      expectedDeliveries: expected,
+      delivered,
+      lost,
+      duplicates,
+      reordered,
+      p50Ms: p50,
+      p99Ms: p99,
+      maxMs: max,
+      zestCpuPct: serverCpuPct,
+      benchCpuPct,
+      benchLoopDelayP99Ms: loop.percentile(99) / 1e6,
+      otherCpuPct,
+    };
+    return {
+      name: "sse",
+      figures,
+      target: `p99 <= ${TARGET_P99_MS} ms, nothing lost`,
+      pass: p99 <= TARGET_P99_MS && lost === 0 && duplicates === 0 && ok === puts,
+      summary: `p50 ${fmtMs(p50)}, p99 ${fmtMs(p99)} (max ${fmtMs(max)}), ${fmtInt(expected - lost)} of ${fmtInt(expected)} deliveries arrived`,
+      interferencePct: Math.max(otherCpuPct, stealPct),
+      notes,
+    };
+  } finally {
+    for (const s of subs) s.close();
+    agent.destroy();
+    await zest.stop();
+  }
+}
