@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { canonize, intersects, KeTrie } from "../keyexpr/index.js";
+import { canonize, intersects, isWild, KeTrie } from "../keyexpr/index.js";
 import { errorMessage, ZestError } from "./errors.js";
 import type { Fabric, FabricHost, QueryableInfo } from "./fabric.js";
 import { silentLogger, type Logger } from "./log.js";
@@ -9,6 +9,9 @@ import type { Sample } from "./sample.js";
 import type { Selector } from "./selector.js";
 import { HLC } from "./timestamp.js";
 import { cancel, schedule } from "./deadlines.js";
+
+const RESOLVED: Promise<void> = Promise.resolve();
+const ROUTE_CACHE_MAX = 65_536;
 
 /** A subscriber callback. A returned promise is awaited by the put: rejecting it fails the put. */
 export type SampleHandler = (sample: Sample) => void | Promise<void>;
@@ -63,6 +66,11 @@ export class Router {
   private readonly queryablesIndex = new KeTrie<QueryableDecl>();
   private fabricStarted = false;
   private version = 0;
+  /**
+   * Matching subscribers per concrete key, as Zenoh caches data routes: a put on a known key
+   * costs one Map lookup instead of a trie walk. Cleared whenever a subscriber comes or goes.
+   */
+  private readonly routes = new Map<string, SubscriberDecl[]>();
 
   constructor(options: RouterOptions = {}) {
     const zid = options.zid ?? randomBytes(16).toString("hex");
@@ -109,12 +117,14 @@ export class Router {
   /** @internal */
   addSubscriber(decl: SubscriberDecl): void {
     this.subscribers.add(decl.key, decl);
+    this.routes.clear();
     this.version++;
     this.fabric?.declarationsChanged();
   }
   /** @internal */
   removeSubscriber(decl: SubscriberDecl): void {
     this.version++;
+    this.routes.clear();
     if (this.subscribers.delete(decl.key, decl)) this.fabric?.declarationsChanged();
   }
   /** @internal */
@@ -139,22 +149,42 @@ export class Router {
    * Resolves when every acknowledging subscriber (storages, the admin space) has it; rejects with
    * the first of their errors.
    */
-  async route(sample: Sample): Promise<void> {
+  route(sample: Sample): Promise<void> {
     this.version++;
     const pending = this.deliver(sample);
     if (this.fabric) pending.push(this.fabric.publish(sample));
-    try {
-      if (pending.length === 1) await pending[0];
-      else if (pending.length > 1) await Promise.all(pending);
-    } finally {
-      // Again once stored: a read that ran while the write was in flight must not be kept.
+    if (pending.length === 0) {
       this.version++;
+      return RESOLVED;
     }
+    // Again once stored: a read that ran while the write was in flight must not be kept.
+    return (pending.length === 1 ? pending[0]! : Promise.all(pending)).then(
+      () => {
+        this.version++;
+      },
+      (err: unknown) => {
+        this.version++;
+        throw err;
+      },
+    );
+  }
+
+  private matchingSubscribers(key: string): SubscriberDecl[] {
+    let subs = this.routes.get(key);
+    if (subs === undefined) {
+      subs = this.subscribers.intersecting(key);
+      if (!isWild(key)) {
+        // Bounded: a stream of distinct keys must not grow the cache without end.
+        if (this.routes.size >= ROUTE_CACHE_MAX) this.routes.clear();
+        this.routes.set(key, subs);
+      }
+    }
+    return subs;
   }
 
   private deliver(sample: Sample): Promise<void>[] {
     const pending: Promise<void>[] = [];
-    for (const sub of this.subscribers.intersecting(sample.key)) {
+    for (const sub of this.matchingSubscribers(sample.key)) {
       try {
         const r = sub.handler(sample);
         if (r) pending.push(r);

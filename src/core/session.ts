@@ -70,8 +70,13 @@ export class Session {
   }
 
   /** Writes `payload` on `keyexpr`; resolves when every storage holding it has it. */
-  async put(keyexpr: IntoKeyExpr, payload: Buffer | Uint8Array | string, options: PutOptions = {}): Promise<void> {
-    const key = toKeyExpr(keyexpr);
+  put(keyexpr: IntoKeyExpr, payload: Buffer | Uint8Array | string, options: PutOptions = {}): Promise<void> {
+    let key: string;
+    try {
+      key = toKeyExpr(keyexpr);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const ts = options.timestamp ?? this.router.hlc.newTimestamp();
     return this.router.route(makeSample(key, "put", payload, options.encoding ?? Encoding.APP_OCTET_STREAM, ts));
   }

@@ -14,7 +14,6 @@ export class Timestamp {
   /** Uppercase hex id of the clock (router id). */
   readonly id: string;
   private text: string | undefined;
-  private rfc: string | undefined;
 
   constructor(time: bigint, id: string) {
     this.time = time;
@@ -34,12 +33,15 @@ export class Timestamp {
 
   /** `2022-03-29T10:19:38.988830998Z`: RFC 3339, UTC, exactly 9 fraction digits. */
   toRfc3339(): string {
-    return (this.rfc ??= ntp64ToRfc3339(this.time));
+    // The cached `toString` form starts with it; one cached string per timestamp keeps stored
+    // values small (a million stored keys hold a million timestamps).
+    const s = this.toString();
+    return s.slice(0, s.lastIndexOf("/"));
   }
 
   /** `<RFC 3339>/<ID>`, the Variant A `time` field (computed once: timestamps never change). */
   toString(): string {
-    return (this.text ??= `${this.toRfc3339()}/${this.id}`);
+    return (this.text ??= `${ntp64ToRfc3339(this.time)}/${this.id}`);
   }
 
   /** Compact form for storage: `<time as 16 hex digits>/<id>`; sorts like `compare`. */

@@ -157,7 +157,7 @@ export class RestServer {
           const body = await readBody(req, this.opts.bodyLimit);
           if (method === "DELETE") await session.delete(key);
           else await session.put(key, body, { encoding: codec.encodingFor(req.headers["content-type"]) });
-          res.writeHead(codec.writeStatus, { ...cors, "content-length": 0 });
+          res.writeHead(codec.writeStatus, cors === CORS_PLAIN ? WRITE_HEADERS : { ...cors, "content-length": 0 });
           res.end();
           return;
         }
@@ -215,9 +215,14 @@ function firstAccept(accept: string | undefined): string | undefined {
   return accept.slice(0, end).trim().toLowerCase();
 }
 
+const CORS_PLAIN: Readonly<Record<string, string>> = Object.freeze({ "access-control-allow-origin": "*" });
+const CORS_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ "access-control-allow-origin": "*", "access-control-allow-credentials": "false" });
+
+const WRITE_HEADERS: Readonly<Record<string, string | number>> = Object.freeze({ ...CORS_PLAIN, "content-length": 0 });
+
 /** Every response may be read cross-origin; the data carries no credentials. */
-function corsHeaders(req: IncomingMessage): Record<string, string> {
-  return req.headers.origin ? { "access-control-allow-origin": "*", "access-control-allow-credentials": "false" } : { "access-control-allow-origin": "*" };
+function corsHeaders(req: IncomingMessage): Readonly<Record<string, string>> {
+  return req.headers.origin ? CORS_ORIGIN : CORS_PLAIN;
 }
 
 function preflight(req: IncomingMessage, res: ServerResponse): void {

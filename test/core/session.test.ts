@@ -27,6 +27,17 @@ describe("Session", () => {
     assert.equal(got[0]!.encoding, "text/plain");
   });
 
+  test("a subscriber declared or undeclared after puts on a key sees exactly the puts made while declared", async () => {
+    const s = new Session(new Router());
+    await s.put("r/k", "before"); // the route of r/k is now cached (no subscriber)
+    const got: string[] = [];
+    const sub = s.declareSubscriber("r/*", (x) => void got.push(x.payload.toString()));
+    await s.put("r/k", "during");
+    sub.undeclare();
+    await s.put("r/k", "after");
+    assert.deepEqual(got, ["during"]);
+  });
+
   test("two puts through one router never share a timestamp", async () => {
     const s = new Session(new Router({ zid: "02" }));
     const stamps: Timestamp[] = [];
