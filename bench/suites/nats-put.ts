@@ -1,0 +1,94 @@
+/**
+ * PUT through the NATS fabric (issue 4): a real 3-node NATS cluster, router A on node 1 with no
+ * storage, router B on node 2 with a memory storage on `np/**` (the one remote subscriber).
+ * PUTs of 100 bytes (text/plain, autocannon, 32 connections) on `np/k` through A: each is routed
+ * over NATS to B, stored there, and acknowledged back before A answers.
+ *
+ * Baseline: the in-process fabric, a single router without NATS holding the same memory storage
+ * on `np/**` (the same subscriber, local). Runs alternate (warm-up, then fabric single, single
+ * fabric). Ratio: fabric req/s over in-process req/s. CPU per PUT is reported for the whole
+ * system (A, B and the three nats-servers; the single router).
+ *
+ * Check: B's fabric counted at least as many received samples as A had acknowledged PUTs.
+ */
+import { fmtInt, fmtNum } from "../lib/format.js";
+import { httpGetText, httpPut } from "../lib/http.js";
+import { loadNotes, type RequestSpec } from "../lib/load.js";
+import { fabricStatus, type NatsCluster, natsPids, spawnRouter, startNatsCluster, waitRoutersMeet } from "../lib/nats.js";
+import { memory, storagesCfg } from "../lib/storages.js";
+import { TEXT_100 } from "../lib/payloads.js";
+import { type ServerProcess, spawnZest } from "../lib/proc.js";
+import { compareSystems, systemFigures, waitUntil } from "../lib/system-load.js";
+import type { BenchResult } from "../lib/types.js";
+
+export async function run(): Promise<BenchResult> {
+  let cluster: NatsCluster | undefined;
+  const servers: ServerProcess[] = [];
+  try {
+    cluster = await startNatsCluster();
+    const [a, b, single] = await Promise.all([
+      spawnRouter("zest-nats-a", "A1", cluster.urls[0]!, storagesCfg({})),
+      spawnRouter("zest-nats-b", "B2", cluster.urls[1]!, storagesCfg({ np: memory("np/**") })),
+      spawnZest("zest-single", storagesCfg({ np: memory("np/**") })),
+    ]);
+    servers.push(a!, b!, single!);
+    await waitRoutersMeet([
+      { server: a!, id: "A1" },
+      { server: b!, id: "B2" },
+    ]);
+    // A waits for B's acknowledgement once it knows B's storage: probe until a PUT through A is in B.
+    let probe = 0;
+    await waitUntil(
+      async () => {
+        const v = `probe-${++probe}`;
+        await httpPut(a!.url, "/np/probe", v, "text/plain");
+        return (await httpGetText(b!.url, "/np/probe")).includes(v);
+      },
+      10_000,
+      "a PUT through router A to reach router B's storage",
+    );
+
+    const nats = natsPids(cluster);
+    const received0 = (await fabricStatus(b!)).detail.samplesReceived;
+    const spec: RequestSpec = { path: "/np/k", method: "PUT", headers: { "content-type": "text/plain" }, body: TEXT_100 };
+    const {
+      figures: [fab, inproc],
+      warmupRequests,
+    } = await compareSystems(
+      [
+        { server: a!, spec, helperPids: [b!.pid, ...nats] },
+        { server: single!, spec },
+      ],
+      { connections: 32, warmupSeconds: 2, roundSeconds: 5, rounds: 2 },
+    );
+    const f = fab!;
+    const s = inproc!;
+    const received = (await fabricStatus(b!)).detail.samplesReceived - received0;
+    const acked = f.requests + warmupRequests[0]!;
+    const notes = [...loadNotes("fabric", f), ...loadNotes("in-process", s)];
+    if (received < acked) notes.push(`router B received ${fmtInt(received)} samples for ${fmtInt(acked)} PUTs acknowledged by A`);
+
+    const ratio = f.reqPerSec / s.reqPerSec;
+    return {
+      name: "nats-put",
+      figures: {
+        ...systemFigures("fabric", f),
+        ...systemFigures("inproc", s),
+        fabricRouterBUsPerReq: f.helperUsPerReq[0]!,
+        fabricNatsUsPerReq: f.helperUsPerReq.slice(1).reduce((x, y) => x + y, 0),
+        samplesReceivedByB: received,
+        cpuPerReqRatio: s.systemUsPerReq / f.systemUsPerReq,
+      },
+      ratio,
+      target: "report",
+      summary:
+        `NATS fabric (A → B) ${fmtInt(f.reqPerSec)} req/s / in-process ${fmtInt(s.reqPerSec)} req/s ` +
+        `(CPU per PUT, all processes: ${fmtNum(f.systemUsPerReq, 0)} µs / ${fmtNum(s.systemUsPerReq, 0)} µs; p99 ${fmtNum(f.p99Ms, 1)} ms / ${fmtNum(s.p99Ms, 1)} ms)`,
+      interferencePct: Math.max(f.otherCpuPct, f.stealPct, s.otherCpuPct, s.stealPct),
+      notes,
+    };
+  } finally {
+    await Promise.all(servers.map((z) => z.stop()));
+    await cluster?.stop();
+  }
+}
