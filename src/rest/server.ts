@@ -240,25 +240,62 @@ function preflight(req: IncomingMessage, res: ServerResponse): void {
   res.end();
 }
 
+/**
+ * A refused body up to this size is still read (and dropped) before the 413 is sent: closing a
+ * connection on a client that is still sending resets it, and the client may lose the answer.
+ */
+const DRAIN_LIMIT = 64 * 1024 * 1024;
+/** How long a refused body may take to drain before the connection is closed anyway. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
 /** Reads the whole body, refusing (413) more than `limit` bytes before buffering them. */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > limit) return Promise.reject(new ZestError(413, `request body of ${declared} bytes exceeds the limit of ${limit} bytes`));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let refused = false;
+    const refuse = (err: ZestError): void => {
+      refused = true;
+      req.off("data", onData);
+      if (declared > DRAIN_LIMIT || size > DRAIN_LIMIT) {
+        req.pause();
+        reject(err);
+        return;
+      }
+      let drained = size;
+      const timer = setTimeout(() => reject(err), DRAIN_TIMEOUT_MS);
+      const done = (): void => {
+        clearTimeout(timer);
+        reject(err);
+      };
+      req.on("data", (c: Buffer) => {
+        drained += c.length;
+        if (drained > DRAIN_LIMIT) {
+          req.pause();
+          done();
+        }
+      });
+      req.once("end", done);
+      req.once("error", done);
+      req.resume();
+    };
     const onData = (c: Buffer): void => {
       size += c.length;
       if (size > limit) {
-        req.off("data", onData);
-        req.pause();
-        reject(new ZestError(413, `request body exceeds the limit of ${limit} bytes`));
+        refuse(new ZestError(413, `request body exceeds the limit of ${limit} bytes`));
         return;
       }
       chunks.push(c);
     };
+    if (declared > limit) {
+      refuse(new ZestError(413, `request body of ${declared} bytes exceeds the limit of ${limit} bytes`));
+      return;
+    }
     req.on("data", onData);
-    req.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once("end", () => {
+      if (!refused) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    });
     req.once("error", (err) => reject(ZestError.badRequest(`could not read the request body: ${err.message}`)));
   });
 }

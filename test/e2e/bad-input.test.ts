@@ -109,6 +109,28 @@ describe("bad input gets a clear status and one-line reason, and loses nothing",
     assert.equal(get.headers.get("access-control-allow-origin"), "*");
   });
 
+  test("a client still sending a refused body gets its 413, never a reset (content-length and chunked)", async () => {
+    // 4 MiB against a 1 KiB limit: the client is mid-upload when the router refuses.
+    const big = "x".repeat(4 * 1024 * 1024);
+    for (let i = 0; i < 10; i++) {
+      const sized = await http(z.url, "PUT", "/big/sized", { body: big, headers: { "content-type": "text/plain" } });
+      assert.equal(sized.status, 413);
+      const chunk = new TextEncoder().encode(big.slice(0, 512 * 1024));
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let k = 0; k < 8; k++) c.enqueue(chunk);
+          c.close();
+        },
+      });
+      const chunked = await fetch(`${z.url}/big/chunked`, { method: "PUT", body, duplex: "half", headers: { "content-type": "text/plain" } } as RequestInit);
+      assert.equal(chunked.status, 413);
+      assert.match(await chunked.text(), /exceeds the limit of 1024 bytes/);
+    }
+    const { entries } = await getJson(z.url, "/big/**");
+    assert.deepEqual(entries, []);
+    await stillServing();
+  });
+
   test("a client that drops mid-request loses nothing else", async () => {
     const u = new URL(z.url);
     await new Promise<void>((resolve) => {
