@@ -55,11 +55,16 @@ export interface StorageBackend {
   close(dispose: boolean): Promise<void>;
 }
 
-/** The synchronous write face of a backend (see `StorageBackend.sync`). */
+/**
+ * The synchronous write face of a backend (see `StorageBackend.sync`). A write is applied when
+ * `put` or `delete` returns: the next `lookup` and query see it. It is durable at once when they
+ * return nothing, or once the promise they return resolves (a backend that commits writes in
+ * groups); a rejection means the write was lost and must not be acknowledged.
+ */
 export interface SyncWrites {
   lookup(key: string): StoredLookup | undefined;
-  put(entry: StoredEntry): void;
-  delete(key: string, timestamp: Timestamp): void;
+  put(entry: StoredEntry): void | Promise<void>;
+  delete(key: string, timestamp: Timestamp): void | Promise<void>;
 }
 
 /** Base of backends whose writes never wait (memory, SQLite): the async methods wrap `sync`. */
@@ -70,10 +75,10 @@ export abstract class SyncWritesBackend {
     return this.sync.lookup(key);
   }
   async put(entry: StoredEntry): Promise<void> {
-    this.sync.put(entry);
+    await this.sync.put(entry);
   }
   async delete(key: string, timestamp: Timestamp): Promise<void> {
-    this.sync.delete(key, timestamp);
+    await this.sync.delete(key, timestamp);
   }
 }
 

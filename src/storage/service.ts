@@ -67,12 +67,14 @@ export class StorageService {
     const sync = this.backend.sync;
     if (sync && this.queued === 0 && !isWild(sample.key)) {
       // Nothing is in flight, so writing now keeps the order; no promise is needed.
+      let durable: Promise<void> | undefined;
       try {
-        this.applyWith(sample, sync.lookup(sample.key), sync);
-        return undefined;
+        durable = this.applyWith(sample, sync.lookup(sample.key), sync);
       } catch (err) {
         return Promise.reject(this.failure(sample, err));
       }
+      // Applied already (so the order holds); the put is acknowledged once the write is durable.
+      return durable?.catch((err: unknown) => Promise.reject(this.failure(sample, err)));
     }
     this.queued++;
     const run = this.tail.then(() => this.apply(sample)).finally(() => this.queued--);
@@ -98,7 +100,8 @@ export class StorageService {
 
   /**
    * Decides a sample against what the backend holds for its key and writes it: through `sync`
-   * when given (returns undefined), else asynchronously (returns the write's promise).
+   * when given (applied on return; a promise only while it is not yet durable), else
+   * asynchronously (returns the write's promise).
    */
   private applyWith(sample: Sample, current: StoredLookup | undefined, sync: SyncWrites | undefined): Promise<void> | undefined {
     const ts = sample.timestamp;
@@ -107,10 +110,9 @@ export class StorageService {
     if (current && current.timestamp.compare(ts) >= 0) return undefined; // outdated
     const router = this.session.router;
     if (sync) {
-      if (sample.kind === "put") sync.put({ key: sample.key, payload: sample.payload, encoding: sample.encoding, timestamp: ts });
-      else sync.delete(sample.key, ts);
+      const durable = sample.kind === "put" ? sync.put({ key: sample.key, payload: sample.payload, encoding: sample.encoding, timestamp: ts }) : sync.delete(sample.key, ts);
       router.touch();
-      return undefined;
+      return durable instanceof Promise ? durable : undefined;
     }
     const write = sample.kind === "put" ? this.backend.put({ key: sample.key, payload: sample.payload, encoding: sample.encoding, timestamp: ts }) : this.backend.delete(sample.key, ts);
     return write.then(() => router.touch());

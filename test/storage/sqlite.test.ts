@@ -209,6 +209,54 @@ describe("sqlite volume", () => {
     await volume.close();
   });
 
+  it("puts started together are each durable for another connection when they resolve", async () => {
+    const path = freshPath();
+    const volume = await sqliteDriver.open("gc", { path }, ctx);
+    const s1 = await volume.createStorage("one", "x/**", {});
+    const s2 = await volume.createStorage("two", "x/**", { table: "second" });
+    const reader = new Database(path, { readonly: true });
+    try {
+      const count = (table: string, key: string): number =>
+        reader.prepare<[string], { n: number }>(`SELECT count(*) AS n FROM ${table} WHERE key = ? AND deleted = 0`).get(key)!.n;
+      const seen: string[] = [];
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) => [
+          s1.put(entry(`x/${i}`, `v${i}`, i + 1)).then(() => seen.push(`one ${count("one", `x/${i}`)}`)),
+          s2.put(entry(`x/${i}`, `w${i}`, i + 1)).then(() => seen.push(`second ${count("second", `x/${i}`)}`)),
+        ]).flat(),
+      );
+      assert.equal(seen.length, 100);
+      assert.deepEqual(seen.filter((s) => !s.endsWith(" 1")), [], "every resolved put is committed");
+    } finally {
+      reader.close();
+    }
+    await s1.close(false);
+    await s2.close(false);
+    await volume.close();
+  });
+
+  it("keys beyond the cache's bound are read back from the file, values and tombstones", async () => {
+    const path = freshPath();
+    const { volume, storage } = await openStorage(path);
+    const n = 20_000; // more than the cache holds
+    await Promise.all(Array.from({ length: n }, (_, i) => storage.put(entry(`k/${i}`, `value ${i}`, 100))));
+    await storage.delete("k/0", ts(200));
+    await Promise.all(Array.from({ length: n }, (_, i) => storage.put(entry(`k/${i}`, "older", 50)).catch(() => undefined)));
+    for (const i of [1, 2, 999, 10_000, n - 1]) {
+      const [e] = await storage.query(`k/${i}`);
+      assert.equal(e?.payload.toString(), "older", "a put writes unconditionally; the service decides LWW");
+    }
+    assert.equal((await storage.lookup("k/0"))?.deleted, false);
+    await storage.delete("k/5", ts(300));
+    for (let i = 0; i < n; i++) await storage.put(entry(`j/${i}`, "filler", 1)); // evicts k/5's tombstone
+    const gone = await storage.lookup("k/5");
+    assert.equal(gone?.deleted, true);
+    assert.equal(gone?.timestamp.compare(ts(300)), 0);
+    assert.deepEqual(await storage.query("k/5"), []);
+    await storage.close(false);
+    await volume.close();
+  });
+
   it("a storage's own path overrides the volume's", async () => {
     const volPath = freshPath();
     const own = freshPath();

@@ -16,6 +16,17 @@ interface SharedDb {
   readonly db: Database.Database;
   readonly path: string;
   refs: number;
+  /** The open group commit: writes of this event-loop turn, committed together. */
+  batch: Batch | undefined;
+  /** Called when a transaction is rolled back, so caches forget what it wrote. */
+  readonly onRollback: Set<() => void>;
+}
+
+/** A transaction collecting the writes of one event-loop turn (see `writeInBatch`). */
+interface Batch {
+  readonly durable: Promise<void>;
+  resolve(): void;
+  reject(err: unknown): void;
 }
 
 /** Open files by absolute path: one connection per file keeps writes serialized in-process. */
@@ -38,7 +49,7 @@ function acquireDb(path: string): SharedDb {
     db.close();
     throw err;
   }
-  const shared: SharedDb = { db, path, refs: 1 };
+  const shared: SharedDb = { db, path, refs: 1, batch: undefined, onRollback: new Set() };
   openFiles.set(path, shared);
   return shared;
 }
@@ -46,8 +57,83 @@ function acquireDb(path: string): SharedDb {
 function releaseDb(shared: SharedDb): void {
   if (--shared.refs > 0) return;
   openFiles.delete(shared.path);
-  shared.db.close();
+  try {
+    commitBatch(shared);
+  } finally {
+    shared.db.close();
+  }
 }
+
+/**
+ * Group commit: runs `write` inside the transaction of the current event-loop turn (opening it if
+ * needed) and returns the promise of that transaction's COMMIT. Writes are visible to this
+ * connection at once; the puts they carry are acknowledged once the promise resolves, so every
+ * acknowledged write is in the WAL, and one commit serves all the requests of a turn.
+ */
+function writeInBatch(shared: SharedDb, write: () => void): Promise<void> {
+  let batch = shared.batch;
+  if (!batch) {
+    shared.db.exec("BEGIN");
+    let resolve!: () => void;
+    let reject!: (err: unknown) => void;
+    const durable = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    durable.catch(() => undefined); // each writer gets the rejection; none is left unhandled
+    batch = { durable, resolve, reject };
+    shared.batch = batch;
+    setImmediate(() => commitBatch(shared));
+  }
+  try {
+    write();
+  } catch (err) {
+    // Most failed statements leave the transaction open; an I/O error or a full disk rolls it back,
+    // and with it every write of this turn.
+    if (!shared.db.inTransaction) failBatch(shared, err);
+    throw err;
+  }
+  return batch.durable;
+}
+
+/** Commits the open group commit, if any; its writers learn the outcome through their promise. */
+function commitBatch(shared: SharedDb): void {
+  const batch = shared.batch;
+  if (!batch) return;
+  try {
+    shared.db.exec("COMMIT");
+  } catch (err) {
+    try {
+      if (shared.db.inTransaction) shared.db.exec("ROLLBACK");
+    } catch {
+      // the transaction is gone either way
+    }
+    failBatch(shared, err);
+    return;
+  }
+  shared.batch = undefined;
+  batch.resolve();
+}
+
+function failBatch(shared: SharedDb, err: unknown): void {
+  const batch = shared.batch;
+  shared.batch = undefined;
+  for (const forget of shared.onRollback) forget();
+  batch?.reject(ZestError.unavailable(`sqlite ${shared.path}: commit failed: ${errorMessage(err)}`, err));
+}
+
+/** A cached row: a value, or a tombstone (`payload` undefined). */
+interface Slot {
+  readonly payload: Buffer | undefined;
+  readonly encoding: string;
+  readonly timestamp: Timestamp;
+}
+
+/** Bounds of each storage's cache of decoded rows. */
+const CACHE_ENTRIES = 16_384;
+const CACHE_BYTES = 64 * 1024 * 1024;
+/** Larger values are read from the file each time. */
+const CACHE_MAX_VALUE = 1024 * 1024;
 
 /** The columns a zest table must have, in order: name, declared type, NOT NULL, primary key. */
 const SCHEMA: ReadonlyArray<readonly [string, string, number, number]> = [
@@ -72,12 +158,20 @@ interface Row {
   ts: string;
 }
 
+interface FullRow extends Row {
+  deleted: number;
+}
+
 const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 /** Keys sort with `/` (0x2F) right before `0` (0x30): `[p, p + "0")` is `p` and everything under `p/`. */
 const AFTER_SLASH = "0";
 
-/** A storage kept in one table of an SQLite file. */
+/**
+ * A storage kept in one table of an SQLite file. Writes go through the file's group commit, and a
+ * bounded write-through cache of decoded rows (values and tombstones) serves lookups and exact
+ * reads without SQL; it is exact because this process is the only writer of its tables.
+ */
 export class SqliteBackend extends SyncWritesBackend implements StorageBackend {
   readonly history = "latest" as const;
   /** Absolute path of the database file. */
@@ -89,11 +183,14 @@ export class SqliteBackend extends SyncWritesBackend implements StorageBackend {
   private readonly onDispose: DisposePolicy;
   private readonly onClose: (b: SqliteBackend) => void;
   private closed = false;
+  /** Decoded rows by key, oldest insertion first (evicted first). */
+  private readonly cache = new Map<string, Slot>();
+  private cacheBytes = 0;
+  private readonly forgetCache = (): void => this.clearCache();
   private readonly stmt: {
-    lookup: Database.Statement<[string], { ts: string; deleted: number }>;
+    row: Database.Statement<[string], FullRow>;
     upsert: Database.Statement<[string, Buffer, string, string]>;
     tombstone: Database.Statement<[string, string]>;
-    get: Database.Statement<[string], Row>;
     range: Database.Statement<[string, string], Row>;
     all: Database.Statement<[], Row>;
     purge: Database.Statement<[string]>;
@@ -108,11 +205,12 @@ export class SqliteBackend extends SyncWritesBackend implements StorageBackend {
     this.table = table;
     this.onDispose = onDispose;
     this.onClose = onClose;
+    shared.onRollback.add(this.forgetCache);
     const db = shared.db;
     const t = quoteIdent(table);
     const cols = "key, payload, encoding, ts";
     this.stmt = {
-      lookup: db.prepare<[string], { ts: string; deleted: number }>(`SELECT ts, deleted FROM ${t} WHERE key = ?`),
+      row: db.prepare<[string], FullRow>(`SELECT ${cols}, deleted FROM ${t} WHERE key = ?`),
       upsert: db.prepare<[string, Buffer, string, string]>(
         `INSERT INTO ${t} (key, payload, encoding, ts, deleted) VALUES (?, ?, ?, ?, 0)
          ON CONFLICT(key) DO UPDATE SET payload = excluded.payload, encoding = excluded.encoding, ts = excluded.ts, deleted = 0`,
@@ -121,31 +219,34 @@ export class SqliteBackend extends SyncWritesBackend implements StorageBackend {
         `INSERT INTO ${t} (key, payload, encoding, ts, deleted) VALUES (?, NULL, '', ?, 1)
          ON CONFLICT(key) DO UPDATE SET payload = NULL, encoding = '', ts = excluded.ts, deleted = 1`,
       ),
-      get: db.prepare<[string], Row>(`SELECT ${cols} FROM ${t} WHERE key = ? AND deleted = 0`),
       range: db.prepare<[string, string], Row>(`SELECT ${cols} FROM ${t} WHERE key >= ? AND key < ? AND deleted = 0`),
       all: db.prepare<[], Row>(`SELECT ${cols} FROM ${t} WHERE deleted = 0`),
       purge: db.prepare<[string]>(`DELETE FROM ${t} WHERE deleted = 1 AND ts < ?`),
     };
   }
 
-  /** better-sqlite3 is synchronous: every write is committed (in the WAL) when the call returns. */
+  /** better-sqlite3 is synchronous: a write is applied on return, and durable once its group commits. */
   readonly sync: SyncWrites = {
     lookup: (key) => {
-      const row = this.run(() => this.stmt.lookup.get(key));
-      return row && { timestamp: Timestamp.decode(row.ts), deleted: row.deleted !== 0 };
+      const slot = this.slot(key);
+      return slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined };
     },
     put: (entry) => {
-      this.run(() => this.stmt.upsert.run(entry.key, entry.payload, entry.encoding, entry.timestamp.encode()));
+      const durable = this.write(() => this.stmt.upsert.run(entry.key, entry.payload, entry.encoding, entry.timestamp.encode()));
+      this.remember(entry.key, { payload: entry.payload, encoding: entry.encoding, timestamp: entry.timestamp });
+      return durable;
     },
     delete: (key, timestamp) => {
-      this.run(() => this.stmt.tombstone.run(key, timestamp.encode()));
+      const durable = this.write(() => this.stmt.tombstone.run(key, timestamp.encode()));
+      this.remember(key, { payload: undefined, encoding: "", timestamp });
+      return durable;
     },
   };
 
   async query(keyExpr: string): Promise<StoredEntry[]> {
     if (!isWild(keyExpr)) {
-      const row = this.run(() => this.stmt.get.get(keyExpr));
-      return row ? [toEntry(row)] : [];
+      const slot = this.slot(keyExpr);
+      return slot?.payload ? [{ key: keyExpr, payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp }] : [];
     }
     const prefix = literalPrefix(keyExpr);
     const rows = this.run(() => (prefix === undefined ? this.stmt.all.all() : this.stmt.range.all(prefix, prefix + AFTER_SLASH)));
@@ -158,13 +259,55 @@ export class SqliteBackend extends SyncWritesBackend implements StorageBackend {
     // `ts` starts with the time as 16 hex digits, so string order is time order; a tombstone at
     // exactly `before` ("<hex>/<id>") sorts after "<hex>" and is kept, as in the memory volume.
     const bound = before.toString(16).padStart(16, "0");
-    this.run(() => this.stmt.purge.run(bound));
+    this.write(() => this.stmt.purge.run(bound)).catch(() => undefined); // a lost purge is redone next time
+    for (const [key, slot] of this.cache) if (slot.payload === undefined && slot.timestamp.time < before) this.forget(key);
+  }
+
+  /** The row of exactly `key` (value or tombstone), from the cache or the file. */
+  private slot(key: string): Slot | undefined {
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const row = this.run(() => this.stmt.row.get(key));
+    if (!row) return undefined;
+    const slot: Slot = { payload: row.deleted === 0 ? (row.payload ?? Buffer.alloc(0)) : undefined, encoding: row.encoding, timestamp: Timestamp.decode(row.ts) };
+    this.remember(key, slot);
+    return slot;
+  }
+
+  private write(statement: () => void): Promise<void> {
+    return this.run(() => writeInBatch(this.shared, statement));
+  }
+
+  private remember(key: string, slot: Slot): void {
+    this.forget(key); // re-inserted last, so recently written keys are evicted last
+    const size = slot.payload?.length ?? 0;
+    if (size > CACHE_MAX_VALUE) return;
+    this.cache.set(key, slot);
+    this.cacheBytes += size + key.length;
+    for (const [oldest] of this.cache) {
+      if (this.cache.size <= CACHE_ENTRIES && this.cacheBytes <= CACHE_BYTES) break;
+      this.forget(oldest);
+    }
+  }
+
+  private forget(key: string): void {
+    const slot = this.cache.get(key);
+    if (!slot) return;
+    this.cache.delete(key);
+    this.cacheBytes -= (slot.payload?.length ?? 0) + key.length;
+  }
+
+  private clearCache(): void {
+    this.cache.clear();
+    this.cacheBytes = 0;
   }
 
   async close(dispose: boolean): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.onClose(this);
+    this.shared.onRollback.delete(this.forgetCache);
+    this.clearCache();
     let removeFile = false;
     try {
       if (dispose) removeFile = this.dispose();
