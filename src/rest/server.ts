@@ -55,7 +55,9 @@ export class RestServer {
     };
     if (this.opts.cacheEntries > 0 && options.session.router.fabric === undefined) this.cache = new ReadCache(this.opts.cacheEntries);
     this.server = createServer((req, res) => {
-      if (!this.serveCached(req, res)) void this.handle(req, res);
+      const method = req.method;
+      if (method === "PUT" || method === "PATCH" || method === "DELETE") this.write(req, res, method);
+      else if (!this.serveCached(req, res)) void this.handle(req, res);
     });
     this.server.keepAliveTimeout = 65_000;
   }
@@ -149,18 +151,6 @@ export class RestServer {
           }
           return send(res, method, cors, err && err.kind === "err" ? err.status : 200, rendered.contentType, body);
         }
-        case "PUT":
-        case "PATCH":
-        case "DELETE": {
-          const key = codec.pathToKey(path, session.zid, true);
-          checkWrite(permissions, key, req);
-          const body = await readBody(req, this.opts.bodyLimit);
-          if (method === "DELETE") await session.delete(key);
-          else await session.put(key, body, { encoding: codec.encodingFor(req.headers["content-type"]) });
-          res.writeHead(codec.writeStatus, cors === CORS_PLAIN ? WRITE_HEADERS : { ...cors, "content-length": 0 });
-          res.end();
-          return;
-        }
         default:
           res.setHeader("allow", ALLOWED_METHODS);
           throw new ZestError(405, `method ${method} is not supported: use GET, PUT, PATCH or DELETE`);
@@ -168,6 +158,39 @@ export class RestServer {
     } catch (err) {
       this.sendError(req, res, cors, err);
     }
+  }
+
+  /**
+   * PUT, PATCH and DELETE, with callbacks rather than an async pipeline: writes are the hot path,
+   * and the response goes out as soon as every storage has the sample.
+   */
+  private write(req: IncomingMessage, res: ServerResponse, method: "PUT" | "PATCH" | "DELETE"): void {
+    const cors = corsHeaders(req);
+    const { codec, session, permissions } = this.opts;
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    let key: string;
+    try {
+      key = codec.pathToKey(q === -1 ? url : url.slice(0, q), session.zid, true);
+      checkWrite(permissions, key, req);
+    } catch (err) {
+      this.sendError(req, res, cors, err);
+      return;
+    }
+    readBody(req, this.opts.bodyLimit, (err, body) => {
+      if (err) {
+        this.sendError(req, res, cors, err);
+        return;
+      }
+      const done = method === "DELETE" ? session.delete(key) : session.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) });
+      done.then(
+        () => {
+          res.writeHead(codec.writeStatus, cors === CORS_PLAIN ? WRITE_HEADERS : { ...cors, "content-length": 0 });
+          res.end();
+        },
+        (e: unknown) => this.sendError(req, res, cors, e),
+      );
+    });
   }
 
   private sendError(req: IncomingMessage, res: ServerResponse, cors: Record<string, string>, err: unknown): void {
@@ -248,54 +271,58 @@ const DRAIN_LIMIT = 64 * 1024 * 1024;
 /** How long a refused body may take to drain before the connection is closed anyway. */
 const DRAIN_TIMEOUT_MS = 10_000;
 
-/** Reads the whole body, refusing (413) more than `limit` bytes before buffering them. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/** Reads the whole body, refusing (413) more than `limit` bytes before buffering them. Calls `done` once. */
+function readBody(req: IncomingMessage, limit: number, done: (err: ZestError | undefined, body?: Buffer) => void): void {
   const declared = Number(req.headers["content-length"] ?? 0);
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    const refuse = (err: ZestError): void => {
-      refused = true;
-      req.off("data", onData);
-      if (declared > DRAIN_LIMIT || size > DRAIN_LIMIT) {
-        req.pause();
-        reject(err);
-        return;
-      }
-      let drained = size;
-      const timer = setTimeout(() => reject(err), DRAIN_TIMEOUT_MS);
-      const done = (): void => {
-        clearTimeout(timer);
-        reject(err);
-      };
-      req.on("data", (c: Buffer) => {
-        drained += c.length;
-        if (drained > DRAIN_LIMIT) {
-          req.pause();
-          done();
-        }
-      });
-      req.once("end", done);
-      req.once("error", done);
-      req.resume();
-    };
-    const onData = (c: Buffer): void => {
-      size += c.length;
-      if (size > limit) {
-        refuse(new ZestError(413, `request body exceeds the limit of ${limit} bytes`));
-        return;
-      }
-      chunks.push(c);
-    };
-    if (declared > limit) {
-      refuse(new ZestError(413, `request body of ${declared} bytes exceeds the limit of ${limit} bytes`));
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let settled = false;
+  const finish = (err: ZestError | undefined, body?: Buffer): void => {
+    if (settled) return;
+    settled = true;
+    done(err, body);
+  };
+  const refuse = (err: ZestError): void => {
+    settled = true; // the end of the body no longer resolves; only `answer` calls `done`
+    req.off("data", onData);
+    if (declared > DRAIN_LIMIT || size > DRAIN_LIMIT) {
+      req.pause();
+      done(err);
       return;
     }
-    req.on("data", onData);
-    req.once("end", () => {
-      if (!refused) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    let drained = size;
+    let answered = false;
+    const answer = (): void => {
+      if (answered) return;
+      answered = true;
+      clearTimeout(timer);
+      done(err);
+    };
+    const timer = setTimeout(answer, DRAIN_TIMEOUT_MS);
+    req.on("data", (c: Buffer) => {
+      drained += c.length;
+      if (drained > DRAIN_LIMIT) {
+        req.pause();
+        answer();
+      }
     });
-    req.once("error", (err) => reject(ZestError.badRequest(`could not read the request body: ${err.message}`)));
-  });
+    req.once("end", answer);
+    req.once("error", answer);
+    req.resume();
+  };
+  const onData = (c: Buffer): void => {
+    size += c.length;
+    if (size > limit) {
+      refuse(new ZestError(413, `request body exceeds the limit of ${limit} bytes`));
+      return;
+    }
+    chunks.push(c);
+  };
+  if (declared > limit) {
+    refuse(new ZestError(413, `request body of ${declared} bytes exceeds the limit of ${limit} bytes`));
+    return;
+  }
+  req.on("data", onData);
+  req.once("end", () => finish(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+  req.once("error", (err) => finish(ZestError.badRequest(`could not read the request body: ${err.message}`)));
 }
