@@ -1,10 +1,15 @@
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { rejectsWith } from "../support/assert.js";
 import { silentLogger } from "../../src/core/log.js";
+import { Router } from "../../src/core/router.js";
+import { Session } from "../../src/core/session.js";
 import { nowUnixNanos, Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
 import type { StorageBackend, StoredEntry, Volume } from "../../src/storage/backend.js";
-import { influxdbDriver } from "../../src/storage/volumes/influxdb.js";
+import { StorageService } from "../../src/storage/service.js";
+import { InfluxBackend, influxdbDriver } from "../../src/storage/volumes/influxdb.js";
 import { freePort, influxdSkipReason, startInfluxd, type InfluxdHandle } from "../support/influxdb.js";
 
 // On CI a missing influxd throws here, failing this file instead of skipping it.
@@ -40,6 +45,12 @@ describe("influxdb volume", { skip }, () => {
   }
   async function databases(): Promise<string> {
     return JSON.stringify(await influxql("SHOW DATABASES"));
+  }
+  /** `/write` requests the server has answered so far. */
+  async function writeRequests(): Promise<number> {
+    const stats = (await influxql("SHOW STATS FOR 'httpd'")) as { results: Array<{ series: Array<{ columns: string[]; values: number[][] }> }> };
+    const httpd = stats.results[0]!.series[0]!;
+    return httpd.values[0]![httpd.columns.indexOf("writeReq")]!;
   }
 
   before(async () => {
@@ -136,6 +147,131 @@ describe("influxdb volume", { skip }, () => {
     await rejectsWith(s.put(entry("odd/back\\slash", "x", 1)), 400, /cannot store key/);
   });
 
+  it("reads during writes to the same key never see a half-written point", async () => {
+    const s = await fresh();
+    const key = "torn/k";
+    // Point i: payload, encoding and timestamp all name i, so a mixed or partial point shows.
+    const point = (i: number): StoredEntry => ({
+      key,
+      payload: Buffer.from(`value ${i} `.repeat(1 + (i % 7))),
+      encoding: `text/plain;n=${i}`,
+      timestamp: new Timestamp(unixNanosToNtp64(BASE_NS + BigInt(i) * 1_000_000n), "AB"),
+    });
+    await s.put(point(0));
+    const problems: string[] = [];
+    const check = (es: StoredEntry[], what: string): void => {
+      for (const e of es) {
+        const m = /^text\/plain;n=(\d+)$/.exec(e.encoding);
+        const want = m ? point(Number(m[1])) : undefined;
+        if (!want || e.key !== key || !e.payload.equals(want.payload) || e.timestamp.encode() !== want.timestamp.encode()) {
+          problems.push(`${what}: ${JSON.stringify({ key: e.key, payload: e.payload.toString(), encoding: e.encoding, timestamp: e.timestamp.encode() })}`);
+        }
+      }
+    };
+    let next = 1;
+    let writing = true;
+    const writer = async (): Promise<void> => {
+      while (writing) await s.put(point(next++));
+    };
+    let queries = 0;
+    const reader = async (): Promise<void> => {
+      while (writing) {
+        const latest = await s.query(key);
+        if (latest.length !== 1) problems.push(`latest: ${latest.length} entries`);
+        check(latest, "latest");
+        // A narrow range over the points being written now.
+        check(await s.query(key, { start: { ns: point(Math.max(0, next - 20)).timestamp.unixNanos, inclusive: true } }), "range");
+        queries += 2;
+      }
+    };
+    const stop = new Promise<void>((resolve) => setTimeout(resolve, 2_000)).then(() => {
+      writing = false;
+    });
+    await Promise.all([stop, ...Array.from({ length: 16 }, writer), ...Array.from({ length: 8 }, reader)]);
+    assert.ok(next > 100 && queries > 20, `too little traffic to tell: ${next} puts, ${queries} queries`);
+    assert.deepEqual(problems.slice(0, 5), [], `${problems.length} bad answers in ${queries} queries (${next} puts)`);
+    // Every acknowledged put is there, whole.
+    const all = await s.query(key, { start: { ns: BASE_NS - SECOND, inclusive: true } });
+    check(all, "after");
+    assert.equal(all.length, next);
+  });
+
+  it("points in the earlier layout (fields value, encoding, timestamp) are still read", async () => {
+    const db = `legacy_${n++}`;
+    const s = await volume.createStorage(db, "**", { db });
+    const old = (key: string, value: string, i: number): string =>
+      `${key} value="${Buffer.from(value).toString("base64")}",encoding="text/x-old",timestamp="${ts(i).encode()}" ${at(i)}`;
+    // A point with some of its fields only (as a reader may see one being written) is skipped.
+    const partial = `legacy/half timestamp="${ts(3).encode()}" ${at(3)}`;
+    const res = await fetch(`${influxd.url}/write?db=${db}&precision=ns`, {
+      method: "POST",
+      body: [old("legacy/a", "a1", 1), old("legacy/a", "a2", 2), old("legacy/half", "h1", 1), old("legacy/b", "b1", 1), partial].join("\n"),
+    });
+    assert.equal(res.status, 204, await res.text());
+    await s.put(entry("legacy/b", "b2", 2));
+    const [a] = await s.query("legacy/a");
+    assert.deepEqual([a?.payload.toString(), a?.encoding, a?.timestamp.encode()], ["a2", "text/x-old", ts(2).encode()]);
+    assert.equal((await s.lookup("legacy/a"))?.timestamp.encode(), ts(2).encode());
+    const map = (es: StoredEntry[]): Record<string, string> => Object.fromEntries(es.map((e) => [e.key, `${e.payload.toString()} ${e.encoding}`]));
+    assert.deepEqual(map(await s.query("legacy/*")), { "legacy/a": "a2 text/x-old", "legacy/b": "b2 text/plain" });
+    assert.deepEqual(values(await s.query("legacy/b", { start: { ns: at(0), inclusive: true } })), ["b1", "b2"]);
+    assert.deepEqual(values(await s.query("legacy/half", { start: { ns: at(0), inclusive: true } })), ["h1"]);
+  });
+
+  it("writes and deletes apply in call order, and a query sees the writes called before it", async () => {
+    const s = await fresh();
+    const calls = [s.put(entry("order/k", "1", 1)), s.put(entry("order/k", "2", 2)), s.delete("order/k", ts(2)), s.put(entry("order/k", "3", 3))];
+    assert.deepEqual(values(await s.query("order/k", { start: { ns: at(0), inclusive: true } })), ["3"]);
+    await Promise.all(calls);
+    const put = s.put(entry("order/j", "j", 1));
+    assert.deepEqual(values(await s.query("order/*")), ["j", "3"]);
+    await put;
+  });
+
+  it("puts made together share one /write, and a failed one rejects exactly its puts with a 503", async () => {
+    const s = await fresh();
+    const many = Array.from({ length: 200 }, (_, i) => entry(`batch/k${i}`, `v${i}`, 1));
+    const writesBefore = await writeRequests();
+    await Promise.all(many.map((e) => s.put(e)));
+    assert.equal((await writeRequests()) - writesBefore, 1);
+    assert.equal((await s.query("batch/*")).length, 200);
+    // A point InfluxDB refuses (its `sample` field is a number already) fails its batch.
+    assert.ok(s instanceof InfluxBackend);
+    const res = await fetch(`${influxd.url}/write?db=${s.db}&precision=ns`, { method: "POST", body: `batch/bad sample=1 ${at(1)}` });
+    assert.equal(res.status, 204);
+    await s.put(entry("batch/first", "f", 1));
+    const bad = s.put(entry("batch/bad", "x", 2));
+    const mate = s.put(entry("batch/mate", "m", 2));
+    await new Promise((resolve) => setImmediate(resolve)); // their /write is sent: the next put starts another
+    const after = s.put(entry("batch/after", "a", 2)).then(() => "ok");
+    await rejectsWith(bad, 503, new RegExp(`^influxdb at ${influxd.url}: HTTP 400: .*field type conflict`));
+    await rejectsWith(mate, 503, /field type conflict/);
+    assert.equal(await after, "ok", "a put in the next batch succeeds");
+  });
+
+  it("behind a storage service, puts made together share a /write, and a wildcard put sees them", async () => {
+    const session = new Session(new Router({ zid: "0F" }));
+    const backend = await fresh();
+    const svc = new StorageService("ifx", "svc/**", backend, session, silentLogger);
+    await svc.start({ align: false });
+    try {
+      const writesBefore = await writeRequests();
+      await Promise.all(Array.from({ length: 100 }, (_, i) => session.put(`svc/k${i % 10}`, `v${i}`, { encoding: "text/plain" })));
+      const writes = (await writeRequests()) - writesBefore;
+      assert.ok(writes < 10, `${writes} /write requests for 100 puts`);
+      assert.equal((await backend.query("svc/**", { start: { ns: 0n, inclusive: true } })).length, 100);
+      // Not awaited: the wildcard put, applied after it, must still find svc/new.
+      const put = session.put("svc/new", "n");
+      await session.put("svc/*", "all");
+      await put;
+      const latest = await backend.query("svc/*");
+      assert.equal(latest.length, 11);
+      assert.deepEqual(new Set(values(latest)), new Set(["all"]));
+    } finally {
+      await svc.stop(true);
+    }
+  });
+
   it("storages use their own database, zest_<name> by default, or `db`", async () => {
     const s = await volume.createStorage("my-store.1", "**", {});
     await s.put(entry("k", "v", 1));
@@ -202,6 +338,27 @@ describe("influxdb volume", { skip }, () => {
     const started = Date.now();
     await rejectsWith(influxdbDriver.open("gone", { url }, ctx), 503, new RegExp(`^influxdb at ${url} is unreachable: .*ECONNREFUSED`));
     assert.ok(Date.now() - started < 6_000);
+  });
+
+  it("a server that stops answering fails a put with a 503 after 5 s", async () => {
+    // Answers the volume's start-up requests, then never answers a /write.
+    const hung = createServer((req, res) => {
+      if (req.url === "/ping") res.writeHead(204).end();
+      else if (req.url?.startsWith("/query")) res.end(JSON.stringify({ results: [{ series: [{ name: "databases", columns: ["name"], values: [["zest_hung"]] }] }] }));
+    });
+    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    try {
+      const v = await influxdbDriver.open("hung", { url }, ctx);
+      const s = await v.createStorage("hung", "**", {});
+      const started = Date.now();
+      await rejectsWith(s.put(entry("k", "v", 1)), 503, new RegExp(`^influxdb at ${url}: no answer within 5 s`));
+      assert.ok(Date.now() - started < 7_000);
+      await v.close();
+    } finally {
+      hung.closeAllConnections();
+      await new Promise((resolve) => hung.close(resolve));
+    }
   });
 
   it("a server that goes away makes puts and queries fail with a 503", async () => {

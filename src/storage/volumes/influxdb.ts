@@ -1,8 +1,10 @@
+import { Agent as HttpAgent, request as httpRequest } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
 import { errorMessage, ZestError } from "../../core/errors.js";
 import type { TimeRange } from "../../core/time-range.js";
 import { Timestamp } from "../../core/timestamp.js";
-import type { StorageBackend, StoredEntry, StoredLookup, Volume, VolumeContext, VolumeDriver } from "../backend.js";
+import type { StorageBackend, StoredEntry, StoredLookup, SyncWrites, Volume, VolumeContext, VolumeDriver } from "../backend.js";
 
 /** Every request gets this long, so a dead server fails a put or a query instead of hanging it. */
 const REQUEST_TIMEOUT_MS = 5_000;
@@ -25,33 +27,46 @@ interface StatementResult {
   series: Series[];
 }
 
-/** Minimal InfluxDB 1.x HTTP client: `/ping`, `/query` and `/write`, with Basic auth and a timeout. */
+/** An answer from InfluxDB. */
+interface HttpAnswer {
+  status: number;
+  text: string;
+}
+
+/**
+ * Minimal InfluxDB 1.x HTTP client: `/ping`, `/query` and `/write`, with Basic auth and a
+ * timeout, over the keep-alive connections of its volume's agent (`node:http` spends less per
+ * request than `fetch`, which counts when a write waits for the one before it).
+ */
 class InfluxHttp {
   readonly url: string;
   private readonly auth: string | undefined;
+  private readonly agent: HttpAgent;
+  private readonly request: typeof httpRequest;
 
-  constructor(url: string, credentials: { username: string; password: string } | undefined) {
+  constructor(url: string, credentials: { username: string; password: string } | undefined, agent: HttpAgent) {
     this.url = url;
     this.auth = credentials && `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}`;
+    this.agent = agent;
+    this.request = url.startsWith("https:") ? httpsRequest : httpRequest;
   }
 
   /** Checks the server answers; a 503 "is unreachable" otherwise. */
   async ping(): Promise<void> {
-    let res: Response;
+    let res: HttpAnswer;
     try {
-      res = await fetch(`${this.url}/ping`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS), headers: this.headers() });
+      res = await this.send("GET", "/ping", undefined, undefined);
     } catch (err) {
-      throw ZestError.unavailable(`influxdb at ${this.url} is unreachable: ${fetchFailure(err)}`, err);
+      throw ZestError.unavailable(`influxdb at ${this.url} is unreachable: ${failure(err)}`, err);
     }
-    await res.arrayBuffer().catch(() => undefined);
-    if (!res.ok) throw ZestError.unavailable(`influxdb at ${this.url} is unreachable: /ping answered HTTP ${res.status}`);
+    if (res.status < 200 || res.status > 299) throw ZestError.unavailable(`influxdb at ${this.url} is unreachable: /ping answered HTTP ${res.status}`);
   }
 
   /** Runs `;`-separated statements; one result per statement, in order. */
   async query(statements: string[], db?: string): Promise<StatementResult[]> {
     const body = new URLSearchParams({ q: statements.join(";\n") });
     if (db !== undefined) body.set("db", db);
-    const text = await this.request("/query", body.toString(), "application/x-www-form-urlencoded");
+    const text = await this.post("/query", body.toString(), "application/x-www-form-urlencoded");
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -72,45 +87,116 @@ class InfluxHttp {
 
   /** Writes line-protocol points with ns precision; resolves once InfluxDB answered 204. */
   async write(db: string, lines: string): Promise<void> {
-    await this.request(`/write?db=${encodeURIComponent(db)}&precision=ns`, lines, "text/plain; charset=utf-8");
+    await this.post(`/write?db=${encodeURIComponent(db)}&precision=ns`, lines, "text/plain; charset=utf-8");
   }
 
-  private async request(path: string, body: string, contentType: string): Promise<string> {
-    let res: Response;
-    let text: string;
+  /** POSTs `body`; the answer's text, or a 503 naming why there is none or what InfluxDB said. */
+  private async post(path: string, body: string, contentType: string): Promise<string> {
+    let res: HttpAnswer;
     try {
-      res = await fetch(this.url + path, {
-        method: "POST",
-        body,
-        headers: { "content-type": contentType, ...this.headers() },
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      });
-      text = await res.text();
+      res = await this.send("POST", path, body, contentType);
     } catch (err) {
-      throw ZestError.unavailable(`influxdb at ${this.url}: ${fetchFailure(err)}`, err);
+      throw ZestError.unavailable(`influxdb at ${this.url}: ${failure(err)}`, err);
     }
-    if (!res.ok) throw ZestError.unavailable(`influxdb at ${this.url}: HTTP ${res.status}: ${influxError(text)}`);
-    return text;
+    if (res.status < 200 || res.status > 299) throw ZestError.unavailable(`influxdb at ${this.url}: HTTP ${res.status}: ${influxError(res.text)}`);
+    return res.text;
   }
 
-  private headers(): Record<string, string> {
-    return this.auth ? { authorization: this.auth } : {};
+  /** One request, answered in full within `REQUEST_TIMEOUT_MS` or failed. */
+  private send(method: string, path: string, body: string | undefined, contentType: string | undefined): Promise<HttpAnswer> {
+    const headers: Record<string, string | number> = {};
+    if (contentType !== undefined) headers["content-type"] = contentType;
+    if (body !== undefined) headers["content-length"] = Buffer.byteLength(body);
+    if (this.auth) headers.authorization = this.auth;
+    return new Promise((resolve, reject) => {
+      const fail = (err: Error): void => {
+        clearTimeout(timer);
+        reject(err);
+      };
+      const req = this.request(this.url + path, { method, headers, agent: this.agent }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (text += chunk));
+        res.on("error", fail);
+        res.on("end", () => {
+          clearTimeout(timer);
+          resolve({ status: res.statusCode ?? 0, text });
+        });
+        res.on("close", () => {
+          if (!res.complete) fail(new Error("the connection closed before the answer was complete"));
+        });
+      });
+      const timer = setTimeout(() => req.destroy(new RequestTimeout()), REQUEST_TIMEOUT_MS);
+      req.on("error", fail);
+      req.end(body);
+    });
+  }
+}
+
+/** A request that got no complete answer within `REQUEST_TIMEOUT_MS`. */
+class RequestTimeout extends Error {
+  constructor() {
+    super(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`);
+    this.name = "RequestTimeout";
   }
 }
 
 /**
- * A storage kept as one InfluxDB database: each key is a measurement whose points are the
- * key's samples (field `value` = base64 payload, `encoding`, `timestamp` = `Timestamp.encode()`,
- * point time = the sample's Unix nanoseconds).
+ * Points sent in one `/write` at most, and roughly the most line-protocol characters (a point
+ * longer than that goes alone): a put that does not fit in the waiting batch starts the next one.
+ */
+const POINTS_PER_WRITE = 5_000;
+const CHARS_PER_WRITE = 4 * 1024 * 1024;
+
+/** The fields a query reads: `sample`, and those of points written before it existed. */
+const FIELDS = "/^(sample|value|encoding|timestamp)$/";
+
+/** Points that go to InfluxDB in one `/write`; every put in the batch gets `written`. */
+interface WriteBatch {
+  /** Line protocol, one point a line. */
+  body: string;
+  points: number;
+  /** Resolves once InfluxDB answered 204 to the batch's `/write`; rejects with a 503 otherwise. */
+  written: Promise<void>;
+}
+
+/**
+ * A storage kept as one InfluxDB database: each key is a measurement whose points are the key's
+ * samples, at the sample's time in Unix nanoseconds, with one string field, `sample`:
+ * `<Timestamp.encode()> <base64 payload> <encoding>` (neither the first part, whose clock id is
+ * hex, nor base64 has a space; the encoding is the rest). One field makes a point visible whole or
+ * not at all: InfluxDB 1.x makes the fields of a point visible one at a time, so a query made
+ * while a point is written can see some of its fields and not others. Points written before
+ * (fields `value` = base64 payload, `encoding`, `timestamp`) are still read.
+ *
+ * Puts made while a `/write` is in flight are sent together in the next one, and each put
+ * resolves once the `/write` carrying its point is acknowledged. Writes and deletes reach
+ * InfluxDB in the order they were called, and a query or lookup waits for the writes and deletes
+ * called before it, so it sees them.
  */
 export class InfluxBackend implements StorageBackend {
   readonly history = "all" as const;
+  /**
+   * `put` and `delete` without their async wrapper, so the storage service calls them inline
+   * (see `SyncWrites`): applied on return (in call order; a later query or lookup waits for
+   * them), durable once the promise they return resolves. A time series keeps every point, so
+   * `lookup` has nothing for last-writer-wins to compare a new point with.
+   */
+  readonly sync: SyncWrites = {
+    lookup: () => undefined,
+    put: (entry) => this.put(entry),
+    delete: (key, timestamp) => this.delete(key, timestamp),
+  };
   /** Database holding this storage's measurements. */
   readonly db: string;
   private readonly http: InfluxHttp;
   private readonly name: string;
   private readonly onDispose: DisposePolicy;
   private closed = false;
+  /** The batch new puts join; it stops taking points when it is sent or a delete is called. */
+  private batch: WriteBatch | undefined;
+  /** Settles (never rejects) once every write and delete called so far has finished. */
+  private settled: Promise<void> = Promise.resolve();
 
   /** Use `influxdbDriver`; this assumes the database exists. */
   constructor(name: string, http: InfluxHttp, db: string, onDispose: DisposePolicy) {
@@ -121,31 +207,45 @@ export class InfluxBackend implements StorageBackend {
   }
 
   async lookup(key: string): Promise<StoredLookup | undefined> {
-    const [result] = await this.http.query([`SELECT "timestamp" FROM ${quoteIdent(key)} ORDER BY time DESC LIMIT 1`], this.db);
+    await this.settled;
+    const [result] = await this.http.query([`SELECT ${FIELDS} FROM ${quoteIdent(key)} ORDER BY time DESC LIMIT 1`], this.db);
     const series = result?.series[0];
-    const raw = series?.values[0]?.[series.columns.indexOf("timestamp")];
-    const timestamp = typeof raw === "string" ? decodeTimestamp(raw) : undefined;
-    return timestamp && { timestamp, deleted: false };
+    const entry = series && toEntries(series)[0];
+    return entry && { timestamp: entry.timestamp, deleted: false };
   }
 
-  async put(entry: StoredEntry): Promise<void> {
-    const fields = `value="${entry.payload.toString("base64")}",encoding="${escapeField(entry.encoding)}",timestamp="${escapeField(entry.timestamp.encode())}"`;
-    await this.http.write(this.db, `${this.measurement(entry.key)} ${fields} ${entry.timestamp.unixNanos}\n`);
+  put(entry: StoredEntry): Promise<void> {
+    let line: string;
+    try {
+      line = `${this.measurement(entry.key)} sample="${entry.timestamp.encode()} ${entry.payload.toString("base64")} ${escapeField(entry.encoding)}" ${entry.timestamp.unixNanos}\n`;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    let batch = this.batch;
+    if (!batch || batch.points >= POINTS_PER_WRITE || batch.body.length + line.length > CHARS_PER_WRITE) batch = this.nextBatch();
+    batch.body += line;
+    batch.points++;
+    return batch.written;
   }
 
   /**
    * Deletes the key's points up to the delete's time: the key disappears (InfluxDB drops an
    * emptied series), while a newer point that arrived first is kept, as last-writer-wins wants.
    */
-  async delete(key: string, timestamp: Timestamp): Promise<void> {
-    await this.http.query([`DELETE FROM ${quoteIdent(key)} WHERE time <= ${timestamp.unixNanos}`], this.db);
+  delete(key: string, timestamp: Timestamp): Promise<void> {
+    this.batch = undefined; // puts called after this delete are written after it
+    const done = this.settled.then(async () => {
+      await this.http.query([`DELETE FROM ${quoteIdent(key)} WHERE time <= ${timestamp.unixNanos}`], this.db);
+    });
+    this.settled = done.catch(() => undefined);
+    return done;
   }
 
   async query(keyExpr: string, range?: TimeRange): Promise<StoredEntry[]> {
+    await this.settled;
     const keys = isWild(keyExpr) ? await this.matchingKeys(keyExpr) : [keyExpr];
     const where = range ? timeCondition(range) : "";
-    const select = (key: string): string =>
-      `SELECT "value", "encoding", "timestamp" FROM ${quoteIdent(key)}${where}${range ? "" : " ORDER BY time DESC LIMIT 1"}`;
+    const select = (key: string): string => `SELECT ${FIELDS} FROM ${quoteIdent(key)}${where}${range ? "" : " ORDER BY time DESC LIMIT 1"}`;
     const out: StoredEntry[] = [];
     for (let i = 0; i < keys.length; i += STATEMENTS_PER_REQUEST) {
       const results = await this.http.query(keys.slice(i, i + STATEMENTS_PER_REQUEST).map(select), this.db);
@@ -157,12 +257,27 @@ export class InfluxBackend implements StorageBackend {
   /** No tombstones here: a delete removes the points themselves. */
   async purgeTombstones(): Promise<void> {}
 
+  /** Waits for the writes and deletes called before, then applies the disposal policy. */
   async close(dispose: boolean): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.settled;
     if (!dispose) return;
     if (this.onDispose === "drop_db") await this.http.query([`DROP DATABASE ${quoteIdent(this.db)}`]);
     else if (this.onDispose === "drop_series") await this.http.query(["DROP SERIES FROM /.*/"], this.db);
+  }
+
+  /** A new batch for puts, sent once the writes and deletes called before it are done. */
+  private nextBatch(): WriteBatch {
+    const batch: WriteBatch = { body: "", points: 0, written: Promise.resolve() };
+    batch.written = this.settled.then(() => this.send(batch));
+    this.settled = batch.written.catch(() => undefined);
+    return (this.batch = batch);
+  }
+
+  private async send(batch: WriteBatch): Promise<void> {
+    if (this.batch === batch) this.batch = undefined;
+    await this.http.write(this.db, batch.body);
   }
 
   /** Measurements whose name intersects `keyExpr`, narrowed on the server by the literal prefix. */
@@ -189,21 +304,41 @@ export class InfluxBackend implements StorageBackend {
   }
 }
 
-/** The points of one series as entries; points zest did not write (no `value`/`timestamp`) are skipped. */
+/**
+ * The points of one series as entries. A point is read whole or skipped: a `sample` field, or
+ * all three fields of the earlier layout; points zest did not write are skipped too.
+ */
 function toEntries(s: Series): StoredEntry[] {
+  const iSample = s.columns.indexOf("sample");
   const iValue = s.columns.indexOf("value");
   const iEncoding = s.columns.indexOf("encoding");
   const iTimestamp = s.columns.indexOf("timestamp");
   const out: StoredEntry[] = [];
   for (const row of s.values) {
+    const sample = iSample < 0 ? undefined : row[iSample];
+    if (typeof sample === "string") {
+      const e = parseSample(s.name, sample);
+      if (e) out.push(e);
+      continue;
+    }
+    if (iValue < 0 || iEncoding < 0 || iTimestamp < 0) continue;
     const value = row[iValue];
-    const ts = row[iTimestamp];
     const encoding = row[iEncoding];
+    const ts = row[iTimestamp];
     const timestamp = typeof ts === "string" ? decodeTimestamp(ts) : undefined;
-    if (typeof value !== "string" || !timestamp) continue;
-    out.push({ key: s.name, payload: Buffer.from(value, "base64"), encoding: typeof encoding === "string" ? encoding : "", timestamp });
+    if (typeof value !== "string" || typeof encoding !== "string" || !timestamp) continue;
+    out.push({ key: s.name, payload: Buffer.from(value, "base64"), encoding, timestamp });
   }
   return out;
+}
+
+/** A `sample` field (`<timestamp> <base64 payload> <encoding>`) as an entry of `key`. */
+function parseSample(key: string, field: string): StoredEntry | undefined {
+  const a = field.indexOf(" ");
+  const b = a < 0 ? -1 : field.indexOf(" ", a + 1);
+  const timestamp = b < 0 ? undefined : decodeTimestamp(field.slice(0, a));
+  if (!timestamp) return undefined;
+  return { key, payload: Buffer.from(field.slice(a + 1, b), "base64"), encoding: field.slice(b + 1), timestamp };
 }
 
 function decodeTimestamp(s: string): Timestamp | undefined {
@@ -238,13 +373,10 @@ function escapeRegex(s: string): string {
   return s.replace(/[\\^$.|?*+()[\]{}/]/g, "\\$&");
 }
 
-/** The reason a fetch failed, in a few words (`connect ECONNREFUSED 127.0.0.1:1`, a timeout...). */
-function fetchFailure(err: unknown): string {
-  if (err instanceof Error) {
-    if (err.name === "TimeoutError") return `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
-    if (err.cause instanceof Error) return errorMessage(err.cause);
-  }
-  return errorMessage(err);
+/** Why a request failed, in a few words (`connect ECONNREFUSED 127.0.0.1:1`, a timeout...). */
+function failure(err: unknown): string {
+  if (err instanceof AggregateError && err.errors.length > 0) return errorMessage(err.errors[0]);
+  return errorMessage(err) || (err instanceof Error && "code" in err ? String(err.code) : "request failed");
 }
 
 /** InfluxDB's `{"error": "..."}` text, or the raw body. */
@@ -336,7 +468,14 @@ export const influxdbDriver: VolumeDriver = {
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw ZestError.badRequest(`\`url\` of ${where} must be an http(s) URL (got "${rawUrl}")`);
     const url = rawUrl.replace(/\/+$/, "");
     const volumeCredentials = credentials(options, where);
-    await new InfluxHttp(url, volumeCredentials).ping();
+    // Keep-alive connections, shared by the volume's storages; idle ones do not keep Node running.
+    const agent = parsed.protocol === "https:" ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+    try {
+      await new InfluxHttp(url, volumeCredentials, agent).ping();
+    } catch (err) {
+      agent.destroy();
+      throw err;
+    }
     const logger = ctx.logger.child({ volume: id });
     return {
       id,
@@ -347,7 +486,7 @@ export const influxdbDriver: VolumeDriver = {
         if (!DB_NAME.test(db)) throw ZestError.badRequest(`invalid \`db\` "${db}" for ${swhere}: use letters, digits, '_', '-' and '.'`);
         const createDb = booleanOption(opts, "create_db", swhere, true);
         const onDispose = disposePolicy(opts, swhere);
-        const http = new InfluxHttp(url, credentials(opts, swhere) ?? volumeCredentials);
+        const http = new InfluxHttp(url, credentials(opts, swhere) ?? volumeCredentials, agent);
         const [dbs] = await http.query(["SHOW DATABASES"]);
         const exists = (dbs?.series ?? []).some((s) => s.values.some((row) => row[0] === db));
         if (!exists) {
@@ -358,7 +497,9 @@ export const influxdbDriver: VolumeDriver = {
         return new InfluxBackend(name, http, db, onDispose);
       },
       status: () => ({ __required__: false, url }),
-      async close() {},
+      async close() {
+        agent.destroy();
+      },
     };
   },
 };
