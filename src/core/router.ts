@@ -328,9 +328,21 @@ function newer(a: Sample, b: Sample): boolean {
 
 /** Canonizes a user-given key expression; throws a 400 ZestError naming the broken rule. */
 export function toKeyExpr(ke: string | { toString(): string }): string {
+  const s = ke.toString();
+  const known = canonical.get(s);
+  if (known !== undefined) return known;
+  let c: string;
   try {
-    return canonize(ke.toString());
+    c = canonize(s);
   } catch (err) {
     throw ZestError.badRequest(errorMessage(err), err);
   }
+  // Bounded: a stream of distinct keys must not grow it without end.
+  if (canonical.size >= CANONICAL_CACHE_MAX) canonical.clear();
+  canonical.set(s, c);
+  return c;
 }
+
+/** Recently canonized key expressions: hot keys are written (and validated) again and again. */
+const canonical = new Map<string, string>();
+const CANONICAL_CACHE_MAX = 4096;
