@@ -90,7 +90,9 @@ export class StorageService {
         if (sample.timestamp) await this.applyWild(sample, sample.timestamp);
         return;
       }
-      const current = this.backend.history === "latest" ? await this.backend.lookup(sample.key) : undefined;
+      // A time series only has tombstones to compare with, and keeps them where `sync` reads them.
+      const sync = this.backend.history === "all" ? this.backend.sync : undefined;
+      const current = sync ? sync.lookup(sample.key) : await this.backend.lookup(sample.key);
       const write = this.applyWith(sample, current, undefined);
       if (write) await write;
     } catch (err) {
@@ -107,7 +109,9 @@ export class StorageService {
     const ts = sample.timestamp;
     if (!ts) return undefined; // every routed sample is stamped; unstamped ones cannot be ordered
     if (this.deletedByWildcard(sample.key, ts)) return undefined;
-    if (current && current.timestamp.compare(ts) >= 0) return undefined; // outdated
+    // Outdated: older than the value or tombstone held. A time series keeps every point, so only
+    // a tombstone (a delete within the TTL) refuses an older sample there.
+    if (current && (current.deleted || this.backend.history === "latest") && current.timestamp.compare(ts) >= 0) return undefined;
     const router = this.session.router;
     if (sync) {
       const durable = sample.kind === "put" ? sync.put({ key: sample.key, payload: sample.payload, encoding: sample.encoding, timestamp: ts }) : sync.delete(sample.key, ts);
@@ -187,3 +191,4 @@ export class StorageService {
     }
   }
 }
+

@@ -97,12 +97,74 @@ describe("influxdb volume", { skip }, () => {
     await s.delete("del/k", ts(5));
     assert.deepEqual(await s.query("del/k"), []);
     assert.deepEqual(keysOf(await s.query("del/**")), ["del/other"]);
-    assert.equal(await s.lookup("del/k"), undefined);
+    // The points are gone; the delete is remembered as a tombstone (for the tombstone TTL).
+    const gone = await s.lookup("del/k");
+    assert.deepEqual([gone?.deleted, gone?.timestamp.encode()], [true, ts(5).encode()]);
     // A point newer than the delete (it arrived first) is kept: last writer wins.
     await s.put(entry("late/k", "old", 1));
     await s.put(entry("late/k", "newer", 9));
     await s.delete("late/k", ts(5));
     assert.deepEqual(values(await s.query("late/k", { start: { ns: at(0), inclusive: true } })), ["newer"]);
+  });
+
+  it("samples of one key that share a nanosecond are all kept, with their exact timestamps", async () => {
+    const s = await fresh();
+    // NTP64 steps of 1 (~0.23 ns): all four round down to the same Unix nanosecond.
+    const base = unixNanosToNtp64(at(1));
+    const stamps = [0n, 1n, 2n, 3n].map((d) => new Timestamp(base + d, "AB"));
+    assert.equal(new Set(stamps.map((t) => t.unixNanos)).size, 1, "the timestamps collide");
+    const sample = (key: string, i: number): StoredEntry => ({ key, payload: Buffer.from(`v${i}`), encoding: "text/plain", timestamp: stamps[i]! });
+    // One after the other (one /write each), and together (one /write for all).
+    for (let i = 0; i < stamps.length; i++) await s.put(sample("ns/one", i));
+    await Promise.all(stamps.map((_, i) => s.put(sample("ns/batch", i))));
+    const range = { start: { ns: at(0), inclusive: true } };
+    for (const key of ["ns/one", "ns/batch"]) {
+      const all = await s.query(key, range);
+      assert.deepEqual(values(all), ["v0", "v1", "v2", "v3"], key);
+      assert.deepEqual(all.map((e) => e.timestamp.encode()), stamps.map((t) => t.encode()), key);
+      assert.deepEqual(values(await s.query(key)), ["v3"], `${key}: latest`);
+    }
+    // A delete newer than them all removes every one, though some sit a few ns after their time.
+    await s.delete("ns/one", new Timestamp(base + 4n, "AB"));
+    assert.deepEqual(await s.query("ns/one", range), []);
+  });
+
+  it("a late, older put after a delete is refused for the tombstone TTL; newer points are all kept", async () => {
+    const session = new Session(new Router({ zid: "0E" }));
+    const backend = await fresh();
+    const svc = new StorageService("tomb", "tomb/**", backend, session, silentLogger);
+    await svc.start({ align: false });
+    const now = nowUnixNanos();
+    const t = (ms: number): Timestamp => new Timestamp(unixNanosToNtp64(now + BigInt(ms) * 1_000_000n), "AB");
+    const range = { start: { ns: now - SECOND, inclusive: true } };
+    try {
+      await session.put("tomb/k", "v1", { timestamp: t(0), encoding: "text/plain" });
+      await session.delete("tomb/k", { timestamp: t(10) });
+      await session.put("tomb/k", "late", { timestamp: t(5), encoding: "text/plain" });
+      assert.deepEqual(await backend.query("tomb/k", range), [], "the late put did not bring the key back");
+      assert.equal((await backend.lookup("tomb/k"))?.deleted, true);
+      // A time series still keeps every point newer than the delete, in any order.
+      await session.put("tomb/k", "v3", { timestamp: t(30), encoding: "text/plain" });
+      await session.put("tomb/k", "v2", { timestamp: t(20), encoding: "text/plain" });
+      assert.deepEqual(values(await backend.query("tomb/k", range)), ["v2", "v3"]);
+      assert.deepEqual(values(await backend.query("tomb/k")), ["v3"]);
+      assert.equal((await backend.lookup("tomb/k"))?.deleted, false);
+      // Tombstones go after the TTL (purged with the others).
+      await session.delete("tomb/j", { timestamp: t(10) });
+      assert.equal((await backend.lookup("tomb/j"))?.deleted, true);
+      await backend.purgeTombstones(t(11).time);
+      assert.equal(await backend.lookup("tomb/j"), undefined);
+    } finally {
+      await svc.stop(true);
+    }
+  });
+
+  it("each key is a measurement", async () => {
+    const s = await fresh();
+    assert.ok(s instanceof InfluxBackend);
+    for (const k of ["m/a", "m/b/c", "top"]) await s.put(entry(k, "v", 1));
+    const shown = (await influxql("SHOW MEASUREMENTS", s.db)) as { results: Array<{ series: Array<{ values: string[][] }> }> };
+    assert.deepEqual(shown.results[0]!.series[0]!.values.map((row) => row[0]), ["m/a", "m/b/c", "top"]);
   });
 
   it("wildcard queries return the latest point of every intersecting key", async () => {

@@ -14,6 +14,13 @@ const STATEMENTS_PER_REQUEST = 100;
 const MIN_TIME = -9_223_372_036_854_775_806n;
 const MAX_TIME = 9_223_372_036_854_775_806n;
 
+/**
+ * Keys whose last point time (and last delete, for the tombstone TTL) one storage remembers; the
+ * least recently written are forgotten first. A forgotten key only loses the guarantees below for
+ * samples that arrive within a nanosecond of, or as late as, the forgotten ones.
+ */
+const KEYS_REMEMBERED = 65_536;
+
 /** What a storage does to its data when it is removed. */
 type DisposePolicy = "keep" | "drop_db" | "drop_series";
 
@@ -180,10 +187,13 @@ export class InfluxBackend implements StorageBackend {
    * `put` and `delete` without their async wrapper, so the storage service calls them inline
    * (see `SyncWrites`): applied on return (in call order; a later query or lookup waits for
    * them), durable once the promise they return resolves. A time series keeps every point, so
-   * `lookup` has nothing for last-writer-wins to compare a new point with.
+   * `lookup` has only tombstones (recent deletes, kept in memory) to refuse older samples with.
    */
   readonly sync: SyncWrites = {
-    lookup: () => undefined,
+    lookup: (key) => {
+      const t = this.tombstones.get(key);
+      return t && { timestamp: t, deleted: true };
+    },
     put: (entry) => this.put(entry),
     delete: (key, timestamp) => this.delete(key, timestamp),
   };
@@ -197,6 +207,19 @@ export class InfluxBackend implements StorageBackend {
   private batch: WriteBatch | undefined;
   /** Settles (never rejects) once every write and delete called so far has finished. */
   private settled: Promise<void> = Promise.resolve();
+  /**
+   * Per key, the newest sample written and the point time it got. Point times are unique per key:
+   * InfluxDB keeps one point per series and time, and two samples of a key can share a nanosecond
+   * (the clock steps by 1/2^32 s), so a sample newer than the last one is written at least 1 ns
+   * after the last point. Bounded (`KEYS_REMEMBERED`), least recently written forgotten first.
+   */
+  private readonly lastPoint = new Map<string, { timestamp: Timestamp; time: bigint }>();
+  /**
+   * Per key, the time of its latest delete, while no newer sample came: InfluxDB keeps no
+   * tombstones, so these refuse older samples that arrive late (the storage service asks `lookup`).
+   * Dropped by `purgeTombstones` after the tombstone TTL; in memory only, bounded like `lastPoint`.
+   */
+  private readonly tombstones = new Map<string, Timestamp>();
 
   /** Use `influxdbDriver`; this assumes the database exists. */
   constructor(name: string, http: InfluxHttp, db: string, onDispose: DisposePolicy) {
@@ -207,6 +230,8 @@ export class InfluxBackend implements StorageBackend {
   }
 
   async lookup(key: string): Promise<StoredLookup | undefined> {
+    const tombstone = this.sync.lookup(key);
+    if (tombstone) return tombstone;
     await this.settled;
     const [result] = await this.http.query([`SELECT ${FIELDS} FROM ${quoteIdent(key)} ORDER BY time DESC LIMIT 1`], this.db);
     const series = result?.series[0];
@@ -217,7 +242,7 @@ export class InfluxBackend implements StorageBackend {
   put(entry: StoredEntry): Promise<void> {
     let line: string;
     try {
-      line = `${this.measurement(entry.key)} sample="${entry.timestamp.encode()} ${entry.payload.toString("base64")} ${escapeField(entry.encoding)}" ${entry.timestamp.unixNanos}\n`;
+      line = `${this.measurement(entry.key)} sample="${entry.timestamp.encode()} ${entry.payload.toString("base64")} ${escapeField(entry.encoding)}" ${this.pointTime(entry.key, entry.timestamp)}\n`;
     } catch (err) {
       return Promise.reject(err);
     }
@@ -234,8 +259,13 @@ export class InfluxBackend implements StorageBackend {
    */
   delete(key: string, timestamp: Timestamp): Promise<void> {
     this.batch = undefined; // puts called after this delete are written after it
+    // Points of older samples may sit a few ns after their own time (see `lastPoint`).
+    const last = this.lastPoint.get(key);
+    const upTo = last && last.timestamp.compare(timestamp) < 0 && last.time > timestamp.unixNanos ? last.time : timestamp.unixNanos;
+    const tombstone = this.tombstones.get(key);
+    if (!tombstone || tombstone.compare(timestamp) < 0) remember(this.tombstones, key, timestamp);
     const done = this.settled.then(async () => {
-      await this.http.query([`DELETE FROM ${quoteIdent(key)} WHERE time <= ${timestamp.unixNanos}`], this.db);
+      await this.http.query([`DELETE FROM ${quoteIdent(key)} WHERE time <= ${upTo}`], this.db);
     });
     this.settled = done.catch(() => undefined);
     return done;
@@ -254,8 +284,10 @@ export class InfluxBackend implements StorageBackend {
     return out;
   }
 
-  /** No tombstones here: a delete removes the points themselves. */
-  async purgeTombstones(): Promise<void> {}
+  /** Forgets deletes older than `before` (NTP64); the points themselves went with the delete. */
+  async purgeTombstones(before: bigint): Promise<void> {
+    for (const [key, t] of this.tombstones) if (t.time < before) this.tombstones.delete(key);
+  }
 
   /** Waits for the writes and deletes called before, then applies the disposal policy. */
   async close(dispose: boolean): Promise<void> {
@@ -265,6 +297,22 @@ export class InfluxBackend implements StorageBackend {
     if (!dispose) return;
     if (this.onDispose === "drop_db") await this.http.query([`DROP DATABASE ${quoteIdent(this.db)}`]);
     else if (this.onDispose === "drop_series") await this.http.query(["DROP SERIES FROM /.*/"], this.db);
+  }
+
+  /**
+   * The point time of a sample of `key`: its Unix nanoseconds, or 1 ns after the key's last point
+   * when the sample is newer than the last one but would not land after it. A late, older sample
+   * keeps its own time. A newer sample also clears the key's tombstone.
+   */
+  private pointTime(key: string, timestamp: Timestamp): bigint {
+    const last = this.lastPoint.get(key);
+    let time = timestamp.unixNanos;
+    if (last && last.timestamp.compare(timestamp) >= 0) return time;
+    if (last && time <= last.time) time = last.time + 1n;
+    remember(this.lastPoint, key, { timestamp, time });
+    const tombstone = this.tombstones.get(key);
+    if (tombstone && tombstone.compare(timestamp) < 0) this.tombstones.delete(key);
+    return time;
   }
 
   /** A new batch for puts, sent once the writes and deletes called before it are done. */
@@ -302,6 +350,13 @@ export class InfluxBackend implements StorageBackend {
     }
     return key.replace(/[, ]/g, "\\$&");
   }
+}
+
+/** Sets `key` as the most recently used entry of `map`, forgetting the least recent beyond `KEYS_REMEMBERED`. */
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > KEYS_REMEMBERED) map.delete(map.keys().next().value as string);
 }
 
 /**
