@@ -6,7 +6,7 @@ import { errorMessage, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import type { Session } from "../core/session.js";
 import type { Volume, VolumeContext, VolumeDriver } from "./backend.js";
-import { StorageService } from "./service.js";
+import { StorageService, UnavailableStorage } from "./service.js";
 import { memoryDriver } from "./volumes/memory.js";
 
 /** Options of a volume: `backend` names the driver (default: the volume's own name). */
@@ -30,8 +30,23 @@ const DRIVER_ALIASES: Record<string, string> = { sqlite3: "sqlite", sqlite: "sql
 
 interface RunningStorage {
   readonly config: StorageConfig;
-  readonly service: StorageService;
+  /** The storage, or its stand-in while its backend cannot be opened. */
+  readonly service: StorageService | UnavailableStorage;
   readonly volume: string;
+}
+
+/** What was saved under `--data-dir`: run-time changes, and what was removed from the config. */
+interface SavedState extends StorageManagerConfig {
+  removedStorages?: string[];
+  removedVolumes?: string[];
+}
+
+/**
+ * A failure worth waiting out: an unavailable backend (503) or an unexpected error. A config
+ * error (4xx) will not fix itself, and still stops start-up.
+ */
+function retryable(err: unknown): boolean {
+  return !(err instanceof ZestError) || err.status >= 500;
 }
 
 /** Storage manager options. */
@@ -51,6 +66,8 @@ export class StorageManager {
   private readonly drivers = new Map<string, VolumeDriver>();
   private readonly volumeConfigs = new Map<string, VolumeConfig>();
   private readonly volumes = new Map<string, Volume>();
+  /** Configured volumes that could not be opened (id → why); their storages stand in. */
+  private readonly volumeErrors = new Map<string, string>();
   private readonly storages = new Map<string, RunningStorage>();
   private readonly ctx: VolumeContext;
   private readonly logger: Logger;
@@ -66,7 +83,12 @@ export class StorageManager {
     for (const d of [memoryDriver, ...options.drivers]) this.drivers.set(d.name, d);
   }
 
-  /** Starts the configured volumes and storages (persisted run-time state overrides the config). */
+  /**
+   * Starts the configured volumes and storages (persisted run-time state overrides the config).
+   * A volume or storage whose backend cannot be opened does not stop the others: it is logged,
+   * kept in the saved state, and its storages stand in (503 with the reason) while they retry
+   * opening every 5 s. A config error (4xx) still fails start-up.
+   */
   async start(config: StorageManagerConfig): Promise<void> {
     if (!this.volumes.has("memory")) this.volumes.set("memory", await memoryDriver.open("memory", {}, this.ctx));
     const merged = { volumes: { ...config.volumes }, storages: { ...config.storages } };
@@ -75,9 +97,26 @@ export class StorageManager {
       Object.assign(merged.volumes, saved.volumes);
       Object.assign(merged.storages, saved.storages);
       for (const name of saved.removedStorages ?? []) delete merged.storages[name];
+      for (const id of saved.removedVolumes ?? []) delete merged.volumes[id];
     }
-    for (const [id, v] of Object.entries(merged.volumes)) await this.putVolume(id, v, { persist: false });
-    for (const [name, s] of Object.entries(merged.storages)) await this.putStorage(name, s, { persist: false });
+    for (const [id, v] of Object.entries(merged.volumes)) {
+      try {
+        await this.putVolume(id, v, { persist: false });
+      } catch (err) {
+        if (!retryable(err)) throw err;
+        this.volumeConfigs.set(id, v);
+        this.volumeErrors.set(id, errorMessage(err));
+        this.logger.warn({ volume: id, err: errorMessage(err) }, "volume unavailable at start-up; its storages answer 503 and retry");
+      }
+    }
+    for (const [name, s] of Object.entries(merged.storages)) {
+      try {
+        await this.putStorage(name, s, { persist: false });
+      } catch (err) {
+        if (!retryable(err)) throw err;
+        await this.serial(async () => this.standIn(name, parseStorageConfig(name, s), err));
+      }
+    }
   }
 
   /** Stops every storage (keeping their data) and closes the volumes. */
@@ -92,25 +131,39 @@ export class StorageManager {
     this.storages.clear();
     for (const v of this.volumes.values()) await v.close().catch(() => undefined);
     this.volumes.clear();
+    this.volumeErrors.clear();
   }
 
-  /** Names and configs of the running storages, sorted by name. */
-  listStorages(): Array<{ name: string; config: StorageConfig; volume: string; driver: string }> {
+  /**
+   * Names and configs of the storages, sorted by name. `error` is set while a storage's backend
+   * cannot be opened (it answers 503 with that reason and retries).
+   */
+  listStorages(): Array<{ name: string; config: StorageConfig; volume: string; driver: string; error?: string }> {
     return [...this.storages.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([name, s]) => ({ name, config: s.config, volume: s.volume, driver: this.volumes.get(s.volume)?.driver ?? "?" }));
+      .map(([name, s]) => {
+        const out = { name, config: s.config, volume: s.volume, driver: this.driverName(s.volume) };
+        return s.service instanceof UnavailableStorage ? { ...out, error: s.service.error().message } : out;
+      });
   }
 
-  /** The open volumes with their status and config, sorted by id. */
-  listVolumes(): Array<{ id: string; driver: string; status: Record<string, unknown>; config: VolumeConfig | undefined }> {
-    return [...this.volumes.values()]
-      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-      .map((v) => ({ id: v.id, driver: v.driver, status: v.status(), config: this.volumeConfigs.get(v.id) }));
+  /**
+   * The volumes with their status and config, sorted by id: the open ones, and the configured
+   * ones that could not be opened, with `error` set (their status is `{ error }`).
+   */
+  listVolumes(): Array<{ id: string; driver: string; status: Record<string, unknown>; config: VolumeConfig | undefined; error?: string }> {
+    const out: Array<{ id: string; driver: string; status: Record<string, unknown>; config: VolumeConfig | undefined; error?: string }> = [];
+    for (const v of this.volumes.values()) out.push({ id: v.id, driver: v.driver, status: v.status(), config: this.volumeConfigs.get(v.id) });
+    for (const [id, error] of this.volumeErrors) {
+      if (!this.volumes.has(id)) out.push({ id, driver: this.driverName(id), status: { error }, config: this.volumeConfigs.get(id), error });
+    }
+    return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
-  /** The running storage service `name`, if any. */
+  /** The running storage service `name`, if any (not while it stands in for an unavailable backend). */
   storage(name: string): StorageService | undefined {
-    return this.storages.get(name)?.service;
+    const service = this.storages.get(name)?.service;
+    return service instanceof StorageService ? service : undefined;
   }
 
   /** Creates or replaces volume `id`. A volume in use by storages cannot be replaced (409). */
@@ -119,13 +172,15 @@ export class StorageManager {
       const cfg = asObject(config, `volume ${id}`);
       const driver = this.driverFor(id, cfg);
       const prev = this.volumeConfigs.get(id);
-      if (prev && isDeepStrictEqual(prev, cfg)) return;
+      // The same config again is a no-op, unless the volume failed to open: then it is a retry.
+      if (prev && isDeepStrictEqual(prev, cfg) && this.volumes.has(id)) return;
       const users = this.usersOf(id);
       if (users.length > 0) throw ZestError.conflict(`volume ${id} is used by storage(s) ${users.join(", ")}; remove them first`);
       const volume = await driver.open(id, cfg, this.ctx);
       await this.volumes.get(id)?.close();
       this.volumes.set(id, volume);
       this.volumeConfigs.set(id, cfg);
+      this.volumeErrors.delete(id);
       if (opts.persist !== false) this.saveState();
       this.logger.info({ volume: id, driver: driver.name }, "volume opened");
     });
@@ -136,13 +191,15 @@ export class StorageManager {
     return this.serial(async () => {
       if (id === "memory") throw ZestError.forbidden("the built-in memory volume cannot be removed");
       const volume = this.volumes.get(id);
-      if (!volume) throw ZestError.notFound(`no volume named ${id}`);
+      if (!volume && !this.volumeErrors.has(id)) throw ZestError.notFound(`no volume named ${id}`);
       const users = this.usersOf(id);
       if (users.length > 0) throw ZestError.conflict(`volume ${id} is used by storage(s) ${users.join(", ")}; remove them first`);
       this.volumes.delete(id);
       this.volumeConfigs.delete(id);
-      await volume.close();
-      this.saveState();
+      this.volumeErrors.delete(id);
+      await volume?.close();
+      // Remembered as removed, so a volume from the config file does not come back on a restart.
+      this.saveState([], [id]);
     });
   }
 
@@ -177,9 +234,66 @@ export class StorageManager {
       if (!s) throw ZestError.notFound(`no storage named ${name}`);
       this.storages.delete(name);
       this.saveState([name]);
+      if (s.service instanceof UnavailableStorage) this.logger.warn({ storage: name, err: s.service.reason }, "storage removed while its backend is unavailable: its disposal policy was not applied");
       await s.service.stop(true);
       this.logger.info({ storage: name }, "storage removed");
     });
+  }
+
+  /**
+   * Puts a stand-in for storage `name`, whose backend could not be opened: it answers 503 with
+   * the reason on its key expression and retries opening until it can switch to the real storage.
+   */
+  private async standIn(name: string, cfg: StorageConfig, err: unknown): Promise<void> {
+    const { id: volumeId } = splitVolume(cfg.volume);
+    const standIn = new UnavailableStorage(name, cfg.key_expr, errorMessage(err), this.session);
+    const prev = this.storages.get(name);
+    if (prev) {
+      this.storages.delete(name);
+      await prev.service.stop(false);
+    }
+    standIn.start(() => this.serial(() => this.reopen(name, standIn)));
+    this.storages.set(name, { config: cfg, service: standIn, volume: volumeId });
+    this.logger.warn({ storage: name, key_expr: cfg.key_expr, volume: volumeId, err: standIn.reason }, "storage unavailable at start-up; answering 503 and retrying every 5 s");
+  }
+
+  /** One retry of a stand-in: true once the real storage runs (or the stand-in is gone). */
+  private async reopen(name: string, standIn: UnavailableStorage): Promise<boolean> {
+    const s = this.storages.get(name);
+    if (!s || s.service !== standIn) return true; // removed or replaced meanwhile
+    const { id: volumeId, options } = splitVolume(s.config.volume);
+    let service: StorageService;
+    try {
+      const volume = await this.volumeFor(volumeId);
+      const backend = await volume.createStorage(name, s.config.key_expr, options);
+      service = new StorageService(name, s.config.key_expr, backend, this.session, this.logger);
+    } catch (err) {
+      standIn.reason = errorMessage(err);
+      this.logger.debug({ storage: name, err: standIn.reason }, "storage still unavailable");
+      return false;
+    }
+    if (this.storages.get(name)?.service !== standIn) {
+      await service.stop(false); // removed, replaced or closed while it opened
+      return true;
+    }
+    await standIn.stop();
+    await service.start();
+    this.storages.set(name, { config: s.config, service, volume: volumeId });
+    this.logger.warn({ storage: name, key_expr: s.config.key_expr, volume: volumeId }, "storage available again: opened after a retry");
+    return true;
+  }
+
+  /** The driver name of volume `id` (opened, configured, or a driver's own name). */
+  private driverName(id: string): string {
+    const open = this.volumes.get(id);
+    if (open) return open.driver;
+    const cfg = this.volumeConfigs.get(id);
+    try {
+      if (cfg) return this.driverFor(id, cfg).name;
+    } catch {
+      // fall through
+    }
+    return DRIVER_ALIASES[id] ?? "?";
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -200,6 +314,22 @@ export class StorageManager {
   private async volumeFor(id: string): Promise<Volume> {
     const open = this.volumes.get(id);
     if (open) return open;
+    const cfg = this.volumeConfigs.get(id);
+    if (cfg) {
+      // Configured, but it could not be opened: try again.
+      const configured = this.driverFor(id, cfg);
+      let volume: Volume;
+      try {
+        volume = await configured.open(id, cfg, this.ctx);
+      } catch (err) {
+        this.volumeErrors.set(id, errorMessage(err));
+        throw err;
+      }
+      this.volumes.set(id, volume);
+      this.volumeErrors.delete(id);
+      this.logger.warn({ volume: id, driver: configured.name }, "volume available again: opened after a retry");
+      return volume;
+    }
     const driver = this.drivers.get(DRIVER_ALIASES[id] ?? id);
     if (!driver) throw ZestError.badRequest(`\`${id}\` volume not found (known volumes: ${[...new Set([...this.volumes.keys(), ...this.drivers.keys()])].join(", ")})`);
     const volume = await driver.open(id, {}, this.ctx);
@@ -211,10 +341,10 @@ export class StorageManager {
     return [...this.storages.entries()].filter(([, s]) => s.volume === volumeId).map(([n]) => n);
   }
 
-  private loadState(): (StorageManagerConfig & { removedStorages?: string[] }) | undefined {
+  private loadState(): SavedState | undefined {
     if (!this.statePath) return undefined;
     try {
-      return JSON.parse(readFileSync(this.statePath, "utf8")) as StorageManagerConfig & { removedStorages?: string[] };
+      return JSON.parse(readFileSync(this.statePath, "utf8")) as SavedState;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") this.logger.warn({ path: this.statePath, err: errorMessage(err) }, "could not read saved storages");
       return undefined;
@@ -222,14 +352,16 @@ export class StorageManager {
   }
 
   /** Writes the current volumes and storages atomically (rename), so a crash never leaves half a file. */
-  private saveState(removed: string[] = []): void {
+  private saveState(removed: string[] = [], removedVolumeIds: string[] = []): void {
     if (!this.statePath) return;
     const prev = this.loadState();
     const removedStorages = [...new Set([...(prev?.removedStorages ?? []), ...removed])].filter((n) => !this.storages.has(n));
-    const state = {
+    const removedVolumes = [...new Set([...(prev?.removedVolumes ?? []), ...removedVolumeIds])].filter((n) => !this.volumeConfigs.has(n));
+    const state: SavedState = {
       volumes: Object.fromEntries(this.volumeConfigs),
       storages: Object.fromEntries([...this.storages.entries()].map(([n, s]) => [n, s.config])),
       removedStorages,
+      removedVolumes,
     };
     mkdirSync(dirname(this.statePath), { recursive: true });
     const tmp = `${this.statePath}.tmp`;

@@ -192,3 +192,67 @@ export class StorageService {
   }
 }
 
+/** How often a storage whose backend could not be opened tries again. */
+export const REOPEN_EVERY_MS = 5_000;
+
+/**
+ * Stands in for a storage whose backend could not be opened at start-up (an InfluxDB that does
+ * not answer, an SQLite file that cannot be opened). It declares the storage's subscriber and
+ * queryable, so writes and queries on its key expression get a 503 naming the reason instead of
+ * silently reaching no storage, and calls `reopen` every `REOPEN_EVERY_MS` until it reports
+ * success or the stand-in is stopped. The storage manager replaces it with the real storage.
+ */
+export class UnavailableStorage {
+  readonly name: string;
+  readonly keyExpr: string;
+  /** Why the backend could not be opened (the last attempt's error). */
+  reason: string;
+  private readonly session: Session;
+  private subscriber: Subscriber | undefined;
+  private queryable: Queryable | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(name: string, keyExpr: string, reason: string, session: Session) {
+    this.name = name;
+    this.keyExpr = keyExpr;
+    this.reason = reason;
+    this.session = session;
+  }
+
+  /** The error writes and queries get. */
+  error(): ZestError {
+    return ZestError.unavailable(`storage ${this.name} is unavailable: ${this.reason}`);
+  }
+
+  /** Declares the subscriber and queryable, and schedules `reopen` (true = opened, stop retrying). */
+  start(reopen: () => Promise<boolean>, everyMs = REOPEN_EVERY_MS): void {
+    this.subscriber = this.session.declareSubscriber(this.keyExpr, () => Promise.reject(this.error()));
+    this.queryable = this.session.declareQueryable(this.keyExpr, (q) => q.replyError(this.error()), { complete: true });
+    const attempt = async (): Promise<void> => {
+      this.timer = undefined;
+      if (this.stopped) return;
+      let opened = false;
+      try {
+        opened = await reopen();
+      } catch {
+        opened = false;
+      }
+      if (!opened && !this.stopped) schedule();
+    };
+    const schedule = (): void => {
+      this.timer = setTimeout(() => void attempt(), everyMs);
+      this.timer.unref();
+    };
+    schedule();
+  }
+
+  /** Undeclares and stops retrying. There is no backend, so nothing is disposed. */
+  async stop(_dispose?: boolean): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.subscriber?.undeclare();
+    this.queryable?.undeclare();
+  }
+}

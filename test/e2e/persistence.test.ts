@@ -58,6 +58,28 @@ describe("storages created at run time outlast a restart (--data-dir)", () => {
     await z.stop();
   });
 
+  test("a volume from the config file that was removed at run time stays removed after a restart", async () => {
+    const VOLUMES = "/@/router/local/config/plugins/storage_manager/volumes";
+    const listed = "/@/router/local/status/plugins/storage_manager/volumes/cfgvol";
+    const args = ["--cfg", `plugins/storage_manager/volumes/cfgvol:{backend:"sqlite",path:${JSON.stringify(join(dir, "cfgvol.db"))}}`];
+    let z = await start(args);
+    assert.equal((await getJson(z.url, listed)).entries.length, 1);
+    assert.equal((await http(z.url, "DELETE", `${VOLUMES}/cfgvol`)).status, 200);
+    assert.deepEqual((await getJson(z.url, listed)).entries, []);
+    await z.stop();
+
+    z = await start(args);
+    assert.deepEqual((await getJson(z.url, listed)).entries, [], "the removal was remembered");
+    // Created again at run time, it is back after the next restart.
+    const again = await http(z.url, "PUT", `${VOLUMES}/cfgvol`, { body: JSON.stringify({ backend: "sqlite", path: join(dir, "cfgvol2.db") }), headers: { "content-type": "application/json" } });
+    assert.equal(again.status, 200, again.text);
+    await z.stop();
+
+    z = await start(args);
+    assert.deepEqual((await getJson(z.url, listed)).entries.map((e) => (e.value as { path: string }).path), [join(dir, "cfgvol2.db")]);
+    await z.stop();
+  });
+
   test("Variant B: a sqlite3 backend and its storage come back with the same properties and data", async () => {
     const url = `sqlite3://${join(dir, "b.db")}`;
     const backend = "/@/router/local/plugin/storages/backend/sqlite3";

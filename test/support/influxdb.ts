@@ -46,11 +46,12 @@ export async function freePort(): Promise<number> {
 /**
  * Starts `influxd` on free loopback ports with its data in a fresh temp dir, and waits until
  * `/ping` answers 204. Every other listener (RPC excepted, which is bound to its own free port)
- * is disabled so parallel runs never clash.
+ * is disabled so parallel runs never clash. `httpPort` chooses the HTTP port (to bring a server
+ * back where a router expects it).
  */
-export async function startInfluxd(): Promise<InfluxdHandle> {
+export async function startInfluxd(options: { httpPort?: number } = {}): Promise<InfluxdHandle> {
   const dir = mkdtempSync(join(tmpdir(), "zest-influxd-"));
-  const httpPort = await freePort();
+  const httpPort = options.httpPort ?? (await freePort());
   const rpcPort = await freePort();
   const config = `
 reporting-disabled = true

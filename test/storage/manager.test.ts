@@ -1,0 +1,96 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { rejectsWith } from "../support/assert.js";
+import { silentLogger } from "../../src/core/log.js";
+import { Router } from "../../src/core/router.js";
+import { Session } from "../../src/core/session.js";
+import { StorageManager } from "../../src/storage/manager.js";
+import { sqliteDriver } from "../../src/storage/volumes/sqlite.js";
+
+describe("storage manager: a backend that cannot be opened at start-up", () => {
+  let dir: string;
+  let n = 0;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "zest-manager-"));
+  });
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A storage config on a SQLite file that cannot be created while `blocker` is a file. */
+  function blocked(): { blocker: string; config: { key_expr: string; volume: { id: string; path: string } } } {
+    const blocker = join(dir, `blocker${n++}`);
+    writeFileSync(blocker, "a file where a directory should be");
+    return { blocker, config: { key_expr: "sql/**", volume: { id: "sqlite", path: join(blocker, "db.sqlite") } } };
+  }
+
+  async function manager(statePath?: string): Promise<{ session: Session; sm: StorageManager }> {
+    const session = new Session(new Router({ zid: "0A" }));
+    const sm = new StorageManager(session, { drivers: [sqliteDriver], ctx: { logger: silentLogger }, statePath });
+    return { session, sm };
+  }
+
+  it("does not stop the others: the storage answers 503 with the reason, and opens once it can", async () => {
+    const { blocker, config } = blocked();
+    const { session, sm } = await manager();
+    await sm.start({ storages: { sql: config, mem: { key_expr: "mem/**", volume: "memory" } } });
+    try {
+      await session.put("mem/a", "ok");
+      assert.deepEqual((await session.get("mem/a")).map((r) => r.kind), ["ok"]);
+      await rejectsWith(session.put("sql/a", "x"), 503, /^storage sql is unavailable: sqlite storage sql \(.*blocker.*\): /);
+      const replies = await session.get("sql/**");
+      assert.equal(replies.length, 1);
+      const [err] = replies;
+      assert.ok(err?.kind === "err");
+      assert.equal(err.status, 503);
+      assert.match(err.payload.toString(), /^storage sql is unavailable: /);
+      // The admin space shows why.
+      const listed = sm.listStorages().find((s) => s.name === "sql");
+      assert.match(listed?.error ?? "", /^storage sql is unavailable: /);
+      assert.equal(sm.storage("sql"), undefined);
+
+      rmSync(blocker);
+      const t0 = Date.now();
+      while (sm.storage("sql") === undefined && Date.now() - t0 < 8_000) await new Promise((r) => setTimeout(r, 100));
+      assert.ok(sm.storage("sql"), "opened after a retry");
+      assert.equal(sm.listStorages().find((s) => s.name === "sql")?.error, undefined);
+      await session.put("sql/a", "stored");
+      const got = await session.get("sql/a");
+      assert.deepEqual(got.map((r) => (r.kind === "ok" ? r.sample.payload.toString() : r.kind)), ["stored"]);
+    } finally {
+      await sm.close();
+    }
+  });
+
+  it("a removed stand-in stops retrying and answering; its saved entry stays until then", async () => {
+    const { blocker, config } = blocked();
+    const statePath = join(dir, `state${n++}.json`);
+    writeFileSync(statePath, JSON.stringify({ storages: { sql: config } }));
+    const { session, sm } = await manager(statePath);
+    await sm.start({});
+    try {
+      await rejectsWith(session.put("sql/a", "x"), 503, /unavailable/);
+      // Another change is saved: the stand-in's entry is kept.
+      await sm.putStorage("other", { key_expr: "other/**", volume: "memory" });
+      const saved = JSON.parse(readFileSync(statePath, "utf8")) as { storages: Record<string, unknown> };
+      assert.deepEqual(saved.storages.sql, config);
+      await sm.deleteStorage("sql");
+      rmSync(blocker);
+      await new Promise((r) => setTimeout(r, 5_500));
+      assert.equal(sm.storage("sql"), undefined, "no retry after removal");
+      await session.put("sql/a", "x"); // nothing stands in any more
+      assert.deepEqual(await session.get("sql/a"), []);
+    } finally {
+      await sm.close();
+    }
+  });
+
+  it("a config error still fails start-up", async () => {
+    const { sm } = await manager();
+    await rejectsWith(sm.start({ storages: { bad: { key_expr: "a/**", volume: "no-such-volume" } } }), 400, /no-such-volume/);
+    await sm.close();
+  });
+});
