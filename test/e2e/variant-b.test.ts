@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -580,5 +580,48 @@ describe("Variant B: bad input gets a clear status and message, and loses nothin
     const r = await putJson(z.url, `${BACKEND}/memory/storage/bad%20name`, { selector: "/a/**" });
     assert.equal(r.status, 400);
     assert.match(r.text, /invalid storage name/);
+  });
+});
+
+describe("Variant B: the seed's §4.5 admin PUT and the variant from the config", () => {
+  const running: ZestProcess[] = [];
+  after(async () => {
+    for (const z of running) await z.stop();
+  });
+
+  test("§4.5: the admin PUT with no content-type header creates the memory storage", async () => {
+    const z = await startZest(B_ARGS);
+    running.push(z);
+    // node:http adds no content-type of its own, exactly as the seed's request.
+    const r = await raw(z.url, "PUT", `${BACKEND}/memory/storage/raw-store`, JSON.stringify({ selector: "/raw/**" }));
+    assert.equal(r.status, 204, r.text);
+    const { entries } = await getB(z.url, "/@/**/storage/**");
+    assert.ok(
+      entries.some((e) => e.key === `${ADMIN}/memory/storage/raw-store` && e.value === "selector=/raw/**"),
+      JSON.stringify(entries),
+    );
+    // And it stores: a value under its selector is read back.
+    assert.equal((await raw(z.url, "PUT", "/raw/k", "v")).status, 204);
+    assert.deepEqual((await getB(z.url, "/raw/k")).entries.map((e) => [e.key, e.value]), [["/raw/k", "v"]]);
+  });
+
+  test('plugins.rest.variant "b" from the config (--cfg, or a -c file) serves Variant B', async () => {
+    const dir = mkdtempSync(join(tmpdir(), "zest-b-cfg-"));
+    try {
+      const file = join(dir, "zest.json5");
+      writeFileSync(file, '{ plugins: { rest: { variant: "b" } } }');
+      for (const args of [["--cfg", 'plugins/rest/variant:"b"'], ["-c", file]]) {
+        const z = await startZest([...args, "--id", ZID]);
+        running.push(z);
+        assert.equal((await http(z.url, "PUT", "/cfg/k", { body: "b value", headers: FORM })).status, 204, args.join(" "));
+        const r = await http(z.url, "GET", "/cfg/k");
+        assert.equal(r.status, 200);
+        assert.match(r.text, new RegExp(String.raw`^\[\n\{ "key": "/cfg/k",\n  "value": "b value",\n  "time": "${TIME_SRC}" \}\n\]$`), args.join(" "));
+        assert.equal((await getB(z.url, "/@/router/local")).entries[0]!.key, `/@/router/${PID}`);
+        await z.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -359,6 +359,21 @@ describe("sqlite volume", () => {
     assert.equal(isSqliteFileOpen(path), false);
   });
 
+  it("the database file is in WAL mode", async () => {
+    const path = freshPath();
+    const { volume, storage } = await openStorage(path);
+    await storage.put(entry("wal/k", "v", 1));
+    // journal_mode is stored in the file: a separate connection sees it.
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    try {
+      assert.equal(db.pragma("journal_mode", { simple: true }), "wal");
+    } finally {
+      db.close();
+    }
+    await storage.close(false);
+    await volume.close();
+  });
+
   it("a file that cannot be opened is a 503 naming the storage and the path", async () => {
     const path = join(dir, "a-directory");
     mkdirSync(path, { recursive: true });
