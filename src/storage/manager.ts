@@ -211,7 +211,9 @@ export class StorageManager {
     return this.serial(async () => {
       const cfg = parseStorageConfig(name, config);
       const prev = this.storages.get(name);
-      if (prev && isDeepStrictEqual(prev.config, cfg)) return;
+      // The same config again is a no-op, unless the storage stands in for an unavailable
+      // backend: then it is a retry now (a 503 if it still fails, the stand-in staying).
+      if (prev && isDeepStrictEqual(prev.config, cfg) && !(prev.service instanceof UnavailableStorage)) return;
       const { id: volumeId, options } = splitVolume(cfg.volume);
       const volume = await this.volumeFor(volumeId);
       const backend = await volume.createStorage(name, cfg.key_expr, options);

@@ -52,6 +52,10 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
       assert.match(listed?.error ?? "", /^storage sql is unavailable: /);
       assert.equal(sm.storage("sql"), undefined);
 
+      // The same config again retries at once: still a 503, and the stand-in stays.
+      await rejectsWith(sm.putStorage("sql", config), 503, /blocker/);
+      await rejectsWith(session.put("sql/a", "x"), 503, /^storage sql is unavailable: /);
+
       rmSync(blocker);
       const t0 = Date.now();
       while (sm.storage("sql") === undefined && Date.now() - t0 < 8_000) await new Promise((r) => setTimeout(r, 100));
