@@ -45,6 +45,8 @@ export interface Fabric {
   query(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void): Promise<void>;
   /** The local declarations changed (see `FabricHost`). */
   declarationsChanged(): void;
+  /** True when another router announced a subscriber matching `key`. */
+  hasSubscriber?(key: string): boolean;
   status(): FabricStatus;
   /** Ids of the other routers currently reachable (shown as the router's sessions); none if absent. */
   peers?(): string[];

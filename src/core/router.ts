@@ -139,6 +139,15 @@ export class Router {
     if (this.queryablesIndex.delete(decl.key, decl)) this.fabric?.declarationsChanged();
   }
 
+  /**
+   * True when a subscriber on this router, or one another router announced through the fabric,
+   * matches `key`: a write there is taken by someone (the REST layer refuses admin writes that
+   * nobody takes).
+   */
+  hasSubscriber(key: string): boolean {
+    return this.matchingSubscribers(key).length > 0 || (this.fabric?.hasSubscriber?.(key) ?? false);
+  }
+
   /** Number of subscribers declared on this router. */
   get subscriberCount(): number {
     return this.subscribers.size;

@@ -338,6 +338,11 @@ export class NatsFabric implements Fabric {
     };
   }
 
+  /** True when another router announced a subscriber matching `key`. */
+  hasSubscriber(key: string): boolean {
+    return this.remoteSubs.intersecting(key).length > 0;
+  }
+
   /** Ids of the other routers this one knows, sorted. */
   peers(): string[] {
     return this.peerIds();
