@@ -27,7 +27,8 @@ export function parseAdminPermissions(s: string): AdminPermissions {
   }
 }
 
-function isAdmin(key: string): boolean {
+/** True for a key in the admin space (`@` and below). */
+export function isAdmin(key: string): boolean {
   return key === "@" || key.startsWith("@/");
 }
 

@@ -4,7 +4,7 @@ import { errorMessage, toZestError, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { Parameters } from "../core/selector.js";
 import type { Session } from "../core/session.js";
-import { checkRead, checkWrite, DEFAULT_ADMIN_PERMISSIONS, type AdminPermissions } from "./access.js";
+import { checkRead, checkWrite, DEFAULT_ADMIN_PERMISSIONS, isAdmin, type AdminPermissions } from "./access.js";
 import type { RestCodec } from "./codec.js";
 import { cacheableReplies, ReadCache } from "./read-cache.js";
 import { SseHub } from "./sse.js";
@@ -173,6 +173,12 @@ export class RestServer {
     try {
       key = codec.pathToKey(q === -1 ? url : url.slice(0, q), session.zid, true);
       checkWrite(permissions, key, req);
+      // Decisions §3, never a silent 200: an admin write nobody takes (a typo in the path, a
+      // router that does not exist) is refused. Another router's admin space, reached through
+      // the fabric, takes writes to its own `@/router/<zid>/...`.
+      if (isAdmin(key) && !session.router.hasSubscriber(key)) {
+        throw ZestError.notFound(`no admin key ${key}: storages are configured under @/router/${session.zid}/config/plugins/storage_manager/...`);
+      }
     } catch (err) {
       this.sendError(req, res, cors, err);
       return;

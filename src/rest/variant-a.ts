@@ -6,12 +6,31 @@ import type { Rendered, RestCodec } from "./codec.js";
 import { escapeHtml, renderValueJson, utf8 } from "./render-value.js";
 import { decodePath } from "./paths.js";
 
-/** `@/router/local...` and the seed's `@/local/router...` name this router. */
+const ROUTER_PREFIX = "@/router/";
+
+/**
+ * `@/router/local...` and the seed's `@/local/router...` name this router. Router ids are shown
+ * in uppercase; a hex id chunk is uppercased, so `@/router/0a0b/...` names router `0A0B`.
+ */
 function resolveAdminAlias(key: string, zid: string): string {
   if (key === "@/router/local" || key === "@/local/router" || key === "@/local") return `@/router/${zid}`;
   if (key.startsWith("@/router/local/")) return `@/router/${zid}/${key.slice(15)}`;
   if (key.startsWith("@/local/router/")) return `@/router/${zid}/${key.slice(15)}`;
+  if (key.startsWith(ROUTER_PREFIX)) return upperRouterId(key);
   return key;
+}
+
+function upperRouterId(key: string): string {
+  const start = ROUTER_PREFIX.length;
+  let end = key.indexOf("/", start);
+  if (end === -1) end = key.length;
+  let lower = false;
+  for (let i = start; i < end; i++) {
+    const c = key.charCodeAt(i);
+    if (c >= 0x61 && c <= 0x66) lower = true; // a-f
+    else if (!((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46))) return key; // not hex: not an id
+  }
+  return lower ? ROUTER_PREFIX + key.slice(start, end).toUpperCase() + key.slice(end) : key;
 }
 
 /** One entry line: `{ "key": ..., "value": ..., "encoding": ..., "time": ... }`. */

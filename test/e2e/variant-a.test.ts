@@ -155,6 +155,25 @@ describe("Variant A: the seed's and the catalogue's curl sessions", () => {
     assert.equal(list.entries.length, 0);
   });
 
+  test("admin writes that no admin space takes are a 404, never a silent 200", async () => {
+    for (const path of ["/@/routers/local/config/plugins/storage_manager/storages/lost", "/@/local/config/plugins/storage_manager/storages/lost", "/@/router/FFFF/config/plugins/storage_manager/storages/lost"]) {
+      const r = await http(z.url, "PUT", path, { body: '{key_expr:"lost/**",volume:"memory"}' });
+      assert.equal(r.status, 404, path);
+      assert.match(r.text, /^no admin key @\/.*: storages are configured under @\/router\/0A0B\/config\/plugins\/storage_manager\//);
+      assert.equal(r.text.trim().split("\n").length, 1);
+    }
+    assert.deepEqual((await getJson(z.url, "/@/**/storages/lost")).entries, []);
+  });
+
+  test("the router id in an admin path matches case-insensitively", async () => {
+    const put = await http(z.url, "PUT", "/@/router/0a0b/config/plugins/storage_manager/storages/lower", { body: '{key_expr:"lower/**",volume:"memory"}' });
+    assert.equal(put.status, 200);
+    assert.equal((await getJson(z.url, "/@/router/0a0b/status/plugins/storage_manager/storages/lower")).entries.length, 1);
+    const del = await http(z.url, "DELETE", "/@/router/0a0b/config/plugins/storage_manager/storages/lower");
+    assert.equal(del.status, 200);
+    assert.deepEqual((await getJson(z.url, "/@/**/storages/lower")).entries, []);
+  });
+
   test("_time turns consolidation off and a bad _time is a 400 with the reason", async () => {
     await http(z.url, "PUT", "/demo/time/k", { body: "1", headers: { "content-type": "text/plain" } });
     const ok = await getJson(z.url, "/demo/time/k?_time=[..]");
