@@ -1,6 +1,7 @@
 import { Encoding, parseProperties } from "../core/encoding.js";
 
-const NUMBER = /^\s*-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
+/** A JSON number exactly as RFC 8259 spells it. */
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /** The payload as UTF-8 text, or undefined when it is not valid UTF-8. */
@@ -37,19 +38,48 @@ function computeValueJson(payload: Buffer, encoding: string): string {
   if (text === undefined) return JSON.stringify(payload.toString("base64"));
   switch (kind) {
     case "json":
+      // Parsed only to validate: the original text is kept (a parse/stringify round trip turns
+      // 12345678901234567890 into 12345678901234567000), on one line for the layout and SSE.
       try {
-        // Re-serialized compactly: the entry must stay on one line (layout and SSE framing).
-        return JSON.stringify(JSON.parse(text));
+        JSON.parse(text);
       } catch {
         return JSON.stringify(text);
       }
-    case "number":
-      return NUMBER.test(text) && Number.isFinite(Number(text)) ? String(Number(text)) : JSON.stringify(text);
+      return compactJson(text);
+    case "number": {
+      if (JSON_NUMBER.test(text)) return text;
+      const t = text.trim();
+      const n = t === "" ? Number.NaN : Number(t);
+      return Number.isFinite(n) ? String(n) : JSON.stringify(text);
+    }
     case "properties":
       return JSON.stringify(parseProperties(text));
     default:
       return JSON.stringify(text);
   }
+}
+
+/**
+ * Valid JSON text without the insignificant whitespace outside strings: one line (JSON strings
+ * cannot hold a raw newline), every number and escape spelled as the writer spelled it.
+ */
+export function compactJson(text: string): string {
+  let out = "";
+  let from = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
+      if (i > from) out += text.slice(from, i);
+      from = i + 1;
+    }
+  }
+  return from === 0 ? text : out + text.slice(from);
 }
 
 type ValueKind = "json" | "number" | "properties" | "text" | "binary";

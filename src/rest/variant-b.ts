@@ -8,7 +8,7 @@ import { nowUnixNanos } from "../core/timestamp.js";
 import { keyExprToPath, pathToKeyExpr } from "../keyexpr/index.js";
 import type { Rendered, RestCodec } from "./codec.js";
 import { decodePath } from "./paths.js";
-import { utf8 } from "./render-value.js";
+import { compactJson, utf8 } from "./render-value.js";
 
 const ADMIN_ALIAS = "/@/router/local";
 const ROUTER_PREFIX = "@/router/";
@@ -63,9 +63,10 @@ function isJsonEncoding(encoding: string): boolean {
 const valueCache = new WeakMap<Buffer, { json: string | undefined; other: string | undefined }>();
 
 /**
- * A payload as a Variant B JSON value (decisions §4): JSON encodings as JSON (re-serialized
- * compactly; malformed JSON falls back to a string), everything else as a properly escaped
- * string, or as a base64 string when the bytes are not UTF-8, so the body is always valid JSON.
+ * A payload as a Variant B JSON value (decisions §4): JSON encodings as JSON (the original text
+ * without insignificant whitespace; malformed JSON falls back to a string), everything else as a
+ * properly escaped string, or as a base64 string when the bytes are not UTF-8, so the body is
+ * always valid JSON.
  */
 export function renderValueB(payload: Buffer, encoding: string): string {
   const json = isJsonEncoding(encoding);
@@ -78,7 +79,8 @@ export function renderValueB(payload: Buffer, encoding: string): string {
   else if (!json) out = JSON.stringify(text);
   else {
     try {
-      out = JSON.stringify(JSON.parse(text));
+      JSON.parse(text); // validates; the original text is kept (big integers keep their digits)
+      out = compactJson(text);
     } catch {
       out = JSON.stringify(text);
     }

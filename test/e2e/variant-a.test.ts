@@ -105,6 +105,20 @@ describe("Variant A: the seed's and the catalogue's curl sessions", () => {
     }
   });
 
+  test("JSON and numbers keep their original digits (no float rounding)", async () => {
+    const cases: Array<[string, string, string]> = [
+      ["application/json", '{"id": 12345678901234567890,\n "f": 1.10}', '{"id":12345678901234567890,"f":1.10}'],
+      ["application/integer", "9007199254740993", "9007199254740993"],
+      ["application/float", "0.1000000000000000055511151231257827", "0.1000000000000000055511151231257827"],
+    ];
+    for (const [ct, body, value] of cases) {
+      await http(z.url, "PUT", "/demo/typed/exact", { body, headers: { "content-type": ct } });
+      const r = await http(z.url, "GET", "/demo/typed/exact");
+      assert.ok(r.text.includes(`"value": ${value}, "encoding": "${ct}"`), r.text);
+      JSON.parse(r.text);
+    }
+  });
+
   test("no content-type means application/octet-stream, rendered base64", async () => {
     const res = await fetch(`${z.url}/demo/raw/bin`, { method: "PUT", body: new Uint8Array([0xff, 0x00, 0x41]) });
     assert.equal(res.status, 200);
