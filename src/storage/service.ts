@@ -46,7 +46,7 @@ export class StorageService {
   async start(options: { align?: boolean; alignTimeoutMs?: number } = {}): Promise<void> {
     this.subscriber = this.session.declareSubscriber(this.keyExpr, (s) => this.enqueue(s));
     if (options.align !== false) await this.align(options.alignTimeoutMs ?? 5_000);
-    this.queryable = this.session.declareQueryable(this.keyExpr, (q) => this.answer(q), { complete: true });
+    this.queryable = this.session.declareQueryable(this.keyExpr, (q) => this.answer(q), { complete: true, storage: true });
     this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS);
     this.purgeTimer.unref();
   }
