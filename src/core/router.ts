@@ -30,6 +30,8 @@ export interface QueryableDecl {
   readonly key: string;
   readonly handler: QueryHandler;
   readonly complete: boolean;
+  /** Answers with stored samples only (a storage): see `Router.storagesOnly`. */
+  readonly storage: boolean;
   readonly owner: string;
 }
 
@@ -146,6 +148,18 @@ export class Router {
    */
   hasSubscriber(key: string): boolean {
     return this.matchingSubscribers(key).length > 0 || (this.fabric?.hasSubscriber?.(key) ?? false);
+  }
+
+  /**
+   * True when every queryable a query on `key` reaches is a storage on this router (declared
+   * with `storage: true`), so its answer changes only through writes and declarations, which
+   * move `dataVersion`. Evals, the admin space and other routers may answer differently at any
+   * time, timestamped or not.
+   */
+  storagesOnly(key: string): boolean {
+    if (this.fabric) return false;
+    for (const q of this.queryablesIndex.intersecting(key)) if (!q.storage) return false;
+    return true;
   }
 
   /** Number of subscribers declared on this router. */

@@ -100,9 +100,13 @@ export class Session {
     return this.track(decl.key, () => this.router.removeSubscriber(decl));
   }
 
-  /** Answers queries intersecting `keyexpr` with `handler`. */
-  declareQueryable(keyexpr: IntoKeyExpr, handler: QueryHandler, options: { complete?: boolean } = {}): Queryable {
-    const decl: QueryableDecl = { key: toKeyExpr(keyexpr), handler, complete: options.complete ?? false, owner: this.name };
+  /**
+   * Answers queries intersecting `keyexpr` with `handler`. `complete`: it holds every key its
+   * expression matches. `storage`: it answers with stored samples only, which change only when
+   * written, so a read cache may keep its answers until the next write (default false).
+   */
+  declareQueryable(keyexpr: IntoKeyExpr, handler: QueryHandler, options: { complete?: boolean; storage?: boolean } = {}): Queryable {
+    const decl: QueryableDecl = { key: toKeyExpr(keyexpr), handler, complete: options.complete ?? false, storage: options.storage ?? false, owner: this.name };
     this.router.addQueryable(decl);
     return this.track(decl.key, () => this.router.removeQueryable(decl));
   }

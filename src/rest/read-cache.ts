@@ -44,10 +44,11 @@ export class ReadCache {
 }
 
 /**
- * Only stored data can be cached: every reply a value with a timestamp. Computed replies
- * (evals, the admin space) may change without any write, and errors must be retried.
+ * Only stored data can be cached: an answer with no error (errors must be retried), from a query
+ * that reached storages only (the caller asks `Router.storagesOnly`). Computed replies (evals,
+ * the admin space) may change without any write, even when they carry a timestamp.
  */
 export function cacheableReplies(replies: readonly Reply[]): boolean {
-  for (const r of replies) if (r.kind !== "ok" || r.sample.timestamp === undefined) return false;
+  for (const r of replies) if (r.kind !== "ok") return false;
   return true;
 }

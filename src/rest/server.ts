@@ -144,7 +144,7 @@ export class RestServer {
           const rendered = codec.render(replies, html);
           const body = Buffer.from(rendered.body);
           const err = replies.find((r) => r.kind === "err");
-          if (cacheKey !== undefined && cacheableReplies(replies)) {
+          if (cacheKey !== undefined && cacheableReplies(replies) && session.router.storagesOnly(key)) {
             const headers: Record<string, string | number> = { "access-control-allow-origin": "*", "content-length": body.length };
             if (rendered.contentType) headers["content-type"] = rendered.contentType;
             this.cache!.set(cacheKey, { version, headers, body });

@@ -174,3 +174,27 @@ test("ntp64FromMicros agrees with the exact BigInt conversion for every 7th micr
     assert.equal(ntp64FromMicros(1_700_000_000, us), unixNanosToNtp64(1_700_000_000n * 1_000_000_000n + BigInt(us) * 1000n));
   }
 });
+
+describe("Router.storagesOnly and hasSubscriber", () => {
+  test("a query reaches storages only when every matching queryable is declared as a storage", () => {
+    const router = new Router({ zid: "01" });
+    const s = new Session(router);
+    assert.equal(router.storagesOnly("a/b"), true);
+    s.declareQueryable("a/**", () => undefined, { complete: true, storage: true });
+    assert.equal(router.storagesOnly("a/b"), true);
+    const evalQ = s.declareQueryable("a/b", () => undefined);
+    assert.equal(router.storagesOnly("a/b"), false);
+    assert.equal(router.storagesOnly("a/c"), true);
+    evalQ.undeclare();
+    assert.equal(router.storagesOnly("a/b"), true);
+  });
+
+  test("hasSubscriber says whether a write on a key is taken by a local subscriber", () => {
+    const router = new Router({ zid: "01" });
+    const s = new Session(router);
+    assert.equal(router.hasSubscriber("@/router/01/config/x"), false);
+    s.declareSubscriber("@/router/01/**", () => undefined);
+    assert.equal(router.hasSubscriber("@/router/01/config/x"), true);
+    assert.equal(router.hasSubscriber("@/routers/local/config/x"), false);
+  });
+});

@@ -10,7 +10,7 @@ const STORAGES = "/@/router/local/config/plugins/storage_manager/storages";
 describe("Variant A: the seed's and the catalogue's curl sessions", () => {
   let z: ZestProcess;
   before(async () => {
-    z = await startZest(["--id", ZID, "-P", "examples/eval-plugin.js"]);
+    z = await startZest(["--id", ZID, "-P", "examples/eval-plugin.js", "-P", "test/fixtures/timestamped-plugin.js"]);
   });
   after(() => z.stop());
 
@@ -215,6 +215,12 @@ describe("Variant A: the seed's and the catalogue's curl sessions", () => {
     assert.equal((await getJson(z.url, "/@/**/storages/**")).entries.length, before + 1);
     await http(z.url, "DELETE", `${STORAGES}/cachetest`);
     assert.equal((await getJson(z.url, "/@/**/storages/**")).entries.length, before);
+  });
+
+  test("a plugin's timestamped answers are computed on every GET, never served from the read cache", async () => {
+    const values = new Set<unknown>();
+    for (let i = 0; i < 3; i++) values.add((await getJson(z.url, "/test/ts")).entries[0]?.value);
+    assert.equal(values.size, 3, [...values].join(", "));
   });
 
   test("wildcard DELETE removes every matching key; wildcard PUT updates every existing one", async () => {
