@@ -58,7 +58,7 @@
  * acknowledgements fail with 503 and pending queries get an error reply per missing router, and
  * `status()` says `connected: false`. On reconnect the router announces itself and says hello.
  */
-import { connect, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { connect, headers, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { isWild, KeTrie } from "../keyexpr/index.js";
 import { Encoding } from "../core/encoding.js";
 import { errorMessage, toZestError, ZestError } from "../core/errors.js";
@@ -79,7 +79,11 @@ export interface NatsFabricOptions {
   heartbeatMs?: number;
   /** A router not heard of for this long is forgotten (4000). */
   peerTimeoutMs?: number;
-  /** A write fails with 504 when a router with a matching subscriber has not acknowledged it by then (5000). */
+  /**
+   * A write fails with 504 when a router with a matching subscriber has not acknowledged it by
+   * then (5000). Must be above `peerTimeoutMs`: a write waits for a router that died until it is
+   * forgotten, and that must happen before the write times out.
+   */
   ackTimeoutMs?: number;
   /** An acknowledgement this late makes the fabric ping the late router (300). */
   probeAfterMs?: number;
@@ -121,7 +125,11 @@ interface QueryMessage {
 
 interface PendingAck {
   readonly key: string;
+  /** The sample as sent, for resending it to a router that did not get it. */
+  readonly data: Buffer;
   readonly waiting: Set<string>;
+  /** Routers of `waiting` that NATS reported unreachable: the sample is resent when they show life. */
+  readonly unreachable: Set<string>;
   readonly resolve: () => void;
   readonly reject: (err: Error) => void;
   timer: NodeJS.Timeout | undefined;
@@ -139,6 +147,8 @@ const DECL_SUBJECT = "zest.d";
 const HELLO_SUBJECT = "zest.hello";
 const QUERY_SUBJECT = "zest.q";
 const INBOX_PREFIX = "zest.in";
+/** Header marking a resent sample: the receiver applies and acknowledges it even if it saw its sequence number. */
+const RESEND_HEADER = "Zest-Resend";
 /** Room left in a message for headers and protocol overhead. */
 const PAYLOAD_MARGIN = 1024;
 
@@ -183,12 +193,16 @@ export class NatsFabric implements Fabric {
   private qid = 0;
   private readonly pendingAcks = new Map<number, PendingAck>();
   private readonly pendingQueries = new Map<number, PendingQuery>();
+  /** Router id → sequence numbers of the pending writes that wait for it while it is unreachable. */
+  private readonly unreachable = new Map<string, Set<number>>();
+  private readonly resendHeaders: MsgHdrs = resendHeaders();
   private helloDone: (() => void) | undefined;
   private helloBump: (() => void) | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
+  private silenceTimer: NodeJS.Timeout | undefined;
   private clashReported = false;
 
-  private readonly counters = { samplesSent: 0, samplesReceived: 0, samplesSkipped: 0, queriesSent: 0, queriesAnswered: 0, acksSent: 0 };
+  private readonly counters = { samplesSent: 0, samplesReceived: 0, samplesSkipped: 0, samplesResent: 0, queriesSent: 0, queriesAnswered: 0, acksSent: 0 };
 
   constructor(options: NatsFabricOptions) {
     if (options.servers.length === 0) throw ZestError.badRequest("the NATS fabric needs at least one server URL");
@@ -201,6 +215,12 @@ export class NatsFabric implements Fabric {
     this.helloWaitMs = options.helloWaitMs ?? 1_000;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
     this.reconnectTimeWaitMs = options.reconnectTimeWaitMs ?? 250;
+    // A write waits for a router that does not answer until it is forgotten (peerTimeoutMs of
+    // silence): a router whose NATS node died is reconnecting and gets the write resent, one that
+    // died is dropped. The ack timeout must come later, or such writes would fail with 504.
+    if (this.ackTimeoutMs <= this.peerTimeoutMs) {
+      throw ZestError.badRequest(`fabric.nats.ack_timeout_ms (${this.ackTimeoutMs}) must be greater than peer_timeout_ms (${this.peerTimeoutMs}): a write waits for a silent router until it is forgotten`);
+    }
   }
 
   /** The NATS connection (once started), shared with the `jetstream` volume. */
@@ -239,6 +259,10 @@ export class NatsFabric implements Fabric {
     this.syncDeclarations();
     this.heartbeatTimer = setInterval(() => this.tick(), this.heartbeatMs);
     this.heartbeatTimer.unref();
+    // Silence is checked more often than heartbeats are sent, so a dead router is forgotten soon
+    // after peerTimeoutMs (well before the writes waiting for it time out).
+    this.silenceTimer = setInterval(() => this.forgetSilent(), Math.min(this.heartbeatMs, 250));
+    this.silenceTimer.unref();
     await this.hello(true);
     this.logger.info({ servers: this.servers, server: nc.getServer(), routers: [...this.routers.keys()] }, "joined the NATS fabric");
   }
@@ -260,6 +284,15 @@ export class NatsFabric implements Fabric {
     const nc = this.nc;
     if (!nc || !this.connected || this.closing) {
       this.counters.samplesSkipped++;
+      if (nc && !this.connected && !this.closing) {
+        // Never a silent 200: routers known to want this key did not get it.
+        const who = this.remoteSubs.intersecting(sample.key);
+        if (who.length > 0) {
+          return Promise.reject(
+            ZestError.unavailable(`not connected to NATS: router(s) ${[...new Set(who)].sort().join(", ")} with a matching subscriber did not get the write on ${sample.key}; it reached this router's subscribers only`),
+          );
+        }
+      }
       return Promise.resolve();
     }
     const seq = ++this.seq;
@@ -281,7 +314,7 @@ export class NatsFabric implements Fabric {
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
-      const pending: PendingAck = { key: sample.key, waiting: new Set(targets), resolve, reject, timer: undefined };
+      const pending: PendingAck = { key: sample.key, data, waiting: new Set(targets), unreachable: new Set(), resolve, reject, timer: undefined };
       this.pendingAcks.set(seq, pending);
       pending.timer = setTimeout(() => this.ackOverdue(seq), Math.min(this.probeAfterMs, this.ackTimeoutMs));
       try {
@@ -295,7 +328,15 @@ export class NatsFabric implements Fabric {
 
   query(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void): Promise<void> {
     const nc = this.nc;
-    if (!nc || !this.connected || this.closing) return Promise.resolve();
+    if (!nc || !this.connected || this.closing) {
+      if (nc && !this.connected && !this.closing) {
+        // The local answers count; each router that could have answered adds an error entry.
+        for (const zid of [...new Set(this.remoteQbls.intersecting(selector.key))].sort()) {
+          onReply(errorReply(503, `router ${zid} cannot be reached: not connected to NATS`));
+        }
+      }
+      return Promise.resolve();
+    }
     const targets = this.remoteQbls.intersecting(selector.key);
     if (targets.length === 0) return Promise.resolve();
     const qid = ++this.qid;
@@ -352,6 +393,7 @@ export class NatsFabric implements Fabric {
     if (this.closing) return;
     this.closing = true;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.silenceTimer) clearInterval(this.silenceTimer);
     for (const seq of [...this.pendingAcks.keys()]) this.settleAck(seq, ZestError.unavailable("the router is shutting down"));
     for (const [qid, pq] of [...this.pendingQueries]) {
       pq.unfinished.clear();
@@ -459,7 +501,12 @@ export class NatsFabric implements Fabric {
   }
 
   private onHello(msg: Msg): void {
-    this.ingest(msg.json<DeclMessage>());
+    const m = msg.json<DeclMessage>();
+    const known = this.routers.get(m.zid);
+    this.ingest(m);
+    // A known router says hello after a reconnect: what we sent it while its connection was
+    // failing over may never have arrived, so every write still waiting for it is resent.
+    if (known && known.epoch === m.epoch) this.resendAll(m.zid);
     if (msg.reply && this.decl) msg.respond(JSON.stringify(this.decl));
   }
 
@@ -483,6 +530,7 @@ export class NatsFabric implements Fabric {
     const peer = this.routers.get(m.zid);
     if (peer && peer.epoch === m.epoch && peer.ver >= (m.ver ?? 0)) {
       peer.lastSeen = Date.now();
+      this.alive(m.zid);
       return;
     }
     this.pullDeclarations(m.zid);
@@ -512,6 +560,7 @@ export class NatsFabric implements Fabric {
     const ver = m.ver ?? 0;
     if (peer && peer.epoch === m.epoch && peer.ver >= ver) {
       peer.lastSeen = Date.now();
+      this.alive(m.zid);
       return;
     }
     if (peer && peer.epoch !== m.epoch) {
@@ -528,6 +577,7 @@ export class NatsFabric implements Fabric {
     peer.epoch = m.epoch;
     peer.ver = ver;
     peer.lastSeen = Date.now();
+    this.alive(peer.zid);
     peer.subs = [];
     peer.qbls = [];
     for (const k of m.subs ?? []) {
@@ -549,16 +599,18 @@ export class NatsFabric implements Fabric {
     // Writes waiting for this router only wait if it still has a matching subscriber.
     const subs = new KeTrie<true>();
     for (const k of peer.subs) subs.add(k, true);
-    for (const [seq, p] of this.pendingAcks) {
-      if (p.waiting.has(peer.zid) && subs.intersecting(p.key).length === 0) {
-        p.waiting.delete(peer.zid);
-        if (p.waiting.size === 0) this.settleAck(seq);
-      }
+    for (const [seq, p] of [...this.pendingAcks]) {
+      if (p.waiting.has(peer.zid) && subs.intersecting(p.key).length === 0) this.stopWaiting(seq, p, peer.zid);
     }
   }
 
-  /** Drops a router: it left (`left`, `gone`: adds nothing to queries) or stopped answering (`silent`). */
-  private forget(zid: string, reason: "left" | "gone" | "silent"): void {
+  /**
+   * Drops a router: it said goodbye (`left`: adds nothing to queries) or sent no heartbeat for
+   * `peerTimeoutMs` (`silent`). Never on a "no responders" alone: a router whose NATS node died
+   * is reconnecting and must still get its writes. A forgotten router is dead and its data with
+   * it, so the writes waiting for it stop waiting (acknowledged when nobody else is left).
+   */
+  private forget(zid: string, reason: "left" | "silent"): void {
     const peer = this.routers.get(zid);
     if (!peer) return;
     this.routers.delete(zid);
@@ -567,16 +619,15 @@ export class NatsFabric implements Fabric {
     this.lastSeq.delete(`${zid}/${peer.epoch}`);
     this.lastPull.delete(zid);
     this.logger.info({ zid, reason }, "router left");
-    for (const [seq, p] of this.pendingAcks) {
-      if (p.waiting.delete(zid) && p.waiting.size === 0) this.settleAck(seq);
-    }
+    for (const [seq, p] of [...this.pendingAcks]) if (p.waiting.has(zid)) this.stopWaiting(seq, p, zid);
+    this.unreachable.delete(zid);
     for (const qid of [...this.pendingQueries.keys()]) {
       const error = reason === "silent" ? errorReply(504, `Timeout: router ${zid} stopped answering (no heartbeat for ${this.peerTimeoutMs} ms)`) : undefined;
       this.queryPartDone(qid, zid, error);
     }
   }
 
-  /** Heartbeat, and forgetting routers that went silent. */
+  /** Heartbeat. */
   private tick(): void {
     if (this.connected && this.nc && this.decl) {
       try {
@@ -585,8 +636,62 @@ export class NatsFabric implements Fabric {
         /* the status watcher reports connection problems */
       }
     }
+  }
+
+  /**
+   * Forgets the routers that went silent. Not while we are disconnected ourselves: their silence
+   * is then ours, and they stay known (so writes and queries report them, not skip them).
+   */
+  private forgetSilent(): void {
+    if (!this.connected) return;
     const now = Date.now();
     for (const peer of [...this.routers.values()]) if (now - peer.lastSeen > this.peerTimeoutMs) this.forget(peer.zid, "silent");
+  }
+
+  /** Router `zid` showed life: resend the writes that wait for it since NATS found it unreachable. */
+  private alive(zid: string): void {
+    if (this.unreachable.has(zid)) this.resendAll(zid);
+  }
+
+  /** Resends every write waiting for `zid` directly to it. */
+  private resendAll(zid: string): void {
+    this.unreachable.delete(zid);
+    for (const [seq, p] of this.pendingAcks) {
+      if (!p.waiting.has(zid)) continue;
+      p.unreachable.delete(zid);
+      this.resend(seq, p, zid);
+    }
+  }
+
+  private resend(seq: number, p: PendingAck, zid: string): void {
+    if (!this.nc || !this.connected) return;
+    try {
+      this.nc.publish(`${DATA_SUBJECT_DIRECT}.${zid}`, p.data, { reply: `${this.inbox}.a.${seq}.${zid}`, headers: this.resendHeaders });
+      this.counters.samplesResent++;
+    } catch (err) {
+      this.logger.debug({ zid, err: errorMessage(err) }, "could not resend a sample");
+    }
+  }
+
+  /** NATS found nobody behind router `zid`: the write keeps waiting for it, and is resent when it shows life. */
+  private markUnreachable(seq: number, p: PendingAck, zid: string): void {
+    if (!p.waiting.has(zid)) return;
+    p.unreachable.add(zid);
+    let seqs = this.unreachable.get(zid);
+    if (!seqs) this.unreachable.set(zid, (seqs = new Set()));
+    seqs.add(seq);
+  }
+
+  /** The write `seq` no longer waits for `zid` (it acknowledged, lost its subscriber, or was forgotten). */
+  private stopWaiting(seq: number, p: PendingAck, zid: string): void {
+    p.waiting.delete(zid);
+    if (p.unreachable.delete(zid)) this.unmark(zid, seq);
+    if (p.waiting.size === 0) this.settleAck(seq);
+  }
+
+  private unmark(zid: string, seq: number): void {
+    const seqs = this.unreachable.get(zid);
+    if (seqs?.delete(seq) && seqs.size === 0) this.unreachable.delete(zid);
   }
 
   // ---- data ---------------------------------------------------------------------------------
@@ -594,8 +699,14 @@ export class NatsFabric implements Fabric {
   private onData(msg: Msg): void {
     const { sample, origin } = decodeSample(msg.data);
     const from = `${origin.zid}/${origin.epoch}`;
-    if (origin.seq <= (this.lastSeq.get(from) ?? 0)) return; // second copy through an overlapping subscription
-    this.lastSeq.set(from, origin.seq);
+    const last = this.lastSeq.get(from) ?? 0;
+    if (origin.seq <= last) {
+      // A second copy through an overlapping subscription is dropped; a resend is answered (its
+      // publisher missed our ack). Applying a sample twice is harmless: storages keep the newest.
+      if (msg.headers?.get(RESEND_HEADER) !== "1") return;
+    } else {
+      this.lastSeq.set(from, origin.seq);
+    }
     this.counters.samplesReceived++;
     const host = this.host;
     if (!host) return;
@@ -619,17 +730,26 @@ export class NatsFabric implements Fabric {
     }
   }
 
-  private ackOverdue(seq: number): void {
+  /**
+   * An ack is late: ping the late routers (again every `probeAfterMs`) until `ackTimeoutMs`. NATS
+   * answers "no responders" at once for a router without a connection, which marks it
+   * unreachable; its answer, or any later sign of life, resends the sample to it.
+   */
+  private ackOverdue(seq: number, since = Date.now() - this.probeAfterMs): void {
     const p = this.pendingAcks.get(seq);
     if (!p) return;
-    // A router that died is noticed at once by NATS ("no responders" to a ping); a stuck one is not.
     for (const zid of p.waiting) this.sendControl(zid, "ping", "p");
+    const left = this.ackTimeoutMs - (Date.now() - since);
+    if (left > this.probeAfterMs) {
+      p.timer = setTimeout(() => this.ackOverdue(seq, since), this.probeAfterMs);
+      return;
+    }
     p.timer = setTimeout(() => {
       const late = this.pendingAcks.get(seq);
       if (!late) return;
       const who = [...late.waiting].sort().join(", ");
       this.settleAck(seq, ZestError.timeout(`router(s) ${who} did not acknowledge the write on ${late.key} within ${this.ackTimeoutMs} ms`));
-    }, Math.max(0, this.ackTimeoutMs - this.probeAfterMs));
+    }, Math.max(0, left));
   }
 
   private settleAck(seq: number, err?: Error): void {
@@ -637,6 +757,7 @@ export class NatsFabric implements Fabric {
     if (!p) return;
     this.pendingAcks.delete(seq);
     if (p.timer) clearTimeout(p.timer);
+    for (const zid of p.unreachable) this.unmark(zid, seq);
     if (err) p.reject(err);
     else p.resolve();
   }
@@ -717,18 +838,19 @@ export class NatsFabric implements Fabric {
         const p = this.pendingAcks.get(seq);
         if (!p) return;
         if (noResponders) {
-          // Nobody subscribes to this key (or, for a wildcard sample, that router) any more.
-          if (parts[2] === undefined) p.waiting.clear();
-          else p.waiting.delete(parts[2]);
-        } else {
-          const ack = decodeAck(msg.data);
-          if (ack.status !== 0) {
-            this.settleAck(seq, new ZestError(ack.status, `router ${ack.zid}: ${ack.message}`));
-            return;
-          }
-          p.waiting.delete(ack.zid);
+          // Nobody subscribes to this key (or that router's direct subject) right now: the routers
+          // still waited for may be reconnecting. They are resent the sample when they show life,
+          // and dropped only when forgotten.
+          if (parts[2] === undefined) for (const zid of [...p.waiting]) this.markUnreachable(seq, p, zid);
+          else this.markUnreachable(seq, p, parts[2]);
+          return;
         }
-        if (p.waiting.size === 0) this.settleAck(seq);
+        const ack = decodeAck(msg.data);
+        if (ack.status !== 0) {
+          this.settleAck(seq, new ZestError(ack.status, `router ${ack.zid}: ${ack.message}`));
+          return;
+        }
+        if (p.waiting.has(ack.zid)) this.stopWaiting(seq, p, ack.zid);
         return;
       }
       case "r": {
@@ -737,8 +859,8 @@ export class NatsFabric implements Fabric {
         const pq = this.pendingQueries.get(qid);
         if (!pq || !pq.unfinished.has(zid)) return;
         if (noResponders) {
-          this.forget(zid, "gone");
-          this.queryPartDone(qid, zid);
+          // Not forgotten here: it may be reconnecting. Never a silent miss either.
+          this.queryPartDone(qid, zid, errorReply(503, `router ${zid} is unreachable (no responders on NATS)`));
           return;
         }
         const { replies, final } = decodeReplies(msg.data);
@@ -755,10 +877,17 @@ export class NatsFabric implements Fabric {
         this.helloBump?.();
         return;
       case "d":
-      case "p":
-        if (noResponders) this.forget(parts[1] ?? "", "gone");
-        else if (parts[0] === "d") this.ingest(msg.json<DeclMessage>());
+      case "p": {
+        const zid = parts[1] ?? "";
+        if (noResponders) {
+          // Unreachable right now; forgotten only by goodbye or heartbeat silence.
+          for (const [seq, p] of this.pendingAcks) this.markUnreachable(seq, p, zid);
+          return;
+        }
+        if (parts[0] === "d") this.ingest(msg.json<DeclMessage>());
+        else this.alive(zid);
         return;
+      }
     }
   }
 
@@ -775,6 +904,9 @@ export class NatsFabric implements Fabric {
       } else if (s.type === "reconnect") {
         this.connected = true;
         this.logger.warn({ server: s.server }, "reconnected to NATS");
+        // Silence while we were away says nothing about the others: give them peerTimeoutMs again.
+        const now = Date.now();
+        for (const peer of this.routers.values()) peer.lastSeen = now;
         // Our subscriptions are restored by the client; the other routers may have forgotten us.
         this.syncDeclarations();
         this.announce();
@@ -810,4 +942,10 @@ export class NatsFabric implements Fabric {
 
 function errorReply(status: number, message: string): Reply {
   return { kind: "err", status, encoding: Encoding.TEXT_PLAIN, payload: Buffer.from(message) };
+}
+
+function resendHeaders(): MsgHdrs {
+  const h = headers();
+  h.set(RESEND_HEADER, "1");
+  return h;
 }
