@@ -347,7 +347,7 @@ export type NatsConnectionSource = () => NatsConnection | undefined;
 /**
  * The `jetstream` volume driver. Volume options: `servers` (NATS URLs, a list or a
  * comma-separated string; default: the connection of the router's NATS fabric, from `--nats`),
- * `replicas` (1), `timeout_ms` (JetStream request timeout, 5000). Storage options: `bucket`
+ * `replicas` (1; an existing bucket with another count is refused with 409), `timeout_ms` (JetStream request timeout, 5000). Storage options: `bucket`
  * (default `zest_<storage name>`), `replicas` (overrides the volume's), and what removing the
  * storage does to the bucket: `on_closure: "drop"` (or `on_dispose: "Drop"`) deletes it; the
  * default keeps it.
@@ -358,7 +358,8 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
     async open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume> {
       const where = `volume ${id}`;
       const servers = serversOption(options, where);
-      const replicas = replicasOption(options, where) ?? 1;
+      const volumeReplicas = replicasOption(options, where);
+      const replicas = volumeReplicas ?? 1;
       const timeout = positiveIntOption(options, "timeout_ms", where) ?? 5_000;
       const logger = ctx.logger.child({ volume: id });
       let nc: NatsConnection;
@@ -379,7 +380,8 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
       const link = new NatsLink(nc);
       const kvm = new Kvm(js);
       const jsm = await js.jetstreamManager(false);
-      const buckets = new Set<string>();
+      /** Bucket → the replica count its stream really has. */
+      const buckets = new Map<string, number>();
       return {
         id,
         driver: "jetstream",
@@ -388,18 +390,34 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
           const bucketOpt = stringOption(opts, "bucket", sw);
           if (bucketOpt !== undefined && !/^[-\w]+$/.test(bucketOpt)) throw ZestError.badRequest(`invalid \`bucket\` "${bucketOpt}" for ${sw}: use letters, digits, '-' and '_'`);
           const bucket = bucketOpt ?? defaultBucket(name);
-          const r = replicasOption(opts, sw) ?? replicas;
+          const asked = replicasOption(opts, sw) ?? volumeReplicas;
+          const r = asked ?? replicas;
           const drop = dropOption(opts, sw);
           let kv: KV;
+          let actual: number;
           try {
             kv = await kvm.create(bucket, { history: 1, replicas: r, allow_direct: false, timeout });
+            // An existing bucket is reused as it is (the kv client does not update its stream).
+            actual = (await jsm.streams.info(`KV_${bucket}`)).config.num_replicas;
           } catch (err) {
             throw ZestError.unavailable(`${sw}: cannot open the JetStream bucket ${bucket}: ${errorMessage(err)}`, err);
           }
-          buckets.add(bucket);
+          if (asked !== undefined && actual !== asked) {
+            // Never silently fewer copies than asked for (nor more): the operator decides.
+            throw new ZestError(409, `${sw}: the JetStream bucket ${bucket} exists with ${actual} replica(s), not the ${asked} asked for; change \`replicas\` or the bucket's stream`);
+          }
+          buckets.set(bucket, actual);
           return new JetstreamBackend(bucket, kv, jsm, link, drop, logger.child({ storage: name }));
         },
-        status: () => ({ __required__: false, replicas, servers: servers ?? "fabric", connected: link.connected, buckets: [...buckets].sort() }),
+        status: () => ({
+          __required__: false,
+          replicas,
+          servers: servers ?? "fabric",
+          connected: link.connected,
+          buckets: [...buckets.keys()].sort(),
+          // What each bucket's stream really has (an existing bucket keeps its own count).
+          bucket_replicas: Object.fromEntries([...buckets].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+        }),
         async close() {
           if (own) await nc.drain().catch(() => nc.close());
         },
