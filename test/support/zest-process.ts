@@ -17,6 +17,20 @@ export interface ZestProcess {
   kill9(): Promise<void>;
 }
 
+/** Every router started by this process, killed at exit so an aborted test file leaves none behind. */
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function trackProcess(proc: ChildProcess): void {
+  live.add(proc);
+  proc.once("exit", () => live.delete(proc));
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once("exit", () => {
+      for (const p of live) p.kill("SIGKILL");
+    });
+  }
+}
+
 /**
  * Starts the real `zest` command on a free loopback port (unless the args choose one) and waits
  * for the line announcing its URL.
@@ -28,6 +42,7 @@ export async function startZest(args: string[] = [], opts: { env?: NodeJS.Proces
     env: { ...process.env, ...opts.env },
     cwd: opts.cwd,
   });
+  trackProcess(proc);
   let err = "";
   proc.stderr!.setEncoding("utf8");
   const url = await new Promise<string>((resolve, reject) => {
@@ -72,6 +87,7 @@ export async function startZest(args: string[] = [], opts: { env?: NodeJS.Proces
 /** Runs `zest` with args expected to fail, returning its exit code and stderr. */
 export async function runZestExpectingExit(args: string[], timeoutMs = 15_000): Promise<{ code: number | null; stderr: string }> {
   const proc = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  trackProcess(proc);
   let stderr = "";
   proc.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
   const timer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
