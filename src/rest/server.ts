@@ -140,7 +140,11 @@ export class RestServer {
             this.sse.open(session, key, res, cors, (s) => codec.sseEvent!(s));
             return;
           }
-          const replies = await session.get({ key, parameters: new Parameters(codec.parameters(query)) });
+          const parameters = new Parameters(codec.parameters(query));
+          // A malformed `_time` is the client's mistake, in either variant: a 400 here, before any
+          // queryable runs (only storages read it, so it would otherwise be a 200 or an ERROR entry).
+          parameters.timeRange();
+          const replies = await session.get({ key, parameters });
           const rendered = codec.render(replies, html);
           const body = Buffer.from(rendered.body);
           const err = replies.find((r) => r.kind === "err");
