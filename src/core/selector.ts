@@ -3,7 +3,8 @@ import { parseTimeRange, type TimeRange } from "./time-range.js";
 
 /**
  * Selector parameters. Accepts the seed's `(a=b;c=d)`, and `a=b&c=d` / `a=b;c=d`; names and
- * values are percent-decoded. The first occurrence of a name wins.
+ * values are percent-decoded, and in the `&` form a `+` is a space (URL form decoding, as a
+ * browser form sends it). The first occurrence of a name wins.
  */
 export class Parameters {
   private readonly map: Map<string, string>;
@@ -37,7 +38,9 @@ export class Parameters {
   }
 }
 
-function decode(s: string): string {
+/** Percent-decodes; `form` (the `&` form, URL-form encoded as in catalogue A.1) also reads `+` as a space. */
+function decode(s: string, form: boolean): string {
+  if (form && s.includes("+")) s = s.replace(PLUS, " ");
   if (!s.includes("%")) return s;
   try {
     return decodeURIComponent(s);
@@ -46,12 +49,14 @@ function decode(s: string): string {
   }
 }
 
-function addEntry(map: Map<string, string>, entry: string): void {
+const PLUS = /\+/g;
+
+function addEntry(map: Map<string, string>, entry: string, form: boolean): void {
   const e = entry.trim();
   if (e === "") return;
   const eq = e.indexOf("=");
-  const name = decode(eq === -1 ? e : e.slice(0, eq)).trim();
-  const value = eq === -1 ? "" : decode(e.slice(eq + 1));
+  const name = decode(eq === -1 ? e : e.slice(0, eq), form).trim();
+  const value = eq === -1 ? "" : decode(e.slice(eq + 1), form);
   if (name !== "" && !map.has(name)) map.set(name, value);
 }
 
@@ -62,7 +67,7 @@ function parseParameters(raw: string): Map<string, string> {
     if (s[0] === "(") {
       const close = matchingParen(s);
       if (close === -1) throw ZestError.badRequest(`invalid selector parameters "${raw}": missing ")"`);
-      for (const e of s.slice(1, close).split(";")) addEntry(map, e);
+      for (const e of s.slice(1, close).split(";")) addEntry(map, e, false);
       s = s.slice(close + 1).replace(/^[&;]+/, "");
       continue;
     }
@@ -73,11 +78,11 @@ function parseParameters(raw: string): Map<string, string> {
     if (open !== -1 && !entry.includes("]")) {
       const close = s.indexOf("]", open);
       const end = close === -1 ? s.length : close + 1;
-      addEntry(map, s.slice(0, end));
+      addEntry(map, s.slice(0, end), true);
       s = s.slice(end).replace(/^[&;]+/, "");
       continue;
     }
-    addEntry(map, entry);
+    addEntry(map, entry, true);
     s = next === -1 ? "" : s.slice(next + 1);
   }
   return map;

@@ -23,3 +23,12 @@ describe("selector parameters", () => {
     assert.throws(() => new Parameters("(name=Bob"), (e: Error & { status?: number }) => e.status === 400);
   });
 });
+
+describe("selector parameters: form decoding", () => {
+  test("in the & form a + is a space, and %2B a plus", () => {
+    assert.equal(new Parameters("name=Bob+Smith").get("name"), "Bob Smith");
+    assert.equal(new Parameters("x=1&full+name=Bob+Smith").get("full name"), "Bob Smith");
+    assert.equal(new Parameters("name=a%2Bb").get("name"), "a+b");
+    assert.equal(new Parameters("_time=[now(-1h)..]&name=Bob+Smith").get("name"), "Bob Smith");
+  });
+});

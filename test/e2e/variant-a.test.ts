@@ -76,6 +76,8 @@ describe("Variant A: the seed's and the catalogue's curl sessions", () => {
     assert.deepEqual(entries, [{ key: "demo/example/zest-eval", value: "Eval from Bob", encoding: "text/plain", time: "None" }]);
     const amp = await getJson(z.url, "/demo/example/zest-eval?name=Alice");
     assert.equal(amp.entries[0]?.value, "Eval from Alice");
+    const plus = await getJson(z.url, "/demo/example/zest-eval?name=Bob+Smith");
+    assert.equal(plus.entries[0]?.value, "Eval from Bob Smith");
   });
 
   test("@/**/storages/** lists storages, and ** never shows admin keys", async () => {
