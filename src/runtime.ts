@@ -85,8 +85,7 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     const admin = new AdminLayout(new Session(router, "admin"), manager, {
       version: VERSION,
       locators: () => (restUrl ? [restUrl] : []),
-      restStatus: () =>
-        bind ? { http_port: bind.host ? `${bind.host}:${bind.port}` : String(bind.port), sse_streams: rest?.sseStreams ?? 0, variant: restCfg.variant ?? "a" } : undefined,
+      restStatus: () => (bind ? { http_port: boundPort(bind, rest), sse_streams: rest?.sseStreams ?? 0, variant: restCfg.variant ?? "a" } : undefined),
       sessions: () => (router.fabric?.peers?.() ?? []).map((zid) => ({ peer: zid, whatami: "router" })),
       fabric: () => ({ ...(router.fabric?.status() ?? { kind: "local", connected: true }) }),
       plugins: () => Object.fromEntries(plugins.map((p) => [p.name, p.path])),
@@ -124,4 +123,10 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     await close();
     throw err;
   }
+}
+
+/** `host:port` (or `port`) the REST gateway is bound to: the real port once listening, not `0`. */
+function boundPort(bind: { host?: string; port: number }, rest: RestServer | undefined): string {
+  const port = rest?.address()?.port ?? bind.port;
+  return bind.host ? `${bind.host}:${port}` : String(port);
 }

@@ -49,6 +49,8 @@ export class AdminSpace extends AdminLayout {
       out.push([`${sm}/volumes/${v.id}/__path__`, v.driver === "memory" ? "<static-memory>" : `<built-in ${v.driver}>`]);
     }
     for (const s of this.manager.listStorages()) out.push([`${sm}/storages/${s.name}`, hidePrivate(s.config)]);
+    // Plugins loaded with -P, like zenohd's dynamic plugins (catalogue A.5).
+    for (const [name, path] of Object.entries(this.sources.plugins())) out.push([`${p}/status/plugins/${name}/__path__`, path]);
     return out;
   }
 

@@ -28,7 +28,22 @@ describe("Variant A: the seed's and the catalogue's curl sessions", () => {
     assert.ok((v.locators as string[]).some((l) => l.startsWith("http://")));
     assert.ok("rest" in (v.plugins as object) && "storage_manager" in (v.plugins as object) && "eval-plugin" in (v.plugins as object));
     assert.deepEqual(Object.keys(v), [...Object.keys(v)].sort());
+    assert.ok(Array.isArray(v.sessions));
     assert.match(text, /^\[\n\{ "key": "@\/router\/0A0B", "value": \{.*\}, "encoding": "application\/json", "time": "None" \}\n\]\n$/);
+  });
+
+  test("plugin status keys: __path__ and version of rest and storage_manager, the bound port, -P plugins", async () => {
+    const { entries } = await getJson(z.url, "/@/router/local/status/plugins/**");
+    const byKey = new Map(entries.map((e) => [(e.key as string).slice(`@/router/${ZID}/status/plugins/`.length), e]));
+    for (const k of ["rest/__path__", "rest/version", "storage_manager/__path__", "storage_manager/version"]) {
+      assert.equal(typeof byKey.get(k)?.value, "string", k);
+      assert.equal(byKey.get(k)?.time, "None", k);
+    }
+    assert.equal(byKey.get("rest/version")?.value, byKey.get("storage_manager/version")?.value);
+    const port = byKey.get("rest/port")?.value as { http_port: string };
+    assert.equal(port.http_port, `127.0.0.1:${new URL(z.url).port}`);
+    assert.match(byKey.get("eval-plugin/__path__")?.value as string, /examples\/eval-plugin\.js$/);
+    assert.equal(byKey.get("eval-plugin/__path__")?.encoding, "application/json");
   });
 
   test("a storage created through the admin space is listed and serves data", async () => {
