@@ -106,7 +106,7 @@ async function main(argv: string[]): Promise<number> {
     zest = await startZest(config, { ...defaultStartOptions(), logger, plugins: flags.plugin });
   } catch (err) {
     process.stderr.write(`zest: ${errorMessage(err)}\n`);
-    return 1;
+    return err instanceof ConfigError ? 2 : 1;
   }
   process.stderr.write(`zest ${VERSION} router ${zest.router.zid}${zest.restUrl ? ` serving ${zest.restUrl}` : ""}\n`);
   await new Promise<void>((resolve) => {

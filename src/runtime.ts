@@ -2,7 +2,8 @@ import { join } from "node:path";
 import { AdminSpace } from "./admin/admin-space.js";
 import { AdminSpaceB } from "./admin/admin-space-b.js";
 import type { ZestConfig } from "./config/config.js";
-import { parseHttpPort } from "./config/config.js";
+import { ConfigError, parseHttpPort } from "./config/config.js";
+import { errorMessage, ZestError } from "./core/errors.js";
 import type { Fabric } from "./core/fabric.js";
 import type { Logger } from "./core/log.js";
 import { Router } from "./core/router.js";
@@ -73,7 +74,13 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       statePath: config.data_dir ? join(config.data_dir, "storage_manager.json") : undefined,
     });
     closers.push(() => manager.close());
-    await manager.start(config.plugins?.storage_manager ?? DEFAULT_STORAGES);
+    try {
+      await manager.start(config.plugins?.storage_manager ?? DEFAULT_STORAGES);
+    } catch (err) {
+      // An invalid storage or volume in the configuration is a configuration error (exit 2).
+      if (err instanceof ZestError && err.status < 500) throw new ConfigError(`invalid storage_manager configuration: ${errorMessage(err)}`);
+      throw err;
+    }
 
     const restCfg = config.plugins?.rest ?? {};
     const bind = parseHttpPort(restCfg.http_port);
