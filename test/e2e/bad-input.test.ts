@@ -44,6 +44,27 @@ describe("bad input gets a clear status and one-line reason, and loses nothing",
     await stillServing();
   });
 
+  test("malformed percent-encoding in the path is a 400; %3F and %23 are key characters", async () => {
+    for (const path of ["/demo/%E0%A4%A", "/demo/%zz", "/demo/a%"]) {
+      const r = await rawRequest(z.url, "GET", path);
+      assert.equal(r.status, 400, path);
+      assert.match(r.text, /malformed percent-encoding/);
+      assert.equal((await rawRequest(z.url, "PUT", path, "v")).status, 400, path);
+    }
+    const put = await rawRequest(z.url, "PUT", "/pct/what%3fnot%23tag%20x", "v");
+    assert.equal(put.status, 200, put.text);
+    const got = await getJson(z.url, "/pct/**");
+    assert.deepEqual(got.entries.map((e) => e.key), ["pct/what%3Fnot%23tag x"]);
+    assert.equal((await getJson(z.url, "/pct/what%3Fnot%23tag%20x")).entries.length, 1);
+    await stillServing();
+  });
+
+  test("PATCH stores like PUT", async () => {
+    const r = await http(z.url, "PATCH", "/patched/k", { body: "p", headers: { "content-type": "text/plain" } });
+    assert.equal(r.status, 200);
+    assert.equal((await getJson(z.url, "/patched/k")).entries[0]?.value, "p");
+  });
+
   test("non-canonical but fixable expressions are canonized, not refused", async () => {
     const r = await http(z.url, "GET", "/keep/**/**");
     assert.equal(r.status, 200);

@@ -288,6 +288,36 @@ describe("Variant A: SSE", () => {
     b.close();
   });
 
+  test("SSE framing is exact: event line, one data line with key, value, encoding, time, blank line", async () => {
+    const ac = new AbortController();
+    const res = await fetch(`${z.url}/demo/frame/**`, { headers: { accept: "text/event-stream" }, signal: ac.signal });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    await http(z.url, "PUT", "/demo/frame/a", { body: '{"n": 12345678901234567890}', headers: { "content-type": "application/json" } });
+    await http(z.url, "DELETE", "/demo/frame/a");
+    let text = "";
+    const deadline = Date.now() + 5_000;
+    while (text.split("\n\n").length < 3 && Date.now() < deadline) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    ac.abort();
+    const T = "\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{9}Z/0A0B";
+    const expected = new RegExp(
+      `^event: PUT\\ndata: \\{ "key": "demo/frame/a", "value": \\{"n":12345678901234567890\\}, "encoding": "application/json", "time": "${T}" \\}\\n\\n` +
+        `event: DELETE\\ndata: \\{ "key": "demo/frame/a", "value": "", "encoding": "", "time": "${T}" \\}\\n\\n$`,
+    );
+    assert.match(text, expected);
+  });
+
+  test("SSE on an invalid key expression is a 400", async () => {
+    const r = await http(z.url, "GET", "/demo//x", { headers: { accept: "text/event-stream" } });
+    assert.equal(r.status, 400);
+    assert.match(r.headers.get("content-type") ?? "", /^text\/plain/);
+  });
+
   test("a client that disconnects is released at once", async () => {
     await eventually(async () => (await sseStreams()) === 0, 5_000, "previous streams to close");
     const c = await openSse(`${z.url}/demo/leak/**`);
