@@ -111,6 +111,31 @@ describe("three routers over a NATS cluster", () => {
     assert.equal(after.c, 0, "C declared no subscriber: NATS must not have sent it anything");
   });
 
+  test("interest decides: a router whose subscribers do not match a key receives nothing for it", async () => {
+    // A stores demo/** and late/**, B demo/** and bonly/**: a bonly key is for B alone.
+    const before = { a: (await routerStatus(a.url)).fabric.detail.samplesReceived, b: (await routerStatus(b.url)).fabric.detail.samplesReceived };
+    for (let i = 0; i < 10; i++) assert.equal((await putText(c.url, `bonly/interest/${i}`, String(i))).status, 200);
+    const after = { a: (await routerStatus(a.url)).fabric.detail.samplesReceived, b: (await routerStatus(b.url)).fabric.detail.samplesReceived };
+    assert.equal(after.b - before.b, 10);
+    assert.equal(after.a, before.a, "A's subscribers do not match bonly/**: NATS must not have sent it anything");
+  });
+
+  test("a query goes only to the routers with a matching queryable", async () => {
+    assert.equal((await putText(b.url, "bonly/q", "b's")).status, 200);
+    const counters = async (url: string): Promise<{ sent: number; answered: number }> => {
+      const d = (await routerStatus(url)).fabric.detail;
+      return { sent: Number(d.queriesSent), answered: Number(d.queriesAnswered) };
+    };
+    const before = { a: await counters(a.url), b: await counters(b.url), c: await counters(c.url) };
+    const { status, values, errors } = await getValues(c.url, "bonly/q");
+    assert.equal(status, 200, errors.join("; "));
+    assert.deepEqual(values, { "bonly/q": "b's" });
+    const after = { a: await counters(a.url), b: await counters(b.url), c: await counters(c.url) };
+    assert.equal(after.c.sent - before.c.sent, 1, "C sent one query: to B");
+    assert.equal(after.b.answered - before.b.answered, 1);
+    assert.equal(after.a.answered, before.a.answered, "A has no queryable on bonly/**");
+  });
+
   test("an eval on one router answers a GET on another", async () => {
     assert.deepEqual((await getValues(a.url, "demo/example/*eval?(name=Bob)")).values, { "demo/example/zest-eval": "Eval from Bob" });
     assert.deepEqual((await getValues(c.url, "demo/example/zest-eval?name=Alice")).values, { "demo/example/zest-eval": "Eval from Alice" });
@@ -175,13 +200,20 @@ describe("three routers over a NATS cluster", () => {
     d = await startZest(["--id", "D1", "--nats", cluster.urls[0]!, ...memoryStorage("demo_d", "demo/**")]);
     assert.deepEqual((await routerStatus(d.url)).fabric.detail.routers, ["A1", "B1", "C1"]);
     await Promise.all([a.kill9(), b.kill9()]);
-    // A and B are gone without a goodbye: NATS reports nobody on their query subjects, and
-    // D answers from its own storage at once, without error entries.
+    // A and B are gone without a goodbye. Until D forgets them (no heartbeat for 4 s), NATS
+    // reports nobody on their query subjects: D answers at once from its own storage, with an
+    // error entry per router it cannot reach (they might be reconnecting), never a silent miss.
     const t0 = Date.now();
+    const first = await getValues(d.url, "demo/**");
+    assert.ok(Date.now() - t0 < 1_000, `took ${Date.now() - t0} ms`);
+    assert.equal(first.status, 503);
+    assert.deepEqual(first.errors.sort(), ["router A1 is unreachable (no responders on NATS)", "router B1 is unreachable (no responders on NATS)"]);
+    assert.equal(first.values["demo/before-d"], "old");
+    // Once forgotten, they are no longer part of the key space: a plain 200.
+    await eventually(async () => (await routerStatus(d!.url)).fabric.detail.routers.join() === "C1", 8_000, "D to forget A and B");
     const { status, values, errors } = await getValues(d.url, "demo/**");
     assert.equal(status, 200);
     assert.deepEqual(errors, []);
-    assert.ok(Date.now() - t0 < 1_000, `took ${Date.now() - t0} ms`);
     assert.equal(values["demo/before-d"], "old");
     assert.equal(values["demo/x"], "hello");
     assert.equal(values["demo/frozen"], "here");
