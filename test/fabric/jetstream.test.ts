@@ -138,6 +138,17 @@ describe("jetstream volume on a nats-server", () => {
     }
   });
 
+  test("an existing bucket with another replica count is refused with 409; the status shows the real count", async () => {
+    const first = await volume.createStorage("rep", "rep/**", { replicas: 1 });
+    await first.close(false);
+    await assert.rejects(volume.createStorage("rep", "rep/**", { replicas: 3 }), (e: Error & { status?: number }) => {
+      return e.status === 409 && /bucket zest_rep exists with 1 replica\(s\), not the 3 asked for/.test(e.message);
+    });
+    // Without an explicit count, the bucket is used as it is, and the status says what it has.
+    await volume.createStorage("rep", "rep/**", {});
+    assert.equal((volume.status().bucket_replicas as Record<string, number>).zest_rep, 1);
+  });
+
   test("bad options are 400s naming the option", async () => {
     await assert.rejects(volume.createStorage("x", "x/**", { bucket: "a.b" }), (e: Error & { status?: number }) => e.status === 400 && /bucket/.test(e.message));
     await assert.rejects(volume.createStorage("x", "x/**", { replicas: 7 }), (e: Error & { status?: number }) => e.status === 400 && /replicas/.test(e.message));
