@@ -22,7 +22,7 @@ export interface FabricHost {
   queryables(): QueryableInfo[];
 }
 
-/** Health of the link to other routers, shown in the admin space and on /health. */
+/** Health of the link to other routers, shown in the admin space (`@/router/<zid>` and `@/router/<zid>/health`). */
 export interface FabricStatus {
   readonly kind: string;
   readonly connected: boolean;

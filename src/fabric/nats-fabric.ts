@@ -32,10 +32,18 @@
  * `zest.in.<me>.a.<seq>`; every receiver answers there once `deliverRemote` settled (status 0,
  * or the error's HTTP status and message), and `publish` resolves when every expected router
  * acknowledged, rejects on the first failure, and rejects with 504 after `ackTimeoutMs`.
- * Routers that vanish do not hold writes up: an ack overdue by `probeAfterMs` sends a ping to
- * the late router, NATS answers "no responders" at once when its connection is gone (kill -9),
- * and a forgotten router (no heartbeat for `peerTimeoutMs`, or goodbye) is dropped from every
- * pending write. NATS itself answers "no responders" when nobody subscribes any more.
+ * No acknowledged write may miss a live router. An ack overdue by `probeAfterMs` pings the late
+ * routers (again every `probeAfterMs`); NATS answers "no responders" at once when a router has
+ * no connection (to a sample or to a ping). Such a router is marked unreachable in that write,
+ * which keeps waiting for it: its NATS node may have died and it is reconnecting. When it shows
+ * life (heartbeat, declarations, a ping answer, or a hello, which a known router only sends
+ * after a reconnect and which resends everything waiting for it), the sample is resent to it on
+ * `zest.w.<zid>` with the `Zest-Resend` header: the receiver applies and acknowledges a resend
+ * even when its sequence number was seen (storages keep the newest, so applying twice is
+ * harmless), while plain duplicates from overlapping subscriptions are still dropped. Only a
+ * forgotten router (goodbye, or no heartbeat for `peerTimeoutMs`) is dropped from the pending
+ * writes: it is dead and its data with it. A write whose waiting set empties is acknowledged;
+ * `ackTimeoutMs` is above `peerTimeoutMs` so a dead router is forgotten before that.
  *
  * Declarations. A router announces `{ subs, qbls }` (subscriber keys; queryable keys with their
  * `complete` flag) on `zest.d.<me>` when they change, with a version; a heartbeat carrying only
@@ -51,12 +59,16 @@
  * in batches below the NATS payload limit; the last batch is marked final. The query resolves
  * when every target sent its final batch; at `timeoutMs` each missing router adds one error
  * reply (504, `Timeout: router <zid> did not answer within <ms> ms`), keeping what did arrive.
- * A target whose connection is gone ("no responders") has left the key space and adds nothing.
+ * A target NATS reports without connection ("no responders") adds a 503 error reply at once
+ * (`router <zid> is unreachable (no responders on NATS)`); it is not forgotten for that.
  *
- * Lost connection. nats.js reconnects forever. While disconnected, `publish` and `query` skip
- * the fabric (the local delivery already happened and the local answers still count), pending
- * acknowledgements fail with 503 and pending queries get an error reply per missing router, and
- * `status()` says `connected: false`. On reconnect the router announces itself and says hello.
+ * Lost connection. nats.js reconnects forever. While disconnected, `publish` rejects with 503
+ * when known routers have a matching subscriber (the local delivery already happened) and
+ * resolves otherwise; `query` adds a 503 error reply per known router with a matching queryable
+ * (the local answers still count); pending acknowledgements fail with 503 and pending queries
+ * get an error reply per missing router; `status()` says `connected: false`. Other routers are
+ * not forgotten while we are disconnected (their silence is ours). On reconnect the router gives
+ * every known router `peerTimeoutMs` again, announces itself and says hello.
  */
 import { connect, headers, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { isWild, KeTrie } from "../keyexpr/index.js";
