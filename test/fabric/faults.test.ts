@@ -98,7 +98,8 @@ describe("failures over a NATS cluster", () => {
     // The storage keeps working with the node back.
     assert.equal((await putText(j.url, "js/after", "ok")).status, 200);
     assert.deepEqual((await getValues(m.url, "js/after")).values, { "js/after": "ok" });
-    t.diagnostic(`${acked.size} PUTs acknowledged, ${failed} refused while the cluster failed over`);
+    const resent = (await Promise.all([j, k, m].map(async (z) => Number((await routerStatus(z.url)).fabric.detail.samplesResent ?? 0)))).reduce((x, y) => x + y, 0);
+    t.diagnostic(`${acked.size} PUTs acknowledged, ${failed} refused while the cluster failed over, ${resent} samples resent`);
   });
 
   test("a router killed during a stream of PUTs holds writes up at most until it is forgotten, and loses none", async () => {
