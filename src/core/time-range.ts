@@ -28,7 +28,7 @@ export function parseDuration(s: string): bigint {
  * `now()-1h` (the InfluxDB form Variant B uses). `now` is read once per call.
  */
 export function parseInstant(s: string, now: bigint = nowUnixNanos()): bigint {
-  const t = s.trim();
+  const t = plusFromForm(s.trim());
   if (t.startsWith("now(")) {
     const close = t.indexOf(")");
     if (close === -1) throw ZestError.badRequest(`invalid time "${s}": missing ")"`);
@@ -47,6 +47,18 @@ export function parseInstant(s: string, now: bigint = nowUnixNanos()): bigint {
     throw ZestError.badRequest(`invalid time "${s}": expected an RFC 3339 instant, now() or now(<duration>)`);
   }
 }
+
+/**
+ * Form decoding (`?_time=...&x=1`) turns an unescaped `+` into a space. Where a space can never
+ * stand, the `+` is read back: before an RFC 3339 offset (`T00:00:00 02:00`) and between `now()`
+ * and a shift (`now() 1h`). A space that separates date and time is left alone.
+ */
+function plusFromForm(t: string): string {
+  if (!t.includes(" ")) return t;
+  return t.replace(OFFSET_AFTER_SPACE, "$1+$2").replace(SHIFT_AFTER_SPACE, "$1+");
+}
+const OFFSET_AFTER_SPACE = /(\d{2}:\d{2}(?:\.\d+)?) (\d{2}:\d{2})$/;
+const SHIFT_AFTER_SPACE = /^(now\([^)]*\)) +(?=\d)/;
 
 /**
  * Parses a `_time` value: `[start..end]` (either end may be empty), `[start;duration]`, with

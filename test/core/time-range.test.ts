@@ -45,6 +45,17 @@ describe("_time syntax (the Selectors RFC, plus InfluxDB's now()-1m)", () => {
     assert.throws(() => parseTimeRange("[now()]", NOW), (e: Error & { status?: number }) => e.status === 400);
   });
 
+  test("a + that form decoding turned into a space is read back in offsets and now() shifts", () => {
+    assert.equal(parseInstant("2023-11-15T00:13:20 02:00"), 1_700_000_000n * S);
+    assert.equal(parseInstant("2023-11-15T00:13:20.5 02:00"), 1_700_000_000n * S + 500_000_000n);
+    assert.equal(parseInstant("2023-11-14 22:13:20Z"), 1_700_000_000n * S, "a space between date and time stays");
+    assert.equal(parseInstant("now() 10s", NOW), NOW + 10n * S);
+    assert.deepEqual(parseTimeRange("[2023-11-15T00:13:20 02:00..now() 1h]", NOW), {
+      start: { ns: 1_700_000_000n * S, inclusive: true },
+      end: { ns: NOW + 3600n * S, inclusive: true },
+    });
+  });
+
   test("a bare instant means exactly that time", () => {
     const r = parseTimeRange("now(-1m)", NOW);
     assert.equal(inTimeRange(r, NOW - 60n * S), true);

@@ -213,6 +213,10 @@ describe("Variant A: the seed's and the catalogue's curl sessions", () => {
     // A range that excludes the write returns nothing, even from a memory storage.
     const past = await getJson(z.url, "/demo/time/k?_time=[now(-2h)..now(-1h)]");
     assert.deepEqual(past.entries, []);
+    // An offset typed with a bare + (which form decoding reads as a space) still parses.
+    const offset = await getJson(z.url, "/demo/time/k?_time=[2000-01-01T02:00:00+02:00..]&x=1");
+    assert.equal(offset.status, 200);
+    assert.equal(offset.entries.length, 1);
     // Checked before the query: a 400 with one plain line, whether or not a storage holds the key.
     for (const path of ["/demo/time/k?_time=[yesterday..]", "/@/router/local?_time=[yesterday..]", "/nostorage/here?x=1&_time=[now(-1h)..soon]"]) {
       const bad = await http(z.url, "GET", path);
