@@ -145,11 +145,13 @@ export class AdminSpaceB extends AdminLayout {
       const bp: Properties = {};
       copyProperties(bp, v.config ?? {}, VOLUME_SKIP);
       bp.kind = kindOf(v.driver);
+      if (v.error !== undefined) bp.error = v.error;
       tree[v.id] = { ...bp };
       backends.push(props(`${sp}/backend/${v.id}`, bp, this.created.get(`backend/${v.id}`)));
     }
     for (const s of this.manager.listStorages()) {
       const sprops = storageProperties(s.config);
+      if (s.error !== undefined) sprops.error = s.error;
       const node = (tree[s.volume] ??= {});
       ((node.storage ??= {}) as Record<string, unknown>)[s.name] = sprops;
       backends.push(props(`${sp}/backend/${s.volume}/storage/${s.name}`, sprops, this.created.get(`backend/${s.volume}/storage/${s.name}`)));

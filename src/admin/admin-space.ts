@@ -45,10 +45,10 @@ export class AdminSpace extends AdminLayout {
     out.push([`${sm}/__path__`, "<built-in>"]);
     out.push([`${sm}/version`, this.sources.version]);
     for (const v of this.manager.listVolumes()) {
-      out.push([`${sm}/volumes/${v.id}`, hidePrivate(v.config ?? v.status)]);
+      out.push([`${sm}/volumes/${v.id}`, hidePrivate(withError(v.config ?? v.status, v.error))]);
       out.push([`${sm}/volumes/${v.id}/__path__`, v.driver === "memory" ? "<static-memory>" : `<built-in ${v.driver}>`]);
     }
-    for (const s of this.manager.listStorages()) out.push([`${sm}/storages/${s.name}`, hidePrivate(s.config)]);
+    for (const s of this.manager.listStorages()) out.push([`${sm}/storages/${s.name}`, hidePrivate(withError(s.config, s.error))]);
     // Plugins loaded with -P, like zenohd's dynamic plugins (catalogue A.5).
     for (const [name, path] of Object.entries(this.sources.plugins())) out.push([`${p}/status/plugins/${name}/__path__`, path]);
     return out;
@@ -126,4 +126,9 @@ function hidePrivate(value: unknown): unknown {
     out[k] = hidePrivate((value as Record<string, unknown>)[k]);
   }
   return out;
+}
+
+/** A status value, with the reason its backend is unavailable (a storage standing in, retrying) when there is one. */
+function withError<T extends object>(value: T, error: string | undefined): T | (T & { error: string }) {
+  return error === undefined ? value : { ...value, error };
 }

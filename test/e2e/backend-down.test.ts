@@ -63,7 +63,9 @@ describe("a backend that is down at start-up", { skip }, () => {
     assert.equal(read.status, 503);
     assert.match(read.text, reason);
     // Still listed, and still saved: a restart while it is down does not forget it.
-    assert.deepEqual((await getJson(z.url, `${STATUS}/storages/ifx`)).entries.map((e) => e.value), [storage]);
+    const [listed] = (await getJson(z.url, `${STATUS}/storages/ifx`)).entries.map((e) => e.value as Record<string, unknown>);
+    assert.deepEqual({ ...listed, error: undefined }, { ...storage, error: undefined });
+    assert.match(String(listed?.error), /influxdb at .* is unreachable/, "the status says why it is unavailable");
     const saved = JSON.parse(readFileSync(join(dir, "storage_manager.json"), "utf8")) as { volumes: object; storages: object };
     assert.ok("ifx" in saved.volumes && "ifx" in saved.storages, JSON.stringify(saved));
     assert.match(z.stderr(), /"storage":"ifx".*storage unavailable at start-up/);
@@ -81,6 +83,7 @@ describe("a backend that is down at start-up", { skip }, () => {
     const back = await getJson(z.url, "/ifx/**");
     assert.equal(back.status, 200, back.text);
     assert.deepEqual(back.entries.map((e) => [e.key, e.value]), [["ifx/a", "back"]]);
+    assert.deepEqual((await getJson(z.url, `${STATUS}/storages/ifx`)).entries.map((e) => e.value), [storage], "no error once it opened");
     await z.stop();
   });
 });
