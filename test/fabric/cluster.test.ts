@@ -85,13 +85,25 @@ describe("three routers over a NATS cluster", () => {
 
   test("SSE on one router receives the puts made on another", async () => {
     const sse = await openSse(`${b.url}/sse/**`);
+    const keyOf = (e: { data: string }): string => (JSON.parse(e.data) as { key: string }).key;
     try {
+      // The others learn B's new subscriber a moment after the stream opened: probe until they do.
+      for (const z of [a, c]) {
+        await eventually(async () => {
+          await putText(z.url, "sse/ready", "1");
+          return sse.next(1, 300).then(
+            () => true,
+            () => false,
+          );
+        }, 5_000, "B's SSE subscriber to be known");
+      }
       await putText(a.url, "sse/1", "first");
       await putText(c.url, "sse/2", "second");
       await http(a.url, "DELETE", "/sse/1");
-      const events = await sse.next(3, 5_000);
+      const events: Array<{ event: string; data: string }> = [];
+      while (events.length < 3) events.push(...(await sse.next(1, 5_000)).filter((e) => keyOf(e) !== "sse/ready"));
       assert.deepEqual(
-        events.map((e) => [e.event, (JSON.parse(e.data) as { key: string }).key]),
+        events.map((e) => [e.event, keyOf(e)]),
         [
           ["PUT", "sse/1"],
           ["PUT", "sse/2"],
