@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { killAtExit } from "./child-processes.js";
 
 /** A throwaway `influxd` for one test file. */
 export interface InfluxdHandle {
@@ -103,6 +104,7 @@ bind-address = "127.0.0.1:${rpcPort}"
   const configPath = join(dir, "influxdb.conf");
   writeFileSync(configPath, config);
   const child = spawn("influxd", ["-config", configPath], { stdio: ["ignore", "ignore", "pipe"] });
+  killAtExit(child);
   let stderr = "";
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
     stderr = (stderr + chunk).slice(-4000);

@@ -15,6 +15,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { killAtExit } from "./child-processes.js";
 
 /** The `nats-server` binary: `$NATS_SERVER`, else the Debian path, else whatever `PATH` finds. */
 export const NATS_SERVER = process.env.NATS_SERVER ?? (existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : "nats-server");
@@ -63,20 +64,6 @@ export interface NatsClusterOptions {
   jetstream?: boolean;
   /** Milliseconds to wait for readiness (default 20 000). */
   readyTimeoutMs?: number;
-}
-
-/** Every server started by this process, killed at exit so a crashed test leaves nothing behind. */
-const live = new Set<ChildProcess>();
-let exitHookInstalled = false;
-function trackProcess(proc: ChildProcess): void {
-  live.add(proc);
-  proc.once("exit", () => live.delete(proc));
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.once("exit", () => {
-      for (const p of live) p.kill("SIGKILL");
-    });
-  }
 }
 
 /** Free loopback ports, all reserved at once so that they are distinct. */
@@ -132,7 +119,7 @@ async function startOnce(options: NatsClusterOptions): Promise<NatsCluster> {
     if (jetstream) args.push("-js", "-sd", node.storeDir);
     if (size > 1) args.push("--cluster_name", clusterName, "--cluster", `nats://127.0.0.1:${node.clusterPort}`, "--routes", routes);
     const proc = spawn(NATS_SERVER, args, { stdio: ["ignore", "ignore", "pipe"] });
-    trackProcess(proc);
+    killAtExit(proc);
     node.log = "";
     proc.stderr!.setEncoding("utf8").on("data", (d: string) => {
       // Keep the tail only: a long run logs a lot, and only the last lines explain a failure.

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
+import { killAtExit } from "./child-processes.js";
 
 /** Path of the built CLI the end-to-end tests run (npm test builds it first). */
 export const CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
@@ -17,20 +18,6 @@ export interface ZestProcess {
   kill9(): Promise<void>;
 }
 
-/** Every router started by this process, killed at exit so an aborted test file leaves none behind. */
-const live = new Set<ChildProcess>();
-let exitHookInstalled = false;
-function trackProcess(proc: ChildProcess): void {
-  live.add(proc);
-  proc.once("exit", () => live.delete(proc));
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.once("exit", () => {
-      for (const p of live) p.kill("SIGKILL");
-    });
-  }
-}
-
 /**
  * Starts the real `zest` command on a free loopback port (unless the args choose one) and waits
  * for the line announcing its URL.
@@ -42,7 +29,7 @@ export async function startZest(args: string[] = [], opts: { env?: NodeJS.Proces
     env: { ...process.env, ...opts.env },
     cwd: opts.cwd,
   });
-  trackProcess(proc);
+  killAtExit(proc);
   let err = "";
   proc.stderr!.setEncoding("utf8");
   const url = await new Promise<string>((resolve, reject) => {
@@ -87,7 +74,7 @@ export async function startZest(args: string[] = [], opts: { env?: NodeJS.Proces
 /** Runs `zest` with args expected to fail, returning its exit code and stderr. */
 export async function runZestExpectingExit(args: string[], timeoutMs = 15_000): Promise<{ code: number | null; stderr: string }> {
   const proc = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "ignore", "pipe"] });
-  trackProcess(proc);
+  killAtExit(proc);
   let stderr = "";
   proc.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
   const timer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
