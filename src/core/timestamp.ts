@@ -130,7 +130,18 @@ export function ntp64FromMicros(secs: number, micros: number): bigint {
     q++;
     r -= 1e6;
   }
-  return (BigInt(secs) << 32n) | BigInt(r > 0 ? q + 1 : q);
+  return secondsNtp64(secs) | BigInt(r > 0 ? q + 1 : q);
+}
+
+/** `secs << 32` as a BigInt, cached: it changes once a second, and the clock asks for it on every put. */
+let cachedSecs = -1;
+let cachedSecsNtp64 = 0n;
+function secondsNtp64(secs: number): bigint {
+  if (secs !== cachedSecs) {
+    cachedSecsNtp64 = BigInt(secs) << 32n;
+    cachedSecs = secs;
+  }
+  return cachedSecsNtp64;
 }
 
 /**

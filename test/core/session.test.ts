@@ -175,6 +175,15 @@ test("ntp64FromMicros agrees with the exact BigInt conversion for every 7th micr
   }
 });
 
+test("ntp64FromMicros is exact when the second changes back and forth (its seconds part is cached)", async () => {
+  const { ntp64FromMicros, unixNanosToNtp64 } = await import("../../src/core/timestamp.js");
+  for (const secs of [1_700_000_000, 1_700_000_001, 1_700_000_000, 0, 4_102_444_800, 1_700_000_001]) {
+    for (const us of [0, 1, 999_999]) {
+      assert.equal(ntp64FromMicros(secs, us), unixNanosToNtp64(BigInt(secs) * 1_000_000_000n + BigInt(us) * 1000n), `${secs} s ${us} µs`);
+    }
+  }
+});
+
 describe("Router.storagesOnly and hasSubscriber", () => {
   test("a query reaches storages only when every matching queryable is declared as a storage", () => {
     const router = new Router({ zid: "01" });
