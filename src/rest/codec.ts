@@ -28,6 +28,9 @@ export interface RestCodec {
   encodingFor(contentType: string | undefined): string;
   /** The body of a GET. `html` when the client asked for `text/html`. */
   render(replies: Reply[], html: boolean): Rendered;
-  /** One SSE message for a sample (cached per sample by the caller). */
-  sseEvent?(sample: Sample): string;
+  /**
+   * One SSE message for a sample, as bytes: computed once per sample (the codec caches it) and
+   * written as is to every stream, so 1,000 subscribers cost one rendering and one UTF-8 encoding.
+   */
+  sseEvent?(sample: Sample): Buffer;
 }

@@ -28,10 +28,8 @@ export class SseHub {
   }
 
   /** Subscribes `res` to `key`; `render` turns a sample into one SSE message (cached per sample). */
-  open(session: Session, key: string, res: ServerResponse, headers: Record<string, string>, render: (s: Sample) => string): void {
-    const sub = session.declareSubscriber(key, (sample) => {
-      if (!res.write(render(sample)) && res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
-    });
+  open(session: Session, key: string, res: ServerResponse, headers: Record<string, string>, render: (s: Sample) => Buffer): void {
+    const sub = session.declareSubscriber(key, (sample) => send(res, render(sample)));
     this.streams.set(res, sub);
     res.on("close", () => {
       sub.undeclare();
@@ -50,4 +48,33 @@ export class SseHub {
     }
     this.streams.clear();
   }
+}
+
+/**
+ * Writes one message to a stream. A chunked response (HTTP/1.1) gets the message framed as a
+ * chunk once per message (shared by every stream) and written to the socket in one write, which
+ * spares the response's per-write framing; its headers are flushed at open, so the order holds.
+ * Anything else (HTTP/1.0, no socket) goes through the response.
+ */
+function send(res: ServerResponse, message: Buffer): void {
+  const socket = res.socket;
+  if (res.chunkedEncoding && socket && !socket.destroyed) {
+    socket.write(chunkOf(message));
+    if (socket.writableLength > MAX_BUFFERED_BYTES) res.destroy();
+    return;
+  }
+  if (!res.write(message) && res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
+}
+
+/** Messages framed as HTTP chunks (`<size hex>\r\n<message>\r\n`), by message. */
+const chunks = new WeakMap<Buffer, Buffer>();
+const CRLF = Buffer.from("\r\n");
+
+function chunkOf(message: Buffer): Buffer {
+  let chunk = chunks.get(message);
+  if (chunk === undefined) {
+    chunk = Buffer.concat([Buffer.from(`${message.length.toString(16)}\r\n`), message, CRLF]);
+    chunks.set(message, chunk);
+  }
+  return chunk;
 }

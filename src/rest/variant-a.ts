@@ -43,7 +43,7 @@ function errorEntryJson(r: Reply & { kind: "err" }): string {
   return `{ "key": "ERROR", "value": ${renderValueJson(r.payload, r.encoding)}, "encoding": ${JSON.stringify(r.encoding)}}`;
 }
 
-const sseCache = new WeakMap<Sample, string>();
+const sseCache = new WeakMap<Sample, Buffer>();
 
 /** Variant A: Zenoh 0.6 REST, with the product decisions of decisions.md §3. */
 export const variantA: RestCodec = {
@@ -74,10 +74,10 @@ export const variantA: RestCodec = {
     return { contentType: "application/json", body: `[\n${lines.join(",\n")}\n]\n` };
   },
 
-  sseEvent(sample: Sample): string {
+  sseEvent(sample: Sample): Buffer {
     let ev = sseCache.get(sample);
     if (ev === undefined) {
-      ev = `event: ${sample.kind === "put" ? "PUT" : "DELETE"}\ndata: ${entryJson(sample)}\n\n`;
+      ev = Buffer.from(`event: ${sample.kind === "put" ? "PUT" : "DELETE"}\ndata: ${entryJson(sample)}\n\n`);
       sseCache.set(sample, ev);
     }
     return ev;
