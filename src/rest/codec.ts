@@ -17,6 +17,8 @@ export interface RestCodec {
   readonly writeStatus: number;
   /** Whether `Accept: text/event-stream` subscribes (A) or is an ordinary GET (B). */
   readonly supportsSse: boolean;
+  /** Where this variant's admin space takes storage configs, as a client writes it (for error messages). */
+  adminConfigPath(zid: string): string;
   /**
    * The key expression named by a URL path (raw, starting with `/`), with the admin aliases
    * resolved against the router id. `write` is true for PUT/PATCH/DELETE. Throws a 400 ZestError.

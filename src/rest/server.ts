@@ -175,13 +175,14 @@ export class RestServer {
     const q = url.indexOf("?");
     let key: string;
     try {
-      key = codec.pathToKey(q === -1 ? url : url.slice(0, q), session.zid, true);
+      const path = q === -1 ? url : url.slice(0, q);
+      key = codec.pathToKey(path, session.zid, true);
       checkWrite(permissions, key, req);
       // Decisions §3, never a silent 200: an admin write nobody takes (a typo in the path, a
       // router that does not exist) is refused. Another router's admin space, reached through
       // the fabric, takes writes to its own `@/router/<zid>/...`.
       if (isAdmin(key) && !session.router.hasSubscriber(key)) {
-        throw ZestError.notFound(`no admin key ${key}: storages are configured under @/router/${session.zid}/config/plugins/storage_manager/...`);
+        throw ZestError.notFound(`no admin key takes writes at ${path}: storages are configured under ${codec.adminConfigPath(session.zid)}`);
       }
     } catch (err) {
       this.sendError(req, res, cors, err);

@@ -50,6 +50,7 @@ export const variantA: RestCodec = {
   variant: "a",
   writeStatus: 200,
   supportsSse: true,
+  adminConfigPath: (zid) => `/@/router/${zid}/config/plugins/storage_manager/storages/<name>`,
 
   pathToKey(path: string, zid: string): string {
     return toKeyExpr(resolveAdminAlias(decodePath(path).slice(1), zid));

@@ -166,6 +166,7 @@ export const variantB: RestCodec = {
   variant: "b",
   writeStatus: 204,
   supportsSse: false,
+  adminConfigPath: (zid) => `/@/router/${zid}/plugin/storages/backend/<backend>/storage/<name>`,
 
   pathToKey(path: string, zid: string, write: boolean): string {
     let p = decodePath(path);

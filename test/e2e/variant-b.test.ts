@@ -576,6 +576,16 @@ describe("Variant B: bad input gets a clear status and message, and loses nothin
     await stillServing();
   });
 
+  test("admin writes that no admin space takes are a 404 naming Variant B's layout, never a silent 204", async () => {
+    for (const path of ["/@/routers/local/plugin/storages/backend/memory/storage/lost", "/@/router/FFFF/plugin/storages/backend/memory/storage/lost"]) {
+      const r = await putJson(z.url, path, { selector: "/lost/**" });
+      assert.equal(r.status, 404, path);
+      assert.equal(r.text, `no admin key takes writes at ${path}: storages are configured under /@/router/${ZID}/plugin/storages/backend/<backend>/storage/<name>\n`);
+    }
+    assert.deepEqual((await getB(z.url, "/@/**/storage/lost")).entries, []);
+    await stillServing();
+  });
+
   test("an invalid storage name is a 400", async () => {
     const r = await putJson(z.url, `${BACKEND}/memory/storage/bad%20name`, { selector: "/a/**" });
     assert.equal(r.status, 400);
