@@ -38,14 +38,7 @@ function computeValueJson(payload: Buffer, encoding: string): string {
   if (text === undefined) return JSON.stringify(payload.toString("base64"));
   switch (kind) {
     case "json":
-      // Parsed only to validate: the original text is kept (a parse/stringify round trip turns
-      // 12345678901234567890 into 12345678901234567000), on one line for the layout and SSE.
-      try {
-        JSON.parse(text);
-      } catch {
-        return JSON.stringify(text);
-      }
-      return compactJson(text);
+      return jsonValue(text);
     case "number": {
       if (JSON_NUMBER.test(text)) return text;
       const t = text.trim();
@@ -60,10 +53,24 @@ function computeValueJson(payload: Buffer, encoding: string): string {
 }
 
 /**
+ * A JSON payload's text as a JSON value, in both variants: parsed only to validate, then kept as
+ * written (a parse/stringify round trip turns 12345678901234567890 into 12345678901234567000),
+ * on one line for the layout and SSE framing. Malformed JSON becomes a JSON string.
+ */
+export function jsonValue(text: string): string {
+  try {
+    JSON.parse(text);
+  } catch {
+    return JSON.stringify(text);
+  }
+  return compactJson(text);
+}
+
+/**
  * Valid JSON text without the insignificant whitespace outside strings: one line (JSON strings
  * cannot hold a raw newline), every number and escape spelled as the writer spelled it.
  */
-export function compactJson(text: string): string {
+function compactJson(text: string): string {
   let out = "";
   let from = 0;
   let inString = false;

@@ -8,7 +8,7 @@ import { nowUnixNanos } from "../core/timestamp.js";
 import { keyExprToPath, pathToKeyExpr } from "../keyexpr/index.js";
 import type { Rendered, RestCodec } from "./codec.js";
 import { decodePath } from "./paths.js";
-import { compactJson, utf8 } from "./render-value.js";
+import { jsonValue, utf8 } from "./render-value.js";
 
 const ADMIN_ALIAS = "/@/router/local";
 const ROUTER_PREFIX = "@/router/";
@@ -76,15 +76,7 @@ export function renderValueB(payload: Buffer, encoding: string): string {
   const text = utf8(payload);
   let out: string;
   if (text === undefined) out = JSON.stringify(payload.toString("base64"));
-  else if (!json) out = JSON.stringify(text);
-  else {
-    try {
-      JSON.parse(text); // validates; the original text is kept (big integers keep their digits)
-      out = compactJson(text);
-    } catch {
-      out = JSON.stringify(text);
-    }
-  }
+  else out = json ? jsonValue(text) : JSON.stringify(text);
   if (!slot) valueCache.set(payload, (slot = { json: undefined, other: undefined }));
   if (json) slot.json = out;
   else slot.other = out;

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { renderValueJson } from "../../src/rest/render-value.js";
+import { renderValueB } from "../../src/rest/variant-b.js";
 
 const render = (text: string, encoding: string): string => renderValueJson(Buffer.from(text), encoding);
 
@@ -35,5 +36,14 @@ describe("Variant A value rendering keeps the original text", () => {
     for (const [text, enc] of [["1e400", "application/float"], ["0x10", "application/integer"], ['{"a":[]}', "application/json"], ["a=1;b", "application/properties"]] as const) {
       JSON.parse(render(text, enc));
     }
+  });
+});
+
+describe("Variant B value rendering keeps the original JSON text too", () => {
+  test("big integers and number spellings survive, on one line; malformed JSON is a string", () => {
+    const b = (text: string, encoding: string): string => renderValueB(Buffer.from(text), encoding);
+    assert.equal(b('{"id": 12345678901234567890,\n "f": 1.0}', "application/json"), '{"id":12345678901234567890,"f":1.0}');
+    assert.equal(b("{not json", "application/json"), '"{not json"');
+    assert.equal(b("12345678901234567890", "text/plain"), '"12345678901234567890"');
   });
 });
