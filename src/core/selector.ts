@@ -10,6 +10,8 @@ export class Parameters {
   private readonly map: Map<string, string>;
   /** The parameter string as given (without `?`). */
   readonly raw: string;
+  /** `null` until `timeRange` parsed `_time`. */
+  private range: TimeRange | undefined | null = null;
 
   constructor(raw = "") {
     this.raw = raw;
@@ -28,10 +30,16 @@ export class Parameters {
   entries(): IterableIterator<[string, string]> {
     return this.map.entries();
   }
-  /** The `_time` range, if given; throws a 400 ZestError when it does not parse. */
+  /**
+   * The `_time` range, if given; throws a 400 ZestError when it does not parse. Parsed once: the
+   * REST layer checks it and every storage the query reaches reads it, all with the same `now()`.
+   */
   timeRange(): TimeRange | undefined {
-    const t = this.map.get("_time");
-    return t === undefined ? undefined : parseTimeRange(t);
+    if (this.range === null) {
+      const t = this.map.get("_time");
+      this.range = t === undefined ? undefined : parseTimeRange(t);
+    }
+    return this.range;
   }
   toString(): string {
     return this.raw;

@@ -19,6 +19,16 @@ describe("selector parameters", () => {
     assert.equal(new Parameters("_time=[now(-1h);30m]&x=2").get("x"), "2");
   });
 
+  test("_time is parsed once per selector: every storage a query reaches reads the same now()", async () => {
+    const p = new Parameters("_time=[now(-1s)..now()]");
+    const first = p.timeRange();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(p.timeRange(), first, "the same range object, not a second parse with a later now()");
+    assert.equal(new Parameters("x=1").timeRange(), undefined);
+    const bad = new Parameters("_time=[yesterday..]");
+    for (let i = 0; i < 2; i++) assert.throws(() => bad.timeRange(), (e: Error & { status?: number }) => e.status === 400);
+  });
+
   test("an unclosed parenthesis is a 400", () => {
     assert.throws(() => new Parameters("(name=Bob"), (e: Error & { status?: number }) => e.status === 400);
   });
