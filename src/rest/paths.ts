@@ -1,7 +1,7 @@
 import { ZestError } from "../core/errors.js";
 
 /** `?` and `#`, escaped: they cannot be in a key expression, so the escape itself is kept. */
-const KEPT_ESCAPE = /%(3f|23)/gi;
+const KEPT_ESCAPE = /(%3f|%23)/i;
 
 /**
  * Percent-decodes a URL path, so `demo/a%20b` names the key `demo/a b` (keys written through
@@ -12,16 +12,10 @@ const KEPT_ESCAPE = /%(3f|23)/gi;
 export function decodePath(path: string): string {
   if (!path.includes("%")) return path;
   try {
-    KEPT_ESCAPE.lastIndex = 0;
-    if (!KEPT_ESCAPE.test(path)) return decodeURIComponent(path);
-    KEPT_ESCAPE.lastIndex = 0;
-    let out = "";
-    let from = 0;
-    for (let m = KEPT_ESCAPE.exec(path); m !== null; m = KEPT_ESCAPE.exec(path)) {
-      out += decodeURIComponent(path.slice(from, m.index)) + m[0].toUpperCase();
-      from = m.index + 3;
-    }
-    return out + decodeURIComponent(path.slice(from));
+    // Split around the kept escapes (the capture keeps them, at the odd indexes).
+    const parts = path.split(KEPT_ESCAPE);
+    if (parts.length === 1) return decodeURIComponent(path);
+    return parts.map((part, i) => (i % 2 === 1 ? part.toUpperCase() : decodeURIComponent(part))).join("");
   } catch {
     throw ZestError.badRequest(`malformed percent-encoding in path "${path}"`);
   }
