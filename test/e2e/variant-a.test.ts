@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { eventually, getJson, http, openSse } from "../support/http.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
@@ -314,6 +315,44 @@ describe("Variant A: SSE", () => {
         `event: DELETE\\ndata: \\{ "key": "demo/frame/a", "value": "", "encoding": "", "time": "${T}" \\}\\n\\n$`,
     );
     assert.match(text, expected);
+  });
+
+  test("SSE on the wire: one HTTP chunk per message on HTTP/1.1, the bare message on HTTP/1.0", async () => {
+    /** Opens a stream on a raw socket and returns what arrived once `until` shows up. */
+    const raw = async (version: string, key: string, until: string, put: () => Promise<unknown>): Promise<string> => {
+      const { port, hostname } = new URL(z.url);
+      const socket = net.connect({ host: hostname, port: Number(port) });
+      socket.setEncoding("utf8");
+      let text = "";
+      socket.on("data", (c: string) => (text += c));
+      socket.write(`GET /${key} HTTP/${version}\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n`);
+      try {
+        await eventually(async () => text.includes("\r\n\r\n"), 5_000, "the response head");
+        await put();
+        await eventually(async () => text.includes(until), 5_000, `${until} on HTTP/${version}`);
+        return text;
+      } finally {
+        socket.destroy();
+      }
+    };
+    const putV = (key: string) => () => http(z.url, "PUT", `/${key}`, { body: "v", headers: { "content-type": "text/plain" } });
+    const message = (key: string): RegExp => new RegExp(`event: PUT\\ndata: \\{ "key": "${key}", "value": "v", "encoding": "text/plain", "time": "[^"]+" \\}\\n\\n`);
+
+    // A message ends in a blank line, and its chunk in CRLF: "\n\n\r\n" never occurs in the head.
+    const chunked = await raw("1.1", "demo/wire11/*", "\n\n\r\n", putV("demo/wire11/a"));
+    const body11 = chunked.slice(chunked.indexOf("\r\n\r\n") + 4);
+    assert.match(chunked, /^HTTP\/1\.1 200 .*\r\n[^]*transfer-encoding: chunked\r\n/i);
+    const m = /^([0-9a-f]+)\r\n/.exec(body11);
+    assert.ok(m, `a chunk size line first: ${JSON.stringify(body11)}`);
+    const size = parseInt(m[1]!, 16);
+    const payload = body11.slice(m[0].length, m[0].length + size);
+    assert.match(payload, new RegExp(`^${message("demo/wire11/a").source}$`));
+    assert.equal(body11.slice(m[0].length + size, m[0].length + size + 2), "\r\n", "the chunk ends with CRLF");
+
+    const plain = await raw("1.0", "demo/wire10/*", "\n\n", putV("demo/wire10/a"));
+    assert.match(plain, /^HTTP\/1\.1 200 /);
+    assert.doesNotMatch(plain, /transfer-encoding: chunked/i);
+    assert.match(plain.slice(plain.indexOf("\r\n\r\n") + 4), new RegExp(`^${message("demo/wire10/a").source}$`));
   });
 
   test("SSE on an invalid key expression is a 400", async () => {
