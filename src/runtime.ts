@@ -3,7 +3,7 @@ import { AdminSpace } from "./admin/admin-space.js";
 import { AdminSpaceB } from "./admin/admin-space-b.js";
 import type { ZestConfig } from "./config/config.js";
 import { ConfigError, parseHttpPort } from "./config/config.js";
-import { errorMessage, ZestError } from "./core/errors.js";
+import { errorMessage, isServerSide, ZestError } from "./core/errors.js";
 import type { Fabric } from "./core/fabric.js";
 import type { Logger } from "./core/log.js";
 import { Router } from "./core/router.js";
@@ -78,7 +78,7 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       await manager.start(config.plugins?.storage_manager ?? DEFAULT_STORAGES);
     } catch (err) {
       // An invalid storage or volume in the configuration is a configuration error (exit 2).
-      if (err instanceof ZestError && err.status < 500) throw new ConfigError(`invalid storage_manager configuration: ${errorMessage(err)}`);
+      if (err instanceof ZestError && !isServerSide(err.kind)) throw new ConfigError(`invalid storage_manager configuration: ${errorMessage(err)}`);
       throw err;
     }
 

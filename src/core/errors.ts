@@ -1,49 +1,124 @@
 /**
- * Typed errors. Every failure a user can cause or act on is a `ZestError` carrying the
- * HTTP status the REST layer answers with; the REST layer maps them in one place.
+ * Typed errors. Every failure a user can cause or act on is a `ZestError` carrying what kind of
+ * failure it is, never how a particular front door spells it: the REST layer maps kinds to HTTP
+ * statuses in one place (`rest/http-status.ts`), the NATS fabric carries the kind on the wire,
+ * and the remote API maps it to its own error replies.
  */
-export class ZestError extends Error {
-  /** HTTP status code this error maps to. */
-  readonly status: number;
 
-  constructor(status: number, message: string, options?: { cause?: unknown }) {
+/** What went wrong, by meaning. */
+export type ErrorKind =
+  /** The request itself is wrong: bad key expression, bad JSON, bad config. */
+  | "bad_input"
+  /** Credentials are missing or wrong where they are required. */
+  | "unauthenticated"
+  /** The caller may not do this. */
+  | "forbidden"
+  /** The named thing does not exist. */
+  | "not_found"
+  /** The operation is not supported on this target (a method, a write on a read-only thing). */
+  | "not_supported"
+  /** Conflicts with existing state (a duplicate name, a bucket with another replica count). */
+  | "conflict"
+  /** A condition attached to a write (a version, "must not exist") does not hold. */
+  | "precondition_failed"
+  /** A body, value or message is larger than its limit. */
+  | "too_large"
+  /** A key expression or request line is longer than its limit. */
+  | "too_long"
+  /** A storage's quota is full. */
+  | "insufficient_storage"
+  /** A backend or the fabric is unavailable (retrying later may work). */
+  | "unavailable"
+  /** An operation did not complete in time. */
+  | "timeout"
+  /** A bug or an unexpected failure. */
+  | "internal";
+
+/** Every kind, in a fixed order: a kind's wire code is its index plus one (0 means "no error"). */
+export const ERROR_KINDS: readonly ErrorKind[] = [
+  "bad_input",
+  "unauthenticated",
+  "forbidden",
+  "not_found",
+  "not_supported",
+  "conflict",
+  "precondition_failed",
+  "too_large",
+  "too_long",
+  "insufficient_storage",
+  "unavailable",
+  "timeout",
+  "internal",
+];
+
+const KINDS: ReadonlySet<string> = new Set<string>(ERROR_KINDS);
+
+/** True when `s` names an error kind (for kinds read off a wire). */
+export function isErrorKind(s: string): s is ErrorKind {
+  return KINDS.has(s);
+}
+
+/** The one-byte wire code of a kind (never 0). */
+export function errorKindCode(kind: ErrorKind): number {
+  return ERROR_KINDS.indexOf(kind) + 1;
+}
+
+/** The kind of a wire code; an unknown code (a newer peer's) reads as `internal`. */
+export function errorKindOfCode(code: number): ErrorKind {
+  return ERROR_KINDS[code - 1] ?? "internal";
+}
+
+export class ZestError extends Error {
+  /** What went wrong, by meaning. */
+  readonly kind: ErrorKind;
+
+  constructor(kind: ErrorKind, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "ZestError";
-    this.status = status;
+    this.kind = kind;
   }
 
-  /** 400: the request itself is wrong (bad key expression, bad JSON, bad config). */
+  /** The request itself is wrong (bad key expression, bad JSON, bad config). */
   static badRequest(message: string, cause?: unknown): ZestError {
-    return new ZestError(400, message, { cause });
+    return new ZestError("bad_input", message, { cause });
   }
-  /** 403: the caller may not do this (admin write without permission). */
+  /** The caller may not do this (admin write without permission). */
   static forbidden(message: string): ZestError {
-    return new ZestError(403, message);
+    return new ZestError("forbidden", message);
   }
-  /** 404: the named thing does not exist. */
+  /** The named thing does not exist. */
   static notFound(message: string): ZestError {
-    return new ZestError(404, message);
+    return new ZestError("not_found", message);
   }
-  /** 409: conflicts with existing state (duplicate storage name). */
+  /** Conflicts with existing state (duplicate storage name). */
   static conflict(message: string): ZestError {
-    return new ZestError(409, message);
+    return new ZestError("conflict", message);
   }
-  /** 503: a backend or the fabric is unavailable. */
+  /** A backend or the fabric is unavailable. */
   static unavailable(message: string, cause?: unknown): ZestError {
-    return new ZestError(503, message, { cause });
+    return new ZestError("unavailable", message, { cause });
   }
-  /** 504: a query did not complete in time. */
+  /** A query did not complete in time. */
   static timeout(message: string): ZestError {
-    return new ZestError(504, message);
+    return new ZestError("timeout", message);
+  }
+  /** A body or value is larger than its limit. */
+  static tooLarge(message: string): ZestError {
+    return new ZestError("too_large", message);
   }
 }
 
-/** Wraps any thrown value into a ZestError (unknown errors become 500 with their message). */
+/** True for kinds that say the router or a backend failed, not the request (logged as warnings). */
+export function isServerSide(kind: ErrorKind): boolean {
+  return kind === "internal" || kind === "unavailable" || kind === "timeout" || kind === "insufficient_storage";
+}
+
+/** Wraps any thrown value into a ZestError (unknown errors become `internal` with their message). */
 export function toZestError(err: unknown): ZestError {
   if (err instanceof ZestError) return err;
-  if (err instanceof Error && err.name === "KeyExprError") return new ZestError(400, err.message, { cause: err });
+  if (err instanceof Error && err.name === "KeyExprError") return new ZestError("bad_input", err.message, { cause: err });
   const message = err instanceof Error ? err.message : String(err);
-  return new ZestError(500, message, { cause: err });
+  return new ZestError("internal", message, { cause: err });
 }
 
 /** One-line description of an error for logs and response bodies. */

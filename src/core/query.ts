@@ -1,5 +1,5 @@
 import { Encoding } from "./encoding.js";
-import { ZestError } from "./errors.js";
+import { type ErrorKind, ZestError } from "./errors.js";
 import type { Reply } from "./reply.js";
 import { makeSample, type Sample } from "./sample.js";
 import type { Parameters, Selector } from "./selector.js";
@@ -43,20 +43,20 @@ export class Query {
     this.sink?.({ kind: "ok", sample });
   }
 
-  /** Replies with an error; `status` is the HTTP status it stands for (default 500). */
-  replyErr(payload: Buffer | string, options: { encoding?: Encoding; status?: number } = {}): void {
+  /** Replies with an error; `errorKind` says what went wrong (default `internal`). */
+  replyErr(payload: Buffer | string, options: { encoding?: Encoding; errorKind?: ErrorKind } = {}): void {
     this.sink?.({
       kind: "err",
       payload: typeof payload === "string" ? Buffer.from(payload) : payload,
       encoding: options.encoding ?? Encoding.TEXT_PLAIN,
-      status: options.status ?? 500,
+      errorKind: options.errorKind ?? "internal",
     });
   }
 
   /** Replies with an error from a thrown value. */
   replyError(err: unknown): void {
-    const status = err instanceof ZestError ? err.status : 500;
-    this.replyErr(err instanceof Error ? err.message : String(err), { status });
+    const errorKind = err instanceof ZestError ? err.kind : "internal";
+    this.replyErr(err instanceof Error ? err.message : String(err), { errorKind });
   }
 
   /** @internal the query is over: later replies are dropped. */

@@ -1,15 +1,16 @@
 import type { Encoding } from "./encoding.js";
+import type { ErrorKind } from "./errors.js";
 import type { Sample } from "./sample.js";
 
 /** One answer to a query: a sample, or an error a queryable (or the router) reported. */
 export type Reply = { readonly kind: "ok"; readonly sample: Sample } | ReplyError;
 
-/** An error reply; `status` is the HTTP status it maps to (500 when the queryable did not say). */
+/** An error reply; `errorKind` says what went wrong (`internal` when the queryable did not say). */
 export interface ReplyError {
   readonly kind: "err";
   readonly payload: Buffer;
   readonly encoding: Encoding;
-  readonly status: number;
+  readonly errorKind: ErrorKind;
 }
 
 /** How the replies to one query are merged. */

@@ -221,7 +221,7 @@ export class Router {
   /**
    * Runs a query against every matching queryable, here and elsewhere, and returns the
    * consolidated replies sorted by key. Queryables that miss the timeout add an error reply
-   * (status 504); the replies that did arrive are kept.
+   * (kind `timeout`); the replies that did arrive are kept.
    */
   async query(selector: Selector, options: QueryOptions = {}): Promise<Reply[]> {
     const timeoutMs = options.timeoutMs ?? this.queryTimeoutMs;
@@ -250,7 +250,7 @@ export class Router {
         for (let i = 0; i < queries.length; i++) {
           const q = queries[i]!;
           if (q.finished) continue;
-          q.replyErr(`Timeout: queryable on ${matching[i]!.key} did not answer within ${timeoutMs} ms`, { status: 504 });
+          q.replyErr(`Timeout: queryable on ${matching[i]!.key} did not answer within ${timeoutMs} ms`, { errorKind: "timeout" });
           q.finish();
         }
         resolve();

@@ -6,11 +6,12 @@
  * sample : u8 1 | u8 kind | u32 epoch | f64 seq | str8 zid | str16 key | str16 encoding | str8 ts | payload…
  * replies: u8 2 | u8 final | u32 count | reply*
  *   reply: u8 0 (put) / 1 (delete) | str16 key | str16 encoding | str8 ts | u32 len | payload
- *        | u8 2 (error)            | u16 status | str16 encoding | u32 len | payload
- * ack    : u8 3 | str8 zid | u16 status (0 = stored) | str16 message
+ *        | u8 2 (error)            | u8 error kind code | str16 encoding | u32 len | payload
+ * ack    : u8 3 | str8 zid | u8 error kind code (0 = stored) | str16 message
  * ```
  * Integers are big-endian; `ts` is `Timestamp.encode()` or empty when the sample has none.
  */
+import { type ErrorKind, errorKindCode, errorKindOfCode } from "../core/errors.js";
 import type { Reply } from "../core/reply.js";
 import type { Sample } from "../core/sample.js";
 import { Timestamp } from "../core/timestamp.js";
@@ -30,10 +31,10 @@ export interface SampleOrigin {
   readonly seq: number;
 }
 
-/** An acknowledgement of a sample: `status` 0 means every local subscriber has it. */
+/** An acknowledgement of a sample: no `errorKind` means every local subscriber has it. */
 export interface Ack {
   readonly zid: string;
-  readonly status: number;
+  readonly errorKind: ErrorKind | undefined;
   readonly message: string;
 }
 
@@ -125,9 +126,9 @@ export function encodeReply(reply: Reply): Buffer {
   if (reply.kind === "err") {
     const encLen = Buffer.byteLength(reply.encoding);
     checkLengths(0, 0, encLen);
-    const buf = Buffer.allocUnsafe(1 + 2 + 2 + encLen + 4 + reply.payload.length);
+    const buf = Buffer.allocUnsafe(1 + 1 + 2 + encLen + 4 + reply.payload.length);
     let o = buf.writeUInt8(ERR, 0);
-    o = buf.writeUInt16BE(reply.status, o);
+    o = buf.writeUInt8(errorKindCode(reply.errorKind), o);
     o = buf.writeUInt16BE(encLen, o);
     o += buf.write(reply.encoding, o, "utf8");
     o = buf.writeUInt32BE(reply.payload.length, o);
@@ -162,10 +163,10 @@ export function decodeReplies(data: Uint8Array): { replies: Reply[]; final: bool
   for (let i = 0; i < count; i++) {
     const kind = r.u8();
     if (kind === ERR) {
-      const status = r.u16();
+      const errorKind = errorKindOfCode(r.u8());
       const encoding = r.str16();
       const payload = r.bytes(r.u32());
-      replies.push({ kind: "err", status, encoding, payload });
+      replies.push({ kind: "err", errorKind, encoding, payload });
       continue;
     }
     const key = r.str16();
@@ -184,11 +185,11 @@ export function encodeAck(ack: Ack): Buffer {
   const zidLen = Buffer.byteLength(ack.zid);
   const message = ack.message.length > 4000 ? `${ack.message.slice(0, 4000)}…` : ack.message;
   const msgLen = Buffer.byteLength(message);
-  const buf = Buffer.allocUnsafe(1 + 1 + zidLen + 2 + 2 + msgLen);
+  const buf = Buffer.allocUnsafe(1 + 1 + zidLen + 1 + 2 + msgLen);
   let o = buf.writeUInt8(ACK, 0);
   o = buf.writeUInt8(zidLen, o);
   o += buf.write(ack.zid, o, "latin1");
-  o = buf.writeUInt16BE(ack.status, o);
+  o = buf.writeUInt8(ack.errorKind === undefined ? 0 : errorKindCode(ack.errorKind), o);
   o = buf.writeUInt16BE(msgLen, o);
   buf.write(message, o, "utf8");
   return buf;
@@ -199,8 +200,8 @@ export function decodeAck(data: Uint8Array): Ack {
   const r = new Reader(data);
   if (r.u8() !== ACK) throw new Error("not an ack message");
   const zid = r.str8();
-  const status = r.u16();
-  return { zid, status, message: r.str16() };
+  const code = r.u8();
+  return { zid, errorKind: code === 0 ? undefined : errorKindOfCode(code), message: r.str16() };
 }
 
 function checkLengths(zidLen: number, keyLen: number, encLen: number): void {

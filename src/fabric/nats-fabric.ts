@@ -73,7 +73,7 @@
 import { connect, headers, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { isWild, KeTrie } from "../keyexpr/index.js";
 import { Encoding } from "../core/encoding.js";
-import { errorMessage, toZestError, ZestError } from "../core/errors.js";
+import { type ErrorKind, errorMessage, toZestError, ZestError } from "../core/errors.js";
 import type { Fabric, FabricHost, FabricStatus, QueryableInfo } from "../core/fabric.js";
 import { silentLogger, type Logger } from "../core/log.js";
 import type { Reply } from "../core/reply.js";
@@ -311,7 +311,7 @@ export class NatsFabric implements Fabric {
     const data = encodeSample(sample, { zid: this.zid, epoch: this.epoch, seq });
     const max = this.maxPayload();
     if (data.length > max) {
-      return Promise.reject(new ZestError(413, `the value on ${sample.key} (${data.length} bytes) is larger than NATS accepts between routers (${max} bytes)`));
+      return Promise.reject(ZestError.tooLarge(`the value on ${sample.key} (${data.length} bytes) is larger than NATS accepts between routers (${max} bytes)`));
     }
     // A wildcard key is no NATS subject, and a very long one would break the protocol line:
     // both go straight to the routers whose declarations match.
@@ -344,7 +344,7 @@ export class NatsFabric implements Fabric {
       if (nc && !this.connected && !this.closing) {
         // The local answers count; each router that could have answered adds an error entry.
         for (const zid of [...new Set(this.remoteQbls.intersecting(selector.key))].sort()) {
-          onReply(errorReply(503, `router ${zid} cannot be reached: not connected to NATS`));
+          onReply(errorReply("unavailable", `router ${zid} cannot be reached: not connected to NATS`));
         }
       }
       return Promise.resolve();
@@ -360,7 +360,7 @@ export class NatsFabric implements Fabric {
       const timer = setTimeout(() => {
         const pq = this.pendingQueries.get(qid);
         if (!pq) return;
-        for (const t of pq.unfinished) pq.onReply(errorReply(504, `Timeout: router ${t} did not answer within ${timeoutMs} ms`));
+        for (const t of pq.unfinished) pq.onReply(errorReply("timeout", `Timeout: router ${t} did not answer within ${timeoutMs} ms`));
         pq.unfinished.clear();
         this.finishQuery(qid);
       }, timeoutMs);
@@ -369,7 +369,7 @@ export class NatsFabric implements Fabric {
         try {
           nc.publish(`${QUERY_SUBJECT}.${t}`, body, { reply: `${this.inbox}.r.${qid}.${t}` });
         } catch (err) {
-          this.queryPartDone(qid, t, errorReply(503, `cannot send the query to router ${t}: ${errorMessage(err)}`));
+          this.queryPartDone(qid, t, errorReply("unavailable", `cannot send the query to router ${t}: ${errorMessage(err)}`));
         }
       }
     });
@@ -634,7 +634,7 @@ export class NatsFabric implements Fabric {
     for (const [seq, p] of [...this.pendingAcks]) if (p.waiting.has(zid)) this.stopWaiting(seq, p, zid);
     this.unreachable.delete(zid);
     for (const qid of [...this.pendingQueries.keys()]) {
-      const error = reason === "silent" ? errorReply(504, `Timeout: router ${zid} stopped answering (no heartbeat for ${this.peerTimeoutMs} ms)`) : undefined;
+      const error = reason === "silent" ? errorReply("timeout", `Timeout: router ${zid} stopped answering (no heartbeat for ${this.peerTimeoutMs} ms)`) : undefined;
       this.queryPartDone(qid, zid, error);
     }
   }
@@ -724,18 +724,18 @@ export class NatsFabric implements Fabric {
     if (!host) return;
     const reply = msg.reply;
     host.deliverRemote(sample).then(
-      () => reply && this.ack(reply, 0, ""),
+      () => reply && this.ack(reply, undefined, ""),
       (err: unknown) => {
         const e = toZestError(err);
-        if (reply) this.ack(reply, e.status, e.message);
+        if (reply) this.ack(reply, e.kind, e.message);
       },
     );
   }
 
-  private ack(reply: string, status: number, message: string): void {
+  private ack(reply: string, errorKind: ErrorKind | undefined, message: string): void {
     if (!this.nc || !this.connected) return;
     try {
-      this.nc.publish(reply, encodeAck({ zid: this.zid, status, message }));
+      this.nc.publish(reply, encodeAck({ zid: this.zid, errorKind, message }));
       this.counters.acksSent++;
     } catch (err) {
       this.logger.debug({ err: errorMessage(err) }, "could not acknowledge a sample");
@@ -809,7 +809,7 @@ export class NatsFabric implements Fabric {
       let part = encodeReply(r);
       if (part.length > limit) {
         const key = r.kind === "ok" ? r.sample.key : "an error";
-        part = encodeReply(errorReply(500, `the reply for ${key} (${part.length} bytes) is larger than NATS accepts between routers (${limit} bytes)`));
+        part = encodeReply(errorReply("too_large", `the reply for ${key} (${part.length} bytes) is larger than NATS accepts between routers (${limit} bytes)`));
       }
       if (batch.length > 0 && batch.size + part.length > limit) send(false);
       batch.addEncoded(part);
@@ -818,7 +818,7 @@ export class NatsFabric implements Fabric {
       const selector: Selector = { key, parameters: new Parameters(parameters) };
       await host.answerRemote(selector, timeoutMs, onReply);
     } catch (err) {
-      onReply(errorReply(toZestError(err).status, errorMessage(err)));
+      onReply(errorReply(toZestError(err).kind, errorMessage(err)));
     }
     send(true);
   }
@@ -858,8 +858,8 @@ export class NatsFabric implements Fabric {
           return;
         }
         const ack = decodeAck(msg.data);
-        if (ack.status !== 0) {
-          this.settleAck(seq, new ZestError(ack.status, `router ${ack.zid}: ${ack.message}`));
+        if (ack.errorKind !== undefined) {
+          this.settleAck(seq, new ZestError(ack.errorKind, `router ${ack.zid}: ${ack.message}`));
           return;
         }
         if (p.waiting.has(ack.zid)) this.stopWaiting(seq, p, ack.zid);
@@ -872,7 +872,7 @@ export class NatsFabric implements Fabric {
         if (!pq || !pq.unfinished.has(zid)) return;
         if (noResponders) {
           // Not forgotten here: it may be reconnecting. Never a silent miss either.
-          this.queryPartDone(qid, zid, errorReply(503, `router ${zid} is unreachable (no responders on NATS)`));
+          this.queryPartDone(qid, zid, errorReply("unavailable", `router ${zid} is unreachable (no responders on NATS)`));
           return;
         }
         const { replies, final } = decodeReplies(msg.data);
@@ -937,7 +937,7 @@ export class NatsFabric implements Fabric {
       this.settleAck(seq, ZestError.unavailable(`lost the connection to NATS before router(s) ${who} acknowledged the write on ${p.key}`));
     }
     for (const [qid, pq] of [...this.pendingQueries]) {
-      for (const t of pq.unfinished) pq.onReply(errorReply(503, `lost the connection to NATS before router ${t} answered`));
+      for (const t of pq.unfinished) pq.onReply(errorReply("unavailable", `lost the connection to NATS before router ${t} answered`));
       pq.unfinished.clear();
       this.finishQuery(qid);
     }
@@ -952,8 +952,8 @@ export class NatsFabric implements Fabric {
   }
 }
 
-function errorReply(status: number, message: string): Reply {
-  return { kind: "err", status, encoding: Encoding.TEXT_PLAIN, payload: Buffer.from(message) };
+function errorReply(errorKind: ErrorKind, message: string): Reply {
+  return { kind: "err", errorKind, encoding: Encoding.TEXT_PLAIN, payload: Buffer.from(message) };
 }
 
 function resendHeaders(): MsgHdrs {

@@ -6,6 +6,7 @@ import { Parameters } from "../core/selector.js";
 import type { Session } from "../core/session.js";
 import { checkRead, checkWrite, DEFAULT_ADMIN_PERMISSIONS, isAdmin, type AdminPermissions } from "./access.js";
 import type { RestCodec } from "./codec.js";
+import { httpStatus } from "./http-status.js";
 import { cacheableReplies, ReadCache } from "./read-cache.js";
 import { SseHub } from "./sse.js";
 
@@ -153,11 +154,11 @@ export class RestServer {
             if (rendered.contentType) headers["content-type"] = rendered.contentType;
             this.cache!.set(cacheKey, { version, headers, body });
           }
-          return send(res, method, cors, err && err.kind === "err" ? err.status : 200, rendered.contentType, body);
+          return send(res, method, cors, err && err.kind === "err" ? httpStatus(err.errorKind) : 200, rendered.contentType, body);
         }
         default:
           res.setHeader("allow", ALLOWED_METHODS);
-          throw new ZestError(405, `method ${method} is not supported: use GET, PUT, PATCH or DELETE`);
+          throw new ZestError("not_supported", `method ${method} is not supported: use GET, PUT, PATCH or DELETE`);
       }
     } catch (err) {
       this.sendError(req, res, cors, err);
@@ -206,7 +207,8 @@ export class RestServer {
 
   private sendError(req: IncomingMessage, res: ServerResponse, cors: Record<string, string>, err: unknown): void {
     const e = toZestError(err);
-    if (e.status >= 500) this.opts.logger.warn({ method: req.method, url: req.url, status: e.status, err: errorMessage(e) }, "request failed");
+    const status = httpStatus(e.kind);
+    if (status >= 500) this.opts.logger.warn({ method: req.method, url: req.url, status, err: errorMessage(e) }, "request failed");
     if (res.headersSent) {
       res.destroy();
       return;
@@ -215,7 +217,7 @@ export class RestServer {
     const headers: Record<string, string | number> = { ...cors, "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body) };
     // An unread (or too large) body cannot be skipped safely: close the connection after answering.
     if (!req.complete) headers.connection = "close";
-    res.writeHead(e.status, headers);
+    res.writeHead(status, headers);
     res.end(body, () => {
       if (!req.complete) req.destroy();
     });
@@ -324,13 +326,13 @@ function readBody(req: IncomingMessage, limit: number, done: (err: ZestError | u
   const onData = (c: Buffer): void => {
     size += c.length;
     if (size > limit) {
-      refuse(new ZestError(413, `request body exceeds the limit of ${limit} bytes`));
+      refuse(ZestError.tooLarge(`request body exceeds the limit of ${limit} bytes`));
       return;
     }
     chunks.push(c);
   };
   if (declared > limit) {
-    refuse(new ZestError(413, `request body of ${declared} bytes exceeds the limit of ${limit} bytes`));
+    refuse(ZestError.tooLarge(`request body of ${declared} bytes exceeds the limit of ${limit} bytes`));
     return;
   }
   req.on("data", onData);

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { canonize } from "../keyexpr/index.js";
-import { errorMessage, ZestError } from "../core/errors.js";
+import { errorMessage, isServerSide, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import type { Session } from "../core/session.js";
 import type { Volume, VolumeContext, VolumeDriver } from "./backend.js";
@@ -46,7 +46,7 @@ interface SavedState extends StorageManagerConfig {
  * error (4xx) will not fix itself, and still stops start-up.
  */
 function retryable(err: unknown): boolean {
-  return !(err instanceof ZestError) || err.status >= 500;
+  return !(err instanceof ZestError) || isServerSide(err.kind);
 }
 
 /** Storage manager options. */

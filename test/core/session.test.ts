@@ -82,7 +82,7 @@ describe("Session", () => {
     assert.equal(replies.length, 2);
     assert.equal(replies[0]!.kind, "ok");
     const err = replies[1]!;
-    assert.ok(err.kind === "err" && err.status === 504 && /Timeout/.test(err.payload.toString()));
+    assert.ok(err.kind === "err" && err.errorKind === "timeout" && /Timeout/.test(err.payload.toString()));
   });
 
   test("Latest consolidation keeps the newest reply per key", async () => {
@@ -100,8 +100,8 @@ describe("Session", () => {
 
   test("invalid key expressions are 400 ZestErrors", async () => {
     const s = new Session(new Router());
-    await assert.rejects(() => s.put("a//b", "x"), (e: Error & { status?: number }) => e.status === 400);
-    await assert.rejects(() => s.get("a/b/"), (e: Error & { status?: number }) => e.status === 400);
+    await assert.rejects(() => s.put("a//b", "x"), (e: Error & { kind?: string }) => e.kind === "bad_input");
+    await assert.rejects(() => s.get("a/b/"), (e: Error & { kind?: string }) => e.kind === "bad_input");
   });
 });
 

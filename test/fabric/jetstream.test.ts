@@ -141,8 +141,8 @@ describe("jetstream volume on a nats-server", () => {
   test("an existing bucket with another replica count is refused with 409; the status shows the real count", async () => {
     const first = await volume.createStorage("rep", "rep/**", { replicas: 1 });
     await first.close(false);
-    await assert.rejects(volume.createStorage("rep", "rep/**", { replicas: 3 }), (e: Error & { status?: number }) => {
-      return e.status === 409 && /bucket zest_rep exists with 1 replica\(s\), not the 3 asked for/.test(e.message);
+    await assert.rejects(volume.createStorage("rep", "rep/**", { replicas: 3 }), (e: Error & { kind?: string }) => {
+      return e.kind === "conflict" && /bucket zest_rep exists with 1 replica\(s\), not the 3 asked for/.test(e.message);
     });
     // Without an explicit count, the bucket is used as it is, and the status says what it has.
     await volume.createStorage("rep", "rep/**", {});
@@ -150,10 +150,10 @@ describe("jetstream volume on a nats-server", () => {
   });
 
   test("bad options are 400s naming the option", async () => {
-    await assert.rejects(volume.createStorage("x", "x/**", { bucket: "a.b" }), (e: Error & { status?: number }) => e.status === 400 && /bucket/.test(e.message));
-    await assert.rejects(volume.createStorage("x", "x/**", { replicas: 7 }), (e: Error & { status?: number }) => e.status === 400 && /replicas/.test(e.message));
-    await assert.rejects(volume.createStorage("x", "x/**", { on_closure: "explode" }), (e: Error & { status?: number }) => e.status === 400 && /on_closure/.test(e.message));
-    await assert.rejects(createJetstreamDriver().open("v", {}, { logger: silentLogger }), (e: Error & { status?: number }) => e.status === 400 && /servers/.test(e.message));
-    await assert.rejects(jetstreamDriver.open("v", { servers: 12 }, { logger: silentLogger }), (e: Error & { status?: number }) => e.status === 400);
+    await assert.rejects(volume.createStorage("x", "x/**", { bucket: "a.b" }), (e: Error & { kind?: string }) => e.kind === "bad_input" && /bucket/.test(e.message));
+    await assert.rejects(volume.createStorage("x", "x/**", { replicas: 7 }), (e: Error & { kind?: string }) => e.kind === "bad_input" && /replicas/.test(e.message));
+    await assert.rejects(volume.createStorage("x", "x/**", { on_closure: "explode" }), (e: Error & { kind?: string }) => e.kind === "bad_input" && /on_closure/.test(e.message));
+    await assert.rejects(createJetstreamDriver().open("v", {}, { logger: silentLogger }), (e: Error & { kind?: string }) => e.kind === "bad_input" && /servers/.test(e.message));
+    await assert.rejects(jetstreamDriver.open("v", { servers: 12 }, { logger: silentLogger }), (e: Error & { kind?: string }) => e.kind === "bad_input");
   });
 });

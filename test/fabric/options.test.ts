@@ -5,7 +5,7 @@ import { silentLogger } from "../../src/core/log.js";
 import { NatsFabric, natsFabricFromConfig } from "../../src/fabric/index.js";
 import type { ZestConfig } from "../../src/config/config.js";
 
-const refused = (re: RegExp) => (e: Error & { status?: number }) => e.status === 400 && re.test(e.message);
+const refused = (re: RegExp) => (e: Error & { kind?: string }) => e.kind === "bad_input" && re.test(e.message);
 
 test("ack_timeout_ms must be greater than peer_timeout_ms: a write waits for a silent router until it is forgotten", () => {
   assert.throws(() => new NatsFabric({ servers: ["nats://127.0.0.1:4222"], ackTimeoutMs: 4_000 }), refused(/ack_timeout_ms \(4000\) must be greater than peer_timeout_ms \(4000\)/));

@@ -206,7 +206,7 @@ describe("influxdb volume", { skip }, () => {
     const [q] = await s.query('odd/with space, comma and "quote"');
     assert.equal(q?.encoding, 'text/x-"odd"');
     assert.deepEqual(keysOf(await s.query("odd/*")), ["odd/bin", "odd/empty", 'odd/with space, comma and "quote"']);
-    await rejectsWith(s.put(entry("odd/back\\slash", "x", 1)), 400, /cannot store key/);
+    await rejectsWith(s.put(entry("odd/back\\slash", "x", 1)), "bad_input", /cannot store key/);
   });
 
   it("reads during writes to the same key never see a half-written point", async () => {
@@ -306,8 +306,8 @@ describe("influxdb volume", { skip }, () => {
     const mate = s.put(entry("batch/mate", "m", 2));
     await new Promise((resolve) => setImmediate(resolve)); // their /write is sent: the next put starts another
     const after = s.put(entry("batch/after", "a", 2)).then(() => "ok");
-    await rejectsWith(bad, 503, new RegExp(`^influxdb at ${influxd.url}: HTTP 400: .*field type conflict`));
-    await rejectsWith(mate, 503, /field type conflict/);
+    await rejectsWith(bad, "unavailable", new RegExp(`^influxdb at ${influxd.url}: HTTP 400: .*field type conflict`));
+    await rejectsWith(mate, "unavailable", /field type conflict/);
     assert.equal(await after, "ok", "a put in the next batch succeeds");
   });
 
@@ -369,20 +369,20 @@ describe("influxdb volume", { skip }, () => {
   });
 
   it("create_db false refuses a missing database", async () => {
-    await rejectsWith(volume.createStorage("nodb", "**", { db: "does_not_exist", create_db: false }), 400, /does_not_exist.*`create_db`/);
-    await rejectsWith(volume.createStorage("nodb", "**", { db: "does_not_exist", create_db: "false" }), 400, /`create_db`/);
+    await rejectsWith(volume.createStorage("nodb", "**", { db: "does_not_exist", create_db: false }), "bad_input", /does_not_exist.*`create_db`/);
+    await rejectsWith(volume.createStorage("nodb", "**", { db: "does_not_exist", create_db: "false" }), "bad_input", /`create_db`/);
     assert.doesNotMatch(await databases(), /does_not_exist/);
   });
 
   it("bad options are 400s that name the option", async () => {
-    await rejectsWith(influxdbDriver.open("v", {}, ctx), 400, /`url` of volume v is required/);
-    await rejectsWith(influxdbDriver.open("v", { url: "ftp://x" }, ctx), 400, /`url`/);
-    await rejectsWith(influxdbDriver.open("v", { url: "not a url" }, ctx), 400, /`url`/);
-    await rejectsWith(volume.createStorage("x", "**", { db: "bad name" }), 400, /`db`/);
-    await rejectsWith(volume.createStorage("x", "**", { create_db: "maybe" }), 400, /`create_db`/);
-    await rejectsWith(volume.createStorage("x", "**", { on_dispose: "explode" }), 400, /`on_dispose`/);
-    await rejectsWith(volume.createStorage("x", "**", { on_closure: "explode" }), 400, /`on_closure`/);
-    await rejectsWith(volume.createStorage("x", "**", { on_dispose: "DropDB", on_closure: "drop_series" }), 400, /disagree/);
+    await rejectsWith(influxdbDriver.open("v", {}, ctx), "bad_input", /`url` of volume v is required/);
+    await rejectsWith(influxdbDriver.open("v", { url: "ftp://x" }, ctx), "bad_input", /`url`/);
+    await rejectsWith(influxdbDriver.open("v", { url: "not a url" }, ctx), "bad_input", /`url`/);
+    await rejectsWith(volume.createStorage("x", "**", { db: "bad name" }), "bad_input", /`db`/);
+    await rejectsWith(volume.createStorage("x", "**", { create_db: "maybe" }), "bad_input", /`create_db`/);
+    await rejectsWith(volume.createStorage("x", "**", { on_dispose: "explode" }), "bad_input", /`on_dispose`/);
+    await rejectsWith(volume.createStorage("x", "**", { on_closure: "explode" }), "bad_input", /`on_closure`/);
+    await rejectsWith(volume.createStorage("x", "**", { on_dispose: "DropDB", on_closure: "drop_series" }), "bad_input", /disagree/);
   });
 
   it("credentials may be given under `private`, and are sent as Basic auth", async () => {
@@ -392,13 +392,13 @@ describe("influxdb volume", { skip }, () => {
     await s.put(entry("k", "v", 1));
     assert.deepEqual(values(await s.query("k")), ["v"]);
     assert.deepEqual(v.status(), { __required__: false, url: influxd.url });
-    await rejectsWith(influxdbDriver.open("v", { url: influxd.url, private: "secret" }, ctx), 400, /`private`/);
+    await rejectsWith(influxdbDriver.open("v", { url: influxd.url, private: "secret" }, ctx), "bad_input", /`private`/);
   });
 
   it("an unreachable server is a 503 naming the URL, quickly", async () => {
     const url = `http://127.0.0.1:${await freePort()}`;
     const started = Date.now();
-    await rejectsWith(influxdbDriver.open("gone", { url }, ctx), 503, new RegExp(`^influxdb at ${url} is unreachable: .*ECONNREFUSED`));
+    await rejectsWith(influxdbDriver.open("gone", { url }, ctx), "unavailable", new RegExp(`^influxdb at ${url} is unreachable: .*ECONNREFUSED`));
     assert.ok(Date.now() - started < 6_000);
   });
 
@@ -414,7 +414,7 @@ describe("influxdb volume", { skip }, () => {
       const v = await influxdbDriver.open("hung", { url }, ctx);
       const s = await v.createStorage("hung", "**", {});
       const started = Date.now();
-      await rejectsWith(s.put(entry("k", "v", 1)), 503, new RegExp(`^influxdb at ${url}: no answer within 5 s`));
+      await rejectsWith(s.put(entry("k", "v", 1)), "unavailable", new RegExp(`^influxdb at ${url}: no answer within 5 s`));
       assert.ok(Date.now() - started < 7_000);
       await v.close();
     } finally {
@@ -429,7 +429,7 @@ describe("influxdb volume", { skip }, () => {
     const s = await v.createStorage("short", "**", {});
     await s.put(entry("k", "v", 1));
     await other.stop();
-    await rejectsWith(s.put(entry("k", "v2", 2)), 503, new RegExp(`^influxdb at ${other.url}: `));
-    await rejectsWith(s.query("**"), 503, /influxdb at/);
+    await rejectsWith(s.put(entry("k", "v2", 2)), "unavailable", new RegExp(`^influxdb at ${other.url}: `));
+    await rejectsWith(s.query("**"), "unavailable", /influxdb at/);
   });
 });

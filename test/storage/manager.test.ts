@@ -40,12 +40,12 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
     try {
       await session.put("mem/a", "ok");
       assert.deepEqual((await session.get("mem/a")).map((r) => r.kind), ["ok"]);
-      await rejectsWith(session.put("sql/a", "x"), 503, /^storage sql is unavailable: sqlite storage sql \(.*blocker.*\): /);
+      await rejectsWith(session.put("sql/a", "x"), "unavailable", /^storage sql is unavailable: sqlite storage sql \(.*blocker.*\): /);
       const replies = await session.get("sql/**");
       assert.equal(replies.length, 1);
       const [err] = replies;
       assert.ok(err?.kind === "err");
-      assert.equal(err.status, 503);
+      assert.equal(err.errorKind, "unavailable");
       assert.match(err.payload.toString(), /^storage sql is unavailable: /);
       // The admin space shows why.
       const listed = sm.listStorages().find((s) => s.name === "sql");
@@ -53,8 +53,8 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
       assert.equal(sm.storage("sql"), undefined);
 
       // The same config again retries at once: still a 503, and the stand-in stays.
-      await rejectsWith(sm.putStorage("sql", config), 503, /blocker/);
-      await rejectsWith(session.put("sql/a", "x"), 503, /^storage sql is unavailable: /);
+      await rejectsWith(sm.putStorage("sql", config), "unavailable", /blocker/);
+      await rejectsWith(session.put("sql/a", "x"), "unavailable", /^storage sql is unavailable: /);
 
       rmSync(blocker);
       const t0 = Date.now();
@@ -76,7 +76,7 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
     const { session, sm } = await manager(statePath);
     await sm.start({});
     try {
-      await rejectsWith(session.put("sql/a", "x"), 503, /unavailable/);
+      await rejectsWith(session.put("sql/a", "x"), "unavailable", /unavailable/);
       // Another change is saved: the stand-in's entry is kept.
       await sm.putStorage("other", { key_expr: "other/**", volume: "memory" });
       const saved = JSON.parse(readFileSync(statePath, "utf8")) as { storages: Record<string, unknown> };
@@ -94,7 +94,7 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
 
   it("a config error still fails start-up", async () => {
     const { sm } = await manager();
-    await rejectsWith(sm.start({ storages: { bad: { key_expr: "a/**", volume: "no-such-volume" } } }), 400, /no-such-volume/);
+    await rejectsWith(sm.start({ storages: { bad: { key_expr: "a/**", volume: "no-such-volume" } } }), "bad_input", /no-such-volume/);
     await sm.close();
   });
 });

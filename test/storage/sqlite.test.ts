@@ -276,7 +276,7 @@ describe("sqlite volume", () => {
     await s.close(false);
     assert.equal(existsSync(join(dataDir, "my-store.sqlite")), true);
     const bare = await sqliteDriver.open("sqlite", {}, ctx);
-    await rejectsWith(bare.createStorage("nowhere", "**", {}), 400, /sqlite storage nowhere needs a `path` \(or run with --data-dir\)/);
+    await rejectsWith(bare.createStorage("nowhere", "**", {}), "bad_input", /sqlite storage nowhere needs a `path` \(or run with --data-dir\)/);
   });
 
   it("on_dispose Truncate empties the table, Drop drops it, unset keeps the data", async () => {
@@ -322,15 +322,15 @@ describe("sqlite volume", () => {
   it("bad options are 400s that name the option", async () => {
     const path = freshPath();
     const volume = await sqliteDriver.open("v", { path }, ctx);
-    await rejectsWith(volume.createStorage("s", "**", { table: "bad-name" }), 400, /`table` "bad-name"/);
-    await rejectsWith(volume.createStorage("s", "**", { table: "1abc" }), 400, /`table`/);
-    await rejectsWith(volume.createStorage("s", "**", { table: 'x"; DROP TABLE y' }), 400, /`table`/);
-    await rejectsWith(volume.createStorage("s", "**", { table: "sqlite_master" }), 400, /`table`/);
-    await rejectsWith(volume.createStorage("s", "**", { on_dispose: "explode" }), 400, /`on_dispose`/);
-    await rejectsWith(volume.createStorage("s", "**", { path: 42 }), 400, /`path`/);
-    await rejectsWith(sqliteDriver.open("v", { url: "postgres://x/y" }, ctx), 400, /`url` of volume v/);
-    await rejectsWith(sqliteDriver.open("v", { url: "sqlite3://somehost/x.db" }, ctx), 400, /`url`/);
-    await rejectsWith(sqliteDriver.open("v", { url: "sqlite3:///a", path: "/b" }, ctx), 400, /either `url` or `path`/);
+    await rejectsWith(volume.createStorage("s", "**", { table: "bad-name" }), "bad_input", /`table` "bad-name"/);
+    await rejectsWith(volume.createStorage("s", "**", { table: "1abc" }), "bad_input", /`table`/);
+    await rejectsWith(volume.createStorage("s", "**", { table: 'x"; DROP TABLE y' }), "bad_input", /`table`/);
+    await rejectsWith(volume.createStorage("s", "**", { table: "sqlite_master" }), "bad_input", /`table`/);
+    await rejectsWith(volume.createStorage("s", "**", { on_dispose: "explode" }), "bad_input", /`on_dispose`/);
+    await rejectsWith(volume.createStorage("s", "**", { path: 42 }), "bad_input", /`path`/);
+    await rejectsWith(sqliteDriver.open("v", { url: "postgres://x/y" }, ctx), "bad_input", /`url` of volume v/);
+    await rejectsWith(sqliteDriver.open("v", { url: "sqlite3://somehost/x.db" }, ctx), "bad_input", /`url`/);
+    await rejectsWith(sqliteDriver.open("v", { url: "sqlite3:///a", path: "/b" }, ctx), "bad_input", /either `url` or `path`/);
     assert.equal(isSqliteFileOpen(path), false, "failed creations release the file");
     await volume.close();
   });
@@ -355,7 +355,7 @@ describe("sqlite volume", () => {
     db.exec("CREATE TABLE example (k VARCHAR(3072) PRIMARY KEY, v TEXT, e VARCHAR(10), t VARCHAR(60))");
     db.close();
     const volume = await sqliteDriver.open("v", { path }, ctx);
-    await rejectsWith(volume.createStorage("s", "**", { table: "example" }), 400, /table "example" exists with another schema/);
+    await rejectsWith(volume.createStorage("s", "**", { table: "example" }), "bad_input", /table "example" exists with another schema/);
     assert.equal(isSqliteFileOpen(path), false);
   });
 
@@ -378,7 +378,7 @@ describe("sqlite volume", () => {
     const path = join(dir, "a-directory");
     mkdirSync(path, { recursive: true });
     const volume = await sqliteDriver.open("v", { path }, ctx);
-    await rejectsWith(volume.createStorage("s", "**", {}), 503, new RegExp(`^sqlite storage s \\(${path}\\): `));
+    await rejectsWith(volume.createStorage("s", "**", {}), "unavailable", new RegExp(`^sqlite storage s \\(${path}\\): `));
   });
 
   it("every acknowledged put survives a kill -9 of the writing process", async () => {

@@ -404,7 +404,7 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
           }
           if (asked !== undefined && actual !== asked) {
             // Never silently fewer copies than asked for (nor more): the operator decides.
-            throw new ZestError(409, `${sw}: the JetStream bucket ${bucket} exists with ${actual} replica(s), not the ${asked} asked for; change \`replicas\` or the bucket's stream`);
+            throw ZestError.conflict(`${sw}: the JetStream bucket ${bucket} exists with ${actual} replica(s), not the ${asked} asked for; change \`replicas\` or the bucket's stream`);
           }
           buckets.set(bucket, actual);
           return new JetstreamBackend(bucket, kv, jsm, link, drop, logger.child({ storage: name }));
