@@ -137,7 +137,7 @@ export class AdminSpaceB extends AdminLayout {
       encoding: Encoding.APP_PROPERTIES,
       timestamp,
     });
-    const out: AdminEntryB[] = [json(p, this.routerStatus(), this.session.router.hlc.newTimestamp())];
+    const out: AdminEntryB[] = [json(p, this.routerStatus(), this.session.clock.newTimestamp())];
     out.push(json(`${p}/plugin/http`, { locators: this.sources.locators() }));
     const tree: Record<string, Record<string, unknown>> = {};
     const backends: AdminEntryB[] = [];
