@@ -125,7 +125,13 @@ export class Session {
 
   private route(sample: Sample, options: ConditionOptions): Promise<void> {
     if (options.ifVersion === undefined && !options.ifAbsent) return this.router.route(sample);
-    return this.router.routeConditional(sample, conditionOf(sample.key, options));
+    let condition: WriteCondition;
+    try {
+      condition = conditionOf(sample.key, options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.router.routeConditional(sample, condition);
   }
 
   /** Queries every matching queryable (storages, evals, the admin space) and returns the replies. */
