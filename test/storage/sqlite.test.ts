@@ -108,8 +108,8 @@ describe("sqlite volume", () => {
       const seen: string[] = [];
       await Promise.all(
         Array.from({ length: 50 }, (_, i) => [
-          s1.put(entry(`x/${i}`, `v${i}`, i + 1)).then(() => seen.push(`one ${count("one", `x/${i}`)}`)),
-          s2.put(entry(`x/${i}`, `w${i}`, i + 1)).then(() => seen.push(`second ${count("second", `x/${i}`)}`)),
+          Promise.resolve(s1.put(entry(`x/${i}`, `v${i}`, i + 1))).then(() => seen.push(`one ${count("one", `x/${i}`)}`)),
+          Promise.resolve(s2.put(entry(`x/${i}`, `w${i}`, i + 1))).then(() => seen.push(`second ${count("second", `x/${i}`)}`)),
         ]).flat(),
       );
       assert.equal(seen.length, 100);
