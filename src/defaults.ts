@@ -6,7 +6,7 @@ import { createJetstreamDriver } from "./storage/volumes/jetstream.js";
 import { sqliteDriver } from "./storage/volumes/sqlite.js";
 
 /**
- * The parts a full router ships with: volume drivers, both REST variants and the fabrics.
+ * The parts a full router ships with: volume drivers, Variant B and the fabrics.
  * Kept apart from `runtime.ts` so embedders can start a router with only what they need.
  */
 export function defaultStartOptions(): Omit<StartOptions, "logger"> {
@@ -14,7 +14,7 @@ export function defaultStartOptions(): Omit<StartOptions, "logger"> {
   let nats: NatsFabric | undefined;
   return {
     drivers: [sqliteDriver, influxdbDriver, createJetstreamDriver(() => nats?.connection)],
-    codecs: { b: variantB },
+    variants: [variantB],
     fabric: (config, logger) => (nats = natsFabricFromConfig(config, logger)),
   };
 }

@@ -1,6 +1,5 @@
 import { join } from "node:path";
-import { AdminSpace } from "./admin/admin-space.js";
-import { AdminSpaceB } from "./admin/admin-space-b.js";
+import type { AdminLayout } from "./admin/admin-layout.js";
 import type { ZestConfig } from "./config/config.js";
 import { ConfigError, parseHttpPort } from "./config/config.js";
 import { errorMessage, isServerSide, ZestError } from "./core/errors.js";
@@ -9,12 +8,13 @@ import type { Logger } from "./core/log.js";
 import { Router } from "./core/router.js";
 import { Session } from "./core/session.js";
 import { type AdminPermissions, DEFAULT_ADMIN_PERMISSIONS } from "./rest/access.js";
-import type { RestCodec } from "./rest/codec.js";
+import type { RestVariant } from "./rest/codec.js";
 import { RestServer } from "./rest/server.js";
 import { variantA } from "./rest/variant-a.js";
 import { loadPluginModule, pluginName, type LoadedPlugin } from "./plugins.js";
 import type { VolumeDriver } from "./storage/backend.js";
 import { StorageManager, type StorageManagerConfig } from "./storage/manager.js";
+import { memoryDriver } from "./storage/volumes/memory.js";
 import { VERSION } from "./version.js";
 
 /** The storage a router gets when started with no storage configuration: memory on `**`. */
@@ -25,10 +25,10 @@ export interface StartOptions {
   logger: Logger;
   /** Plugin modules to load (`-P`). */
   plugins?: string[];
-  /** Extra volume drivers (sqlite, influxdb, jetstream...). */
+  /** Extra volume drivers (sqlite, influxdb, jetstream...); the memory driver is always there. */
   drivers?: VolumeDriver[];
-  /** Codecs by variant name. */
-  codecs?: Partial<Record<"a" | "b", RestCodec>>;
+  /** REST variants besides Variant A (which is always there). */
+  variants?: RestVariant[];
   /** Builds the fabric for `config.fabric` (none: one process). */
   fabric?: (config: ZestConfig, logger: Logger) => Fabric | undefined;
 }
@@ -38,7 +38,7 @@ export interface Zest {
   readonly router: Router;
   readonly manager: StorageManager;
   /** The admin space in the layout of the REST variant (A: `config/`/`status/`, B: `plugin/storages/`). */
-  readonly admin: AdminSpace | AdminSpaceB;
+  readonly admin: AdminLayout;
   readonly rest: RestServer | undefined;
   /** `http://host:port` of the REST gateway, when enabled. */
   readonly restUrl: string | undefined;
@@ -69,7 +69,7 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
 
     const smSession = new Session(router, "storage_manager");
     const manager = new StorageManager(smSession, {
-      drivers: options.drivers ?? [],
+      drivers: [memoryDriver, ...(options.drivers ?? [])],
       ctx: { dataDir: config.data_dir, logger },
       statePath: config.data_dir ? join(config.data_dir, "storage_manager.json") : undefined,
     });
@@ -88,8 +88,9 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     let rest: RestServer | undefined;
     let restUrl: string | undefined;
     const variant = restCfg.variant ?? "a";
-    const AdminLayout = variant === "b" ? AdminSpaceB : AdminSpace;
-    const admin = new AdminLayout(new Session(router, "admin"), manager, {
+    const restVariant = [variantA, ...(options.variants ?? [])].find((v) => v.name === variant);
+    if (!restVariant) throw new ConfigError(`REST variant ${variant} is not available`);
+    const admin = restVariant.admin(new Session(router, "admin"), manager, {
       version: VERSION,
       locators: () => (restUrl ? [restUrl] : []),
       restStatus: () => (bind ? { http_port: boundPort(bind, rest), sse_streams: rest?.sseStreams ?? 0, variant: restCfg.variant ?? "a" } : undefined),
@@ -114,8 +115,7 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     }
 
     if (bind) {
-      const codec = options.codecs?.[variant] ?? (variant === "a" ? variantA : undefined);
-      if (!codec) throw new Error(`REST variant ${variant} is not available`);
+      const codec = restVariant.codec;
       const permissions: AdminPermissions = { ...DEFAULT_ADMIN_PERMISSIONS, ...config.adminspace?.permissions };
       rest = new RestServer({ session: new Session(router, "rest"), codec, port: bind.port, host: bind.host, bodyLimit: restCfg.body_limit, cacheEntries: restCfg.cache_entries, permissions, logger });
       const addr = await rest.listen();

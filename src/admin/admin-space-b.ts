@@ -29,20 +29,6 @@ const AUTO = "auto";
 /** Option names whose values never leave the router (credentials). */
 const SECRET = new Set(["password", "private"]);
 
-/** zenoh 0.4's `kind` property per driver (catalogue §B.5). */
-function kindOf(driver: string): string {
-  switch (driver) {
-    case "memory":
-      return "memory";
-    case "sqlite":
-      return "sql";
-    case "influxdb":
-      return "time-series";
-    default:
-      return driver;
-  }
-}
-
 /** `k=v;k=v` with the keys sorted, as 0.4 rendered properties. */
 export function propertiesString(props: Properties): string {
   return Object.keys(props)
@@ -61,6 +47,13 @@ function copyProperties(into: Properties, from: Readonly<Record<string, unknown>
 
 const STORAGE_SKIP = new Set(["key_expr", "volume"]);
 const VOLUME_SKIP = new Set(["id"]);
+/** A backend created with `lib` keeps it as its driver name in `backend` (see `volumeConfig`), shown once. */
+const BACKEND_SKIP = new Set(["id", "backend"]);
+
+/** The volume config of a backend's properties: zenoh 0.4's `lib` names the driver. */
+function volumeConfig(props: Properties): Properties {
+  return props.lib !== undefined && props.backend === undefined ? { ...props, backend: props.lib } : props;
+}
 
 /**
  * A storage's B properties: the `selector` as it was given (or its key expression shown as a
@@ -116,6 +109,11 @@ function parseProperties(payload: Buffer, what: string): Properties {
  * failure reaches the writer as a status (400, 404, 409, 503) instead of only the log.
  */
 export class AdminSpaceB extends AdminLayout {
+  /** Where storage configs are written, as a client writes the path. */
+  static storageConfigPath(zid: string): string {
+    return `/@/router/${zid}/plugin/storages/backend/<backend>/storage/<name>`;
+  }
+
   /** When each backend and storage was created through this space (`backend/<b>[/storage/<s>]`). */
   private readonly created = new Map<string, Timestamp>();
   private lastChange: Timestamp | undefined;
@@ -137,14 +135,14 @@ export class AdminSpaceB extends AdminLayout {
       encoding: Encoding.APP_PROPERTIES,
       timestamp,
     });
-    const out: AdminEntryB[] = [json(p, this.routerStatus(), this.session.router.hlc.newTimestamp())];
+    const out: AdminEntryB[] = [json(p, this.routerStatus(), this.session.clock.newTimestamp())];
     out.push(json(`${p}/plugin/http`, { locators: this.sources.locators() }));
     const tree: Record<string, Record<string, unknown>> = {};
     const backends: AdminEntryB[] = [];
     for (const v of this.manager.listVolumes()) {
       const bp: Properties = {};
-      copyProperties(bp, v.config ?? {}, VOLUME_SKIP);
-      bp.kind = kindOf(v.driver);
+      copyProperties(bp, v.config ?? {}, v.config?.lib !== undefined ? BACKEND_SKIP : VOLUME_SKIP);
+      bp.kind = v.kind;
       if (v.error !== undefined) bp.error = v.error;
       tree[v.id] = { ...bp };
       backends.push(props(`${sp}/backend/${v.id}`, bp, this.created.get(`backend/${v.id}`)));
@@ -222,7 +220,7 @@ export class AdminSpaceB extends AdminLayout {
 
   private async putBackend(id: string, sample: Sample): Promise<void> {
     if (id === AUTO) throw ZestError.badRequest(`"${AUTO}" is reserved and cannot name a backend`);
-    const props = parseProperties(sample.payload, `backend ${id}`);
+    const props = volumeConfig(parseProperties(sample.payload, `backend ${id}`));
     const existing = this.manager.listVolumes().find((v) => v.id === id);
     if (existing) {
       if (existing.config && isDeepStrictEqual(existing.config, props)) return; // the same PUT again

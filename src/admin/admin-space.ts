@@ -30,6 +30,11 @@ type AdminEntry = readonly [key: string, value: unknown];
  * volumes are created and removed at run time.
  */
 export class AdminSpace extends AdminLayout {
+  /** Where storage configs are written, as a client writes the path. */
+  static storageConfigPath(zid: string): string {
+    return `/@/router/${zid}/config/plugins/storage_manager/storages/<name>`;
+  }
+
   /** Every admin entry, computed on demand (the router's state changes under it). */
   entries(): AdminEntry[] {
     const p = this.prefix;
@@ -46,7 +51,7 @@ export class AdminSpace extends AdminLayout {
     out.push([`${sm}/version`, this.sources.version]);
     for (const v of this.manager.listVolumes()) {
       out.push([`${sm}/volumes/${v.id}`, hidePrivate(withError(v.config ?? v.status, v.error))]);
-      out.push([`${sm}/volumes/${v.id}/__path__`, v.driver === "memory" ? "<static-memory>" : `<built-in ${v.driver}>`]);
+      out.push([`${sm}/volumes/${v.id}/__path__`, v.adminPath]);
     }
     for (const s of this.manager.listStorages()) out.push([`${sm}/storages/${s.name}`, hidePrivate(withError(s.config, s.error))]);
     // Plugins loaded with -P, like zenohd's dynamic plugins (catalogue A.5).

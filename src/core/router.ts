@@ -5,7 +5,8 @@ import type { Fabric, FabricHost, QueryableInfo } from "./fabric.js";
 import { silentLogger, type Logger } from "./log.js";
 import { Query } from "./query.js";
 import type { Consolidation, Reply } from "./reply.js";
-import type { Sample } from "./sample.js";
+import { ChangeFeed } from "./ports.js";
+import type { Sample, WriteCondition } from "./sample.js";
 import type { Selector } from "./selector.js";
 import { HLC } from "./timestamp.js";
 import { cancel, schedule } from "./deadlines.js";
@@ -13,8 +14,11 @@ import { cancel, schedule } from "./deadlines.js";
 const RESOLVED: Promise<void> = Promise.resolve();
 const ROUTE_CACHE_MAX = 65_536;
 
-/** A subscriber callback. A returned promise is awaited by the put: rejecting it fails the put. */
-export type SampleHandler = (sample: Sample) => void | Promise<void>;
+/**
+ * A subscriber callback. A returned promise is awaited by the put: rejecting it fails the put.
+ * Storages (declared with `storage: true`) also get the write's condition, if any.
+ */
+export type SampleHandler = (sample: Sample, condition?: WriteCondition) => void | Promise<void>;
 /** A queryable callback. The query is final when the returned promise settles. */
 export type QueryHandler = (query: Query) => void | Promise<void>;
 
@@ -23,6 +27,8 @@ export interface SubscriberDecl {
   readonly key: string;
   readonly handler: SampleHandler;
   readonly owner: string;
+  /** A storage: the only subscribers a conditional write reaches before it is accepted. */
+  readonly storage?: boolean;
 }
 
 /** @internal a queryable as the routing index holds it */
@@ -64,10 +70,11 @@ export class Router {
   readonly logger: Logger;
   readonly queryTimeoutMs: number;
   readonly fabric: Fabric | undefined;
+  /** Change events: storages publish their applied writes, the router its declarations. */
+  readonly changes = new ChangeFeed();
   private readonly subscribers = new KeTrie<SubscriberDecl>();
   private readonly queryablesIndex = new KeTrie<QueryableDecl>();
   private fabricStarted = false;
-  private version = 0;
   /**
    * Matching subscribers per concrete key, as Zenoh caches data routes: a put on a known key
    * costs one Map lookup instead of a trie walk. Cleared whenever a subscriber comes or goes.
@@ -102,43 +109,30 @@ export class Router {
     }
   }
 
-  /**
-   * A counter that moves whenever what a query could answer may have changed: a write routed
-   * through here (before delivery and again once stored), a sample from another router, a
-   * declaration. Read caches compare it; it says nothing about writes other routers did not send.
-   */
-  get dataVersion(): number {
-    return this.version;
-  }
-
-  /** Marks the data as changed (storages call it after applying a write). */
-  touch(): void {
-    this.version++;
-  }
-
   /** @internal */
   addSubscriber(decl: SubscriberDecl): void {
     this.subscribers.add(decl.key, decl);
     this.routes.clear();
-    this.version++;
-    this.fabric?.declarationsChanged();
+    this.declared(decl.key);
   }
   /** @internal */
   removeSubscriber(decl: SubscriberDecl): void {
-    this.version++;
     this.routes.clear();
-    if (this.subscribers.delete(decl.key, decl)) this.fabric?.declarationsChanged();
+    if (this.subscribers.delete(decl.key, decl)) this.declared(decl.key);
   }
   /** @internal */
   addQueryable(decl: QueryableDecl): void {
     this.queryablesIndex.add(decl.key, decl);
-    this.version++;
-    this.fabric?.declarationsChanged();
+    this.declared(decl.key);
   }
   /** @internal */
   removeQueryable(decl: QueryableDecl): void {
-    this.version++;
-    if (this.queryablesIndex.delete(decl.key, decl)) this.fabric?.declarationsChanged();
+    if (this.queryablesIndex.delete(decl.key, decl)) this.declared(decl.key);
+  }
+
+  private declared(key: string): void {
+    this.changes.publish({ key, kind: "declaration" });
+    this.fabric?.declarationsChanged();
   }
 
   /**
@@ -153,7 +147,7 @@ export class Router {
   /**
    * True when every queryable a query on `key` reaches is a storage on this router (declared
    * with `storage: true`), so its answer changes only through writes and declarations, which
-   * move `dataVersion`. Evals, the admin space and other routers may answer differently at any
+   * publish change events. Evals, the admin space and other routers may answer differently at any
    * time, timestamped or not.
    */
   storagesOnly(key: string): boolean {
@@ -173,23 +167,37 @@ export class Router {
    * the first of their errors.
    */
   route(sample: Sample): Promise<void> {
-    this.version++;
     const pending = this.deliver(sample);
     if (this.fabric) pending.push(this.fabric.publish(sample));
-    if (pending.length === 0) {
-      this.version++;
-      return RESOLVED;
+    if (pending.length === 0) return RESOLVED;
+    return pending.length === 1 ? pending[0]! : Promise.all(pending).then(ignore);
+  }
+
+  /**
+   * Routes a conditional write: first to the storages on this router holding the key, each of
+   * which checks `condition` atomically with the write; once all of them accepted it, to every
+   * other subscriber here and elsewhere as an ordinary sample. Rejects with the first refusal
+   * (`precondition_failed` when a condition failed), and with `not_supported` when no storage
+   * here holds the key. See docs/storage-contract.md.
+   */
+  async routeConditional(sample: Sample, condition: WriteCondition): Promise<void> {
+    const subs = this.matchingSubscribers(sample.key);
+    const storages = subs.filter((s) => s.storage === true);
+    if (storages.length === 0) throw new ZestError("not_supported", `a conditional write needs a storage on this router holding ${sample.key}`);
+    const outcomes = await Promise.allSettled(storages.map(async (s) => s.handler(sample, condition)));
+    for (const o of outcomes) if (o.status === "rejected") throw o.reason;
+    const pending: Promise<void>[] = [];
+    for (const sub of subs) {
+      if (sub.storage === true) continue;
+      try {
+        const r = sub.handler(sample);
+        if (r) pending.push(r);
+      } catch (err) {
+        this.logger.error({ key: sample.key, subscriber: sub.key, err: errorMessage(err) }, "subscriber failed");
+      }
     }
-    // Again once stored: a read that ran while the write was in flight must not be kept.
-    return (pending.length === 1 ? pending[0]! : Promise.all(pending)).then(
-      () => {
-        this.version++;
-      },
-      (err: unknown) => {
-        this.version++;
-        throw err;
-      },
-    );
+    if (this.fabric) pending.push(this.fabric.publish(sample));
+    await Promise.all(pending);
   }
 
   private matchingSubscribers(key: string): SubscriberDecl[] {
@@ -272,13 +280,8 @@ export class Router {
       zid: this.zid,
       deliverRemote: async (sample) => {
         if (sample.timestamp) this.hlc.observe(sample.timestamp);
-        this.version++;
         const pending = this.deliver(sample);
-        try {
-          if (pending.length > 0) await Promise.all(pending);
-        } finally {
-          this.version++;
-        }
+        if (pending.length > 0) await Promise.all(pending);
       },
       answerRemote: (selector, timeoutMs, onReply) => this.answerLocal(selector, timeoutMs, onReply),
       subscriberKeys: () => [...new Set(this.subscribers.keys())],
@@ -293,6 +296,8 @@ export class Router {
     };
   }
 }
+
+function ignore(): void {}
 
 async function runQueryable(decl: QueryableDecl, query: Query, logger: Logger): Promise<void> {
   try {

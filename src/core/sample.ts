@@ -18,6 +18,16 @@ export interface Sample {
   readonly timestamp?: Timestamp;
 }
 
+/**
+ * A condition on a write, checked by each storage holding the key atomically with the write
+ * (see docs/storage-contract.md). `ifVersion`: only when the key holds that version (from a
+ * previous read). `ifAbsent`: only when the key holds no value (nothing, or a tombstone).
+ */
+export interface WriteCondition {
+  readonly ifVersion?: string;
+  readonly ifAbsent?: boolean;
+}
+
 /** Builds a sample; the payload is converted to a Buffer once here. */
 export function makeSample(
   key: string,

@@ -1,17 +1,31 @@
-import { KeyExpr } from "../keyexpr/index.js";
+import { isWild, KeyExpr } from "../keyexpr/index.js";
 import { Encoding } from "./encoding.js";
+import { ZestError } from "./errors.js";
+import type { ChangeFeed, Clock, Interest } from "./ports.js";
 import type { QueryableDecl, QueryHandler, QueryOptions, RouterOptions, SampleHandler, SubscriberDecl } from "./router.js";
 import { Router, toKeyExpr } from "./router.js";
 import type { Reply } from "./reply.js";
-import { makeSample } from "./sample.js";
+import { makeSample, type Sample, type WriteCondition } from "./sample.js";
 import { Parameters, splitSelector, type Selector } from "./selector.js";
 import type { Timestamp } from "./timestamp.js";
 
 /** A key expression as the API accepts it: a `KeyExpr`, or a string that is autocanonized. */
 export type IntoKeyExpr = KeyExpr | string;
 
+/**
+ * A condition making a write conditional (at most one of them): it then reaches only the
+ * storages on this router holding the key, each applying it only if the condition holds there,
+ * atomically; otherwise the write rejects with `precondition_failed` (docs/storage-contract.md).
+ */
+export interface ConditionOptions {
+  /** Apply only if the key still holds this version (a `StoredLookup.version`, an ETag). */
+  ifVersion?: string;
+  /** Apply only if the key holds no value (absent, or deleted). */
+  ifAbsent?: boolean;
+}
+
 /** Options of `put`. */
-export interface PutOptions {
+export interface PutOptions extends ConditionOptions {
   /** Default `application/octet-stream`. */
   encoding?: Encoding;
   /** Default: a fresh timestamp from the router's clock. */
@@ -19,7 +33,7 @@ export interface PutOptions {
 }
 
 /** Options of `delete`. */
-export interface DeleteOptions {
+export interface DeleteOptions extends ConditionOptions {
   timestamp?: Timestamp;
 }
 
@@ -46,12 +60,27 @@ export class Session {
   readonly router: Router;
   /** Name shown in the admin space (`rest`, `storage_manager`, a plugin's name...). */
   readonly name: string;
+  /** The router's clock. */
+  readonly clock: Clock;
+  /** The router's change events (storages publish, read caches subscribe). */
+  readonly changes: ChangeFeed;
+  /** Who takes writes on a key, and whether only storages answer it. */
+  readonly interest: Interest;
   private readonly declared = new Set<{ undeclare(): void }>();
   private closed = false;
 
   constructor(router: Router, name = "session") {
     this.router = router;
     this.name = name;
+    this.clock = router.hlc;
+    this.changes = router.changes;
+    this.interest = {
+      hasSubscriber: (key) => router.hasSubscriber(key),
+      storagesOnly: (key) => router.storagesOnly(key),
+      get clustered() {
+        return router.fabric !== undefined;
+      },
+    };
   }
 
   /**
@@ -69,7 +98,10 @@ export class Session {
     return this.router.zid;
   }
 
-  /** Writes `payload` on `keyexpr`; resolves when every storage holding it has it. */
+  /**
+   * Writes `payload` on `keyexpr`; resolves when every storage holding it has it. With
+   * `ifVersion` or `ifAbsent`, rejects with `precondition_failed` when the condition fails.
+   */
   put(keyexpr: IntoKeyExpr, payload: Buffer | Uint8Array | string, options: PutOptions = {}): Promise<void> {
     let key: string;
     try {
@@ -78,14 +110,28 @@ export class Session {
       return Promise.reject(err);
     }
     const ts = options.timestamp ?? this.router.hlc.newTimestamp();
-    return this.router.route(makeSample(key, "put", payload, options.encoding ?? Encoding.APP_OCTET_STREAM, ts));
+    return this.route(makeSample(key, "put", payload, options.encoding ?? Encoding.APP_OCTET_STREAM, ts), options);
   }
 
-  /** Deletes `keyexpr` (every matching key, when wild); resolves when the storages have applied it. */
+  /**
+   * Deletes `keyexpr` (every matching key, when wild); resolves when the storages have applied
+   * it. Conditions as for `put`.
+   */
   async delete(keyexpr: IntoKeyExpr, options: DeleteOptions = {}): Promise<void> {
     const key = toKeyExpr(keyexpr);
     const ts = options.timestamp ?? this.router.hlc.newTimestamp();
-    return this.router.route(makeSample(key, "delete", Buffer.alloc(0), Encoding.EMPTY, ts));
+    return this.route(makeSample(key, "delete", Buffer.alloc(0), Encoding.EMPTY, ts), options);
+  }
+
+  private route(sample: Sample, options: ConditionOptions): Promise<void> {
+    if (options.ifVersion === undefined && !options.ifAbsent) return this.router.route(sample);
+    let condition: WriteCondition;
+    try {
+      condition = conditionOf(sample.key, options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.router.routeConditional(sample, condition);
   }
 
   /** Queries every matching queryable (storages, evals, the admin space) and returns the replies. */
@@ -93,9 +139,13 @@ export class Session {
     return this.router.query(toSelector(selector), options);
   }
 
-  /** Calls `handler` with every sample put or deleted on a key matching `keyexpr`. */
-  declareSubscriber(keyexpr: IntoKeyExpr, handler: SampleHandler): Subscriber {
-    const decl: SubscriberDecl = { key: toKeyExpr(keyexpr), handler, owner: this.name };
+  /**
+   * Calls `handler` with every sample put or deleted on a key matching `keyexpr`. `storage`: it
+   * stores what it gets, and is the only kind of subscriber that receives conditional writes
+   * (with their condition) before they are accepted (default false).
+   */
+  declareSubscriber(keyexpr: IntoKeyExpr, handler: SampleHandler, options: { storage?: boolean } = {}): Subscriber {
+    const decl: SubscriberDecl = { key: toKeyExpr(keyexpr), handler, owner: this.name, storage: options.storage ?? false };
     this.router.addSubscriber(decl);
     return this.track(decl.key, () => this.router.removeSubscriber(decl));
   }
@@ -132,6 +182,17 @@ export class Session {
     this.declared.add(handle);
     return handle;
   }
+}
+
+/** The condition of a write's options; a conditional write names one key. */
+function conditionOf(key: string, options: ConditionOptions): WriteCondition {
+  if (options.ifVersion !== undefined && options.ifAbsent) throw ZestError.badRequest("give either ifVersion or ifAbsent, not both");
+  if (isWild(key)) throw ZestError.badRequest(`a conditional write names one key, not a key expression with wildcards (${key})`);
+  if (options.ifVersion !== undefined) {
+    if (options.ifVersion.length === 0 || options.ifVersion.length > 256) throw ZestError.badRequest("ifVersion must be 1 to 256 characters");
+    return { ifVersion: options.ifVersion };
+  }
+  return { ifAbsent: true };
 }
 
 /** Parses a selector (`ke?params`); the key part is autocanonized, a bad one is a 400. */

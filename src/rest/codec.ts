@@ -1,4 +1,8 @@
+import type { AdminLayout } from "../admin/admin-layout.js";
+import type { AdminSources } from "../admin/admin-space.js";
 import type { Reply } from "../core/reply.js";
+import type { Session } from "../core/session.js";
+import type { StorageManager } from "../storage/manager.js";
 import type { Sample } from "../core/sample.js";
 
 /** A rendered HTTP response body with its content type. */
@@ -17,7 +21,7 @@ export interface RestCodec {
   readonly writeStatus: number;
   /** Whether `Accept: text/event-stream` subscribes (A) or is an ordinary GET (B). */
   readonly supportsSse: boolean;
-  /** Where this variant's admin space takes storage configs, as a client writes it (for error messages). */
+  /** Where this variant's admin space takes storage configs, as a client writes it (for error messages; the admin layout owns it). */
   adminConfigPath(zid: string): string;
   /**
    * The key expression named by a URL path (raw, starting with `/`), with the admin aliases
@@ -35,4 +39,16 @@ export interface RestCodec {
    * written as is to every stream, so 1,000 subscribers cost one rendering and one UTF-8 encoding.
    */
   sseEvent?(sample: Sample): Buffer;
+}
+
+/**
+ * A REST variant: its codec and the admin-space layout that goes with it, so that each variant
+ * lives in its own files and the runtime picks one by name without knowing any.
+ */
+export interface RestVariant {
+  /** The name `--rest-variant` and `plugins.rest.variant` use. */
+  readonly name: string;
+  readonly codec: RestCodec;
+  /** Builds this variant's admin space on `session` (started by the runtime). */
+  admin(session: Session, manager: StorageManager, sources: AdminSources): AdminLayout;
 }

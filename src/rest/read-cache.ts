@@ -1,6 +1,7 @@
+import type { ChangeFeed } from "../core/ports.js";
 import type { Reply } from "../core/reply.js";
 
-/** A rendered GET response, valid while the router's data version has not moved. */
+/** A rendered GET response, valid while the cache's data version has not moved. */
 export interface CachedResponse {
   readonly version: number;
   /** Response headers, built once. */
@@ -9,24 +10,43 @@ export interface CachedResponse {
 }
 
 /**
- * Rendered responses of repeated GETs of stored data, keyed by URL and representation. An entry
- * is used only while `Router.dataVersion` is the one read before its query ran, so any write,
- * declaration or remote sample invalidates every entry; reads between writes skip the query,
- * the storage lookups and the rendering. Least recently stored entries are evicted first.
+ * Rendered responses of repeated GETs of stored data, keyed by URL and representation. The
+ * cache's `version` moves with every change event (a storage applied a write, a declaration
+ * came or went); an entry is used only while `version` is the one read before its query ran, so
+ * reads between writes skip the query, the storage lookups and the rendering. Least recently
+ * stored entries are evicted first.
  */
 export class ReadCache {
   private readonly map = new Map<string, CachedResponse>();
+  private dataVersion = 0;
+  private readonly unsubscribe: () => void;
 
   constructor(
+    changes: ChangeFeed,
     private readonly maxEntries: number,
     private readonly maxBodyBytes = 64 * 1024,
-  ) {}
+  ) {
+    this.unsubscribe = changes.subscribe(() => {
+      this.dataVersion++;
+    });
+  }
 
-  /** The entry for `key` if it is still valid at `version`. */
-  get(key: string, version: number): CachedResponse | undefined {
+  /** Moves with every change event; read it before a query, and store the answer with it. */
+  get version(): number {
+    return this.dataVersion;
+  }
+
+  /** Stops following change events and forgets every entry. */
+  close(): void {
+    this.unsubscribe();
+    this.map.clear();
+  }
+
+  /** The entry for `key` if it is still valid. */
+  get(key: string): CachedResponse | undefined {
     const e = this.map.get(key);
     if (e === undefined) return undefined;
-    if (e.version === version) return e;
+    if (e.version === this.dataVersion) return e;
     this.map.delete(key);
     return undefined;
   }
@@ -45,7 +65,7 @@ export class ReadCache {
 
 /**
  * Only stored data can be cached: an answer with no error (errors must be retried), from a query
- * that reached storages only (the caller asks `Router.storagesOnly`). Computed replies (evals,
+ * that reached storages only (the caller asks `Session.interest.storagesOnly`). Computed replies (evals,
  * the admin space) may change without any write, even when they carry a timestamp.
  */
 export function cacheableReplies(replies: readonly Reply[]): boolean {

@@ -54,7 +54,7 @@ export class RestServer {
       permissions: options.permissions ?? DEFAULT_ADMIN_PERMISSIONS,
       cacheEntries: options.cacheEntries ?? 1024,
     };
-    if (this.opts.cacheEntries > 0 && options.session.router.fabric === undefined) this.cache = new ReadCache(this.opts.cacheEntries);
+    if (this.opts.cacheEntries > 0 && !options.session.interest.clustered) this.cache = new ReadCache(options.session.changes, this.opts.cacheEntries);
     this.server = createServer((req, res) => {
       const method = req.method;
       if (method === "PUT" || method === "PATCH" || method === "DELETE") this.write(req, res, method);
@@ -91,6 +91,7 @@ export class RestServer {
   /** Stops accepting requests and ends open streams. */
   async close(): Promise<void> {
     this.sse.close();
+    this.cache?.close();
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
@@ -107,7 +108,7 @@ export class RestServer {
     if (method !== "GET" && method !== "HEAD") return false;
     const cacheKey = cacheKeyOf(method, req.url ?? "/", firstAccept(req.headers.accept));
     if (cacheKey === undefined) return false;
-    const hit = this.cache.get(cacheKey, this.opts.session.router.dataVersion);
+    const hit = this.cache.get(cacheKey);
     if (!hit) return false;
     if (req.headers.origin) {
       res.writeHead(200, { ...hit.headers, "access-control-allow-credentials": "false" });
@@ -134,7 +135,7 @@ export class RestServer {
           const accept = firstAccept(req.headers.accept);
           const html = accept === "text/html";
           const cacheKey = this.cache ? cacheKeyOf(method, url, accept) : undefined;
-          const version = session.router.dataVersion;
+          const version = this.cache?.version ?? 0;
           const key = codec.pathToKey(path, session.zid, false);
           checkRead(permissions, key);
           if (accept === "text/event-stream" && codec.supportsSse && method === "GET") {
@@ -149,7 +150,7 @@ export class RestServer {
           const rendered = codec.render(replies, html);
           const body = Buffer.from(rendered.body);
           const err = replies.find((r) => r.kind === "err");
-          if (cacheKey !== undefined && cacheableReplies(replies) && session.router.storagesOnly(key)) {
+          if (cacheKey !== undefined && cacheableReplies(replies) && session.interest.storagesOnly(key)) {
             const headers: Record<string, string | number> = { "access-control-allow-origin": "*", "content-length": body.length };
             if (rendered.contentType) headers["content-type"] = rendered.contentType;
             this.cache!.set(cacheKey, { version, headers, body });
@@ -182,7 +183,7 @@ export class RestServer {
       // Decisions §3, never a silent 200: an admin write nobody takes (a typo in the path, a
       // router that does not exist) is refused. Another router's admin space, reached through
       // the fabric, takes writes to its own `@/router/<zid>/...`.
-      if (isAdmin(key) && !session.router.hasSubscriber(key)) {
+      if (isAdmin(key) && !session.interest.hasSubscriber(key)) {
         throw ZestError.notFound(`no admin key takes writes at ${path}: storages are configured under ${codec.adminConfigPath(session.zid)}`);
       }
     } catch (err) {

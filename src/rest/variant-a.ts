@@ -2,7 +2,8 @@ import { encodingFromContentType } from "../core/encoding.js";
 import { toKeyExpr } from "../core/router.js";
 import type { Reply } from "../core/reply.js";
 import type { Sample } from "../core/sample.js";
-import type { Rendered, RestCodec } from "./codec.js";
+import { AdminSpace } from "../admin/admin-space.js";
+import type { Rendered, RestCodec, RestVariant } from "./codec.js";
 import { escapeHtml, renderValueJson, utf8 } from "./render-value.js";
 import { decodePath } from "./paths.js";
 
@@ -45,12 +46,12 @@ function errorEntryJson(r: Reply & { kind: "err" }): string {
 
 const sseCache = new WeakMap<Sample, Buffer>();
 
-/** Variant A: Zenoh 0.6 REST, with the product decisions of decisions.md §3. */
-export const variantA: RestCodec = {
+/** Variant A's codec: Zenoh 0.6 REST, with zest's own decisions (valid JSON always, sorted keys). */
+export const codecA: RestCodec = {
   variant: "a",
   writeStatus: 200,
   supportsSse: true,
-  adminConfigPath: (zid) => `/@/router/${zid}/config/plugins/storage_manager/storages/<name>`,
+  adminConfigPath: AdminSpace.storageConfigPath,
 
   pathToKey(path: string, zid: string): string {
     return toKeyExpr(resolveAdminAlias(decodePath(path).slice(1), zid));
@@ -83,4 +84,11 @@ export const variantA: RestCodec = {
     }
     return ev;
   },
+};
+
+/** Variant A: its codec and its admin layout (`config/` and `status/`). */
+export const variantA: RestVariant = {
+  name: "a",
+  codec: codecA,
+  admin: (session, manager, sources) => new AdminSpace(session, manager, sources),
 };

@@ -6,7 +6,8 @@ import { Parameters } from "../core/selector.js";
 import { parseInstant } from "../core/time-range.js";
 import { nowUnixNanos } from "../core/timestamp.js";
 import { keyExprToPath, pathToKeyExpr } from "../keyexpr/index.js";
-import type { Rendered, RestCodec } from "./codec.js";
+import { AdminSpaceB } from "../admin/admin-space-b.js";
+import type { Rendered, RestCodec, RestVariant } from "./codec.js";
 import { decodePath } from "./paths.js";
 import { jsonValue, utf8 } from "./render-value.js";
 
@@ -154,11 +155,11 @@ export function parametersB(query: string): string {
  * decisions.md §4: escaped values, `[]` when nothing matches, descending key order, duplicate
  * replies shown once, no SSE.
  */
-export const variantB: RestCodec = {
+export const codecB: RestCodec = {
   variant: "b",
   writeStatus: 204,
   supportsSse: false,
-  adminConfigPath: (zid) => `/@/router/${zid}/plugin/storages/backend/<backend>/storage/<name>`,
+  adminConfigPath: AdminSpaceB.storageConfigPath,
 
   pathToKey(path: string, zid: string, write: boolean): string {
     let p = decodePath(path);
@@ -185,4 +186,11 @@ export const variantB: RestCodec = {
     // 0.4 sent no Content-Type; we say what the body is, so clients and browsers need not guess.
     return { contentType: "application/json", body: lines.length === 0 ? "[]" : `[\n${lines.join(",\n")}\n]` };
   },
+};
+
+/** Variant B: its codec and its admin layout (zenoh 0.4's `plugin/storages/backend/...`). */
+export const variantB: RestVariant = {
+  name: "b",
+  codec: codecB,
+  admin: (session, manager, sources) => new AdminSpaceB(session, manager, sources),
 };

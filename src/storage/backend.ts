@@ -1,4 +1,11 @@
+/**
+ * The storage contract: what every volume's storages implement, and what the storage service
+ * may rely on. Each clause is stated in `docs/storage-contract.md`; the conformance suite
+ * (`test/storage/contract.ts`) checks them on every volume.
+ */
 import type { Encoding } from "../core/encoding.js";
+import type { WriteCondition } from "../core/sample.js";
+import { ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import type { TimeRange } from "../core/time-range.js";
 import type { Timestamp } from "../core/timestamp.js";
@@ -11,42 +18,69 @@ export interface StoredEntry {
   readonly timestamp: Timestamp;
 }
 
-/** What a backend knows about one key: its value, or the tombstone left by a delete. */
+/**
+ * What a storage holds for exactly one key: its latest value, or the tombstone a delete left.
+ * `version` is opaque: equal versions mean the key has not changed in between (it is derived
+ * from the held sample's timestamp, see `versionOf`).
+ */
 export interface StoredLookup {
   readonly timestamp: Timestamp;
   readonly deleted: boolean;
+  readonly version: string;
 }
 
 /**
- * One storage's data, behind one small interface. A backend only stores: last-writer-wins,
- * tombstones and wildcard writes are decided by the storage service above it, so every
- * backend behaves the same.
+ * The outcome of a write. `inserted`: the storage now holds it. `outdated`: last-writer-wins
+ * refused it (the storage holds something as new or newer). A write whose condition does not
+ * hold is neither: it rejects with a `precondition_failed` ZestError.
  */
-export interface StorageBackend {
+export type Insertion = "inserted" | "outdated";
+
+/** A condition on a write (`ifVersion` or `ifAbsent`), checked atomically with it. */
+export type { WriteCondition } from "../core/sample.js";
+
+/** What a storage can do; the storage service reads it instead of asking what kind it is. */
+export interface StorageCapability {
   /**
-   * `latest`: one value per key (the service applies last-writer-wins using `lookup`).
-   * `all`: a time series that keeps every point; `query` without a range returns the latest point
-   * per key, with a range every point in it.
+   * `latest`: one value per key. `all`: a time series keeping every point; `query` without a
+   * range returns the latest point per key, with a range every point in it.
    */
   readonly history: "latest" | "all";
-  /**
-   * Synchronous forms of `lookup`, `put` and `delete`, for backends that never wait on I/O
-   * (memory, SQLite). The storage service uses them when no write is queued, which spares the
-   * write path its promise hops. Same semantics as the asynchronous methods.
-   */
-  readonly sync?: SyncWrites;
-  /** The current value's or tombstone's timestamp for exactly `key` (latest backends). */
+  /** `durable`: acknowledged writes survive closing and reopening the storage (and a crash). */
+  readonly persistence: "volatile" | "durable";
+}
+
+/** The answer of a write: the outcome, or its promise when the write must wait (see `put`). */
+export type WriteResult = Insertion | Promise<Insertion>;
+
+/**
+ * One storage's data. The storage decides last-writer-wins itself, atomically per key, so that
+ * writes to one key may be issued concurrently (from this router or, for shared backends, from
+ * several) and the newest always stays.
+ */
+export interface StorageBackend {
+  readonly capability: StorageCapability;
+  /** The value or tombstone held for exactly `key`, with its version. */
   lookup(key: string): Promise<StoredLookup | undefined>;
-  /** Stores a value (replacing any value or tombstone for `key`). Resolves once durable. */
-  put(entry: StoredEntry): Promise<void>;
-  /** Latest backends: replaces the value with a tombstone at `timestamp`. Time series: drops the key's series. */
-  delete(key: string, timestamp: Timestamp): Promise<void>;
+  /**
+   * Stores a value unless the key holds something as new or newer (`outdated`) or `condition`
+   * fails (rejects with `precondition_failed`). Returns the outcome directly only when the write
+   * is decided, applied and durable before the call returns; otherwise a promise that settles
+   * once it is durable. Either way, lookups and queries that start after the outcome is known
+   * see the write. A rejection (other than the condition) means the write may be lost.
+   */
+  put(entry: StoredEntry, condition?: WriteCondition): WriteResult;
+  /**
+   * Replaces the value by a tombstone at `timestamp`, on the same terms as `put`. A time series
+   * drops the key's points up to `timestamp` and remembers the tombstone for its expiry.
+   */
+  delete(key: string, timestamp: Timestamp, condition?: WriteCondition): WriteResult;
   /**
    * Live entries (never tombstones) whose key intersects the canonical key expression `keyExpr`.
    * `range` is given only for `_time` queries.
    */
   query(keyExpr: string, range?: TimeRange): Promise<StoredEntry[]>;
-  /** Drops tombstones older than `before` (NTP64). */
+  /** Drops tombstones older than `before` (NTP64): after this, older writes are accepted again. */
   purgeTombstones(before: bigint): Promise<void>;
   /**
    * Releases resources. With `dispose`, applies the storage's disposal policy (`on_dispose` /
@@ -55,32 +89,36 @@ export interface StorageBackend {
   close(dispose: boolean): Promise<void>;
 }
 
+/** The version of a held sample: its timestamp's encoding (so the REST layer can show it as an ETag). */
+export function versionOf(timestamp: Timestamp): string {
+  return timestamp.encode();
+}
+
 /**
- * The synchronous write face of a backend (see `StorageBackend.sync`). A write is applied when
- * `put` or `delete` returns: the next `lookup` and query see it. It is durable at once when they
- * return nothing, or once the promise they return resolves (a backend that commits writes in
- * groups); a rejection means the write was lost and must not be acknowledged.
+ * Last-writer-wins and the write condition, decided against what a storage holds: `outdated`,
+ * `inserted`, or a thrown `precondition_failed`. Shared by every volume, so they decide alike.
  */
-export interface SyncWrites {
-  lookup(key: string): StoredLookup | undefined;
-  put(entry: StoredEntry): void | Promise<void>;
-  delete(key: string, timestamp: Timestamp): void | Promise<void>;
+export function decideWrite(current: { timestamp: Timestamp; deleted: boolean } | undefined, timestamp: Timestamp, condition: WriteCondition | undefined): Insertion {
+  if (condition) checkCondition(current, condition);
+  return current && current.timestamp.compare(timestamp) >= 0 ? "outdated" : "inserted";
 }
 
-/** Base of backends whose writes never wait (memory, SQLite): the async methods wrap `sync`. */
-export abstract class SyncWritesBackend {
-  abstract readonly sync: SyncWrites;
-
-  async lookup(key: string): Promise<StoredLookup | undefined> {
-    return this.sync.lookup(key);
+/** Throws `precondition_failed` unless `condition` holds on `current`. */
+export function checkCondition(current: { timestamp: Timestamp; deleted: boolean } | undefined, condition: WriteCondition): void {
+  if (condition.ifAbsent) {
+    if (current && !current.deleted) throw preconditionFailed("the key already holds a value");
   }
-  async put(entry: StoredEntry): Promise<void> {
-    await this.sync.put(entry);
-  }
-  async delete(key: string, timestamp: Timestamp): Promise<void> {
-    await this.sync.delete(key, timestamp);
+  if (condition.ifVersion !== undefined) {
+    if (!current) throw preconditionFailed("the key holds nothing");
+    if (versionOf(current.timestamp) !== condition.ifVersion) throw preconditionFailed("the key holds another version");
   }
 }
+
+/** The error of a write whose condition does not hold. */
+export function preconditionFailed(why: string): ZestError {
+  return new ZestError("precondition_failed", `write condition failed: ${why}`);
+}
+
 
 /** What a volume gets from the router. */
 export interface VolumeContext {
@@ -93,11 +131,11 @@ export interface VolumeContext {
 export interface Volume {
   /** The volume's name in the config (`memory`, `mysqlite`...). */
   readonly id: string;
-  /** The driver that made it (`memory`, `sqlite`, `influxdb`, `jetstream`). */
+  /** The driver that made it (its `name`). */
   readonly driver: string;
   /**
    * Opens (or creates) the storage `name` on `keyExpr` with its volume-specific options.
-   * Throws a 400 ZestError for bad options and a 503 for an unreachable backend.
+   * Throws a `bad_input` ZestError for bad options and `unavailable` for an unreachable backend.
    */
   createStorage(name: string, keyExpr: string, options: Readonly<Record<string, unknown>>): Promise<StorageBackend>;
   /** Status object shown in the admin space. */
@@ -105,9 +143,24 @@ export interface Volume {
   close(): Promise<void>;
 }
 
-/** A kind of volume (one module per driver). */
+/**
+ * A kind of volume (one module per driver), describing itself so that the storage manager and
+ * both admin layouts need no switch on driver names.
+ */
 export interface VolumeDriver {
+  /** The name configs use (`backend: "sqlite"`). */
   readonly name: string;
-  /** Validates the volume options and opens it; throws a 400 ZestError naming the bad option. */
+  /** Other names configs may use (`sqlite3`, zenoh 0.4's `lib` names). */
+  readonly aliases: readonly string[];
+  /** zenoh 0.4's `kind` property, shown in Variant B's admin space (`sql`, `time-series`...). */
+  readonly kind: string;
+  /** The admin space's `__path__` of its volumes (`<built-in sqlite>`). */
+  readonly adminPath: string;
+  /**
+   * A volume named after the driver that every router has from the start and that cannot be
+   * removed (the memory volume).
+   */
+  readonly builtIn?: boolean;
+  /** Validates the volume options and opens it; throws a `bad_input` ZestError naming the bad option. */
   open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume>;
 }

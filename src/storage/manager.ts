@@ -7,9 +7,8 @@ import type { Logger } from "../core/log.js";
 import type { Session } from "../core/session.js";
 import type { Volume, VolumeContext, VolumeDriver } from "./backend.js";
 import { StorageService, UnavailableStorage } from "./service.js";
-import { memoryDriver } from "./volumes/memory.js";
 
-/** Options of a volume: `backend` names the driver (default: the volume's own name). */
+/** Options of a volume: `backend` names the driver or one of its aliases (default: the volume's own name). */
 export type VolumeConfig = Readonly<Record<string, unknown>>;
 
 /** A storage as configured: `{ key_expr, volume }`, the volume a name or `{ id, ...options }`. */
@@ -25,14 +24,26 @@ export interface StorageManagerConfig {
   storages?: Record<string, StorageConfig>;
 }
 
-/** Driver names as users write them (Variant B's `lib` names included). */
-const DRIVER_ALIASES: Record<string, string> = { sqlite3: "sqlite", sqlite: "sqlite", influxdb: "influxdb", influx: "influxdb", memory: "memory", jetstream: "jetstream" };
-
 interface RunningStorage {
   readonly config: StorageConfig;
   /** The storage, or its stand-in while its backend cannot be opened. */
   readonly service: StorageService | UnavailableStorage;
   readonly volume: string;
+}
+
+/** A volume as the admin layouts list it, with what its driver says about itself. */
+export interface VolumeListing {
+  readonly id: string;
+  /** The driver's name. */
+  readonly driver: string;
+  /** The driver's zenoh 0.4 `kind`. */
+  readonly kind: string;
+  /** The driver's admin `__path__`. */
+  readonly adminPath: string;
+  readonly status: Record<string, unknown>;
+  readonly config: VolumeConfig | undefined;
+  /** Why the volume could not be opened, while it cannot. */
+  readonly error?: string;
 }
 
 /** What was saved under `--data-dir`: run-time changes, and what was removed from the config. */
@@ -51,6 +62,7 @@ function retryable(err: unknown): boolean {
 
 /** Storage manager options. */
 export interface StorageManagerOptions {
+  /** Every volume driver the router knows (`memoryDriver` among them, for the built-in `memory` volume). */
   drivers: VolumeDriver[];
   ctx: VolumeContext;
   /** File where run-time changes are kept (under `--data-dir`); absent = not persisted. */
@@ -63,6 +75,7 @@ export interface StorageManagerOptions {
  */
 export class StorageManager {
   private readonly session: Session;
+  /** Drivers by name and by alias. */
   private readonly drivers = new Map<string, VolumeDriver>();
   private readonly volumeConfigs = new Map<string, VolumeConfig>();
   private readonly volumes = new Map<string, Volume>();
@@ -80,7 +93,7 @@ export class StorageManager {
     this.ctx = options.ctx;
     this.logger = options.ctx.logger.child({ plugin: "storage_manager" });
     this.statePath = options.statePath;
-    for (const d of [memoryDriver, ...options.drivers]) this.drivers.set(d.name, d);
+    for (const d of options.drivers) for (const name of [d.name, ...d.aliases]) this.drivers.set(name, d);
   }
 
   /**
@@ -90,7 +103,7 @@ export class StorageManager {
    * opening every 5 s. A config error (4xx) still fails start-up.
    */
   async start(config: StorageManagerConfig): Promise<void> {
-    if (!this.volumes.has("memory")) this.volumes.set("memory", await memoryDriver.open("memory", {}, this.ctx));
+    for (const d of new Set(this.drivers.values())) if (d.builtIn && !this.volumes.has(d.name)) this.volumes.set(d.name, await d.open(d.name, {}, this.ctx));
     const merged = { volumes: { ...config.volumes }, storages: { ...config.storages } };
     const saved = this.loadState();
     if (saved) {
@@ -151,11 +164,17 @@ export class StorageManager {
    * The volumes with their status and config, sorted by id: the open ones, and the configured
    * ones that could not be opened, with `error` set (their status is `{ error }`).
    */
-  listVolumes(): Array<{ id: string; driver: string; status: Record<string, unknown>; config: VolumeConfig | undefined; error?: string }> {
-    const out: Array<{ id: string; driver: string; status: Record<string, unknown>; config: VolumeConfig | undefined; error?: string }> = [];
-    for (const v of this.volumes.values()) out.push({ id: v.id, driver: v.driver, status: v.status(), config: this.volumeConfigs.get(v.id) });
+  listVolumes(): VolumeListing[] {
+    const out: VolumeListing[] = [];
+    const describe = (name: string): Pick<VolumeListing, "kind" | "adminPath"> => {
+      const d = this.drivers.get(name);
+      return { kind: d?.kind ?? name, adminPath: d?.adminPath ?? `<built-in ${name}>` };
+    };
+    for (const v of this.volumes.values()) out.push({ id: v.id, driver: v.driver, ...describe(v.driver), status: v.status(), config: this.volumeConfigs.get(v.id) });
     for (const [id, error] of this.volumeErrors) {
-      if (!this.volumes.has(id)) out.push({ id, driver: this.driverName(id), status: { error }, config: this.volumeConfigs.get(id), error });
+      if (this.volumes.has(id)) continue;
+      const driver = this.driverName(id);
+      out.push({ id, driver, ...describe(driver), status: { error }, config: this.volumeConfigs.get(id), error });
     }
     return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
@@ -189,7 +208,7 @@ export class StorageManager {
   /** Removes volume `id` (404 if unknown, 409 while storages use it). */
   deleteVolume(id: string): Promise<void> {
     return this.serial(async () => {
-      if (id === "memory") throw ZestError.forbidden("the built-in memory volume cannot be removed");
+      if (this.drivers.get(id)?.builtIn && this.volumes.get(id)?.driver === id) throw ZestError.forbidden(`the built-in ${id} volume cannot be removed`);
       const volume = this.volumes.get(id);
       if (!volume && !this.volumeErrors.has(id)) throw ZestError.notFound(`no volume named ${id}`);
       const users = this.usersOf(id);
@@ -295,7 +314,7 @@ export class StorageManager {
     } catch {
       // fall through
     }
-    return DRIVER_ALIASES[id] ?? "?";
+    return this.drivers.get(id)?.name ?? "?";
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -305,10 +324,9 @@ export class StorageManager {
   }
 
   private driverFor(id: string, cfg: VolumeConfig): VolumeDriver {
-    const requested = typeof cfg.backend === "string" ? cfg.backend : typeof cfg.lib === "string" ? cfg.lib : id;
-    const name = DRIVER_ALIASES[requested] ?? requested;
-    const driver = this.drivers.get(name);
-    if (!driver) throw ZestError.badRequest(`unknown volume backend "${requested}" for volume ${id} (known: ${[...this.drivers.keys()].join(", ")})`);
+    const requested = typeof cfg.backend === "string" ? cfg.backend : id;
+    const driver = this.drivers.get(requested);
+    if (!driver) throw ZestError.badRequest(`unknown volume backend "${requested}" for volume ${id} (known: ${this.driverNames().join(", ")})`);
     return driver;
   }
 
@@ -332,11 +350,16 @@ export class StorageManager {
       this.logger.warn({ volume: id, driver: configured.name }, "volume available again: opened after a retry");
       return volume;
     }
-    const driver = this.drivers.get(DRIVER_ALIASES[id] ?? id);
-    if (!driver) throw ZestError.badRequest(`\`${id}\` volume not found (known volumes: ${[...new Set([...this.volumes.keys(), ...this.drivers.keys()])].join(", ")})`);
+    const driver = this.drivers.get(id);
+    if (!driver) throw ZestError.badRequest(`\`${id}\` volume not found (known volumes: ${[...new Set([...this.volumes.keys(), ...this.driverNames()])].join(", ")})`);
     const volume = await driver.open(id, {}, this.ctx);
     this.volumes.set(id, volume);
     return volume;
+  }
+
+  /** The drivers' own names (not their aliases). */
+  private driverNames(): string[] {
+    return [...new Set([...this.drivers.values()].map((d) => d.name))];
   }
 
   private usersOf(volumeId: string): string[] {

@@ -2,10 +2,10 @@ import { includes, intersects, isWild } from "../keyexpr/index.js";
 import { errorMessage, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import type { Query } from "../core/query.js";
-import type { Sample } from "../core/sample.js";
+import type { Sample, WriteCondition } from "../core/sample.js";
 import type { Queryable, Session, Subscriber } from "../core/session.js";
 import { unixNanosToNtp64, nowUnixNanos, type Timestamp } from "../core/timestamp.js";
-import type { StorageBackend, StoredEntry, StoredLookup, SyncWrites } from "./backend.js";
+import { preconditionFailed, type Insertion, type StorageBackend, type StoredEntry, type WriteResult } from "./backend.js";
 import { inTimeRange } from "../core/time-range.js";
 
 /** How long a tombstone (or a wildcard delete) is remembered to reject late, older puts. */
@@ -14,9 +14,9 @@ const PURGE_EVERY_MS = 30_000;
 
 /**
  * A running storage: a subscriber and a complete queryable on its key expression, over one
- * backend. It applies last-writer-wins by timestamp, tombstones, and wildcard writes, the same
- * way for every backend, and applies samples one at a time so that checks and writes never
- * interleave.
+ * backend. The backend decides last-writer-wins and write conditions per key (the storage
+ * contract, docs/storage-contract.md); the service adds what spans keys: wildcard writes, the
+ * memory of recent wildcard deletes, tombstone expiry, and change events.
  */
 export class StorageService {
   readonly name: string;
@@ -26,7 +26,8 @@ export class StorageService {
   private readonly logger: Logger;
   private subscriber: Subscriber | undefined;
   private queryable: Queryable | undefined;
-  private tail: Promise<void> = Promise.resolve();
+  /** Wildcard writes, applied one after the other. */
+  private wildTail: Promise<void> = Promise.resolve();
   /** Recent wildcard deletes, to refuse older puts that arrive after them. */
   private wildDeletes: Array<{ key: string; timestamp: Timestamp }> = [];
   private purgeTimer: NodeJS.Timeout | undefined;
@@ -44,7 +45,7 @@ export class StorageService {
    * already cover its key expression, then answers queries.
    */
   async start(options: { align?: boolean; alignTimeoutMs?: number } = {}): Promise<void> {
-    this.subscriber = this.session.declareSubscriber(this.keyExpr, (s) => this.enqueue(s));
+    this.subscriber = this.session.declareSubscriber(this.keyExpr, (s, c) => this.apply(s, c), { storage: true });
     if (options.align !== false) await this.align(options.alignTimeoutMs ?? 5_000);
     this.queryable = this.session.declareQueryable(this.keyExpr, (q) => this.answer(q), { complete: true, storage: true });
     this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS);
@@ -56,87 +57,84 @@ export class StorageService {
     this.subscriber?.undeclare();
     this.queryable?.undeclare();
     if (this.purgeTimer) clearInterval(this.purgeTimer);
-    await this.tail.catch(() => undefined);
+    await this.wildTail;
     await this.backend.close(dispose);
   }
 
-  /** Samples applied or waiting in `tail`; while zero, a synchronous backend is written inline. */
-  private queued = 0;
-
-  private enqueue(sample: Sample): Promise<void> | undefined {
-    const sync = this.backend.sync;
-    if (sync && this.queued === 0 && !isWild(sample.key)) {
-      // Nothing is in flight, so writing now keeps the order; no promise is needed.
-      let durable: Promise<void> | undefined;
+  /**
+   * Applies one sample (with its condition, for a conditional write). Returns nothing when the
+   * backend decided and made it durable at once, else a promise the put waits for. Rejects with
+   * `precondition_failed` when the condition fails, or when last-writer-wins refuses a
+   * conditional write (the key holds a newer version than the one it was decided against).
+   */
+  apply(sample: Sample, condition?: WriteCondition): Promise<void> | undefined {
+    const ts = sample.timestamp;
+    if (!ts) return undefined; // every routed sample is stamped; unstamped ones cannot be ordered
+    if (isWild(sample.key)) {
+      const run = this.wildTail.then(() => this.applyWild(sample, ts));
+      this.wildTail = run.catch(() => undefined);
+      return run.catch((err: unknown) => Promise.reject(this.failure(sample, err)));
+    }
+    let result: WriteResult;
+    if (this.deletedByWildcard(sample.key, ts)) {
+      result = "outdated";
+    } else {
       try {
-        durable = this.applyWith(sample, sync.lookup(sample.key), sync);
+        result = this.write(sample.key, sample, ts, condition);
       } catch (err) {
         return Promise.reject(this.failure(sample, err));
       }
-      // Applied already (so the order holds); the put is acknowledged once the write is durable.
-      return durable?.catch((err: unknown) => Promise.reject(this.failure(sample, err)));
     }
-    this.queued++;
-    const run = this.tail.then(() => this.apply(sample)).finally(() => this.queued--);
-    // The chain must survive a failed write; the failure still reaches this put's caller.
-    this.tail = run.catch(() => undefined);
-    return run;
-  }
-
-  /** Applies one sample with last-writer-wins. */
-  async apply(sample: Sample): Promise<void> {
-    try {
-      if (isWild(sample.key)) {
-        if (sample.timestamp) await this.applyWild(sample, sample.timestamp);
-        return;
+    if (typeof result === "string") {
+      try {
+        this.settled(sample, result, condition);
+      } catch (err) {
+        return Promise.reject(err);
       }
-      // A time series only has tombstones to compare with, and keeps them where `sync` reads them.
-      const sync = this.backend.history === "all" ? this.backend.sync : undefined;
-      const current = sync ? sync.lookup(sample.key) : await this.backend.lookup(sample.key);
-      const write = this.applyWith(sample, current, undefined);
-      if (write) await write;
-    } catch (err) {
-      throw this.failure(sample, err);
+      return undefined;
     }
+    return result.then(
+      (outcome) => this.settled(sample, outcome, condition),
+      (err: unknown) => {
+        // A write that failed may have been visible for a moment (an SQLite group commit rolled back).
+        this.changed(sample);
+        return Promise.reject(this.failure(sample, err));
+      },
+    );
   }
 
-  /**
-   * Decides a sample against what the backend holds for its key and writes it: through `sync`
-   * when given (applied on return; a promise only while it is not yet durable), else
-   * asynchronously (returns the write's promise).
-   */
-  private applyWith(sample: Sample, current: StoredLookup | undefined, sync: SyncWrites | undefined): Promise<void> | undefined {
-    const ts = sample.timestamp;
-    if (!ts) return undefined; // every routed sample is stamped; unstamped ones cannot be ordered
-    if (this.deletedByWildcard(sample.key, ts)) return undefined;
-    // Outdated: older than the value or tombstone held. A time series keeps every point, so only
-    // a tombstone (a delete within the TTL) refuses an older sample there.
-    if (current && (current.deleted || this.backend.history === "latest") && current.timestamp.compare(ts) >= 0) return undefined;
-    const router = this.session.router;
-    if (sync) {
-      const durable = sample.kind === "put" ? sync.put({ key: sample.key, payload: sample.payload, encoding: sample.encoding, timestamp: ts }) : sync.delete(sample.key, ts);
-      router.touch();
-      return durable instanceof Promise ? durable : undefined;
-    }
-    const write = sample.kind === "put" ? this.backend.put({ key: sample.key, payload: sample.payload, encoding: sample.encoding, timestamp: ts }) : this.backend.delete(sample.key, ts);
-    return write.then(() => router.touch());
+  private write(key: string, sample: Sample, ts: Timestamp, condition: WriteCondition | undefined): WriteResult {
+    return sample.kind === "put" ? this.backend.put({ key, payload: sample.payload, encoding: sample.encoding, timestamp: ts }, condition) : this.backend.delete(key, ts, condition);
+  }
+
+  /** Publishes the change of an applied write; a refused conditional write is an error. */
+  private settled(sample: Sample, outcome: Insertion, condition: WriteCondition | undefined): void {
+    if (outcome === "inserted") this.changed(sample);
+    else if (condition) throw preconditionFailed("the key holds a newer version than this write");
+  }
+
+  private changed(sample: Sample): void {
+    this.session.changes.publish({ key: sample.key, kind: sample.kind });
   }
 
   private failure(sample: Sample, err: unknown): ZestError {
+    if (err instanceof ZestError && err.kind === "precondition_failed") return err;
     this.logger.error({ key: sample.key, err: errorMessage(err) }, "storage write failed");
     return err instanceof ZestError ? err : ZestError.unavailable(`storage ${this.name}: ${errorMessage(err)}`, err);
   }
 
-  /** A put or delete on a wildcard expression updates every existing matching key. */
+  /**
+   * A put or delete on a wildcard expression updates every existing matching key (each write
+   * decided by last-writer-wins like any other); a wildcard delete is also remembered, so that
+   * older puts arriving later on matching keys are refused until the tombstone TTL.
+   */
   private async applyWild(sample: Sample, ts: Timestamp): Promise<void> {
+    if (sample.kind === "delete") this.wildDeletes.push({ key: sample.key, timestamp: ts });
     const entries = await this.backend.query(sample.key);
     for (const e of entries) {
       if (e.timestamp.compare(ts) >= 0) continue;
-      if (sample.kind === "put") await this.backend.put({ key: e.key, payload: sample.payload, encoding: sample.encoding, timestamp: ts });
-      else await this.backend.delete(e.key, ts);
+      if ((await this.write(e.key, sample, ts, undefined)) === "inserted") this.session.changes.publish({ key: e.key, kind: sample.kind });
     }
-    if (sample.kind === "delete") this.wildDeletes.push({ key: sample.key, timestamp: ts });
-    this.session.router.touch();
   }
 
   private deletedByWildcard(key: string, ts: Timestamp): boolean {
@@ -156,7 +154,7 @@ export class StorageService {
       const entries = await this.backend.query(query.key, range);
       // A time series answers the range itself; a latest-value backend keeps one value per key,
       // which belongs in the answer only when its time falls in the range.
-      const inRange = range && this.backend.history === "latest" ? (e: StoredEntry) => inTimeRange(range, e.timestamp.unixNanos) : undefined;
+      const inRange = range && this.backend.capability.history === "latest" ? (e: StoredEntry) => inTimeRange(range, e.timestamp.unixNanos) : undefined;
       for (const e of entries) {
         if (inRange && !inRange(e)) continue;
         query.replySample({ key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp });
@@ -174,7 +172,7 @@ export class StorageService {
       for (const r of replies) {
         // Only stored data carries a timestamp; computed replies (evals, admin) are not copied.
         if (r.kind !== "ok" || !r.sample.timestamp || !includes(this.keyExpr, r.sample.key)) continue;
-        await this.enqueue(r.sample);
+        await this.apply(r.sample);
       }
     } catch (err) {
       this.logger.warn({ err: errorMessage(err) }, "alignment failed; starting with local data only");
@@ -227,7 +225,7 @@ export class UnavailableStorage {
 
   /** Declares the subscriber and queryable, and schedules `reopen` (true = opened, stop retrying). */
   start(reopen: () => Promise<boolean>, everyMs = REOPEN_EVERY_MS): void {
-    this.subscriber = this.session.declareSubscriber(this.keyExpr, () => Promise.reject(this.error()));
+    this.subscriber = this.session.declareSubscriber(this.keyExpr, () => Promise.reject(this.error()), { storage: true });
     this.queryable = this.session.declareQueryable(this.keyExpr, (q) => q.replyError(this.error()), { complete: true });
     const attempt = async (): Promise<void> => {
       this.timer = undefined;

@@ -7,6 +7,7 @@ import { rejectsWith } from "../support/assert.js";
 import { silentLogger } from "../../src/core/log.js";
 import { Router } from "../../src/core/router.js";
 import { Session } from "../../src/core/session.js";
+import { memoryDriver } from "../../src/storage/volumes/memory.js";
 import { StorageManager } from "../../src/storage/manager.js";
 import { sqliteDriver } from "../../src/storage/volumes/sqlite.js";
 
@@ -29,7 +30,7 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
 
   async function manager(statePath?: string): Promise<{ session: Session; sm: StorageManager }> {
     const session = new Session(new Router({ zid: "0A" }));
-    const sm = new StorageManager(session, { drivers: [sqliteDriver], ctx: { logger: silentLogger }, statePath });
+    const sm = new StorageManager(session, { drivers: [memoryDriver, sqliteDriver], ctx: { logger: silentLogger }, statePath });
     return { session, sm };
   }
 

@@ -4,7 +4,9 @@ import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
 import { errorMessage, ZestError } from "../../core/errors.js";
 import type { TimeRange } from "../../core/time-range.js";
 import { Timestamp } from "../../core/timestamp.js";
-import type { StorageBackend, StoredEntry, StoredLookup, SyncWrites, Volume, VolumeContext, VolumeDriver } from "../backend.js";
+import { checkCondition, versionOf } from "../backend.js";
+import type { Insertion, StorageBackend, StorageCapability, StoredEntry, StoredLookup, Volume, VolumeContext, VolumeDriver, WriteCondition, WriteResult } from "../backend.js";
+import { booleanOption, choiceOption, credentialsOption, stringOption, type RawOptions } from "../options.js";
 
 /** Every request gets this long, so a dead server fails a put or a query instead of hanging it. */
 const REQUEST_TIMEOUT_MS = 5_000;
@@ -165,6 +167,8 @@ interface WriteBatch {
   points: number;
   /** Resolves once InfluxDB answered 204 to the batch's `/write`; rejects with a 503 otherwise. */
   written: Promise<void>;
+  /** `written`, resolving to "inserted" (one promise per batch, shared by its puts). */
+  inserted: Promise<Insertion>;
 }
 
 /**
@@ -180,23 +184,17 @@ interface WriteBatch {
  * resolves once the `/write` carrying its point is acknowledged. Writes and deletes reach
  * InfluxDB in the order they were called, and a query or lookup waits for the writes and deletes
  * called before it, so it sees them.
+ *
+ * Last-writer-wins: a time series keeps every point, so only a tombstone (a recent delete, kept
+ * in memory) refuses an older sample. Conditional writes need the key's latest version, read from
+ * InfluxDB: they run one at a time per key (later writes to that key wait for them), so within
+ * this router the check and the write are atomic; routers sharing a database do not see each
+ * other's locks (see docs/storage-contract.md).
  */
 export class InfluxBackend implements StorageBackend {
-  readonly history = "all" as const;
-  /**
-   * `put` and `delete` without their async wrapper, so the storage service calls them inline
-   * (see `SyncWrites`): applied on return (in call order; a later query or lookup waits for
-   * them), durable once the promise they return resolves. A time series keeps every point, so
-   * `lookup` has only tombstones (recent deletes, kept in memory) to refuse older samples with.
-   */
-  readonly sync: SyncWrites = {
-    lookup: (key) => {
-      const t = this.tombstones.get(key);
-      return t && { timestamp: t, deleted: true };
-    },
-    put: (entry) => this.put(entry),
-    delete: (key, timestamp) => this.delete(key, timestamp),
-  };
+  readonly capability: StorageCapability = { history: "all", persistence: "durable" };
+  /** Per key, the tail of its conditional writes (and the writes queued behind them). */
+  private readonly locks = new Map<string, Promise<void>>();
   /** Database holding this storage's measurements. */
   readonly db: string;
   private readonly http: InfluxHttp;
@@ -230,16 +228,49 @@ export class InfluxBackend implements StorageBackend {
   }
 
   async lookup(key: string): Promise<StoredLookup | undefined> {
-    const tombstone = this.sync.lookup(key);
-    if (tombstone) return tombstone;
+    // A tombstone is dropped as soon as a newer point is written, so while it is here it is the latest.
+    const tombstone = this.tombstones.get(key);
+    if (tombstone) return { timestamp: tombstone, deleted: true, version: versionOf(tombstone) };
     await this.settled;
     const [result] = await this.http.query([`SELECT ${FIELDS} FROM ${quoteIdent(key)} ORDER BY time DESC LIMIT 1`], this.db);
     const series = result?.series[0];
     const entry = series && toEntries(series)[0];
-    return entry && { timestamp: entry.timestamp, deleted: false };
+    return entry && { timestamp: entry.timestamp, deleted: false, version: versionOf(entry.timestamp) };
   }
 
-  put(entry: StoredEntry): Promise<void> {
+  put(entry: StoredEntry, condition?: WriteCondition): WriteResult {
+    if (condition || this.locks.has(entry.key)) return this.locked(entry.key, condition, () => this.putNow(entry));
+    return this.putNow(entry);
+  }
+
+  delete(key: string, timestamp: Timestamp, condition?: WriteCondition): WriteResult {
+    if (condition || this.locks.has(key)) return this.locked(key, condition, () => this.deleteNow(key, timestamp));
+    return this.deleteNow(key, timestamp);
+  }
+
+  /**
+   * Runs `write` after the key's earlier locked writes, once `condition` holds on the key's latest
+   * version; the key stays locked until the write is durable.
+   */
+  private locked(key: string, condition: WriteCondition | undefined, write: () => WriteResult): Promise<Insertion> {
+    const run = (this.locks.get(key) ?? Promise.resolve()).then(async () => {
+      if (condition) checkCondition(await this.lookup(key), condition);
+      return write();
+    });
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.locks.set(key, tail);
+    void tail.then(() => {
+      if (this.locks.get(key) === tail) this.locks.delete(key);
+    });
+    return run;
+  }
+
+  private putNow(entry: StoredEntry): WriteResult {
+    const tombstone = this.tombstones.get(entry.key);
+    if (tombstone && tombstone.compare(entry.timestamp) >= 0) return "outdated";
     let line: string;
     try {
       line = `${this.measurement(entry.key)} sample="${entry.timestamp.encode()} ${entry.payload.toString("base64")} ${escapeField(entry.encoding)}" ${this.pointTime(entry.key, entry.timestamp)}\n`;
@@ -250,24 +281,29 @@ export class InfluxBackend implements StorageBackend {
     if (!batch || batch.points >= POINTS_PER_WRITE || batch.body.length + line.length > CHARS_PER_WRITE) batch = this.nextBatch();
     batch.body += line;
     batch.points++;
-    return batch.written;
+    return batch.inserted;
   }
 
   /**
    * Deletes the key's points up to the delete's time: the key disappears (InfluxDB drops an
    * emptied series), while a newer point that arrived first is kept, as last-writer-wins wants.
    */
-  delete(key: string, timestamp: Timestamp): Promise<void> {
+  private deleteNow(key: string, timestamp: Timestamp): WriteResult {
+    const tombstone = this.tombstones.get(key);
+    if (tombstone && tombstone.compare(timestamp) >= 0) return "outdated";
     this.batch = undefined; // puts called after this delete are written after it
     // Points of older samples may sit a few ns after their own time (see `lastPoint`).
     const last = this.lastPoint.get(key);
     const upTo = last && last.timestamp.compare(timestamp) < 0 && last.time > timestamp.unixNanos ? last.time : timestamp.unixNanos;
-    const tombstone = this.tombstones.get(key);
-    if (!tombstone || tombstone.compare(timestamp) < 0) remember(this.tombstones, key, timestamp);
-    const done = this.settled.then(async () => {
+    remember(this.tombstones, key, timestamp);
+    const done = this.settled.then(async (): Promise<Insertion> => {
       await this.http.query([`DELETE FROM ${quoteIdent(key)} WHERE time <= ${upTo}`], this.db);
+      return "inserted";
     });
-    this.settled = done.catch(() => undefined);
+    this.settled = done.then(
+      () => undefined,
+      () => undefined,
+    );
     return done;
   }
 
@@ -317,8 +353,10 @@ export class InfluxBackend implements StorageBackend {
 
   /** A new batch for puts, sent once the writes and deletes called before it are done. */
   private nextBatch(): WriteBatch {
-    const batch: WriteBatch = { body: "", points: 0, written: Promise.resolve() };
+    const batch: WriteBatch = { body: "", points: 0, written: Promise.resolve(), inserted: Promise.resolve("inserted") };
     batch.written = this.settled.then(() => this.send(batch));
+    batch.inserted = batch.written.then((): Insertion => "inserted");
+    batch.inserted.catch(() => undefined);
     this.settled = batch.written.catch(() => undefined);
     return (this.batch = batch);
   }
@@ -453,50 +491,40 @@ function isSeries(v: unknown): v is Series {
   return isObject(v) && typeof v.name === "string" && Array.isArray(v.columns) && Array.isArray(v.values) && v.values.every(Array.isArray);
 }
 
-function stringOption(options: Readonly<Record<string, unknown>>, key: string, where: string): string | undefined {
-  const v = options[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "string") throw ZestError.badRequest(`\`${key}\` of ${where} must be a string`);
-  return v;
-}
-
-/** `username`/`password` given directly or under `private` (as zenoh's volume config hides them). */
-function credentials(options: Readonly<Record<string, unknown>>, where: string): { username: string; password: string } | undefined {
-  const priv = options.private;
-  if (priv !== undefined && !isObject(priv)) throw ZestError.badRequest(`\`private\` of ${where} must be an object`);
-  const username = stringOption(options, "username", where) ?? (priv && stringOption(priv, "username", `${where} (private)`));
-  const password = stringOption(options, "password", where) ?? (priv && stringOption(priv, "password", `${where} (private)`));
-  if (username === undefined && password === undefined) return undefined;
-  if (username === undefined) throw ZestError.badRequest(`${where}: \`password\` is given without \`username\``);
-  return { username, password: password ?? "" };
-}
-
-function booleanOption(options: Readonly<Record<string, unknown>>, key: string, where: string, dflt: boolean): boolean {
-  const v = options[key];
-  if (v === undefined || v === null) return dflt;
-  if (typeof v === "boolean") return v;
-  if (v === "true" || v === "false") return v === "true";
-  throw ZestError.badRequest(`\`${key}\` of ${where} must be true or false`);
-}
+const ON_DISPOSE: ReadonlyMap<string, DisposePolicy> = new Map([
+  ["drop", "drop_db"],
+  ["dropdb", "drop_db"],
+  ["dropallseries", "drop_series"],
+  ["truncate", "drop_series"],
+  ["trunc", "drop_series"],
+]);
+const ON_CLOSURE: ReadonlyMap<string, DisposePolicy> = new Map([
+  ["do_nothing", "keep"],
+  ["drop_db", "drop_db"],
+  ["drop_series", "drop_series"],
+]);
 
 /** `on_dispose` (zenoh 0.4) or `on_closure` (zenoh 0.6); giving both with different meanings is a 400. */
-function disposePolicy(options: Readonly<Record<string, unknown>>, where: string): DisposePolicy {
-  const onDispose = stringOption(options, "on_dispose", where);
-  const onClosure = stringOption(options, "on_closure", where);
-  let a: DisposePolicy | undefined;
-  let b: DisposePolicy | undefined;
-  if (onDispose !== undefined) {
-    const v = onDispose.toLowerCase();
-    a = v === "drop" || v === "dropdb" ? "drop_db" : v === "dropallseries" || v === "truncate" || v === "trunc" ? "drop_series" : undefined;
-    if (!a) throw ZestError.badRequest(`\`on_dispose\` of ${where} must be DropDB, DropAllSeries or Truncate (got "${onDispose}")`);
-  }
-  if (onClosure !== undefined) {
-    const v = onClosure.toLowerCase();
-    b = v === "do_nothing" ? "keep" : v === "drop_db" ? "drop_db" : v === "drop_series" ? "drop_series" : undefined;
-    if (!b) throw ZestError.badRequest(`\`on_closure\` of ${where} must be do_nothing, drop_db or drop_series (got "${onClosure}")`);
-  }
+function disposePolicy(options: RawOptions, where: string): DisposePolicy {
+  const a = choiceOption(options, "on_dispose", where, ON_DISPOSE, "DropDB, DropAllSeries or Truncate");
+  const b = choiceOption(options, "on_closure", where, ON_CLOSURE, "do_nothing, drop_db or drop_series");
   if (a && b && a !== b) throw ZestError.badRequest(`${where}: \`on_dispose\` and \`on_closure\` disagree; give one of them`);
   return a ?? b ?? "keep";
+}
+
+/** The typed options of one influxdb storage. */
+interface InfluxStorageOptions {
+  readonly db: string;
+  readonly createDb: boolean;
+  readonly onDispose: DisposePolicy;
+  readonly credentials: { username: string; password: string } | undefined;
+}
+
+/** Reads a storage's options; throws a `bad_input` naming the bad one. */
+function parseStorageOptions(name: string, options: RawOptions, where: string): InfluxStorageOptions {
+  const db = stringOption(options, "db", where) ?? `zest_${name.replace(/[^A-Za-z0-9_]/g, "_")}`;
+  if (!DB_NAME.test(db)) throw ZestError.badRequest(`invalid \`db\` "${db}" for ${where}: use letters, digits, '_', '-' and '.'`);
+  return { db, createDb: booleanOption(options, "create_db", where) ?? true, onDispose: disposePolicy(options, where), credentials: credentialsOption(options, where) };
 }
 
 const DB_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -510,6 +538,9 @@ const DB_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
  */
 export const influxdbDriver: VolumeDriver = {
   name: "influxdb",
+  aliases: ["influx"],
+  kind: "time-series",
+  adminPath: "<built-in influxdb>",
   async open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume> {
     const where = `volume ${id}`;
     const rawUrl = stringOption(options, "url", where);
@@ -522,7 +553,7 @@ export const influxdbDriver: VolumeDriver = {
     }
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw ZestError.badRequest(`\`url\` of ${where} must be an http(s) URL (got "${rawUrl}")`);
     const url = rawUrl.replace(/\/+$/, "");
-    const volumeCredentials = credentials(options, where);
+    const volumeCredentials = credentialsOption(options, where);
     // Keep-alive connections, shared by the volume's storages; idle ones do not keep Node running.
     const agent = parsed.protocol === "https:" ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
     try {
@@ -537,11 +568,8 @@ export const influxdbDriver: VolumeDriver = {
       driver: "influxdb",
       async createStorage(name, _keyExpr, opts) {
         const swhere = `influxdb storage ${name}`;
-        const db = stringOption(opts, "db", swhere) ?? `zest_${name.replace(/[^A-Za-z0-9_]/g, "_")}`;
-        if (!DB_NAME.test(db)) throw ZestError.badRequest(`invalid \`db\` "${db}" for ${swhere}: use letters, digits, '_', '-' and '.'`);
-        const createDb = booleanOption(opts, "create_db", swhere, true);
-        const onDispose = disposePolicy(opts, swhere);
-        const http = new InfluxHttp(url, credentials(opts, swhere) ?? volumeCredentials, agent);
+        const { db, createDb, onDispose, credentials } = parseStorageOptions(name, opts, swhere);
+        const http = new InfluxHttp(url, credentials ?? volumeCredentials, agent);
         const [dbs] = await http.query(["SHOW DATABASES"]);
         const exists = (dbs?.series ?? []).some((s) => s.values.some((row) => row[0] === db));
         if (!exists) {

@@ -11,9 +11,14 @@
  * encoding | payload`. A delete is stored as a tombstone (flag set, empty payload) so last-writer-
  * wins still sees its timestamp; `purgeTombstones` replaces old tombstones by the KV's own purge
  * marker, guarded by the revision it read so that a newer put is never lost. The bucket keeps
- * one revision per key (`history = "latest"`); a put resolves once JetStream acknowledged it,
- * i.e. once the replicas' quorum has it. Writes are conditional on the revision last-writer-wins
- * looked at, so routers sharing a bucket never overwrite a newer value with an older one.
+ * one revision per key (`history: "latest"`); a put resolves once JetStream acknowledged it,
+ * i.e. once the replicas' quorum has it.
+ *
+ * Writes. Each write reads the key, decides last-writer-wins and its condition on what it read,
+ * and writes only over the revision it read (`previousSeq`); when another writer got there first,
+ * it reads again and decides again. So routers sharing a bucket never overwrite a newer value
+ * with an older one, and a conditional write holds against every router. The version is the held
+ * sample's timestamp, like on every volume; the revision is what makes its check race-free.
  */
 import { jetstream, JetStreamApiError, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
@@ -22,7 +27,9 @@ import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
 import { errorMessage, ZestError } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import { Timestamp } from "../../core/timestamp.js";
-import type { StorageBackend, StoredEntry, StoredLookup, Volume, VolumeContext, VolumeDriver } from "../backend.js";
+import { decideWrite, versionOf } from "../backend.js";
+import type { Insertion, StorageBackend, StorageCapability, StoredEntry, StoredLookup, Volume, VolumeContext, VolumeDriver, WriteCondition } from "../backend.js";
+import { choiceOption, positiveIntOption, stringOption, type RawOptions } from "../options.js";
 
 const HEX = "0123456789ABCDEF";
 const ENVELOPE_VERSION = 1;
@@ -176,7 +183,7 @@ export class NatsLink {
 
 /** A storage kept in one JetStream KV bucket. */
 export class JetstreamBackend implements StorageBackend {
-  readonly history = "latest" as const;
+  readonly capability: StorageCapability = { history: "latest", persistence: "durable" };
   readonly bucket: string;
   /** The stream behind the bucket, and the subject prefix of its keys. */
   private readonly stream: string;
@@ -188,8 +195,6 @@ export class JetstreamBackend implements StorageBackend {
   private readonly logger: Logger;
   /** Tombstones this backend wrote or read, by key: the candidates for `purgeTombstones`. */
   private readonly tombstones = new Map<string, bigint>();
-  /** The revision the last `lookup` saw (0: none), for the conditional write that follows it. */
-  private lastRead: { key: string; revision: number } | undefined;
 
   constructor(bucket: string, kv: KV, jsm: JetStreamManager, link: NatsLink, drop: boolean, logger: Logger) {
     this.bucket = bucket;
@@ -203,44 +208,36 @@ export class JetstreamBackend implements StorageBackend {
   }
 
   async lookup(key: string): Promise<StoredLookup | undefined> {
-    const v = await this.read(key);
-    // The storage service writes right after a lookup: remember what the write replaces.
-    this.lastRead = { key, revision: v?.revision ?? 0 };
-    return v?.value && { timestamp: v.value.timestamp, deleted: v.value.deleted };
+    const v = (await this.read(key))?.value;
+    return v && { timestamp: v.timestamp, deleted: v.deleted, version: versionOf(v.timestamp) };
   }
 
-  async put(entry: StoredEntry): Promise<void> {
-    await this.write(entry.key, entry.timestamp, encodeValue(entry.timestamp, false, entry.encoding, entry.payload));
-    this.tombstones.delete(entry.key);
+  async put(entry: StoredEntry, condition?: WriteCondition): Promise<Insertion> {
+    const outcome = await this.write(entry.key, entry.timestamp, encodeValue(entry.timestamp, false, entry.encoding, entry.payload), condition);
+    if (outcome === "inserted") this.tombstones.delete(entry.key);
+    return outcome;
   }
 
-  async delete(key: string, timestamp: Timestamp): Promise<void> {
-    await this.write(key, timestamp, encodeValue(timestamp, true, "", Buffer.alloc(0)));
-    this.tombstones.set(key, timestamp.time);
+  async delete(key: string, timestamp: Timestamp, condition?: WriteCondition): Promise<Insertion> {
+    const outcome = await this.write(key, timestamp, encodeValue(timestamp, true, "", Buffer.alloc(0)), condition);
+    if (outcome === "inserted") this.tombstones.set(key, timestamp.time);
+    return outcome;
   }
 
   /**
-   * Writes `value` on `key` only over the revision the last-writer-wins decision saw. Several
-   * routers may write one bucket (storages with the same name share it); when another wrote in
-   * between, the value there is read again and kept if it is newer, so the bucket never goes back
-   * in time.
+   * Reads `key`, decides last-writer-wins and `condition` on what it holds, and writes `value`
+   * only over the revision read. Several routers may write one bucket (storages with the same
+   * name share it): when another wrote in between, the key is read and decided again.
    */
-  private async write(key: string, timestamp: Timestamp, value: Buffer): Promise<void> {
+  private async write(key: string, timestamp: Timestamp, value: Buffer, condition: WriteCondition | undefined): Promise<Insertion> {
     const kvKey = keyToKvKey(key);
     for (let attempt = 0; ; attempt++) {
-      const cached = this.lastRead;
-      this.lastRead = undefined;
-      let expected: number;
-      if (cached?.key === key) {
-        expected = cached.revision;
-      } else {
-        const current = await this.read(key);
-        if (current?.value && current.value.timestamp.compare(timestamp) >= 0) return;
-        expected = current?.revision ?? 0;
-      }
+      const current = await this.read(key);
+      const held = current?.value;
+      if (decideWrite(held && { timestamp: held.timestamp, deleted: held.deleted }, timestamp, condition) === "outdated") return "outdated";
       try {
-        await this.link.run(() => this.kv.put(kvKey, value, { previousSeq: expected }));
-        return;
+        await this.link.run(() => this.kv.put(kvKey, value, { previousSeq: current?.revision ?? 0 }));
+        return "inserted";
       } catch (err) {
         if (attempt < 10 && err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) continue;
         throw err;
@@ -355,6 +352,9 @@ export type NatsConnectionSource = () => NatsConnection | undefined;
 export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriver {
   return {
     name: "jetstream",
+    aliases: [],
+    kind: "jetstream",
+    adminPath: "<built-in jetstream>",
     async open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume> {
       const where = `volume ${id}`;
       const servers = serversOption(options, where);
@@ -429,28 +429,13 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
 /** The `jetstream` driver for embedders without a fabric: volumes must name their `servers`. */
 export const jetstreamDriver: VolumeDriver = createJetstreamDriver();
 
-function stringOption(options: Readonly<Record<string, unknown>>, key: string, where: string): string | undefined {
-  const v = options[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "string") throw ZestError.badRequest(`\`${key}\` of ${where} must be a string`);
-  return v;
-}
-
-function positiveIntOption(options: Readonly<Record<string, unknown>>, key: string, where: string): number | undefined {
-  const v = options[key];
-  if (v === undefined || v === null) return undefined;
-  const n = typeof v === "string" ? Number(v) : v;
-  if (typeof n !== "number" || !Number.isInteger(n) || n <= 0) throw ZestError.badRequest(`\`${key}\` of ${where} must be a positive integer`);
-  return n;
-}
-
-function replicasOption(options: Readonly<Record<string, unknown>>, where: string): number | undefined {
+function replicasOption(options: RawOptions, where: string): number | undefined {
   const n = positiveIntOption(options, "replicas", where);
   if (n !== undefined && n > 5) throw ZestError.badRequest(`\`replicas\` of ${where} must be between 1 and 5`);
   return n;
 }
 
-function serversOption(options: Readonly<Record<string, unknown>>, where: string): string[] | undefined {
+function serversOption(options: RawOptions, where: string): string[] | undefined {
   const v = options.servers;
   if (v === undefined || v === null) return undefined;
   const list = typeof v === "string" ? v.split(",") : Array.isArray(v) && v.every((s) => typeof s === "string") ? (v as string[]) : undefined;
@@ -460,14 +445,20 @@ function serversOption(options: Readonly<Record<string, unknown>>, where: string
   return servers;
 }
 
-/** `on_closure` (`do_nothing` | `drop`) or `on_dispose` (`Drop`/`DropDB`); true means delete the bucket. */
-function dropOption(options: Readonly<Record<string, unknown>>, where: string): boolean {
-  const closure = stringOption(options, "on_closure", where)?.toLowerCase();
-  const dispose = stringOption(options, "on_dispose", where)?.toLowerCase();
-  if (closure !== undefined && closure !== "drop" && closure !== "do_nothing") throw ZestError.badRequest(`\`on_closure\` of ${where} must be do_nothing or drop (got "${closure}")`);
-  if (dispose !== undefined && dispose !== "drop" && dispose !== "dropdb" && dispose !== "keep") throw ZestError.badRequest(`\`on_dispose\` of ${where} must be Drop or Keep (got "${dispose}")`);
-  const a = closure === undefined ? undefined : closure === "drop";
-  const b = dispose === undefined ? undefined : dispose !== "keep";
+const ON_CLOSURE: ReadonlyMap<string, boolean> = new Map([
+  ["drop", true],
+  ["do_nothing", false],
+]);
+const ON_DISPOSE: ReadonlyMap<string, boolean> = new Map([
+  ["drop", true],
+  ["dropdb", true],
+  ["keep", false],
+]);
+
+/** `on_closure` (`do_nothing` | `drop`) or `on_dispose` (`Drop`/`DropDB`/`Keep`); true means delete the bucket. */
+function dropOption(options: RawOptions, where: string): boolean {
+  const a = choiceOption(options, "on_closure", where, ON_CLOSURE, "do_nothing or drop");
+  const b = choiceOption(options, "on_dispose", where, ON_DISPOSE, "Drop or Keep");
   if (a !== undefined && b !== undefined && a !== b) throw ZestError.badRequest(`${where}: \`on_closure\` and \`on_dispose\` disagree; give one of them`);
   return a ?? b ?? false;
 }

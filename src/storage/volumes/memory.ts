@@ -1,7 +1,7 @@
 import { intersects, isWild } from "../../keyexpr/index.js";
 import type { Timestamp } from "../../core/timestamp.js";
-import { SyncWritesBackend } from "../backend.js";
-import type { StorageBackend, StoredEntry, StoredLookup, SyncWrites, Volume, VolumeDriver } from "../backend.js";
+import { decideWrite, versionOf } from "../backend.js";
+import type { Insertion, StorageBackend, StorageCapability, StoredEntry, StoredLookup, Volume, VolumeDriver, WriteCondition } from "../backend.js";
 
 interface Slot {
   payload: Buffer | undefined; // undefined = tombstone
@@ -10,22 +10,32 @@ interface Slot {
 }
 
 /** A storage held in process memory; each storage has its own map. */
-export class MemoryBackend extends SyncWritesBackend implements StorageBackend {
-  readonly history = "latest" as const;
+export class MemoryBackend implements StorageBackend {
+  readonly capability: StorageCapability = { history: "latest", persistence: "volatile" };
   private readonly map = new Map<string, Slot>();
 
-  readonly sync: SyncWrites = {
-    lookup: (key) => {
-      const slot = this.map.get(key);
-      return slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined };
-    },
-    put: (entry) => {
-      this.map.set(entry.key, { payload: entry.payload, encoding: entry.encoding, timestamp: entry.timestamp });
-    },
-    delete: (key, timestamp) => {
-      this.map.set(key, { payload: undefined, encoding: "", timestamp });
-    },
-  };
+  async lookup(key: string): Promise<StoredLookup | undefined> {
+    const slot = this.map.get(key);
+    return slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined, version: versionOf(slot.timestamp) };
+  }
+
+  /** Decided and applied before it returns: the outcome comes back directly. */
+  put(entry: StoredEntry, condition?: WriteCondition): Insertion {
+    const outcome = this.decide(entry.key, entry.timestamp, condition);
+    if (outcome === "inserted") this.map.set(entry.key, { payload: entry.payload, encoding: entry.encoding, timestamp: entry.timestamp });
+    return outcome;
+  }
+
+  delete(key: string, timestamp: Timestamp, condition?: WriteCondition): Insertion {
+    const outcome = this.decide(key, timestamp, condition);
+    if (outcome === "inserted") this.map.set(key, { payload: undefined, encoding: "", timestamp });
+    return outcome;
+  }
+
+  private decide(key: string, timestamp: Timestamp, condition: WriteCondition | undefined): Insertion {
+    const slot = this.map.get(key);
+    return decideWrite(slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined }, timestamp, condition);
+  }
 
   async query(keyExpr: string): Promise<StoredEntry[]> {
     if (!isWild(keyExpr)) {
@@ -56,6 +66,10 @@ export class MemoryBackend extends SyncWritesBackend implements StorageBackend {
 /** The built-in `memory` volume. */
 export const memoryDriver: VolumeDriver = {
   name: "memory",
+  aliases: [],
+  kind: "memory",
+  adminPath: "<static-memory>",
+  builtIn: true,
   async open(id): Promise<Volume> {
     return {
       id,

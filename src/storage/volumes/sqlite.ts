@@ -5,8 +5,9 @@ import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
 import { errorMessage, ZestError } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import { Timestamp } from "../../core/timestamp.js";
-import { SyncWritesBackend } from "../backend.js";
-import type { StorageBackend, StoredEntry, StoredLookup, SyncWrites, Volume, VolumeContext, VolumeDriver } from "../backend.js";
+import { decideWrite, versionOf } from "../backend.js";
+import type { Insertion, StorageBackend, StorageCapability, StoredEntry, StoredLookup, Volume, VolumeContext, VolumeDriver, WriteCondition, WriteResult } from "../backend.js";
+import { choiceOption, stringOption, type RawOptions } from "../options.js";
 
 /** What a storage does to its table when it is removed (`on_dispose`); `keep` when unset. */
 type DisposePolicy = "keep" | "truncate" | "drop" | "dropdb";
@@ -25,6 +26,8 @@ interface SharedDb {
 /** A transaction collecting the writes of one event-loop turn (see `writeInBatch`). */
 interface Batch {
   readonly durable: Promise<void>;
+  /** `durable`, resolving to "inserted": made once per batch, shared by its writes. */
+  readonly inserted: Promise<Insertion>;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -70,7 +73,7 @@ function releaseDb(shared: SharedDb): void {
  * connection at once; the puts they carry are acknowledged once the promise resolves, so every
  * acknowledged write is in the WAL, and one commit serves all the requests of a turn.
  */
-function writeInBatch(shared: SharedDb, write: () => void): Promise<void> {
+function writeInBatch(shared: SharedDb, write: () => void): Promise<Insertion> {
   let batch = shared.batch;
   if (!batch) {
     shared.db.exec("BEGIN");
@@ -81,7 +84,9 @@ function writeInBatch(shared: SharedDb, write: () => void): Promise<void> {
       reject = rej;
     });
     durable.catch(() => undefined); // each writer gets the rejection; none is left unhandled
-    batch = { durable, resolve, reject };
+    const inserted = durable.then((): Insertion => "inserted");
+    inserted.catch(() => undefined);
+    batch = { durable, inserted, resolve, reject };
     shared.batch = batch;
     setImmediate(() => commitBatch(shared));
   }
@@ -93,7 +98,7 @@ function writeInBatch(shared: SharedDb, write: () => void): Promise<void> {
     if (!shared.db.inTransaction) failBatch(shared, err);
     throw err;
   }
-  return batch.durable;
+  return batch.inserted;
 }
 
 /** Commits the open group commit, if any; its writers learn the outcome through their promise. */
@@ -172,8 +177,8 @@ const AFTER_SLASH = "0";
  * bounded write-through cache of decoded rows (values and tombstones) serves lookups and exact
  * reads without SQL; it is exact because this process is the only writer of its tables.
  */
-export class SqliteBackend extends SyncWritesBackend implements StorageBackend {
-  readonly history = "latest" as const;
+export class SqliteBackend implements StorageBackend {
+  readonly capability: StorageCapability = { history: "latest", persistence: "durable" };
   /** Absolute path of the database file. */
   readonly path: string;
   /** Table holding this storage's keys. */
@@ -198,7 +203,6 @@ export class SqliteBackend extends SyncWritesBackend implements StorageBackend {
 
   /** Use `sqliteDriver`; this assumes the table exists with the zest schema. */
   constructor(name: string, shared: SharedDb, table: string, onDispose: DisposePolicy, onClose: (b: SqliteBackend) => void) {
-    super();
     this.name = name;
     this.shared = shared;
     this.path = shared.path;
@@ -225,23 +229,34 @@ export class SqliteBackend extends SyncWritesBackend implements StorageBackend {
     };
   }
 
-  /** better-sqlite3 is synchronous: a write is applied on return, and durable once its group commits. */
-  readonly sync: SyncWrites = {
-    lookup: (key) => {
-      const slot = this.slot(key);
-      return slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined };
-    },
-    put: (entry) => {
-      const durable = this.write(() => this.stmt.upsert.run(entry.key, entry.payload, entry.encoding, entry.timestamp.encode()));
-      this.remember(entry.key, { payload: entry.payload, encoding: entry.encoding, timestamp: entry.timestamp });
-      return durable;
-    },
-    delete: (key, timestamp) => {
-      const durable = this.write(() => this.stmt.tombstone.run(key, timestamp.encode()));
-      this.remember(key, { payload: undefined, encoding: "", timestamp });
-      return durable;
-    },
-  };
+  async lookup(key: string): Promise<StoredLookup | undefined> {
+    const slot = this.slot(key);
+    return slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined, version: versionOf(slot.timestamp) };
+  }
+
+  /**
+   * better-sqlite3 is synchronous: the check and the write happen in one step before this
+   * returns (this process is the only writer of the table); the promise resolves once the write's
+   * group commits. An outdated write comes back directly.
+   */
+  put(entry: StoredEntry, condition?: WriteCondition): WriteResult {
+    if (this.decide(entry.key, entry.timestamp, condition) === "outdated") return "outdated";
+    const durable = this.write(() => this.stmt.upsert.run(entry.key, entry.payload, entry.encoding, entry.timestamp.encode()));
+    this.remember(entry.key, { payload: entry.payload, encoding: entry.encoding, timestamp: entry.timestamp });
+    return durable;
+  }
+
+  delete(key: string, timestamp: Timestamp, condition?: WriteCondition): WriteResult {
+    if (this.decide(key, timestamp, condition) === "outdated") return "outdated";
+    const durable = this.write(() => this.stmt.tombstone.run(key, timestamp.encode()));
+    this.remember(key, { payload: undefined, encoding: "", timestamp });
+    return durable;
+  }
+
+  private decide(key: string, timestamp: Timestamp, condition: WriteCondition | undefined): Insertion {
+    const slot = this.slot(key);
+    return decideWrite(slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined }, timestamp, condition);
+  }
 
   async query(keyExpr: string): Promise<StoredEntry[]> {
     if (!isWild(keyExpr)) {
@@ -274,7 +289,7 @@ export class SqliteBackend extends SyncWritesBackend implements StorageBackend {
     return slot;
   }
 
-  private write(statement: () => void): Promise<void> {
+  private write(statement: () => void): Promise<Insertion> {
     return this.run(() => writeInBatch(this.shared, statement));
   }
 
@@ -357,16 +372,8 @@ function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-/** A string option, or undefined when absent; anything else is a 400 naming the option. */
-function stringOption(options: Readonly<Record<string, unknown>>, key: string, where: string): string | undefined {
-  const v = options[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "string") throw ZestError.badRequest(`\`${key}\` of ${where} must be a string`);
-  return v;
-}
-
 /** The file named by a `url` (`sqlite3:///abs/path.db`) or `path` option; undefined if neither. */
-function fileOption(options: Readonly<Record<string, unknown>>, where: string): string | undefined {
+function fileOption(options: RawOptions, where: string): string | undefined {
   const url = stringOption(options, "url", where);
   const path = stringOption(options, "path", where);
   if (url !== undefined && path !== undefined) throw ZestError.badRequest(`${where}: give either \`url\` or \`path\`, not both`);
@@ -388,20 +395,29 @@ function fileOption(options: Readonly<Record<string, unknown>>, where: string): 
   return resolve(file);
 }
 
-function parseDispose(options: Readonly<Record<string, unknown>>, where: string): DisposePolicy {
-  const v = stringOption(options, "on_dispose", where);
-  if (v === undefined) return "keep";
-  switch (v.toLowerCase()) {
-    case "truncate":
-    case "trunc":
-      return "truncate";
-    case "drop":
-      return "drop";
-    case "dropdb":
-      return "dropdb";
-    default:
-      throw ZestError.badRequest(`\`on_dispose\` of ${where} must be Truncate, Drop or DropDB (got "${v}")`);
+const DISPOSE_POLICIES: ReadonlyMap<string, DisposePolicy> = new Map([
+  ["truncate", "truncate"],
+  ["trunc", "truncate"],
+  ["drop", "drop"],
+  ["dropdb", "dropdb"],
+]);
+
+/** The typed options of one sqlite storage. */
+interface SqliteStorageOptions {
+  /** Absolute path of the file, when given on the storage. */
+  readonly file: string | undefined;
+  readonly table: string | undefined;
+  readonly onDispose: DisposePolicy;
+}
+
+/** Reads a storage's options; throws a `bad_input` naming the bad one. */
+function parseStorageOptions(options: RawOptions, where: string): SqliteStorageOptions {
+  const table = stringOption(options, "table", where);
+  if (table !== undefined && (!TABLE_NAME.test(table) || /^sqlite_/i.test(table))) {
+    throw ZestError.badRequest(`invalid \`table\` "${table}" for ${where}: use up to 128 letters, digits and '_', not starting with a digit or "sqlite_"`);
   }
+  const onDispose = choiceOption(options, "on_dispose", where, DISPOSE_POLICIES, "Truncate, Drop or DropDB") ?? "keep";
+  return { file: fileOption(options, where), table, onDispose };
 }
 
 /** The default table of storage `name`: its name with anything but letters, digits and `_` replaced. */
@@ -442,6 +458,9 @@ function ensureTable(db: Database.Database, table: string, where: string): void 
  */
 export const sqliteDriver: VolumeDriver = {
   name: "sqlite",
+  aliases: ["sqlite3"],
+  kind: "sql",
+  adminPath: "<built-in sqlite>",
   async open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume> {
     const volumeFile = fileOption(options, `volume ${id}`);
     const logger: Logger = ctx.logger.child({ volume: id });
@@ -451,19 +470,14 @@ export const sqliteDriver: VolumeDriver = {
       driver: "sqlite",
       async createStorage(name, _keyExpr, opts) {
         const where = `sqlite storage ${name}`;
-        let file = fileOption(opts, where) ?? volumeFile;
+        const parsed = parseStorageOptions(opts, where);
+        let file = parsed.file ?? volumeFile;
         if (file === undefined) {
           if (ctx.dataDir === undefined) throw ZestError.badRequest(`sqlite storage ${name} needs a \`path\` (or run with --data-dir)`);
           file = resolve(join(ctx.dataDir, `${name}.sqlite`));
         }
-        const tableOpt = stringOption(opts, "table", where);
-        if (tableOpt !== undefined && (!TABLE_NAME.test(tableOpt) || /^sqlite_/i.test(tableOpt))) {
-          throw ZestError.badRequest(
-            `invalid \`table\` "${tableOpt}" for ${where}: use up to 128 letters, digits and '_', not starting with a digit or "sqlite_"`,
-          );
-        }
-        const table = tableOpt ?? defaultTable(name);
-        const onDispose = parseDispose(opts, where);
+        const table = parsed.table ?? defaultTable(name);
+        const onDispose = parsed.onDispose;
         let shared: SharedDb;
         try {
           shared = acquireDb(file);

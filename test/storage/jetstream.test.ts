@@ -1,6 +1,6 @@
 /**
- * The `jetstream` volume against a real nats-server with JetStream: key mapping, last-writer
- * data, tombstones, wildcard listing, disposal, option errors.
+ * The `jetstream` volume against a real nats-server with JetStream: the storage contract, key
+ * mapping, routers sharing a bucket, wildcard listing, disposal, option errors.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -11,6 +11,7 @@ import { Timestamp } from "../../src/core/timestamp.js";
 import type { Volume } from "../../src/storage/backend.js";
 import { createJetstreamDriver, decodeKvToken, defaultBucket, encodeKvToken, jetstreamDriver, keyToKvKey, kvKeyToKey } from "../../src/storage/volumes/jetstream.js";
 import { universe } from "../keyexpr/reference.js";
+import { runStorageContract } from "./contract.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 
 const KV_KEY = /^[-/=.\w]+$/;
@@ -41,15 +42,32 @@ describe("jetstream volume on a nats-server", () => {
     await cluster?.stop();
   });
 
-  test("put, lookup and exact query", async () => {
-    const b = await volume.createStorage("s1", "demo/**", {});
-    await b.put({ key: "demo/a b", payload: Buffer.from("v1"), encoding: "text/plain", timestamp: ts(1) });
-    assert.deepEqual(await b.lookup("demo/a b"), { timestamp: ts(1), deleted: false });
-    assert.equal(await b.lookup("demo/none"), undefined);
-    const [e] = await b.query("demo/a b");
-    assert.equal(e?.payload.toString(), "v1");
-    assert.equal(e?.encoding, "text/plain");
-    assert.equal(e?.timestamp.compare(ts(1)), 0);
+  runStorageContract({
+    name: "jetstream",
+    // One bucket per storage name (zest_<name>), so reopening a name reopens its data.
+    open: (name, options = {}) => volume.createStorage(name, "**", options),
+    // Another router sharing the bucket: its own NATS connection, the same bucket.
+    openShared: async (name) => {
+      const twin = await jetstreamDriver.open("twin", { servers: cluster.urls[0] }, { logger: silentLogger });
+      const storage = await twin.createStorage(name, "**", {});
+      return {
+        capability: storage.capability,
+        lookup: (key) => storage.lookup(key),
+        put: (entry, condition) => storage.put(entry, condition),
+        delete: (key, timestamp, condition) => storage.delete(key, timestamp, condition),
+        query: (keyExpr, range) => storage.query(keyExpr, range),
+        purgeTombstones: (before) => storage.purgeTombstones(before),
+        close: async (dispose) => {
+          await storage.close(dispose);
+          await twin.close();
+        },
+      };
+    },
+    badOptions: [
+      { options: { bucket: "a.b" }, message: /`bucket`/ },
+      { options: { replicas: 7 }, message: /`replicas`/ },
+      { options: { on_closure: "explode" }, message: /`on_closure`/ },
+    ],
   });
 
   test("wildcard queries list the keys under the literal prefix, refined, the prefix key included", async () => {
@@ -79,34 +97,23 @@ describe("jetstream volume on a nats-server", () => {
     assert.ok(odd.every((e) => e.key.startsWith("big/odd/") && e.payload.toString() === e.key));
   });
 
-  test("a delete leaves a tombstone that lookup sees and queries hide; purge drops old ones only", async () => {
-    const b = await volume.createStorage("s3", "t/**", {});
-    await b.put({ key: "t/a", payload: Buffer.from("x"), encoding: "", timestamp: ts(3) });
-    await b.delete("t/a", ts(4));
-    await b.delete("t/b", ts(10));
-    assert.deepEqual(await b.lookup("t/a"), { timestamp: ts(4), deleted: true });
-    assert.deepEqual(await b.query("t/**"), []);
-    await b.purgeTombstones(ts(5).time);
-    assert.equal(await b.lookup("t/a"), undefined);
-    assert.deepEqual(await b.lookup("t/b"), { timestamp: ts(10), deleted: true });
-  });
-
   test("routers sharing a bucket never write an older value over a newer one", async () => {
     const other = await jetstreamDriver.open("js3", { servers: cluster.urls[0] }, { logger: silentLogger });
     try {
       const mine = await volume.createStorage("shared", "c/**", {});
       const theirs = await other.createStorage("shared", "c/**", {});
       const put = (b: typeof mine, key: string, n: number) => b.put({ key, payload: Buffer.from(String(n)), encoding: "", timestamp: ts(n) });
-      // Last-writer-wins looked at an empty key, then the other router wrote a newer value.
-      assert.equal(await mine.lookup("c/k"), undefined);
-      await put(theirs, "c/k", 50);
-      await put(mine, "c/k", 30);
+      // The other router wrote a newer value: ours, older, is outdated and the bucket keeps theirs.
+      assert.equal(await put(theirs, "c/k", 50), "inserted");
+      assert.equal(await put(mine, "c/k", 30), "outdated");
       assert.equal((await theirs.query("c/k"))[0]?.payload.toString(), "50");
-      // ... or an older one than ours: ours, the newest, goes through on a second try.
-      assert.deepEqual(await mine.lookup("c/k"), { timestamp: ts(50), deleted: false });
-      await put(theirs, "c/k", 55);
-      await put(mine, "c/k", 60);
+      // ... or an older one than ours: ours, the newest, goes through.
+      assert.equal(await put(theirs, "c/k", 55), "inserted");
+      assert.equal(await put(mine, "c/k", 60), "inserted");
       assert.equal((await theirs.query("c/k"))[0]?.payload.toString(), "60");
+      // Many writers on both routers at once: the newest stays.
+      await Promise.all([61, 70, 62, 69, 63, 68].map((n, i) => put(i % 2 ? mine : theirs, "c/k", n)));
+      assert.equal((await mine.query("c/k"))[0]?.payload.toString(), "70");
     } finally {
       await other.close();
     }
@@ -149,10 +156,7 @@ describe("jetstream volume on a nats-server", () => {
     assert.equal((volume.status().bucket_replicas as Record<string, number>).zest_rep, 1);
   });
 
-  test("bad options are 400s naming the option", async () => {
-    await assert.rejects(volume.createStorage("x", "x/**", { bucket: "a.b" }), (e: Error & { kind?: string }) => e.kind === "bad_input" && /bucket/.test(e.message));
-    await assert.rejects(volume.createStorage("x", "x/**", { replicas: 7 }), (e: Error & { kind?: string }) => e.kind === "bad_input" && /replicas/.test(e.message));
-    await assert.rejects(volume.createStorage("x", "x/**", { on_closure: "explode" }), (e: Error & { kind?: string }) => e.kind === "bad_input" && /on_closure/.test(e.message));
+  test("bad volume options are 400s naming the option", async () => {
     await assert.rejects(createJetstreamDriver().open("v", {}, { logger: silentLogger }), (e: Error & { kind?: string }) => e.kind === "bad_input" && /servers/.test(e.message));
     await assert.rejects(jetstreamDriver.open("v", { servers: 12 }, { logger: silentLogger }), (e: Error & { kind?: string }) => e.kind === "bad_input");
   });

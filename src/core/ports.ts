@@ -1,0 +1,56 @@
+/**
+ * The narrow ports a `Session` offers to the parts built on it (storages, the REST read cache,
+ * the admin space), so that none of them reaches into the `Router`.
+ */
+import type { Timestamp } from "./timestamp.js";
+
+/** Where new timestamps come from: the router's hybrid logical clock. */
+export interface Clock {
+  /** A timestamp newer than every one this router made or observed. */
+  newTimestamp(): Timestamp;
+}
+
+/**
+ * Something a query could answer changed: a storage applied a write (`put`, `delete`), or a
+ * queryable or subscriber was declared or undeclared (`declaration`).
+ */
+export interface ChangeEvent {
+  /** The key written (or the declared key expression). */
+  readonly key: string;
+  readonly kind: "put" | "delete" | "declaration";
+}
+
+/** A change-event listener. Called synchronously; it must not throw or do slow work. */
+export type ChangeListener = (event: ChangeEvent) => void;
+
+/**
+ * The router's change events. Storages publish one when a write becomes visible to queries (and
+ * again if a write they made visible is lost); read caches subscribe.
+ */
+export class ChangeFeed {
+  private readonly listeners = new Set<ChangeListener>();
+
+  /** Calls `listener` with every later event; the returned function unsubscribes. */
+  subscribe(listener: ChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Tells every subscriber. */
+  publish(event: ChangeEvent): void {
+    for (const l of this.listeners) l(event);
+  }
+}
+
+/** Who is interested in a key: what the REST layer asks before writes and before caching a read. */
+export interface Interest {
+  /** True when a subscriber here, or one another router announced, takes writes on `key`. */
+  hasSubscriber(key: string): boolean;
+  /**
+   * True when every queryable a query on `key` reaches is a storage on this router, so its
+   * answer changes only through writes and declarations, which publish change events.
+   */
+  storagesOnly(key: string): boolean;
+  /** True on a router joined to others through a fabric (their writes publish no local events). */
+  readonly clustered: boolean;
+}
