@@ -30,7 +30,7 @@ export interface StartOptions {
   /** Codecs by variant name. */
   codecs?: Partial<Record<"a" | "b", RestCodec>>;
   /** Builds the fabric for `config.fabric` (none: one process). */
-  fabric?: (config: ZestConfig, logger: Logger) => Fabric | undefined;
+  fabric?: (config: ZestConfig, logger: Logger) => Fabric | undefined | Promise<Fabric | undefined>;
 }
 
 /** A running router with its plugins. */
@@ -50,7 +50,7 @@ export interface Zest {
 /** Starts a router from its config: fabric, storages, admin space, plugins, then REST. */
 export async function startZest(config: ZestConfig, options: StartOptions): Promise<Zest> {
   const { logger } = options;
-  const fabric = options.fabric?.(config, logger);
+  const fabric = await options.fabric?.(config, logger);
   const router = new Router({ zid: config.id, queryTimeoutMs: config.queries_default_timeout, fabric, logger });
   const closers: Array<() => Promise<void> | void> = [];
   const close = async (): Promise<void> => {
