@@ -75,7 +75,9 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     });
     closers.push(() => manager.close());
     try {
-      await manager.start(config.plugins?.storage_manager ?? DEFAULT_STORAGES);
+      // `allowed_paths`/`allowed_hosts` alone are policy: the default storage stays.
+      const sm = config.plugins?.storage_manager;
+      await manager.start(sm?.storages === undefined && sm?.volumes === undefined ? { ...sm, ...DEFAULT_STORAGES } : sm);
     } catch (err) {
       // An invalid storage or volume in the configuration is a configuration error (exit 2).
       if (err instanceof ZestError && !isServerSide(err.kind)) throw new ConfigError(`invalid storage_manager configuration: ${errorMessage(err)}`);

@@ -27,12 +27,13 @@ function closed<T extends z.ZodRawShape>(shape: T, description: string) {
  */
 function names<T extends z.ZodType>(value: T, description: string) {
   return z
-    .record(z.string(), value)
+    .unknown()
     .superRefine((map, ctx) => {
-      if (!Object.hasOwn(map, "__proto__")) return;
+      if (typeof map !== "object" || map === null || !Object.hasOwn(map, "__proto__")) return;
       const r = value.safeParse((map as Record<string, unknown>)["__proto__"]);
       for (const issue of r.error?.issues ?? []) ctx.addIssue({ ...issue, path: ["__proto__", ...issue.path] } as Parameters<typeof ctx.addIssue>[0]);
     })
+    .pipe(z.record(z.string(), value))
     .describe(description);
 }
 

@@ -522,7 +522,6 @@ function asObject(value: unknown, what: string): Record<string, unknown> {
 /** Validates a storage config; throws a 400 naming the field at fault. */
 export function parseStorageConfig(name: string, raw: unknown): StorageConfig {
   const obj = asObject(raw, `storage ${name}`);
-  checkSchema(storageSchema, obj, ["plugins", "storage_manager", "storages", name]);
   if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw ZestError.badRequest(`invalid storage name "${name}": use letters, digits, '_', '-' and '.'`);
   if (obj.key_expr === undefined) throw ZestError.badRequest(`\`key_expr\` field missing for storage ${name}`);
   if (typeof obj.key_expr !== "string") throw ZestError.badRequest(`\`key_expr\` of storage ${name} must be a string`);
@@ -538,6 +537,7 @@ export function parseStorageConfig(name: string, raw: unknown): StorageConfig {
     const v = asObject(volume, `\`volume\` of storage ${name}`);
     if (typeof v.id !== "string" || v.id === "") throw ZestError.badRequest(`\`volume\` of storage ${name} must be a string or an object with a string \`id\``);
   }
+  checkSchema(storageSchema, obj, ["plugins", "storage_manager", "storages", name]);
   return { ...obj, key_expr: keyExpr, volume: volume as StorageConfig["volume"] };
 }
 
