@@ -326,7 +326,7 @@ export class StorageManager {
    */
   private async standIn(name: string, cfg: StorageConfig, err: unknown): Promise<void> {
     const { id: volumeId } = splitVolume(cfg.volume);
-    const standIn = new UnavailableStorage(name, cfg.key_expr, errorMessage(err), this.session);
+    const standIn = new UnavailableStorage(name, cfg.key_expr, redactText(errorMessage(err)), this.session);
     const prev = this.storages.get(name);
     if (prev) {
       this.storages.delete(name);
@@ -348,7 +348,7 @@ export class StorageManager {
       const backend = await volume.createStorage(name, s.config.key_expr, options);
       service = new StorageService(name, s.config.key_expr, backend, this.session, this.logger);
     } catch (err) {
-      standIn.reason = errorMessage(err);
+      standIn.reason = redactText(errorMessage(err));
       this.logger.debug({ storage: name, err: standIn.reason }, "storage still unavailable");
       return false;
     }

@@ -1,5 +1,5 @@
 /** An in-process router on a free loopback port, for the config and safety tests. */
-import { silentLogger } from "../../src/core/log.js";
+import { type Logger, silentLogger } from "../../src/core/log.js";
 import type { ZestConfig } from "../../src/config/config.js";
 import { defaultStartOptions } from "../../src/defaults.js";
 import { startZest, type Zest } from "../../src/runtime.js";
@@ -10,8 +10,8 @@ export const B_BACKEND = "/@/router/local/plugin/storages/backend";
 export const JSON_CT = { "content-type": "application/json" };
 
 /** Starts a router with `config` (REST on 127.0.0.1:0, variant `a` unless the config says). */
-export async function startRouter(config: ZestConfig = {}): Promise<Zest & { url: string }> {
+export async function startRouter(config: ZestConfig = {}, logger: Logger = silentLogger): Promise<Zest & { url: string }> {
   const rest = { http_port: "127.0.0.1:0", ...config.plugins?.rest };
-  const zest = await startZest({ ...config, plugins: { ...config.plugins, rest } }, { ...defaultStartOptions(), logger: silentLogger });
+  const zest = await startZest({ ...config, plugins: { ...config.plugins, rest } }, { ...defaultStartOptions(), logger });
   return Object.assign(zest, { url: zest.restUrl! });
 }
