@@ -16,9 +16,10 @@ export type { Fabric, FabricHost, FabricStatus } from "./core/fabric.js";
 export type { StorageBackend, Volume, VolumeDriver, VolumeContext, StoredEntry } from "./storage/backend.js";
 export { startZest, type Zest, type StartOptions } from "./runtime.js";
 export { defaultStartOptions } from "./defaults.js";
-export { NatsFabric, natsFabricFromConfig, type NatsFabricOptions } from "./fabric/index.js";
-export { createJetstreamDriver } from "./storage/volumes/jetstream.js";
-export { sqliteDriver } from "./storage/volumes/sqlite.js";
+// SQLite and NATS are imported on first use (`zest/sqlite` and `zest/nats` export them eagerly).
+export type { NatsFabric, NatsFabricOptions } from "./fabric/index.js";
+export { createJetstreamDriver, lazyDriver, sqliteDriver } from "./drivers.js";
 export { influxdbDriver } from "./storage/volumes/influxdb.js";
 export type { PluginContext, PluginHandle, PluginStart } from "./plugins.js";
 export type { ZestConfig } from "./config/config.js";
+export { configSchema, sections } from "./config/schema.js";

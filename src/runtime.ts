@@ -30,7 +30,7 @@ export interface StartOptions {
   /** REST variants besides Variant A (which is always there). */
   variants?: RestVariant[];
   /** Builds the fabric for `config.fabric` (none: one process). */
-  fabric?: (config: ZestConfig, logger: Logger) => Fabric | undefined;
+  fabric?: (config: ZestConfig, logger: Logger) => Fabric | undefined | Promise<Fabric | undefined>;
 }
 
 /** A running router with its plugins. */
@@ -50,7 +50,7 @@ export interface Zest {
 /** Starts a router from its config: fabric, storages, admin space, plugins, then REST. */
 export async function startZest(config: ZestConfig, options: StartOptions): Promise<Zest> {
   const { logger } = options;
-  const fabric = options.fabric?.(config, logger);
+  const fabric = await options.fabric?.(config, logger);
   const router = new Router({ zid: config.id, queryTimeoutMs: config.queries_default_timeout, fabric, logger });
   const closers: Array<() => Promise<void> | void> = [];
   const close = async (): Promise<void> => {
@@ -75,7 +75,9 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     });
     closers.push(() => manager.close());
     try {
-      await manager.start(config.plugins?.storage_manager ?? DEFAULT_STORAGES);
+      // `allowed_paths`/`allowed_hosts` alone are policy: the default storage stays.
+      const sm = config.plugins?.storage_manager;
+      await manager.start(sm?.storages === undefined && sm?.volumes === undefined ? { ...sm, ...DEFAULT_STORAGES } : sm);
     } catch (err) {
       // An invalid storage or volume in the configuration is a configuration error (exit 2).
       if (err instanceof ZestError && !isServerSide(err.kind)) throw new ConfigError(`invalid storage_manager configuration: ${errorMessage(err)}`);

@@ -7,6 +7,7 @@ import type { Query } from "../core/query.js";
 import type { Sample } from "../core/sample.js";
 import type { Timestamp } from "../core/timestamp.js";
 import type { StorageConfig } from "../storage/manager.js";
+import { isSecretName, redactText } from "../config/redact.js";
 import { AdminLayout } from "./admin-layout.js";
 import { type AdminSources, sortKeys } from "./admin-space.js";
 
@@ -26,8 +27,6 @@ type Properties = Record<string, string>;
 /** `auto` in a storage path picks a backend for the caller (0.4); ours is always `memory`. */
 const AUTO = "auto";
 
-/** Option names whose values never leave the router (credentials). */
-const SECRET = new Set(["password", "private"]);
 
 /** `k=v;k=v` with the keys sorted, as 0.4 rendered properties. */
 export function propertiesString(props: Properties): string {
@@ -42,7 +41,8 @@ function asString(v: unknown): string {
 }
 
 function copyProperties(into: Properties, from: Readonly<Record<string, unknown>>, skip: ReadonlySet<string>): void {
-  for (const [k, v] of Object.entries(from)) if (!skip.has(k) && !SECRET.has(k) && v !== undefined) into[k] = asString(v);
+  // Credentials never leave the router: secret options are left out, URLs lose their user part.
+  for (const [k, v] of Object.entries(from)) if (!skip.has(k) && !isSecretName(k) && v !== undefined) into[k] = redactText(asString(v));
 }
 
 const STORAGE_SKIP = new Set(["key_expr", "volume"]);
@@ -60,7 +60,7 @@ function volumeConfig(props: Properties): Properties {
  * path, for storages configured in the modern form), the volume options, and any other option.
  */
 export function storageProperties(config: StorageConfig): Properties {
-  const props: Properties = {};
+  const props = Object.create(null) as Properties;
   copyProperties(props, config, STORAGE_SKIP);
   if (typeof config.volume === "object") copyProperties(props, config.volume, VOLUME_SKIP);
   if (typeof config.selector !== "string") props.selector = keyExprToPath(config.key_expr);
@@ -87,7 +87,7 @@ function parseProperties(payload: Buffer, what: string): Properties {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw ZestError.badRequest(`${what}: expected a JSON object of string properties, got ${Array.isArray(value) ? "an array" : JSON.stringify(value)}`);
   }
-  const props: Properties = {};
+  const props = Object.create(null) as Properties;
   for (const [k, v] of Object.entries(value)) {
     if (typeof v !== "string") throw ZestError.badRequest(`${what}: property "${k}" must be a string (got ${JSON.stringify(v)}); write "${k}":"${asString(v).replace(/"/g, '\\"')}"`);
     props[k] = v;
@@ -137,21 +137,22 @@ export class AdminSpaceB extends AdminLayout {
     });
     const out: AdminEntryB[] = [json(p, this.routerStatus(), this.session.clock.newTimestamp())];
     out.push(json(`${p}/plugin/http`, { locators: this.sources.locators() }));
-    const tree: Record<string, Record<string, unknown>> = {};
+    // Volume and storage names are data: null-prototype objects keep `__proto__` a name.
+    const tree = Object.create(null) as Record<string, Record<string, unknown>>;
     const backends: AdminEntryB[] = [];
     for (const v of this.manager.listVolumes()) {
-      const bp: Properties = {};
+      const bp = Object.create(null) as Properties;
       copyProperties(bp, v.config ?? {}, v.config?.lib !== undefined ? BACKEND_SKIP : VOLUME_SKIP);
       bp.kind = v.kind;
-      if (v.error !== undefined) bp.error = v.error;
+      if (v.error !== undefined) bp.error = redactText(v.error);
       tree[v.id] = { ...bp };
       backends.push(props(`${sp}/backend/${v.id}`, bp, this.created.get(`backend/${v.id}`)));
     }
     for (const s of this.manager.listStorages()) {
       const sprops = storageProperties(s.config);
-      if (s.error !== undefined) sprops.error = s.error;
-      const node = (tree[s.volume] ??= {});
-      ((node.storage ??= {}) as Record<string, unknown>)[s.name] = sprops;
+      if (s.error !== undefined) sprops.error = redactText(s.error);
+      const node = (tree[s.volume] ??= Object.create(null) as Record<string, unknown>);
+      ((node.storage ??= Object.create(null)) as Record<string, unknown>)[s.name] = sprops;
       backends.push(props(`${sp}/backend/${s.volume}/storage/${s.name}`, sprops, this.created.get(`backend/${s.volume}/storage/${s.name}`)));
     }
     out.push(json(sp, sortKeys({ backend: tree }), this.lastChange), ...backends);
@@ -159,7 +160,7 @@ export class AdminSpaceB extends AdminLayout {
   }
 
   private routerStatus(): Record<string, unknown> {
-    const plugins: Record<string, unknown> = { http: { path: "<built-in>" }, storages: { path: "<built-in>" } };
+    const plugins: Record<string, unknown> = Object.assign(Object.create(null), { http: { path: "<built-in>" }, storages: { path: "<built-in>" } });
     for (const [name, path] of Object.entries(this.sources.plugins())) plugins[name] = { path };
     // 0.4's field order (pid first), then what zest adds.
     return {

@@ -4,6 +4,7 @@ import { Encoding } from "../core/encoding.js";
 import { errorMessage, ZestError } from "../core/errors.js";
 import type { Query } from "../core/query.js";
 import type { Sample } from "../core/sample.js";
+import { redact, redactText } from "../config/redact.js";
 import { AdminLayout } from "./admin-layout.js";
 
 /** What the admin space shows about the parts of the router it does not own. */
@@ -50,17 +51,17 @@ export class AdminSpace extends AdminLayout {
     out.push([`${sm}/__path__`, "<built-in>"]);
     out.push([`${sm}/version`, this.sources.version]);
     for (const v of this.manager.listVolumes()) {
-      out.push([`${sm}/volumes/${v.id}`, hidePrivate(withError(v.config ?? v.status, v.error))]);
+      out.push([`${sm}/volumes/${v.id}`, redact(withError(v.config ?? v.status, v.error))]);
       out.push([`${sm}/volumes/${v.id}/__path__`, v.adminPath]);
     }
-    for (const s of this.manager.listStorages()) out.push([`${sm}/storages/${s.name}`, hidePrivate(withError(s.config, s.error))]);
+    for (const s of this.manager.listStorages()) out.push([`${sm}/storages/${s.name}`, redact(withError(s.config, s.error))]);
     // Plugins loaded with -P, like zenohd's dynamic plugins (catalogue A.5).
     for (const [name, path] of Object.entries(this.sources.plugins())) out.push([`${p}/status/plugins/${name}/__path__`, path]);
     return out;
   }
 
   private routerStatus(): Record<string, unknown> {
-    const plugins: Record<string, unknown> = { rest: { path: "<built-in>" }, storage_manager: { path: "<built-in>" } };
+    const plugins: Record<string, unknown> = Object.assign(Object.create(null), { rest: { path: "<built-in>" }, storage_manager: { path: "<built-in>" } });
     for (const [name, path] of Object.entries(this.sources.plugins())) plugins[name] = { path };
     return sortKeys({
       fabric: this.sources.fabric(),
@@ -116,24 +117,13 @@ export function sortKeys(value: unknown): Record<string, unknown> {
 function sortValue(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortValue);
   if (typeof value !== "object" || value === null) return value;
-  const out: Record<string, unknown> = {};
+  // Keys are names (`__proto__` included): a null-prototype object keeps every one of them.
+  const out = Object.create(null) as Record<string, unknown>;
   for (const k of Object.keys(value).sort()) out[k] = sortValue((value as Record<string, unknown>)[k]);
-  return out;
-}
-
-/** Sub-objects named `private` (credentials) never leave the router. */
-function hidePrivate(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(hidePrivate);
-  if (typeof value !== "object" || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(value).sort()) {
-    if (k === "private" || k === "password") continue;
-    out[k] = hidePrivate((value as Record<string, unknown>)[k]);
-  }
   return out;
 }
 
 /** A status value, with the reason its backend is unavailable (a storage standing in, retrying) when there is one. */
 function withError<T extends object>(value: T, error: string | undefined): T | (T & { error: string }) {
-  return error === undefined ? value : { ...value, error };
+  return error === undefined ? value : { ...value, error: redactText(error) };
 }

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import JSON5 from "json5";
 import { errorMessage } from "../core/errors.js";
 import type { StorageManagerConfig } from "../storage/manager.js";
+import { configSchema, depthProblem, problems } from "./schema.js";
 
 /** The router's configuration (JSON5 file, `--cfg` overrides and flags, in that order). */
 export interface ZestConfig {
@@ -18,6 +19,8 @@ export interface ZestConfig {
     [plugin: string]: unknown;
   };
   fabric?: { nats?: { servers?: string[] | string; [option: string]: unknown } };
+  /** Access control (its schema lives with the front door). */
+  access_control?: unknown;
 }
 
 /** A configuration error: one line, and the CLI exits with status 2. */
@@ -42,6 +45,8 @@ export function loadConfigFile(path: string): ZestConfig {
   } catch (err) {
     throw new ConfigError(`config file ${path} is not valid JSON5: ${errorMessage(err)}`);
   }
+  const deep = depthProblem(value);
+  if (deep) throw new ConfigError(`config file ${path}: ${deep}`);
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ConfigError(`config file ${path} must hold a JSON5 object`);
   return value as ZestConfig;
 }
@@ -60,14 +65,22 @@ export function applyCfgOverride(config: ZestConfig, override: string): void {
   } catch (err) {
     throw new ConfigError(`invalid --cfg value for ${path.join("/")}: ${errorMessage(err)}`);
   }
+  if (path.length === 0) throw new ConfigError(`invalid --cfg "${override}": the path is empty`);
+  // Path parts are names (a storage may be called `__proto__`): own properties only, set by definition.
   let node = config as Record<string, unknown>;
   for (const part of path.slice(0, -1)) {
-    const next = node[part];
-    if (next === undefined) node = node[part] = {};
+    const next = Object.hasOwn(node, part) ? node[part] : undefined;
+    if (next === undefined) node = defineKey(node, part, {}) as Record<string, unknown>;
     else if (typeof next === "object" && next !== null && !Array.isArray(next)) node = next as Record<string, unknown>;
     else throw new ConfigError(`invalid --cfg path ${path.join("/")}: ${part} is not an object`);
   }
-  node[path[path.length - 1]!] = value;
+  defineKey(node, path[path.length - 1]!, value);
+}
+
+/** Sets `obj[key]` as an own property, even for `__proto__`; returns the value. */
+function defineKey(obj: Record<string, unknown>, key: string, value: unknown): unknown {
+  Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  return value;
 }
 
 /** Where the REST gateway listens; `undefined` when disabled (`none`). */
@@ -83,23 +96,12 @@ export function parseHttpPort(value: number | string | undefined): { host?: stri
   return host === undefined ? { port } : { host, port };
 }
 
-/** Checks the parts of the config whose type mistakes would otherwise surface late. */
-export function validateConfig(config: ZestConfig): void {
-  const rest = config.plugins?.rest;
-  if (rest !== undefined && (typeof rest !== "object" || rest === null)) throw new ConfigError("plugins.rest must be an object");
-  if (rest?.variant !== undefined && rest.variant !== "a" && rest.variant !== "b") throw new ConfigError(`plugins.rest.variant must be "a" or "b", not ${JSON.stringify(rest.variant)}`);
-  if (rest?.body_limit !== undefined && (!Number.isInteger(rest.body_limit) || rest.body_limit <= 0)) throw new ConfigError("plugins.rest.body_limit must be a positive integer (bytes)");
-  if (rest?.cache_entries !== undefined && (!Number.isInteger(rest.cache_entries) || rest.cache_entries < 0)) throw new ConfigError("plugins.rest.cache_entries must be a whole number (0 disables the read cache)");
-  parseHttpPort(rest?.http_port);
-  const t = config.queries_default_timeout;
-  if (t !== undefined && (typeof t !== "number" || !(t > 0))) throw new ConfigError("queries_default_timeout must be a positive number of milliseconds");
-  const sm = config.plugins?.storage_manager;
-  if (sm !== undefined && (typeof sm !== "object" || sm === null || Array.isArray(sm))) throw new ConfigError("plugins.storage_manager must be an object");
-  for (const section of ["storages", "volumes"] as const) {
-    const v = sm?.[section];
-    if (v !== undefined && (typeof v !== "object" || v === null || Array.isArray(v))) throw new ConfigError(`plugins.storage_manager.${section} must be an object`);
-  }
-  if (config.id !== undefined && (typeof config.id !== "string" || !/^([0-9a-fA-F]{2}){1,16}$/.test(config.id))) {
-    throw new ConfigError(`invalid router id ${JSON.stringify(config.id)}: expected 1 to 16 bytes of hex`);
-  }
+/**
+ * Checks the whole config against the schema (`schema.ts`): an unknown key, a wrong type or a
+ * value nested too deep is a ConfigError (exit 2) naming the key.
+ */
+export function validateConfig(config: unknown): asserts config is ZestConfig {
+  const found = problems(configSchema, config);
+  if (found.length > 0) throw new ConfigError(found.length === 1 ? found[0]! : `${found[0]} (and ${found.length - 1} more: ${found.slice(1, 4).join("; ")})`);
+  parseHttpPort((config as ZestConfig).plugins?.rest?.http_port);
 }

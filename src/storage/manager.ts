@@ -1,7 +1,11 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import JSON5 from "json5";
 import { dirname } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { canonize } from "../keyexpr/index.js";
+import { type AdmissionPolicy, admissionPolicy, admitRuntimeOptions } from "../config/admission.js";
+import { redactText } from "../config/redact.js";
+import { problems, savedStateSchema, storageSchema, volumeSchema } from "../config/schema.js";
 import { errorMessage, isServerSide, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import type { Session } from "../core/session.js";
@@ -22,6 +26,10 @@ export interface StorageConfig {
 export interface StorageManagerConfig {
   volumes?: Record<string, VolumeConfig>;
   storages?: Record<string, StorageConfig>;
+  /** Directories (besides `data_dir`) where run-time volumes may open files. */
+  allowed_paths?: string[];
+  /** Hosts run-time volumes may reach (default: the hosts of the configured volumes). */
+  allowed_hosts?: string[];
 }
 
 interface RunningStorage {
@@ -47,9 +55,22 @@ export interface VolumeListing {
 }
 
 /** What was saved under `--data-dir`: run-time changes, and what was removed from the config. */
-interface SavedState extends StorageManagerConfig {
+interface SavedState {
+  volumes?: Record<string, VolumeConfig>;
+  storages?: Record<string, StorageConfig>;
   removedStorages?: string[];
   removedVolumes?: string[];
+}
+
+/** Where a change comes from: the configuration (file, flags, saved state) or an admin write. */
+export interface ChangeOptions {
+  /** false: do not save it under `--data-dir` (start-up). */
+  persist?: boolean;
+  /**
+   * true for changes written through the admin space (the default): their files and hosts are
+   * checked against `allowed_paths`/`allowed_hosts`. Start-up passes false.
+   */
+  runtime?: boolean;
 }
 
 /**
@@ -87,6 +108,11 @@ export class StorageManager {
   private readonly statePath: string | undefined;
   /** Serializes changes: each one sees the state the previous one left. */
   private tail: Promise<unknown> = Promise.resolve();
+  /** Names removed at run time that the configuration file still has (kept in the saved state). */
+  private readonly removedStorages = new Set<string>();
+  private readonly removedVolumes = new Set<string>();
+  /** What run-time volumes may reach (set by `start`). */
+  private admission: AdmissionPolicy;
 
   constructor(session: Session, options: StorageManagerOptions) {
     this.session = session;
@@ -94,6 +120,7 @@ export class StorageManager {
     this.logger = options.ctx.logger.child({ plugin: "storage_manager" });
     this.statePath = options.statePath;
     for (const d of options.drivers) for (const name of [d.name, ...d.aliases]) this.drivers.set(name, d);
+    this.admission = admissionPolicy({ dataDir: this.ctx.dataDir, configuredVolumes: [] });
   }
 
   /**
@@ -104,27 +131,41 @@ export class StorageManager {
    */
   async start(config: StorageManagerConfig): Promise<void> {
     for (const d of new Set(this.drivers.values())) if (d.builtIn && !this.volumes.has(d.name)) this.volumes.set(d.name, await d.open(d.name, {}, this.ctx));
-    const merged = { volumes: { ...config.volumes }, storages: { ...config.storages } };
+    // Names are data: Maps throughout, so `__proto__` or `constructor` is a name like any other.
+    const volumes = new Map<string, unknown>(entriesOf(config.volumes));
+    const storages = new Map<string, unknown>(entriesOf(config.storages));
+    this.admission = admissionPolicy({
+      dataDir: this.ctx.dataDir,
+      allowedPaths: config.allowed_paths,
+      allowedHosts: config.allowed_hosts,
+      configuredVolumes: [...volumes.values(), ...[...storages.values()].map((s) => (s as { volume?: unknown } | undefined)?.volume)],
+    });
     const saved = this.loadState();
     if (saved) {
-      Object.assign(merged.volumes, saved.volumes);
-      Object.assign(merged.storages, saved.storages);
-      for (const name of saved.removedStorages ?? []) delete merged.storages[name];
-      for (const id of saved.removedVolumes ?? []) delete merged.volumes[id];
-    }
-    for (const [id, v] of Object.entries(merged.volumes)) {
-      try {
-        await this.putVolume(id, v, { persist: false });
-      } catch (err) {
-        if (!retryable(err)) throw err;
-        this.volumeConfigs.set(id, v);
-        this.volumeErrors.set(id, errorMessage(err));
-        this.logger.warn({ volume: id, err: errorMessage(err) }, "volume unavailable at start-up; its storages answer 503 and retry");
+      for (const [id, v] of entriesOf(saved.volumes)) volumes.set(id, v);
+      for (const [name, s] of entriesOf(saved.storages)) storages.set(name, s);
+      for (const name of saved.removedStorages ?? []) {
+        storages.delete(name);
+        this.removedStorages.add(name);
+      }
+      for (const id of saved.removedVolumes ?? []) {
+        volumes.delete(id);
+        this.removedVolumes.add(id);
       }
     }
-    for (const [name, s] of Object.entries(merged.storages)) {
+    for (const [id, v] of volumes) {
       try {
-        await this.putStorage(name, s, { persist: false });
+        await this.putVolume(id, v, { persist: false, runtime: false });
+      } catch (err) {
+        if (!retryable(err)) throw err;
+        this.volumeConfigs.set(id, v as VolumeConfig);
+        this.volumeErrors.set(id, redactText(errorMessage(err)));
+        this.logger.warn({ volume: id, err: redactText(errorMessage(err)) }, "volume unavailable at start-up; its storages answer 503 and retry");
+      }
+    }
+    for (const [name, s] of storages) {
+      try {
+        await this.putStorage(name, s, { persist: false, runtime: false });
       } catch (err) {
         if (!retryable(err)) throw err;
         await this.serial(async () => this.standIn(name, parseStorageConfig(name, s), err));
@@ -186,9 +227,11 @@ export class StorageManager {
   }
 
   /** Creates or replaces volume `id`. A volume in use by storages cannot be replaced (409). */
-  putVolume(id: string, config: unknown, opts: { persist?: boolean } = {}): Promise<void> {
+  putVolume(id: string, config: unknown, opts: ChangeOptions = {}): Promise<void> {
     return this.serial(async () => {
       const cfg = asObject(config, `volume ${id}`);
+      checkSchema(volumeSchema, cfg, ["plugins", "storage_manager", "volumes", id]);
+      if (opts.runtime !== false) admitRuntimeOptions(cfg, `volume ${id}`, this.admission);
       const driver = this.driverFor(id, cfg);
       const prev = this.volumeConfigs.get(id);
       // The same config again is a no-op, unless the volume failed to open: then it is a retry.
@@ -196,11 +239,21 @@ export class StorageManager {
       const users = this.usersOf(id);
       if (users.length > 0) throw ZestError.conflict(`volume ${id} is used by storage(s) ${users.join(", ")}; remove them first`);
       const volume = await driver.open(id, cfg, this.ctx);
-      await this.volumes.get(id)?.close();
+      const prevVolume = this.volumes.get(id);
+      const prevError = this.volumeErrors.get(id);
       this.volumes.set(id, volume);
       this.volumeConfigs.set(id, cfg);
       this.volumeErrors.delete(id);
-      if (opts.persist !== false) this.saveState();
+      if (opts.persist !== false) {
+        await this.saveOrUndo(async () => {
+          // Back to the previous volume: the running and the saved state stay the same.
+          await volume.close();
+          restore(this.volumes, id, prevVolume);
+          restore(this.volumeConfigs, id, prev);
+          restore(this.volumeErrors, id, prevError);
+        });
+      }
+      await prevVolume?.close();
       this.logger.info({ volume: id, driver: driver.name }, "volume opened");
     });
   }
@@ -213,12 +266,21 @@ export class StorageManager {
       if (!volume && !this.volumeErrors.has(id)) throw ZestError.notFound(`no volume named ${id}`);
       const users = this.usersOf(id);
       if (users.length > 0) throw ZestError.conflict(`volume ${id} is used by storage(s) ${users.join(", ")}; remove them first`);
+      const prevConfig = this.volumeConfigs.get(id);
+      const prevError = this.volumeErrors.get(id);
+      const wasRemoved = this.removedVolumes.has(id);
       this.volumes.delete(id);
       this.volumeConfigs.delete(id);
       this.volumeErrors.delete(id);
-      await volume?.close();
       // Remembered as removed, so a volume from the config file does not come back on a restart.
-      this.saveState([], [id]);
+      this.removedVolumes.add(id);
+      await this.saveOrUndo(async () => {
+        restore(this.volumes, id, volume);
+        restore(this.volumeConfigs, id, prevConfig);
+        restore(this.volumeErrors, id, prevError);
+        if (!wasRemoved) this.removedVolumes.delete(id);
+      });
+      await volume?.close();
     });
   }
 
@@ -226,9 +288,10 @@ export class StorageManager {
    * Creates storage `name`, or replaces it when its config changed (an identical config is a
    * no-op). Validation errors are 400s naming the field; an unreachable backend is a 503.
    */
-  putStorage(name: string, config: unknown, opts: { persist?: boolean } = {}): Promise<void> {
+  putStorage(name: string, config: unknown, opts: ChangeOptions = {}): Promise<void> {
     return this.serial(async () => {
       const cfg = parseStorageConfig(name, config);
+      if (opts.runtime !== false && typeof cfg.volume === "object") admitRuntimeOptions(cfg.volume, `storage ${name}`, this.admission);
       const prev = this.storages.get(name);
       // The same config again is a no-op, unless the storage stands in for an unavailable
       // backend: then it is a retry now (a 503 if it still fails, the stand-in staying).
@@ -243,7 +306,16 @@ export class StorageManager {
       const service = new StorageService(name, cfg.key_expr, backend, this.session, this.logger);
       await service.start();
       this.storages.set(name, { config: cfg, service, volume: volumeId });
-      if (opts.persist !== false) this.saveState();
+      const wasRemoved = this.removedStorages.delete(name);
+      if (opts.persist !== false) {
+        await this.saveOrUndo(async () => {
+          // Back to the previous storage (its data was kept), or to no storage at all.
+          this.storages.delete(name);
+          if (wasRemoved) this.removedStorages.add(name);
+          await service.stop(false);
+          if (prev) await this.reopenPrevious(name, prev);
+        });
+      }
       this.logger.info({ storage: name, key_expr: cfg.key_expr, volume: volumeId }, "storage started");
     });
   }
@@ -254,7 +326,13 @@ export class StorageManager {
       const s = this.storages.get(name);
       if (!s) throw ZestError.notFound(`no storage named ${name}`);
       this.storages.delete(name);
-      this.saveState([name]);
+      const wasRemoved = this.removedStorages.has(name);
+      this.removedStorages.add(name);
+      // Saved before its disposal policy runs, so a failed save leaves the storage as it was.
+      await this.saveOrUndo(async () => {
+        this.storages.set(name, s);
+        if (!wasRemoved) this.removedStorages.delete(name);
+      });
       if (s.service instanceof UnavailableStorage) this.logger.warn({ storage: name, err: s.service.reason }, "storage removed while its backend is unavailable: its disposal policy was not applied");
       await s.service.stop(true);
       this.logger.info({ storage: name }, "storage removed");
@@ -267,7 +345,7 @@ export class StorageManager {
    */
   private async standIn(name: string, cfg: StorageConfig, err: unknown): Promise<void> {
     const { id: volumeId } = splitVolume(cfg.volume);
-    const standIn = new UnavailableStorage(name, cfg.key_expr, errorMessage(err), this.session);
+    const standIn = new UnavailableStorage(name, cfg.key_expr, redactText(errorMessage(err)), this.session);
     const prev = this.storages.get(name);
     if (prev) {
       this.storages.delete(name);
@@ -289,7 +367,7 @@ export class StorageManager {
       const backend = await volume.createStorage(name, s.config.key_expr, options);
       service = new StorageService(name, s.config.key_expr, backend, this.session, this.logger);
     } catch (err) {
-      standIn.reason = errorMessage(err);
+      standIn.reason = redactText(errorMessage(err));
       this.logger.debug({ storage: name, err: standIn.reason }, "storage still unavailable");
       return false;
     }
@@ -366,33 +444,97 @@ export class StorageManager {
     return [...this.storages.entries()].filter(([, s]) => s.volume === volumeId).map(([n]) => n);
   }
 
+  /** The saved state, checked against the schema; a state that does not pass stops start-up. */
   private loadState(): SavedState | undefined {
     if (!this.statePath) return undefined;
+    let text: string;
     try {
-      return JSON.parse(readFileSync(this.statePath, "utf8")) as SavedState;
+      text = readFileSync(this.statePath, "utf8");
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") this.logger.warn({ path: this.statePath, err: errorMessage(err) }, "could not read saved storages");
       return undefined;
     }
+    let state: unknown;
+    try {
+      // JSON5 defines every key as an own property: a `__proto__` name stays a name.
+      state = JSON5.parse(text);
+    } catch (err) {
+      throw ZestError.badRequest(`saved state ${this.statePath} is not valid JSON: ${errorMessage(err)}`);
+    }
+    const found = problems(savedStateSchema, state);
+    if (found.length > 0) throw ZestError.badRequest(`saved state ${this.statePath}: ${found[0]}`);
+    return state as SavedState;
+  }
+
+  /**
+   * Saves the state after a change; if it cannot be saved, `undo` brings the running state back
+   * to what is saved, and the writer gets an `internal` error saying why.
+   */
+  private async saveOrUndo(undo: () => Promise<void>): Promise<void> {
+    try {
+      this.saveState();
+    } catch (err) {
+      this.logger.error({ path: this.statePath, err: errorMessage(err) }, "could not save storages; the change is undone");
+      try {
+        await undo();
+      } catch (undoErr) {
+        this.logger.error({ err: errorMessage(undoErr) }, "undoing the unsaved change failed");
+      }
+      throw new ZestError("internal", `the change could not be saved to ${this.statePath} (${errorMessage(err)}), so it was undone`, { cause: err });
+    }
   }
 
   /** Writes the current volumes and storages atomically (rename), so a crash never leaves half a file. */
-  private saveState(removed: string[] = [], removedVolumeIds: string[] = []): void {
+  private saveState(): void {
     if (!this.statePath) return;
-    const prev = this.loadState();
-    const removedStorages = [...new Set([...(prev?.removedStorages ?? []), ...removed])].filter((n) => !this.storages.has(n));
-    const removedVolumes = [...new Set([...(prev?.removedVolumes ?? []), ...removedVolumeIds])].filter((n) => !this.volumeConfigs.has(n));
     const state: SavedState = {
-      volumes: Object.fromEntries(this.volumeConfigs),
-      storages: Object.fromEntries([...this.storages.entries()].map(([n, s]) => [n, s.config])),
-      removedStorages,
-      removedVolumes,
+      volumes: fromEntries(this.volumeConfigs),
+      storages: fromEntries([...this.storages].map(([n, s]) => [n, s.config])),
+      removedStorages: [...this.removedStorages].filter((n) => !this.storages.has(n)),
+      removedVolumes: [...this.removedVolumes].filter((n) => !this.volumeConfigs.has(n)),
     };
     mkdirSync(dirname(this.statePath), { recursive: true });
     const tmp = `${this.statePath}.tmp`;
     writeFileSync(tmp, JSON.stringify(state, null, 2));
     renameSync(tmp, this.statePath);
   }
+
+  /** After an unsaved replacement was undone: the previous storage runs again (or stands in). */
+  private async reopenPrevious(name: string, prev: RunningStorage): Promise<void> {
+    try {
+      const { id: volumeId, options } = splitVolume(prev.config.volume);
+      const volume = await this.volumeFor(volumeId);
+      const backend = await volume.createStorage(name, prev.config.key_expr, options);
+      const service = new StorageService(name, prev.config.key_expr, backend, this.session, this.logger);
+      await service.start();
+      this.storages.set(name, { config: prev.config, service, volume: volumeId });
+    } catch (err) {
+      await this.standIn(name, prev.config, err);
+    }
+  }
+}
+
+/** The entries of a map of names; own properties only, so every name (`__proto__` too) counts. */
+function entriesOf<T>(map: Readonly<Record<string, T>> | undefined): Array<[string, T]> {
+  return map === undefined ? [] : Object.entries(map);
+}
+
+/** A plain object of `entries` with every name an own property (`__proto__` included). */
+function fromEntries<T>(entries: Iterable<readonly [string, T]>): Record<string, T> {
+  const out = Object.create(null) as Record<string, T>;
+  for (const [k, v] of entries) out[k] = v;
+  return out;
+}
+
+function restore<V>(map: Map<string, V>, key: string, value: V | undefined): void {
+  if (value === undefined) map.delete(key);
+  else map.set(key, value);
+}
+
+/** Checks a run-time body against its schema; a 400 naming the first problem. */
+function checkSchema(schema: Parameters<typeof problems>[0], value: unknown, path: readonly string[]): void {
+  const found = problems(schema, value, path);
+  if (found.length > 0) throw ZestError.badRequest(found[0]!);
 }
 
 function asObject(value: unknown, what: string): Record<string, unknown> {
@@ -418,6 +560,7 @@ export function parseStorageConfig(name: string, raw: unknown): StorageConfig {
     const v = asObject(volume, `\`volume\` of storage ${name}`);
     if (typeof v.id !== "string" || v.id === "") throw ZestError.badRequest(`\`volume\` of storage ${name} must be a string or an object with a string \`id\``);
   }
+  checkSchema(storageSchema, obj, ["plugins", "storage_manager", "storages", name]);
   return { ...obj, key_expr: keyExpr, volume: volume as StorageConfig["volume"] };
 }
 

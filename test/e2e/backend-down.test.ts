@@ -16,7 +16,7 @@ const STATUS = "/@/router/local/status/plugins/storage_manager";
 const TEXT = { "content-type": "text/plain" };
 const JSON_CT = { "content-type": "application/json" };
 /** A memory storage on mem/** only, so the InfluxDB storage is the only one on ifx/**. */
-const ARGS = ["--cfg", 'plugins/storage_manager/storages/mem:{key_expr:"mem/**",volume:"memory"}'];
+const ARGS = ["--cfg", 'plugins/storage_manager/storages/mem:{key_expr:"mem/**",volume:"memory"}', "--cfg", 'plugins/storage_manager/allowed_hosts:["127.0.0.1"]'];
 
 describe("a backend that is down at start-up", { skip }, () => {
   let dir: string;

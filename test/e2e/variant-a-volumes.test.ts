@@ -32,6 +32,8 @@ describe("Variant A: named volumes", () => {
       `plugins/storage_manager/volumes/mysql:{backend:"sqlite",path:${JSON.stringify(join(dir, "named.db"))}}`,
       "--cfg",
       'plugins/storage_manager/storages/named:{key_expr:"named/**",volume:"mysql"}',
+      "--cfg",
+      `plugins/storage_manager/allowed_paths:${JSON.stringify([dir])}`,
     ]);
   });
   after(async () => {

@@ -19,7 +19,9 @@ const BACKEND = "/@/router/local/plugin/storages/backend";
 const ADMIN = `/@/router/${PID}/plugin/storages/backend`;
 /** curl -d sends this content type, which Variant B stores as a string. */
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
-const B_ARGS = ["--rest-variant", "b", "--id", ZID];
+/** Run-time backends in these tests use files under the temp dir and a local InfluxDB. */
+const ALLOW = ["--cfg", `plugins/storage_manager/allowed_paths:${JSON.stringify([tmpdir()])}`, "--cfg", 'plugins/storage_manager/allowed_hosts:["127.0.0.1","localhost"]'];
+const B_ARGS = ["--rest-variant", "b", "--id", ZID, ...ALLOW];
 /** No storage at all (not even the default one on `**`), as zenoh 0.4 started. */
 const NO_STORAGES = ["--cfg", "plugins/storage_manager/storages:{}"];
 

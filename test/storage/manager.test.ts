@@ -30,7 +30,7 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
 
   async function manager(statePath?: string): Promise<{ session: Session; sm: StorageManager }> {
     const session = new Session(new Router({ zid: "0A" }));
-    const sm = new StorageManager(session, { drivers: [memoryDriver, sqliteDriver], ctx: { logger: silentLogger }, statePath });
+    const sm = new StorageManager(session, { drivers: [memoryDriver, sqliteDriver], ctx: { logger: silentLogger, dataDir: dir }, statePath });
     return { session, sm };
   }
 

@@ -237,7 +237,8 @@ describe("sqlite volume", () => {
     const db = new Database(path);
     db.exec("CREATE TABLE example (k VARCHAR(3072) PRIMARY KEY, v TEXT, e VARCHAR(10), t VARCHAR(60))");
     db.close();
-    const volume = await sqliteDriver.open("v", { path }, ctx);
+    // Another application's file: opened only when adopted (see test/config/sqlite-files.test.ts).
+    const volume = await sqliteDriver.open("v", { path, adopt_existing: true }, ctx);
     await rejectsWith(volume.createStorage("s", "**", { table: "example" }), "bad_input", /table "example" exists with another schema/);
     assert.equal(isSqliteFileOpen(path), false);
   });

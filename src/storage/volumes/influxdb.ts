@@ -552,8 +552,12 @@ export const influxdbDriver: VolumeDriver = {
       throw ZestError.badRequest(`\`url\` of ${where} is not a URL (got "${rawUrl}")`);
     }
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw ZestError.badRequest(`\`url\` of ${where} must be an http(s) URL (got "${rawUrl}")`);
-    const url = rawUrl.replace(/\/+$/, "");
-    const volumeCredentials = credentialsOption(options, where);
+    // Credentials in the URL go in the Authorization header, so the URL kept, shown and put in
+    // messages carries none.
+    const volumeCredentials = credentialsOption(options, where) ?? (parsed.username !== "" ? { username: decodeURIComponent(parsed.username), password: decodeURIComponent(parsed.password) } : undefined);
+    parsed.username = "";
+    parsed.password = "";
+    const url = parsed.href.replace(/\/+$/, "");
     // Keep-alive connections, shared by the volume's storages; idle ones do not keep Node running.
     const agent = parsed.protocol === "https:" ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
     try {

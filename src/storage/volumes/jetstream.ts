@@ -20,6 +20,7 @@
  * with an older one, and a conditional write holds against every router. The version is the held
  * sample's timestamp, like on every volume; the revision is what makes its check race-free.
  */
+import { jetstreamDescriptor } from "./descriptors.js";
 import { jetstream, JetStreamApiError, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -351,10 +352,7 @@ export type NatsConnectionSource = () => NatsConnection | undefined;
  */
 export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriver {
   return {
-    name: "jetstream",
-    aliases: [],
-    kind: "jetstream",
-    adminPath: "<built-in jetstream>",
+    ...jetstreamDescriptor,
     async open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume> {
       const where = `volume ${id}`;
       const servers = serversOption(options, where);

@@ -1,4 +1,5 @@
-import { mkdirSync, rmSync } from "node:fs";
+import { sqliteDescriptor } from "./descriptors.js";
+import { mkdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
@@ -21,6 +22,40 @@ interface SharedDb {
   batch: Batch | undefined;
   /** Called when a transaction is rolled back, so caches forget what it wrote. */
   readonly onRollback: Set<() => void>;
+  /** True when zest created the file (it carries zest's application id): only then may DropDB delete it. */
+  readonly ours: boolean;
+}
+
+/**
+ * `PRAGMA application_id` of the files zest creates ("zest" in ASCII). A file without it is
+ * another application's, and is opened only with `adopt_existing: true` from the config file.
+ */
+export const ZEST_APPLICATION_ID = 0x7a657374;
+
+/** Whether an existing database without zest's id may be used (`adopt_existing`). */
+function adoptOption(options: Readonly<Record<string, unknown>>, where: string): boolean | undefined {
+  const v = options.adopt_existing;
+  if (v === undefined) return undefined;
+  if (typeof v !== "boolean") throw ZestError.badRequest(`\`adopt_existing\` of ${where} must be true or false`);
+  return v;
+}
+
+/**
+ * Marks a new database as zest's, or checks an existing one: it must carry zest's id, hold only
+ * tables of zest's schema (a file of an earlier zest, marked now), or be adopted explicitly.
+ * Runs before WAL is switched on, so a refused file is left exactly as it was.
+ */
+function claimDb(db: Database.Database, path: string, existed: boolean, adopt: boolean): boolean {
+  const id = db.pragma("application_id", { simple: true }) as number;
+  if (id === ZEST_APPLICATION_ID) return true;
+  const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+  const zestTables = tables.length > 0 && tables.every((t) => hasZestSchema(db, t.name));
+  if (!existed || (id === 0 && zestTables)) {
+    db.pragma(`application_id = ${ZEST_APPLICATION_ID}`);
+    return true;
+  }
+  if (adopt) return false;
+  throw ZestError.forbidden(`${path} is an SQLite database zest did not create; to use it anyway, set \`adopt_existing: true\` on its volume in the configuration file`);
 }
 
 /** A transaction collecting the writes of one event-loop turn (see `writeInBatch`). */
@@ -35,15 +70,18 @@ interface Batch {
 /** Open files by absolute path: one connection per file keeps writes serialized in-process. */
 const openFiles = new Map<string, SharedDb>();
 
-function acquireDb(path: string): SharedDb {
+function acquireDb(path: string, adopt: boolean): SharedDb {
   const open = openFiles.get(path);
   if (open) {
     open.refs++;
     return open;
   }
   mkdirSync(dirname(path), { recursive: true });
+  const existed = fileSize(path) > 0;
   const db = new Database(path);
+  let ours: boolean;
   try {
+    ours = claimDb(db, path, existed, adopt);
     // WAL + synchronous=NORMAL: a transaction is in the WAL file once it commits, so it survives
     // a kill -9 of this process (only a power loss or OS crash may drop the last commits).
     db.pragma("journal_mode = WAL");
@@ -52,7 +90,7 @@ function acquireDb(path: string): SharedDb {
     db.close();
     throw err;
   }
-  const shared: SharedDb = { db, path, refs: 1, batch: undefined, onRollback: new Set() };
+  const shared: SharedDb = { db, path, refs: 1, batch: undefined, onRollback: new Set(), ours };
   openFiles.set(path, shared);
   return shared;
 }
@@ -348,7 +386,8 @@ export class SqliteBackend implements StorageBackend {
         this.run(() => this.shared.db.exec(`DROP TABLE IF EXISTS ${t}`));
         // The file goes only when nothing else lives in it and no other storage has it open.
         const row = this.run(() => this.shared.db.prepare<[], { n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get());
-        return row?.n === 0 && this.shared.refs === 1;
+        // ...and only a file zest created (an adopted database is never deleted).
+        return row?.n === 0 && this.shared.refs === 1 && this.shared.ours;
       }
     }
   }
@@ -426,6 +465,31 @@ function defaultTable(name: string): string {
   return /^[A-Za-z_]/.test(t) && !/^sqlite_/i.test(t) ? t : `_${t}`.slice(0, 128);
 }
 
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** True when the columns are exactly zest's. */
+function sameSchema(existing: readonly ColumnInfo[]): boolean {
+  return (
+    existing.length === SCHEMA.length &&
+    existing.every((c, i) => {
+      const [name, type, notnull, pk] = SCHEMA[i]!;
+      // A WITHOUT ROWID primary key is implicitly NOT NULL, so `notnull` is only checked elsewhere.
+      return c.name === name && c.type.toUpperCase() === type && (pk === 1 || c.notnull === notnull) && (c.pk !== 0 ? 1 : 0) === pk;
+    })
+  );
+}
+
+/** True when `table` has exactly zest's columns. */
+function hasZestSchema(db: Database.Database, table: string): boolean {
+  return sameSchema(db.prepare<[], ColumnInfo>(`PRAGMA table_info(${quoteIdent(table)})`).all());
+}
+
 /** Creates the table, or checks that an existing one has the zest schema (400 otherwise). */
 function ensureTable(db: Database.Database, table: string, where: string): void {
   const t = quoteIdent(table);
@@ -436,14 +500,7 @@ function ensureTable(db: Database.Database, table: string, where: string): void 
     );
     return;
   }
-  const same =
-    existing.length === SCHEMA.length &&
-    existing.every((c, i) => {
-      const [name, type, notnull, pk] = SCHEMA[i]!;
-      // A WITHOUT ROWID primary key is implicitly NOT NULL, so `notnull` is only checked elsewhere.
-      return c.name === name && c.type.toUpperCase() === type && (pk === 1 || c.notnull === notnull) && (c.pk !== 0 ? 1 : 0) === pk;
-    });
-  if (!same) {
+  if (!sameSchema(existing)) {
     const found = existing.map((c) => `${c.name} ${c.type}`).join(", ");
     throw ZestError.badRequest(`${where}: table "${table}" exists with another schema (${found}); choose another \`table\``);
   }
@@ -457,12 +514,10 @@ function ensureTable(db: Database.Database, table: string, where: string): void 
  * drops it and deletes the file once it holds no table; unset keeps the data.
  */
 export const sqliteDriver: VolumeDriver = {
-  name: "sqlite",
-  aliases: ["sqlite3"],
-  kind: "sql",
-  adminPath: "<built-in sqlite>",
+  ...sqliteDescriptor,
   async open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume> {
     const volumeFile = fileOption(options, `volume ${id}`);
+    const volumeAdopt = adoptOption(options, `volume ${id}`) ?? false;
     const logger: Logger = ctx.logger.child({ volume: id });
     const backends = new Set<SqliteBackend>();
     return {
@@ -480,8 +535,9 @@ export const sqliteDriver: VolumeDriver = {
         const onDispose = parsed.onDispose;
         let shared: SharedDb;
         try {
-          shared = acquireDb(file);
+          shared = acquireDb(file, adoptOption(opts, where) ?? volumeAdopt);
         } catch (err) {
+          if (err instanceof ZestError) throw err;
           throw ZestError.unavailable(`${where} (${file}): ${errorMessage(err)}`, err);
         }
         try {

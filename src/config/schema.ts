@@ -1,0 +1,220 @@
+/**
+ * The one schema of zest's configuration: the `-c` file, `--cfg` overrides and flags (checked
+ * once merged), the `--data-dir` saved state, and storage and volume bodies written through the
+ * admin space. Every object is closed: an unknown key is refused, naming it and the closest
+ * valid key. The README's configuration reference is generated from this file
+ * (`npm run docs:config`).
+ */
+import { closest } from "fastest-levenshtein";
+import { z } from "zod";
+
+/** Deepest nesting accepted in a config value or an admin body (objects and arrays). */
+export const MAX_DEPTH = 64;
+
+/** A schema with the keys it knows, so an unknown key can be answered with the closest one. */
+function closed<T extends z.ZodRawShape>(shape: T, description: string) {
+  const known = Object.keys(shape);
+  return z
+    .strictObject(shape, {
+      error: (iss) => (iss.code === "unrecognized_keys" && known.length > 0 ? `did you mean ${closest(String(iss.keys[0]), known)}?` : undefined),
+    })
+    .describe(description);
+}
+
+/**
+ * A map of names (storages, volumes) to values. zod's record skips a `__proto__` key, so that
+ * entry is checked here: names are data, and every name must be valid like any other.
+ */
+function names<T extends z.ZodType>(value: T, description: string) {
+  return z
+    .unknown()
+    .superRefine((map, ctx) => {
+      if (typeof map !== "object" || map === null || !Object.hasOwn(map, "__proto__")) return;
+      const r = value.safeParse((map as Record<string, unknown>)["__proto__"]);
+      for (const issue of r.error?.issues ?? []) ctx.addIssue({ ...issue, path: ["__proto__", ...issue.path] } as Parameters<typeof ctx.addIssue>[0]);
+    })
+    .pipe(z.record(z.string(), value))
+    .describe(description);
+}
+
+/**
+ * A section another module defines (its schema is plugged in here by the lead); until then any
+ * value is accepted and the owning module validates it.
+ */
+const external = (description: string) => z.unknown().describe(description);
+
+/**
+ * Sections whose schemas live with the code that reads them. Replace an entry by that module's
+ * schema to have it checked here too (and documented in the README reference).
+ */
+export const sections = {
+  /** Top-level `access_control` (zenoh's shape, applied to every front door). */
+  access_control: external("access control: rules, subjects and policies (see Security)"),
+  /** Keys of `plugins.rest` owned by the REST front door. */
+  rest: {
+    tls: external("HTTPS: `{ listen_certificate, listen_private_key }`"),
+    cors: external("cross-origin policy, e.g. `{ allowed_origins: [...] }`"),
+    allowed_hosts: external("host names accepted in `Host` for admin writes"),
+  },
+  /** Plugins with their own schema, by name. */
+  plugins: {
+    remote_api: external("the zenoh-ts remote API plugin"),
+  },
+};
+
+const hexId = z.string().regex(/^([0-9a-fA-F]{2}){1,16}$/, "expected 1 to 16 bytes of hex");
+
+/** A volume: `backend` (or Variant B's `lib`) names the driver; the rest are driver options. */
+export const volumeSchema = z
+  .looseObject({
+    backend: z.string().optional().describe("driver: `memory`, `sqlite`, `influxdb`, `jetstream` (default: the volume's name)"),
+    lib: z.string().optional().describe("Variant B's name for `backend` (`sqlite3`, `influxdb`...)"),
+    adopt_existing: z
+      .boolean()
+      .optional()
+      .describe("SQLite: open a database zest did not create (config file only; never from the admin space)"),
+  })
+  .describe("a volume; other keys are options of its driver, checked by the driver");
+
+/** A storage: a key expression over a volume. */
+export const storageSchema = closed(
+  {
+    key_expr: z.string().describe("key expression the storage holds"),
+    volume: z
+      .union([z.string(), z.looseObject({ id: z.string().min(1) })])
+      .describe("volume name, or `{ id, ...storage options of its driver }`"),
+    selector: z.string().optional().describe("Variant B: the selector as it was written (shown back in listings)"),
+  },
+  "a storage",
+);
+
+export const storageManagerSchema = closed(
+  {
+    volumes: names(volumeSchema, "volumes by name").optional(),
+    storages: names(storageSchema, "storages by name").optional(),
+    allowed_paths: z
+      .array(z.string())
+      .optional()
+      .describe("directories (besides `data_dir`) where volumes created at run time may open files"),
+    allowed_hosts: z
+      .array(z.string())
+      .optional()
+      .describe("hosts (`host` or `host:port`) volumes created at run time may reach; default: those of the configured volumes"),
+  },
+  "storages and volumes",
+);
+
+const httpPort = z.union([z.number().int().min(0).max(65535), z.string()]).describe("a port, `ip:port`, or `none` (default 8000)");
+
+export const restSchema = closed(
+  {
+    http_port: httpPort.optional(),
+    variant: z.enum(["a", "b"]).optional().describe("REST variant: `a` (zenoh 0.6 style, default) or `b` (zenoh 0.4 style)"),
+    body_limit: z.number().int().positive().optional().describe("largest request body in bytes (16777216)"),
+    cache_entries: z.number().int().nonnegative().optional().describe("read cache size in entries (0 disables it)"),
+    tls: sections.rest.tls.optional(),
+    cors: sections.rest.cors.optional(),
+    allowed_hosts: sections.rest.allowed_hosts.optional(),
+  },
+  "the REST gateway",
+);
+
+const positiveMs = (what: string) => z.number().int().positive().optional().describe(what);
+
+export const fabricSchema = closed(
+  {
+    nats: closed(
+      {
+        servers: z.union([z.array(z.string()), z.string()]).optional().describe("NATS URLs, a list or a comma-separated string"),
+        heartbeat_ms: positiveMs("peer heartbeat period (1000)"),
+        peer_timeout_ms: positiveMs("a peer silent this long is gone (4000)"),
+        ack_timeout_ms: positiveMs("wait this long for a write's acknowledgements (5000)"),
+        connect_timeout_ms: positiveMs("NATS connection timeout (5000)"),
+        reconnect_time_wait_ms: positiveMs("pause between reconnection attempts (250)"),
+      },
+      "the NATS fabric",
+    ).optional(),
+  },
+  "how routers reach each other",
+);
+
+export const adminspaceSchema = closed(
+  {
+    permissions: closed(
+      {
+        read: z.boolean().optional().describe("admin reads over HTTP (true)"),
+        write: z.union([z.boolean(), z.literal("loopback")]).optional().describe('admin writes over HTTP: true, false or "loopback" (default)'),
+      },
+      "who may use the admin space over HTTP",
+    ).optional(),
+  },
+  "the admin space",
+);
+
+/** `plugins`: the built-in ones are checked; any other key is the config of a `-P` plugin. */
+export const pluginsSchema = z
+  .looseObject({
+    rest: restSchema.optional(),
+    storage_manager: storageManagerSchema.optional(),
+    remote_api: sections.plugins.remote_api.optional(),
+  })
+  .describe("plugins: built-in ones, and any other key is the config of the -P plugin of that name");
+
+/** The whole configuration. */
+export const configSchema = closed(
+  {
+    id: hexId.optional().describe("router id, 1 to 16 bytes of hex (default: random)"),
+    data_dir: z.string().optional().describe("where run-time storages and file volumes are kept"),
+    queries_default_timeout: z.number().positive().optional().describe("default query timeout in ms (10000)"),
+    adminspace: adminspaceSchema.optional(),
+    plugins: pluginsSchema.optional(),
+    fabric: fabricSchema.optional(),
+    access_control: sections.access_control.optional(),
+  },
+  "zest configuration",
+);
+
+/** `<data-dir>/storage_manager.json`: run-time changes, and what was removed from the config. */
+export const savedStateSchema = closed(
+  {
+    volumes: names(volumeSchema, "volumes by name").optional(),
+    storages: names(storageSchema, "storages by name").optional(),
+    removedStorages: z.array(z.string()).optional(),
+    removedVolumes: z.array(z.string()).optional(),
+  },
+  "saved storage manager state",
+);
+
+/** One problem found in a value, as a one-line reason. */
+export function describeIssue(issue: z.core.$ZodIssue, prefix: readonly string[]): string {
+  const path = [...prefix, ...issue.path.map(String)];
+  if (issue.code === "unrecognized_keys") {
+    const keys = issue.keys.map((k) => [...path, k].join("."));
+    const hint = issue.message.startsWith("did you mean") ? ` (${issue.message})` : "";
+    return keys.length === 1 ? `unknown key ${keys[0]}${hint}` : `unknown keys ${keys.join(", ")}${hint}`;
+  }
+  return `${path.length > 0 ? path.join(".") : "value"}: ${issue.message}`;
+}
+
+/**
+ * Checks `value` against `schema` (after its depth); returns the one-line reasons, first
+ * problem first, or an empty list when it is valid.
+ */
+export function problems(schema: z.ZodType, value: unknown, prefix: readonly string[] = []): string[] {
+  const deep = depthProblem(value, prefix);
+  if (deep) return [deep];
+  const r = schema.safeParse(value);
+  return r.success ? [] : r.error.issues.map((i) => describeIssue(i, prefix));
+}
+
+/** A reason when `value` nests deeper than `MAX_DEPTH`, measured without recursion. */
+export function depthProblem(value: unknown, prefix: readonly string[] = [], limit = MAX_DEPTH): string | undefined {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth + 1 > limit) return `${prefix.length > 0 ? `${prefix.join(".")}: ` : ""}value nested deeper than ${limit} levels`;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return undefined;
+}

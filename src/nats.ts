@@ -1,0 +1,3 @@
+/** `zest/nats`: the NATS fabric and the JetStream volume driver, loaded eagerly. */
+export { NatsFabric, natsFabricFromConfig, type NatsFabricOptions } from "./fabric/index.js";
+export { createJetstreamDriver, jetstreamDriver } from "./storage/volumes/jetstream.js";

@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { Writable } from "node:stream";
+import { test } from "node:test";
+import { pino } from "pino";
+import { isSecretName, redact, redactText } from "../../src/config/redact.js";
+import { http } from "../support/http.js";
+import { startRouter } from "./router.js";
+
+const SECRETS = ["s3cret", "hunter2", "tok-123", "pk-xyz"];
+
+test("credential-like names and URL user information are redacted", () => {
+  for (const name of ["password", "PASSWORD", "token", "api_key", "auth_token", "secret", "credentials", "private", "key", "auth"]) assert.ok(isSecretName(name), name);
+  for (const name of ["key_expr", "key_size", "path", "url", "db", "username", "servers", "tokens_left"]) assert.ok(!isSecretName(name), name);
+  assert.equal(redactText("influxdb at http://admin:s3cret@127.0.0.1:1 is down"), "influxdb at http://***@127.0.0.1:1 is down");
+  assert.equal(redactText("nats://u:p@a:4222,nats://b:4222"), "nats://***@a:4222,nats://b:4222");
+  const out = redact(JSON.parse('{"__proto__":{"password":"x"},"url":"https://u@h","list":[{"token":"t"}]}')) as Record<string, unknown>;
+  assert.deepEqual(JSON.parse(JSON.stringify(out)), JSON.parse('{"__proto__":{"password":"***"},"url":"https://***@h","list":[{"token":"***"}]}'));
+});
+
+for (const variant of ["a", "b"] as const) {
+  test(`Variant ${variant.toUpperCase()}: admin views and logs never show credentials`, async () => {
+    let logs = "";
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        logs += chunk.toString();
+        done();
+      },
+    });
+    const logger = pino({ level: "debug" }, sink);
+    const volume = { backend: "influxdb", url: "http://admin:s3cret@127.0.0.1:1", username: "admin", password: "hunter2", token: "tok-123" };
+    const z = await startRouter(
+      {
+        plugins: {
+          rest: { variant },
+          storage_manager: {
+            volumes: { influx: volume },
+            storages: { ts: { key_expr: "ts/**", volume: { id: "influx", db: "d", private: { username: "u", password: "pk-xyz" } } } },
+          },
+        },
+      },
+      logger,
+    );
+    try {
+      const all = await http(z.url, "GET", "/@/**");
+      assert.equal(all.status, 200);
+      assert.match(all.text, /influx/);
+      assert.match(all.text, /127\.0\.0\.1:1/); // the volume is listed, with its host
+      const put = await http(z.url, "PUT", "/ts/a", { body: "1" });
+      for (const text of [all.text, put.text, logs]) for (const s of SECRETS) assert.ok(!text.includes(s), `${s} leaked in: ${text.slice(0, 2000)}`);
+    } finally {
+      await z.close();
+    }
+  });
+}

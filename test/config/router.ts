@@ -1,0 +1,17 @@
+/** An in-process router on a free loopback port, for the config and safety tests. */
+import { type Logger, silentLogger } from "../../src/core/log.js";
+import type { ZestConfig } from "../../src/config/config.js";
+import { defaultStartOptions } from "../../src/defaults.js";
+import { startZest, type Zest } from "../../src/runtime.js";
+
+export const A_CONFIG = "/@/router/local/config/plugins/storage_manager";
+export const A_STATUS = "/@/router/local/status/plugins/storage_manager";
+export const B_BACKEND = "/@/router/local/plugin/storages/backend";
+export const JSON_CT = { "content-type": "application/json" };
+
+/** Starts a router with `config` (REST on 127.0.0.1:0, variant `a` unless the config says). */
+export async function startRouter(config: ZestConfig = {}, logger: Logger = silentLogger): Promise<Zest & { url: string }> {
+  const rest = { http_port: "127.0.0.1:0", ...config.plugins?.rest };
+  const zest = await startZest({ ...config, plugins: { ...config.plugins, rest } }, { ...defaultStartOptions(), logger });
+  return Object.assign(zest, { url: zest.restUrl! });
+}

@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { applyCfgOverride, ConfigError, validateConfig, type ZestConfig } from "../../src/config/config.js";
+import { configSchema, MAX_DEPTH, problems, sections } from "../../src/config/schema.js";
+import { runZestExpectingExit } from "../support/zest-process.js";
+
+/** The one-line reason `validateConfig` refuses `config` with. */
+function refusal(config: unknown): string {
+  try {
+    validateConfig(config);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError);
+    return err.message;
+  }
+  assert.fail("the config was accepted");
+}
+
+function nested(depth: number): unknown {
+  let v: unknown = 1;
+  for (let i = 0; i < depth; i++) v = { a: v };
+  return v;
+}
+
+test("an unknown key at start-up is exit 2, naming the key and the closest valid one", async () => {
+  const { code, stderr } = await runZestExpectingExit(["--rest-http-port", "127.0.0.1:0", "--cfg", "plugins/rest/htp_port:9000"]);
+  assert.equal(code, 2);
+  assert.equal(stderr, "zest: unknown key plugins.rest.htp_port (did you mean http_port?)\n");
+});
+
+test("unknown keys are refused in every section, with a suggestion", () => {
+  assert.equal(refusal({ queries_default_timout: 5 }), "unknown key queries_default_timout (did you mean queries_default_timeout?)");
+  assert.equal(refusal({ adminspace: { permissions: { wirte: true } } }), "unknown key adminspace.permissions.wirte (did you mean write?)");
+  assert.equal(refusal({ fabric: { nats: { server: ["nats://a"] } } }), "unknown key fabric.nats.server (did you mean servers?)");
+  assert.equal(
+    refusal({ plugins: { storage_manager: { storages: { s: { key_expr: "a/**", volume: "memory", key_exp: "b" } } } } }),
+    "unknown key plugins.storage_manager.storages.s.key_exp (did you mean key_expr?)",
+  );
+  assert.equal(refusal({ plugins: { storage_manager: { storage: {} } } }), "unknown key plugins.storage_manager.storage (did you mean storages?)");
+});
+
+test("wrong types name the key", () => {
+  assert.match(refusal({ plugins: { rest: { variant: "c" } } }), /^plugins\.rest\.variant: /);
+  assert.match(refusal({ id: "xyz" }), /^id: expected 1 to 16 bytes of hex/);
+  assert.match(refusal({ plugins: { storage_manager: { storages: { s: { key_expr: 3, volume: "memory" } } } } }), /^plugins\.storage_manager\.storages\.s\.key_expr: /);
+});
+
+test("a storage named __proto__ is checked like any other (zod's record skips that key)", () => {
+  const config = JSON.parse('{"plugins":{"storage_manager":{"storages":{"__proto__":{"key_expr":"a/**","volume":"memory","oops":1}}}}}');
+  assert.equal(refusal(config), "unknown key plugins.storage_manager.storages.__proto__.oops (did you mean volume?)");
+});
+
+test("volumes keep driver options; plugins of -P and other helpers' sections pass through", () => {
+  validateConfig({
+    access_control: { enabled: true, default_permission: "deny" },
+    plugins: {
+      rest: { http_port: 8000, tls: { listen_certificate: "c" }, cors: { allowed_origins: [] }, allowed_hosts: ["x"] },
+      remote_api: { websocket_port: 10000 },
+      my_plugin: { anything: [1, 2] },
+      storage_manager: { volumes: { influx: { backend: "influxdb", url: "http://127.0.0.1:8086", db_opts: 1 } }, allowed_paths: ["/tmp"], allowed_hosts: ["h"] },
+    },
+  });
+  assert.deepEqual(Object.keys(sections).sort(), ["access_control", "plugins", "rest"]);
+});
+
+test(`values nested deeper than ${MAX_DEPTH} levels are refused at start-up`, async () => {
+  validateConfig({ plugins: { storage_manager: { volumes: { v: { backend: "memory", deep: nested(MAX_DEPTH - 6) } } } } });
+  assert.match(refusal({ plugins: { storage_manager: { volumes: { v: { backend: "memory", deep: nested(5_000) } } } } }), /nested deeper than 64 levels/);
+  const deep = `plugins/storage_manager/volumes/v:{deep:${"[".repeat(100)}${"]".repeat(100)}}`;
+  const { code, stderr } = await runZestExpectingExit(["--rest-http-port", "127.0.0.1:0", "--cfg", deep]);
+  assert.equal(code, 2);
+  assert.match(stderr, /nested deeper than 64 levels/);
+});
+
+test("--cfg paths are names: __proto__ becomes a key, never the prototype", () => {
+  const config: ZestConfig = {};
+  applyCfgOverride(config, 'plugins/storage_manager/storages/__proto__:{key_expr:"p/**",volume:"memory"}');
+  applyCfgOverride(config, "__proto__/polluted:true");
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  const storages = config.plugins?.storage_manager?.storages ?? {};
+  assert.deepEqual(Object.keys(storages), ["__proto__"]);
+  assert.deepEqual(problems(configSchema, config), ["unknown key __proto__ (did you mean plugins?)"]);
+});
