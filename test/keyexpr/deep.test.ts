@@ -57,3 +57,13 @@ test("glob chunks of 7,000 characters intersect without a quadratic table that i
   assert.equal(chunkIntersects(`a$*`, `b$*`), false);
   assert.equal(chunkIntersects(`$*a`, `$*b`), false);
 });
+
+test("matching two 7,000-character glob chunks keeps no table afterwards", () => {
+  const before = process.memoryUsage().arrayBuffers;
+  // Same literal ends, so only the full comparison can answer: the old table was 49 MB, kept.
+  const a = `a$*${"xy".repeat(3_500)}$*b`;
+  const b = `a$*${"yx".repeat(3_500)}z$*b`;
+  assert.equal(chunkIntersects(a, b), true);
+  const grown = process.memoryUsage().arrayBuffers - before;
+  assert.ok(grown < 4 * 1024 * 1024, `array buffers grew by ${grown} bytes`);
+});
