@@ -1,4 +1,4 @@
-import { KeyExpr } from "../keyexpr/index.js";
+import { KeyExpr, type KeyExprLimits } from "../keyexpr/index.js";
 import { Encoding } from "./encoding.js";
 import type { QueryableDecl, QueryHandler, QueryOptions, RouterOptions, SampleHandler, SubscriberDecl } from "./router.js";
 import { Router, toKeyExpr } from "./router.js";
@@ -73,7 +73,7 @@ export class Session {
   put(keyexpr: IntoKeyExpr, payload: Buffer | Uint8Array | string, options: PutOptions = {}): Promise<void> {
     let key: string;
     try {
-      key = toKeyExpr(keyexpr);
+      key = toKeyExpr(keyexpr, this.router.keyExprLimits);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -83,19 +83,19 @@ export class Session {
 
   /** Deletes `keyexpr` (every matching key, when wild); resolves when the storages have applied it. */
   async delete(keyexpr: IntoKeyExpr, options: DeleteOptions = {}): Promise<void> {
-    const key = toKeyExpr(keyexpr);
+    const key = toKeyExpr(keyexpr, this.router.keyExprLimits);
     const ts = options.timestamp ?? this.router.hlc.newTimestamp();
     return this.router.route(makeSample(key, "delete", Buffer.alloc(0), Encoding.EMPTY, ts));
   }
 
   /** Queries every matching queryable (storages, evals, the admin space) and returns the replies. */
   async get(selector: IntoSelector, options: QueryOptions = {}): Promise<Reply[]> {
-    return this.router.query(toSelector(selector), options);
+    return this.router.query(toSelector(selector, this.router.keyExprLimits), options);
   }
 
   /** Calls `handler` with every sample put or deleted on a key matching `keyexpr`. */
   declareSubscriber(keyexpr: IntoKeyExpr, handler: SampleHandler): Subscriber {
-    const decl: SubscriberDecl = { key: toKeyExpr(keyexpr), handler, owner: this.name };
+    const decl: SubscriberDecl = { key: toKeyExpr(keyexpr, this.router.keyExprLimits), handler, owner: this.name };
     this.router.addSubscriber(decl);
     return this.track(decl.key, () => this.router.removeSubscriber(decl));
   }
@@ -106,7 +106,7 @@ export class Session {
    * written, so a read cache may keep its answers until the next write (default false).
    */
   declareQueryable(keyexpr: IntoKeyExpr, handler: QueryHandler, options: { complete?: boolean; storage?: boolean } = {}): Queryable {
-    const decl: QueryableDecl = { key: toKeyExpr(keyexpr), handler, complete: options.complete ?? false, storage: options.storage ?? false, owner: this.name };
+    const decl: QueryableDecl = { key: toKeyExpr(keyexpr, this.router.keyExprLimits), handler, complete: options.complete ?? false, storage: options.storage ?? false, owner: this.name };
     this.router.addQueryable(decl);
     return this.track(decl.key, () => this.router.removeQueryable(decl));
   }
@@ -134,13 +134,13 @@ export class Session {
   }
 }
 
-/** Parses a selector (`ke?params`); the key part is autocanonized, a bad one is a 400. */
-export function toSelector(selector: IntoSelector): Selector {
-  if (selector instanceof KeyExpr) return { key: selector.toString(), parameters: new Parameters() };
+/** Parses a selector (`ke?params`); the key part is autocanonized and held to `limits`, a bad one is a 400 (414 when too long). */
+export function toSelector(selector: IntoSelector, limits?: KeyExprLimits): Selector {
+  if (selector instanceof KeyExpr) return { key: toKeyExpr(selector, limits), parameters: new Parameters() };
   if (typeof selector === "string") {
     const { key, parameters } = splitSelector(selector);
-    return { key: toKeyExpr(key), parameters: new Parameters(parameters) };
+    return { key: toKeyExpr(key, limits), parameters: new Parameters(parameters) };
   }
   const p = selector.parameters;
-  return { key: toKeyExpr(selector.key), parameters: p instanceof Parameters ? p : new Parameters(p ?? "") };
+  return { key: toKeyExpr(selector.key, limits), parameters: p instanceof Parameters ? p : new Parameters(p ?? "") };
 }

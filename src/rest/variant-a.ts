@@ -1,6 +1,7 @@
 import { encodingFromContentType } from "../core/encoding.js";
 import { toKeyExpr } from "../core/router.js";
 import type { Reply } from "../core/reply.js";
+import type { KeyExprLimits } from "../keyexpr/index.js";
 import type { Sample } from "../core/sample.js";
 import type { Rendered, RestCodec } from "./codec.js";
 import { escapeHtml, renderValueJson, utf8 } from "./render-value.js";
@@ -52,8 +53,8 @@ export const variantA: RestCodec = {
   supportsSse: true,
   adminConfigPath: (zid) => `/@/router/${zid}/config/plugins/storage_manager/storages/<name>`,
 
-  pathToKey(path: string, zid: string): string {
-    return toKeyExpr(resolveAdminAlias(decodePath(path).slice(1), zid));
+  pathToKey(path: string, zid: string, _write: boolean, limits?: KeyExprLimits): string {
+    return toKeyExpr(resolveAdminAlias(decodePath(path).slice(1), zid), limits);
   },
 
   parameters(query: string): string {
