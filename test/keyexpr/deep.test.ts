@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chunkIntersects, includes, intersects, KeTrie } from "../../src/keyexpr/index.js";
+import { chunkMatches, pick, rng } from "./reference.js";
 
 /** A concrete key of `n` chunks. */
 function deepKey(n: number, chunk = "c"): string {
@@ -66,4 +67,32 @@ test("matching two 7,000-character glob chunks keeps no table afterwards", () =>
   assert.equal(chunkIntersects(a, b), true);
   const grown = process.memoryUsage().arrayBuffers - before;
   assert.ok(grown < 4 * 1024 * 1024, `array buffers grew by ${grown} bytes`);
+});
+
+test("two glob chunks intersect exactly when some string matches both (checked by brute force)", () => {
+  const next = rng(3);
+  const strings: string[] = [];
+  const grow = (prefix: string, depth: number): void => {
+    if (prefix !== "") strings.push(prefix);
+    if (depth === 0) return;
+    grow(`${prefix}a`, depth - 1);
+    grow(`${prefix}b`, depth - 1);
+  };
+  grow("", 9);
+  let checked = 0;
+  for (let t = 0; t < 4000; t++) {
+    const glob = (): string => {
+      let s = "";
+      const len = 1 + Math.floor(next() * 5);
+      for (let i = 0; i < len; i++) s += pick(next, ["a", "b", "$*"]);
+      return s.replace(/(\$\*)+/g, "$*");
+    };
+    const a = glob();
+    const b = glob();
+    if (a === "$*" || b === "$*") continue;
+    checked++;
+    const brute = strings.some((s) => chunkMatches(a, s) && chunkMatches(b, s));
+    assert.equal(chunkIntersects(a, b), brute, `${a} ∩ ${b}`);
+  }
+  assert.ok(checked > 1000);
 });
