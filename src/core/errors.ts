@@ -116,7 +116,11 @@ export function isServerSide(kind: ErrorKind): boolean {
 /** Wraps any thrown value into a ZestError (unknown errors become `internal` with their message). */
 export function toZestError(err: unknown): ZestError {
   if (err instanceof ZestError) return err;
-  if (err instanceof Error && err.name === "KeyExprError") return new ZestError("bad_input", err.message, { cause: err });
+  if (err instanceof Error && err.name === "KeyExprError") {
+    // A key expression over the length limit is a 414, like an over-long URL; any other rule a 400.
+    const kind = (err as Error & { kind?: string }).kind === "TooLong" ? "too_long" : "bad_input";
+    return new ZestError(kind, err.message, { cause: err });
+  }
   const message = err instanceof Error ? err.message : String(err);
   return new ZestError("internal", message, { cause: err });
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { canonize, intersects, isWild, KeTrie } from "../keyexpr/index.js";
-import { errorMessage, ZestError } from "./errors.js";
+import { canonize, checkKeyExprLimits, DEFAULT_KEYEXPR_LIMITS, intersects, isWild, KeTrie, keyExprLimits, type KeyExprLimits } from "../keyexpr/index.js";
+import { errorMessage, toZestError, ZestError } from "./errors.js";
 import type { Fabric, FabricHost, QueryableInfo } from "./fabric.js";
 import { silentLogger, type Logger } from "./log.js";
 import { Query } from "./query.js";
@@ -57,6 +57,11 @@ export interface RouterOptions {
   queryTimeoutMs?: number;
   fabric?: Fabric;
   logger?: Logger;
+  /**
+   * Size limits on every key expression that enters this router: API calls, REST paths, samples
+   * and queries from other routers (default `DEFAULT_KEYEXPR_LIMITS`: 4096 bytes, 512 chunks).
+   */
+  keyExprLimits?: Partial<KeyExprLimits>;
 }
 
 /**
@@ -72,6 +77,8 @@ export class Router {
   readonly fabric: Fabric | undefined;
   /** Change events: storages publish their applied writes, the router its declarations. */
   readonly changes = new ChangeFeed();
+  /** Size limits on the key expressions this router accepts. */
+  readonly keyExprLimits: KeyExprLimits;
   private readonly subscribers = new KeTrie<SubscriberDecl>();
   private readonly queryablesIndex = new KeTrie<QueryableDecl>();
   private fabricStarted = false;
@@ -91,6 +98,7 @@ export class Router {
     this.logger = options.logger ?? silentLogger;
     this.queryTimeoutMs = options.queryTimeoutMs ?? 10_000;
     this.fabric = options.fabric;
+    this.keyExprLimits = keyExprLimits(options.keyExprLimits);
   }
 
   /** Joins the fabric, if any. */
@@ -279,11 +287,20 @@ export class Router {
     return {
       zid: this.zid,
       deliverRemote: async (sample) => {
+        // Another router may run with other limits; what it sends is held to ours.
+        checkLimits(sample.key, this.keyExprLimits);
         if (sample.timestamp) this.hlc.observe(sample.timestamp);
         const pending = this.deliver(sample);
         if (pending.length > 0) await Promise.all(pending);
       },
-      answerRemote: (selector, timeoutMs, onReply) => this.answerLocal(selector, timeoutMs, onReply),
+      answerRemote: (selector, timeoutMs, onReply) => {
+        try {
+          checkLimits(selector.key, this.keyExprLimits);
+        } catch (err) {
+          return Promise.reject(err);
+        }
+        return this.answerLocal(selector, timeoutMs, onReply);
+      },
       subscriberKeys: () => [...new Set(this.subscribers.keys())],
       queryables: () => {
         const byKey = new Map<string, QueryableInfo>();
@@ -354,17 +371,36 @@ function newer(a: Sample, b: Sample): boolean {
   return a.timestamp.compare(b.timestamp) > 0;
 }
 
-/** Canonizes a user-given key expression; throws a 400 ZestError naming the broken rule. */
-export function toKeyExpr(ke: string | { toString(): string }): string {
+/** Throws a ZestError (`too_long`, or `bad_input` for too many chunks) when `ke` breaks `limits`. */
+function checkLimits(ke: string, limits: KeyExprLimits): void {
+  try {
+    checkKeyExprLimits(ke, limits);
+  } catch (err) {
+    throw toZestError(err);
+  }
+}
+
+/**
+ * Canonizes a user-given key expression held to `limits`; throws a ZestError: `bad_input`
+ * naming the broken rule, `too_long` past the length limit, `bad_input` past the chunk limit.
+ */
+export function toKeyExpr(ke: string | { toString(): string }, limits: KeyExprLimits = DEFAULT_KEYEXPR_LIMITS): string {
   const s = ke.toString();
+  // Checked before canonizing, so canonization's cost is bounded too.
+  checkLimits(s, limits);
   const known = canonical.get(s);
-  if (known !== undefined) return known;
+  if (known !== undefined) {
+    if (known.length > s.length) checkLimits(known, limits);
+    return known;
+  }
   let c: string;
   try {
     c = canonize(s);
   } catch (err) {
-    throw ZestError.badRequest(errorMessage(err), err);
+    throw toZestError(err);
   }
+  // Canonizing can lengthen (an in-chunk `*` becomes `$*`).
+  if (c.length > s.length) checkLimits(c, limits);
   // Bounded: a stream of distinct keys must not grow it without end.
   if (canonical.size >= CANONICAL_CACHE_MAX) canonical.clear();
   canonical.set(s, c);

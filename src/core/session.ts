@@ -1,4 +1,4 @@
-import { isWild, KeyExpr } from "../keyexpr/index.js";
+import { isWild, KeyExpr, type KeyExprLimits } from "../keyexpr/index.js";
 import { Encoding } from "./encoding.js";
 import { ZestError } from "./errors.js";
 import type { ChangeFeed, Clock, Interest } from "./ports.js";
@@ -105,7 +105,7 @@ export class Session {
   put(keyexpr: IntoKeyExpr, payload: Buffer | Uint8Array | string, options: PutOptions = {}): Promise<void> {
     let key: string;
     try {
-      key = toKeyExpr(keyexpr);
+      key = toKeyExpr(keyexpr, this.router.keyExprLimits);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -118,7 +118,7 @@ export class Session {
    * it. Conditions as for `put`.
    */
   async delete(keyexpr: IntoKeyExpr, options: DeleteOptions = {}): Promise<void> {
-    const key = toKeyExpr(keyexpr);
+    const key = toKeyExpr(keyexpr, this.router.keyExprLimits);
     const ts = options.timestamp ?? this.router.hlc.newTimestamp();
     return this.route(makeSample(key, "delete", Buffer.alloc(0), Encoding.EMPTY, ts), options);
   }
@@ -136,7 +136,7 @@ export class Session {
 
   /** Queries every matching queryable (storages, evals, the admin space) and returns the replies. */
   async get(selector: IntoSelector, options: QueryOptions = {}): Promise<Reply[]> {
-    return this.router.query(toSelector(selector), options);
+    return this.router.query(toSelector(selector, this.router.keyExprLimits), options);
   }
 
   /**
@@ -145,7 +145,7 @@ export class Session {
    * (with their condition) before they are accepted (default false).
    */
   declareSubscriber(keyexpr: IntoKeyExpr, handler: SampleHandler, options: { storage?: boolean } = {}): Subscriber {
-    const decl: SubscriberDecl = { key: toKeyExpr(keyexpr), handler, owner: this.name, storage: options.storage ?? false };
+    const decl: SubscriberDecl = { key: toKeyExpr(keyexpr, this.router.keyExprLimits), handler, owner: this.name, storage: options.storage ?? false };
     this.router.addSubscriber(decl);
     return this.track(decl.key, () => this.router.removeSubscriber(decl));
   }
@@ -156,7 +156,7 @@ export class Session {
    * written, so a read cache may keep its answers until the next write (default false).
    */
   declareQueryable(keyexpr: IntoKeyExpr, handler: QueryHandler, options: { complete?: boolean; storage?: boolean } = {}): Queryable {
-    const decl: QueryableDecl = { key: toKeyExpr(keyexpr), handler, complete: options.complete ?? false, storage: options.storage ?? false, owner: this.name };
+    const decl: QueryableDecl = { key: toKeyExpr(keyexpr, this.router.keyExprLimits), handler, complete: options.complete ?? false, storage: options.storage ?? false, owner: this.name };
     this.router.addQueryable(decl);
     return this.track(decl.key, () => this.router.removeQueryable(decl));
   }
@@ -195,13 +195,13 @@ function conditionOf(key: string, options: ConditionOptions): WriteCondition {
   return { ifAbsent: true };
 }
 
-/** Parses a selector (`ke?params`); the key part is autocanonized, a bad one is a 400. */
-export function toSelector(selector: IntoSelector): Selector {
-  if (selector instanceof KeyExpr) return { key: selector.toString(), parameters: new Parameters() };
+/** Parses a selector (`ke?params`); the key part is autocanonized and held to `limits`, a bad one is a 400 (414 when too long). */
+export function toSelector(selector: IntoSelector, limits?: KeyExprLimits): Selector {
+  if (selector instanceof KeyExpr) return { key: toKeyExpr(selector, limits), parameters: new Parameters() };
   if (typeof selector === "string") {
     const { key, parameters } = splitSelector(selector);
-    return { key: toKeyExpr(key), parameters: new Parameters(parameters) };
+    return { key: toKeyExpr(key, limits), parameters: new Parameters(parameters) };
   }
   const p = selector.parameters;
-  return { key: toKeyExpr(selector.key), parameters: p instanceof Parameters ? p : new Parameters(p ?? "") };
+  return { key: toKeyExpr(selector.key, limits), parameters: p instanceof Parameters ? p : new Parameters(p ?? "") };
 }

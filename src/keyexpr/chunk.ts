@@ -4,45 +4,49 @@
  */
 import { isVerbatimChunk } from "./validate.js";
 
-const DOLLAR = 0x24; // $
-const STAR = 0x2a; // *
-
-/** Scratch table reused by every glob comparison, so the hot path does not allocate. */
-let scratch = new Uint8Array(256);
+/**
+ * True when the glob `glob` (holding `$*`) matches the literal chunk `s`: the pieces between its
+ * wildcards occur in `s` in order, the first at the start and the last at the end. Greedy
+ * leftmost placement is exact for `$*`-only globs, and costs a few `indexOf` scans, never a table.
+ */
+function globMatches(glob: string, s: string): boolean {
+  const first = glob.indexOf("$*");
+  const last = glob.lastIndexOf("$*");
+  const prefix = glob.slice(0, first);
+  const suffix = glob.slice(last + 2);
+  if (s.length < prefix.length + suffix.length || !s.startsWith(prefix) || !s.endsWith(suffix)) return false;
+  let lo = prefix.length;
+  const hi = s.length - suffix.length;
+  let k = first + 2;
+  while (k < last) {
+    const next = glob.indexOf("$*", k);
+    const piece = glob.slice(k, next);
+    const at = s.indexOf(piece, lo);
+    if (at === -1 || at + piece.length > hi) return false;
+    lo = at + piece.length;
+    k = next + 2;
+  }
+  return true;
+}
 
 /**
- * True when some string is matched by both `$*` globs `a` and `b` (each `$*` matches any run,
- * possibly empty). Dynamic programming over (i, j) string positions: O(|a|·|b|), no
- * backtracking blow-up. Positions inside a `$*` are never reached because every move over a
- * wildcard skips both of its characters.
+ * False when the literal text before the first `$` (or after the last `$*`) of two chunks
+ * cannot both start (end) one string: a check in O(prefix) before any table.
  */
-function globsIntersect(a: string, b: string): boolean {
-  const n = a.length;
-  const m = b.length;
-  const w = m + 1;
-  const size = (n + 1) * w;
-  if (scratch.length < size) scratch = new Uint8Array(Math.max(size, scratch.length * 2));
-  const dp = scratch;
-  for (let i = n; i >= 0; i--) {
-    const aStar = i < n && a.charCodeAt(i) === DOLLAR;
-    for (let j = m; j >= 0; j--) {
-      let v = 0;
-      if (i === n && j === m) {
-        v = 1;
-      } else if (aStar) {
-        // a's wildcard matches nothing more, or absorbs b's next token (a char, or b's wildcard).
-        v = dp[(i + 2) * w + j]!;
-        if (v === 0 && j < m) v = dp[i * w + j + (b.charCodeAt(j) === DOLLAR ? 2 : 1)]!;
-      } else if (j < m && b.charCodeAt(j) === DOLLAR) {
-        v = dp[i * w + j + 2]!;
-        if (v === 0 && i < n) v = dp[(i + 1) * w + j]!;
-      } else if (i < n && j < m && a.charCodeAt(i) === b.charCodeAt(j)) {
-        v = dp[(i + 1) * w + j + 1]!;
-      }
-      dp[i * w + j] = v;
-    }
-  }
-  return dp[0] === 1;
+function endsAgree(a: string, b: string): boolean {
+  let pa = a.indexOf("$");
+  let pb = b.indexOf("$");
+  if (pa === -1) pa = a.length;
+  if (pb === -1) pb = b.length;
+  const p = Math.min(pa, pb);
+  for (let k = 0; k < p; k++) if (a.charCodeAt(k) !== b.charCodeAt(k)) return false;
+  const la = a.lastIndexOf("*");
+  const lb = b.lastIndexOf("*");
+  const sa = a.length - la - 1;
+  const sb = b.length - lb - 1;
+  const s = Math.min(sa, sb);
+  for (let k = 1; k <= s; k++) if (a.charCodeAt(a.length - k) !== b.charCodeAt(b.length - k)) return false;
+  return true;
 }
 
 /**
@@ -57,18 +61,20 @@ export function chunkIntersects(a: string, b: string): boolean {
   const aGlob = a.includes("$");
   const bGlob = b.includes("$");
   if (!aGlob && !bGlob) return false;
-  // Cheap rejections before the table: literal first/last characters must agree.
-  const a0 = a.charCodeAt(0);
-  const b0 = b.charCodeAt(0);
-  if (a0 !== DOLLAR && b0 !== DOLLAR && a0 !== b0) return false;
-  const aL = a.charCodeAt(a.length - 1);
-  const bL = b.charCodeAt(b.length - 1);
-  if (aL !== STAR && bL !== STAR && aL !== bL) return false;
+  // Cheap rejections first: literal prefixes and suffixes must agree.
+  if (!endsAgree(a, b)) return false;
+  // A glob against a literal chunk is a match, found greedily without a table.
+  if (!bGlob) return globMatches(a, b);
+  if (!aGlob) return globMatches(b, a);
+  // Two globs, each with a `$*`, whose literal prefixes and suffixes agree always share a
+  // string: the longer prefix, then every middle piece of one, then every middle piece of the
+  // other, then the longer suffix (each glob's first `$*` absorbs the other's pieces). So no
+  // table is needed: the check above, O(prefix + suffix), is the whole answer.
   // A non-verbatim canonical glob always has a literal character, so any common match is a
   // non-empty chunk; and a common match can always be chosen not to start with `@` (a glob
   // starting with a literal starts with that non-`@` literal; two globs starting with `$*`
   // can take any prefix). So the plain string question is the right one.
-  return globsIntersect(a, b);
+  return true;
 }
 
 /**

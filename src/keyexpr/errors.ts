@@ -14,7 +14,11 @@ export type KeyExprErrorKind =
   | "DollarAfterDollar"
   | "SharpOrQMark"
   | "UnboundDollar"
-  | "InvalidPath";
+  | "InvalidPath"
+  /** Longer than the router's limit (a size limit, not a syntax rule: HTTP 414). */
+  | "TooLong"
+  /** More chunks than the router's limit. */
+  | "TooManyChunks";
 
 /** The human-readable reason for each rule, used to build one-line messages. */
 const REASONS: Readonly<Record<KeyExprErrorKind, string>> = {
@@ -28,7 +32,16 @@ const REASONS: Readonly<Record<KeyExprErrorKind, string>> = {
   SharpOrQMark: "`#` and `?` are forbidden in key expressions",
   UnboundDollar: "`$` may only appear as part of `$*`",
   InvalidPath: "invalid path",
+  TooLong: "too long",
+  TooManyChunks: "too many chunks",
 };
+
+/** Inputs longer than this are shortened in messages (they may be kilobytes long). */
+const QUOTED_MAX = 100;
+
+function quote(input: string): string {
+  return JSON.stringify(input.length > QUOTED_MAX ? `${input.slice(0, QUOTED_MAX)}…` : input);
+}
 
 /**
  * Thrown for an invalid key expression; the message is one line naming the rule broken and the
@@ -48,7 +61,7 @@ export class KeyExprError extends Error {
    */
   constructor(kind: KeyExprErrorKind, input: string, reason?: string) {
     const what = kind === "InvalidPath" ? "invalid path" : "invalid key expression";
-    super(`${what} ${JSON.stringify(input)}: ${reason ?? REASONS[kind]}`);
+    super(`${what} ${quote(input)}: ${reason ?? REASONS[kind]}`);
     this.name = "KeyExprError";
     this.kind = kind;
     this.input = input;

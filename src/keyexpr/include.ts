@@ -6,8 +6,10 @@
 import { chunkIncludes } from "./chunk.js";
 import { isVerbatimChunk, isWild } from "./validate.js";
 
-let rowA = new Uint8Array(32);
-let rowB = new Uint8Array(32);
+/** Rolling rows reused across calls, up to `KEPT_ROW`; longer ones are allocated and dropped. */
+const KEPT_ROW = 1024;
+const rowA = new Uint8Array(KEPT_ROW + 1);
+const rowB = new Uint8Array(KEPT_ROW + 1);
 
 /**
  * True when the chunk sequence `left` includes `right` (both from canonical KEs), with the
@@ -16,13 +18,19 @@ let rowB = new Uint8Array(32);
 export function includesChunks(left: readonly string[], right: readonly string[]): boolean {
   const n = left.length;
   const m = right.length;
-  if (rowA.length < m + 1) {
-    rowA = new Uint8Array(2 * (m + 1));
-    rowB = new Uint8Array(2 * (m + 1));
+  // Rejections without a table: a left side without `**` includes only right sides of its own
+  // length without `**` (a non-`**` chunk never covers a right `**`), and every non-`**` left
+  // chunk takes one right chunk.
+  if (!left.includes("**")) {
+    if (m !== n || right.includes("**")) return false;
+  } else if (!right.includes("**")) {
+    let fixed = 0;
+    for (const c of left) if (c !== "**") fixed++;
+    if (fixed > m) return false;
   }
   // E(i, j) = "left[i..] includes right[j..]"; next = E(i+1, ·), cur = E(i, ·).
-  let next = rowA;
-  let cur = rowB;
+  let next = m <= KEPT_ROW ? rowA : new Uint8Array(m + 1);
+  let cur = m <= KEPT_ROW ? rowB : new Uint8Array(m + 1);
   // Row i = n: an exhausted left only includes an exhausted right.
   next.fill(0, 0, m);
   next[m] = 1;

@@ -7,25 +7,48 @@
 import { chunkIntersects } from "./chunk.js";
 import { isVerbatimChunk, isWild } from "./validate.js";
 
-/** Rolling rows reused across calls (the walk never re-enters itself). */
-let rowA = new Uint8Array(32);
-let rowB = new Uint8Array(32);
+/** Rolling rows reused across calls (the walk never re-enters itself), up to `KEPT_ROW`. */
+const KEPT_ROW = 1024;
+const rowA = new Uint8Array(KEPT_ROW + 1);
+const rowB = new Uint8Array(KEPT_ROW + 1);
+
+/**
+ * Rejections that need no table: without a `**`, a side has exactly as many chunks as the keys
+ * it denotes, and with one it has at least its other chunks; and first and last chunks that are
+ * not `**` must meet. True means "may intersect".
+ */
+function mayIntersect(a: readonly string[], b: readonly string[]): boolean {
+  let aDouble = 0;
+  let bDouble = 0;
+  for (const c of a) if (c === "**") aDouble++;
+  for (const c of b) if (c === "**") bDouble++;
+  const aFixed = a.length - aDouble;
+  const bFixed = b.length - bDouble;
+  if (aDouble === 0 && bFixed > aFixed) return false;
+  if (bDouble === 0 && aFixed > bFixed) return false;
+  const a0 = a[0]!;
+  const b0 = b[0]!;
+  if (a0 !== "**" && b0 !== "**" && !chunkIntersects(a0, b0)) return false;
+  const aL = a[a.length - 1]!;
+  const bL = b[b.length - 1]!;
+  if (aL !== "**" && bL !== "**" && !chunkIntersects(aL, bL)) return false;
+  return true;
+}
 
 /**
  * True when the chunk sequences `a` and `b` (each from a canonical KE) denote sets sharing a
  * key. Exposed for callers that already hold split chunks.
  */
 export function intersectsChunks(a: readonly string[], b: readonly string[]): boolean {
+  if (!mayIntersect(a, b)) return false;
+  // The row runs along the shorter side (the relation is symmetric).
+  if (b.length > a.length) [a, b] = [b, a];
   const n = a.length;
   const m = b.length;
-  if (rowA.length < m + 1) {
-    rowA = new Uint8Array(2 * (m + 1));
-    rowB = new Uint8Array(2 * (m + 1));
-  }
   // next = X(i+1, ·), cur = X(i, ·), where X(i, j) = "a[i..] and b[j..] share a key"
   // (the empty key included, which only all-`**` suffixes contain).
-  let next = rowA;
-  let cur = rowB;
+  let next = m <= KEPT_ROW ? rowA : new Uint8Array(m + 1);
+  let cur = m <= KEPT_ROW ? rowB : new Uint8Array(m + 1);
   // Row i = n: a is used up, so b[j..] must be all `**`.
   next[m] = 1;
   for (let j = m - 1; j >= 0; j--) next[j] = next[j + 1] === 1 && b[j] === "**" ? 1 : 0;

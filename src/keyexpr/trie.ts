@@ -30,18 +30,20 @@ class Node<T> {
   readonly kind: number;
   readonly verbatim: boolean;
   readonly parent: Node<T> | null;
-  /** The declared KE this node stands for ("" for the root). */
-  readonly ke: string;
+  /**
+   * The declared KE this node stands for, set while it holds values. Not kept on every node:
+   * a declaration of n chunks would otherwise hold n prefixes, O(n²) characters.
+   */
+  ke = "";
   literal: Map<string, Node<T>> | null = null;
   wild: Node<T>[] | null = null;
   values: Set<T> | null = null;
 
-  constructor(chunk: string, parent: Node<T> | null, ke: string) {
+  constructor(chunk: string, parent: Node<T> | null) {
     this.chunk = chunk;
     this.kind = classify(chunk);
     this.verbatim = isVerbatimChunk(chunk);
     this.parent = parent;
-    this.ke = ke;
   }
 
   isEmpty(): boolean {
@@ -145,7 +147,7 @@ function collect<T>(node: Node<T>, out: Set<T>): void {
 
 /** A chunk trie mapping declared KEs (canonical strings, possibly wild) to values: the routing index. */
 export class KeTrie<T> {
-  readonly #root = new Node<T>("", null, "");
+  readonly #root = new Node<T>("", null);
   #size = 0;
 
   /** Number of (ke, value) pairs. */
@@ -160,12 +162,13 @@ export class KeTrie<T> {
     for (const chunk of ke.split("/")) {
       let child = this.#child(node, chunk);
       if (child === undefined) {
-        child = new Node<T>(chunk, node, node === this.#root ? chunk : `${node.ke}/${chunk}`);
+        child = new Node<T>(chunk, node);
         if (child.kind === LITERAL) (node.literal ??= new Map()).set(chunk, child);
         else (node.wild ??= []).push(child);
       }
       node = child;
     }
+    node.ke = ke;
     const values = (node.values ??= new Set());
     if (!values.has(value)) {
       values.add(value);
@@ -249,44 +252,50 @@ export class KeTrie<T> {
     return undefined;
   }
 
-  /** `live`: sorted query positions alive at `node`, closed under query `**` eating nothing. */
-  #walkIntersect(node: Node<T>, live: number[], q: Query, out: Set<T>): void {
-    if (live[live.length - 1] === q.n) collect(node, out);
-    const literal = node.literal;
-    if (literal !== null) {
-      if (q.wild && this.#needsScan(live, q)) {
-        // A wild query chunk is alive here: every literal child may match it.
-        for (const child of literal.values()) {
-          const next = stepIntersect(child, live, q);
-          if (next !== null) this.#walkIntersect(child, next, q, out);
-        }
-      } else if (live.length === 1) {
-        const i = live[0]!;
-        const child = i < q.n ? literal.get(q.chunks[i]!) : undefined;
-        if (child !== undefined) {
-          const next: number[] = [];
-          insertClosed(next, i + 1, q);
-          this.#walkIntersect(child, next, q, out);
-        }
-      } else {
-        // Several positions alive (below a declared `**`): look each up, visit each child once.
-        let seen: Node<T>[] | null = null;
-        for (const i of live) {
-          if (i >= q.n) break;
-          const child = literal.get(q.chunks[i]!);
-          if (child === undefined || (seen !== null && seen.includes(child))) continue;
-          (seen ??= []).push(child);
-          const next = stepIntersect(child, live, q);
-          if (next !== null) this.#walkIntersect(child, next, q, out);
+  /**
+   * Intersection walk, depth-first with an explicit stack (a declaration may be thousands of
+   * chunks deep: recursion per level would overflow the call stack). Each entry is a node with
+   * its `live` query positions: sorted, closed under a query `**` eating nothing.
+   */
+  #walkIntersect(root: Node<T>, start: number[], q: Query, out: Set<T>): void {
+    const nodes: Node<T>[] = [root];
+    const lives: number[][] = [start];
+    const push = (child: Node<T>, next: number[] | null): void => {
+      if (next === null) return;
+      nodes.push(child);
+      lives.push(next);
+    };
+    while (nodes.length > 0) {
+      const node = nodes.pop()!;
+      const live = lives.pop()!;
+      if (live[live.length - 1] === q.n) collect(node, out);
+      const literal = node.literal;
+      if (literal !== null) {
+        if (q.wild && this.#needsScan(live, q)) {
+          // A wild query chunk is alive here: every literal child may match it.
+          for (const child of literal.values()) push(child, stepIntersect(child, live, q));
+        } else if (live.length === 1) {
+          const i = live[0]!;
+          const child = i < q.n ? literal.get(q.chunks[i]!) : undefined;
+          if (child !== undefined) {
+            const next: number[] = [];
+            insertClosed(next, i + 1, q);
+            push(child, next);
+          }
+        } else {
+          // Several positions alive (below a declared `**`): look each up, visit each child once.
+          let seen: Node<T>[] | null = null;
+          for (const i of live) {
+            if (i >= q.n) break;
+            const child = literal.get(q.chunks[i]!);
+            if (child === undefined || (seen !== null && seen.includes(child))) continue;
+            (seen ??= []).push(child);
+            push(child, stepIntersect(child, live, q));
+          }
         }
       }
-    }
-    const wild = node.wild;
-    if (wild !== null) {
-      for (const child of wild) {
-        const next = stepIntersect(child, live, q);
-        if (next !== null) this.#walkIntersect(child, next, q, out);
-      }
+      const wild = node.wild;
+      if (wild !== null) for (const child of wild) push(child, stepIntersect(child, live, q));
     }
   }
 
@@ -297,28 +306,40 @@ export class KeTrie<T> {
   }
 
   /**
-   * Inclusion walk. A literal declared chunk includes only the identical query chunk, so literal
-   * children are always found by lookup, even for a wild query.
+   * Inclusion walk, iterative like `#walkIntersect`. A literal declared chunk includes only the
+   * identical query chunk, so literal children are always found by lookup, even for a wild query.
    */
-  #walkInclude(node: Node<T>, live: number[], q: Query, out: Set<T>): void {
-    if (live[live.length - 1] === q.n) collect(node, out);
-    const literal = node.literal;
-    if (literal !== null) {
-      let seen: Node<T>[] | null = null;
-      for (const i of live) {
-        if (i >= q.n) break;
-        const child = literal.get(q.chunks[i]!);
-        if (child === undefined || (seen !== null && seen.includes(child))) continue;
-        if (live.length > 1) (seen ??= []).push(child);
-        const next = stepInclude(child, live, q);
-        if (next !== null) this.#walkInclude(child, next, q, out);
+  #walkInclude(root: Node<T>, start: number[], q: Query, out: Set<T>): void {
+    const nodes: Node<T>[] = [root];
+    const lives: number[][] = [start];
+    while (nodes.length > 0) {
+      const node = nodes.pop()!;
+      const live = lives.pop()!;
+      if (live[live.length - 1] === q.n) collect(node, out);
+      const literal = node.literal;
+      if (literal !== null) {
+        let seen: Node<T>[] | null = null;
+        for (const i of live) {
+          if (i >= q.n) break;
+          const child = literal.get(q.chunks[i]!);
+          if (child === undefined || (seen !== null && seen.includes(child))) continue;
+          if (live.length > 1) (seen ??= []).push(child);
+          const next = stepInclude(child, live, q);
+          if (next !== null) {
+            nodes.push(child);
+            lives.push(next);
+          }
+        }
       }
-    }
-    const wild = node.wild;
-    if (wild !== null) {
-      for (const child of wild) {
-        const next = stepInclude(child, live, q);
-        if (next !== null) this.#walkInclude(child, next, q, out);
+      const wild = node.wild;
+      if (wild !== null) {
+        for (const child of wild) {
+          const next = stepInclude(child, live, q);
+          if (next !== null) {
+            nodes.push(child);
+            lives.push(next);
+          }
+        }
       }
     }
   }

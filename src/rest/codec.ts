@@ -3,6 +3,7 @@ import type { AdminSources } from "../admin/admin-space.js";
 import type { Reply } from "../core/reply.js";
 import type { Session } from "../core/session.js";
 import type { StorageManager } from "../storage/manager.js";
+import type { KeyExprLimits } from "../keyexpr/index.js";
 import type { Sample } from "../core/sample.js";
 
 /** A rendered HTTP response body with its content type. */
@@ -25,9 +26,10 @@ export interface RestCodec {
   adminConfigPath(zid: string): string;
   /**
    * The key expression named by a URL path (raw, starting with `/`), with the admin aliases
-   * resolved against the router id. `write` is true for PUT/PATCH/DELETE. Throws a 400 ZestError.
+   * resolved against the router id. `write` is true for PUT/PATCH/DELETE. Throws a 400 ZestError,
+   * or a 414 one (`too_long`) past the length limit of `limits` (default: the default limits).
    */
-  pathToKey(path: string, zid: string, write: boolean): string;
+  pathToKey(path: string, zid: string, write: boolean, limits?: KeyExprLimits): string;
   /** The selector parameters the queryables receive, from the raw query string. */
   parameters(query: string): string;
   /** The encoding stored for a write with this `Content-Type`. */

@@ -136,7 +136,7 @@ export class RestServer {
           const html = accept === "text/html";
           const cacheKey = this.cache ? cacheKeyOf(method, url, accept) : undefined;
           const version = this.cache?.version ?? 0;
-          const key = codec.pathToKey(path, session.zid, false);
+          const key = codec.pathToKey(path, session.zid, false, session.router.keyExprLimits);
           checkRead(permissions, key);
           if (accept === "text/event-stream" && codec.supportsSse && method === "GET") {
             this.sse.open(session, key, res, cors, (s) => codec.sseEvent!(s));
@@ -178,7 +178,7 @@ export class RestServer {
     let key: string;
     try {
       const path = q === -1 ? url : url.slice(0, q);
-      key = codec.pathToKey(path, session.zid, true);
+      key = codec.pathToKey(path, session.zid, true, session.router.keyExprLimits);
       checkWrite(permissions, key, req);
       // Decisions §3, never a silent 200: an admin write nobody takes (a typo in the path, a
       // router that does not exist) is refused. Another router's admin space, reached through

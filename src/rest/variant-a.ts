@@ -1,6 +1,7 @@
 import { encodingFromContentType } from "../core/encoding.js";
 import { toKeyExpr } from "../core/router.js";
 import type { Reply } from "../core/reply.js";
+import type { KeyExprLimits } from "../keyexpr/index.js";
 import type { Sample } from "../core/sample.js";
 import { AdminSpace } from "../admin/admin-space.js";
 import type { Rendered, RestCodec, RestVariant } from "./codec.js";
@@ -53,8 +54,8 @@ export const codecA: RestCodec = {
   supportsSse: true,
   adminConfigPath: AdminSpace.storageConfigPath,
 
-  pathToKey(path: string, zid: string): string {
-    return toKeyExpr(resolveAdminAlias(decodePath(path).slice(1), zid));
+  pathToKey(path: string, zid: string, _write: boolean, limits?: KeyExprLimits): string {
+    return toKeyExpr(resolveAdminAlias(decodePath(path).slice(1), zid), limits);
   },
 
   parameters(query: string): string {

@@ -1,12 +1,12 @@
 import { Encoding } from "../core/encoding.js";
-import { errorMessage, ZestError } from "../core/errors.js";
+import { errorMessage, toZestError, ZestError } from "../core/errors.js";
 import type { Reply } from "../core/reply.js";
 import type { Sample } from "../core/sample.js";
 import { Parameters } from "../core/selector.js";
 import { parseInstant } from "../core/time-range.js";
 import { nowUnixNanos } from "../core/timestamp.js";
-import { keyExprToPath, pathToKeyExpr } from "../keyexpr/index.js";
 import { AdminSpaceB } from "../admin/admin-space-b.js";
+import { checkKeyExprLimits, keyExprToPath, pathToKeyExpr, type KeyExprLimits } from "../keyexpr/index.js";
 import type { Rendered, RestCodec, RestVariant } from "./codec.js";
 import { decodePath } from "./paths.js";
 import { jsonValue, utf8 } from "./render-value.js";
@@ -161,7 +161,7 @@ export const codecB: RestCodec = {
   supportsSse: false,
   adminConfigPath: AdminSpaceB.storageConfigPath,
 
-  pathToKey(path: string, zid: string, write: boolean): string {
+  pathToKey(path: string, zid: string, write: boolean, limits?: KeyExprLimits): string {
     let p = decodePath(path);
     // The alias is chunk-bounded (0.4 replaced a plain 15-character prefix, so `/@/router/localx`
     // became `/@/router/<pid>x`; nobody wants that).
@@ -171,6 +171,11 @@ export const codecB: RestCodec = {
       ke = pathToKeyExpr(p, { expr: !write });
     } catch (err) {
       throw ZestError.badRequest(errorMessage(err), err);
+    }
+    try {
+      checkKeyExprLimits(ke, limits);
+    } catch (err) {
+      throw toZestError(err);
     }
     return adminIdToInternal(ke);
   },

@@ -1,0 +1,322 @@
+/**
+ * An index of concrete keys (no wildcards) for storages: a chunk trie, so a wild query visits
+ * only the subtrees that can match instead of every key, and a query can be answered in slices
+ * (`KeyWalk.step`) that give the event loop back between them. A plain key costs one Map lookup
+ * per chunk, whatever the number of keys.
+ *
+ * Memory matters (a storage may hold millions of keys): a key that is no other key's prefix
+ * (most of them) is its value stored right in its parent's Map under its last chunk, with no node
+ * object; it becomes a `KeyNode` only when a longer key is stored under it.
+ */
+import { chunkIntersects } from "./chunk.js";
+import { isVerbatimChunk, validate } from "./validate.js";
+
+const LITERAL = 0;
+const STAR = 1;
+const DOUBLE = 2;
+const GLOB = 3;
+
+/** A key prefix that has longer keys under it; `value` is set when it is a key itself. */
+class KeyNode<V> {
+  kids: Map<string, KeyNode<V> | V> | null = null;
+  value: V | undefined = undefined;
+}
+
+/** What `KeyIndex.set` and `delete` did, for memory accounting. */
+export interface IndexChange<V> {
+  /** Key prefixes (index nodes) created (set) or removed (delete), and their chunks' total length. */
+  nodes: number;
+  chars: number;
+  /** The value the key held before (set) or held (delete). */
+  old: V | undefined;
+}
+
+/**
+ * A map from concrete keys to values, indexed by chunk for key-expression queries. Values must
+ * not be `KeyNode`s (any other object, or a primitive other than undefined, will do).
+ */
+export class KeyIndex<V> {
+  readonly #root = new KeyNode<V>();
+  #size = 0;
+
+  /** Number of keys holding a value. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** The value at the concrete key `key`. */
+  get(key: string): V | undefined {
+    let node = this.#root;
+    let start = 0;
+    for (;;) {
+      let end = key.indexOf("/", start);
+      if (end === -1) end = key.length;
+      const e = node.kids?.get(key.slice(start, end));
+      if (e === undefined) return undefined;
+      if (end === key.length) return e instanceof KeyNode ? e.value : e;
+      if (!(e instanceof KeyNode)) return undefined;
+      node = e;
+      start = end + 1;
+    }
+  }
+
+  /** Sets the value of the concrete key `key` (not validated: the caller holds checked keys). */
+  set(key: string, value: V): IndexChange<V> {
+    let nodes = 0;
+    let chars = 0;
+    let node = this.#root;
+    let start = 0;
+    for (;;) {
+      let end = key.indexOf("/", start);
+      if (end === -1) end = key.length;
+      const chunk = key.slice(start, end);
+      const kids = (node.kids ??= new Map());
+      const e = kids.get(chunk);
+      if (end === key.length) {
+        let old: V | undefined;
+        if (e === undefined) {
+          kids.set(chunk, value);
+          nodes++;
+          chars += chunk.length;
+        } else if (e instanceof KeyNode) {
+          old = e.value;
+          e.value = value;
+        } else {
+          old = e;
+          kids.set(chunk, value);
+        }
+        if (old === undefined) this.#size++;
+        return { nodes, chars, old };
+      }
+      let next: KeyNode<V>;
+      if (e instanceof KeyNode) {
+        next = e;
+      } else {
+        // A new prefix, or a key that now gets a longer key under it.
+        next = new KeyNode<V>();
+        if (e === undefined) {
+          nodes++;
+          chars += chunk.length;
+        } else {
+          next.value = e;
+        }
+        kids.set(chunk, next);
+      }
+      node = next;
+      start = end + 1;
+    }
+  }
+
+  /** Removes `key` and the prefixes left empty; `old` is undefined when it held no value. */
+  delete(key: string): IndexChange<V> {
+    const path: KeyNode<V>[] = [];
+    const chunks = key.split("/");
+    let node = this.#root;
+    const last = chunks.length - 1;
+    for (let i = 0; i < last; i++) {
+      const e = node.kids?.get(chunks[i]!);
+      if (!(e instanceof KeyNode)) return { nodes: 0, chars: 0, old: undefined };
+      path.push(node);
+      node = e;
+    }
+    const leaf = chunks[last]!;
+    const e = node.kids?.get(leaf);
+    if (e === undefined) return { nodes: 0, chars: 0, old: undefined };
+    let old: V | undefined;
+    let nodes = 0;
+    let chars = 0;
+    if (e instanceof KeyNode) {
+      old = e.value;
+      if (old === undefined) return { nodes: 0, chars: 0, old: undefined };
+      e.value = undefined;
+      if (e.kids !== null) {
+        this.#size--;
+        return { nodes: 0, chars: 0, old };
+      }
+    } else {
+      old = e;
+    }
+    this.#size--;
+    node.kids!.delete(leaf);
+    nodes++;
+    chars += leaf.length;
+    // Prune the prefixes left with neither a value nor keys under them.
+    for (let i = last - 1; i >= 0 && node.kids!.size === 0; i--) {
+      node.kids = null;
+      if (node.value !== undefined) break;
+      const parent = path[i]!;
+      parent.kids!.delete(chunks[i]!);
+      nodes++;
+      chars += chunks[i]!.length;
+      node = parent;
+    }
+    if (node.kids !== null && node.kids.size === 0) node.kids = null;
+    return { nodes, chars, old };
+  }
+
+  /** Removes every key. */
+  clear(): void {
+    this.#root.kids = null;
+    this.#size = 0;
+  }
+
+  /**
+   * A walk over the keys that intersect the canonical key expression `ke` (validated): call
+   * `step` until it returns true. Keys set between steps may or may not be reported.
+   */
+  walk(ke: string): KeyWalk<V> {
+    validate(ke);
+    return new KeyWalk(this.#root, ke);
+  }
+}
+
+/**
+ * A depth-first walk of a `KeyIndex` that simulates the query as an NFA over its chunk
+ * positions (as `KeTrie` does), with an explicit stack, resumable between slices.
+ */
+export class KeyWalk<V> {
+  readonly #chunks: string[];
+  readonly #kinds: Uint8Array;
+  readonly #n: number;
+  /** `#ends[j]`: the query can end at position j (the rest is empty or one `**`). */
+  readonly #ends: Uint8Array;
+  /** Per-position stamps, to add each position once per step of the walk. */
+  readonly #stamp: Uint32Array;
+  #gen = 0;
+  readonly #nodes: KeyNode<V>[];
+  readonly #lives: Int32Array[];
+  readonly #paths: string[];
+
+  /** @internal */
+  constructor(root: KeyNode<V>, ke: string) {
+    const chunks = ke.split("/");
+    const n = chunks.length;
+    this.#chunks = chunks;
+    this.#n = n;
+    this.#kinds = new Uint8Array(n);
+    for (let i = 0; i < n; i++) {
+      const c = chunks[i]!;
+      this.#kinds[i] = c === "**" ? DOUBLE : c === "*" ? STAR : !isVerbatimChunk(c) && c.includes("$") ? GLOB : LITERAL;
+    }
+    this.#ends = new Uint8Array(n + 1);
+    for (let j = n; j >= 0; j--) this.#ends[j] = j === n || (this.#kinds[j] === DOUBLE && this.#ends[j + 1] === 1) ? 1 : 0;
+    this.#stamp = new Uint32Array(n + 1);
+    const gen = this.#nextGen();
+    const start: number[] = [];
+    this.#add(start, 0, gen);
+    this.#nodes = [root];
+    this.#lives = [Int32Array.from(start)];
+    this.#paths = [""];
+  }
+
+  /**
+   * Advances the walk, pushing every matching `[key, value]` onto `out`, until it is over
+   * (returns true) or `budgetMs` milliseconds have passed (returns false).
+   */
+  step(out: Array<[string, V]>, budgetMs = Infinity): boolean {
+    const until = performance.now() + budgetMs;
+    const n = this.#n;
+    let work = 0;
+    while (this.#nodes.length > 0) {
+      const node = this.#nodes.pop()!;
+      const live = this.#lives.pop()!;
+      const path = this.#paths.pop()!;
+      if (node.value !== undefined && this.#endsIn(live)) out.push([path, node.value]);
+      const kids = node.kids;
+      if (kids !== null) {
+        const lookup = this.#literalOnly(live);
+        if (lookup !== null) {
+          // Only one literal chunk is alive: its child is found by lookup.
+          const c = this.#chunks[lookup]!;
+          const e = kids.get(c);
+          if (e !== undefined) this.#child(c, e, live, path, out);
+          work++;
+        } else {
+          for (const [c, e] of kids) this.#child(c, e, live, path, out);
+          work += kids.size;
+        }
+      }
+      // Reading the clock costs; every few hundred children is often enough.
+      if (work >= 256) {
+        work = 0;
+        if (performance.now() >= until) return this.#nodes.length === 0;
+      }
+    }
+    return true;
+  }
+
+  #endsIn(live: Int32Array): boolean {
+    return live[live.length - 1] === this.#n;
+  }
+
+  /** The position of the only alive chunk when it is literal (so lookup suffices), else null. */
+  #literalOnly(live: Int32Array): number | null {
+    const n = this.#n;
+    const i = live[0]!;
+    if (i >= n || this.#kinds[i] !== LITERAL) return null;
+    return live.length === 1 || (live.length === 2 && live[1] === n) ? i : null;
+  }
+
+  /** Whether query position `i` (not `**`) matches the key chunk `c`. */
+  #matches(i: number, c: string, verbatim: boolean): boolean {
+    const kind = this.#kinds[i]!;
+    if (kind === LITERAL) return c === this.#chunks[i];
+    if (kind === STAR) return !verbatim;
+    return chunkIntersects(this.#chunks[i]!, c);
+  }
+
+  /** Handles the child `c` of a node whose alive positions are `live`. */
+  #child(c: string, e: KeyNode<V> | V, live: Int32Array, path: string, out: Array<[string, V]>): void {
+    const n = this.#n;
+    const verbatim = isVerbatimChunk(c);
+    if (!(e instanceof KeyNode)) {
+      // A key with nothing under it: only "can the query end right after it" matters.
+      for (const i of live) {
+        if (i >= n) break;
+        const hit = this.#kinds[i] === DOUBLE ? !verbatim && this.#ends[i] === 1 : this.#ends[i + 1] === 1 && this.#matches(i, c, verbatim);
+        if (hit) {
+          out.push([path === "" ? c : `${path}/${c}`, e]);
+          return;
+        }
+      }
+      return;
+    }
+    const gen = this.#nextGen();
+    const next: number[] = [];
+    for (const i of live) {
+      if (i >= n) break;
+      if (this.#kinds[i] === DOUBLE) {
+        // The query `**` eats this chunk and stays alive (never over a verbatim chunk).
+        if (!verbatim) this.#add(next, i, gen);
+      } else if (this.#matches(i, c, verbatim)) {
+        this.#add(next, i + 1, gen);
+      }
+    }
+    if (next.length === 0) return;
+    // Sorted, so "the query can end here" is the last position.
+    next.sort((a, b) => a - b);
+    this.#nodes.push(e);
+    this.#lives.push(Int32Array.from(next));
+    this.#paths.push(path === "" ? c : `${path}/${c}`);
+  }
+
+  #nextGen(): number {
+    if (++this.#gen === 0xffffffff) {
+      this.#stamp.fill(0);
+      this.#gen = 1;
+    }
+    return this.#gen;
+  }
+
+  /** Adds position `j` and, through query `**` chunks that may eat nothing, those after it. */
+  #add(out: number[], j: number, gen: number): void {
+    for (;;) {
+      if (this.#stamp[j] !== gen) {
+        this.#stamp[j] = gen;
+        out.push(j);
+      }
+      if (j >= this.#n || this.#kinds[j] !== DOUBLE) return;
+      j++;
+    }
+  }
+}
