@@ -37,6 +37,8 @@ interface PendingWrite {
   readonly waiting: Set<string>;
   /** Routers of `waiting` the bus found nobody behind: resent to when they show life. */
   readonly unreachable: Set<string>;
+  /** When the write was last resent to each router: at most once per `probeAfterMs` each. */
+  readonly resentAt: Map<string, number>;
   readonly resolve: () => void;
   readonly reject: (err: Error) => void;
   timer: TimerHandle | undefined;
@@ -69,7 +71,7 @@ export class AckTracker {
   /** Starts waiting for `targets` to acknowledge write `seq`. */
   track(seq: number, key: string, data: Buffer, targets: readonly string[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const p: PendingWrite = { seq, key, data, since: this.clock.now(), waiting: new Set(targets), unreachable: new Set(), resolve, reject, timer: undefined };
+      const p: PendingWrite = { seq, key, data, since: this.clock.now(), waiting: new Set(targets), unreachable: new Set(), resentAt: new Map(), resolve, reject, timer: undefined };
       this.pending.set(seq, p);
       p.timer = this.clock.setTimeout(() => this.overdue(p), Math.min(this.timings.probeAfterMs, this.timings.ackTimeoutMs));
     });
@@ -149,7 +151,15 @@ export class AckTracker {
     for (const p of [...this.pending.values()]) this.settle(p, error(p.key, [...p.waiting].sort().join(", ")));
   }
 
+  /**
+   * A router that reconnects shows life several ways at once (declarations, hello): one resend is
+   * enough, and each extra copy would reach its subscribers again.
+   */
   private resend(p: PendingWrite, zid: string): void {
+    const now = this.clock.now();
+    const last = p.resentAt.get(zid);
+    if (last !== undefined && now - last < this.timings.probeAfterMs) return;
+    p.resentAt.set(zid, now);
     this.resent++;
     this.link.resend(zid, p.seq, p.data);
   }

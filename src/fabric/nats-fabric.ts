@@ -386,11 +386,11 @@ export class NatsFabric implements Fabric {
   private onHello(msg: TransportMessage): void {
     const m = decodeDeclarations(msg.data);
     if (m.zid === this.zid) return;
-    const known = this.table.get(m.zid);
-    this.ingest(m);
     // A known router says hello after a reconnect: what we sent it while its connection was
-    // failing over may never have arrived, so every write still waiting for it is resent.
-    if (known && known.epoch === m.epoch) this.tracker.resendAll(m.zid);
+    // failing over may never have arrived, so every write still waiting for it is resent (once:
+    // before `ingest` counts the hello as a sign of life, which would resend some of them again).
+    if (this.table.get(m.zid)?.epoch === m.epoch) this.tracker.resendAll(m.zid);
+    this.ingest(m);
     if (msg.reply && this.decl.current) this.send(msg.reply, this.decl.current);
   }
 
