@@ -33,10 +33,16 @@ export const MessageType = {
 export type { DeclarationKind };
 const DECL_KINDS: readonly DeclarationKind[] = ["subscriber", "queryable", "token"];
 
-/** A message that does not decode: logged and dropped, never a crash. */
+/**
+ * A message that does not decode: logged and dropped, never a crash. It carries no stack trace:
+ * capturing one costs tens of microseconds, and a flood of bad messages must stay cheap to drop.
+ */
 export class MalformedMessage extends Error {
   constructor(reason: string) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(reason);
+    Error.stackTraceLimit = limit;
     this.name = "MalformedMessage";
   }
 }
