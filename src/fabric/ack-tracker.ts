@@ -41,7 +41,8 @@ interface PendingWrite {
   readonly resentAt: Map<string, number>;
   readonly resolve: () => void;
   readonly reject: (err: Error) => void;
-  timer: TimerHandle | undefined;
+  /** When the routers still waited for were last pinged. */
+  probedAt: number;
 }
 
 /** The writes waiting for acknowledgements. */
@@ -51,12 +52,17 @@ export class AckTracker {
   private readonly unreachable = new Map<string, Set<number>>();
   /** Samples sent again. */
   resent = 0;
+  private tick: TimerHandle | undefined;
+  /** Period of the timer: late writes are noticed within half a probe interval. */
+  private readonly tickMs: number;
 
   constructor(
     private readonly clock: Clock,
     private readonly link: AckLink,
     private readonly timings: AckTimings,
-  ) {}
+  ) {
+    this.tickMs = Math.max(1, Math.floor(Math.min(timings.probeAfterMs, timings.ackTimeoutMs) / 2));
+  }
 
   /** Writes waiting. */
   get size(): number {
@@ -71,9 +77,10 @@ export class AckTracker {
   /** Starts waiting for `targets` to acknowledge write `seq`. */
   track(seq: number, key: string, data: Buffer, targets: readonly string[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const p: PendingWrite = { seq, key, data, since: this.clock.now(), waiting: new Set(targets), unreachable: new Set(), resentAt: new Map(), resolve, reject, timer: undefined };
+      const now = this.clock.now();
+      const p: PendingWrite = { seq, key, data, since: now, waiting: new Set(targets), unreachable: new Set(), resentAt: new Map(), resolve, reject, probedAt: now };
       this.pending.set(seq, p);
-      p.timer = this.clock.setTimeout(() => this.overdue(p), Math.min(this.timings.probeAfterMs, this.timings.ackTimeoutMs));
+      this.tick ??= this.clock.setTimeout(this.onTick, this.tickMs);
     });
   }
 
@@ -149,6 +156,8 @@ export class AckTracker {
   /** Fails every waiting write (lost connection, shutdown). */
   failAll(error: (key: string, waiting: string) => Error): void {
     for (const p of [...this.pending.values()]) this.settle(p, error(p.key, [...p.waiting].sort().join(", ")));
+    this.clock.clearTimeout(this.tick);
+    this.tick = undefined;
   }
 
   /**
@@ -184,24 +193,34 @@ export class AckTracker {
     if (p.waiting.size === 0) this.settle(p);
   }
 
-  /** Late: ping the routers still waited for, again every `probeAfterMs`, until `ackTimeoutMs`. */
-  private overdue(p: PendingWrite): void {
-    if (this.pending.get(p.seq) !== p) return;
+  /**
+   * One timer for all writes, running only while some wait (a write acknowledged in time costs
+   * no timer): late writes ping the routers still waited for, every `probeAfterMs`, and fail at
+   * `ackTimeoutMs`. Writes sit in the map in the order they started, so the walk stops at the
+   * first one not yet late.
+   */
+  private readonly onTick = (): void => {
+    this.tick = undefined;
     const { ackTimeoutMs, probeAfterMs } = this.timings;
-    const left = ackTimeoutMs - (this.clock.now() - p.since);
-    if (left <= 0) {
-      const who = [...p.waiting].sort().join(", ");
-      this.settle(p, ZestError.timeout(`router(s) ${who} did not acknowledge the write on ${p.key} within ${ackTimeoutMs} ms`));
-      return;
+    const now = this.clock.now();
+    const lateAfter = Math.min(probeAfterMs, ackTimeoutMs);
+    // Deleting the entry being visited (a timeout) is safe while iterating a Map.
+    for (const p of this.pending.values()) {
+      if (now - p.since < lateAfter) break;
+      if (now - p.since >= ackTimeoutMs) {
+        const who = [...p.waiting].sort().join(", ");
+        this.settle(p, ZestError.timeout(`router(s) ${who} did not acknowledge the write on ${p.key} within ${ackTimeoutMs} ms`));
+      } else if (p.probedAt === p.since || now - p.probedAt >= probeAfterMs) {
+        p.probedAt = now;
+        for (const zid of p.waiting) this.link.ping(zid);
+      }
     }
-    for (const zid of p.waiting) this.link.ping(zid);
-    p.timer = this.clock.setTimeout(() => this.overdue(p), Math.min(probeAfterMs, left));
-  }
+    if (this.pending.size > 0) this.tick = this.clock.setTimeout(this.onTick, this.tickMs);
+  };
 
   private settle(p: PendingWrite, err?: Error): void {
     if (this.pending.get(p.seq) !== p) return;
     this.pending.delete(p.seq);
-    this.clock.clearTimeout(p.timer);
     for (const zid of [...p.unreachable]) this.unmark(p, zid);
     if (err) p.reject(err);
     else p.resolve();
