@@ -27,6 +27,7 @@ export const MessageType = {
   PING: 8,
   PONG: 9,
   DECLARATIONS_REQUEST: 10,
+  SAMPLES: 11,
 } as const;
 
 /** What a declaration declares. Codes on the wire: 1, 2, 3. */
@@ -179,6 +180,35 @@ export function decodeSample(data: Uint8Array): SampleMessage {
   const payload = r.rest();
   const sample: Sample = timestamp === undefined ? { key, kind, payload, encoding } : { key, kind, payload, encoding, timestamp };
   return { sample, origin: { zid, epoch, seq }, resend: (flags & 2) !== 0 };
+}
+
+/** Samples published on one subject in one event-loop turn, in order, as one message. */
+export function encodeSamples(messages: readonly Buffer[]): Buffer {
+  const head = Buffer.allocUnsafe(5);
+  head.writeUInt8(MessageType.SAMPLES, 0);
+  head.writeUInt32BE(messages.length, 1);
+  const parts: Buffer[] = [head];
+  for (const m of messages) {
+    const len = Buffer.allocUnsafe(4);
+    len.writeUInt32BE(m.length, 0);
+    parts.push(len, m);
+  }
+  return Buffer.concat(parts);
+}
+
+/** Bytes `encodeSamples` adds per sample. */
+export const SAMPLES_OVERHEAD = 4;
+
+/** Decodes a SAMPLE or a SAMPLES message into its samples (each validated as `decodeSample`). */
+export function decodeSamples(data: Uint8Array): SampleMessage[] {
+  if (typeOf(data) === MessageType.SAMPLE) return [decodeSample(data)];
+  const r = new Reader(data, MessageType.SAMPLES, "samples");
+  // The smallest sample message is 20 bytes, plus its length.
+  const count = r.count(24);
+  const out: SampleMessage[] = [];
+  for (let i = 0; i < count; i++) out.push(decodeSample(r.view(r.u32())));
+  r.end();
+  return out;
 }
 
 // ---- query replies --------------------------------------------------------------------------
@@ -575,6 +605,13 @@ class Reader {
   bytes(n: number): Buffer {
     this.need(n);
     const b = Buffer.from(this.buf.subarray(this.o, this.o + n));
+    this.o += n;
+    return b;
+  }
+  /** The next `n` bytes, not copied. */
+  view(n: number): Buffer {
+    this.need(n);
+    const b = this.buf.subarray(this.o, this.o + n);
     this.o += n;
     return b;
   }

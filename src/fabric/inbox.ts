@@ -12,6 +12,8 @@ export const INBOX_PREFIX = "zest.in";
 export type InboxAddress =
   /** "No responders" notices for sample `seq`, sent to the subscribers of its key (or to router `zid` alone). */
   | { readonly kind: "sample"; readonly seq: number; readonly zid?: string }
+  /** "No responders" notices for the samples batched under `id` (see `NatsFabric`). */
+  | { readonly kind: "batch"; readonly id: number }
   /** Acknowledgement batches, from any router. */
   | { readonly kind: "acks" }
   /** Replies of router `zid` to query `qid`. */
@@ -29,7 +31,7 @@ type AddressOf<K extends Kind> = Extract<InboxAddress, { kind: K }>;
 /** One handler per address kind. */
 export type InboxHandlers = { readonly [K in Kind]: (address: AddressOf<K>, msg: TransportMessage) => void };
 
-const TAGS: Record<Kind, string> = { sample: "a", acks: "k", replies: "r", hello: "h", declarations: "d", pong: "p" };
+const TAGS: Record<Kind, string> = { sample: "a", batch: "b", acks: "k", replies: "r", hello: "h", declarations: "d", pong: "p" };
 const ID = /^(0|[1-9][0-9]{0,15})$/;
 const ZID = /^[0-9A-F]{2,32}$/;
 
@@ -49,6 +51,8 @@ export class Inbox {
     switch (address.kind) {
       case "sample":
         return address.zid === undefined ? `${this.prefix}.${tag}.${address.seq}` : `${this.prefix}.${tag}.${address.seq}.${address.zid}`;
+      case "batch":
+        return `${this.prefix}.${tag}.${address.id}`;
       case "replies":
         return `${this.prefix}.${tag}.${address.qid}.${address.zid}`;
       case "declarations":
@@ -84,6 +88,10 @@ export class Inbox {
         if (parts.length === 2) return { kind: "sample", seq };
         const z = zid(b);
         return z === undefined ? undefined : { kind: "sample", seq, zid: z };
+      }
+      case TAGS.batch: {
+        const n = id(a);
+        return n === undefined || parts.length !== 2 ? undefined : { kind: "batch", id: n };
       }
       case TAGS.acks:
         return parts.length === 1 ? { kind: "acks" } : undefined;

@@ -30,13 +30,16 @@ import {
   decodeDeclarations,
   decodePong,
   decodeReplies,
-  decodeSample,
+  decodeSamples,
   encodeAcks,
   encodeControl,
   encodePong,
   encodeQuery,
   encodeSample,
+  encodeSamples,
   markResend,
+  type SampleMessage,
+  SAMPLES_OVERHEAD,
 } from "./envelope.js";
 import { Inbox } from "./inbox.js";
 import { NatsTransport } from "./nats-transport.js";
@@ -76,6 +79,22 @@ export interface NatsFabricOptions {
 
 /** Room left in a message for headers and protocol overhead. */
 const PAYLOAD_MARGIN = 1024;
+/** A sample waiting for the end of the turn (`ack`: a write waits for its acknowledgements). */
+interface OutSample {
+  readonly seq: number;
+  readonly data: Buffer;
+  readonly ack: boolean;
+}
+
+/** Consecutive samples on one subject, sent as one message. */
+interface OutGroup {
+  readonly subject: string;
+  /** The router a direct send goes to. */
+  readonly direct: string | undefined;
+  readonly items: OutSample[];
+  size: number;
+}
+
 /** At most one warning per this many ms about malformed messages; the rest go to debug. */
 const MALFORMED_WARN_EVERY_MS = 10_000;
 
@@ -107,6 +126,12 @@ export class NatsFabric implements Fabric {
   private tracker!: AckTracker;
   private gather!: QueryGather;
 
+  /** Samples to send, in order, flushed once per event-loop turn. */
+  private outGroups: OutGroup[] = [];
+  private samplesScheduled = false;
+  /** Batches sent with a reply subject, for NATS "no responders" notices: id → samples. */
+  private readonly batches = new Map<number, { readonly at: number; readonly seqs: number[]; readonly zid: string | undefined }>();
+  private batchId = 0;
   /** Acknowledgements to send, by publisher, flushed once per event-loop turn. */
   private acksOut = new Map<string, Ack[]>();
   private acksScheduled = false;
@@ -189,6 +214,12 @@ export class NatsFabric implements Fabric {
       transport,
       {
         sample: this.guarded((a, m) => m.noResponders && this.tracker.noResponders(a.seq, a.zid)),
+        batch: this.guarded((a, m) => {
+          const b = this.batches.get(a.id);
+          if (!m.noResponders || !b) return;
+          this.batches.delete(a.id);
+          for (const seq of b.seqs) this.tracker.noResponders(seq, b.zid);
+        }),
         acks: this.guarded((_a, m) => this.onAcks(m)),
         replies: this.guarded((a, m) => {
           if (m.noResponders) this.gather.noResponders(a.qid, a.zid);
@@ -259,18 +290,72 @@ export class NatsFabric implements Fabric {
     if (targets.length === 0) {
       // Nobody is known to listen: no ack to wait for, but NATS still forwards the sample to a
       // router whose subscription is newer than its announcement.
-      if (!direct) this.send(subject, data);
+      if (!direct) this.queueSample(subject, undefined, { seq, data, ack: false });
       return Promise.resolve();
     }
     const acked = this.tracker.track(seq, sample.key, data, targets);
-    try {
-      if (direct) for (const t of targets) transport.publish(`${DIRECT_SUBJECT}.${t}`, data, this.inbox.subject({ kind: "sample", seq, zid: t }));
-      else transport.publish(subject, data, this.inbox.subject({ kind: "sample", seq }));
-    } catch (err) {
-      this.tracker.fail(seq, ZestError.unavailable(`cannot publish to NATS: ${errorMessage(err)}`, err));
-    }
+    if (direct) for (const t of targets) this.queueSample(`${DIRECT_SUBJECT}.${t}`, t, { seq, data, ack: true });
+    else this.queueSample(subject, undefined, { seq, data, ack: true });
     return acked;
   }
+
+  /**
+   * Queues a sample for the end of the turn. Consecutive samples on one subject travel as one
+   * message (below the payload limit); the order of all samples is kept.
+   */
+  private queueSample(subject: string, direct: string | undefined, item: OutSample): void {
+    const last = this.outGroups[this.outGroups.length - 1];
+    const limit = (this.transport?.maxPayload ?? 1024 * 1024) - PAYLOAD_MARGIN;
+    const size = item.data.length + SAMPLES_OVERHEAD;
+    if (last && last.subject === subject && last.size + size <= limit) {
+      last.items.push(item);
+      last.size += size;
+    } else {
+      this.outGroups.push({ subject, direct, items: [item], size: 5 + size });
+    }
+    if (!this.samplesScheduled) {
+      this.samplesScheduled = true;
+      setImmediate(this.flushSamples);
+    }
+  }
+
+  private readonly flushSamples = (): void => {
+    this.samplesScheduled = false;
+    const groups = this.outGroups;
+    if (groups.length === 0) return;
+    this.outGroups = [];
+    const transport = this.transport;
+    const now = this.clock.now();
+    // Registrations a "no responders" notice did not claim by now never will.
+    for (const [id, b] of this.batches) {
+      if (now - b.at < this.ackTimeoutMs) break;
+      this.batches.delete(id);
+    }
+    for (const g of groups) {
+      let data: Buffer;
+      let reply: string | undefined;
+      if (g.items.length === 1) {
+        const it = g.items[0]!;
+        data = it.data;
+        if (it.ack) reply = this.inbox.subject(g.direct === undefined ? { kind: "sample", seq: it.seq } : { kind: "sample", seq: it.seq, zid: g.direct });
+      } else {
+        data = encodeSamples(g.items.map((it) => it.data));
+        const seqs = g.items.filter((it) => it.ack).map((it) => it.seq);
+        if (seqs.length > 0) {
+          const id = ++this.batchId;
+          this.batches.set(id, { at: now, seqs, zid: g.direct });
+          reply = this.inbox.subject({ kind: "batch", id });
+        }
+      }
+      try {
+        if (!transport || !this.connected) throw new Error("not connected");
+        transport.publish(g.subject, data, reply);
+      } catch (err) {
+        for (const it of g.items) if (it.ack) this.tracker.fail(it.seq, ZestError.unavailable(`cannot publish to NATS: ${errorMessage(err)}`, err));
+      }
+    }
+    transport?.flush?.();
+  };
 
   query(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void): Promise<void> {
     const transport = this.transport;
@@ -337,6 +422,7 @@ export class NatsFabric implements Fabric {
     if (!transport) return;
     this.tracker.failAll(() => ZestError.unavailable("the router is shutting down"));
     this.gather.finishAll();
+    this.flushSamples();
     this.flushAcks();
     this.decl.close();
     await transport.close(1_000);
@@ -345,15 +431,19 @@ export class NatsFabric implements Fabric {
   // ---- incoming messages ----------------------------------------------------------------------
 
   private onData(msg: TransportMessage): void {
-    const { sample, origin, resend } = decodeSample(msg.data);
-    if (!isValid(sample.key)) throw new Error("sample: the key is not a valid key expression");
+    const samples = decodeSamples(msg.data);
+    for (const m of samples) if (!isValid(m.sample.key)) throw new Error("sample: the key is not a valid key expression");
+    const wantsAck = msg.reply !== undefined;
+    for (const m of samples) this.onSample(m, wantsAck);
+  }
+
+  private onSample({ sample, origin, resend }: SampleMessage, wantsAck: boolean): void {
     // A second copy through an overlapping subscription is dropped; a resend is answered (its
     // publisher missed our ack). Applying a sample twice is harmless: storages keep the newest.
     if (!this.dups.accept(origin) && !resend) return;
     this.counters.samplesReceived++;
     const host = this.host;
     if (!host) return;
-    const wantsAck = msg.reply !== undefined;
     host.deliverRemote(sample).then(
       () => wantsAck && this.ack(origin.zid, { seq: origin.seq, errorKind: undefined, message: "" }),
       (err: unknown) => {
@@ -433,6 +523,7 @@ export class NatsFabric implements Fabric {
     for (const [publisher, acks] of out) {
       if (this.send(this.inbox.acksSubjectOf(publisher), encodeAcks({ zid: this.zid, acks }))) this.counters.acksSent += acks.length;
     }
+    this.transport?.flush?.();
   }
 
   /** Pings `zid` (once per instant: many late writes share one ping). */

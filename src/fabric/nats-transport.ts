@@ -77,7 +77,7 @@ export class NatsTransport implements Transport {
   }
 
   /** Hands the corked publishes to the client (it writes them together on its next microtask). */
-  private flush(): void {
+  flush(): void {
     this.flushScheduled = false;
     const batch = this.corked;
     if (batch.length === 0) return;

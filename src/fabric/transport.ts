@@ -33,6 +33,8 @@ export interface Transport {
    * their order is kept. Throws when the message cannot be sent at all.
    */
   publish(subject: string, data: Uint8Array, reply?: string): void;
+  /** Writes what this turn's publishes corked now, instead of at the end of the turn. */
+  flush?(): void;
   /** Calls `handler` for every message on `subject` (wildcards allowed) until unsubscribed. */
   subscribe(subject: string, handler: (msg: TransportMessage) => void): TransportSubscription;
   /** Largest message the bus accepts, in bytes. */

@@ -17,6 +17,7 @@ import {
   decodePong,
   decodeReplies,
   decodeSample,
+  decodeSamples,
   encodeAcks,
   encodeControl,
   encodeDeclarations,
@@ -26,6 +27,7 @@ import {
   encodeQuery,
   encodeReply,
   encodeSample,
+  encodeSamples,
   MalformedMessage,
   markResend,
   ReplyBatch,
@@ -49,6 +51,9 @@ test("a sample round-trips with its origin, kind, timestamp and raw payload; a r
   const again = decodeSample(markResend(data));
   assert.equal(again.resend, true);
   assert.equal(decodeSample(data).resend, false, "markResend copies: the original is untouched");
+  const many = decodeSamples(encodeSamples([data, encodeSample(del, { zid: "AB", epoch: 0xfffffffe, seq: 43 })]));
+  assert.deepEqual(many.map((x) => [x.origin.seq, x.sample.kind]), [[42, "put"], [43, "delete"]]);
+  assert.deepEqual(decodeSamples(data).map((x) => x.origin.seq), [42], "a single sample reads as a batch of one");
   const d = decodeSample(encodeSample(del, { zid: "CD", epoch: 1, seq: 1 }));
   assert.equal(d.sample.kind, "delete");
   assert.equal(d.sample.timestamp, undefined);
@@ -158,8 +163,9 @@ test("fuzz: 100,000 random and mutated messages decode or throw MalformedMessage
     encodeQuery({ key: "q/*", parameters: "x=1", timeoutMs: 10 }),
     encodeControl("ping"),
     encodePong("D1"),
+    encodeSamples([encodeSample(put, { zid: "AB", epoch: 3, seq: 10 }), encodeSample(del, { zid: "AB", epoch: 3, seq: 11 })]),
   ];
-  const decoders = [decodeSample, decodeReplies, decodeAcks, decodeDeclarations, decodeAnnouncement, decodeControl, decodePong];
+  const decoders = [decodeSample, decodeSamples, decodeReplies, decodeAcks, decodeDeclarations, decodeAnnouncement, decodeControl, decodePong];
   const mutate = (b: Buffer): Buffer => {
     const m = Buffer.from(b);
     switch (int(5)) {
@@ -188,6 +194,7 @@ test("fuzz: 100,000 random and mutated messages decode or throw MalformedMessage
     [8, decodeControl],
     [9, decodePong],
     [10, decodeControl],
+    [11, decodeSamples],
   ]);
   const randomBytes = (n: number): Buffer => {
     const b = Buffer.allocUnsafe(n);
