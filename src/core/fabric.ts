@@ -22,6 +22,19 @@ export interface FabricHost {
   queryables(): QueryableInfo[];
   /** Keys of the local liveliness tokens (none when absent): other routers see them until this router dies. */
   livelinessTokens?(): string[];
+  /**
+   * Another router's declarations of one kind changed: `added` and `removed` key expressions
+   * (all of them removed when the router is forgotten). For liveliness subscribers, say.
+   */
+  remoteDeclarationsChanged?(change: RemoteDeclarationChange): void;
+}
+
+/** What `FabricHost.remoteDeclarationsChanged` reports. */
+export interface RemoteDeclarationChange {
+  readonly zid: string;
+  readonly kind: DeclarationKind;
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
 }
 
 /** What a router declares to the others: subscribers, queryables, liveliness tokens. */

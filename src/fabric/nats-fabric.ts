@@ -200,6 +200,7 @@ export class NatsFabric implements Fabric {
           this.decl.forget(zid);
           this.lastPing.delete(zid);
         },
+        declarations: (change) => host.remoteDeclarationsChanged?.(change),
       },
       this.logger,
     );

@@ -5,6 +5,7 @@
  * `interest(key, kind)` answers "which routers want this key". See docs/fabric-protocol.md.
  */
 import { KeTrie } from "../keyexpr/index.js";
+import type { RemoteDeclarationChange } from "../core/fabric.js";
 import type { Logger } from "../core/log.js";
 import type { Clock } from "./clock.js";
 import type { Declaration, DeclarationKind, DeclarationsMessage, HeartbeatMessage } from "./envelope.js";
@@ -35,6 +36,8 @@ export interface PeerEvents {
   alive(zid: string): void;
   /** `zid`'s declarations were replaced (it joined, restarted or changed them). */
   changed(zid: string): void;
+  /** Declarations of one kind that `zid` added or removed (all removed when it is forgotten). */
+  declarations?(change: RemoteDeclarationChange): void;
   /** `zid` is forgotten: it is dead, and what waited for it stops waiting. */
   forgotten(zid: string, reason: ForgetReason): void;
 }
@@ -100,6 +103,7 @@ export class PeerTable {
       this.peers.set(m.zid, peer);
       this.logger.info({ zid: m.zid }, "router joined");
     }
+    const before = peer.decls;
     this.unindex(peer);
     peer.epoch = m.epoch;
     peer.ver = m.ver;
@@ -115,7 +119,21 @@ export class PeerTable {
     }
     this.events.alive(m.zid);
     this.events.changed(m.zid);
+    this.report(m.zid, before, peer.decls);
     return true;
+  }
+
+  /** Tells `events.declarations` what changed, kind by kind. */
+  private report(zid: string, before: readonly Declaration[], after: readonly Declaration[]): void {
+    const listener = this.events.declarations;
+    if (!listener) return;
+    for (const kind of ["subscriber", "queryable", "token"] as const) {
+      const was = new Set(before.filter((d) => d.kind === kind).map((d) => d.key));
+      const is = new Set(after.filter((d) => d.kind === kind).map((d) => d.key));
+      const added = [...is].filter((k) => !was.has(k));
+      const removed = [...was].filter((k) => !is.has(k));
+      if (added.length > 0 || removed.length > 0) listener({ zid, kind, added, removed });
+    }
   }
 
   /** A heartbeat: a known, up-to-date sender is alive; anything else must be asked for its declarations. */
@@ -158,6 +176,7 @@ export class PeerTable {
     this.unindex(peer);
     this.logger.info({ zid, reason }, "router left");
     this.events.forgotten(zid, reason);
+    this.report(zid, peer.decls, []);
   }
 
   private unindex(peer: MutablePeer): void {

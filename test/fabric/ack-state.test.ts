@@ -251,10 +251,15 @@ describe("declarations", () => {
     assert.deepEqual(a!.fabric.interest("s/**", "queryable"), ["C1"]);
     assert.deepEqual(a!.fabric.interest("alive/**", "token"), ["C1"]);
     assert.deepEqual(b!.fabric.interest("alive/c", "token"), ["C1"]);
+    await c!.declare({ tokens: ["alive/c", "alive/c2"] });
     // A token dies with its router.
     c!.transport!.kill();
     await advance(TIMINGS.peerTimeoutMs + 100);
     assert.deepEqual(a!.fabric.interest("alive/**", "token"), []);
+    assert.deepEqual(
+      a!.declarationChanges.filter((c) => c.includes("token")),
+      ["C1 token +alive/c", "C1 token +alive/c2", "C1 token -alive/c -alive/c2"],
+    );
   });
 
   test("a missed declaration change is fetched when a heartbeat shows a newer version", async () => {

@@ -26,6 +26,8 @@ export class FakeRouter {
   qbls: QueryableInfo[] = [];
   tokens: string[] = [];
   readonly delivered: Sample[] = [];
+  /** What `remoteDeclarationsChanged` reported, as `zid kind +added -removed`. */
+  readonly declarationChanges: string[] = [];
   /** Replaces delivery (to fail it, or hold it). */
   deliver: ((s: Sample) => Promise<void>) | undefined;
   /** Answers remote queries (default: none). */
@@ -61,6 +63,9 @@ export class FakeRouter {
       subscriberKeys: () => [...this.subs],
       queryables: () => [...this.qbls],
       livelinessTokens: () => [...this.tokens],
+      remoteDeclarationsChanged: (c) => {
+        this.declarationChanges.push(`${c.zid} ${c.kind} ${[...c.added.map((k) => `+${k}`), ...c.removed.map((k) => `-${k}`)].join(" ")}`);
+      },
     };
   }
 
