@@ -20,7 +20,25 @@ export interface FabricHost {
   subscriberKeys(): string[];
   /** The local queryables, deduplicated by key. */
   queryables(): QueryableInfo[];
+  /** Keys of the local liveliness tokens (none when absent): other routers see them until this router dies. */
+  livelinessTokens?(): string[];
+  /**
+   * Another router's declarations of one kind changed: `added` and `removed` key expressions
+   * (all of them removed when the router is forgotten). For liveliness subscribers, say.
+   */
+  remoteDeclarationsChanged?(change: RemoteDeclarationChange): void;
 }
+
+/** What `FabricHost.remoteDeclarationsChanged` reports. */
+export interface RemoteDeclarationChange {
+  readonly zid: string;
+  readonly kind: DeclarationKind;
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+}
+
+/** What a router declares to the others: subscribers, queryables, liveliness tokens. */
+export type DeclarationKind = "subscriber" | "queryable" | "token";
 
 /** Health of the link to other routers, shown in the admin space (`@/router/<zid>` and `@/router/<zid>/health`). */
 export interface FabricStatus {
@@ -47,6 +65,8 @@ export interface Fabric {
   declarationsChanged(): void;
   /** True when another router announced a subscriber matching `key`. */
   hasSubscriber?(key: string): boolean;
+  /** Ids of the other routers that declared a `kind` intersecting `keyExpr`, sorted. */
+  interest?(keyExpr: string, kind: DeclarationKind): string[];
   status(): FabricStatus;
   /** Ids of the other routers currently reachable (shown as the router's sessions); none if absent. */
   peers?(): string[];

@@ -1,25 +1,52 @@
 /**
- * The binary messages routers exchange over NATS. Payloads travel as raw bytes (never JSON or
- * base64): a message is a small header of length-prefixed strings followed by the payload.
+ * The binary messages routers exchange over NATS (layouts in docs/fabric-protocol.md). Every
+ * message starts with a one-byte type; strings are length-prefixed UTF-8, integers big-endian,
+ * payloads raw bytes (never JSON or base64).
  *
- * ```
- * sample : u8 1 | u8 kind | u32 epoch | f64 seq | str8 zid | str16 key | str16 encoding | str8 ts | payload…
- * replies: u8 2 | u8 final | u32 count | reply*
- *   reply: u8 0 (put) / 1 (delete) | str16 key | str16 encoding | str8 ts | u32 len | payload
- *        | u8 2 (error)            | u8 error kind code | str16 encoding | u32 len | payload
- * ack    : u8 3 | str8 zid | u8 error kind code (0 = stored) | str16 message
- * ```
- * Integers are big-endian; `ts` is `Timestamp.encode()` or empty when the sample has none.
+ * Decoding validates everything a peer controls: the type, every length against what is left,
+ * counts against the bytes they need, flags and kinds against the known values, UTF-8, router
+ * ids and timestamps against their forms, and that nothing trails the message. A malformed
+ * message throws `MalformedMessage`; the fabric logs and drops it.
  */
+import { isUtf8 } from "node:buffer";
 import { type ErrorKind, errorKindCode, errorKindOfCode } from "../core/errors.js";
+import type { DeclarationKind } from "../core/fabric.js";
 import type { Reply } from "../core/reply.js";
 import type { Sample } from "../core/sample.js";
 import { Timestamp } from "../core/timestamp.js";
 
-const SAMPLE = 1;
-const REPLIES = 2;
-const ACK = 3;
-const ERR = 2;
+/** Message types (first byte). */
+export const MessageType = {
+  SAMPLE: 1,
+  REPLIES: 2,
+  ACKS: 3,
+  DECLARATIONS: 4,
+  HEARTBEAT: 5,
+  GOODBYE: 6,
+  QUERY: 7,
+  PING: 8,
+  PONG: 9,
+  DECLARATIONS_REQUEST: 10,
+  SAMPLES: 11,
+} as const;
+
+/** What a declaration declares. Codes on the wire: 1, 2, 3. */
+export type { DeclarationKind };
+const DECL_KINDS: readonly DeclarationKind[] = ["subscriber", "queryable", "token"];
+
+/**
+ * A message that does not decode: logged and dropped, never a crash. It carries no stack trace:
+ * capturing one costs tens of microseconds, and a flood of bad messages must stay cheap to drop.
+ */
+export class MalformedMessage extends Error {
+  constructor(reason: string) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    super(reason);
+    Error.stackTraceLimit = limit;
+    this.name = "MalformedMessage";
+  }
+}
 
 /** Who sent a sample, for acknowledgements and duplicate suppression. */
 export interface SampleOrigin {
@@ -27,33 +54,94 @@ export interface SampleOrigin {
   readonly zid: string;
   /** Random per fabric instance: a restarted router with the same id starts a new sequence. */
   readonly epoch: number;
-  /** Increasing per publisher. */
+  /** Increasing per publisher (a safe integer). */
   readonly seq: number;
 }
 
-/** An acknowledgement of a sample: no `errorKind` means every local subscriber has it. */
+/** A sample as it travels: `resend` marks a copy sent again to a router that may have missed it. */
+export interface SampleMessage {
+  readonly sample: Sample;
+  readonly origin: SampleOrigin;
+  readonly resend: boolean;
+}
+
+/** The acknowledgement of one sample: no `errorKind` means every local subscriber has it. */
 export interface Ack {
-  readonly zid: string;
+  readonly seq: number;
   readonly errorKind: ErrorKind | undefined;
   readonly message: string;
 }
 
-/** Message type of an envelope (first byte), or 0 for an empty or unknown one. */
-export function messageType(data: Uint8Array): number {
+/** Acknowledgements one router sends one publisher in one event-loop turn. */
+export interface AckBatch {
+  /** The acknowledging router. */
+  readonly zid: string;
+  readonly acks: readonly Ack[];
+}
+
+/** One declared key expression. */
+export interface Declaration {
+  readonly kind: DeclarationKind;
+  readonly key: string;
+  /** Queryables only: the queryable answers for every key it covers. */
+  readonly complete: boolean;
+}
+
+/** A router's declarations, versioned: a heartbeat with another `ver` tells they changed. */
+export interface DeclarationsMessage {
+  readonly zid: string;
+  readonly epoch: number;
+  readonly ver: number;
+  readonly decls: readonly Declaration[];
+}
+
+/** Liveness: the sender's epoch and declarations version. */
+export interface HeartbeatMessage {
+  readonly zid: string;
+  readonly epoch: number;
+  readonly ver: number;
+}
+
+/** A clean shutdown. */
+export interface GoodbyeMessage {
+  readonly zid: string;
+  readonly epoch: number;
+}
+
+/** A query for the target's local queryables. */
+export interface QueryMessage {
+  readonly key: string;
+  readonly parameters: string;
+  readonly timeoutMs: number;
+}
+
+/** What arrives on a router's query subject. */
+export type ControlMessage = { readonly type: "query"; readonly query: QueryMessage } | { readonly type: "ping" } | { readonly type: "declarations_request" };
+
+/** Longest router id on the wire (16 bytes of hex). */
+const MAX_ZID = 32;
+const ZID = /^[0-9A-F]{2,32}$/;
+/** `Timestamp.encode()`: 16 hex digits of NTP64, a slash, the router id. */
+const TS = /^[0-9a-f]{16}\/[0-9A-F]{2,32}$/;
+const MAX_MESSAGE_TEXT = 4000;
+
+/** The type byte of a message, or 0 when empty. */
+function typeOf(data: Uint8Array): number {
   return data.length === 0 ? 0 : data[0]!;
 }
 
+// ---- samples --------------------------------------------------------------------------------
+
 /** Encodes a sample with its origin. */
-export function encodeSample(sample: Sample, origin: SampleOrigin): Buffer {
+export function encodeSample(sample: Sample, origin: SampleOrigin, resend = false): Buffer {
   const ts = sample.timestamp?.encode() ?? "";
   const zidLen = Buffer.byteLength(origin.zid);
   const keyLen = Buffer.byteLength(sample.key);
   const encLen = Buffer.byteLength(sample.encoding);
-  const tsLen = ts.length;
   checkLengths(zidLen, keyLen, encLen);
-  const buf = Buffer.allocUnsafe(14 + 1 + zidLen + 2 + keyLen + 2 + encLen + 1 + tsLen + sample.payload.length);
-  let o = buf.writeUInt8(SAMPLE, 0);
-  o = buf.writeUInt8(sample.kind === "put" ? 0 : 1, o);
+  const buf = Buffer.allocUnsafe(14 + 1 + zidLen + 2 + keyLen + 2 + encLen + 1 + ts.length + sample.payload.length);
+  let o = buf.writeUInt8(MessageType.SAMPLE, 0);
+  o = buf.writeUInt8((sample.kind === "put" ? 0 : 1) | (resend ? 2 : 0), o);
   o = buf.writeUInt32BE(origin.epoch >>> 0, o);
   o = buf.writeDoubleBE(origin.seq, o);
   o = buf.writeUInt8(zidLen, o);
@@ -62,27 +150,72 @@ export function encodeSample(sample: Sample, origin: SampleOrigin): Buffer {
   o += buf.write(sample.key, o, "utf8");
   o = buf.writeUInt16BE(encLen, o);
   o += buf.write(sample.encoding, o, "utf8");
-  o = buf.writeUInt8(tsLen, o);
+  o = buf.writeUInt8(ts.length, o);
   o += buf.write(ts, o, "latin1");
   sample.payload.copy(buf, o);
   return buf;
 }
 
+/** The same sample message with the resend flag set (a copy: `data` may still be in flight). */
+export function markResend(data: Buffer): Buffer {
+  const copy = Buffer.from(data);
+  copy[1] = copy[1]! | 2;
+  return copy;
+}
+
 /** Decodes `encodeSample`; the payload is copied out (the network buffer is not retained). */
-export function decodeSample(data: Uint8Array): { sample: Sample; origin: SampleOrigin } {
-  const r = new Reader(data);
-  if (r.u8() !== SAMPLE) throw new Error("not a sample message");
-  const kind = r.u8() === 0 ? "put" : "delete";
+export function decodeSample(data: Uint8Array): SampleMessage {
+  const r = new Reader(data, MessageType.SAMPLE, "sample");
+  const flags = r.u8();
+  if (flags > 3) throw new MalformedMessage(`sample: unknown flags ${flags}`);
+  const kind = flags & 1 ? "delete" : "put";
   const epoch = r.u32();
   const seq = r.f64();
-  const zid = r.str8();
+  if (!Number.isSafeInteger(seq) || seq < 1) throw new MalformedMessage("sample: sequence number is not a positive integer");
+  const zid = r.zid();
   const key = r.str16();
+  if (key === "") throw new MalformedMessage("sample: empty key");
   const encoding = r.str16();
-  const ts = r.str8();
+  const timestamp = r.timestamp();
   const payload = r.rest();
-  const sample: Sample = ts === "" ? { key, kind, payload, encoding } : { key, kind, payload, encoding, timestamp: Timestamp.decode(ts) };
-  return { sample, origin: { zid, epoch, seq } };
+  const sample: Sample = timestamp === undefined ? { key, kind, payload, encoding } : { key, kind, payload, encoding, timestamp };
+  return { sample, origin: { zid, epoch, seq }, resend: (flags & 2) !== 0 };
 }
+
+/** Samples published on one subject in one event-loop turn, in order, as one message. */
+export function encodeSamples(messages: readonly Buffer[]): Buffer {
+  const head = Buffer.allocUnsafe(5);
+  head.writeUInt8(MessageType.SAMPLES, 0);
+  head.writeUInt32BE(messages.length, 1);
+  const parts: Buffer[] = [head];
+  for (const m of messages) {
+    const len = Buffer.allocUnsafe(4);
+    len.writeUInt32BE(m.length, 0);
+    parts.push(len, m);
+  }
+  return Buffer.concat(parts);
+}
+
+/** Bytes `encodeSamples` adds per sample. */
+export const SAMPLES_OVERHEAD = 4;
+
+/** Decodes a SAMPLE or a SAMPLES message into its samples (each validated as `decodeSample`). */
+export function decodeSamples(data: Uint8Array): SampleMessage[] {
+  if (typeOf(data) === MessageType.SAMPLE) return [decodeSample(data)];
+  const r = new Reader(data, MessageType.SAMPLES, "samples");
+  // The smallest sample message is 20 bytes, plus its length.
+  const count = r.count(24);
+  const out: SampleMessage[] = [];
+  for (let i = 0; i < count; i++) out.push(decodeSample(r.view(r.u32())));
+  r.end();
+  return out;
+}
+
+// ---- query replies --------------------------------------------------------------------------
+
+const REPLY_PUT = 0;
+const REPLY_DELETE = 1;
+const REPLY_ERR = 2;
 
 /** Accumulates replies into one `replies` message; `size` tells when to send a batch. */
 export class ReplyBatch {
@@ -98,11 +231,6 @@ export class ReplyBatch {
     this.size += part.length;
   }
 
-  /** Adds a reply. */
-  add(reply: Reply): void {
-    this.addEncoded(encodeReply(reply));
-  }
-
   get length(): number {
     return this.count;
   }
@@ -110,7 +238,7 @@ export class ReplyBatch {
   /** The message holding the gathered replies (then empties the batch). */
   take(final: boolean): Buffer {
     const head = Buffer.allocUnsafe(6);
-    head.writeUInt8(REPLIES, 0);
+    head.writeUInt8(MessageType.REPLIES, 0);
     head.writeUInt8(final ? 1 : 0, 1);
     head.writeUInt32BE(this.count, 2);
     const out = Buffer.concat([head, ...this.parts]);
@@ -127,7 +255,7 @@ export function encodeReply(reply: Reply): Buffer {
     const encLen = Buffer.byteLength(reply.encoding);
     checkLengths(0, 0, encLen);
     const buf = Buffer.allocUnsafe(1 + 1 + 2 + encLen + 4 + reply.payload.length);
-    let o = buf.writeUInt8(ERR, 0);
+    let o = buf.writeUInt8(REPLY_ERR, 0);
     o = buf.writeUInt8(errorKindCode(reply.errorKind), o);
     o = buf.writeUInt16BE(encLen, o);
     o += buf.write(reply.encoding, o, "utf8");
@@ -141,7 +269,7 @@ export function encodeReply(reply: Reply): Buffer {
   const encLen = Buffer.byteLength(s.encoding);
   checkLengths(0, keyLen, encLen);
   const buf = Buffer.allocUnsafe(1 + 2 + keyLen + 2 + encLen + 1 + ts.length + 4 + s.payload.length);
-  let o = buf.writeUInt8(s.kind === "put" ? 0 : 1, 0);
+  let o = buf.writeUInt8(s.kind === "put" ? REPLY_PUT : REPLY_DELETE, 0);
   o = buf.writeUInt16BE(keyLen, o);
   o += buf.write(s.key, o, "utf8");
   o = buf.writeUInt16BE(encLen, o);
@@ -155,75 +283,273 @@ export function encodeReply(reply: Reply): Buffer {
 
 /** Decodes a `replies` message. */
 export function decodeReplies(data: Uint8Array): { replies: Reply[]; final: boolean } {
-  const r = new Reader(data);
-  if (r.u8() !== REPLIES) throw new Error("not a replies message");
-  const final = r.u8() === 1;
-  const count = r.u32();
+  const r = new Reader(data, MessageType.REPLIES, "replies");
+  const final = r.flag();
+  // The smallest reply takes 8 bytes: a count beyond what is left is a lie, refused up front.
+  const count = r.count(8);
   const replies: Reply[] = [];
   for (let i = 0; i < count; i++) {
     const kind = r.u8();
-    if (kind === ERR) {
-      const errorKind = errorKindOfCode(r.u8());
+    if (kind === REPLY_ERR) {
+      const code = r.u8();
+      // An unknown code (a newer peer's kind) reads as `internal`; 0 is not an error.
+      if (code === 0) throw new MalformedMessage("replies: error reply without an error kind");
+      const errorKind = errorKindOfCode(code);
       const encoding = r.str16();
       const payload = r.bytes(r.u32());
       replies.push({ kind: "err", errorKind, encoding, payload });
       continue;
     }
+    if (kind !== REPLY_PUT && kind !== REPLY_DELETE) throw new MalformedMessage(`replies: unknown reply kind ${kind}`);
     const key = r.str16();
+    if (key === "") throw new MalformedMessage("replies: empty key");
     const encoding = r.str16();
-    const ts = r.str8();
+    const timestamp = r.timestamp();
     const payload = r.bytes(r.u32());
-    const sk = kind === 0 ? "put" : "delete";
-    const sample: Sample = ts === "" ? { key, kind: sk, payload, encoding } : { key, kind: sk, payload, encoding, timestamp: Timestamp.decode(ts) };
+    const sk = kind === REPLY_PUT ? "put" : "delete";
+    const sample: Sample = timestamp === undefined ? { key, kind: sk, payload, encoding } : { key, kind: sk, payload, encoding, timestamp };
     replies.push({ kind: "ok", sample });
   }
+  r.end();
   return { replies, final };
 }
 
-/** Encodes an acknowledgement. */
-export function encodeAck(ack: Ack): Buffer {
-  const zidLen = Buffer.byteLength(ack.zid);
-  const message = ack.message.length > 4000 ? `${ack.message.slice(0, 4000)}…` : ack.message;
-  const msgLen = Buffer.byteLength(message);
-  const buf = Buffer.allocUnsafe(1 + 1 + zidLen + 1 + 2 + msgLen);
-  let o = buf.writeUInt8(ACK, 0);
+// ---- acknowledgements -----------------------------------------------------------------------
+
+/** Encodes the acknowledgements `zid` sends one publisher. */
+export function encodeAcks(batch: AckBatch): Buffer {
+  const zidLen = Buffer.byteLength(batch.zid);
+  checkLengths(zidLen, 0, 0);
+  const messages = batch.acks.map((a) => (a.message.length > MAX_MESSAGE_TEXT ? `${a.message.slice(0, MAX_MESSAGE_TEXT)}…` : a.message));
+  let size = 1 + 1 + zidLen + 4;
+  for (const m of messages) size += 8 + 1 + 2 + Buffer.byteLength(m);
+  const buf = Buffer.allocUnsafe(size);
+  let o = buf.writeUInt8(MessageType.ACKS, 0);
   o = buf.writeUInt8(zidLen, o);
-  o += buf.write(ack.zid, o, "latin1");
-  o = buf.writeUInt8(ack.errorKind === undefined ? 0 : errorKindCode(ack.errorKind), o);
-  o = buf.writeUInt16BE(msgLen, o);
-  buf.write(message, o, "utf8");
+  o += buf.write(batch.zid, o, "latin1");
+  o = buf.writeUInt32BE(batch.acks.length, o);
+  batch.acks.forEach((a, i) => {
+    o = buf.writeDoubleBE(a.seq, o);
+    o = buf.writeUInt8(a.errorKind === undefined ? 0 : errorKindCode(a.errorKind), o);
+    const m = messages[i]!;
+    o = buf.writeUInt16BE(Buffer.byteLength(m), o);
+    o += buf.write(m, o, "utf8");
+  });
   return buf;
 }
 
-/** Decodes `encodeAck`. */
-export function decodeAck(data: Uint8Array): Ack {
-  const r = new Reader(data);
-  if (r.u8() !== ACK) throw new Error("not an ack message");
-  const zid = r.str8();
-  const code = r.u8();
-  return { zid, errorKind: code === 0 ? undefined : errorKindOfCode(code), message: r.str16() };
+/** Decodes `encodeAcks`. */
+export function decodeAcks(data: Uint8Array): AckBatch {
+  const r = new Reader(data, MessageType.ACKS, "acks");
+  const zid = r.zid();
+  const count = r.count(11);
+  const acks: Ack[] = [];
+  for (let i = 0; i < count; i++) {
+    const seq = r.f64();
+    if (!Number.isSafeInteger(seq) || seq < 1) throw new MalformedMessage("acks: sequence number is not a positive integer");
+    const code = r.u8();
+    const message = r.str16();
+    acks.push({ seq, errorKind: code === 0 ? undefined : errorKindOfCode(code), message });
+  }
+  r.end();
+  return { zid, acks };
 }
+
+// ---- declarations, heartbeats, goodbyes -----------------------------------------------------
+
+/** Encodes a router's declarations (also the body of a hello). */
+export function encodeDeclarations(m: DeclarationsMessage): Buffer {
+  const zidLen = Buffer.byteLength(m.zid);
+  checkLengths(zidLen, 0, 0);
+  let size = 1 + 4 + 4 + 1 + zidLen + 4;
+  const keyLens = m.decls.map((d) => {
+    const n = Buffer.byteLength(d.key);
+    checkLengths(0, n, 0);
+    size += 1 + 1 + 2 + n;
+    return n;
+  });
+  const buf = Buffer.allocUnsafe(size);
+  let o = buf.writeUInt8(MessageType.DECLARATIONS, 0);
+  o = buf.writeUInt32BE(m.epoch >>> 0, o);
+  o = buf.writeUInt32BE(m.ver >>> 0, o);
+  o = buf.writeUInt8(zidLen, o);
+  o += buf.write(m.zid, o, "latin1");
+  o = buf.writeUInt32BE(m.decls.length, o);
+  m.decls.forEach((d, i) => {
+    o = buf.writeUInt8(DECL_KINDS.indexOf(d.kind) + 1, o);
+    o = buf.writeUInt8(d.complete ? 1 : 0, o);
+    o = buf.writeUInt16BE(keyLens[i]!, o);
+    o += buf.write(d.key, o, "utf8");
+  });
+  return buf;
+}
+
+/** Decodes `encodeDeclarations`. Keys are checked as UTF-8 here, as key expressions by the peer table. */
+export function decodeDeclarations(data: Uint8Array): DeclarationsMessage {
+  const r = new Reader(data, MessageType.DECLARATIONS, "declarations");
+  const epoch = r.u32();
+  const ver = r.u32();
+  const zid = r.zid();
+  const count = r.count(4);
+  const decls: Declaration[] = [];
+  for (let i = 0; i < count; i++) {
+    const code = r.u8();
+    const kind = DECL_KINDS[code - 1];
+    if (kind === undefined) throw new MalformedMessage(`declarations: unknown declaration kind ${code}`);
+    const complete = r.flag();
+    const key = r.str16();
+    if (key === "") throw new MalformedMessage("declarations: empty key");
+    decls.push({ kind, key, complete });
+  }
+  r.end();
+  return { zid, epoch, ver, decls };
+}
+
+/** Encodes a heartbeat. */
+export function encodeHeartbeat(m: HeartbeatMessage): Buffer {
+  const zidLen = Buffer.byteLength(m.zid);
+  checkLengths(zidLen, 0, 0);
+  const buf = Buffer.allocUnsafe(1 + 4 + 4 + 1 + zidLen);
+  let o = buf.writeUInt8(MessageType.HEARTBEAT, 0);
+  o = buf.writeUInt32BE(m.epoch >>> 0, o);
+  o = buf.writeUInt32BE(m.ver >>> 0, o);
+  o = buf.writeUInt8(zidLen, o);
+  buf.write(m.zid, o, "latin1");
+  return buf;
+}
+
+/** Encodes a goodbye. */
+export function encodeGoodbye(m: GoodbyeMessage): Buffer {
+  const zidLen = Buffer.byteLength(m.zid);
+  checkLengths(zidLen, 0, 0);
+  const buf = Buffer.allocUnsafe(1 + 4 + 1 + zidLen);
+  let o = buf.writeUInt8(MessageType.GOODBYE, 0);
+  o = buf.writeUInt32BE(m.epoch >>> 0, o);
+  o = buf.writeUInt8(zidLen, o);
+  buf.write(m.zid, o, "latin1");
+  return buf;
+}
+
+/** What travels on `zest.d.<zid>`. */
+export type AnnouncementMessage =
+  | { readonly type: "declarations"; readonly m: DeclarationsMessage }
+  | { readonly type: "heartbeat"; readonly m: HeartbeatMessage }
+  | { readonly type: "goodbye"; readonly m: GoodbyeMessage };
+
+/** Decodes a declarations, heartbeat or goodbye message. */
+export function decodeAnnouncement(data: Uint8Array): AnnouncementMessage {
+  const type = typeOf(data);
+  if (type === MessageType.DECLARATIONS) return { type: "declarations", m: decodeDeclarations(data) };
+  if (type === MessageType.HEARTBEAT) {
+    const r = new Reader(data, type, "heartbeat");
+    const epoch = r.u32();
+    const ver = r.u32();
+    const zid = r.zid();
+    r.end();
+    return { type: "heartbeat", m: { zid, epoch, ver } };
+  }
+  if (type === MessageType.GOODBYE) {
+    const r = new Reader(data, type, "goodbye");
+    const epoch = r.u32();
+    const zid = r.zid();
+    r.end();
+    return { type: "goodbye", m: { zid, epoch } };
+  }
+  throw new MalformedMessage(`not an announcement (type ${type})`);
+}
+
+// ---- queries and control --------------------------------------------------------------------
+
+/** Encodes a query. */
+export function encodeQuery(q: QueryMessage): Buffer {
+  const keyLen = Buffer.byteLength(q.key);
+  const parLen = Buffer.byteLength(q.parameters);
+  checkLengths(0, keyLen, 0);
+  if (parLen > 0xffff) throw new MalformedMessage(`selector parameters too long to travel between routers (${parLen} bytes, at most 65535)`);
+  const buf = Buffer.allocUnsafe(1 + 4 + 2 + keyLen + 2 + parLen);
+  let o = buf.writeUInt8(MessageType.QUERY, 0);
+  o = buf.writeUInt32BE(Math.max(1, Math.min(0xffffffff, Math.round(q.timeoutMs))), o);
+  o = buf.writeUInt16BE(keyLen, o);
+  o += buf.write(q.key, o, "utf8");
+  o = buf.writeUInt16BE(parLen, o);
+  buf.write(q.parameters, o, "utf8");
+  return buf;
+}
+
+/** A ping, or a request for the target's declarations (both one byte). */
+export function encodeControl(type: "ping" | "declarations_request"): Buffer {
+  return Buffer.of(type === "ping" ? MessageType.PING : MessageType.DECLARATIONS_REQUEST);
+}
+
+/** Decodes what arrives on a router's query subject. */
+export function decodeControl(data: Uint8Array): ControlMessage {
+  const type = typeOf(data);
+  if (type === MessageType.PING || type === MessageType.DECLARATIONS_REQUEST) {
+    if (data.length !== 1) throw new MalformedMessage("control message: trailing bytes");
+    return type === MessageType.PING ? { type: "ping" } : { type: "declarations_request" };
+  }
+  const r = new Reader(data, MessageType.QUERY, "query");
+  const timeoutMs = r.u32();
+  if (timeoutMs === 0) throw new MalformedMessage("query: zero timeout");
+  const key = r.str16();
+  if (key === "") throw new MalformedMessage("query: empty key");
+  const parameters = r.str16();
+  r.end();
+  return { type: "query", query: { key, parameters, timeoutMs } };
+}
+
+/** Encodes the answer to a ping. */
+export function encodePong(zid: string): Buffer {
+  const zidLen = Buffer.byteLength(zid);
+  checkLengths(zidLen, 0, 0);
+  const buf = Buffer.allocUnsafe(2 + zidLen);
+  buf.writeUInt8(MessageType.PONG, 0);
+  buf.writeUInt8(zidLen, 1);
+  buf.write(zid, 2, "latin1");
+  return buf;
+}
+
+/** Decodes `encodePong`. */
+export function decodePong(data: Uint8Array): string {
+  const r = new Reader(data, MessageType.PONG, "pong");
+  const zid = r.zid();
+  r.end();
+  return zid;
+}
+
+// ---- helpers --------------------------------------------------------------------------------
 
 function checkLengths(zidLen: number, keyLen: number, encLen: number): void {
-  if (zidLen > 255) throw new Error("router id too long for the wire format");
-  if (keyLen > 0xffff) throw new Error(`key too long to travel between routers (${keyLen} bytes, at most 65535)`);
-  if (encLen > 0xffff) throw new Error("encoding too long to travel between routers");
+  if (zidLen > MAX_ZID) throw new MalformedMessage("router id too long for the wire format");
+  if (keyLen > 0xffff) throw new MalformedMessage(`key too long to travel between routers (${keyLen} bytes, at most 65535)`);
+  if (encLen > 0xffff) throw new MalformedMessage("encoding too long to travel between routers");
 }
 
-/** Sequential reads over a message, bounds-checked so a truncated message throws. */
+/** Sequential reads over a message, bounds-checked: a truncated or malformed message throws. */
 class Reader {
   private readonly buf: Buffer;
-  private o = 0;
+  private o = 1;
 
-  constructor(data: Uint8Array) {
-    this.buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  constructor(
+    data: Uint8Array,
+    type: number,
+    private readonly what: string,
+  ) {
+    this.buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    if (typeOf(data) !== type) throw new MalformedMessage(`not a ${what} message (type ${typeOf(data)})`);
   }
   private need(n: number): void {
-    if (this.o + n > this.buf.length) throw new Error("truncated message");
+    if (this.o + n > this.buf.length) throw new MalformedMessage(`${this.what}: truncated message`);
   }
   u8(): number {
     this.need(1);
-    return this.buf.readUInt8(this.o++);
+    return this.buf[this.o++]!;
+  }
+  /** A byte that must be 0 or 1. */
+  flag(): boolean {
+    const v = this.u8();
+    if (v > 1) throw new MalformedMessage(`${this.what}: flag byte ${v} is neither 0 nor 1`);
+    return v === 1;
   }
   u16(): number {
     this.need(2);
@@ -243,19 +569,37 @@ class Reader {
     this.o += 8;
     return v;
   }
-  str8(): string {
-    const n = this.u8();
+  /** A u32 count of items taking at least `minBytes` each, checked against what is left. */
+  count(minBytes: number): number {
+    const n = this.u32();
+    if (n * minBytes > this.buf.length - this.o) throw new MalformedMessage(`${this.what}: count ${n} exceeds the message`);
+    return n;
+  }
+  private text(n: number): string {
     this.need(n);
-    const s = this.buf.toString("utf8", this.o, this.o + n);
-    this.o += n;
-    return s;
+    const end = this.o + n;
+    const s = this.buf.subarray(this.o, end);
+    if (!isAscii(s) && !isUtf8(s)) throw new MalformedMessage(`${this.what}: a string is not valid UTF-8`);
+    this.o = end;
+    return s.toString("utf8");
+  }
+  str8(): string {
+    return this.text(this.u8());
   }
   str16(): string {
-    const n = this.u16();
-    this.need(n);
-    const s = this.buf.toString("utf8", this.o, this.o + n);
-    this.o += n;
-    return s;
+    return this.text(this.u16());
+  }
+  zid(): string {
+    const zid = this.str8();
+    if (!ZID.test(zid)) throw new MalformedMessage(`${this.what}: malformed router id`);
+    return zid;
+  }
+  /** `str8` holding `Timestamp.encode()`, or empty for none. */
+  timestamp(): Timestamp | undefined {
+    const ts = this.str8();
+    if (ts === "") return undefined;
+    if (!TS.test(ts)) throw new MalformedMessage(`${this.what}: malformed timestamp`);
+    return Timestamp.decode(ts);
   }
   /** Copies `n` bytes out. */
   bytes(n: number): Buffer {
@@ -264,8 +608,25 @@ class Reader {
     this.o += n;
     return b;
   }
+  /** The next `n` bytes, not copied. */
+  view(n: number): Buffer {
+    this.need(n);
+    const b = this.buf.subarray(this.o, this.o + n);
+    this.o += n;
+    return b;
+  }
   /** Copies the remaining bytes out. */
   rest(): Buffer {
     return this.bytes(this.buf.length - this.o);
   }
+  /** The message must end here. */
+  end(): void {
+    if (this.o !== this.buf.length) throw new MalformedMessage(`${this.what}: ${this.buf.length - this.o} trailing bytes`);
+  }
+}
+
+/** Short ASCII strings (keys, ids) skip the UTF-8 check's call overhead. */
+function isAscii(b: Buffer): boolean {
+  for (let i = 0; i < b.length; i++) if (b[i]! > 0x7f) return false;
+  return true;
 }

@@ -158,3 +158,12 @@ export function coverAll(keyExprs: Iterable<string>, prefix = DATA_PREFIX): stri
   const list = [...all];
   return list.filter((s) => !list.some((t) => t !== s && subjectIncludes(t, s))).sort();
 }
+
+/** Samples on a wildcard (or very long) key, sent to one router: `zest.w.<zid>`. */
+export const DIRECT_SUBJECT = "zest.w";
+/** A router's declarations, heartbeats and goodbye: `zest.d.<zid>`. */
+export const DECL_SUBJECT = "zest.d";
+/** A joining (or reconnected) router's declarations; every router answers with its own. */
+export const HELLO_SUBJECT = "zest.hello";
+/** Queries, pings and requests for declarations to one router: `zest.q.<zid>`. */
+export const QUERY_SUBJECT = "zest.q";

@@ -8,7 +8,10 @@ import { after, before, describe, test } from "node:test";
 import { eventually, getJson, http, openSse } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
-import { getValues, memoryStorage, NO_STORAGES, putText, routerStatus, startRouters } from "./helpers.js";
+import { fabricTimings, getValues, memoryStorage, NO_STORAGES, putText, routerStatus, startRouters } from "./helpers.js";
+
+/** Above the frozen-router test's 1.5 s query timeout: B is not forgotten while it is frozen. */
+const TIMINGS = fabricTimings({ heartbeatMs: 250, peerTimeoutMs: 2_500, ackTimeoutMs: 3_500 });
 
 const STORAGES = "@/router/local/config/plugins/storage_manager/storages";
 
@@ -26,9 +29,9 @@ describe("three routers over a NATS cluster", () => {
   before(async () => {
     cluster = await startNatsCluster();
     [a, b, c] = (await startRouters([
-      ["--id", "A1", "--nats", cluster.urls[0]!, "--query-timeout", "1500", ...memoryStorage("demo_a", "demo/**"), ...memoryStorage("late_a", "late/**")],
-      ["--id", "B1", "--nats", cluster.urls[1]!, "-P", "examples/eval-plugin.js", ...memoryStorage("demo_b", "demo/**"), ...memoryStorage("bonly", "bonly/**")],
-      ["--id", "C1", "--nats", cluster.urls[2]!, ...NO_STORAGES],
+      ["--id", "A1", "--nats", cluster.urls[0]!, ...TIMINGS, "--query-timeout", "1500", ...memoryStorage("demo_a", "demo/**"), ...memoryStorage("late_a", "late/**")],
+      ["--id", "B1", "--nats", cluster.urls[1]!, ...TIMINGS, "-P", "examples/eval-plugin.js", ...memoryStorage("demo_b", "demo/**"), ...memoryStorage("bonly", "bonly/**")],
+      ["--id", "C1", "--nats", cluster.urls[2]!, ...TIMINGS, ...NO_STORAGES],
     ])) as [ZestProcess, ZestProcess, ZestProcess];
     // Routers started together learn each other from their announcements.
     for (const z of [a, b, c]) await eventually(async () => (await routerStatus(z.url)).fabric.detail.routers.length === 2, 5_000, "routers to meet");
@@ -209,10 +212,11 @@ describe("three routers over a NATS cluster", () => {
 
   test("a router started late aligns its storages at start, and serves the data once the others are gone", async () => {
     await putText(b.url, "demo/before-d", "old");
-    d = await startZest(["--id", "D1", "--nats", cluster.urls[0]!, ...memoryStorage("demo_d", "demo/**")]);
+    // D forgets a silent router after 1.5 s (the others keep 2.5 s).
+    d = await startZest(["--id", "D1", "--nats", cluster.urls[0]!, ...fabricTimings({ heartbeatMs: 250, peerTimeoutMs: 1_500, ackTimeoutMs: 2_500 }), ...memoryStorage("demo_d", "demo/**")]);
     assert.deepEqual((await routerStatus(d.url)).fabric.detail.routers, ["A1", "B1", "C1"]);
     await Promise.all([a.kill9(), b.kill9()]);
-    // A and B are gone without a goodbye. Until D forgets them (no heartbeat for 4 s), NATS
+    // A and B are gone without a goodbye. Until D forgets them (no heartbeat for 1 s), NATS
     // reports nobody on their query subjects: D answers at once from its own storage, with an
     // error entry per router it cannot reach (they might be reconnecting), never a silent miss.
     const t0 = Date.now();
@@ -222,7 +226,7 @@ describe("three routers over a NATS cluster", () => {
     assert.deepEqual(first.errors.sort(), ["router A1 is unreachable (no responders on NATS)", "router B1 is unreachable (no responders on NATS)"]);
     assert.equal(first.values["demo/before-d"], "old");
     // Once forgotten, they are no longer part of the key space: a plain 200.
-    await eventually(async () => (await routerStatus(d!.url)).fabric.detail.routers.join() === "C1", 8_000, "D to forget A and B");
+    await eventually(async () => (await routerStatus(d!.url)).fabric.detail.routers.join() === "C1", 5_000, "D to forget A and B");
     const { status, values, errors } = await getValues(d.url, "demo/**");
     assert.equal(status, 200);
     assert.deepEqual(errors, []);

@@ -54,6 +54,21 @@ export function memoryStorage(name: string, keyExpr: string): string[] {
 /** `--cfg` that leaves a router without any storage (not even the default one on `**`). */
 export const NO_STORAGES = ["--cfg", "plugins/storage_manager:{storages:{}}"];
 
+/**
+ * `--cfg` for short fabric timings (instead of 1 s heartbeats, 4 s peer timeout, 5 s ack
+ * timeout), so tests that wait for a router to be forgotten wait `peerTimeoutMs`, not 4 s.
+ */
+export function fabricTimings(t: { heartbeatMs: number; peerTimeoutMs: number; ackTimeoutMs: number }): string[] {
+  return [
+    "--cfg",
+    `fabric/nats/heartbeat_ms:${t.heartbeatMs}`,
+    "--cfg",
+    `fabric/nats/peer_timeout_ms:${t.peerTimeoutMs}`,
+    "--cfg",
+    `fabric/nats/ack_timeout_ms:${t.ackTimeoutMs}`,
+  ];
+}
+
 /** Resolves after `ms` milliseconds. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

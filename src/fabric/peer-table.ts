@@ -1,0 +1,185 @@
+/**
+ * The other routers, as their announcements describe them: membership (joined on the first
+ * declarations or heartbeat heard, forgotten on goodbye or after `peerTimeoutMs` of silence),
+ * their epoch and declarations version, and their declarations indexed by kind so that
+ * `interest(key, kind)` answers "which routers want this key". See docs/fabric-protocol.md.
+ */
+import { KeTrie } from "../keyexpr/index.js";
+import type { RemoteDeclarationChange } from "../core/fabric.js";
+import type { Logger } from "../core/log.js";
+import type { Clock } from "./clock.js";
+import type { Declaration, DeclarationKind, DeclarationsMessage, HeartbeatMessage } from "./envelope.js";
+
+/** What the table knows of one router. */
+export interface Peer {
+  readonly zid: string;
+  readonly epoch: number;
+  readonly ver: number;
+  readonly decls: readonly Declaration[];
+  readonly lastSeen: number;
+}
+
+interface MutablePeer {
+  readonly zid: string;
+  epoch: number;
+  ver: number;
+  decls: Declaration[];
+  lastSeen: number;
+}
+
+/** Why a router was forgotten: it said goodbye, or it went silent. */
+export type ForgetReason = "left" | "silent";
+
+/** What the table tells the rest of the fabric. */
+export interface PeerEvents {
+  /** `zid` showed life (any message from it). */
+  alive(zid: string): void;
+  /** `zid`'s declarations were replaced (it joined, restarted or changed them). */
+  changed(zid: string): void;
+  /** Declarations of one kind that `zid` added or removed (all removed when it is forgotten). */
+  declarations?(change: RemoteDeclarationChange): void;
+  /** `zid` is forgotten: it is dead, and what waited for it stops waiting. */
+  forgotten(zid: string, reason: ForgetReason): void;
+}
+
+/** Heartbeat outcome: the sender is known and up to date, or its declarations must be fetched. */
+export type HeartbeatResult = "known" | "stale";
+
+/** Routers and their declarations. */
+export class PeerTable {
+  private readonly peers = new Map<string, MutablePeer>();
+  private readonly byKind = new Map<DeclarationKind, KeTrie<string>>([
+    ["subscriber", new KeTrie<string>()],
+    ["queryable", new KeTrie<string>()],
+    ["token", new KeTrie<string>()],
+  ]);
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly peerTimeoutMs: number,
+    private readonly events: PeerEvents,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Router ids, sorted. */
+  ids(): string[] {
+    return [...this.peers.keys()].sort();
+  }
+
+  get size(): number {
+    return this.peers.size;
+  }
+
+  get(zid: string): Peer | undefined {
+    return this.peers.get(zid);
+  }
+
+  /** Routers that declared a `kind` intersecting `keyExpr`, sorted and deduplicated. */
+  interest(keyExpr: string, kind: DeclarationKind): string[] {
+    const hits = this.byKind.get(kind)!.intersecting(keyExpr);
+    if (hits.length <= 1) return hits;
+    return [...new Set(hits)].sort();
+  }
+
+  /** True when router `zid` declared a `kind` intersecting `keyExpr`. */
+  wants(zid: string, keyExpr: string, kind: DeclarationKind): boolean {
+    return this.byKind.get(kind)!.intersecting(keyExpr).includes(zid);
+  }
+
+  /**
+   * Records a router's declarations. Returns true when they replaced what was known (a new router,
+   * a new epoch or a newer version); an older or equal version only counts as a sign of life.
+   */
+  ingest(m: DeclarationsMessage): boolean {
+    const now = this.clock.now();
+    let peer = this.peers.get(m.zid);
+    if (peer && peer.epoch === m.epoch && peer.ver >= m.ver) {
+      peer.lastSeen = now;
+      this.events.alive(m.zid);
+      return false;
+    }
+    if (!peer) {
+      peer = { zid: m.zid, epoch: m.epoch, ver: m.ver, decls: [], lastSeen: now };
+      this.peers.set(m.zid, peer);
+      this.logger.info({ zid: m.zid }, "router joined");
+    }
+    const before = peer.decls;
+    this.unindex(peer);
+    peer.epoch = m.epoch;
+    peer.ver = m.ver;
+    peer.lastSeen = now;
+    peer.decls = [];
+    for (const d of m.decls) {
+      try {
+        this.byKind.get(d.kind)!.add(d.key, peer.zid);
+        peer.decls.push(d);
+      } catch {
+        this.logger.warn({ zid: m.zid, key: d.key, kind: d.kind }, "ignored an invalid declaration");
+      }
+    }
+    this.events.alive(m.zid);
+    this.events.changed(m.zid);
+    this.report(m.zid, before, peer.decls);
+    return true;
+  }
+
+  /** Tells `events.declarations` what changed, kind by kind. */
+  private report(zid: string, before: readonly Declaration[], after: readonly Declaration[]): void {
+    const listener = this.events.declarations;
+    if (!listener) return;
+    for (const kind of ["subscriber", "queryable", "token"] as const) {
+      const was = new Set(before.filter((d) => d.kind === kind).map((d) => d.key));
+      const is = new Set(after.filter((d) => d.kind === kind).map((d) => d.key));
+      const added = [...is].filter((k) => !was.has(k));
+      const removed = [...was].filter((k) => !is.has(k));
+      if (added.length > 0 || removed.length > 0) listener({ zid, kind, added, removed });
+    }
+  }
+
+  /** A heartbeat: a known, up-to-date sender is alive; anything else must be asked for its declarations. */
+  heartbeat(m: HeartbeatMessage): HeartbeatResult {
+    const peer = this.peers.get(m.zid);
+    if (!peer || peer.epoch !== m.epoch || peer.ver < m.ver) return "stale";
+    peer.lastSeen = this.clock.now();
+    this.events.alive(m.zid);
+    return "known";
+  }
+
+  /** `zid` answered something: it is alive. */
+  touch(zid: string): void {
+    const peer = this.peers.get(zid);
+    if (peer) peer.lastSeen = this.clock.now();
+    this.events.alive(zid);
+  }
+
+  /** A goodbye: forgets `zid` if the epoch is the one known (a stale goodbye of a previous life is ignored). */
+  goodbye(zid: string, epoch: number): void {
+    if (this.peers.get(zid)?.epoch === epoch) this.forget(zid, "left");
+  }
+
+  /** Forgets the routers silent for longer than `peerTimeoutMs`. */
+  sweep(): void {
+    const now = this.clock.now();
+    for (const peer of [...this.peers.values()]) if (now - peer.lastSeen > this.peerTimeoutMs) this.forget(peer.zid, "silent");
+  }
+
+  /** Gives every router `peerTimeoutMs` again (after our own connection was away: their silence was ours). */
+  refreshAll(): void {
+    const now = this.clock.now();
+    for (const peer of this.peers.values()) peer.lastSeen = now;
+  }
+
+  forget(zid: string, reason: ForgetReason): void {
+    const peer = this.peers.get(zid);
+    if (!peer) return;
+    this.peers.delete(zid);
+    this.unindex(peer);
+    this.logger.info({ zid, reason }, "router left");
+    this.events.forgotten(zid, reason);
+    this.report(zid, peer.decls, []);
+  }
+
+  private unindex(peer: MutablePeer): void {
+    for (const d of peer.decls) this.byKind.get(d.kind)!.delete(d.key, peer.zid);
+  }
+}
