@@ -3,11 +3,10 @@
  * `wss`): the PEM certificate chain and private key named by `plugins.rest.tls`.
  */
 import { readFileSync } from "node:fs";
-import type { SecureContextOptions } from "node:tls";
 import type { TlsConfig } from "./schema.js";
 
 /** Reads the certificate and key files; throws an Error naming the file that cannot be read. */
-export function loadTlsOptions(tls: TlsConfig): Pick<SecureContextOptions, "cert" | "key"> {
+export function loadTlsOptions(tls: TlsConfig): { cert: Buffer; key: Buffer } {
   return { cert: readPem(tls.listen_certificate, "listen_certificate"), key: readPem(tls.listen_private_key, "listen_private_key") };
 }
 

@@ -17,6 +17,8 @@ export interface ZestConfig {
     storage_manager?: StorageManagerConfig;
     [plugin: string]: unknown;
   };
+  /** Authentication and access control (src/access/schema.ts). */
+  access_control?: unknown;
   fabric?: { nats?: { servers?: string[] | string; [option: string]: unknown } };
 }
 
