@@ -15,7 +15,7 @@ import { ZestError } from "../core/errors.js";
 import { Authenticator } from "./authenticator.js";
 import { Lru } from "./lru.js";
 import { type Decision, Policy } from "./policy.js";
-import { accessControlSchema, type AccessControlInput, type Message, zodMessage } from "./schema.js";
+import { accessControlSchema, type AccessControlInput, MESSAGES, type Message, zodMessage } from "./schema.js";
 
 export type { Decision } from "./policy.js";
 export type { Message } from "./schema.js";
@@ -28,6 +28,8 @@ export interface Principal {
   readonly address: string;
   /** @internal Which subjects of the policy the client matches. */
   readonly subjects: Uint8Array;
+  /** @internal Recent decisions on plain keys, by message: hot keys cost one Map lookup. */
+  readonly decisions: Map<string, Decision>[];
 }
 
 /** What a front door knows about a client. */
@@ -39,6 +41,9 @@ export interface Credentials {
 }
 
 const PRINCIPALS = 4096;
+/** Decisions remembered per principal and message (the map is emptied when full). */
+const DECISIONS = 1024;
+const MESSAGE_INDEX: ReadonlyMap<Message, number> = new Map(MESSAGES.map((m, i) => [m, i]));
 
 /** The access control of one router. `AccessControl.OPEN` allows everything. */
 export class AccessControl {
@@ -93,7 +98,15 @@ export class AccessControl {
 
   /** May `principal` send `message` on the key expression `ke` (canonical)? */
   decide(principal: Principal, message: Message, ke: string): Decision {
-    return this.#policy === undefined ? "allow" : this.#policy.decide(principal.subjects, message, ke);
+    if (this.#policy === undefined) return "allow";
+    const cache = principal.decisions[MESSAGE_INDEX.get(message)!]!;
+    let d = cache.get(ke);
+    if (d === undefined) {
+      d = this.#policy.decide(principal.subjects, message, ke);
+      if (cache.size >= DECISIONS) cache.clear();
+      cache.set(ke, d);
+    }
+    return d;
   }
 
   /**
@@ -101,7 +114,7 @@ export class AccessControl {
    * (`declare_subscriber` samples): true when the whole of `key` is allowed.
    */
   mayRead(principal: Principal, message: "query" | "declare_subscriber", key: string): boolean {
-    return this.#policy === undefined || this.#policy.decide(principal.subjects, message, key) === "allow";
+    return this.decide(principal, message, key) === "allow";
   }
 
   /**
@@ -117,7 +130,7 @@ export class AccessControl {
     const id = user === undefined ? address : `${user}\0${address}`;
     let p = this.#principals.get(id);
     if (p === undefined) {
-      p = { user, address, subjects: this.#policy === undefined ? new Uint8Array(0) : this.#policy.subjectsOf(user, address) };
+      p = { user, address, subjects: this.#policy === undefined ? new Uint8Array(0) : this.#policy.subjectsOf(user, address), decisions: MESSAGES.map(() => new Map()) };
       this.#principals.set(id, p);
     }
     return p;
