@@ -36,7 +36,7 @@ function program(): Command {
     .version(VERSION, "-V, --version", "print the version and exit")
     .option("-c, --config <file>", "JSON5 configuration file")
     .option("--cfg <path:json5>", "set a config value, e.g. --cfg='plugins/storage_manager/storages/demo:{key_expr:\"demo/**\",volume:\"memory\"}' (repeatable)", collect, [])
-    .option("--rest-http-port <port>", "REST gateway port: a port, ip:port, or none to disable (default 8000)")
+    .option("--rest-http-port <port>", "REST gateway port: a port, ip:port, or none to disable (default 8000; a port alone listens on 127.0.0.1 unless access control is on)")
     .addOption(new Option("--rest-variant <variant>", "REST variant: a (zenoh 0.6 style) or b (zenoh 0.4 style)").choices(["a", "b"]))
     .option("--id <hex>", "router id, 1 to 16 bytes of hex (default: random)")
     .option("--adminspace-permissions <perms>", "admin space access over HTTP: r, w, rw or none (default: read for all, write from loopback)")
