@@ -13,7 +13,7 @@
  */
 import { ZestError } from "../core/errors.js";
 import { Authenticator } from "./authenticator.js";
-import { Lru } from "./lru.js";
+import { BoundedCache } from "./bounded-cache.js";
 import { type Decision, Policy } from "./policy.js";
 import { accessControlSchema, type AccessControlInput, MESSAGES, type Message, zodMessage } from "./schema.js";
 
@@ -53,7 +53,7 @@ export class AccessControl {
   readonly #policy: Policy | undefined;
   readonly #auth: Authenticator | undefined;
   /** `user\0address` → principal (subjects depend on both). */
-  readonly #principals = new Lru<string, Principal>(PRINCIPALS);
+  readonly #principals = new BoundedCache<string, Principal>(PRINCIPALS);
 
   private constructor(policy: Policy | undefined, auth: Authenticator | undefined) {
     this.#policy = policy;

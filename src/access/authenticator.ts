@@ -11,7 +11,7 @@
  */
 import { ZestError } from "../core/errors.js";
 import { hashSecret, parseHash, type ScryptHash, verifySecret } from "./hash.js";
-import { Lru } from "./lru.js";
+import { BoundedCache } from "./bounded-cache.js";
 import type { AccessControlConfig } from "./schema.js";
 
 const CACHE_ENTRIES = 4096;
@@ -33,9 +33,9 @@ export class Authenticator {
   readonly #users = new Map<string, ScryptHash>();
   readonly #tokens = new Map<string, { user: string; hash: ScryptHash }>();
   /** Credential string → user, or the error it failed with. */
-  readonly #verified = new Lru<string, Outcome>(CACHE_ENTRIES);
+  readonly #verified = new BoundedCache<string, Outcome>(CACHE_ENTRIES);
   readonly #pending = new Map<string, Promise<Outcome>>();
-  readonly #failures = new Lru<string, { count: number; since: number }>(ADDRESSES_TRACKED);
+  readonly #failures = new BoundedCache<string, { count: number; since: number }>(ADDRESSES_TRACKED);
   #running = 0;
   readonly #queue: Array<() => void> = [];
 

@@ -3,5 +3,5 @@ export { AccessControl, normalizeAddress, type Credentials, type Decision, type 
 export { hashSecret } from "./hash.js";
 export { accessControlSchema, restSecuritySchema, tlsSchema, REST_SECURITY_KEYS, MESSAGES, type AccessControlConfig, type RestSecurityConfig, type TlsConfig } from "./schema.js";
 export { loadTlsOptions } from "./tls.js";
-export { ConnectionGuard, fileDescriptorLimit, type ConnectionLimits } from "./connections.js";
+export { ConnectionGuard, connectionLimits, fileDescriptorLimit, type ConnectionLimits } from "./connections.js";
 export { isAllowedHost, originAllowed } from "./origin.js";

@@ -3,7 +3,7 @@
  * goes first), not by use: a hit costs one Map lookup and no reordering, and an entry still in
  * use is simply inserted again after it is evicted.
  */
-export class Lru<K, V> {
+export class BoundedCache<K, V> {
   readonly #map = new Map<K, V>();
   readonly #max: number;
 
