@@ -8,9 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hashSecret } from "../../src/access/hash.js";
-import { fmtInt, fmtRatio } from "../lib/format.js";
-import { compare, cpuPerReq, loadFigures, loadNotes, type RequestSpec } from "../lib/load.js";
-import { JSON_60, TEXT_100 } from "../lib/payloads.js";
+import { compareGetPut } from "../lib/get-put.js";
+import { JSON_60 } from "../lib/payloads.js";
 import { type ServerProcess, spawnZest } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 
@@ -46,34 +45,11 @@ export async function run(): Promise<BenchResult> {
     const refused = await fetch(`${acl.url}/bench/one`);
     if (refused.status !== 401) throw new Error(`an anonymous GET answered ${refused.status}, not 401: access control is not on`);
 
-    const opts = { connections: 32, warmupSeconds: 2, roundSeconds: 5, rounds: 2 };
-    const headers = { authorization: AUTH };
-    const get: RequestSpec = { path: "/bench/one", headers };
-    const put: RequestSpec = { path: "/bench/put", method: "PUT", headers: { ...headers, "content-type": "text/plain" }, body: TEXT_100 };
-    const [ag, og] = await compare([{ server: acl, spec: get }, { server: open, spec: get }], opts);
-    const [ap, op] = await compare([{ server: acl, spec: put }, { server: open, spec: put }], opts);
-    const getRatio = ag.reqPerSec / og.reqPerSec;
-    const putRatio = ap.reqPerSec / op.reqPerSec;
-    const ratio = Math.min(getRatio, putRatio);
-    return {
-      name: "access",
-      figures: {
-        ...loadFigures("aclGet", ag),
-        ...loadFigures("openGet", og),
-        ...loadFigures("aclPut", ap),
-        ...loadFigures("openPut", op),
-        getRatio,
-        putRatio,
-        getCpuPerReqRatio: cpuPerReq(og) / cpuPerReq(ag),
-        putCpuPerReqRatio: cpuPerReq(op) / cpuPerReq(ap),
-      },
-      ratio,
-      target: `>= ${TARGET}x (the lower of GET and PUT)`,
-      pass: ratio >= TARGET,
-      summary: `GET ${fmtInt(ag.reqPerSec)} / ${fmtInt(og.reqPerSec)} req/s = ${fmtRatio(getRatio)}; PUT ${fmtInt(ap.reqPerSec)} / ${fmtInt(op.reqPerSec)} req/s = ${fmtRatio(putRatio)}`,
-      interferencePct: Math.max(...[ag, og, ap, op].flatMap((f) => [f.otherCpuPct, f.stealPct])),
-      notes: [...loadNotes("ACL GET", ag), ...loadNotes("open GET", og), ...loadNotes("ACL PUT", ap), ...loadNotes("open PUT", op)],
-    };
+    return await compareGetPut("access", TARGET, {
+      subject: { prefix: "acl", label: "with access control", server: acl },
+      baseline: { prefix: "open", label: "without", get: open, put: open },
+      headers: { authorization: AUTH },
+    });
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     rmSync(dir, { recursive: true, force: true });

@@ -8,9 +8,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fmtInt, fmtRatio } from "../lib/format.js";
-import { compare, cpuPerReq, loadFigures, loadNotes, type RequestSpec } from "../lib/load.js";
-import { JSON_60, TEXT_100 } from "../lib/payloads.js";
+import { compareGetPut } from "../lib/get-put.js";
+import { JSON_60 } from "../lib/payloads.js";
 import { type ServerProcess, spawnBaseline, spawnZest } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 
@@ -47,33 +46,10 @@ export async function run(): Promise<BenchResult> {
     await call(zest.url, ca, "PUT", "/bench/one", JSON_60, "application/json");
     if (!(await call(zest.url, ca, "GET", "/bench/one")).includes("bench/one")) throw new Error("the HTTPS GET did not return the value");
 
-    const opts = { connections: 32, warmupSeconds: 2, roundSeconds: 5, rounds: 2 };
-    const get: RequestSpec = { path: "/bench/one" };
-    const put: RequestSpec = { path: "/bench/put", method: "PUT", headers: { "content-type": "text/plain" }, body: TEXT_100 };
-    const [zg, bg] = await compare([{ server: zest, spec: get }, { server: baseGet, spec: get }], opts);
-    const [zp, bp] = await compare([{ server: zest, spec: put }, { server: basePut, spec: put }], opts);
-    const getRatio = zg.reqPerSec / bg.reqPerSec;
-    const putRatio = zp.reqPerSec / bp.reqPerSec;
-    const ratio = Math.min(getRatio, putRatio);
-    return {
-      name: "https",
-      figures: {
-        ...loadFigures("zestGet", zg),
-        ...loadFigures("baselineGet", bg),
-        ...loadFigures("zestPut", zp),
-        ...loadFigures("baselinePut", bp),
-        getRatio,
-        putRatio,
-        getCpuPerReqRatio: cpuPerReq(bg) / cpuPerReq(zg),
-        putCpuPerReqRatio: cpuPerReq(bp) / cpuPerReq(zp),
-      },
-      ratio,
-      target: `>= ${TARGET}x (the lower of GET and PUT)`,
-      pass: ratio >= TARGET,
-      summary: `GET zest ${fmtInt(zg.reqPerSec)} / node:https ${fmtInt(bg.reqPerSec)} req/s = ${fmtRatio(getRatio)}; PUT zest ${fmtInt(zp.reqPerSec)} / node:https ${fmtInt(bp.reqPerSec)} req/s = ${fmtRatio(putRatio)}`,
-      interferencePct: Math.max(...[zg, bg, zp, bp].flatMap((f) => [f.otherCpuPct, f.stealPct])),
-      notes: [...loadNotes("zest GET", zg), ...loadNotes("node:https GET", bg), ...loadNotes("zest PUT", zp), ...loadNotes("node:https PUT", bp)],
-    };
+    return await compareGetPut("https", TARGET, {
+      subject: { prefix: "zest", label: "zest", server: zest },
+      baseline: { prefix: "baseline", label: "node:https", get: baseGet, put: basePut },
+    });
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     rmSync(dir, { recursive: true, force: true });
