@@ -10,7 +10,7 @@
  *   passwords cannot take the thread pool (file I/O shares it) or memory.
  */
 import { ZestError } from "../core/errors.js";
-import { hashSecret, parseHash, type ScryptHash, verifySecret } from "./hash.js";
+import { parseHash, type ScryptHash, verifySecret } from "./hash.js";
 import { BoundedCache } from "./bounded-cache.js";
 import type { AccessControlConfig } from "./schema.js";
 
@@ -23,9 +23,11 @@ const ADDRESSES_TRACKED = 10_000;
 /** Longest `Authorization` value considered (longer ones are refused unread). */
 const MAX_CREDENTIAL_LENGTH = 4096;
 
-/** Checked for an unknown user or token id, so a miss costs as much as a wrong password (made on first use). */
-let dummy: ScryptHash | undefined;
-const dummyHash = (): ScryptHash => (dummy ??= parseHash(hashSecret("zest-dummy")));
+/**
+ * Checked for an unknown user or token id, so a miss costs as much as a wrong password. Its
+ * value matches no secret in practice, and no verdict ever comes from it.
+ */
+const DUMMY: ScryptHash = parseHash(`$scrypt$ln=14,r=8,p=1$${Buffer.alloc(16, 7).toString("base64")}$${Buffer.alloc(32, 7).toString("base64")}`);
 
 type Outcome = string | ZestError;
 
@@ -124,7 +126,7 @@ export class Authenticator {
       default:
         return unauthenticated(`unsupported authorization scheme "${scheme.slice(0, 32)}": use Basic or Bearer`);
     }
-    const ok = await this.#limited(() => verifySecret(secret, hash ?? dummyHash()));
+    const ok = await this.#limited(() => verifySecret(secret, hash ?? DUMMY));
     if (ok instanceof ZestError) return ok;
     return ok && hash !== undefined && user !== undefined ? user : unauthenticated("invalid credentials");
   }
