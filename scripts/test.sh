@@ -8,6 +8,7 @@ need=()
 command -v nats-server >/dev/null 2>&1 || need+=(nats-server)
 command -v influxd >/dev/null 2>&1 || need+=(influxdb)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"

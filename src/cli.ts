@@ -1,5 +1,7 @@
 #!/usr/bin/env node
+import { randomBytes } from "node:crypto";
 import { Command, CommanderError, Option } from "commander";
+import { hashSecret } from "./access/hash.js";
 import { applyCfgOverride, ConfigError, loadConfigFile, parseHttpPort, validateConfig, type ZestConfig } from "./config/config.js";
 import { errorMessage } from "./core/errors.js";
 import { createLogger } from "./core/log.js";
@@ -20,6 +22,8 @@ interface Flags {
   nats?: string;
   queryTimeout?: string;
   bodyLimit?: string;
+  restTlsCert?: string;
+  restTlsKey?: string;
   verbose: number;
 }
 
@@ -32,7 +36,7 @@ function program(): Command {
     .version(VERSION, "-V, --version", "print the version and exit")
     .option("-c, --config <file>", "JSON5 configuration file")
     .option("--cfg <path:json5>", "set a config value, e.g. --cfg='plugins/storage_manager/storages/demo:{key_expr:\"demo/**\",volume:\"memory\"}' (repeatable)", collect, [])
-    .option("--rest-http-port <port>", "REST gateway port: a port, ip:port, or none to disable (default 8000)")
+    .option("--rest-http-port <port>", "REST gateway port: a port, ip:port, or none to disable (default 8000; a port alone listens on 127.0.0.1 unless access control is on)")
     .addOption(new Option("--rest-variant <variant>", "REST variant: a (zenoh 0.6 style) or b (zenoh 0.4 style)").choices(["a", "b"]))
     .option("--id <hex>", "router id, 1 to 16 bytes of hex (default: random)")
     .option("--adminspace-permissions <perms>", "admin space access over HTTP: r, w, rw or none (default: read for all, write from loopback)")
@@ -41,6 +45,8 @@ function program(): Command {
     .option("--nats <urls>", "join a NATS cluster (comma-separated URLs) to form one key space with other routers")
     .option("--query-timeout <ms>", "default query timeout in milliseconds (10000)")
     .option("--body-limit <bytes>", "largest request body the REST gateway accepts (16777216)")
+    .option("--rest-tls-cert <file>", "serve the REST gateway over HTTPS with this PEM certificate chain (with --rest-tls-key)")
+    .option("--rest-tls-key <file>", "the PEM private key of --rest-tls-cert")
     .option("-v, --verbose", "more logs: -v info, -vv debug", count, 0)
     .helpOption("-h, --help", "show this help")
     .showSuggestionAfterError(false)
@@ -59,6 +65,8 @@ function buildConfig(flags: Flags): ZestConfig {
   }
   if (flags.restVariant !== undefined) rest().variant = flags.restVariant as "a" | "b";
   if (flags.bodyLimit !== undefined) rest().body_limit = positiveInt(flags.bodyLimit, "--body-limit");
+  if ((flags.restTlsCert === undefined) !== (flags.restTlsKey === undefined)) throw new ConfigError("--rest-tls-cert and --rest-tls-key go together");
+  if (flags.restTlsCert !== undefined) (rest() as Record<string, unknown>).tls = { listen_certificate: flags.restTlsCert, listen_private_key: flags.restTlsKey };
   if (flags.id !== undefined) config.id = flags.id;
   if (flags.dataDir !== undefined) config.data_dir = flags.dataDir;
   if (flags.queryTimeout !== undefined) config.queries_default_timeout = positiveInt(flags.queryTimeout, "--query-timeout");
@@ -80,7 +88,70 @@ function positiveInt(s: string, flag: string): number {
   return n;
 }
 
+/**
+ * `zest passwd`: prints the salted scrypt hash of a password read from stdin (or a prompt on
+ * a terminal), for `access_control.users[].password_hash`. `zest passwd --token <id>` makes a
+ * new random Bearer token `<id>.<secret>`, printing the token, then its hash for
+ * `access_control.tokens[].token_hash`.
+ */
+async function passwd(args: string[]): Promise<number> {
+  const usage = "usage: zest passwd [--token <id>]  (the password is read from stdin)";
+  if (args[0] === "-h" || args[0] === "--help") {
+    process.stdout.write(`${usage}\n`);
+    return 0;
+  }
+  if (args[0] === "--token") {
+    const id = args[1] ?? "";
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(id) || args.length > 2) {
+      process.stderr.write(`zest: passwd --token needs an id of 1 to 64 letters, digits, _ or -\n${usage}\n`);
+      return 2;
+    }
+    const token = `${id}.${randomBytes(24).toString("base64url")}`;
+    process.stdout.write(`${token}\n${hashSecret(token)}\n`);
+    return 0;
+  }
+  if (args.length > 0) {
+    process.stderr.write(`zest: unexpected argument ${args[0]}\n${usage}\n`);
+    return 2;
+  }
+  const secret = await readSecret();
+  if (secret === "") {
+    process.stderr.write("zest: empty password\n");
+    return 2;
+  }
+  process.stdout.write(`${hashSecret(secret)}\n`);
+  return 0;
+}
+
+/** The password: one line from a terminal (not echoed), or stdin without its final newline. */
+async function readSecret(): Promise<string> {
+  const stdin = process.stdin;
+  if (stdin.isTTY) {
+    process.stderr.write("Password: ");
+    stdin.setRawMode(true);
+    let line = "";
+    for await (const chunk of stdin) {
+      for (const ch of String(chunk)) {
+        if (ch === "\r" || ch === "\n") {
+          stdin.setRawMode(false);
+          process.stderr.write("\n");
+          stdin.pause();
+          return line;
+        }
+        if (ch === "\u0003") process.exit(130);
+        if (ch === "\u007f") line = line.slice(0, -1);
+        else line += ch;
+      }
+    }
+    return line;
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+}
+
 async function main(argv: string[]): Promise<number> {
+  if (argv[2] === "passwd") return passwd(argv.slice(3));
   const cmd = program();
   try {
     cmd.parse(argv);

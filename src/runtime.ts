@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { protectedBind, restSecurityOptions, type RestSecurityOptions } from "./access/rest-config.js";
 import type { AdminLayout } from "./admin/admin-layout.js";
 import type { ZestConfig } from "./config/config.js";
 import { ConfigError, parseHttpPort } from "./config/config.js";
@@ -86,6 +87,12 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
 
     const restCfg = config.plugins?.rest ?? {};
     const bind = parseHttpPort(restCfg.http_port);
+    let security: RestSecurityOptions;
+    try {
+      security = restSecurityOptions(config.access_control, restCfg as Record<string, unknown>);
+    } catch (err) {
+      throw new ConfigError(errorMessage(err));
+    }
     const plugins: LoadedPlugin[] = [];
     let rest: RestServer | undefined;
     let restUrl: string | undefined;
@@ -119,12 +126,13 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     if (bind) {
       const codec = restVariant.codec;
       const permissions: AdminPermissions = { ...DEFAULT_ADMIN_PERMISSIONS, ...config.adminspace?.permissions };
-      rest = new RestServer({ session: new Session(router, "rest"), codec, port: bind.port, host: bind.host, bodyLimit: restCfg.body_limit, cacheEntries: restCfg.cache_entries, permissions, logger });
+      bind.host = protectedBind(bind.host, bind.port, security.access, logger);
+      rest = new RestServer({ session: new Session(router, "rest"), codec, port: bind.port, host: bind.host, bodyLimit: restCfg.body_limit, cacheEntries: restCfg.cache_entries, permissions, logger, ...security });
       const addr = await rest.listen();
       const server = rest;
       closers.push(() => server.close());
       const host = bind.host && bind.host !== "0.0.0.0" && bind.host !== "::" ? bind.host : "localhost";
-      restUrl = `http://${host.includes(":") ? `[${host}]` : host}:${addr.port}`;
+      restUrl = `${security.tls ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${addr.port}`;
       logger.info({ zid: router.zid, url: restUrl, variant }, "REST gateway listening");
     }
     return { router, manager, admin, rest, restUrl, session: new Session(router, "embedder"), close };

@@ -72,7 +72,7 @@ export function spawnServer(label: string, script: string, args: string[], optio
         pending = pending.slice(nl + 1);
         tail.push(line);
         if (tail.length > 20) tail.shift();
-        const m = /serving (http:\/\/\S+)/.exec(line);
+        const m = /serving (https?:\/\/\S+)/.exec(line);
         if (m && !settled) {
           settled = true;
           clearTimeout(timer);

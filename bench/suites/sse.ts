@@ -149,7 +149,8 @@ function put(url: URL, agent: http.Agent, body: string): Promise<boolean> {
 }
 
 export async function run(): Promise<BenchResult> {
-  const zest: ServerProcess = await spawnZest("zest-sse");
+  // 1,000 subscribers from one address: above the default per-address connection cap (256).
+  const zest: ServerProcess = await spawnZest("zest-sse", ["--cfg", "plugins/rest/max_connections_per_address:4096"]);
   const puts = RATE * SECONDS;
   const expected = puts * SUBSCRIBERS;
   const stats = new Stats(expected);

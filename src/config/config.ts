@@ -18,9 +18,9 @@ export interface ZestConfig {
     storage_manager?: StorageManagerConfig;
     [plugin: string]: unknown;
   };
-  fabric?: { nats?: { servers?: string[] | string; [option: string]: unknown } };
-  /** Access control (its schema lives with the front door). */
+  /** Authentication and access control (src/access/schema.ts). */
   access_control?: unknown;
+  fabric?: { nats?: { servers?: string[] | string; [option: string]: unknown } };
 }
 
 /** A configuration error: one line, and the CLI exits with status 2. */

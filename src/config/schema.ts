@@ -7,6 +7,7 @@
  */
 import { closest } from "fastest-levenshtein";
 import { z } from "zod";
+import { accessControlSchema, restSecuritySchema } from "../access/schema.js";
 
 /** Deepest nesting accepted in a config value or an admin body (objects and arrays). */
 export const MAX_DEPTH = 64;
@@ -49,13 +50,9 @@ const external = (description: string) => z.unknown().describe(description);
  */
 export const sections = {
   /** Top-level `access_control` (zenoh's shape, applied to every front door). */
-  access_control: external("access control: rules, subjects and policies (see Security)"),
+  access_control: accessControlSchema.describe("access control: rules, subjects, policies, users and tokens (see Security)"),
   /** Keys of `plugins.rest` owned by the REST front door. */
-  rest: {
-    tls: external("HTTPS: `{ listen_certificate, listen_private_key }`"),
-    cors: external("cross-origin policy, e.g. `{ allowed_origins: [...] }`"),
-    allowed_hosts: external("host names accepted in `Host` for admin writes"),
-  },
+  rest: restSecuritySchema.shape,
   /** Plugins with their own schema, by name. */
   plugins: {
     remote_api: external("the zenoh-ts remote API plugin"),
@@ -112,9 +109,13 @@ export const restSchema = closed(
     variant: z.enum(["a", "b"]).optional().describe("REST variant: `a` (zenoh 0.6 style, default) or `b` (zenoh 0.4 style)"),
     body_limit: z.number().int().positive().optional().describe("largest request body in bytes (16777216)"),
     cache_entries: z.number().int().nonnegative().optional().describe("read cache size in entries (0 disables it)"),
-    tls: sections.rest.tls.optional(),
-    cors: sections.rest.cors.optional(),
-    allowed_hosts: sections.rest.allowed_hosts.optional(),
+    tls: sections.rest.tls.describe("HTTPS: `{ listen_certificate, listen_private_key }` (PEM files)"),
+    cors: sections.rest.cors.describe("cross-origin writes: `{ allowed_origins: [...] }`"),
+    allowed_hosts: sections.rest.allowed_hosts.describe("host names accepted in `Host` for admin writes"),
+    max_connections_per_address: sections.rest.max_connections_per_address.describe("open connections per client address (64)"),
+    max_connections: sections.rest.max_connections.describe("open connections in all (from the file-descriptor limit)"),
+    headers_timeout_ms: sections.rest.headers_timeout_ms.describe("milliseconds to receive a request head (10000)"),
+    body_idle_timeout_ms: sections.rest.body_idle_timeout_ms.describe("milliseconds a body may go without a byte (10000)"),
   },
   "the REST gateway",
 );

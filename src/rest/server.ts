@@ -1,5 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { AccessControl, type Principal } from "../access/access.js";
+import { ConnectionGuard, connectionLimits } from "../access/connections.js";
+import { isAllowedHost, originAllowed } from "../access/origin.js";
+import type { Sample } from "../core/sample.js";
 import { errorMessage, toZestError, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { Parameters } from "../core/selector.js";
@@ -27,19 +32,51 @@ export interface RestServerOptions {
    * router without a fabric, where every change to the data passes through this router.
    */
   cacheEntries?: number;
+  /** Authentication and access decisions (none: everyone may do everything). */
+  access?: AccessControl;
+  /** Serve HTTPS with this PEM certificate chain and key (see `loadTlsOptions`). */
+  tls?: { cert: Buffer | string; key: Buffer | string };
+  /** Origins whose pages may write, besides the router's own (`plugins.rest.cors.allowed_origins`). */
+  allowedOrigins?: readonly string[];
+  /** Host names that name this router besides IP literals and `localhost` (`plugins.rest.allowed_hosts`). */
+  allowedHosts?: readonly string[];
+  /** Open connections per client address (256, at most a quarter of the total). */
+  maxConnectionsPerAddress?: number;
+  /** Open connections in all (the file-descriptor limit less a reserve). */
+  maxConnections?: number;
+  /** Milliseconds a client has to send a request head (10 000). */
+  headersTimeoutMs?: number;
+  /** Milliseconds a request body may go without a byte before the connection is dropped (10 000). */
+  bodyIdleTimeoutMs?: number;
   logger: Logger;
 }
 
 const ALLOWED_METHODS = "GET, HEAD, PUT, PATCH, DELETE, OPTIONS";
 const CORS_METHODS = "GET, PUT, PATCH, DELETE";
+/** The request headers a preflight allows: a fixed list, never the client's own. */
+const CORS_HEADERS = "accept, authorization, content-type, if-match, if-none-match, last-event-id";
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
+/** Largest request head (request line and headers), in bytes. */
+export const MAX_HEADER_SIZE = 16 * 1024;
+const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
+/** The whole request (head and body) must arrive within this time. */
+const REQUEST_TIMEOUT_MS = 120_000;
+const CHALLENGE = 'Basic realm="zest", charset="UTF-8"';
 
 /** The HTTP face of the router: one short pipeline, errors turned into responses in one place. */
 export class RestServer {
-  private readonly opts: Required<Omit<RestServerOptions, "host">> & { host: string | undefined };
+  private readonly opts: Required<Pick<RestServerOptions, "session" | "codec" | "port" | "bodyLimit" | "permissions" | "cacheEntries" | "logger">> & { host: string | undefined };
   private readonly server: Server;
   private readonly sse = new SseHub();
   private readonly cache: ReadCache | undefined;
+  private readonly access: AccessControl;
+  private readonly scheme: "http" | "https";
+  private readonly allowedOrigins: ReadonlySet<string>;
+  private readonly allowedHosts: ReadonlySet<string>;
+  private readonly bodyIdleMs: number;
+  /** Connection caps (per client address and in all). */
+  readonly connections: ConnectionGuard;
 
   constructor(options: RestServerOptions) {
     // `??`, not a spread of defaults: an option given as `undefined` (unset in the config) must
@@ -55,12 +92,23 @@ export class RestServer {
       cacheEntries: options.cacheEntries ?? 1024,
     };
     if (this.opts.cacheEntries > 0 && !options.session.interest.clustered) this.cache = new ReadCache(options.session.changes, this.opts.cacheEntries);
-    this.server = createServer((req, res) => {
+    this.access = options.access ?? AccessControl.OPEN;
+    this.scheme = options.tls ? "https" : "http";
+    this.allowedOrigins = new Set((options.allowedOrigins ?? []).map((o) => o.toLowerCase().replace(/\/$/, "")));
+    this.allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
+    this.bodyIdleMs = options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS;
+    const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
       const method = req.method;
       if (method === "PUT" || method === "PATCH" || method === "DELETE") this.write(req, res, method);
       else if (!this.serveCached(req, res)) void this.handle(req, res);
-    });
+    };
+    // Timeouts are checked every second (Node's default is every 30 s), so a head that is not
+    // complete within headersTimeout is dropped within a second of it.
+    const serverOptions = { maxHeaderSize: MAX_HEADER_SIZE, connectionsCheckingInterval: 1000, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS };
+    this.server = options.tls ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, onRequest) : createServer(serverOptions, onRequest);
     this.server.keepAliveTimeout = 65_000;
+    this.connections = new ConnectionGuard(connectionLimits({ perAddress: options.maxConnectionsPerAddress, total: options.maxConnections }));
+    this.connections.attach(this.server);
   }
 
   /** Starts listening; rejects with a one-line reason when the port is taken. */
@@ -110,6 +158,9 @@ export class RestServer {
     if (cacheKey === undefined) return false;
     const hit = this.cache.get(cacheKey);
     if (!hit) return false;
+    // Under access control the cached (unfiltered) answer is served only to a client that may
+    // read all of it; anyone else takes the full pipeline, which filters or refuses.
+    if (this.access.enabled && !this.mayReadAll(req)) return false;
     if (req.headers.origin) {
       res.writeHead(200, { ...hit.headers, "access-control-allow-credentials": "false" });
     } else {
@@ -119,11 +170,33 @@ export class RestServer {
     return true;
   }
 
+  /** True when the client is known (credentials checked recently) and may read the whole of the GET's key. */
+  private mayReadAll(req: IncomingMessage): boolean {
+    try {
+      const p = this.access.authenticate(credentialsOf(req));
+      if (p instanceof Promise) {
+        p.catch(() => undefined); // the full pipeline awaits the same check and answers
+        return false;
+      }
+      const url = req.url ?? "/";
+      const q = url.indexOf("?");
+      const key = this.opts.codec.pathToKey(q === -1 ? url : url.slice(0, q), this.opts.session.zid, false);
+      return this.access.decide(p, "query", key) === "allow";
+    } catch {
+      return false;
+    }
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const cors = corsHeaders(req);
     try {
       const method = req.method ?? "GET";
-      if (method === "OPTIONS") return preflight(req, res);
+      if (method === "OPTIONS") return this.preflight(req, res);
+      let principal: Principal | undefined;
+      if (this.access.enabled) {
+        const p = this.access.authenticate(credentialsOf(req));
+        principal = p instanceof Promise ? await p : p;
+      }
       const url = req.url ?? "/";
       const q = url.indexOf("?");
       const path = q === -1 ? url : url.slice(0, q);
@@ -138,19 +211,25 @@ export class RestServer {
           const version = this.cache?.version ?? 0;
           const key = codec.pathToKey(path, session.zid, false, session.router.keyExprLimits);
           checkRead(permissions, key);
-          if (accept === "text/event-stream" && codec.supportsSse && method === "GET") {
-            this.sse.open(session, key, res, cors, (s) => codec.sseEvent!(s));
+          const sse = accept === "text/event-stream" && codec.supportsSse && method === "GET";
+          const decision = principal === undefined ? "allow" : this.access.decide(principal, sse ? "declare_subscriber" : "query", key);
+          if (decision === "deny") throw this.access.refusal(principal!, `${sse ? "subscribe to" : "read"} ${key}`);
+          if (sse) {
+            // A partly readable subscription delivers only the samples whose keys the user may read.
+            const accept = decision === "partial" ? this.sampleFilter(principal!) : undefined;
+            this.sse.open(session, key, res, cors, (s) => codec.sseEvent!(s), accept);
             return;
           }
           const parameters = new Parameters(codec.parameters(query));
           // A malformed `_time` is the client's mistake, in either variant: a 400 here, before any
           // queryable runs (only storages read it, so it would otherwise be a 200 or an ERROR entry).
           parameters.timeRange();
-          const replies = await session.get({ key, parameters });
+          let replies = await session.get({ key, parameters });
+          if (decision === "partial") replies = replies.filter((r) => r.kind !== "ok" || this.access.mayRead(principal!, "query", r.sample.key));
           const rendered = codec.render(replies, html);
           const body = Buffer.from(rendered.body);
           const err = replies.find((r) => r.kind === "err");
-          if (cacheKey !== undefined && cacheableReplies(replies) && session.interest.storagesOnly(key)) {
+          if (cacheKey !== undefined && decision === "allow" && cacheableReplies(replies) && session.interest.storagesOnly(key)) {
             const headers: Record<string, string | number> = { "access-control-allow-origin": "*", "content-length": body.length };
             if (rendered.contentType) headers["content-type"] = rendered.contentType;
             this.cache!.set(cacheKey, { version, headers, body });
@@ -166,6 +245,11 @@ export class RestServer {
     }
   }
 
+  /** The filter of a partly readable SSE stream. */
+  private sampleFilter(principal: Principal): (s: Sample) => boolean {
+    return (s) => this.access.mayRead(principal, "declare_subscriber", s.key);
+  }
+
   /**
    * PUT, PATCH and DELETE, with callbacks rather than an async pipeline: writes are the hot path,
    * and the response goes out as soon as every storage has the sample.
@@ -176,21 +260,57 @@ export class RestServer {
     const url = req.url ?? "/";
     const q = url.indexOf("?");
     let key: string;
+    let principal: Principal | Promise<Principal> | undefined;
     try {
+      const origin = req.headers.origin;
+      if (origin !== undefined && !originAllowed(origin, req.headers.host, this.scheme, this.allowedOrigins, this.allowedHosts)) {
+        throw ZestError.forbidden(`writes from pages on ${origin.slice(0, 200)} are refused: add the origin to plugins.rest.cors.allowed_origins`);
+      }
       const path = q === -1 ? url : url.slice(0, q);
       key = codec.pathToKey(path, session.zid, true, session.router.keyExprLimits);
-      checkWrite(permissions, key, req);
+      if (isAdmin(key)) {
+        checkWrite(permissions, key, req);
+        // A page that rebinds its own domain name to this router's address passes every
+        // same-origin check; it cannot make the Host header name the router.
+        if (!isAllowedHost(req.headers.host, this.allowedHosts)) {
+          throw ZestError.forbidden(`admin writes need a Host header naming this router (an IP address, localhost, or a name in plugins.rest.allowed_hosts), not ${JSON.stringify((req.headers.host ?? "").slice(0, 200))}`);
+        }
+      }
+      if (this.access.enabled) principal = this.access.authenticate(credentialsOf(req));
+    } catch (err) {
+      this.sendError(req, res, cors, err);
+      return;
+    }
+    if (principal instanceof Promise) {
+      principal.then(
+        (p) => this.writeAllowed(req, res, method, key, cors, p),
+        (err: unknown) => this.sendError(req, res, cors, err),
+      );
+    } else this.writeAllowed(req, res, method, key, cors, principal);
+  }
+
+  /** The rest of a write, once the client is known: the access decision, then the body. */
+  private writeAllowed(req: IncomingMessage, res: ServerResponse, method: "PUT" | "PATCH" | "DELETE", key: string, cors: Readonly<Record<string, string>>, principal: Principal | undefined): void {
+    const { codec, session } = this.opts;
+    try {
+      if (principal !== undefined) {
+        const message = method === "DELETE" ? "delete" : "put";
+        const decision = this.access.decide(principal, message, key);
+        // A write that reaches outside the user's rules is refused whole: nothing is written.
+        if (decision !== "allow") throw this.access.refusal(principal, `${message} ${key}${decision === "partial" ? " (it reaches keys outside the allowed ones)" : ""}`);
+      }
       // Decisions §3, never a silent 200: an admin write nobody takes (a typo in the path, a
       // router that does not exist) is refused. Another router's admin space, reached through
       // the fabric, takes writes to its own `@/router/<zid>/...`.
       if (isAdmin(key) && !session.interest.hasSubscriber(key)) {
+        const path = (req.url ?? "/").split("?")[0]!;
         throw ZestError.notFound(`no admin key takes writes at ${path}: storages are configured under ${codec.adminConfigPath(session.zid)}`);
       }
     } catch (err) {
       this.sendError(req, res, cors, err);
       return;
     }
-    readBody(req, this.opts.bodyLimit, (err, body) => {
+    readBody(req, this.opts.bodyLimit, this.bodyIdleMs, (err, body) => {
       if (err) {
         this.sendError(req, res, cors, err);
         return;
@@ -206,6 +326,26 @@ export class RestServer {
     });
   }
 
+  /** CORS preflight: only allowed origins are reflected, with a fixed list of headers. */
+  private preflight(req: IncomingMessage, res: ServerResponse): void {
+    const origin = req.headers.origin;
+    const headers: Record<string, string | number> = { allow: ALLOWED_METHODS, "content-length": 0, vary: "Origin" };
+    if (origin !== undefined && originAllowed(origin, req.headers.host, this.scheme, this.allowedOrigins, this.allowedHosts)) {
+      headers["access-control-allow-origin"] = origin;
+      headers["access-control-allow-methods"] = CORS_METHODS;
+      headers["access-control-allow-headers"] = CORS_HEADERS;
+      headers["access-control-max-age"] = 600;
+      headers["access-control-allow-credentials"] = "false";
+    } else if (origin !== undefined) {
+      // Reads need no preflight; this lets a page on any origin send the headers a read may carry.
+      headers["access-control-allow-origin"] = "*";
+      headers["access-control-allow-methods"] = "GET";
+      headers["access-control-allow-headers"] = "accept, last-event-id";
+    }
+    res.writeHead(204, headers);
+    res.end();
+  }
+
   private sendError(req: IncomingMessage, res: ServerResponse, cors: Record<string, string>, err: unknown): void {
     const e = toZestError(err);
     const status = httpStatus(e.kind);
@@ -216,6 +356,7 @@ export class RestServer {
     }
     const body = `${errorMessage(e)}\n`;
     const headers: Record<string, string | number> = { ...cors, "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body) };
+    if (e.kind === "unauthenticated") headers["www-authenticate"] = CHALLENGE;
     // An unread (or too large) body cannot be skipped safely: close the connection after answering.
     if (!req.complete) headers.connection = "close";
     res.writeHead(status, headers);
@@ -262,19 +403,9 @@ function corsHeaders(req: IncomingMessage): Readonly<Record<string, string>> {
   return req.headers.origin ? CORS_ORIGIN : CORS_PLAIN;
 }
 
-function preflight(req: IncomingMessage, res: ServerResponse): void {
-  const origin = req.headers.origin;
-  const headers: Record<string, string | number> = { allow: ALLOWED_METHODS, "content-length": 0 };
-  if (origin) {
-    headers["access-control-allow-origin"] = origin;
-    headers["access-control-allow-methods"] = CORS_METHODS;
-    headers["access-control-allow-headers"] = req.headers["access-control-request-headers"] ?? "*";
-    headers["access-control-max-age"] = 86400;
-    headers["access-control-allow-credentials"] = "false";
-    headers.vary = "Origin";
-  }
-  res.writeHead(204, headers);
-  res.end();
+/** What the access control needs to know about a request's client. */
+function credentialsOf(req: IncomingMessage): { authorization: string | undefined; address: string } {
+  return { authorization: req.headers.authorization, address: req.socket.remoteAddress ?? "" };
 }
 
 /**
@@ -285,8 +416,27 @@ const DRAIN_LIMIT = 64 * 1024 * 1024;
 /** How long a refused body may take to drain before the connection is closed anyway. */
 const DRAIN_TIMEOUT_MS = 10_000;
 
-/** Reads the whole body, refusing (413) more than `limit` bytes before buffering them. Calls `done` once. */
-function readBody(req: IncomingMessage, limit: number, done: (err: ZestError | undefined, body?: Buffer) => void): void {
+/**
+ * Reads the whole body, refusing (413) more than `limit` bytes before buffering them. Calls `done`
+ * once. A body that makes no progress for `idleMs` drops the connection (the client is stalled;
+ * there is nobody to answer).
+ */
+function readBody(req: IncomingMessage, limit: number, idleMs: number, done: (err: ZestError | undefined, body?: Buffer) => void): void {
+  if (req.complete) {
+    readBodyNow(req, limit, done);
+    return;
+  }
+  const idle = setTimeout(() => {
+    req.socket.destroy();
+  }, idleMs);
+  const stop = (): void => clearTimeout(idle);
+  req.on("data", () => idle.refresh());
+  req.on("end", stop);
+  req.on("close", stop);
+  readBodyNow(req, limit, done);
+}
+
+function readBodyNow(req: IncomingMessage, limit: number, done: (err: ZestError | undefined, body?: Buffer) => void): void {
   const declared = Number(req.headers["content-length"] ?? 0);
   const chunks: Buffer[] = [];
   let size = 0;

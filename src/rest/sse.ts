@@ -27,9 +27,12 @@ export class SseHub {
     return this.streams.size;
   }
 
-  /** Subscribes `res` to `key`; `render` turns a sample into one SSE message (cached per sample). */
-  open(session: Session, key: string, res: ServerResponse, headers: Record<string, string>, render: (s: Sample) => Buffer): void {
-    const sub = session.declareSubscriber(key, (sample) => send(res, render(sample)));
+  /**
+   * Subscribes `res` to `key`; `render` turns a sample into one SSE message (cached per sample).
+   * `accept`, when given, drops the samples it refuses (access control).
+   */
+  open(session: Session, key: string, res: ServerResponse, headers: Record<string, string>, render: (s: Sample) => Buffer, accept?: (s: Sample) => boolean): void {
+    const sub = session.declareSubscriber(key, accept ? (sample) => void (accept(sample) && send(res, render(sample))) : (sample) => send(res, render(sample)));
     this.streams.set(res, sub);
     res.on("close", () => {
       sub.undeclare();

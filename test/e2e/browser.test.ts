@@ -16,25 +16,35 @@ describe("in a real browser (headless Chromium)", { skip: !existsSync(CHROMIUM) 
   let other: Server;
   let otherOrigin: string;
 
+  let foreign: Server;
+  let foreignOrigin: string;
+
   before(async () => {
-    z = await startZest(["--id", "0C0D"]);
+    // A page on another origin, to exercise CORS from a browser: one origin allowed to write,
+    // one not.
+    const htmlServer = (title: string): Server =>
+      createServer((_req, res) => {
+        res.writeHead(200, { "content-type": "text/html" });
+        res.end(`<!doctype html><title>${title}</title>`);
+      });
+    other = htmlServer("other origin");
+    foreign = htmlServer("foreign origin");
+    await new Promise<void>((r) => other.listen(0, "127.0.0.1", r));
+    await new Promise<void>((r) => foreign.listen(0, "127.0.0.1", r));
+    otherOrigin = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    foreignOrigin = `http://127.0.0.1:${(foreign.address() as AddressInfo).port}`;
+    z = await startZest(["--id", "0C0D", "--cfg", `plugins/rest/cors/allowed_origins:["${otherOrigin}"]`]);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     });
     page = await browser.newPage();
-    // A page on another origin, to exercise CORS from a browser.
-    other = createServer((_req, res) => {
-      res.writeHead(200, { "content-type": "text/html" });
-      res.end("<!doctype html><title>other origin</title>");
-    });
-    await new Promise<void>((r) => other.listen(0, "127.0.0.1", r));
-    otherOrigin = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
   });
 
   after(async () => {
     await browser?.close();
     other?.close();
+    foreign?.close();
     await z?.stop();
   });
 
@@ -71,7 +81,48 @@ describe("in a real browser (headless Chromium)", { skip: !existsSync(CHROMIUM) 
     await page.evaluate(() => (window as unknown as { es: EventSource }).es.close());
   });
 
-  test("a page on another origin can PUT JSON and read it back (CORS preflight)", async () => {
+  test("a page on a foreign origin can read but cannot make a data write or an admin write", async () => {
+    await http(z.url, "PUT", "/demo/cors/kept", { body: "kept", headers: { "content-type": "text/plain" } });
+    await page.goto(foreignOrigin);
+    // No named functions inside evaluate: the test transpiler would wrap them in a helper the page lacks.
+    const result = await page.evaluate(async (base) => {
+      const read = (await (await fetch(`${base}/demo/cors/kept`)).json()) as Array<{ value: unknown }>;
+      const writes: Array<[string, string, Record<string, string>, string]> = [
+        ["PUT", "/demo/cors/foreign", { "content-type": "application/json" }, '{"from":"foreign"}'],
+        ["DELETE", "/demo/cors/kept", {}, ""],
+        ["PUT", "/@/router/local/config/plugins/storage_manager/storages/evil", { "content-type": "application/json" }, '{"key_expr":"evil/**","volume":"memory"}'],
+        // No custom header at all: a PUT still needs a preflight (PUT is never a simple method).
+        ["PUT", "/demo/cors/plain", {}, "x"],
+      ];
+      const outcomes: string[] = [];
+      for (const [method, path, headers, body] of writes) {
+        try {
+          outcomes.push(String((await fetch(`${base}${path}`, { method, headers, body: method === "DELETE" ? undefined : body })).status));
+        } catch {
+          outcomes.push("blocked");
+        }
+      }
+      return { read: read[0]?.value, outcomes };
+    }, z.url);
+    assert.equal(result.read, "kept");
+    assert.deepEqual(result.outcomes, ["blocked", "blocked", "blocked", "blocked"]);
+    assert.equal((await getJson(z.url, "/demo/cors/foreign")).entries.length, 0);
+    assert.equal((await getJson(z.url, "/demo/cors/plain")).entries.length, 0);
+    assert.equal((await getJson(z.url, "/demo/cors/kept")).entries.length, 1);
+    assert.equal((await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/evil")).entries.length, 0);
+  });
+
+  test("a page on an allowed origin can make an admin write", async () => {
+    await page.goto(otherOrigin);
+    const status = await page.evaluate(async (base) => {
+      const r = await fetch(`${base}/@/router/local/config/plugins/storage_manager/storages/frompage`, { method: "PUT", headers: { "content-type": "application/json" }, body: '{"key_expr":"frompage/**","volume":"memory"}' });
+      return r.status;
+    }, z.url);
+    assert.equal(status, 200);
+    assert.equal((await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/frompage")).entries.length, 1);
+  });
+
+  test("a page on an allowed origin can PUT JSON and read it back (CORS preflight)", async () => {
     await page.goto(otherOrigin);
     const result = await page.evaluate(async (base) => {
       const put = await fetch(`${base}/demo/cors/k`, { method: "PUT", headers: { "content-type": "application/json" }, body: '{"from":"browser"}' });

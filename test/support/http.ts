@@ -26,9 +26,9 @@ export interface SseClient {
 }
 
 /** Opens an SSE stream (resolves once the response headers arrived, i.e. the subscription exists). */
-export async function openSse(url: string): Promise<SseClient & { status: number; headers: Headers }> {
+export async function openSse(url: string, headers: Record<string, string> = {}): Promise<SseClient & { status: number; headers: Headers }> {
   const ac = new AbortController();
-  const res = await fetch(url, { headers: { accept: "text/event-stream" }, signal: ac.signal });
+  const res = await fetch(url, { headers: { accept: "text/event-stream", ...headers }, signal: ac.signal });
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let buf = "";

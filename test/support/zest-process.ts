@@ -40,7 +40,7 @@ export async function startZest(args: string[] = [], opts: { env?: NodeJS.Proces
     }, 15_000);
     proc.stderr!.on("data", (d: string) => {
       err += d;
-      const m = /serving (http:\/\/\S+)/.exec(err);
+      const m = /serving (https?:\/\/\S+)/.exec(err);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!.replace("localhost", "127.0.0.1"));

@@ -1,0 +1,143 @@
+/**
+ * Authentication and access-control decisions, shared by every front door (REST, SSE, the
+ * admin space, the remote API): docs/security.md. Nothing here knows about HTTP; a front door
+ * hands over the `Authorization` value it received and the client's address, gets a
+ * `Principal`, then asks `decide` for each operation and `mayRead` for each key it would send.
+ *
+ * ```ts
+ * const access = AccessControl.fromConfig(config.access_control);
+ * const principal = await access.authenticate({ authorization, address }); // throws unauthenticated
+ * switch (access.decide(principal, "put", key)) { ... }                  // allow | deny | partial
+ * replies.filter((r) => access.mayRead(principal, "query", r.sample.key));
+ * ```
+ */
+import { ZestError } from "../core/errors.js";
+import { Authenticator } from "./authenticator.js";
+import { BoundedCache } from "./bounded-cache.js";
+import { type Decision, Policy } from "./policy.js";
+import { accessControlSchema, type AccessControlInput, MESSAGES, type Message, zodMessage } from "./schema.js";
+
+export type { Decision } from "./policy.js";
+export type { Message } from "./schema.js";
+
+/** Who sent a request: a user (when credentials were given) and a client address. */
+export interface Principal {
+  /** The authenticated user, or undefined for a client that sent no credentials. */
+  readonly user: string | undefined;
+  /** The client's address (IPv4-mapped IPv6 addresses are given as IPv4). */
+  readonly address: string;
+  /** @internal Which subjects of the policy the client matches. */
+  readonly subjects: Uint8Array;
+  /** @internal Recent decisions on plain keys, by message: hot keys cost one Map lookup. */
+  readonly decisions: Map<string, Decision>[];
+}
+
+/** What a front door knows about a client. */
+export interface Credentials {
+  /** The `Authorization` value (`Basic …` or `Bearer …`), if any. */
+  readonly authorization?: string | undefined;
+  /** The client's address as the socket reports it. */
+  readonly address: string;
+}
+
+const PRINCIPALS = 4096;
+/** Decisions remembered per principal and message (the map is emptied when full). */
+const DECISIONS = 1024;
+const MESSAGE_INDEX: ReadonlyMap<Message, number> = new Map(MESSAGES.map((m, i) => [m, i]));
+
+/** The access control of one router. `AccessControl.OPEN` allows everything. */
+export class AccessControl {
+  /** No access control: everyone may do everything (the default when none is configured). */
+  static readonly OPEN = new AccessControl(undefined, undefined);
+
+  readonly #policy: Policy | undefined;
+  readonly #auth: Authenticator | undefined;
+  /** `user\0address` → principal (subjects depend on both). */
+  readonly #principals = new BoundedCache<string, Principal>(PRINCIPALS);
+
+  private constructor(policy: Policy | undefined, auth: Authenticator | undefined) {
+    this.#policy = policy;
+    this.#auth = auth;
+  }
+
+  /**
+   * Compiles the `access_control` section (zenoh 1.x's shape plus users and tokens). Absent or
+   * `enabled: false` gives `OPEN`. Throws an Error with a one-line reason for a bad section.
+   */
+  static fromConfig(section: unknown): AccessControl {
+    if (section === undefined) return AccessControl.OPEN;
+    const parsed = accessControlSchema.safeParse(section as AccessControlInput);
+    if (!parsed.success) throw new Error(zodMessage("access_control", parsed.error));
+    if (!parsed.data.enabled) return AccessControl.OPEN;
+    return new AccessControl(new Policy(parsed.data), new Authenticator(parsed.data));
+  }
+
+  /** True when access control is on: requests are authenticated and decided. */
+  get enabled(): boolean {
+    return this.#policy !== undefined;
+  }
+
+  /** True when a refused anonymous client should be asked for credentials (401, not 403). */
+  get wantsCredentials(): boolean {
+    return this.#auth?.hasCredentials ?? false;
+  }
+
+  /**
+   * The principal behind a request: anonymous without credentials, a user with valid ones.
+   * Synchronous for anonymous clients and for credentials checked recently (the common case);
+   * otherwise a promise. Bad credentials throw (or reject with) an `unauthenticated` ZestError;
+   * too many checks at once, an `unavailable` one.
+   */
+  authenticate(credentials: Credentials): Principal | Promise<Principal> {
+    const address = normalizeAddress(credentials.address);
+    const authorization = credentials.authorization;
+    if (this.#auth === undefined || authorization === undefined || authorization === "") return this.#principal(undefined, address);
+    const user = this.#auth.verify(authorization, address);
+    return typeof user === "string" ? this.#principal(user, address) : user.then((u) => this.#principal(u, address));
+  }
+
+  /** May `principal` send `message` on the key expression `ke` (canonical)? */
+  decide(principal: Principal, message: Message, ke: string): Decision {
+    if (this.#policy === undefined) return "allow";
+    const cache = principal.decisions[MESSAGE_INDEX.get(message)!]!;
+    let d = cache.get(ke);
+    if (d === undefined) {
+      d = this.#policy.decide(principal.subjects, message, ke);
+      if (cache.size >= DECISIONS) cache.clear();
+      cache.set(ke, d);
+    }
+    return d;
+  }
+
+  /**
+   * Per-key filter for what a read returns (`query` replies) or a subscription delivers
+   * (`declare_subscriber` samples): true when the whole of `key` is allowed.
+   */
+  mayRead(principal: Principal, message: "query" | "declare_subscriber", key: string): boolean {
+    return this.decide(principal, message, key) === "allow";
+  }
+
+  /**
+   * The error for a refused operation: `unauthenticated` for an anonymous client when
+   * credentials could help, else `forbidden`. `what` names the operation for the message.
+   */
+  refusal(principal: Principal, what: string): ZestError {
+    if (principal.user === undefined && this.wantsCredentials) return new ZestError("unauthenticated", `${what} needs credentials (HTTP Basic or Bearer)`);
+    return new ZestError("forbidden", `${principal.user === undefined ? "an anonymous client" : `user "${principal.user}"`} may not ${what}`);
+  }
+
+  #principal(user: string | undefined, address: string): Principal {
+    const id = user === undefined ? address : `${user}\0${address}`;
+    let p = this.#principals.get(id);
+    if (p === undefined) {
+      p = { user, address, subjects: this.#policy === undefined ? new Uint8Array(0) : this.#policy.subjectsOf(user, address), decisions: MESSAGES.map(() => new Map()) };
+      this.#principals.set(id, p);
+    }
+    return p;
+  }
+}
+
+/** `::ffff:127.0.0.1` → `127.0.0.1`, so IPv4 ranges match clients of a dual-stack socket. */
+export function normalizeAddress(address: string): string {
+  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
+}
