@@ -20,6 +20,8 @@ export interface FabricHost {
   subscriberKeys(): string[];
   /** The local queryables, deduplicated by key. */
   queryables(): QueryableInfo[];
+  /** The fabric learned that another router's subscribers or queryables changed (matching status). */
+  remoteDeclarationsChanged?(): void;
 }
 
 /** Health of the link to other routers, shown in the admin space (`@/router/<zid>` and `@/router/<zid>/health`). */
@@ -47,6 +49,8 @@ export interface Fabric {
   declarationsChanged(): void;
   /** True when another router announced a subscriber matching `key`. */
   hasSubscriber?(key: string): boolean;
+  /** True when another router announced a queryable matching `key`. */
+  hasQueryable?(key: string): boolean;
   status(): FabricStatus;
   /** Ids of the other routers currently reachable (shown as the router's sessions); none if absent. */
   peers?(): string[];

@@ -396,6 +396,11 @@ export class NatsFabric implements Fabric {
     return this.remoteSubs.intersecting(key).length > 0;
   }
 
+  /** True when another router announced a queryable matching `key`. */
+  hasQueryable(key: string): boolean {
+    return this.remoteQbls.intersecting(key).length > 0;
+  }
+
   /** Ids of the other routers this one knows, sorted. */
   peers(): string[] {
     return this.peerIds();
@@ -608,6 +613,7 @@ export class NatsFabric implements Fabric {
         this.logger.warn({ zid: m.zid, key: k }, "ignored an invalid queryable declaration");
       }
     }
+    this.host?.remoteDeclarationsChanged?.();
     // Writes waiting for this router only wait if it still has a matching subscriber.
     const subs = new KeTrie<true>();
     for (const k of peer.subs) subs.add(k, true);
@@ -631,6 +637,7 @@ export class NatsFabric implements Fabric {
     this.lastSeq.delete(`${zid}/${peer.epoch}`);
     this.lastPull.delete(zid);
     this.logger.info({ zid, reason }, "router left");
+    this.host?.remoteDeclarationsChanged?.();
     for (const [seq, p] of [...this.pendingAcks]) if (p.waiting.has(zid)) this.stopWaiting(seq, p, zid);
     this.unreachable.delete(zid);
     for (const qid of [...this.pendingQueries.keys()]) {
