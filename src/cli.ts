@@ -20,6 +20,7 @@ interface Flags {
   nats?: string;
   queryTimeout?: string;
   bodyLimit?: string;
+  remoteApiPort?: string;
   verbose: number;
 }
 
@@ -41,6 +42,7 @@ function program(): Command {
     .option("--nats <urls>", "join a NATS cluster (comma-separated URLs) to form one key space with other routers")
     .option("--query-timeout <ms>", "default query timeout in milliseconds (10000)")
     .option("--body-limit <bytes>", "largest request body the REST gateway accepts (16777216)")
+    .option("--remote-api-port <port>", "serve the zenoh-ts remote API over WebSocket on a port or ip:port (off by default)")
     .option("-v, --verbose", "more logs: -v info, -vv debug", count, 0)
     .helpOption("-h, --help", "show this help")
     .showSuggestionAfterError(false)
@@ -59,6 +61,10 @@ function buildConfig(flags: Flags): ZestConfig {
   }
   if (flags.restVariant !== undefined) rest().variant = flags.restVariant as "a" | "b";
   if (flags.bodyLimit !== undefined) rest().body_limit = positiveInt(flags.bodyLimit, "--body-limit");
+  if (flags.remoteApiPort !== undefined) {
+    const plugins = (config.plugins ??= {});
+    plugins.remote_api = { ...(plugins.remote_api as object | undefined), websocket_port: flags.remoteApiPort };
+  }
   if (flags.id !== undefined) config.id = flags.id;
   if (flags.dataDir !== undefined) config.data_dir = flags.dataDir;
   if (flags.queryTimeout !== undefined) config.queries_default_timeout = positiveInt(flags.queryTimeout, "--query-timeout");
@@ -108,7 +114,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`zest: ${errorMessage(err)}\n`);
     return err instanceof ConfigError ? 2 : 1;
   }
-  process.stderr.write(`zest ${VERSION} router ${zest.router.zid}${zest.restUrl ? ` serving ${zest.restUrl}` : ""}\n`);
+  process.stderr.write(`zest ${VERSION} router ${zest.router.zid}${zest.restUrl ? ` serving ${zest.restUrl}` : ""}${zest.remoteApiUrl ? ` remote API ${zest.remoteApiUrl}` : ""}\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => resolve();
     process.once("SIGINT", stop);

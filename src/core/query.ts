@@ -35,6 +35,7 @@ export class Query {
   readonly encoding: Encoding | undefined;
   readonly attachment: Buffer | undefined;
   private sink: ((reply: Reply) => void) | undefined;
+  private finishedListener: (() => void) | undefined;
 
   /** @internal created by the router */
   constructor(selector: Selector, sink: (reply: Reply) => void, content?: QueryContent) {
@@ -86,7 +87,20 @@ export class Query {
 
   /** @internal the query is over: later replies are dropped. */
   finish(): void {
+    if (this.sink === undefined) return;
     this.sink = undefined;
+    const done = this.finishedListener;
+    this.finishedListener = undefined;
+    done?.();
+  }
+
+  /**
+   * Calls `listener` once when the query is over (answered, or timed out while the queryable
+   * was still at work): a queryable that answers asynchronously releases what it holds for it.
+   */
+  onFinished(listener: () => void): void {
+    if (this.sink === undefined) listener();
+    else this.finishedListener = listener;
   }
 
   /** True once the query is over (answered or timed out). */
