@@ -143,7 +143,9 @@ export class RemoteApiServer {
     for (const c of [...this.connections]) c.close(CloseCode.GOING_AWAY, "router shutting down");
     this.connections.clear();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    // Shutdown must not wait on a client that never answers the close frame.
     for (const ws of this.wss.clients) ws.terminate();
+    this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
