@@ -16,5 +16,8 @@ if (files.length === 0) {
   console.error("no test files found");
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", "--test-timeout=120000", ...files], { stdio: "inherit" });
+// The zenoh-ts client (test/remote) imports a .wasm module and uses the global WebSocket: Node 20
+// needs these flags for it; the test runner hands them to every test file's process.
+const zenohTsFlags = ["--experimental-wasm-modules", "--experimental-websocket", "--disable-warning=ExperimentalWarning"];
+const r = spawnSync(process.execPath, [...zenohTsFlags, "--import", "tsx", "--test", "--test-concurrency=2", "--test-timeout=120000", ...files], { stdio: "inherit" });
 process.exit(r.status ?? 1);

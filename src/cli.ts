@@ -24,6 +24,7 @@ interface Flags {
   bodyLimit?: string;
   restTlsCert?: string;
   restTlsKey?: string;
+  remoteApiPort?: string;
   verbose: number;
 }
 
@@ -47,6 +48,7 @@ function program(): Command {
     .option("--body-limit <bytes>", "largest request body the REST gateway accepts (16777216)")
     .option("--rest-tls-cert <file>", "serve the REST gateway over HTTPS with this PEM certificate chain (with --rest-tls-key)")
     .option("--rest-tls-key <file>", "the PEM private key of --rest-tls-cert")
+    .option("--remote-api-port <port>", "serve the zenoh-ts remote API over WebSocket on a port or ip:port (off by default)")
     .option("-v, --verbose", "more logs: -v info, -vv debug", count, 0)
     .helpOption("-h, --help", "show this help")
     .showSuggestionAfterError(false)
@@ -67,6 +69,10 @@ function buildConfig(flags: Flags): ZestConfig {
   if (flags.bodyLimit !== undefined) rest().body_limit = positiveInt(flags.bodyLimit, "--body-limit");
   if ((flags.restTlsCert === undefined) !== (flags.restTlsKey === undefined)) throw new ConfigError("--rest-tls-cert and --rest-tls-key go together");
   if (flags.restTlsCert !== undefined) (rest() as Record<string, unknown>).tls = { listen_certificate: flags.restTlsCert, listen_private_key: flags.restTlsKey };
+  if (flags.remoteApiPort !== undefined) {
+    const plugins = (config.plugins ??= {});
+    plugins.remote_api = { ...(plugins.remote_api as object | undefined), websocket_port: flags.remoteApiPort };
+  }
   if (flags.id !== undefined) config.id = flags.id;
   if (flags.dataDir !== undefined) config.data_dir = flags.dataDir;
   if (flags.queryTimeout !== undefined) config.queries_default_timeout = positiveInt(flags.queryTimeout, "--query-timeout");
@@ -179,7 +185,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`zest: ${errorMessage(err)}\n`);
     return err instanceof ConfigError ? 2 : 1;
   }
-  process.stderr.write(`zest ${VERSION} router ${zest.router.zid}${zest.restUrl ? ` serving ${zest.restUrl}` : ""}\n`);
+  process.stderr.write(`zest ${VERSION} router ${zest.router.zid}${zest.restUrl ? ` serving ${zest.restUrl}` : ""}${zest.remoteApiUrl ? ` remote API ${zest.remoteApiUrl}` : ""}\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => resolve();
     process.once("SIGINT", stop);

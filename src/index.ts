@@ -4,8 +4,25 @@
  */
 export { KeyExpr, KeyExprError, canonize, intersects, includes, isWild, DEFAULT_KEYEXPR_LIMITS, type KeyExprLimits } from "./keyexpr/index.js";
 export { Router, type RouterOptions, type QueryOptions, type SampleHandler, type QueryHandler } from "./core/router.js";
-export { Session, type IntoKeyExpr, type IntoSelector, type PutOptions, type DeleteOptions, type Subscriber, type Queryable } from "./core/session.js";
-export { Query, type ReplyOptions } from "./core/query.js";
+export {
+  Session,
+  type IntoKeyExpr,
+  type IntoSelector,
+  type PutOptions,
+  type DeleteOptions,
+  type DeclareOptions,
+  type GetOptions,
+  type MatchingOptions,
+  type LivelinessToken,
+  type Subscriber,
+  type Queryable,
+} from "./core/session.js";
+export { Query, type ReplyOptions, type QueryContent } from "./core/query.js";
+export type { Locality } from "./core/locality.js";
+export type { QueryTarget } from "./core/query-target.js";
+export type { ConsolidationMode } from "./core/consolidate.js";
+export type { MatchingListener } from "./core/matching.js";
+export type { Qos } from "./core/qos.js";
 export type { Reply, ReplyError, Consolidation } from "./core/reply.js";
 export type { Sample, SampleKind } from "./core/sample.js";
 export { Encoding, encodingFromContentType } from "./core/encoding.js";

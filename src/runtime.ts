@@ -13,6 +13,7 @@ import type { RestVariant } from "./rest/codec.js";
 import { RestServer } from "./rest/server.js";
 import { variantA } from "./rest/variant-a.js";
 import { loadPluginModule, pluginName, type LoadedPlugin } from "./plugins.js";
+import { startRemoteApi } from "./remote/start.js";
 import type { VolumeDriver } from "./storage/backend.js";
 import { StorageManager, type StorageManagerConfig } from "./storage/manager.js";
 import { memoryDriver } from "./storage/volumes/memory.js";
@@ -45,6 +46,8 @@ export interface Zest {
   readonly restUrl: string | undefined;
   /** A session for embedders. */
   readonly session: Session;
+  /** `ws://host:port` of the remote API (zenoh-ts clients), when enabled. */
+  readonly remoteApiUrl: string | undefined;
   close(): Promise<void>;
 }
 
@@ -135,7 +138,10 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       restUrl = `${security.tls ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${addr.port}`;
       logger.info({ zid: router.zid, url: restUrl, variant }, "REST gateway listening");
     }
-    return { router, manager, admin, rest, restUrl, session: new Session(router, "embedder"), close };
+    // The remote API (zenoh-ts clients over WebSocket): off unless plugins.remote_api.websocket_port is set.
+    const remote = await startRemoteApi(router, config.plugins?.remote_api, { logger, adminWrite: config.adminspace?.permissions?.write, adminRead: config.adminspace?.permissions?.read });
+    if (remote) closers.push(() => remote.server.close());
+    return { router, manager, admin, rest, restUrl, session: new Session(router, "embedder"), remoteApiUrl: remote?.url, close };
   } catch (err) {
     await close();
     throw err;

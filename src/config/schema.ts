@@ -8,6 +8,7 @@
 import { closest } from "fastest-levenshtein";
 import { z } from "zod";
 import { accessControlSchema, restSecuritySchema } from "../access/schema.js";
+import { remoteApiSchema } from "../remote/schema.js";
 
 /** Deepest nesting accepted in a config value or an admin body (objects and arrays). */
 export const MAX_DEPTH = 64;
@@ -38,11 +39,6 @@ function names<T extends z.ZodType>(value: T, description: string) {
     .describe(description);
 }
 
-/**
- * A section another module defines (its schema is plugged in here by the lead); until then any
- * value is accepted and the owning module validates it.
- */
-const external = (description: string) => z.unknown().describe(description);
 
 /**
  * Sections whose schemas live with the code that reads them. Replace an entry by that module's
@@ -55,7 +51,7 @@ export const sections = {
   rest: restSecuritySchema.shape,
   /** Plugins with their own schema, by name. */
   plugins: {
-    remote_api: external("the zenoh-ts remote API plugin"),
+    remote_api: remoteApiSchema.describe("the zenoh-ts remote API over WebSocket (off unless websocket_port is set)"),
   },
 };
 

@@ -52,3 +52,43 @@ export function parseProperties(text: string): Record<string, string> {
   }
   return out;
 }
+
+/**
+ * Zenoh 1.x's predefined encodings by id (its wire table), as MIME strings. zest keeps an
+ * encoding as its MIME string; the remote API sends the id, and a schema after `;`.
+ */
+const ZENOH_ENCODINGS: readonly string[] = [
+  "zenoh/bytes", "zenoh/string", "zenoh/serialized", "application/octet-stream", "text/plain", "application/json",
+  "text/json", "application/cdr", "application/cbor", "application/yaml", "text/yaml", "text/json5",
+  "application/python-serialized-object", "application/protobuf", "application/java-serialized-object",
+  "application/openmetrics-text", "image/png", "image/jpeg", "image/gif", "image/bmp", "image/webp", "application/xml",
+  "application/x-www-form-urlencoded", "text/html", "text/xml", "text/css", "text/javascript", "text/markdown", "text/csv",
+  "application/sql", "application/coap-payload", "application/json-patch+json", "application/json-seq",
+  "application/jsonpath", "application/jwt", "application/mp4", "application/soap+xml", "application/yang", "audio/aac",
+  "audio/flac", "audio/mp4", "audio/ogg", "audio/vorbis", "video/h261", "video/h263", "video/h264", "video/h265",
+  "video/h266", "video/mp4", "video/ogg", "video/raw", "video/vp8", "video/vp9",
+];
+const ZENOH_ENCODING_IDS = new Map(ZENOH_ENCODINGS.map((mime, id) => [mime, id]));
+
+/** Zenoh's id for a MIME type it does not know: the whole string then travels as the schema. */
+export const ZENOH_CUSTOM_ENCODING = 0xffff;
+
+/** zest encoding → Zenoh `(id, schema)`. The empty encoding is Zenoh's default, `zenoh/bytes`. */
+export function toZenohEncoding(encoding: Encoding): { id: number; schema: string } {
+  if (encoding === "") return { id: 0, schema: "" };
+  const semi = encoding.indexOf(";");
+  const mime = semi === -1 ? encoding : encoding.slice(0, semi);
+  const id = ZENOH_ENCODING_IDS.get(mime);
+  if (id === undefined) return { id: ZENOH_CUSTOM_ENCODING, schema: encoding };
+  return { id, schema: semi === -1 ? "" : encoding.slice(semi + 1) };
+}
+
+/**
+ * Zenoh `(id, schema)` → zest encoding: `mime` or `mime;schema`; a custom id gives its schema
+ * (the whole MIME string); an id outside the table keeps its number as `zenoh/<id>`.
+ */
+export function fromZenohEncoding(id: number, schema: string): Encoding {
+  if (id === ZENOH_CUSTOM_ENCODING) return schema;
+  const mime = ZENOH_ENCODINGS[id] ?? `zenoh/${id}`;
+  return schema === "" ? mime : `${mime};${schema}`;
+}

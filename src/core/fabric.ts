@@ -67,6 +67,8 @@ export interface Fabric {
   hasSubscriber?(key: string): boolean;
   /** Ids of the other routers that declared a `kind` intersecting `keyExpr`, sorted. */
   interest?(keyExpr: string, kind: DeclarationKind): string[];
+  /** True when another router announced a queryable matching `key`. */
+  hasQueryable?(key: string): boolean;
   status(): FabricStatus;
   /** Ids of the other routers currently reachable (shown as the router's sessions); none if absent. */
   peers?(): string[];

@@ -1,14 +1,26 @@
 import { Encoding } from "./encoding.js";
 import { type ErrorKind, ZestError } from "./errors.js";
 import type { Reply } from "./reply.js";
-import { makeSample, type Sample } from "./sample.js";
+import { makeSample, type Sample, withSampleExtras } from "./sample.js";
 import type { Parameters, Selector } from "./selector.js";
+import type { Qos } from "./qos.js";
 import type { Timestamp } from "./timestamp.js";
 
 /** Options of a value reply. */
 export interface ReplyOptions {
   encoding?: Encoding;
   timestamp?: Timestamp;
+  /** Bytes travelling beside the payload. */
+  attachment?: Buffer;
+  /** Priority, congestion control and express of the reply. */
+  qos?: Qos;
+}
+
+/** What a query carries besides its selector (Zenoh 1.x): a payload with its encoding, an attachment. */
+export interface QueryContent {
+  readonly payload?: Buffer;
+  readonly encoding?: Encoding;
+  readonly attachment?: Buffer;
 }
 
 /**
@@ -17,12 +29,21 @@ export interface ReplyOptions {
  */
 export class Query {
   readonly selector: Selector;
+  /** The query's payload, if the querier sent one. */
+  readonly payload: Buffer | undefined;
+  /** The encoding of the payload, if the querier gave one. */
+  readonly encoding: Encoding | undefined;
+  readonly attachment: Buffer | undefined;
   private sink: ((reply: Reply) => void) | undefined;
+  private finishedListener: (() => void) | undefined;
 
   /** @internal created by the router */
-  constructor(selector: Selector, sink: (reply: Reply) => void) {
+  constructor(selector: Selector, sink: (reply: Reply) => void, content?: QueryContent) {
     this.selector = selector;
     this.sink = sink;
+    this.payload = content?.payload;
+    this.encoding = content?.encoding;
+    this.attachment = content?.attachment;
   }
 
   /** The canonical key expression queried. */
@@ -35,7 +56,12 @@ export class Query {
 
   /** Replies with a value for `key`. */
   reply(key: string, payload: Buffer | Uint8Array | string, options: ReplyOptions = {}): void {
-    this.replySample(makeSample(key, "put", payload, options.encoding ?? Encoding.TEXT_PLAIN, options.timestamp));
+    this.replySample(withSampleExtras(makeSample(key, "put", payload, options.encoding ?? Encoding.TEXT_PLAIN, options.timestamp), options));
+  }
+
+  /** Replies that `key` is deleted (Zenoh 1.x delete reply). */
+  replyDelete(key: string, options: Omit<ReplyOptions, "encoding"> = {}): void {
+    this.replySample(withSampleExtras(makeSample(key, "delete", Buffer.alloc(0), Encoding.EMPTY, options.timestamp), options));
   }
 
   /** Replies with a sample as it is (storages reply with what they hold). */
@@ -61,7 +87,20 @@ export class Query {
 
   /** @internal the query is over: later replies are dropped. */
   finish(): void {
+    if (this.sink === undefined) return;
     this.sink = undefined;
+    const done = this.finishedListener;
+    this.finishedListener = undefined;
+    done?.();
+  }
+
+  /**
+   * Calls `listener` once when the query is over (answered, or timed out while the queryable
+   * was still at work): a queryable that answers asynchronously releases what it holds for it.
+   */
+  onFinished(listener: () => void): void {
+    if (this.sink === undefined) listener();
+    else this.finishedListener = listener;
   }
 
   /** True once the query is over (answered or timed out). */

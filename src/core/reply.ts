@@ -13,5 +13,5 @@ export interface ReplyError {
   readonly errorKind: ErrorKind;
 }
 
-/** How the replies to one query are merged. */
-export type Consolidation = "latest" | "none";
+/** How the replies to one query are merged (see `ConsolidationMode` in consolidate.ts). */
+export type Consolidation = "latest" | "none" | "monotonic" | "auto";

@@ -3,7 +3,11 @@ import { canonize, checkKeyExprLimits, DEFAULT_KEYEXPR_LIMITS, intersects, isWil
 import { errorMessage, toZestError, ZestError } from "./errors.js";
 import type { Fabric, FabricHost, QueryableInfo } from "./fabric.js";
 import { silentLogger, type Logger } from "./log.js";
-import { Query } from "./query.js";
+import { resolveConsolidation, StreamConsolidator } from "./consolidate.js";
+import { Liveliness } from "./liveliness.js";
+import { FROM_ANOTHER_ROUTER, type Locality, localityMatches, type Origin } from "./locality.js";
+import { Query, type QueryContent } from "./query.js";
+import { type QueryTarget, selectQueryables } from "./query-target.js";
 import type { Consolidation, Reply } from "./reply.js";
 import { ChangeFeed } from "./ports.js";
 import type { Sample, WriteCondition } from "./sample.js";
@@ -29,6 +33,10 @@ export interface SubscriberDecl {
   readonly owner: string;
   /** A storage: the only subscribers a conditional write reaches before it is accepted. */
   readonly storage?: boolean;
+  /** `Session.id` of the declaring session (locality). */
+  readonly sessionId?: number;
+  /** Which senders it hears (default any). */
+  readonly allowedOrigin?: Locality;
 }
 
 /** @internal a queryable as the routing index holds it */
@@ -39,6 +47,10 @@ export interface QueryableDecl {
   /** Answers with stored samples only (a storage): see `Router.storagesOnly`. */
   readonly storage: boolean;
   readonly owner: string;
+  /** `Session.id` of the declaring session (locality). */
+  readonly sessionId?: number;
+  /** Which queriers it answers (default any). */
+  readonly allowedOrigin?: Locality;
 }
 
 /** Options of a query. */
@@ -47,6 +59,12 @@ export interface QueryOptions {
   timeoutMs?: number;
   /** `latest` (default, unless `_time` is given) keeps the newest reply per key; `none` keeps all. */
   consolidation?: Consolidation;
+  /** Which queryables it reaches (default `all`; Zenoh clients default to `best_matching`). */
+  target?: QueryTarget;
+  /** The querying session and where the query may go (set by `Session`). */
+  origin?: Origin;
+  /** Payload, encoding and attachment handed to the queryables on this router. */
+  content?: QueryContent;
 }
 
 /** Router construction options. */
@@ -87,6 +105,9 @@ export class Router {
    * costs one Map lookup instead of a trie walk. Cleared whenever a subscriber comes or goes.
    */
   private readonly routes = new Map<string, SubscriberDecl[]>();
+  /** Liveliness tokens and subscribers of this router. */
+  readonly liveliness: Liveliness;
+  private readonly declarationListeners = new Set<() => void>();
 
   constructor(options: RouterOptions = {}) {
     const zid = options.zid ?? randomBytes(16).toString("hex");
@@ -99,6 +120,33 @@ export class Router {
     this.queryTimeoutMs = options.queryTimeoutMs ?? 10_000;
     this.fabric = options.fabric;
     this.keyExprLimits = keyExprLimits(options.keyExprLimits);
+    this.liveliness = new Liveliness(this.logger);
+  }
+
+  /**
+   * Calls `listener` whenever a subscriber or queryable comes or goes, here or (as the fabric
+   * learns it) on another router. Returns the function that stops it.
+   */
+  onDeclarationsChanged(listener: () => void): () => void {
+    this.declarationListeners.add(listener);
+    return () => void this.declarationListeners.delete(listener);
+  }
+
+  private declarationsChanged(): void {
+    for (const l of this.declarationListeners) l();
+  }
+
+  /**
+   * True when a subscriber (`kind` subscribers) or queryable reachable from `origin` matches
+   * `key`, here or on another router (matching status).
+   */
+  hasMatching(kind: "subscribers" | "queryables", key: string, origin: Origin, target: QueryTarget = "all"): boolean {
+    if (kind === "subscribers") {
+      if (this.subscribers.intersecting(key).some((s) => localityMatches(origin, s.sessionId, s.allowedOrigin))) return true;
+      return origin.destination !== "session_local" && (this.fabric?.hasSubscriber?.(key) ?? false);
+    }
+    if (selectQueryables(this.queryablesIndex.intersecting(key), key, target, origin).selected.length > 0) return true;
+    return origin.destination !== "session_local" && (this.fabric?.hasQueryable?.(key) ?? false);
   }
 
   /** Joins the fabric, if any. */
@@ -141,6 +189,7 @@ export class Router {
   private declared(key: string): void {
     this.changes.publish({ key, kind: "declaration" });
     this.fabric?.declarationsChanged();
+    this.declarationsChanged();
   }
 
   /**
@@ -174,9 +223,9 @@ export class Router {
    * Resolves when every acknowledging subscriber (storages, the admin space) has it; rejects with
    * the first of their errors.
    */
-  route(sample: Sample): Promise<void> {
-    const pending = this.deliver(sample);
-    if (this.fabric) pending.push(this.fabric.publish(sample));
+  route(sample: Sample, origin?: Origin): Promise<void> {
+    const pending = this.deliver(sample, origin);
+    if (this.fabric && origin?.destination !== "session_local") pending.push(this.fabric.publish(sample));
     if (pending.length === 0) return RESOLVED;
     return pending.length === 1 ? pending[0]! : Promise.all(pending).then(ignore);
   }
@@ -221,9 +270,10 @@ export class Router {
     return subs;
   }
 
-  private deliver(sample: Sample): Promise<void>[] {
+  private deliver(sample: Sample, origin: Origin | undefined): Promise<void>[] {
     const pending: Promise<void>[] = [];
     for (const sub of this.matchingSubscribers(sample.key)) {
+      if ((origin !== undefined || sub.allowedOrigin !== undefined) && !localityMatches(origin, sub.sessionId, sub.allowedOrigin)) continue;
       try {
         const r = sub.handler(sample);
         if (r) pending.push(r);
@@ -240,23 +290,48 @@ export class Router {
    * (kind `timeout`); the replies that did arrive are kept.
    */
   async query(selector: Selector, options: QueryOptions = {}): Promise<Reply[]> {
-    const timeoutMs = options.timeoutMs ?? this.queryTimeoutMs;
-    const consolidation = options.consolidation ?? (selector.parameters.has("_time") ? "none" : "latest");
-    const collector = new ReplyCollector(selector, consolidation);
-    const onReply = (r: Reply): void => collector.add(r);
-    const tasks: Promise<void>[] = [this.answerLocal(selector, timeoutMs, onReply)];
-    if (this.fabric) tasks.push(this.fabric.query(selector, timeoutMs, onReply));
-    await Promise.all(tasks);
+    const consolidation = resolveConsolidation(options.consolidation, selector);
+    const collector = new ReplyCollector(selector, consolidation === "none" ? "none" : "latest");
+    await this.dispatchQuery(selector, options, (r: Reply): void => collector.add(r));
     return collector.result();
   }
 
+  /**
+   * Runs a query like `query`, but hands each reply to `onReply` as it arrives, consolidated as
+   * `options.consolidation` says (`latest` replies come when the query ends). Resolves when the
+   * query is over: every queryable reached has finished, or the timeout passed.
+   */
+  async queryStream(selector: Selector, options: QueryOptions, onReply: (reply: Reply) => void): Promise<void> {
+    const consolidator = new StreamConsolidator(selector, resolveConsolidation(options.consolidation, selector), onReply);
+    try {
+      await this.dispatchQuery(selector, options, (r) => consolidator.add(r));
+    } finally {
+      consolidator.end();
+    }
+  }
+
+  private dispatchQuery(selector: Selector, options: QueryOptions, onReply: (r: Reply) => void): Promise<void> {
+    const timeoutMs = options.timeoutMs ?? this.queryTimeoutMs;
+    const local = this.answerLocal(selector, timeoutMs, onReply, options);
+    if (!this.fabric || local.exclusive || options.origin?.destination === "session_local") return local.done;
+    return Promise.all([local.done, this.fabric.query(selector, timeoutMs, onReply)]).then(() => undefined);
+  }
+
   /** Runs the local queryables only (also what remote routers get). */
-  private answerLocal(selector: Selector, timeoutMs: number, onReply: (r: Reply) => void): Promise<void> {
-    const matching = this.queryablesIndex.intersecting(selector.key);
+  private answerLocal(selector: Selector, timeoutMs: number, onReply: (r: Reply) => void, options: QueryOptions = {}): { done: Promise<void>; exclusive: boolean } {
+    const candidates = this.queryablesIndex.intersecting(selector.key);
+    const { selected: matching, exclusive } =
+      options.target === undefined && options.origin === undefined
+        ? { selected: candidates, exclusive: false }
+        : selectQueryables(candidates, selector.key, options.target ?? "all", options.origin ?? FROM_ANOTHER_ROUTER);
+    return { done: this.runQueryables(matching, selector, timeoutMs, onReply, options.content), exclusive };
+  }
+
+  private runQueryables(matching: QueryableDecl[], selector: Selector, timeoutMs: number, onReply: (r: Reply) => void, content: QueryContent | undefined): Promise<void> {
     if (matching.length === 0) return Promise.resolve();
     const queries: Query[] = [];
     const runs = matching.map((q) => {
-      const query = new Query(selector, onReply);
+      const query = new Query(selector, onReply, content);
       queries.push(query);
       return runQueryable(q, query, this.logger).finally(() => query.finish());
     });
@@ -290,7 +365,7 @@ export class Router {
         // Another router may run with other limits; what it sends is held to ours.
         checkLimits(sample.key, this.keyExprLimits);
         if (sample.timestamp) this.hlc.observe(sample.timestamp);
-        const pending = this.deliver(sample);
+        const pending = this.deliver(sample, FROM_ANOTHER_ROUTER);
         if (pending.length > 0) await Promise.all(pending);
       },
       answerRemote: (selector, timeoutMs, onReply) => {
@@ -299,8 +374,9 @@ export class Router {
         } catch (err) {
           return Promise.reject(err);
         }
-        return this.answerLocal(selector, timeoutMs, onReply);
+        return this.answerLocal(selector, timeoutMs, onReply, { origin: FROM_ANOTHER_ROUTER, target: "all" }).done;
       },
+      remoteDeclarationsChanged: () => this.declarationsChanged(),
       subscriberKeys: () => [...new Set(this.subscribers.keys())],
       queryables: () => {
         const byKey = new Map<string, QueryableInfo>();
@@ -333,7 +409,7 @@ class ReplyCollector {
 
   constructor(
     private readonly selector: Selector,
-    private readonly consolidation: Consolidation,
+    private readonly consolidation: "latest" | "none",
   ) {}
 
   add(reply: Reply): void {

@@ -1,4 +1,5 @@
 import type { Encoding } from "./encoding.js";
+import type { Qos } from "./qos.js";
 import type { Timestamp } from "./timestamp.js";
 
 /** What a sample does to its key. */
@@ -16,6 +17,10 @@ export interface Sample {
   readonly encoding: Encoding;
   /** Absent only for replies computed on demand (evals, admin entries). */
   readonly timestamp?: Timestamp;
+  /** User bytes travelling beside the payload (Zenoh 1.x attachment). */
+  readonly attachment?: Buffer;
+  /** Priority, congestion control and express as the sender gave them (default: none given). */
+  readonly qos?: Qos;
 }
 
 /**
@@ -38,4 +43,10 @@ export function makeSample(
 ): Sample {
   const buf = typeof payload === "string" ? Buffer.from(payload, "utf8") : Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
   return timestamp === undefined ? { key, kind, payload: buf, encoding } : { key, kind, payload: buf, encoding, timestamp };
+}
+
+/** The sample with an attachment and QoS added, when given (the same object otherwise). */
+export function withSampleExtras(sample: Sample, extras: { attachment?: Buffer; qos?: Qos }): Sample {
+  if (extras.attachment === undefined && extras.qos === undefined) return sample;
+  return { ...sample, ...(extras.attachment ? { attachment: extras.attachment } : {}), ...(extras.qos ? { qos: extras.qos } : {}) };
 }

@@ -5,7 +5,11 @@ import type { ChangeFeed, Clock, Interest } from "./ports.js";
 import type { QueryableDecl, QueryHandler, QueryOptions, RouterOptions, SampleHandler, SubscriberDecl } from "./router.js";
 import { Router, toKeyExpr } from "./router.js";
 import type { Reply } from "./reply.js";
-import { makeSample, type Sample, type WriteCondition } from "./sample.js";
+import type { Locality, Origin } from "./locality.js";
+import { type MatchingListener, watchMatching } from "./matching.js";
+import type { QueryTarget } from "./query-target.js";
+import type { Qos } from "./qos.js";
+import { makeSample, type Sample, type WriteCondition, withSampleExtras } from "./sample.js";
 import { Parameters, splitSelector, type Selector } from "./selector.js";
 import type { Timestamp } from "./timestamp.js";
 
@@ -30,11 +34,48 @@ export interface PutOptions extends ConditionOptions {
   encoding?: Encoding;
   /** Default: a fresh timestamp from the router's clock. */
   timestamp?: Timestamp;
+  /** Bytes travelling beside the payload, handed to subscribers as they are. */
+  attachment?: Buffer;
+  /** Priority, congestion control and express, handed to subscribers as they are. */
+  qos?: Qos;
+  /** Which subscribers it reaches: this session's, other sessions' (and routers'), or any (default). */
+  allowedDestination?: Locality;
 }
 
 /** Options of `delete`. */
 export interface DeleteOptions extends ConditionOptions {
   timestamp?: Timestamp;
+  attachment?: Buffer;
+  qos?: Qos;
+  allowedDestination?: Locality;
+}
+
+/** Options of `declareSubscriber` and `declareQueryable`. */
+export interface DeclareOptions {
+  /** Which senders it hears: this session, other sessions (and routers), or any (default). */
+  allowedOrigin?: Locality;
+}
+
+/** Options of `get` and `getStream`. */
+export interface GetOptions extends Omit<QueryOptions, "origin" | "content"> {
+  /** Which queryables it reaches: this session's, other sessions' (and routers'), or any (default). */
+  allowedDestination?: Locality;
+  /** A payload for the queryables on this router, with its encoding. */
+  payload?: Buffer | Uint8Array | string;
+  encoding?: Encoding;
+  attachment?: Buffer;
+}
+
+/** Options of matching status: the publisher's or querier's destination, and a querier's target. */
+export interface MatchingOptions {
+  allowedDestination?: Locality;
+  target?: QueryTarget;
+}
+
+/** A declared liveliness token; `undeclare()` ends it (idempotent). */
+export interface LivelinessToken {
+  readonly key: string;
+  undeclare(): void;
 }
 
 /** A declared subscriber; `undeclare()` stops it (idempotent). */
@@ -66,6 +107,8 @@ export class Session {
   readonly changes: ChangeFeed;
   /** Who takes writes on a key, and whether only storages answer it. */
   readonly interest: Interest;
+  /** Unique per process: locality tells this session's declarations from others'. */
+  readonly id: number;
   private readonly declared = new Set<{ undeclare(): void }>();
   private closed = false;
 
@@ -81,6 +124,7 @@ export class Session {
         return router.fabric !== undefined;
       },
     };
+    this.id = ++sessionIds;
   }
 
   /**
@@ -110,7 +154,7 @@ export class Session {
       return Promise.reject(err);
     }
     const ts = options.timestamp ?? this.router.hlc.newTimestamp();
-    return this.route(makeSample(key, "put", payload, options.encoding ?? Encoding.APP_OCTET_STREAM, ts), options);
+    return this.route(withSampleExtras(makeSample(key, "put", payload, options.encoding ?? Encoding.APP_OCTET_STREAM, ts), options), options, this.origin(options.allowedDestination));
   }
 
   /**
@@ -120,11 +164,11 @@ export class Session {
   async delete(keyexpr: IntoKeyExpr, options: DeleteOptions = {}): Promise<void> {
     const key = toKeyExpr(keyexpr, this.router.keyExprLimits);
     const ts = options.timestamp ?? this.router.hlc.newTimestamp();
-    return this.route(makeSample(key, "delete", Buffer.alloc(0), Encoding.EMPTY, ts), options);
+    return this.route(withSampleExtras(makeSample(key, "delete", Buffer.alloc(0), Encoding.EMPTY, ts), options), options, this.origin(options.allowedDestination));
   }
 
-  private route(sample: Sample, options: ConditionOptions): Promise<void> {
-    if (options.ifVersion === undefined && !options.ifAbsent) return this.router.route(sample);
+  private route(sample: Sample, options: ConditionOptions, origin: Origin): Promise<void> {
+    if (options.ifVersion === undefined && !options.ifAbsent) return this.router.route(sample, origin);
     let condition: WriteCondition;
     try {
       condition = conditionOf(sample.key, options);
@@ -135,8 +179,16 @@ export class Session {
   }
 
   /** Queries every matching queryable (storages, evals, the admin space) and returns the replies. */
-  async get(selector: IntoSelector, options: QueryOptions = {}): Promise<Reply[]> {
-    return this.router.query(toSelector(selector, this.router.keyExprLimits), options);
+  async get(selector: IntoSelector, options: GetOptions = {}): Promise<Reply[]> {
+    return this.router.query(toSelector(selector, this.router.keyExprLimits), this.queryOptions(options));
+  }
+
+  /**
+   * Like `get`, but hands each reply to `onReply` as it arrives (consolidated as asked: `latest`
+   * replies come at the end). Resolves once the query is over.
+   */
+  async getStream(selector: IntoSelector, onReply: (reply: Reply) => void, options: GetOptions = {}): Promise<void> {
+    return this.router.queryStream(toSelector(selector, this.router.keyExprLimits), this.queryOptions(options), onReply);
   }
 
   /**
@@ -144,8 +196,15 @@ export class Session {
    * stores what it gets, and is the only kind of subscriber that receives conditional writes
    * (with their condition) before they are accepted (default false).
    */
-  declareSubscriber(keyexpr: IntoKeyExpr, handler: SampleHandler, options: { storage?: boolean } = {}): Subscriber {
-    const decl: SubscriberDecl = { key: toKeyExpr(keyexpr, this.router.keyExprLimits), handler, owner: this.name, storage: options.storage ?? false };
+  declareSubscriber(keyexpr: IntoKeyExpr, handler: SampleHandler, options: DeclareOptions & { storage?: boolean } = {}): Subscriber {
+    const decl: SubscriberDecl = {
+      key: toKeyExpr(keyexpr, this.router.keyExprLimits),
+      handler,
+      owner: this.name,
+      storage: options.storage ?? false,
+      sessionId: this.id,
+      allowedOrigin: options.allowedOrigin,
+    };
     this.router.addSubscriber(decl);
     return this.track(decl.key, () => this.router.removeSubscriber(decl));
   }
@@ -155,10 +214,79 @@ export class Session {
    * expression matches. `storage`: it answers with stored samples only, which change only when
    * written, so a read cache may keep its answers until the next write (default false).
    */
-  declareQueryable(keyexpr: IntoKeyExpr, handler: QueryHandler, options: { complete?: boolean; storage?: boolean } = {}): Queryable {
-    const decl: QueryableDecl = { key: toKeyExpr(keyexpr, this.router.keyExprLimits), handler, complete: options.complete ?? false, storage: options.storage ?? false, owner: this.name };
+  declareQueryable(keyexpr: IntoKeyExpr, handler: QueryHandler, options: DeclareOptions & { complete?: boolean; storage?: boolean } = {}): Queryable {
+    const decl: QueryableDecl = {
+      key: toKeyExpr(keyexpr, this.router.keyExprLimits),
+      handler,
+      complete: options.complete ?? false,
+      storage: options.storage ?? false,
+      owner: this.name,
+      sessionId: this.id,
+      allowedOrigin: options.allowedOrigin,
+    };
     this.router.addQueryable(decl);
     return this.track(decl.key, () => this.router.removeQueryable(decl));
+  }
+
+  /**
+   * True when a subscriber (`subscribers`: what a publisher on `keyexpr` would reach) or a
+   * queryable (`queryables`: what a querier would reach) matches, here or on another router.
+   */
+  matchingStatus(keyexpr: IntoKeyExpr, kind: "subscribers" | "queryables", options: MatchingOptions = {}): boolean {
+    return this.router.hasMatching(kind, toKeyExpr(keyexpr, this.router.keyExprLimits), this.origin(options.allowedDestination), options.target);
+  }
+
+  /** Calls `handler` each time `matchingStatus(keyexpr, kind)` changes; closed with the session. */
+  declareMatchingListener(keyexpr: IntoKeyExpr, kind: "subscribers" | "queryables", handler: (matching: boolean) => void, options: MatchingOptions = {}): MatchingListener {
+    const key = toKeyExpr(keyexpr, this.router.keyExprLimits);
+    const origin = this.origin(options.allowedDestination);
+    const listener = watchMatching(
+      () => this.router.hasMatching(kind, key, origin, options.target),
+      handler,
+      (changed) => this.router.onDeclarationsChanged(changed),
+    );
+    const handle = this.track(key, () => listener.undeclare());
+    return {
+      get matching() {
+        return listener.matching;
+      },
+      undeclare: () => handle.undeclare(),
+    };
+  }
+
+  /** Declares a liveliness token on `keyexpr`: alive until undeclared or the session closes. */
+  declareLivelinessToken(keyexpr: IntoKeyExpr): LivelinessToken {
+    const key = toKeyExpr(keyexpr, this.router.keyExprLimits);
+    this.router.liveliness.addToken(key);
+    return this.track(key, () => this.router.liveliness.removeToken(key));
+  }
+
+  /**
+   * Calls `handler` with a PUT when a key matching `keyexpr` becomes alive and a DELETE when it
+   * dies; with `history`, first with a PUT for each key alive now.
+   */
+  declareLivelinessSubscriber(keyexpr: IntoKeyExpr, handler: (sample: Sample) => void, options: { history?: boolean } = {}): Subscriber {
+    const key = toKeyExpr(keyexpr, this.router.keyExprLimits);
+    const remove = this.router.liveliness.addSubscriber(key, handler, options.history ?? false);
+    return this.track(key, remove);
+  }
+
+  /** The keys matching `keyexpr` with a live token, as PUT samples (a liveliness get). */
+  livelinessGet(keyexpr: IntoKeyExpr): Sample[] {
+    return this.router.liveliness.aliveKeys(toKeyExpr(keyexpr, this.router.keyExprLimits)).map((k) => makeSample(k, "put", Buffer.alloc(0), Encoding.EMPTY));
+  }
+
+  private origin(destination: Locality | undefined): Origin {
+    return { sessionId: this.id, destination: destination ?? "any" };
+  }
+
+  private queryOptions(options: GetOptions): QueryOptions {
+    const { allowedDestination, payload, encoding, attachment, ...rest } = options;
+    const content =
+      payload === undefined && encoding === undefined && attachment === undefined
+        ? undefined
+        : { payload: payload === undefined ? undefined : makeSample("", "put", payload, "").payload, encoding, attachment };
+    return { ...rest, origin: this.origin(allowedDestination), ...(content ? { content } : {}) };
   }
 
   /** Undeclares everything this session declared. */
@@ -205,3 +333,5 @@ export function toSelector(selector: IntoSelector, limits?: KeyExprLimits): Sele
   const p = selector.parameters;
   return { key: toKeyExpr(selector.key, limits), parameters: p instanceof Parameters ? p : new Parameters(p ?? "") };
 }
+
+let sessionIds = 0;

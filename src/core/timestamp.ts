@@ -169,3 +169,25 @@ export class HLC {
     if (ts.time > this.last) this.last = ts.time;
   }
 }
+
+/**
+ * A zest id (1 to 16 bytes of hex) as Zenoh's 16-byte ZenohId. Zenoh treats the id as a
+ * little-endian u128 and prints it most significant byte first, so the hex is read as a number:
+ * `AB12` becomes the bytes `12 AB 00 … 00`, which Zenoh prints `…00ab12`. See docs/remote-api.md.
+ */
+export function idToZenohId(id: string): Uint8Array {
+  const out = new Uint8Array(16);
+  const hex = id.length % 2 === 0 ? id : `0${id}`;
+  const n = Math.min(16, hex.length / 2);
+  for (let i = 0; i < n; i++) out[i] = Number.parseInt(hex.slice(hex.length - 2 * (i + 1), hex.length - 2 * i), 16);
+  return out;
+}
+
+/** A 16-byte ZenohId → zest id: uppercase hex of the number, without leading zero bytes (at least one byte). */
+export function idFromZenohId(zid: Uint8Array): string {
+  let top = zid.length - 1;
+  while (top > 0 && zid[top] === 0) top--;
+  let s = "";
+  for (let i = top; i >= 0; i--) s += zid[i]!.toString(16).padStart(2, "0");
+  return s.toUpperCase();
+}

@@ -409,6 +409,11 @@ export class NatsFabric implements Fabric {
     return this.table?.interest(keyExpr, kind) ?? [];
   }
 
+  /** True when another router announced a queryable matching `key`. */
+  hasQueryable(key: string): boolean {
+    return (this.table?.interest(key, "queryable").length ?? 0) > 0;
+  }
+
   /** Ids of the other routers this one knows, sorted. */
   peers(): string[] {
     return this.table?.ids() ?? [];

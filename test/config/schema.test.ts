@@ -49,11 +49,11 @@ test("a storage named __proto__ is checked like any other (zod's record skips th
   assert.equal(refusal(config), "unknown key plugins.storage_manager.storages.__proto__.oops (did you mean volume?)");
 });
 
-test("volumes keep driver options; plugins of -P and other helpers' sections pass through", () => {
+test("volumes keep driver options, plugins of -P pass through, and the front doors' sections are checked by their schemas", () => {
   validateConfig({
     access_control: { enabled: true, default_permission: "deny" },
     plugins: {
-      rest: { http_port: 8000, tls: { listen_certificate: "c" }, cors: { allowed_origins: [] }, allowed_hosts: ["x"] },
+      rest: { http_port: 8000, tls: { listen_certificate: "c", listen_private_key: "k" }, cors: { allowed_origins: [] }, allowed_hosts: ["x"] },
       remote_api: { websocket_port: 10000 },
       my_plugin: { anything: [1, 2] },
       storage_manager: { volumes: { influx: { backend: "influxdb", url: "http://127.0.0.1:8086", db_opts: 1 } }, allowed_paths: ["/tmp"], allowed_hosts: ["h"] },

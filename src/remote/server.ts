@@ -1,0 +1,151 @@
+/**
+ * The remote API server: zenoh's `zenoh-plugin-remote-api` protocol over WebSocket, so the
+ * official zenoh-ts client talks to zest unchanged. Each connection is one zest `Session` on
+ * the router. See docs/remote-api.md.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { WebSocketServer } from "ws";
+import type { Logger } from "../core/log.js";
+import type { Router } from "../core/router.js";
+import { Session } from "../core/session.js";
+import { type Authorize, type RemoteLimits, type RemoteMessageName, RemoteConnection } from "./connection.js";
+import { CloseCode } from "./wire.js";
+
+export const DEFAULT_LIMITS: RemoteLimits & { maxFrameBytes: number; maxConnections: number } = {
+  maxDeclarations: 10_000,
+  maxPendingGets: 1_000,
+  maxPendingQueries: 1_000,
+  maxBufferedBytes: 16 * 1024 * 1024,
+  maxQueryTimeoutMs: 600_000,
+  maxFrameBytes: 16 * 1024 * 1024,
+  maxConnections: 1_000,
+};
+
+export interface RemoteApiServerOptions {
+  readonly router: Router;
+  /** 0 picks a free port. */
+  readonly port: number;
+  /** Default 127.0.0.1 (loopback): give an address to be reachable from elsewhere. */
+  readonly host?: string;
+  readonly logger: Logger;
+  readonly limits?: Partial<typeof DEFAULT_LIMITS>;
+  /**
+   * TLS hook: with a certificate and key the server speaks `wss://`. The lead wires the REST
+   * gateway's TLS config (`plugins.rest.tls`) here.
+   */
+  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  /**
+   * Access-control hook: the `Authorize` function of one connection, from its upgrade request
+   * (client address, credentials). Default: `defaultAuthorizer(adminWrite)`.
+   */
+  readonly authorizer?: (req: IncomingMessage) => Authorize;
+  /** Who may write the admin space (`@/...`) when no authorizer is given (default: loopback clients). */
+  readonly adminWrite?: boolean | "loopback";
+  /** Whether clients may read the admin space when no authorizer is given (default true). */
+  readonly adminRead?: boolean;
+}
+
+const WRITES: ReadonlySet<RemoteMessageName> = new Set(["Put", "Delete", "PublisherPut", "PublisherDelete", "DeclarePublisher"]);
+const READS: ReadonlySet<RemoteMessageName> = new Set(["Get", "QuerierGet", "DeclareQuerier", "DeclareSubscriber"]);
+
+function isAdminKey(key: string): boolean {
+  return key === "@" || key.startsWith("@/");
+}
+
+function isLoopback(req: IncomingMessage): boolean {
+  const a = req.socket.remoteAddress ?? "";
+  return a === "::1" || a.startsWith("127.") || a.startsWith("::ffff:127.");
+}
+
+/** The default policy, as on REST: everything, except admin-space writes from non-loopback clients. */
+export function defaultAuthorizer(adminWrite: boolean | "loopback" = "loopback", adminRead = true): (req: IncomingMessage) => Authorize {
+  return (req) => {
+    const mayWrite = adminWrite === true || (adminWrite === "loopback" && isLoopback(req));
+    return (message, key) => {
+      if (!isAdminKey(key)) return true;
+      if (WRITES.has(message)) return mayWrite;
+      if (READS.has(message)) return adminRead;
+      return true;
+    };
+  };
+}
+
+/** The WebSocket server of the remote API. `listen()`, then `close()`. */
+export class RemoteApiServer {
+  private readonly server: Server;
+  private readonly wss: WebSocketServer;
+  private readonly connections = new Set<RemoteConnection>();
+  private readonly limits: typeof DEFAULT_LIMITS;
+  private readonly authorizer: (req: IncomingMessage) => Authorize;
+
+  constructor(private readonly options: RemoteApiServerOptions) {
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.authorizer = options.authorizer ?? defaultAuthorizer(options.adminWrite, options.adminRead);
+    this.server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }) : createHttpServer();
+    this.server.on("request", (_req, res) => {
+      res.writeHead(426, { "content-type": "text/plain", upgrade: "websocket" }).end("zest remote API: connect with a WebSocket (zenoh-ts)\n");
+    });
+    this.wss = new WebSocketServer({ server: this.server, maxPayload: this.limits.maxFrameBytes, perMessageDeflate: false });
+    this.wss.on("connection", (ws, req) => {
+      const log = options.logger;
+      if (this.connections.size >= this.limits.maxConnections) {
+        log.warn({ client: req.socket.remoteAddress }, "remote API connection refused: too many connections");
+        ws.close(CloseCode.GOING_AWAY, "too many connections");
+        return;
+      }
+      const conn: RemoteConnection = new RemoteConnection(ws, {
+        session: new Session(options.router, "remote_api"),
+        logger: log,
+        limits: this.limits,
+        authorize: this.authorizer(req),
+        onClosed: () => {
+          this.connections.delete(conn);
+          log.debug({ conn: conn.id }, "remote API connection closed");
+        },
+      });
+      this.connections.add(conn);
+      log.debug({ conn: conn.id, client: req.socket.remoteAddress }, "remote API connection opened");
+    });
+    this.wss.on("error", (err) => options.logger.warn({ err: err.message }, "remote API server error"));
+  }
+
+  /** Number of open connections. */
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  /** Starts listening; rejects with a one-line reason when the port is taken. */
+  listen(): Promise<AddressInfo> {
+    const host = this.options.host ?? "127.0.0.1";
+    return new Promise((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException): void => {
+        const where = `${host}:${this.options.port}`;
+        reject(new Error(err.code === "EADDRINUSE" ? `cannot listen on ${where} (remote API): the port is already in use` : `cannot listen on ${where} (remote API): ${err.message}`));
+      };
+      this.server.once("error", onError);
+      this.server.listen(this.options.port, host, () => {
+        this.server.off("error", onError);
+        resolve(this.server.address() as AddressInfo);
+      });
+    });
+  }
+
+  /** The bound address, once listening. */
+  address(): AddressInfo | undefined {
+    const a = this.server.address();
+    return a && typeof a === "object" ? a : undefined;
+  }
+
+  /** Closes every connection (releasing what it holds) and stops listening. */
+  async close(): Promise<void> {
+    for (const c of [...this.connections]) c.close(CloseCode.GOING_AWAY, "router shutting down");
+    this.connections.clear();
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    // Shutdown must not wait on a client that never answers the close frame.
+    for (const ws of this.wss.clients) ws.terminate();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
