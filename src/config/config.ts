@@ -13,7 +13,14 @@ export interface ZestConfig {
   queries_default_timeout?: number;
   adminspace?: { permissions?: { read?: boolean; write?: boolean | "loopback" } };
   plugins?: {
-    rest?: { http_port?: number | string; variant?: "a" | "b"; body_limit?: number; cache_entries?: number };
+    rest?: {
+      http_port?: number | string;
+      variant?: "a" | "b";
+      body_limit?: number;
+      cache_entries?: number;
+      /** SSE resume (docs/sse.md): events and bytes kept, linger after the last stream, retry hint. */
+      sse?: { resume_log?: number; resume_log_bytes?: number; resume_linger_ms?: number; retry_ms?: number };
+    };
     storage_manager?: StorageManagerConfig;
     [plugin: string]: unknown;
   };
@@ -90,6 +97,9 @@ export function validateConfig(config: ZestConfig): void {
   if (rest?.variant !== undefined && rest.variant !== "a" && rest.variant !== "b") throw new ConfigError(`plugins.rest.variant must be "a" or "b", not ${JSON.stringify(rest.variant)}`);
   if (rest?.body_limit !== undefined && (!Number.isInteger(rest.body_limit) || rest.body_limit <= 0)) throw new ConfigError("plugins.rest.body_limit must be a positive integer (bytes)");
   if (rest?.cache_entries !== undefined && (!Number.isInteger(rest.cache_entries) || rest.cache_entries < 0)) throw new ConfigError("plugins.rest.cache_entries must be a whole number (0 disables the read cache)");
+  for (const [k, v] of Object.entries(rest?.sse ?? {})) {
+    if (!Number.isInteger(v) || (v as number) < 0) throw new ConfigError(`plugins.rest.sse.${k} must be a whole number`);
+  }
   parseHttpPort(rest?.http_port);
   const t = config.queries_default_timeout;
   if (t !== undefined && (typeof t !== "number" || !(t > 0))) throw new ConfigError("queries_default_timeout must be a positive number of milliseconds");

@@ -17,12 +17,18 @@ export interface ReplyOptions {
  */
 export class Query {
   readonly selector: Selector;
+  /** The query's payload (a GET body, as zenoh 0.11 passes it), if the querier sent one. */
+  readonly payload: Buffer | undefined;
+  /** The payload's encoding (its content type), when there is a payload. */
+  readonly encoding: Encoding | undefined;
   private sink: ((reply: Reply) => void) | undefined;
 
   /** @internal created by the router */
-  constructor(selector: Selector, sink: (reply: Reply) => void) {
+  constructor(selector: Selector, sink: (reply: Reply) => void, payload?: Buffer, encoding?: Encoding) {
     this.selector = selector;
     this.sink = sink;
+    this.payload = payload;
+    this.encoding = payload === undefined ? undefined : (encoding ?? Encoding.APP_OCTET_STREAM);
   }
 
   /** The canonical key expression queried. */

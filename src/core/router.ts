@@ -4,6 +4,7 @@ import { errorMessage, ZestError } from "./errors.js";
 import type { Fabric, FabricHost, QueryableInfo } from "./fabric.js";
 import { silentLogger, type Logger } from "./log.js";
 import { Query } from "./query.js";
+import type { Encoding } from "./encoding.js";
 import type { Consolidation, Reply } from "./reply.js";
 import type { Sample } from "./sample.js";
 import type { Selector } from "./selector.js";
@@ -41,6 +42,10 @@ export interface QueryOptions {
   timeoutMs?: number;
   /** `latest` (default, unless `_time` is given) keeps the newest reply per key; `none` keeps all. */
   consolidation?: Consolidation;
+  /** A payload for the queryables (`Query.payload`); local queryables only, the fabric does not carry it yet. */
+  payload?: Buffer;
+  /** The payload's encoding (default `application/octet-stream`). */
+  encoding?: Encoding;
 }
 
 /** Router construction options. */
@@ -228,19 +233,19 @@ export class Router {
     const consolidation = options.consolidation ?? (selector.parameters.has("_time") ? "none" : "latest");
     const collector = new ReplyCollector(selector, consolidation);
     const onReply = (r: Reply): void => collector.add(r);
-    const tasks: Promise<void>[] = [this.answerLocal(selector, timeoutMs, onReply)];
+    const tasks: Promise<void>[] = [this.answerLocal(selector, timeoutMs, onReply, options.payload, options.encoding)];
     if (this.fabric) tasks.push(this.fabric.query(selector, timeoutMs, onReply));
     await Promise.all(tasks);
     return collector.result();
   }
 
   /** Runs the local queryables only (also what remote routers get). */
-  private answerLocal(selector: Selector, timeoutMs: number, onReply: (r: Reply) => void): Promise<void> {
+  private answerLocal(selector: Selector, timeoutMs: number, onReply: (r: Reply) => void, payload?: Buffer, encoding?: Encoding): Promise<void> {
     const matching = this.queryablesIndex.intersecting(selector.key);
     if (matching.length === 0) return Promise.resolve();
     const queries: Query[] = [];
     const runs = matching.map((q) => {
-      const query = new Query(selector, onReply);
+      const query = new Query(selector, onReply, payload, encoding);
       queries.push(query);
       return runQueryable(q, query, this.logger).finally(() => query.finish());
     });

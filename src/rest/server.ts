@@ -8,7 +8,8 @@ import { checkRead, checkWrite, DEFAULT_ADMIN_PERMISSIONS, isAdmin, type AdminPe
 import type { RestCodec } from "./codec.js";
 import { httpStatus } from "./http-status.js";
 import { cacheableReplies, ReadCache } from "./read-cache.js";
-import { SseHub } from "./sse.js";
+import { hasBody, rawResponse, wantsRaw } from "./raw.js";
+import { lastEventIdOf, SseHub, type SseOptions, type SseStats } from "./sse.js";
 
 /** REST gateway options; every one has a default. */
 export interface RestServerOptions {
@@ -27,6 +28,10 @@ export interface RestServerOptions {
    * router without a fabric, where every change to the data passes through this router.
    */
   cacheEntries?: number;
+  /** SSE event ids and resume (docs/sse.md). */
+  sse?: SseOptions;
+  /** Request metrics (docs/metrics.md): `track` is called once per request. */
+  metrics?: { track(req: IncomingMessage, res: ServerResponse): void };
   logger: Logger;
 }
 
@@ -36,9 +41,9 @@ export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
 
 /** The HTTP face of the router: one short pipeline, errors turned into responses in one place. */
 export class RestServer {
-  private readonly opts: Required<Omit<RestServerOptions, "host">> & { host: string | undefined };
+  private readonly opts: Required<Omit<RestServerOptions, "host" | "sse" | "metrics">> & { host: string | undefined };
   private readonly server: Server;
-  private readonly sse = new SseHub();
+  private readonly sse: SseHub;
   private readonly cache: ReadCache | undefined;
 
   constructor(options: RestServerOptions) {
@@ -54,8 +59,11 @@ export class RestServer {
       permissions: options.permissions ?? DEFAULT_ADMIN_PERMISSIONS,
       cacheEntries: options.cacheEntries ?? 1024,
     };
+    this.sse = new SseHub(options.session, (s) => options.codec.sseEvent!(s), options.sse);
+    const metrics = options.metrics;
     if (this.opts.cacheEntries > 0 && options.session.router.fabric === undefined) this.cache = new ReadCache(this.opts.cacheEntries);
     this.server = createServer((req, res) => {
+      metrics?.track(req, res);
       const method = req.method;
       if (method === "PUT" || method === "PATCH" || method === "DELETE") this.write(req, res, method);
       else if (!this.serveCached(req, res)) void this.handle(req, res);
@@ -88,6 +96,11 @@ export class RestServer {
     return this.sse.size;
   }
 
+  /** The SSE hub's counters, for the metrics. */
+  get sseStatus(): { streams: number; logEntries: number } & Readonly<SseStats> {
+    return { streams: this.sse.size, logEntries: this.sse.logSize, ...this.sse.stats };
+  }
+
   /** Stops accepting requests and ends open streams. */
   async close(): Promise<void> {
     this.sse.close();
@@ -104,7 +117,7 @@ export class RestServer {
   private serveCached(req: IncomingMessage, res: ServerResponse): boolean {
     if (!this.cache) return false;
     const method = req.method;
-    if (method !== "GET" && method !== "HEAD") return false;
+    if ((method !== "GET" && method !== "HEAD") || hasBody(req.headers)) return false;
     const cacheKey = cacheKeyOf(method, req.url ?? "/", firstAccept(req.headers.accept));
     if (cacheKey === undefined) return false;
     const hit = this.cache.get(cacheKey, this.opts.session.router.dataVersion);
@@ -137,15 +150,21 @@ export class RestServer {
           const version = session.router.dataVersion;
           const key = codec.pathToKey(path, session.zid, false);
           checkRead(permissions, key);
+          const parameters = new Parameters(codec.parameters(query));
           if (accept === "text/event-stream" && codec.supportsSse && method === "GET") {
-            this.sse.open(session, key, res, cors, (s) => codec.sseEvent!(s));
+            this.sse.open(key, res, cors, lastEventIdOf(req.headers["last-event-id"], parameters));
             return;
           }
-          const parameters = new Parameters(codec.parameters(query));
           // A malformed `_time` is the client's mistake, in either variant: a 400 here, before any
           // queryable runs (only storages read it, so it would otherwise be a 200 or an ERROR entry).
           parameters.timeRange();
-          const replies = await session.get({ key, parameters });
+          // A GET body is the query's payload, with its content type (docs/raw.md).
+          const payload = hasBody(req.headers) ? await readBodyAsync(req, this.opts.bodyLimit) : undefined;
+          const replies = await session.get({ key, parameters }, payload && { payload, encoding: codec.encodingFor(req.headers["content-type"]) });
+          if (wantsRaw(parameters.get("_raw"), key, req.headers.accept)) {
+            const raw = rawResponse(replies, key);
+            return send(res, method, cors, 200, raw.contentType, raw.body);
+          }
           const rendered = codec.render(replies, html);
           const body = Buffer.from(rendered.body);
           const err = replies.find((r) => r.kind === "err");
@@ -283,6 +302,10 @@ function preflight(req: IncomingMessage, res: ServerResponse): void {
 const DRAIN_LIMIT = 64 * 1024 * 1024;
 /** How long a refused body may take to drain before the connection is closed anyway. */
 const DRAIN_TIMEOUT_MS = 10_000;
+
+function readBodyAsync(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => readBody(req, limit, (err, body) => (err ? reject(err) : resolve(body!))));
+}
 
 /** Reads the whole body, refusing (413) more than `limit` bytes before buffering them. Calls `done` once. */
 function readBody(req: IncomingMessage, limit: number, done: (err: ZestError | undefined, body?: Buffer) => void): void {
