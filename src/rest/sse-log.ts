@@ -74,16 +74,31 @@ export class ResumeLog {
 
   /** Gives `message` (the codec's event for a sample on `key`) the next id, keeps it, and returns it framed. */
   append(key: string, message: Buffer): SseEvent {
-    const seq = this.nextSeq++;
+    const seq = this.claim();
     const event = sseEventOf(message, `id: ${this.epoch}-${seq}\n`);
-    const cap = this.limits.entries;
-    if (seq - this.firstSeq >= cap) this.dropOldest();
-    const slot = seq % cap;
+    const slot = seq % this.limits.entries;
     this.keys[slot] = key;
     this.events[slot] = event;
     this.bytes += event.chunk.length;
     while (this.bytes > this.limits.bytes && this.firstSeq < seq) this.dropOldest();
     return event;
+  }
+
+  /**
+   * Takes a sequence number that holds no event: the point from which a new watch records. Ids
+   * from before it may have missed events on the watch's key expression that nobody logged.
+   */
+  mark(): number {
+    return this.claim();
+  }
+
+  private claim(): number {
+    const seq = this.nextSeq++;
+    if (seq - this.firstSeq >= this.limits.entries) this.dropOldest();
+    const slot = seq % this.limits.entries;
+    this.keys[slot] = undefined;
+    this.events[slot] = undefined;
+    return seq;
   }
 
   private dropOldest(): void {
@@ -96,8 +111,9 @@ export class ResumeLog {
 
   /**
    * The kept events after `lastId` on keys intersecting `keyExpr`, oldest first, given that this
-   * router recorded every event on `keyExpr` from sequence number `watchedSince` on. A reset when
-   * the id is not this log's, or when events after it may be missing (evicted, or not watched).
+   * router recorded every event on `keyExpr` after the mark `watchedSince` (undefined: nothing
+   * watches it). A reset when the id is not this log's, or when events after it may be missing
+   * (evicted, or the key expression was not watched since then).
    */
   since(lastId: string, keyExpr: string, watchedSince: number | undefined): ResumeResult {
     const dash = lastId.lastIndexOf("-");
@@ -107,14 +123,14 @@ export class ResumeLog {
     if (dash <= 0 || !/^\d{1,15}$/.test(seqText)) return { reset: `"${lastId.slice(0, 64)}" is not an event id of this router` };
     if (epoch !== this.epoch) return { reset: "the id comes from another router or an earlier run of this one" };
     if (seq >= this.nextSeq) return { reset: "the id is newer than any event of this router" };
+    if (watchedSince === undefined || watchedSince > seq) return { reset: "this router was not watching the key expression for the whole gap" };
     if (seq === this.nextSeq - 1) return { events: [] };
-    if (watchedSince === undefined || watchedSince > seq + 1) return { reset: "this router was not watching the key expression for the whole gap" };
     if (this.firstSeq > seq + 1) return { reset: "the id is older than the resume log" };
     const out: SseEvent[] = [];
     const cap = this.limits.entries;
     for (let s = seq + 1; s < this.nextSeq; s++) {
-      const key = this.keys[s % cap]!;
-      if (key === keyExpr || intersects(keyExpr, key)) out.push(this.events[s % cap]!);
+      const key = this.keys[s % cap];
+      if (key !== undefined && (key === keyExpr || intersects(keyExpr, key))) out.push(this.events[s % cap]!);
     }
     return { events: out };
   }

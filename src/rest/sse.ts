@@ -45,7 +45,7 @@ export interface SseStats {
 interface Watch {
   readonly key: string;
   readonly streams: Set<ServerResponse>;
-  /** First sequence number of the log this watch recorded. */
+  /** The log's mark when this watch began: every event on its key after it is logged. */
   readonly since: number;
   sub: Subscriber | undefined;
   linger: NodeJS.Timeout | undefined;
@@ -106,7 +106,7 @@ export class SseHub {
     let watch = this.watches.get(key);
     const resume = log && lastEventId !== undefined ? log.since(lastEventId, key, watch?.since) : undefined;
     if (watch === undefined) {
-      watch = { key, streams: new Set(), since: log?.next ?? 0, sub: undefined, linger: undefined };
+      watch = { key, streams: new Set(), since: log?.mark() ?? 0, sub: undefined, linger: undefined };
       this.watch(watch);
     } else if (watch.linger !== undefined) {
       clearTimeout(watch.linger);
