@@ -40,7 +40,8 @@ interface RequestChildren {
 
 const START = Symbol("zest.metrics.start");
 const OWNER = Symbol("zest.metrics.owner");
-type Tracked = ServerResponse & { [START]?: number; [OWNER]?: RouterMetrics };
+const WRITTEN = Symbol("zest.metrics.written");
+type Tracked = ServerResponse & { [START]?: number; [OWNER]?: RouterMetrics; [WRITTEN]?: number };
 
 /** The process-wide metrics (event-loop lag, GC, memory, CPU): one set per process, shared by every router in it. */
 let processRegistry: Registry | undefined;
@@ -75,7 +76,7 @@ export class RouterMetrics {
     this.requests = new Counter({ name: "zest_http_requests_total", help: "HTTP requests answered, by method, REST variant and status", labelNames: ["method", "variant", "status"], registers: [r] });
     this.latency = new Histogram({ name: "zest_http_request_duration_seconds", help: "Time from request to response end (SSE streams excluded), by method and variant", labelNames: ["method", "variant"], buckets: LATENCY_BUCKETS, registers: [r] });
     this.bytesIn = new Counter({ name: "zest_http_request_bytes_total", help: "Request body bytes received (as declared by Content-Length)", labelNames: ["variant"], registers: [r] }).labels(variant);
-    this.bytesOut = new Counter({ name: "zest_http_response_bytes_total", help: "Response body bytes sent (SSE streams are counted by zest_sse_bytes_total)", labelNames: ["variant"], registers: [r] }).labels(variant);
+    this.bytesOut = new Counter({ name: "zest_http_response_bytes_total", help: "Response bytes written to the socket, headers and SSE streams included", labelNames: ["variant"], registers: [r] }).labels(variant);
     sseMetrics(r, sources);
     storageMetrics(r, sources);
     fabricMetrics(r, sources);
@@ -86,6 +87,7 @@ export class RouterMetrics {
     const t = res as Tracked;
     t[START] = performance.now();
     t[OWNER] = this;
+    t[WRITTEN] = req.socket.bytesWritten;
     const len = req.headers["content-length"];
     if (len !== undefined) this.bytesIn.inc(Number(len) || 0);
     res.once("close", onClose);
@@ -127,10 +129,12 @@ function onClose(this: ServerResponse): void {
   const owner = t[OWNER];
   if (owner === undefined) return;
   const seconds = (performance.now() - t[START]!) / 1000;
-  const sse = this.getHeader("content-type") === "text/event-stream";
-  const len = sse ? 0 : Number(this.getHeader("content-length") ?? 0);
+  // An SSE stream lasts as long as the client wants: its duration is no latency.
+  const accept = this.req.headers.accept;
+  const sse = this.statusCode === 200 && accept !== undefined && accept.trimStart().toLowerCase().startsWith("text/event-stream");
+  const written = this.req.socket.bytesWritten - t[WRITTEN]!;
   // A response that never got its status out (the client left first) is counted with status 0.
-  owner.observe(this.req.method ?? "OTHER", this.headersSent ? this.statusCode : 0, sse ? undefined : seconds, len);
+  owner.observe(this.req.method ?? "OTHER", this.headersSent ? this.statusCode : 0, sse ? undefined : seconds, written);
 }
 
 /** A counter whose value is read from `read()` on scrape. */
