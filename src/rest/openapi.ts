@@ -105,8 +105,8 @@ export function openApiDocument(variant: "a" | "b", version: string): Json {
   const v = variantShape(variant);
   const entries = { schema: { type: "array", items: { $ref: `#/components/schemas/${v.entry}` } } };
   const getContent: Json = { "application/json": entries, "text/html": text };
-  if (v.sse) getContent["text/event-stream"] = { schema: { type: "string" }, description: "With `Accept: text/event-stream`: a live stream of `PUT`/`DELETE` events with ids (docs/sse.md)" };
-  getContent["*/*"] = { schema: {}, description: "With `_raw=true`: the first reply's payload" };
+  if (v.sse) getContent["text/event-stream"] = { schema: { type: "string", description: "With `Accept: text/event-stream`: a live stream of `PUT`/`DELETE` events with ids, and `RESET` when missed events are not known" } };
+  getContent["*/*"] = { schema: { description: "With `_raw=true`: the first reply's payload, its encoding as the content type" } };
   const adminGet = (summary: string, operationId: string): Json => ({
     parameters: [zidParam],
     get: { summary, operationId, responses: { "200": { description: "The entry", content: { "application/json": entries } }, ...ERRORS } },
