@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
-import Ajv2020 from "ajv/dist/2020.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { openApiDocument } from "../../src/rest/openapi.js";
 import { http, type HttpResult } from "../support/http.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
