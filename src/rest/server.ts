@@ -117,7 +117,7 @@ export class RestServer {
   private serveCached(req: IncomingMessage, res: ServerResponse): boolean {
     if (!this.cache) return false;
     const method = req.method;
-    if ((method !== "GET" && method !== "HEAD") || hasBody(req.headers)) return false;
+    if (method !== "GET" && method !== "HEAD") return false;
     const cacheKey = cacheKeyOf(method, req.url ?? "/", firstAccept(req.headers.accept));
     if (cacheKey === undefined) return false;
     const hit = this.cache.get(cacheKey, this.opts.session.router.dataVersion);
