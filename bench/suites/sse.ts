@@ -149,8 +149,13 @@ function put(url: URL, agent: http.Agent, body: string): Promise<boolean> {
 }
 
 export async function run(): Promise<BenchResult> {
-  const zest: ServerProcess = await spawnZest("zest-sse");
-  const puts = RATE * SECONDS;
+  return fanOut("zest-sse", []);
+}
+
+/** One fan-out run against a zest started with `args`; `sse-resume` runs it twice to compare. */
+export async function fanOut(label: string, args: string[], seconds = SECONDS): Promise<BenchResult> {
+  const zest: ServerProcess = await spawnZest(label, args);
+  const puts = RATE * seconds;
   const expected = puts * SUBSCRIBERS;
   const stats = new Stats(expected);
   const subs: Subscriber[] = [];
