@@ -90,7 +90,8 @@ export class RouterMetrics {
     t[WRITTEN] = req.socket.bytesWritten;
     const len = req.headers["content-length"];
     if (len !== undefined) this.bytesIn.inc(Number(len) || 0);
-    res.once("close", onClose);
+    // `on`, not `once`: a response closes once, and once-wrappers cost a closure per request.
+    res.on("close", onClose);
   }
 
   /** @internal */

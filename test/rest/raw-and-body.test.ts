@@ -78,6 +78,11 @@ describe("_raw=true and GET bodies, Variant A", () => {
     assert.equal(octets.headers.get("content-type"), "application/octet-stream;echo", "no content type: octet-stream, as for PUT");
   });
 
+  test("the example eval reads the GET body: curl -X GET -d Alice answers Eval from Alice", async () => {
+    const r = await getWithBody(z.url, "/demo/example/zest-eval?_raw=true", "Alice", { "content-type": "text/plain" });
+    assert.equal(r.text, "Eval from Alice");
+  });
+
   test("a GET body larger than the body limit is a 413, as for PUT", async () => {
     const r = await getWithBody(z.url, "/test/echo", "x".repeat(2048), { "content-type": "text/plain" });
     assert.equal(r.status, 413);
