@@ -123,7 +123,8 @@ export class RouterMetrics {
   }
 }
 
-const KNOWN_METHODS = new Set(["GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS", "POST"]);
+/** Methods counted by name; any other is counted as OTHER (a client must not mint label values). */
+const KNOWN_METHODS = new Set(["GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS", "POST", "OTHER"]);
 
 function onClose(this: ServerResponse): void {
   const t = this as Tracked;
@@ -138,31 +139,22 @@ function onClose(this: ServerResponse): void {
   owner.observe(this.req.method ?? "OTHER", this.headersSent ? this.statusCode : 0, sse ? undefined : seconds, written);
 }
 
-/** A counter whose value is read from `read()` on scrape. */
+/** A counter whose value is read from `read()` on scrape (undefined: no sample). */
 function counterOf(r: Registry, name: string, help: string, read: () => number | undefined): void {
-  new Counter({
-    name,
-    help,
-    registers: [r],
-    collect() {
-      const v = read();
-      this.reset();
-      if (v !== undefined) this.inc(v);
-    },
-  });
+  new Counter({ name, help, registers: [r], collect: readInto(read, (c: Counter, v) => c.inc(v)) });
 }
 
+/** A gauge whose value is read from `read()` on scrape (undefined: no sample). */
 function gaugeOf(r: Registry, name: string, help: string, read: () => number | undefined): void {
-  new Gauge({
-    name,
-    help,
-    registers: [r],
-    collect() {
-      const v = read();
-      this.reset();
-      if (v !== undefined) this.set(v);
-    },
-  });
+  new Gauge({ name, help, registers: [r], collect: readInto(read, (g: Gauge, v) => g.set(v)) });
+}
+
+function readInto<M extends { reset(): void }>(read: () => number | undefined, put: (metric: M, v: number) => void): (this: M) => void {
+  return function (this: M) {
+    const v = read();
+    this.reset();
+    if (v !== undefined) put(this, v);
+  };
 }
 
 function sseMetrics(r: Registry, sources: MetricsSources): void {

@@ -98,6 +98,14 @@ describe("metrics of a real router", () => {
     assert.match(String(entries[0]?.value), /zest_http_requests_total/);
   });
 
+  test("methods outside the known set are counted as OTHER, and the router keeps serving", async () => {
+    const other0 = value((await scrape(z.url)).families, "zest_http_requests_total", { method: "OTHER", status: "405" });
+    for (const m of ["PROPFIND", "MKCOL"]) assert.equal((await http(z.url, m, "/m/k0")).status, 405);
+    const after = (await scrape(z.url)).families;
+    assert.equal(value(after, "zest_http_requests_total", { method: "OTHER", status: "405" }) - other0, 2);
+    assert.ok(!after.get("zest_http_requests_total")!.metrics.some((m) => m.labels?.method === "PROPFIND"));
+  });
+
   test("the metrics are read-only", async () => {
     const r = await http(z.url, "PUT", "/@/router/local/metrics", { body: "x" });
     assert.equal(r.status, 403);
