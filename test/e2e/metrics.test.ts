@@ -3,6 +3,7 @@
  * format after some traffic, and check that the counters moved by what was sent.
  */
 import assert from "node:assert/strict";
+import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { startZest as startInProcess, type Zest } from "../../src/runtime.js";
@@ -104,6 +105,34 @@ describe("metrics of a real router", () => {
     const after = (await scrape(z.url)).families;
     assert.equal(value(after, "zest_http_requests_total", { method: "OTHER", status: "405" }) - other0, 2);
     assert.ok(!after.get("zest_http_requests_total")!.metrics.some((m) => m.labels?.method === "PROPFIND"));
+  });
+
+  test("a stream that falls 8 MiB behind is dropped and counted", async () => {
+    const drops0 = value((await scrape(z.url)).families, "zest_sse_drops_total");
+    const { hostname, port } = new URL(z.url);
+    const socket = net.connect({ host: hostname, port: Number(port) });
+    socket.write("GET /slow/** HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n");
+    let head = "";
+    await new Promise<void>((resolve) => socket.on("data", function onHead(c: Buffer) {
+      head += c.toString("latin1");
+      if (head.includes("\r\n\r\n")) {
+        socket.off("data", onHead);
+        socket.pause(); // a client that stops reading
+        resolve();
+      }
+    }));
+    const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
+    const mib = "x".repeat(1024 * 1024);
+    try {
+      for (let i = 0; i < 40 && value((await scrape(z.url)).families, "zest_sse_drops_total") === drops0; i++) {
+        await http(z.url, "PUT", "/slow/k", { body: mib, headers: { "content-type": "text/plain" } });
+      }
+      assert.equal(value((await scrape(z.url)).families, "zest_sse_drops_total") - drops0, 1);
+      socket.resume(); // read what was sent, then see the end
+      await closed;
+    } finally {
+      socket.destroy();
+    }
   });
 
   test("the metrics are read-only", async () => {
