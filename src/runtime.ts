@@ -10,6 +10,10 @@ import { Router } from "./core/router.js";
 import { Session } from "./core/session.js";
 import { type AdminPermissions, DEFAULT_ADMIN_PERMISSIONS } from "./rest/access.js";
 import type { RestVariant } from "./rest/codec.js";
+import type { SseOptions } from "./rest/sse.js";
+import { declareAdminExtras } from "./metrics/admin-entries.js";
+import { RouterMetrics } from "./metrics/metrics.js";
+import { openApiDocument } from "./rest/openapi.js";
 import { RestServer } from "./rest/server.js";
 import { variantA } from "./rest/variant-a.js";
 import { loadPluginModule, pluginName, type LoadedPlugin } from "./plugins.js";
@@ -112,6 +116,13 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     });
     admin.start();
     closers.push(() => admin.close());
+    const metrics = new RouterMetrics(variant, {
+      sse: () => rest?.sseStatus,
+      storages: () => manager.listStorages().map((s) => ({ name: s.name, volume: s.volume, ...storageSize(manager, s.name) })),
+      fabric: () => router.fabric?.status(),
+    });
+    const extras = declareAdminExtras(new Session(router, "admin"), metrics, () => openApiDocument(variant, VERSION));
+    closers.push(() => extras.close());
 
     for (const spec of options.plugins ?? []) {
       const { path, start } = await loadPluginModule(spec);
@@ -130,7 +141,7 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       const codec = restVariant.codec;
       const permissions: AdminPermissions = { ...DEFAULT_ADMIN_PERMISSIONS, ...config.adminspace?.permissions };
       bind.host = protectedBind(bind.host, bind.port, security.access, logger);
-      rest = new RestServer({ session: new Session(router, "rest"), codec, port: bind.port, host: bind.host, bodyLimit: restCfg.body_limit, cacheEntries: restCfg.cache_entries, permissions, logger, ...security });
+      rest = new RestServer({ session: new Session(router, "rest"), codec, port: bind.port, host: bind.host, bodyLimit: restCfg.body_limit, cacheEntries: restCfg.cache_entries, permissions, logger, ...security, metrics, sse: sseOptions(restCfg.sse) });
       const addr = await rest.listen();
       const server = rest;
       closers.push(() => server.close());
@@ -152,4 +163,16 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
 function boundPort(bind: { host?: string; port: number }, rest: RestServer | undefined): string {
   const port = rest?.address()?.port ?? bind.port;
   return bind.host ? `${bind.host}:${port}` : String(port);
+}
+
+/** Sizes a storage's backend can tell without a scan (a memory backend's key count). */
+function storageSize(manager: StorageManager, name: string): { samples?: number } {
+  const backend = manager.storage(name)?.backend as { size?: unknown } | undefined;
+  return typeof backend?.size === "number" ? { samples: backend.size } : {};
+}
+
+/** `plugins.rest.sse` as the SSE hub takes it (docs/sse.md). */
+function sseOptions(cfg: NonNullable<NonNullable<ZestConfig["plugins"]>["rest"]>["sse"]): SseOptions | undefined {
+  if (cfg === undefined) return undefined;
+  return { resumeLog: cfg.resume_log, resumeLogBytes: cfg.resume_log_bytes, resumeLingerMs: cfg.resume_linger_ms, retryMs: cfg.retry_ms };
 }

@@ -149,9 +149,14 @@ function put(url: URL, agent: http.Agent, body: string): Promise<boolean> {
 }
 
 export async function run(): Promise<BenchResult> {
+  return fanOut("zest-sse", []);
+}
+
+/** One fan-out run against a zest started with `args`; `sse-resume` runs it twice to compare. */
+export async function fanOut(label: string, args: string[], seconds = SECONDS): Promise<BenchResult> {
   // 1,000 subscribers from one address: above the default per-address connection cap (256).
-  const zest: ServerProcess = await spawnZest("zest-sse", ["--cfg", "plugins/rest/max_connections_per_address:4096"]);
-  const puts = RATE * SECONDS;
+  const zest: ServerProcess = await spawnZest(label, ["--cfg", "plugins/rest/max_connections_per_address:4096", ...args]);
+  const puts = RATE * seconds;
   const expected = puts * SUBSCRIBERS;
   const stats = new Stats(expected);
   const subs: Subscriber[] = [];

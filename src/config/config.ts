@@ -14,7 +14,14 @@ export interface ZestConfig {
   queries_default_timeout?: number;
   adminspace?: { permissions?: { read?: boolean; write?: boolean | "loopback" } };
   plugins?: {
-    rest?: { http_port?: number | string; variant?: "a" | "b"; body_limit?: number; cache_entries?: number };
+    rest?: {
+      http_port?: number | string;
+      variant?: "a" | "b";
+      body_limit?: number;
+      cache_entries?: number;
+      /** SSE resume (docs/sse.md): events and bytes kept, linger after the last stream, retry hint. */
+      sse?: { resume_log?: number; resume_log_bytes?: number; resume_linger_ms?: number; retry_ms?: number };
+    };
     storage_manager?: StorageManagerConfig;
     [plugin: string]: unknown;
   };

@@ -112,6 +112,15 @@ export const restSchema = closed(
     max_connections: sections.rest.max_connections.describe("open connections in all (from the file-descriptor limit)"),
     headers_timeout_ms: sections.rest.headers_timeout_ms.describe("milliseconds to receive a request head (10000)"),
     body_idle_timeout_ms: sections.rest.body_idle_timeout_ms.describe("milliseconds a body may go without a byte (10000)"),
+    sse: closed(
+      {
+        resume_log: z.number().int().nonnegative().optional().describe("SSE events kept for resume (10000; 0 turns ids off)"),
+        resume_log_bytes: z.number().int().nonnegative().optional().describe("bytes of SSE events kept for resume (16777216)"),
+        resume_linger_ms: z.number().int().nonnegative().optional().describe("how long a key expression stays logged after its last stream closed (300000)"),
+        retry_ms: z.number().int().nonnegative().optional().describe("the `retry:` hint sent to SSE clients (3000)"),
+      },
+      "SSE event ids and resume",
+    ).optional(),
   },
   "the REST gateway",
 );

@@ -13,7 +13,8 @@ import { checkRead, checkWrite, DEFAULT_ADMIN_PERMISSIONS, isAdmin, type AdminPe
 import type { RestCodec } from "./codec.js";
 import { httpStatus } from "./http-status.js";
 import { cacheableReplies, ReadCache } from "./read-cache.js";
-import { SseHub } from "./sse.js";
+import { hasBody, rawResponse, wantsRaw } from "./raw.js";
+import { lastEventIdOf, SseHub, type SseOptions, type SseStats } from "./sse.js";
 
 /** REST gateway options; every one has a default. */
 export interface RestServerOptions {
@@ -48,6 +49,10 @@ export interface RestServerOptions {
   headersTimeoutMs?: number;
   /** Milliseconds a request body may go without a byte before the connection is dropped (10 000). */
   bodyIdleTimeoutMs?: number;
+  /** SSE event ids and resume (docs/sse.md). */
+  sse?: SseOptions;
+  /** Request metrics (docs/metrics.md): `track` is called once per request. */
+  metrics?: { track(req: IncomingMessage, res: ServerResponse): void };
   logger: Logger;
 }
 
@@ -68,7 +73,7 @@ const CHALLENGE = 'Basic realm="zest", charset="UTF-8"';
 export class RestServer {
   private readonly opts: Required<Pick<RestServerOptions, "session" | "codec" | "port" | "bodyLimit" | "permissions" | "cacheEntries" | "logger">> & { host: string | undefined };
   private readonly server: Server;
-  private readonly sse = new SseHub();
+  private readonly sse: SseHub;
   private readonly cache: ReadCache | undefined;
   private readonly access: AccessControl;
   private readonly scheme: "http" | "https";
@@ -97,7 +102,10 @@ export class RestServer {
     this.allowedOrigins = new Set((options.allowedOrigins ?? []).map((o) => o.toLowerCase().replace(/\/$/, "")));
     this.allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
     this.bodyIdleMs = options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS;
+    this.sse = new SseHub(options.session, (s) => options.codec.sseEvent!(s), options.sse);
+    const metrics = options.metrics;
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+      metrics?.track(req, res);
       const method = req.method;
       if (method === "PUT" || method === "PATCH" || method === "DELETE") this.write(req, res, method);
       else if (!this.serveCached(req, res)) void this.handle(req, res);
@@ -134,6 +142,11 @@ export class RestServer {
   /** Number of live SSE streams. */
   get sseStreams(): number {
     return this.sse.size;
+  }
+
+  /** The SSE hub's counters, for the metrics. */
+  get sseStatus(): { streams: number; logEntries: number } & Readonly<SseStats> {
+    return { streams: this.sse.size, logEntries: this.sse.logSize, ...this.sse.stats };
   }
 
   /** Stops accepting requests and ends open streams. */
@@ -211,21 +224,27 @@ export class RestServer {
           const version = this.cache?.version ?? 0;
           const key = codec.pathToKey(path, session.zid, false, session.router.keyExprLimits);
           checkRead(permissions, key);
+          const parameters = new Parameters(codec.parameters(query));
           const sse = accept === "text/event-stream" && codec.supportsSse && method === "GET";
           const decision = principal === undefined ? "allow" : this.access.decide(principal, sse ? "declare_subscriber" : "query", key);
           if (decision === "deny") throw this.access.refusal(principal!, `${sse ? "subscribe to" : "read"} ${key}`);
           if (sse) {
             // A partly readable subscription delivers only the samples whose keys the user may read.
-            const accept = decision === "partial" ? this.sampleFilter(principal!) : undefined;
-            this.sse.open(session, key, res, cors, (s) => codec.sseEvent!(s), accept);
+            const filter = decision === "partial" ? this.keyFilter(principal!) : undefined;
+            this.sse.open(key, res, cors, lastEventIdOf(req.headers["last-event-id"], parameters), filter);
             return;
           }
-          const parameters = new Parameters(codec.parameters(query));
           // A malformed `_time` is the client's mistake, in either variant: a 400 here, before any
           // queryable runs (only storages read it, so it would otherwise be a 200 or an ERROR entry).
           parameters.timeRange();
-          let replies = await session.get({ key, parameters });
+          // A GET body is the query's payload, with its content type (docs/raw.md).
+          const payload = hasBody(req.headers) ? await readBodyAsync(req, this.opts.bodyLimit, this.bodyIdleMs) : undefined;
+          let replies = await session.get({ key, parameters }, payload && { payload, encoding: codec.encodingFor(req.headers["content-type"]) });
           if (decision === "partial") replies = replies.filter((r) => r.kind !== "ok" || this.access.mayRead(principal!, "query", r.sample.key));
+          if (wantsRaw(parameters.get("_raw"), key, req.headers.accept)) {
+            const raw = rawResponse(replies, key);
+            return send(res, method, cors, 200, raw.contentType, raw.body);
+          }
           const rendered = codec.render(replies, html);
           const body = Buffer.from(rendered.body);
           const err = replies.find((r) => r.kind === "err");
@@ -246,8 +265,8 @@ export class RestServer {
   }
 
   /** The filter of a partly readable SSE stream. */
-  private sampleFilter(principal: Principal): (s: Sample) => boolean {
-    return (s) => this.access.mayRead(principal, "declare_subscriber", s.key);
+  private keyFilter(principal: Principal): (key: string) => boolean {
+    return (key) => this.access.mayRead(principal, "declare_subscriber", key);
   }
 
   /**
@@ -434,6 +453,10 @@ function readBody(req: IncomingMessage, limit: number, idleMs: number, done: (er
   req.on("end", stop);
   req.on("close", stop);
   readBodyNow(req, limit, done);
+}
+
+function readBodyAsync(req: IncomingMessage, limit: number, idleMs: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => readBody(req, limit, idleMs, (err, body) => (err ? reject(err) : resolve(body!))));
 }
 
 function readBodyNow(req: IncomingMessage, limit: number, done: (err: ZestError | undefined, body?: Buffer) => void): void {

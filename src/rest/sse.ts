@@ -1,83 +1,245 @@
 import type { ServerResponse } from "node:http";
 import type { Session, Subscriber } from "../core/session.js";
 import type { Sample } from "../core/sample.js";
+import { DEFAULT_RESUME_LOG, ResumeLog, type ResumeLogLimits, type SseEvent, sseEventOf } from "./sse-log.js";
 
 /** A client that falls this far behind is dropped rather than buffered without bound. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 const KEEPALIVE_MS = 15_000;
+/** Most key expressions kept watched for resume after their last stream closed. */
+const MAX_LINGERING = 1024;
+
+/** SSE options (`plugins.rest.sse`, docs/sse.md). */
+export interface SseOptions {
+  /** Events kept for resume (10,000); 0 turns event ids and resume off. */
+  resumeLog?: number;
+  /** Bytes of encoded events kept for resume (16 MiB). */
+  resumeLogBytes?: number;
+  /** How long a key expression stays watched (logged) after its last stream closed, in ms (300,000). */
+  resumeLingerMs?: number;
+  /** The `retry:` hint sent at the start of each stream, in ms (3,000). */
+  retryMs?: number;
+}
+
+/** Counters of the hub, read by the metrics on scrape. */
+export interface SseStats {
+  opened: number;
+  /** Streams closed by the router because the client fell too far behind. */
+  dropped: number;
+  /** Reconnections that got the missed events replayed. */
+  resumed: number;
+  /** Reconnections told `RESET` (the missed events are not known). */
+  resets: number;
+  /** Events written, all streams counted. */
+  eventsSent: number;
+  /** Bytes of events written, all streams counted. */
+  bytesSent: number;
+}
 
 /**
- * Live SSE streams. Each is a subscriber whose sink is an HTTP response; it is released the
- * moment the client goes away (the response closes), not at the next sample.
+ * One subscription per distinct key expression, shared by every stream on it: a sample is
+ * encoded (and logged) once and its bytes written to each stream. After the last stream closes
+ * the subscription lingers, still logging, so that a client reconnecting within the linger time
+ * misses nothing.
+ */
+/** Whether a stream may see events on `key`. */
+export type KeyFilter = (key: string) => boolean;
+
+interface Watch {
+  readonly key: string;
+  /** Open streams, each with the filter of the keys its user may read (none: every key). */
+  readonly streams: Map<ServerResponse, KeyFilter | undefined>;
+  /** The log's mark when this watch began: every event on its key after it is logged. */
+  readonly since: number;
+  sub: Subscriber | undefined;
+  linger: NodeJS.Timeout | undefined;
+}
+
+/**
+ * Live SSE streams (docs/sse.md). Each stream is a sink of the watch on its key expression; it
+ * is released the moment the client goes away (the response closes), not at the next sample.
  */
 export class SseHub {
-  private readonly streams = new Map<ServerResponse, Subscriber>();
+  private readonly watches = new Map<string, Watch>();
+  private readonly streamWatch = new Map<ServerResponse, Watch>();
   private readonly keepalive: NodeJS.Timeout;
+  private readonly log: ResumeLog | undefined;
+  private readonly lingerMs: number;
+  private readonly retryMs: number;
+  /** Events without ids (resume off), by sample: each sample is encoded once. */
+  private readonly unlogged = new WeakMap<Sample, SseEvent>();
+  /** Logged events by sample: a sample reaching two watches gets one id. */
+  private readonly logged = new WeakMap<Sample, SseEvent>();
+  readonly stats: SseStats = { opened: 0, dropped: 0, resumed: 0, resets: 0, eventsSent: 0, bytesSent: 0 };
 
-  constructor() {
+  /** `render` turns a sample into one SSE message (without an `id:` line). */
+  constructor(
+    private readonly session: Session,
+    private readonly render: (s: Sample) => Buffer,
+    options: SseOptions = {},
+  ) {
+    const entries = options.resumeLog ?? DEFAULT_RESUME_LOG.entries;
+    const limits: ResumeLogLimits = { entries, bytes: options.resumeLogBytes ?? DEFAULT_RESUME_LOG.bytes };
+    this.log = entries > 0 ? new ResumeLog(limits) : undefined;
+    this.lingerMs = options.resumeLingerMs ?? 300_000;
+    this.retryMs = options.retryMs ?? 3_000;
     // Comments keep proxies from timing the stream out and reveal dead peers.
     this.keepalive = setInterval(() => {
-      for (const res of this.streams.keys()) res.write(":\n\n");
+      for (const res of this.streamWatch.keys()) res.write(":\n\n");
     }, KEEPALIVE_MS);
     this.keepalive.unref();
   }
 
   /** Number of open streams. */
   get size(): number {
-    return this.streams.size;
+    return this.streamWatch.size;
+  }
+
+  /** Events kept in the resume log. */
+  get logSize(): number {
+    return this.log?.size ?? 0;
   }
 
   /**
-   * Subscribes `res` to `key`; `render` turns a sample into one SSE message (cached per sample).
-   * `accept`, when given, drops the samples it refuses (access control).
+   * Subscribes `res` to `key`. With `lastEventId` (a reconnecting client), the events it missed
+   * that match `key` are written first, or a `RESET` event when they are not known. Replay and
+   * subscription happen in one synchronous step, so no live event can fall between them.
+   * `accept`, when given, keeps only the events on keys it accepts (access control), replayed
+   * ones included.
    */
-  open(session: Session, key: string, res: ServerResponse, headers: Record<string, string>, render: (s: Sample) => Buffer, accept?: (s: Sample) => boolean): void {
-    const sub = session.declareSubscriber(key, accept ? (sample) => void (accept(sample) && send(res, render(sample))) : (sample) => send(res, render(sample)));
-    this.streams.set(res, sub);
-    res.on("close", () => {
-      sub.undeclare();
-      this.streams.delete(res);
-    });
+  open(key: string, res: ServerResponse, headers: Readonly<Record<string, string>>, lastEventId: string | undefined, accept?: KeyFilter): void {
+    const log = this.log;
+    let watch = this.watches.get(key);
+    const resume = log && lastEventId !== undefined ? log.since(lastEventId, key, watch?.since, accept) : undefined;
+    if (watch === undefined) {
+      watch = { key, streams: new Map(), since: log?.mark() ?? 0, sub: undefined, linger: undefined };
+      this.watch(watch);
+    } else if (watch.linger !== undefined) {
+      clearTimeout(watch.linger);
+      watch.linger = undefined;
+    }
+    watch.streams.set(res, accept);
+    this.streamWatch.set(res, watch);
+    this.stats.opened++;
+    res.on("close", () => this.release(res));
     res.writeHead(200, { ...headers, "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
     res.flushHeaders();
+    // The retry hint; a fresh stream also learns the current position, so that a client that saw
+    // no event before a disconnection still resumes from here (an `id:` alone sets the
+    // EventSource's last id without dispatching anything).
+    let prelude = `retry: ${this.retryMs}\n`;
+    if (log && resume === undefined) prelude += `id: ${log.lastId}\n`;
+    else if (resume && "reset" in resume) {
+      this.stats.resets++;
+      prelude += `\nid: ${log!.lastId}\nevent: RESET\ndata: ${JSON.stringify({ reason: resume.reset, last_event_id: lastEventId })}\n`;
+    }
+    send(res, sseEventOf(Buffer.from(`${prelude}\n`)), this.stats);
+    if (resume && "events" in resume) {
+      this.stats.resumed++;
+      for (const ev of resume.events) send(res, ev, this.stats);
+    }
+  }
+
+  private watch(watch: Watch): void {
+    this.watches.set(watch.key, watch);
+    const streams = watch.streams;
+    const stats = this.stats;
+    watch.sub = this.session.declareSubscriber(watch.key, (sample) => {
+      const ev = this.eventOf(sample);
+      for (const [res, accept] of streams) if (accept === undefined || accept(sample.key)) send(res, ev, stats);
+    });
+  }
+
+  /** The sample's event, encoded (and logged, with an id) once however many watches it reaches. */
+  private eventOf(sample: Sample): SseEvent {
+    const log = this.log;
+    if (log === undefined) {
+      let ev = this.unlogged.get(sample);
+      if (ev === undefined) this.unlogged.set(sample, (ev = sseEventOf(this.render(sample))));
+      return ev;
+    }
+    let ev = this.logged.get(sample);
+    if (ev === undefined) this.logged.set(sample, (ev = log.append(sample.key, this.render(sample))));
+    return ev;
+  }
+
+  private release(res: ServerResponse): void {
+    const watch = this.streamWatch.get(res);
+    if (watch === undefined) return;
+    this.streamWatch.delete(res);
+    watch.streams.delete(res);
+    if (watch.streams.size > 0) return;
+    if (this.log === undefined || this.lingerMs <= 0) {
+      this.unwatch(watch);
+      return;
+    }
+    watch.linger = setTimeout(() => this.unwatch(watch), this.lingerMs);
+    watch.linger.unref();
+    this.boundLingering();
+  }
+
+  /** Keeps at most MAX_LINGERING idle watches: the oldest idle ones go first. */
+  private boundLingering(): void {
+    let idle = 0;
+    for (const w of this.watches.values()) if (w.streams.size === 0) idle++;
+    if (idle <= MAX_LINGERING) return;
+    for (const w of this.watches.values()) {
+      if (idle <= MAX_LINGERING) break;
+      if (w.streams.size === 0) {
+        this.unwatch(w);
+        idle--;
+      }
+    }
+  }
+
+  private unwatch(watch: Watch): void {
+    if (watch.linger !== undefined) clearTimeout(watch.linger);
+    watch.linger = undefined;
+    watch.sub?.undeclare();
+    watch.sub = undefined;
+    if (this.watches.get(watch.key) === watch) this.watches.delete(watch.key);
   }
 
   /** Ends every stream. */
   close(): void {
     clearInterval(this.keepalive);
-    for (const [res, sub] of this.streams) {
-      sub.undeclare();
-      res.end();
-    }
-    this.streams.clear();
+    for (const res of [...this.streamWatch.keys()]) res.end();
+    for (const w of [...this.watches.values()]) this.unwatch(w);
+    this.streamWatch.clear();
   }
 }
 
 /**
- * Writes one message to a stream. A chunked response (HTTP/1.1) gets the message framed as a
- * chunk once per message (shared by every stream) and written to the socket in one write, which
- * spares the response's per-write framing; its headers are flushed at open, so the order holds.
- * Anything else (HTTP/1.0, no socket) goes through the response.
+ * Writes one event to a stream. A chunked response (HTTP/1.1) gets the event's chunk (framed
+ * once per event, shared by every stream) written to the socket in one write, which spares the
+ * response's per-write framing; its headers are flushed at open, so the order holds. Anything
+ * else (HTTP/1.0, no socket) goes through the response with the bare event.
  */
-function send(res: ServerResponse, message: Buffer): void {
+function send(res: ServerResponse, ev: SseEvent, stats: SseStats): void {
+  stats.eventsSent++;
+  stats.bytesSent += ev.frame.length;
   const socket = res.socket;
   if (res.chunkedEncoding && socket && !socket.destroyed) {
-    socket.write(chunkOf(message));
-    if (socket.writableLength > MAX_BUFFERED_BYTES) res.destroy();
+    socket.write(ev.chunk);
+    if (socket.writableLength > MAX_BUFFERED_BYTES) drop(res, stats);
     return;
   }
-  if (!res.write(message) && res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
+  if (!res.write(ev.frame) && res.writableLength > MAX_BUFFERED_BYTES) drop(res, stats);
 }
 
-/** Messages framed as HTTP chunks (`<size hex>\r\n<message>\r\n`), by message. */
-const chunks = new WeakMap<Buffer, Buffer>();
-const CRLF = Buffer.from("\r\n");
+function drop(res: ServerResponse, stats: SseStats): void {
+  stats.dropped++;
+  res.destroy();
+}
 
-function chunkOf(message: Buffer): Buffer {
-  let chunk = chunks.get(message);
-  if (chunk === undefined) {
-    chunk = Buffer.concat([Buffer.from(`${message.length.toString(16)}\r\n`), message, CRLF]);
-    chunks.set(message, chunk);
-  }
-  return chunk;
+/**
+ * The id a reconnecting client last saw: the `Last-Event-ID` header (what EventSource sends),
+ * else the `_last_event_id` selector parameter. The header wins: EventSource keeps the URL it
+ * was opened with, so its parameter is older than the header of a later reconnection.
+ */
+export function lastEventIdOf(header: string | string[] | undefined, parameters: { get(name: string): string | undefined }): string | undefined {
+  const h = Array.isArray(header) ? header[0] : header;
+  if (h !== undefined && h !== "") return h;
+  const p = parameters.get("_last_event_id");
+  return p === "" ? undefined : p;
 }

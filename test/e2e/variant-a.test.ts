@@ -293,7 +293,7 @@ describe("Variant A: SSE", () => {
     b.close();
   });
 
-  test("SSE framing is exact: event line, one data line with key, value, encoding, time, blank line", async () => {
+  test("SSE framing is exact: a retry hint and the position first, then id, event and one data line with key, value, encoding, time, blank line", async () => {
     const ac = new AbortController();
     const res = await fetch(`${z.url}/demo/frame/**`, { headers: { accept: "text/event-stream" }, signal: ac.signal });
     assert.equal(res.status, 200);
@@ -303,16 +303,18 @@ describe("Variant A: SSE", () => {
     await http(z.url, "DELETE", "/demo/frame/a");
     let text = "";
     const deadline = Date.now() + 5_000;
-    while (text.split("\n\n").length < 3 && Date.now() < deadline) {
+    while (text.split("\n\n").length < 4 && Date.now() < deadline) {
       const { value, done } = await reader.read();
       if (done) break;
       text += decoder.decode(value, { stream: true });
     }
     ac.abort();
     const T = "\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{9}Z/0A0B";
+    const ID = "id: [0-9a-f]{8}-\\d+\\n";
     const expected = new RegExp(
-      `^event: PUT\\ndata: \\{ "key": "demo/frame/a", "value": \\{"n":12345678901234567890\\}, "encoding": "application/json", "time": "${T}" \\}\\n\\n` +
-        `event: DELETE\\ndata: \\{ "key": "demo/frame/a", "value": "", "encoding": "", "time": "${T}" \\}\\n\\n$`,
+      `^retry: 3000\\n${ID}\\n` +
+        `${ID}event: PUT\\ndata: \\{ "key": "demo/frame/a", "value": \\{"n":12345678901234567890\\}, "encoding": "application/json", "time": "${T}" \\}\\n\\n` +
+        `${ID}event: DELETE\\ndata: \\{ "key": "demo/frame/a", "value": "", "encoding": "", "time": "${T}" \\}\\n\\n$`,
     );
     assert.match(text, expected);
   });
@@ -336,12 +338,18 @@ describe("Variant A: SSE", () => {
       }
     };
     const putV = (key: string) => () => http(z.url, "PUT", `/${key}`, { body: "v", headers: { "content-type": "text/plain" } });
-    const message = (key: string): RegExp => new RegExp(`event: PUT\\ndata: \\{ "key": "${key}", "value": "v", "encoding": "text/plain", "time": "[^"]+" \\}\\n\\n`);
+    const message = (key: string): RegExp => new RegExp(`id: [0-9a-f]{8}-\\d+\\nevent: PUT\\ndata: \\{ "key": "${key}", "value": "v", "encoding": "text/plain", "time": "[^"]+" \\}\\n\\n`);
 
-    // A message ends in a blank line, and its chunk in CRLF: "\n\n\r\n" never occurs in the head.
-    const chunked = await raw("1.1", "demo/wire11/*", "\n\n\r\n", putV("demo/wire11/a"));
-    const body11 = chunked.slice(chunked.indexOf("\r\n\r\n") + 4);
+    // An event ends in `}` and a blank line, and its chunk in CRLF; the prelude (retry hint and
+    // position) is a chunk of its own before it.
+    const prelude = /^retry: 3000\nid: [0-9a-f]{8}-\d+\n\n/;
+    const chunked = await raw("1.1", "demo/wire11/*", "}\n\n\r\n", putV("demo/wire11/a"));
+    let body11 = chunked.slice(chunked.indexOf("\r\n\r\n") + 4);
     assert.match(chunked, /^HTTP\/1\.1 200 .*\r\n[^]*transfer-encoding: chunked\r\n/i);
+    const first = /^([0-9a-f]+)\r\n/.exec(body11)!;
+    const firstEnd = first[0].length + parseInt(first[1]!, 16);
+    assert.match(body11.slice(first[0].length, firstEnd), new RegExp(`${prelude.source}$`));
+    body11 = body11.slice(firstEnd + 2);
     const m = /^([0-9a-f]+)\r\n/.exec(body11);
     assert.ok(m, `a chunk size line first: ${JSON.stringify(body11)}`);
     const size = parseInt(m[1]!, 16);
@@ -349,10 +357,10 @@ describe("Variant A: SSE", () => {
     assert.match(payload, new RegExp(`^${message("demo/wire11/a").source}$`));
     assert.equal(body11.slice(m[0].length + size, m[0].length + size + 2), "\r\n", "the chunk ends with CRLF");
 
-    const plain = await raw("1.0", "demo/wire10/*", "\n\n", putV("demo/wire10/a"));
+    const plain = await raw("1.0", "demo/wire10/*", "}\n\n", putV("demo/wire10/a"));
     assert.match(plain, /^HTTP\/1\.1 200 /);
     assert.doesNotMatch(plain, /transfer-encoding: chunked/i);
-    assert.match(plain.slice(plain.indexOf("\r\n\r\n") + 4), new RegExp(`^${message("demo/wire10/a").source}$`));
+    assert.match(plain.slice(plain.indexOf("\r\n\r\n") + 4), new RegExp(`${prelude.source}${message("demo/wire10/a").source}$`));
   });
 
   test("SSE on an invalid key expression is a 400", async () => {

@@ -1,0 +1,226 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { FabricStatus } from "../core/fabric.js";
+
+/** What the SSE hub reports, read on scrape. */
+export interface SseSnapshot {
+  readonly streams: number;
+  readonly logEntries: number;
+  readonly opened: number;
+  readonly dropped: number;
+  readonly resumed: number;
+  readonly resets: number;
+  readonly eventsSent: number;
+  readonly bytesSent: number;
+}
+
+/** One storage as the metrics show it; sizes only where the backend can tell them cheaply. */
+export interface StorageSnapshot {
+  readonly name: string;
+  readonly volume: string;
+  readonly samples?: number;
+  readonly bytes?: number;
+}
+
+/** The parts of the router the metrics read on scrape (never on the request path). */
+export interface MetricsSources {
+  sse(): SseSnapshot | undefined;
+  storages(): StorageSnapshot[];
+  fabric(): FabricStatus | undefined;
+}
+
+/** Request latency buckets, in seconds: 0.25 ms to 10 s. */
+const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The per-(method, status) series of the request metrics, looked up once and kept. */
+interface RequestChildren {
+  readonly count: Counter.Internal;
+  readonly latency: Histogram.Internal<"method" | "variant">;
+}
+
+const START = Symbol("zest.metrics.start");
+const OWNER = Symbol("zest.metrics.owner");
+const WRITTEN = Symbol("zest.metrics.written");
+type Tracked = ServerResponse & { [START]?: number; [OWNER]?: RouterMetrics; [WRITTEN]?: number };
+
+/** The process-wide metrics (event-loop lag, GC, memory, CPU): one set per process, shared by every router in it. */
+let processRegistry: Registry | undefined;
+
+function processMetrics(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/**
+ * One router's metrics in Prometheus form (docs/metrics.md), in a registry of its own, so two
+ * routers in one process never collide. Request counters are updated on the request path through
+ * cached label children; everything else is read from its source on scrape.
+ */
+export class RouterMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<"method" | "variant" | "status">;
+  private readonly latency: Histogram<"method" | "variant">;
+  private readonly bytesIn: Counter.Internal;
+  private readonly bytesOut: Counter.Internal;
+  /** method → status → series. */
+  private readonly children = new Map<string, Map<number, RequestChildren>>();
+
+  constructor(
+    readonly variant: string,
+    sources: MetricsSources,
+  ) {
+    const r = this.registry;
+    this.requests = new Counter({ name: "zest_http_requests_total", help: "HTTP requests answered, by method, REST variant and status", labelNames: ["method", "variant", "status"], registers: [r] });
+    this.latency = new Histogram({ name: "zest_http_request_duration_seconds", help: "Time from request to response end (SSE streams excluded), by method and variant", labelNames: ["method", "variant"], buckets: LATENCY_BUCKETS, registers: [r] });
+    this.bytesIn = new Counter({ name: "zest_http_request_bytes_total", help: "Request body bytes received (as declared by Content-Length)", labelNames: ["variant"], registers: [r] }).labels(variant);
+    this.bytesOut = new Counter({ name: "zest_http_response_bytes_total", help: "Response bytes written to the socket, headers and SSE streams included", labelNames: ["variant"], registers: [r] }).labels(variant);
+    sseMetrics(r, sources);
+    storageMetrics(r, sources);
+    fabricMetrics(r, sources);
+  }
+
+  /** Counts `res` when it closes (answered, or the client left). One listener, no closure. */
+  track(req: IncomingMessage, res: ServerResponse): void {
+    const t = res as Tracked;
+    t[START] = performance.now();
+    t[OWNER] = this;
+    t[WRITTEN] = req.socket.bytesWritten;
+    const len = req.headers["content-length"];
+    if (len !== undefined) this.bytesIn.inc(Number(len) || 0);
+    // `on`, not `once`: a response closes once, and once-wrappers cost a closure per request.
+    res.on("close", onClose);
+  }
+
+  /** @internal */
+  observe(method: string, status: number, seconds: number | undefined, bytesOut: number): void {
+    let byStatus = this.children.get(method);
+    if (byStatus === undefined) {
+      // Methods are bounded by what the server accepts; anything else is counted as OTHER.
+      if (!KNOWN_METHODS.has(method)) return this.observe("OTHER", status, seconds, bytesOut);
+      this.children.set(method, (byStatus = new Map()));
+    }
+    let c = byStatus.get(status);
+    if (c === undefined) {
+      c = { count: this.requests.labels(method, this.variant, String(status)), latency: this.latency.labels(method, this.variant) };
+      byStatus.set(status, c);
+    }
+    c.count.inc();
+    if (seconds !== undefined) c.latency.observe(seconds);
+    if (bytesOut > 0) this.bytesOut.inc(bytesOut);
+  }
+
+  /** The exposition text: this router's metrics, then the process's. */
+  async text(): Promise<string> {
+    return (await this.registry.metrics()) + (await processMetrics().metrics());
+  }
+
+  /** Content type of `text()` (Prometheus text format 0.0.4). */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
+
+/** Methods counted by name; any other is counted as OTHER (a client must not mint label values). */
+const KNOWN_METHODS = new Set(["GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS", "POST", "OTHER"]);
+
+function onClose(this: ServerResponse): void {
+  const t = this as Tracked;
+  const owner = t[OWNER];
+  if (owner === undefined) return;
+  const seconds = (performance.now() - t[START]!) / 1000;
+  // An SSE stream lasts as long as the client wants: its duration is no latency.
+  const accept = this.req.headers.accept;
+  const sse = this.statusCode === 200 && accept !== undefined && accept.trimStart().toLowerCase().startsWith("text/event-stream");
+  const written = this.req.socket.bytesWritten - t[WRITTEN]!;
+  // A response that never got its status out (the client left first) is counted with status 0.
+  owner.observe(this.req.method ?? "OTHER", this.headersSent ? this.statusCode : 0, sse ? undefined : seconds, written);
+}
+
+/** A counter whose value is read from `read()` on scrape (undefined: no sample). */
+function counterOf(r: Registry, name: string, help: string, read: () => number | undefined): void {
+  new Counter({ name, help, registers: [r], collect: readInto(read, (c: Counter, v) => c.inc(v)) });
+}
+
+/** A gauge whose value is read from `read()` on scrape (undefined: no sample). */
+function gaugeOf(r: Registry, name: string, help: string, read: () => number | undefined): void {
+  new Gauge({ name, help, registers: [r], collect: readInto(read, (g: Gauge, v) => g.set(v)) });
+}
+
+function readInto<M extends { reset(): void }>(read: () => number | undefined, put: (metric: M, v: number) => void): (this: M) => void {
+  return function (this: M) {
+    const v = read();
+    this.reset();
+    if (v !== undefined) put(this, v);
+  };
+}
+
+function sseMetrics(r: Registry, sources: MetricsSources): void {
+  gaugeOf(r, "zest_sse_streams", "Open SSE streams", () => sources.sse()?.streams ?? 0);
+  gaugeOf(r, "zest_sse_resume_log_entries", "Events kept in the SSE resume log", () => sources.sse()?.logEntries ?? 0);
+  counterOf(r, "zest_sse_streams_opened_total", "SSE streams opened", () => sources.sse()?.opened ?? 0);
+  counterOf(r, "zest_sse_drops_total", "SSE streams closed by the router because the client fell too far behind", () => sources.sse()?.dropped ?? 0);
+  counterOf(r, "zest_sse_resumes_total", "SSE reconnections that got their missed events replayed", () => sources.sse()?.resumed ?? 0);
+  counterOf(r, "zest_sse_resets_total", "SSE reconnections told RESET (missed events unknown)", () => sources.sse()?.resets ?? 0);
+  counterOf(r, "zest_sse_events_total", "SSE events written, every stream counted", () => sources.sse()?.eventsSent ?? 0);
+  counterOf(r, "zest_sse_bytes_total", "SSE bytes written, every stream counted", () => sources.sse()?.bytesSent ?? 0);
+}
+
+function storageMetrics(r: Registry, sources: MetricsSources): void {
+  new Gauge({
+    name: "zest_storages",
+    help: "Storages configured on this router",
+    registers: [r],
+    collect() {
+      this.set(sources.storages().length);
+    },
+  });
+  new Gauge({
+    name: "zest_storage_samples",
+    help: "Samples (keys with a value) held by a storage, where its backend can tell cheaply",
+    labelNames: ["storage", "volume"],
+    registers: [r],
+    collect() {
+      this.reset();
+      for (const s of sources.storages()) if (s.samples !== undefined) this.labels(s.name, s.volume).set(s.samples);
+    },
+  });
+  new Gauge({
+    name: "zest_storage_bytes",
+    help: "Bytes held by a storage, where its backend can tell cheaply",
+    labelNames: ["storage", "volume"],
+    registers: [r],
+    collect() {
+      this.reset();
+      for (const s of sources.storages()) if (s.bytes !== undefined) this.labels(s.name, s.volume).set(s.bytes);
+    },
+  });
+}
+
+function fabricMetrics(r: Registry, sources: MetricsSources): void {
+  const detail = (): Record<string, unknown> => sources.fabric()?.detail ?? {};
+  const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+  gaugeOf(r, "zest_fabric_connected", "1 while the link to the other routers is up (always 1 without a fabric)", () => (sources.fabric()?.connected === false ? 0 : 1));
+  gaugeOf(r, "zest_fabric_peers", "Other routers reachable through the fabric", () => {
+    const routers = detail().routers;
+    return Array.isArray(routers) ? routers.length : 0;
+  });
+  gaugeOf(r, "zest_fabric_acks_pending", "Writes waiting for other routers' acknowledgements", () => num(detail().pendingAcks) ?? 0);
+  gaugeOf(r, "zest_fabric_queries_pending", "Queries waiting for other routers' replies", () => num(detail().pendingQueries) ?? 0);
+  counterOf(r, "zest_fabric_reconnects_total", "Reconnections of the fabric (when the fabric reports them)", () => num(detail().reconnects));
+  new Counter({
+    name: "zest_fabric_events_total",
+    help: "Fabric counters as the fabric reports them (samples sent, received, resent, queries...)",
+    labelNames: ["event"],
+    registers: [r],
+    collect() {
+      this.reset();
+      for (const [k, v] of Object.entries(detail())) {
+        const n = num(v);
+        if (n !== undefined && k !== "pendingAcks" && k !== "pendingQueries" && k !== "reconnects") this.labels(k).inc(n);
+      }
+    },
+  });
+}
