@@ -23,9 +23,16 @@ export async function run(): Promise<BenchResult> {
     figures,
     ratio,
     target: `p99 with ids and the log <= ${TARGET}x without, nothing lost`,
-    pass: ratio <= TARGET && on.pass === true && off.pass === true,
+    // The ratio is the target here; the fan-out's own absolute p99 target is the `sse` benchmark's.
+    pass: ratio <= TARGET && complete(on) && complete(off),
     summary: `p99 ${fmtMs(p99On)} with ids and the log, ${fmtMs(p99Off)} without (p50 ${fmtMs(on.figures.p50Ms!)} / ${fmtMs(off.figures.p50Ms!)})`,
     interferencePct: Math.max(on.interferencePct ?? 0, off.interferencePct ?? 0),
     notes: [...(off.notes ?? []).map((n) => `off: ${n}`), ...(on.notes ?? []).map((n) => `on: ${n}`)],
   };
+}
+
+/** Every put answered and every event delivered once. */
+function complete(r: BenchResult): boolean {
+  const f = r.figures;
+  return f.lost === 0 && f.duplicates === 0 && f.putsOk === f.puts;
 }
