@@ -27,4 +27,6 @@ export const BENCHMARKS: BenchEntry[] = [
   { name: "nats-get", title: "Cross-router GET over NATS, vs one router", issue: 4, load: () => import("./suites/nats-get.js") },
   { name: "nats-put", title: "PUT through the NATS fabric to a remote subscriber, vs in-process", issue: 4, load: () => import("./suites/nats-put.js") },
   { name: "jetstream-put", title: "jetstream volume PUT (3 replicas), vs memory", issue: 4, load: () => import("./suites/jetstream-put.js") },
+  { name: "remote-pubsub", title: "zenoh-ts put → zenoh-ts subscriber over the remote API, vs REST PUT", issue: 10, load: () => import("./suites/remote-pubsub.js") },
+  { name: "remote-fanout", title: "Remote API fan-out, 1,000 samples/s to 100 WebSocket subscribers, vs SSE", issue: 10, load: () => import("./suites/remote-fanout.js") },
 ];
