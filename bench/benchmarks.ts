@@ -30,4 +30,6 @@ export const BENCHMARKS: BenchEntry[] = [
   { name: "access", title: "GET and PUT with 100 rules and Basic auth, vs no access control", issue: 9, load: () => import("./suites/access.js") },
   { name: "https", title: "HTTPS GET and PUT, vs bare node:https", issue: 9, load: () => import("./suites/https.js") },
   { name: "jetstream-put", title: "jetstream volume PUT (3 replicas), vs memory", issue: 4, load: () => import("./suites/jetstream-put.js") },
+  { name: "remote-pubsub", title: "zenoh-ts put → zenoh-ts subscriber over the remote API, vs REST PUT", issue: 10, load: () => import("./suites/remote-pubsub.js") },
+  { name: "remote-fanout", title: "Remote API fan-out, 1,000 samples/s to 100 WebSocket subscribers, vs SSE", issue: 10, load: () => import("./suites/remote-fanout.js") },
 ];
