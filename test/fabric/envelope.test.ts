@@ -33,6 +33,7 @@ import {
   ReplyBatch,
 } from "../../src/fabric/envelope.js";
 import { Inbox } from "../../src/fabric/inbox.js";
+import { rng } from "../keyexpr/reference.js";
 
 const ts = new Timestamp(0x1234_5678_9abc_def0n, "A1B2");
 const put = makeSample("demo/é/x", "put", Buffer.from([0, 1, 2, 255]), Encoding.TEXT_PLAIN, ts);
@@ -132,18 +133,6 @@ test("inbox subjects are built and read back by type; foreign subjects read as n
     assert.equal(inbox.parse(s), undefined, s);
   }
 });
-
-/** mulberry32: a small seeded generator, so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 test("fuzz: 100,000 random and mutated messages decode or throw MalformedMessage, nothing else", () => {
   const seed = Number(process.env.FUZZ_SEED ?? 0x5eed);
