@@ -127,7 +127,8 @@ export class NatsTransport implements Transport {
 }
 
 function toMessage(msg: Msg): TransportMessage {
-  // NATS answers a message with a reply subject and no subscriber with an empty 503 status.
+  // NATS answers a message with a reply subject and no subscriber with an empty message whose
+  // status header carries code 503 (NATS's own "no responders", not an HTTP status of ours).
   const noResponders = msg.data.length === 0 && msg.headers?.code === 503;
   return { subject: msg.subject, data: msg.data, reply: msg.reply || undefined, noResponders };
 }
