@@ -427,7 +427,12 @@ export class NatsFabric implements Fabric {
   }
 
   private ingest(m: DeclarationsMessage): void {
-    if (m.zid !== this.zid) this.table.ingest(m);
+    if (m.zid === this.zid) return;
+    const epoch = this.table.get(m.zid)?.epoch;
+    this.table.ingest(m);
+    // The router restarted: what its previous life received unacknowledged died with it, and
+    // the new one still wants the key (else `ingest` released the writes): send them again.
+    if (epoch !== undefined && epoch !== m.epoch) this.tracker.resendAll(m.zid);
   }
 
   // ---- outgoing ---------------------------------------------------------------------------------
