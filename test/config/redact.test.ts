@@ -52,3 +52,16 @@ for (const variant of ["a", "b"] as const) {
     }
   });
 }
+
+test("a run-time volume whose server cannot be reached: the 503 reason carries no credentials", async () => {
+  const z = await startRouter({ plugins: { storage_manager: { allowed_hosts: ["127.0.0.1"] } } });
+  try {
+    const body = JSON.stringify({ backend: "jetstream", servers: "nats://user:s3cret@127.0.0.1:1", timeout_ms: 200 });
+    const r = await http(z.url, "PUT", "/@/router/local/config/plugins/storage_manager/volumes/js", { body, headers: { "content-type": "application/json" } });
+    assert.equal(r.status, 503, r.text);
+    assert.match(r.text, /127\.0\.0\.1:1/);
+    assert.ok(!r.text.includes("s3cret"), r.text);
+  } finally {
+    await z.close();
+  }
+});
