@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { AdminSpace } from "./admin/admin-space.js";
 import { AdminSpaceB } from "./admin/admin-space-b.js";
 import type { ZestConfig } from "./config/config.js";
-import { ConfigError, parseHttpPort } from "./config/config.js";
+import { ConfigError, parseHttpPort, validateConfig } from "./config/config.js";
 import { errorMessage, isServerSide, ZestError } from "./core/errors.js";
 import type { Fabric } from "./core/fabric.js";
 import type { Logger } from "./core/log.js";
@@ -50,6 +50,7 @@ export interface Zest {
 /** Starts a router from its config: fabric, storages, admin space, plugins, then REST. */
 export async function startZest(config: ZestConfig, options: StartOptions): Promise<Zest> {
   const { logger } = options;
+  validateConfig(config); // embedders get the CLI's checks (a ConfigError naming the key)
   const fabric = await options.fabric?.(config, logger);
   const router = new Router({ zid: config.id, queryTimeoutMs: config.queries_default_timeout, fabric, logger });
   const closers: Array<() => Promise<void> | void> = [];
