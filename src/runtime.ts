@@ -107,7 +107,7 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       const { path, start } = await loadPluginModule(spec);
       const name = pluginName(path);
       const session = new Session(router, name);
-      const handle = (await start({ session, config: config.plugins?.[name], logger: logger.child({ plugin: name }) })) ?? undefined;
+      const handle = (await start({ session, config: config.plugins && Object.hasOwn(config.plugins, name) ? config.plugins[name] : undefined, logger: logger.child({ plugin: name }) })) ?? undefined;
       plugins.push({ name, path, handle });
       closers.push(async () => {
         await handle?.close?.();
