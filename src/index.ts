@@ -40,3 +40,4 @@ export { influxdbDriver } from "./storage/volumes/influxdb.js";
 export type { PluginContext, PluginHandle, PluginStart } from "./plugins.js";
 export type { ZestConfig } from "./config/config.js";
 export { configSchema, sections } from "./config/schema.js";
+export { ConfigError, validateConfig } from "./config/config.js";
