@@ -7,6 +7,7 @@ import type { Session } from "../core/session.js";
 import { checkRead, checkWrite, DEFAULT_ADMIN_PERMISSIONS, isAdmin, type AdminPermissions } from "./access.js";
 import type { RestCodec } from "./codec.js";
 import { httpStatus } from "./http-status.js";
+import { etagOfReplies, writeCondition } from "./conditions.js";
 import { cacheableReplies, ReadCache } from "./read-cache.js";
 import { SseHub } from "./sse.js";
 
@@ -150,9 +151,12 @@ export class RestServer {
           const rendered = codec.render(replies, html);
           const body = Buffer.from(rendered.body);
           const err = replies.find((r) => r.kind === "err");
+          const etag = codec.etags ? etagOfReplies(key, replies) : undefined;
+          if (etag) res.setHeader("etag", etag);
           if (cacheKey !== undefined && cacheableReplies(replies) && session.interest.storagesOnly(key)) {
             const headers: Record<string, string | number> = { "access-control-allow-origin": "*", "content-length": body.length };
             if (rendered.contentType) headers["content-type"] = rendered.contentType;
+            if (etag) headers.etag = etag;
             this.cache!.set(cacheKey, { version, headers, body });
           }
           return send(res, method, cors, err && err.kind === "err" ? httpStatus(err.errorKind) : 200, rendered.contentType, body);
@@ -176,7 +180,9 @@ export class RestServer {
     const url = req.url ?? "/";
     const q = url.indexOf("?");
     let key: string;
+    let condition: ReturnType<typeof writeCondition>;
     try {
+      condition = writeCondition(req.headers);
       const path = q === -1 ? url : url.slice(0, q);
       key = codec.pathToKey(path, session.zid, true);
       checkWrite(permissions, key, req);
@@ -195,7 +201,8 @@ export class RestServer {
         this.sendError(req, res, cors, err);
         return;
       }
-      const done = method === "DELETE" ? session.delete(key) : session.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) });
+      const encoding = codec.encodingFor(req.headers["content-type"]);
+      const done = method === "DELETE" ? session.delete(key, condition) : session.put(key, body!, condition ? { encoding, ...condition } : { encoding });
       done.then(
         () => {
           res.writeHead(codec.writeStatus, cors === CORS_PLAIN ? WRITE_HEADERS : { ...cors, "content-length": 0 });
