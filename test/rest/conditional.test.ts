@@ -65,7 +65,8 @@ describe("conditional writes over REST (Variant A)", () => {
   });
 
   it("malformed conditions are 400s saying what to send", async () => {
-    for (const headers of [{ "if-match": "no-quotes" }, { "if-none-match": '"x"' }, { "if-match": '"a"', "if-none-match": "*" }]) {
+    const cases: Array<Record<string, string>> = [{ "if-match": "no-quotes" }, { "if-none-match": '"x"' }, { "if-match": '"a"', "if-none-match": "*" }];
+    for (const headers of cases) {
       const r = await http(url, "PUT", "/bad/k", { body: "x", headers: { ...TEXT, ...headers } });
       assert.equal(r.status, 400, JSON.stringify(headers));
     }
