@@ -149,10 +149,10 @@ export class RestServer {
           parameters.timeRange();
           const replies = await session.get({ key, parameters });
           const rendered = codec.render(replies, html);
-          const body = Buffer.from(rendered.body);
-          const err = replies.find((r) => r.kind === "err");
           const etag = codec.etags ? etagOfReplies(key, replies) : undefined;
           if (etag) res.setHeader("etag", etag);
+          const body = Buffer.from(rendered.body);
+          const err = replies.find((r) => r.kind === "err");
           if (cacheKey !== undefined && cacheableReplies(replies) && session.interest.storagesOnly(key)) {
             const headers: Record<string, string | number> = { "access-control-allow-origin": "*", "content-length": body.length };
             if (rendered.contentType) headers["content-type"] = rendered.contentType;
@@ -180,9 +180,7 @@ export class RestServer {
     const url = req.url ?? "/";
     const q = url.indexOf("?");
     let key: string;
-    let condition: ReturnType<typeof writeCondition>;
     try {
-      condition = writeCondition(req.headers);
       const path = q === -1 ? url : url.slice(0, q);
       key = codec.pathToKey(path, session.zid, true);
       checkWrite(permissions, key, req);
@@ -199,6 +197,13 @@ export class RestServer {
     readBody(req, this.opts.bodyLimit, (err, body) => {
       if (err) {
         this.sendError(req, res, cors, err);
+        return;
+      }
+      let condition: ReturnType<typeof writeCondition>;
+      try {
+        condition = writeCondition(req.headers);
+      } catch (e) {
+        this.sendError(req, res, cors, e);
         return;
       }
       const encoding = codec.encodingFor(req.headers["content-type"]);
