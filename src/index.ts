@@ -4,18 +4,21 @@
  */
 export { KeyExpr, KeyExprError, canonize, intersects, includes, isWild } from "./keyexpr/index.js";
 export { Router, type RouterOptions, type QueryOptions, type SampleHandler, type QueryHandler } from "./core/router.js";
-export { Session, type IntoKeyExpr, type IntoSelector, type PutOptions, type DeleteOptions, type ConditionOptions, type Subscriber, type Queryable } from "./core/session.js";
-export { ChangeFeed, type ChangeEvent, type ChangeListener, type Clock, type Interest } from "./core/ports.js";
+export { Session, type IntoKeyExpr, type IntoSelector, type PutOptions, type DeleteOptions, type Subscriber, type Queryable } from "./core/session.js";
 export { Query, type ReplyOptions } from "./core/query.js";
 export type { Reply, ReplyError, Consolidation } from "./core/reply.js";
-export type { Sample, SampleKind, WriteCondition } from "./core/sample.js";
+export type { Sample, SampleKind } from "./core/sample.js";
 export { Encoding, encodingFromContentType } from "./core/encoding.js";
 export { Timestamp, HLC } from "./core/timestamp.js";
 export { Parameters, type Selector } from "./core/selector.js";
 export { ZestError } from "./core/errors.js";
-export type { Fabric, FabricHost, FabricStatus } from "./core/fabric.js";
-export type { StorageBackend, StorageCapability, StoredLookup, Insertion, WriteResult, Volume, VolumeDriver, VolumeContext, StoredEntry } from "./storage/backend.js";
+export type { ConditionOptions } from "./core/session.js";
+export type { WriteCondition } from "./core/sample.js";
+export { ChangeFeed, type ChangeEvent, type ChangeListener, type Clock, type Interest } from "./core/ports.js";
+export type { StorageCapability, StoredLookup, Insertion, WriteResult } from "./storage/backend.js";
 export { memoryDriver } from "./storage/volumes/memory.js";
+export type { Fabric, FabricHost, FabricStatus } from "./core/fabric.js";
+export type { StorageBackend, Volume, VolumeDriver, VolumeContext, StoredEntry } from "./storage/backend.js";
 export { startZest, type Zest, type StartOptions } from "./runtime.js";
 export { defaultStartOptions } from "./defaults.js";
 export { NatsFabric, natsFabricFromConfig, type NatsFabricOptions } from "./fabric/index.js";
