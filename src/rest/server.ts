@@ -12,6 +12,7 @@ import type { Session } from "../core/session.js";
 import { checkRead, checkWrite, DEFAULT_ADMIN_PERMISSIONS, isAdmin, type AdminPermissions } from "./access.js";
 import type { RestCodec } from "./codec.js";
 import { httpStatus } from "./http-status.js";
+import { etagOfReplies, writeCondition } from "./conditions.js";
 import { cacheableReplies, ReadCache } from "./read-cache.js";
 import { hasBody, rawResponse, wantsRaw } from "./raw.js";
 import { lastEventIdOf, SseHub, type SseOptions, type SseStats } from "./sse.js";
@@ -246,11 +247,14 @@ export class RestServer {
             return send(res, method, cors, 200, raw.contentType, raw.body);
           }
           const rendered = codec.render(replies, html);
+          const etag = codec.etags ? etagOfReplies(key, replies) : undefined;
+          if (etag) res.setHeader("etag", etag);
           const body = Buffer.from(rendered.body);
           const err = replies.find((r) => r.kind === "err");
           if (cacheKey !== undefined && decision === "allow" && cacheableReplies(replies) && session.interest.storagesOnly(key)) {
             const headers: Record<string, string | number> = { "access-control-allow-origin": "*", "content-length": body.length };
             if (rendered.contentType) headers["content-type"] = rendered.contentType;
+            if (etag) headers.etag = etag;
             this.cache!.set(cacheKey, { version, headers, body });
           }
           return send(res, method, cors, err && err.kind === "err" ? httpStatus(err.errorKind) : 200, rendered.contentType, body);
@@ -334,7 +338,15 @@ export class RestServer {
         this.sendError(req, res, cors, err);
         return;
       }
-      const done = method === "DELETE" ? session.delete(key) : session.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) });
+      let condition: ReturnType<typeof writeCondition>;
+      try {
+        condition = writeCondition(req.headers);
+      } catch (e) {
+        this.sendError(req, res, cors, e);
+        return;
+      }
+      const encoding = codec.encodingFor(req.headers["content-type"]);
+      const done = method === "DELETE" ? session.delete(key, condition) : session.put(key, body!, condition ? { encoding, ...condition } : { encoding });
       done.then(
         () => {
           res.writeHead(codec.writeStatus, cors === CORS_PLAIN ? WRITE_HEADERS : { ...cors, "content-length": 0 });

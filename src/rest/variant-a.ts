@@ -51,6 +51,7 @@ const sseCache = new WeakMap<Sample, Buffer>();
 export const codecA: RestCodec = {
   variant: "a",
   writeStatus: 200,
+  etags: true,
   supportsSse: true,
   adminConfigPath: AdminSpace.storageConfigPath,
 

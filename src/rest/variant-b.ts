@@ -158,6 +158,7 @@ export function parametersB(query: string): string {
 export const codecB: RestCodec = {
   variant: "b",
   writeStatus: 204,
+  etags: false,
   supportsSse: false,
   adminConfigPath: AdminSpaceB.storageConfigPath,
 

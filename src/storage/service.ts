@@ -96,8 +96,9 @@ export class StorageService {
     return result.then(
       (outcome) => this.settled(sample, outcome, condition),
       (err: unknown) => {
-        // A write that failed may have been visible for a moment (an SQLite group commit rolled back).
-        this.changed(sample);
+        // A write that failed may have been visible for a moment (an SQLite group commit rolled
+        // back); a refused condition changed nothing.
+        if (!(err instanceof ZestError && err.kind === "precondition_failed")) this.changed(sample);
         return Promise.reject(this.failure(sample, err));
       },
     );
