@@ -26,5 +26,6 @@ export const BENCHMARKS: BenchEntry[] = [
   { name: "influx", title: "InfluxDB volume: PUT one key vs memory, range query over 10,000 points", issue: 3, load: () => import("./suites/influx.js") },
   { name: "nats-get", title: "Cross-router GET over NATS, vs one router", issue: 4, load: () => import("./suites/nats-get.js") },
   { name: "nats-put", title: "PUT through the NATS fabric to a remote subscriber, vs in-process", issue: 4, load: () => import("./suites/nats-put.js") },
+  { name: "worst-selector", title: "Worst selector over 100,000 keys, and a one-key GET meanwhile", issue: 9, load: () => import("./suites/worst-selector.js") },
   { name: "jetstream-put", title: "jetstream volume PUT (3 replicas), vs memory", issue: 4, load: () => import("./suites/jetstream-put.js") },
 ];

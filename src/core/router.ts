@@ -9,6 +9,7 @@ import type { Sample } from "./sample.js";
 import type { Selector } from "./selector.js";
 import { HLC } from "./timestamp.js";
 import { cancel, schedule } from "./deadlines.js";
+import { sortInSlices } from "./slices.js";
 
 const RESOLVED: Promise<void> = Promise.resolve();
 const ROUTE_CACHE_MAX = 65_536;
@@ -30,7 +31,10 @@ export interface QueryableDecl {
   readonly key: string;
   readonly handler: QueryHandler;
   readonly complete: boolean;
-  /** Answers with stored samples only (a storage): see `Router.storagesOnly`. */
+  /**
+   * Answers with stored samples only, for keys its query matches (a storage): see
+   * `Router.storagesOnly`; its replies are not matched against the query again.
+   */
   readonly storage: boolean;
   readonly owner: string;
 }
@@ -235,20 +239,24 @@ export class Router {
     const timeoutMs = options.timeoutMs ?? this.queryTimeoutMs;
     const consolidation = options.consolidation ?? (selector.parameters.has("_time") ? "none" : "latest");
     const collector = new ReplyCollector(selector, consolidation);
-    const onReply = (r: Reply): void => collector.add(r);
+    const onReply = (r: Reply, matched?: boolean): void => collector.add(r, matched);
     const tasks: Promise<void>[] = [this.answerLocal(selector, timeoutMs, onReply)];
     if (this.fabric) tasks.push(this.fabric.query(selector, timeoutMs, onReply));
     await Promise.all(tasks);
-    return collector.result();
+    return await collector.result();
   }
 
-  /** Runs the local queryables only (also what remote routers get). */
-  private answerLocal(selector: Selector, timeoutMs: number, onReply: (r: Reply) => void): Promise<void> {
+  /**
+   * Runs the local queryables only (also what remote routers get). `onReply` learns, with
+   * `matched`, that a reply comes from a storage, whose index already matched its key.
+   */
+  private answerLocal(selector: Selector, timeoutMs: number, onReply: (r: Reply, matched?: boolean) => void): Promise<void> {
     const matching = this.queryablesIndex.intersecting(selector.key);
     if (matching.length === 0) return Promise.resolve();
     const queries: Query[] = [];
+    const fromStorage = (r: Reply): void => onReply(r, true);
     const runs = matching.map((q) => {
-      const query = new Query(selector, onReply);
+      const query = new Query(selector, q.storage ? fromStorage : onReply);
       queries.push(query);
       return runQueryable(q, query, this.logger).finally(() => query.finish());
     });
@@ -331,14 +339,15 @@ class ReplyCollector {
     private readonly consolidation: Consolidation,
   ) {}
 
-  add(reply: Reply): void {
+  /** `matched`: the key is known to match the query (a storage's reply), so it is not checked again. */
+  add(reply: Reply, matched = false): void {
     if (reply.kind === "err") {
       this.errors.push(reply);
       return;
     }
     const key = reply.sample.key;
     // Replies for keys outside the query are dropped (as Zenoh does), unless `_anyke` is given.
-    if (key !== this.selector.key && !this.selector.parameters.has("_anyke") && !intersects(this.selector.key, key)) return;
+    if (!matched && key !== this.selector.key && !this.selector.parameters.has("_anyke") && !intersects(this.selector.key, key)) return;
     if (this.consolidation === "none") {
       this.all.push(reply);
       return;
@@ -347,16 +356,19 @@ class ReplyCollector {
     if (!prev || newer(reply.sample, prev.sample)) this.latest.set(key, reply);
   }
 
-  result(): Reply[] {
+  /** The replies sorted by key; a large answer is sorted in slices (other requests run meanwhile). */
+  async result(): Promise<Reply[]> {
     const ok = this.consolidation === "none" ? this.all : [...this.latest.values()];
     // Stable sort: within one key, `none` keeps arrival order.
-    ok.sort((a, b) => {
-      const ka = (a as { sample: Sample }).sample.key;
-      const kb = (b as { sample: Sample }).sample.key;
-      return ka < kb ? -1 : ka > kb ? 1 : 0;
-    });
+    await sortInSlices(ok, byKey);
     return this.errors.length === 0 ? ok : [...ok, ...this.errors];
   }
+}
+
+function byKey(a: Reply, b: Reply): number {
+  const ka = (a as { sample: Sample }).sample.key;
+  const kb = (b as { sample: Sample }).sample.key;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
 }
 
 /** A reply with a timestamp beats one without; between two without, the first wins. */

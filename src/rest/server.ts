@@ -146,7 +146,7 @@ export class RestServer {
           // queryable runs (only storages read it, so it would otherwise be a 200 or an ERROR entry).
           parameters.timeRange();
           const replies = await session.get({ key, parameters });
-          const rendered = codec.render(replies, html);
+          const rendered = await codec.render(replies, html);
           const body = Buffer.from(rendered.body);
           const err = replies.find((r) => r.kind === "err");
           if (cacheKey !== undefined && cacheableReplies(replies) && session.router.storagesOnly(key)) {
