@@ -30,6 +30,7 @@ export const BENCHMARKS: BenchEntry[] = [
   { name: "nats-put", title: "PUT through the NATS fabric to a remote subscriber, vs in-process", issue: 4, load: () => import("./suites/nats-put.js") },
   { name: "access", title: "GET and PUT with 100 rules and Basic auth, vs no access control", issue: 9, load: () => import("./suites/access.js") },
   { name: "https", title: "HTTPS GET and PUT, vs bare node:https", issue: 9, load: () => import("./suites/https.js") },
+  { name: "worst-selector", title: "Worst selector over 100,000 keys, and a one-key GET meanwhile", issue: 9, load: () => import("./suites/worst-selector.js") },
   { name: "jetstream-put", title: "jetstream volume PUT (3 replicas), vs memory", issue: 4, load: () => import("./suites/jetstream-put.js") },
   { name: "remote-pubsub", title: "zenoh-ts put → zenoh-ts subscriber over the remote API, vs REST PUT", issue: 10, load: () => import("./suites/remote-pubsub.js") },
   { name: "remote-fanout", title: "Remote API fan-out, 1,000 samples/s to 100 WebSocket subscribers, vs SSE", issue: 10, load: () => import("./suites/remote-fanout.js") },

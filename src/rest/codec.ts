@@ -36,8 +36,11 @@ export interface RestCodec {
   parameters(query: string): string;
   /** The encoding stored for a write with this `Content-Type`. */
   encodingFor(contentType: string | undefined): string;
-  /** The body of a GET. `html` when the client asked for `text/html`. */
-  render(replies: Reply[], html: boolean): Rendered;
+  /**
+   * The body of a GET. `html` when the client asked for `text/html`. A large answer is rendered
+   * in slices (`core/slices.ts`), so other requests are served meanwhile.
+   */
+  render(replies: Reply[], html: boolean): Promise<Rendered>;
   /**
    * One SSE message for a sample, as bytes: computed once per sample (the codec caches it) and
    * written as is to every stream, so 1,000 subscribers cost one rendering and one UTF-8 encoding.

@@ -246,7 +246,7 @@ export class RestServer {
             const raw = rawResponse(replies, key);
             return send(res, method, cors, 200, raw.contentType, raw.body);
           }
-          const rendered = codec.render(replies, html);
+          const rendered = await codec.render(replies, html);
           const etag = codec.etags ? etagOfReplies(key, replies) : undefined;
           if (etag) res.setHeader("etag", etag);
           const body = Buffer.from(rendered.body);

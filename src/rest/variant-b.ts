@@ -10,6 +10,7 @@ import { checkKeyExprLimits, keyExprToPath, pathToKeyExpr, type KeyExprLimits } 
 import type { Rendered, RestCodec, RestVariant } from "./codec.js";
 import { decodePath } from "./paths.js";
 import { jsonValue, utf8 } from "./render-value.js";
+import { mapInSlices, sortInSlices } from "../core/slices.js";
 
 const ADMIN_ALIAS = "/@/router/local";
 const ROUTER_PREFIX = "@/router/";
@@ -98,15 +99,10 @@ function sampleEntry(sample: Sample): string {
  * within one key, and a reply identical to one already kept (same key, same timestamp: the same
  * sample held by overlapping storages) dropped. Replies without a timestamp are all kept.
  */
-export function orderRepliesB(replies: Reply[]): Sample[] {
+export async function orderRepliesB(replies: Reply[]): Promise<Sample[]> {
   const samples: Sample[] = [];
   for (const r of replies) if (r.kind === "ok") samples.push(r.sample);
-  samples.sort((a, b) => {
-    if (a.key !== b.key) return a.key < b.key ? 1 : -1;
-    if (a.timestamp && b.timestamp) return b.timestamp.compare(a.timestamp);
-    // Timestamped (stored) samples before computed ones; otherwise keep arrival order.
-    return a.timestamp ? -1 : b.timestamp ? 1 : 0;
-  });
+  await sortInSlices(samples, descending);
   const out: Sample[] = [];
   for (const s of samples) {
     const prev = out[out.length - 1];
@@ -114,6 +110,13 @@ export function orderRepliesB(replies: Reply[]): Sample[] {
     out.push(s);
   }
   return out;
+}
+
+function descending(a: Sample, b: Sample): number {
+  if (a.key !== b.key) return a.key < b.key ? 1 : -1;
+  if (a.timestamp && b.timestamp) return b.timestamp.compare(a.timestamp);
+  // Timestamped (stored) samples before computed ones; otherwise keep arrival order.
+  return a.timestamp ? -1 : b.timestamp ? 1 : 0;
 }
 
 /** Validates a B time property (`starttime`/`stoptime`, InfluxDB syntax such as `now()-1m`). */
@@ -186,8 +189,8 @@ export const codecB: RestCodec = {
   encodingFor: encodingForB,
 
   // Variant B has no HTML face: zenoh 0.4 ignored `Accept`.
-  render(replies: Reply[]): Rendered {
-    const lines = orderRepliesB(replies).map(sampleEntry);
+  async render(replies: Reply[]): Promise<Rendered> {
+    const lines = await mapInSlices(await orderRepliesB(replies), sampleEntry);
     for (const r of replies) if (r.kind === "err") lines.push(entry("ERROR", renderValueB(r.payload, r.encoding), "None"));
     // 0.4 sent no Content-Type; we say what the body is, so clients and browsers need not guess.
     return { contentType: "application/json", body: lines.length === 0 ? "[]" : `[\n${lines.join(",\n")}\n]` };
