@@ -12,7 +12,7 @@ import { mapInSlices } from "../core/slices.js";
 const ROUTER_PREFIX = "@/router/";
 
 /**
- * `@/router/local...` and the seed's `@/local/router...` name this router. Router ids are shown
+ * `@/router/local...` and `@/local/router...` (docs/rest-gateway.md §A.5) name this router. Router ids are shown
  * in uppercase; a hex id chunk is uppercased, so `@/router/0a0b/...` names router `0A0B`.
  */
 function resolveAdminAlias(key: string, zid: string): string {

@@ -65,7 +65,7 @@ function isJsonEncoding(encoding: string): boolean {
 const valueCache = new WeakMap<Buffer, { json: string | undefined; other: string | undefined }>();
 
 /**
- * A payload as a Variant B JSON value (decisions §4): JSON encodings as JSON (the original text
+ * A payload as a Variant B JSON value (docs/rest-gateway.md §B.2): JSON encodings as JSON (the original text
  * without insignificant whitespace; malformed JSON falls back to a string), everything else as a
  * properly escaped string, or as a base64 string when the bytes are not UTF-8, so the body is
  * always valid JSON.
@@ -154,8 +154,7 @@ export function parametersB(query: string): string {
 }
 
 /**
- * Variant B: the zenoh 0.4 HTTP plugin's face (catalogue Part B), with the product decisions of
- * decisions.md §4: escaped values, `[]` when nothing matches, descending key order, duplicate
+ * Variant B: the zenoh 0.4 HTTP plugin's face (docs/rest-gateway.md §B), with its decisions: escaped values, `[]` when nothing matches, descending key order, duplicate
  * replies shown once, no SSE.
  */
 export const codecB: RestCodec = {
