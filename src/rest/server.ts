@@ -8,6 +8,7 @@ import { checkRead, checkWrite, DEFAULT_ADMIN_PERMISSIONS, isAdmin, type AdminPe
 import type { RestCodec } from "./codec.js";
 import { httpStatus } from "./http-status.js";
 import { cacheableReplies, ReadCache } from "./read-cache.js";
+import { serveExplorer } from "./explorer/index.js";
 import { SseHub } from "./sse.js";
 
 /** REST gateway options; every one has a default. */
@@ -131,6 +132,8 @@ export class RestServer {
       switch (method) {
         case "GET":
         case "HEAD": {
+          // The explorer page (docs/explorer.md): `/` for a browser, Variant A only.
+          if (codec.variant === "a" && serveExplorer(req, res)) return;
           const accept = firstAccept(req.headers.accept);
           const html = accept === "text/html";
           const cacheKey = this.cache ? cacheKeyOf(method, url, accept) : undefined;
