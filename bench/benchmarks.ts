@@ -27,4 +27,5 @@ export const BENCHMARKS: BenchEntry[] = [
   { name: "nats-get", title: "Cross-router GET over NATS, vs one router", issue: 4, load: () => import("./suites/nats-get.js") },
   { name: "nats-put", title: "PUT through the NATS fabric to a remote subscriber, vs in-process", issue: 4, load: () => import("./suites/nats-put.js") },
   { name: "jetstream-put", title: "jetstream volume PUT (3 replicas), vs memory", issue: 4, load: () => import("./suites/jetstream-put.js") },
+  { name: "explorer", title: "Explorer page: 10,000 keys in headless Chromium", issue: 13, load: () => import("./suites/explorer.js") },
 ];
