@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { chromium, type Browser, type ConsoleMessage, type Page } from "playwright-core";
 import { getJson, http } from "../support/http.js";
+import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -100,10 +101,12 @@ describe("the explorer page", { skip: !existsSync(CHROMIUM) && process.env.CI !=
   });
 
   test("the tree lists keys with counts, and the keyboard opens levels and shows a value", async () => {
-    // Few keys: the first levels open by themselves.
+    // Few keys: the first whole levels that fit in 30 rows open by themselves (not the rooms).
     await treeRow(page, "demo/example/hello").waitFor();
     assert.equal(await treeRow(page, "sensors").locator(".count").textContent(), "12");
     assert.equal(await treeRow(page, "demo").locator(".count").textContent(), "4");
+    assert.equal(await treeRow(page, "sensors/building-2").getAttribute("aria-expanded"), "true");
+    assert.equal(await treeRow(page, "sensors/building-2/room-1").getAttribute("aria-expanded"), "false");
     assert.match((await page.locator("#summary").textContent()) ?? "", /^16 keys match \*\*/);
     // Collapse sensors with the keyboard, reopen it, walk down into it, show a key with Enter.
     await treeRow(page, "sensors").click();
@@ -114,6 +117,9 @@ describe("the explorer page", { skip: !existsSync(CHROMIUM) && process.env.CI !=
     assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-path")), "sensors/building-1");
     await page.keyboard.press("ArrowRight"); // open: to the first room
     assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-path")), "sensors/building-1/room-1");
+    assert.equal(await treeRow(page, "sensors/building-1/room-1").getAttribute("aria-expanded"), "false");
+    await page.keyboard.press("ArrowRight"); // closed: opens it
+    assert.equal(await treeRow(page, "sensors/building-1/room-1").getAttribute("aria-expanded"), "true");
     await page.keyboard.press("ArrowRight");
     assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-path")), "sensors/building-1/room-1/temp");
     await page.keyboard.press("Enter");
@@ -219,11 +225,16 @@ describe("the explorer page", { skip: !existsSync(CHROMIUM) && process.env.CI !=
 
   test("screenshots, desktop and phone; the phone layout has no sideways scrolling", async () => {
     mkdirSync(SHOTS, { recursive: true });
-    await page.fill("#selector", "**");
-    await page.press("#selector", "Enter");
-    await page.locator("#summary", { hasText: "16 keys match **" }).waitFor({ timeout: 5000 });
-    await treeRow(page, "demo/example/json").click();
-    await page.screenshot({ path: join(SHOTS, "explorer.png") });
+    // Fresh pages: what a visitor sees first, with one key shown.
+    const desktop = await watchedPage(browser, errors, { viewport: { width: 1280, height: 820 } });
+    try {
+      await openExplorer(desktop, z.url);
+      await desktop.locator('#tree li[data-path="demo/example/json"]').click();
+      await desktop.locator("#routers td", { hasText: "0E0F" }).waitFor({ timeout: 5000 });
+      await desktop.screenshot({ path: join(SHOTS, "explorer.png") });
+    } finally {
+      await desktop.close();
+    }
     const phone = await watchedPage(browser, errors, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     try {
       await openExplorer(phone, z.url);
@@ -231,6 +242,7 @@ describe("the explorer page", { skip: !existsSync(CHROMIUM) && process.env.CI !=
       await phone.locator("#routers td", { hasText: "0E0F" }).waitFor({ timeout: 5000 });
       const widths = await phone.evaluate(() => ({ doc: document.documentElement.scrollWidth, view: window.innerWidth }));
       assert.ok(widths.doc <= widths.view, `the page is ${widths.doc} px wide on a ${widths.view} px screen`);
+      await phone.evaluate(() => window.scrollTo(0, 0));
       await phone.screenshot({ path: join(SHOTS, "explorer-phone.png") });
     } finally {
       await phone.close();
@@ -238,6 +250,46 @@ describe("the explorer page", { skip: !existsSync(CHROMIUM) && process.env.CI !=
   });
 
   test("no script errors on the page", () => {
+    assert.deepEqual(errors, []);
+  });
+});
+
+describe("the explorer on routers in a NATS cluster", { skip: !existsSync(CHROMIUM) && process.env.CI !== "true" ? "chromium not installed" : false }, () => {
+  let cluster: NatsCluster;
+  let a: ZestProcess;
+  let b: ZestProcess;
+  let browser: Browser;
+  const errors: string[] = [];
+
+  before(async () => {
+    cluster = await startNatsCluster({ size: 1, jetstream: false });
+    [a, b] = await Promise.all([startZest(["--id", "A7", "--nats", cluster.urls[0]!]), startZest(["--id", "B7", "--nats", cluster.urls[0]!, "--cfg", "plugins/storage_manager/storages:{}"])]);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  });
+  after(async () => {
+    await browser?.close();
+    await Promise.all([a?.stop(), b?.stop()]);
+    await cluster?.stop();
+  });
+
+  test("the admin view lists every router with its fabric peers, and creates a storage on another router", async () => {
+    const page = await watchedPage(browser, errors);
+    await openExplorer(page, a.url);
+    // Routers started together meet within a heartbeat or two.
+    for (let i = 0; i < 50 && (await page.locator("#routers tbody tr").count()) < 2; i++) {
+      await page.click("#admin-refresh");
+      await page.waitForTimeout(200);
+    }
+    const local = page.locator("#routers tr", { hasText: "A7 (this router)" });
+    assert.match((await local.textContent()) ?? "", /nats.*B7/);
+    assert.match((await page.locator("#routers tr", { hasText: "B7" }).last().textContent()) ?? "", /nats.*A7/);
+    await page.selectOption("#s-router", "B7");
+    await page.fill("#s-name", "on-b");
+    await page.fill("#s-ke", "onb/**");
+    await page.click("#storage-form button[type=submit]");
+    await page.locator("#storages tr", { hasText: "on-b" }).waitFor({ timeout: 5000 });
+    const { entries } = await getJson(b.url, "/@/router/local/status/plugins/storage_manager/storages/on-b");
+    assert.deepEqual(entries[0]?.value, { key_expr: "onb/**", volume: "memory" });
     assert.deepEqual(errors, []);
   });
 });

@@ -186,20 +186,19 @@ function sortedChildren(node: TreeNode): TreeNode[] {
   return node.sorted;
 }
 
-/** Rows opened at first sight: levels open breadth-first while the tree stays this short. */
+/** Rows opened at first sight: whole levels open while the tree stays this short. */
 const AUTO_ROWS = 30;
 
-/** Opens the first levels, breadth-first, as long as the whole tree fits in AUTO_ROWS rows. */
+/** Opens the first levels, one whole level at a time, as long as the tree fits in AUTO_ROWS rows. */
 function autoExpand(): void {
   let shown = root.children.size;
-  const queue = sortedChildren(root).slice();
-  for (let i = 0; i < queue.length && i < AUTO_ROWS; i++) {
-    const node = queue[i]!;
-    if (node.children.size === 0) continue;
-    if (shown + node.children.size > AUTO_ROWS) break;
-    node.expanded = true;
-    shown += node.children.size;
-    queue.push(...sortedChildren(node));
+  let level = sortedChildren(root).filter((n) => n.children.size > 0);
+  while (level.length > 0) {
+    const more = level.reduce((sum, n) => sum + n.children.size, 0);
+    if (shown + more > AUTO_ROWS) return;
+    shown += more;
+    for (const n of level) n.expanded = true;
+    level = level.flatMap((n) => sortedChildren(n).filter((c) => c.children.size > 0));
   }
 }
 
