@@ -892,8 +892,8 @@ function start(): void {
   const fromHash = location.hash.startsWith("#sel=") ? decodeURIComponent(location.hash.slice(5)) : "";
   const selector = fromHash || "**";
   ($("selector") as HTMLInputElement).value = selector;
-  void load(selector);
-  void probeAdminWrites().then(() => loadAdmin());
+  // The admin space once the tree is drawn: the router answers the big GET first.
+  void load(selector).finally(() => probeAdminWrites().then(() => loadAdmin()));
   // Keeps "n s ago" honest for the key on show.
   setInterval(() => {
     if (selectedPath !== undefined && !document.hidden) renderDetail();
