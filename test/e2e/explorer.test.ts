@@ -1,54 +1,20 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
-import { chromium, type Browser, type ConsoleMessage, type Page } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { CHROMIUM, CHROMIUM_ARGS, createStorage, HTML, NO_CHROMIUM, openExplorer, put, treeRow, watchedPage } from "../support/explorer-page.js";
 import { getJson, http } from "../support/http.js";
-import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 /**
  * Screenshots go to docs/img (the README shows them) with UPDATE_SCREENSHOTS=1, else to a
  * temporary directory, so an ordinary test run leaves the checkout as it was.
  */
 const SHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? fileURLToPath(new URL("../../docs/img/", import.meta.url)) : join(tmpdir(), "zest-explorer-shots");
-const HTML = { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
-/**
- * Requests expected to fail (the browser logs every fetch answered >= 400 as a console error):
- * the admin write probe (404 or 403), and the refusals the tests ask for.
- */
-const EXPECTED_FAILURES = new Set(["/@/explorer/write-probe", "/@/router/0E0F/config/plugins/storage_manager/storages/bad", "/demo/**/"]);
-
-/** A page that records every script error and console error (the expected failures excepted). */
-async function watchedPage(browser: Browser, errors: string[], options: Parameters<Browser["newPage"]>[0] = {}): Promise<Page> {
-  const page = await browser.newPage(options);
-  page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
-  page.on("console", (m: ConsoleMessage) => {
-    if (m.type() !== "error") return;
-    if (m.text().startsWith("Failed to load resource") && EXPECTED_FAILURES.has(new URL(m.location().url).pathname)) return;
-    errors.push(`console: ${m.text()} (${m.location().url})`);
-  });
-  return page;
-}
-
-async function put(base: string, key: string, body: string, type = "text/plain"): Promise<void> {
-  const r = await http(base, "PUT", `/${key}`, { body, headers: { "content-type": type } });
-  assert.equal(r.status, 200, r.text);
-}
-
-/** Opens the explorer and waits for the tree and the live stream. */
-async function openExplorer(page: Page, url: string): Promise<void> {
-  await page.goto(`${url}/`);
-  await page.waitForSelector("body[data-ready][data-live='true']", { timeout: 10_000 });
-}
-
-const treeRow = (page: Page, path: string) => page.locator(`#tree li[data-path="${path}"]`);
-
-describe("the explorer page", { skip: !existsSync(CHROMIUM) && process.env.CI !== "true" ? "chromium not installed" : false }, () => {
+describe("the explorer page", { skip: NO_CHROMIUM }, () => {
   let z: ZestProcess;
   let browser: Browser;
   let page: Page;
@@ -202,10 +168,7 @@ describe("the explorer page", { skip: !existsSync(CHROMIUM) && process.env.CI !=
   test("creating and removing a storage from the page", async () => {
     await page.locator("#routers td", { hasText: "0E0F (this router)" }).waitFor({ timeout: 5000 });
     assert.equal(await page.locator("#storage-form").isVisible(), true);
-    await page.fill("#s-name", "from-page");
-    await page.fill("#s-ke", "page/**");
-    await page.fill("#s-volume", "memory");
-    await page.click("#storage-form button[type=submit]");
+    await createStorage(page, "from-page", "page/**", "memory");
     const row = page.locator("#storages tr", { hasText: "from-page" });
     await row.waitFor({ timeout: 5000 });
     assert.match((await row.textContent()) ?? "", /page\/\*\*.*memory/);
@@ -216,10 +179,7 @@ describe("the explorer page", { skip: !existsSync(CHROMIUM) && process.env.CI !=
     await row.waitFor({ state: "detached", timeout: 5000 });
     assert.deepEqual((await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/from-page")).entries, []);
     // A refused config shows the router's reason.
-    await page.fill("#s-name", "bad");
-    await page.fill("#s-ke", "bad/**");
-    await page.fill("#s-volume", "no-such-volume");
-    await page.click("#storage-form button[type=submit]");
+    await createStorage(page, "bad", "bad/**", "no-such-volume");
     await page.locator("#admin-status.error", { hasText: "400" }).waitFor({ timeout: 5000 });
   });
 
@@ -254,80 +214,3 @@ describe("the explorer page", { skip: !existsSync(CHROMIUM) && process.env.CI !=
   });
 });
 
-describe("the explorer on routers in a NATS cluster", { skip: !existsSync(CHROMIUM) && process.env.CI !== "true" ? "chromium not installed" : false }, () => {
-  let cluster: NatsCluster;
-  let a: ZestProcess;
-  let b: ZestProcess;
-  let browser: Browser;
-  const errors: string[] = [];
-
-  before(async () => {
-    cluster = await startNatsCluster({ size: 1, jetstream: false });
-    [a, b] = await Promise.all([startZest(["--id", "A7", "--nats", cluster.urls[0]!]), startZest(["--id", "B7", "--nats", cluster.urls[0]!, "--cfg", "plugins/storage_manager/storages:{}"])]);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  });
-  after(async () => {
-    await browser?.close();
-    await Promise.all([a?.stop(), b?.stop()]);
-    await cluster?.stop();
-  });
-
-  test("the admin view lists every router with its fabric peers, and creates a storage on another router", async () => {
-    const page = await watchedPage(browser, errors);
-    await openExplorer(page, a.url);
-    // Routers started together meet within a heartbeat or two.
-    for (let i = 0; i < 50 && (await page.locator("#routers tbody tr").count()) < 2; i++) {
-      await page.click("#admin-refresh");
-      await page.waitForTimeout(200);
-    }
-    const local = page.locator("#routers tr", { hasText: "A7 (this router)" });
-    assert.match((await local.textContent()) ?? "", /nats.*B7/);
-    assert.match((await page.locator("#routers tr", { hasText: "B7" }).last().textContent()) ?? "", /nats.*A7/);
-    await page.selectOption("#s-router", "B7");
-    await page.fill("#s-name", "on-b");
-    await page.fill("#s-ke", "onb/**");
-    await page.click("#storage-form button[type=submit]");
-    await page.locator("#storages tr", { hasText: "on-b" }).waitFor({ timeout: 5000 });
-    const { entries } = await getJson(b.url, "/@/router/local/status/plugins/storage_manager/storages/on-b");
-    assert.deepEqual(entries[0]?.value, { key_expr: "onb/**", volume: "memory" });
-    assert.deepEqual(errors, []);
-  });
-});
-
-describe("the explorer without admin write rights, and in Variant B", { skip: !existsSync(CHROMIUM) && process.env.CI !== "true" ? "chromium not installed" : false }, () => {
-  let browser: Browser;
-  before(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  });
-  after(async () => {
-    await browser?.close();
-  });
-
-  test("with --adminspace-permissions r the admin forms are hidden and the page says why", async () => {
-    const z = await startZest(["--adminspace-permissions", "r"]);
-    const errors: string[] = [];
-    try {
-      const page = await watchedPage(browser, errors);
-      await openExplorer(page, z.url);
-      await page.locator("#admin p", { hasText: "Read-only here: 403" }).waitFor({ timeout: 5000 });
-      await page.locator("#storages td", { hasText: "default" }).waitFor({ timeout: 5000 });
-      assert.equal(await page.locator("#storage-form").isVisible(), false);
-      assert.equal(await page.locator("#storages button").first().isVisible(), false);
-      assert.equal(await page.locator("#write-form").isVisible(), true);
-      assert.deepEqual(errors, []);
-    } finally {
-      await z.stop();
-    }
-  });
-
-  test("Variant B does not serve the explorer: / answers as it did", async () => {
-    const z = await startZest(["--rest-variant", "b"]);
-    try {
-      const r = await http(z.url, "GET", "/", { headers: HTML });
-      assert.equal(r.headers.get("content-security-policy"), null);
-      assert.doesNotMatch(r.text, /_explorer/);
-    } finally {
-      await z.stop();
-    }
-  });
-});

@@ -159,8 +159,10 @@ function putEntry(e: Entry, keepNewer: boolean, history = false): void {
   }
   const old = node.entry;
   if (old && keepNewer && old.time !== "None" && e.time !== "None" && compareTime(e.time, old.time) < 0) return;
-  if (history && old) (node.history ??= [old]).push(e);
-  else node.history = undefined;
+  if (history && old) {
+    node.history ??= [old];
+    node.history.push(e);
+  } else node.history = undefined;
   node.entry = e;
   if (!old) for (let n: TreeNode | undefined = node; n; n = n.parent) n.count++;
 }
@@ -208,7 +210,7 @@ function visibleRows(): Row[] {
     const kids = sortedChildren(node);
     const n = Math.min(kids.length, node.limit);
     for (let i = 0; i < n; i++) {
-      const kid = kids[i]!;
+      const kid = kids[i] as TreeNode;
       rows.push({ node: kid, level, pos: i + 1, size: kids.length });
       if (kid.expanded && kid.children.size > 0) walk(kid, level + 1);
     }
@@ -723,6 +725,11 @@ function obj(v: unknown): Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
 
+/** The body of one of the admin tables. */
+function tbody(table: string): HTMLTableSectionElement {
+  return ($(table) as HTMLTableElement).tBodies[0] ?? ($(table) as HTMLTableElement).createTBody();
+}
+
 function cell(...children: Array<Node | string>): HTMLTableCellElement {
   return h("td", {}, ...children);
 }
@@ -768,7 +775,7 @@ function renderRouters(routers: Entry[]): void {
       cell(peers.length ? peers.join(", ") : "none"),
     );
   });
-  $("routers").querySelector("tbody")!.replaceChildren(...rows);
+  tbody("routers").replaceChildren(...rows);
   const zids = routers.map((e) => zidOf(e.key));
   for (const id of ["s-router", "v-router"]) {
     const sel = $<HTMLSelectElement>(id);
@@ -813,8 +820,8 @@ function renderStorageManager(entries: Entry[]): void {
       volumes.push(h("tr", {}, cell(code(zid)), cell(name, error), cell(code(JSON.stringify(v))), cell(rm)));
     }
   }
-  $("storages").querySelector("tbody")!.replaceChildren(...storages);
-  $("volumes").querySelector("tbody")!.replaceChildren(...volumes);
+  tbody("storages").replaceChildren(...storages);
+  tbody("volumes").replaceChildren(...volumes);
   $("volume-names").replaceChildren(...[...volumeNames].map((n) => h("option", { value: n })));
 }
 
