@@ -436,11 +436,13 @@ function agoText(ms: number): string {
 function valueView(e: Entry): HTMLElement[] {
   const out: HTMLElement[] = [];
   const meta = h("dl", { class: "meta" });
-  const add = (term: string, desc: string): void => {
-    meta.append(h("dt", { text: term }), h("dd", { text: desc }));
+  const add = (term: string, desc: string): HTMLElement => {
+    const dd = h("dd", { text: desc });
+    meta.append(h("dt", { text: term }), dd);
+    return dd;
   };
   add("encoding", e.encoding);
-  add("time", describeTime(e.time));
+  add("time", describeTime(e.time)).dataset.time = e.time;
   out.push(meta);
   const v = e.value;
   if (typeof v !== "string") {
@@ -470,7 +472,11 @@ function renderDetail(): void {
   const title = $("detail-title");
   const body = $("detail-body");
   const node = selectedPath === undefined ? undefined : lookup(selectedPath);
-  if (selectedPath === undefined) return;
+  if (selectedPath === undefined) {
+    title.textContent = "Select a key";
+    body.replaceChildren(h("p", { class: "muted", text: "The value, its encoding, size and timestamp show here." }));
+    return;
+  }
   title.replaceChildren(h("span", { class: "key-title", text: selectedPath || "(root)" }));
   if (!node) {
     body.replaceChildren(h("p", { class: "muted", text: "This key no longer exists." }));
@@ -901,9 +907,10 @@ function start(): void {
   ($("selector") as HTMLInputElement).value = selector;
   // The admin space once the tree is drawn: the router answers the big GET first.
   void load(selector).finally(() => probeAdminWrites().then(() => loadAdmin()));
-  // Keeps "n s ago" honest for the key on show.
+  // Keeps "n s ago" honest for the key on show (only the text of its time: no scroll lost).
   setInterval(() => {
-    if (selectedPath !== undefined && !document.hidden) renderDetail();
+    if (document.hidden) return;
+    for (const dd of document.querySelectorAll<HTMLElement>("#detail-body dd[data-time]")) dd.textContent = describeTime(dd.dataset.time ?? "None");
   }, 10_000);
 }
 
