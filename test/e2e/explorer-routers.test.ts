@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS, createStorage, HTML, NO_CHROMIUM, openExplorer, treeRow, watchedPage } from "../support/explorer-page.js";
 import { getJson, http } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
@@ -101,12 +101,21 @@ describe("the explorer with access control (Basic auth)", { skip: NO_CHROMIUM ||
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test("a user sees only the keys they may read, live, and no admin forms without admin write rights", async () => {
-    const context = await browser.newContext({ httpCredentials: { username: "alice", password: "pw" } });
+  /** Opens the explorer as `user` (the browser answers the Basic challenge), runs `check`, closes. */
+  async function asUser(user: string, check: (page: Page) => Promise<void>): Promise<void> {
+    const context = await browser.newContext({ httpCredentials: { username: user, password: "pw" } });
     try {
       const page = await context.newPage();
       page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
       await openExplorer(page, z.url);
+      await check(page);
+    } finally {
+      await context.close();
+    }
+  }
+
+  test("a user sees only the keys they may read, live, and no admin forms without admin write rights", async () => {
+    await asUser("alice", async (page) => {
       assert.match((await page.locator("#summary").textContent()) ?? "", /^1 key matches \*\*/);
       assert.equal(await treeRow(page, "secret").count(), 0);
       await http(z.url, "PUT", "/secret/later", { body: "x", headers: { "content-type": "text/plain", ...basic("root", "pw") } });
@@ -115,23 +124,15 @@ describe("the explorer with access control (Basic auth)", { skip: NO_CHROMIUM ||
       assert.equal(await treeRow(page, "secret").count(), 0);
       await page.locator("#admin p", { hasText: "Read-only here: 403" }).waitFor({ timeout: 5000 });
       assert.equal(await page.locator("#storage-form").isVisible(), false);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   test("a user with admin rights gets the admin forms", async () => {
-    const context = await browser.newContext({ httpCredentials: { username: "root", password: "pw" } });
-    try {
-      const page = await context.newPage();
-      page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
-      await openExplorer(page, z.url);
+    await asUser("root", async (page) => {
       await treeRow(page, "secret").waitFor({ timeout: 5000 });
       await page.locator("#storage-form").waitFor({ state: "visible", timeout: 5000 });
       assert.deepEqual(errors, []);
-    } finally {
-      await context.close();
-    }
+    });
   });
 });
 
