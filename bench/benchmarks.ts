@@ -34,4 +34,5 @@ export const BENCHMARKS: BenchEntry[] = [
   { name: "jetstream-put", title: "jetstream volume PUT (3 replicas), vs memory", issue: 4, load: () => import("./suites/jetstream-put.js") },
   { name: "remote-pubsub", title: "zenoh-ts put → zenoh-ts subscriber over the remote API, vs REST PUT", issue: 10, load: () => import("./suites/remote-pubsub.js") },
   { name: "remote-fanout", title: "Remote API fan-out, 1,000 samples/s to 100 WebSocket subscribers, vs SSE", issue: 10, load: () => import("./suites/remote-fanout.js") },
+  { name: "explorer", title: "Explorer page: 10,000 keys in headless Chromium", issue: 13, load: () => import("./suites/explorer.js") },
 ];

@@ -16,6 +16,7 @@ import { etagOfReplies, writeCondition } from "./conditions.js";
 import { cacheableReplies, ReadCache } from "./read-cache.js";
 import { hasBody, rawResponse, wantsRaw } from "./raw.js";
 import { lastEventIdOf, SseHub, type SseOptions, type SseStats } from "./sse.js";
+import { serveExplorer } from "./explorer/index.js";
 
 /** REST gateway options; every one has a default. */
 export interface RestServerOptions {
@@ -219,6 +220,8 @@ export class RestServer {
       switch (method) {
         case "GET":
         case "HEAD": {
+          // The explorer page (docs/explorer.md): `/` for a browser, Variant A only.
+          if (codec.variant === "a" && serveExplorer(req, res)) return;
           const accept = firstAccept(req.headers.accept);
           const html = accept === "text/html";
           const cacheKey = this.cache ? cacheKeyOf(method, url, accept) : undefined;
