@@ -52,8 +52,12 @@ export class AccessControl {
 
   readonly #policy: Policy | undefined;
   readonly #auth: Authenticator | undefined;
-  /** `user\0address` → principal (subjects depend on both). */
-  readonly #principals = new BoundedCache<string, Principal>(PRINCIPALS);
+  /**
+   * Principals by user ("" for anonymous clients), then by address (subjects depend on both).
+   * Two lookups on strings the caller already holds: a concatenated key would be hashed anew
+   * on every request.
+   */
+  readonly #principals = new BoundedCache<string, Map<string, Principal>>(PRINCIPALS);
 
   private constructor(policy: Policy | undefined, auth: Authenticator | undefined) {
     this.#policy = policy;
@@ -127,11 +131,14 @@ export class AccessControl {
   }
 
   #principal(user: string | undefined, address: string): Principal {
-    const id = user === undefined ? address : `${user}\0${address}`;
-    let p = this.#principals.get(id);
+    const name = user ?? "";
+    let byAddress = this.#principals.get(name);
+    if (byAddress === undefined) this.#principals.set(name, (byAddress = new Map()));
+    let p = byAddress.get(address);
     if (p === undefined) {
       p = { user, address, subjects: this.#policy === undefined ? new Uint8Array(0) : this.#policy.subjectsOf(user, address), decisions: MESSAGES.map(() => new Map()) };
-      this.#principals.set(id, p);
+      if (byAddress.size >= PRINCIPALS) byAddress.clear();
+      byAddress.set(address, p);
     }
     return p;
   }

@@ -74,9 +74,11 @@ export class RestServer {
   private readonly scheme: "http" | "https";
   private readonly allowedOrigins: ReadonlySet<string>;
   private readonly allowedHosts: ReadonlySet<string>;
-  private readonly bodyIdleMs: number;
+  private readonly bodyWatch: BodyWatch;
   /** Connection caps (per client address and in all). */
   readonly connections: ConnectionGuard;
+  /** Read-request paths → key expressions, for the cached-GET access check (emptied when full). */
+  private readonly readKeys = new Map<string, string>();
 
   constructor(options: RestServerOptions) {
     // `??`, not a spread of defaults: an option given as `undefined` (unset in the config) must
@@ -96,7 +98,7 @@ export class RestServer {
     this.scheme = options.tls ? "https" : "http";
     this.allowedOrigins = new Set((options.allowedOrigins ?? []).map((o) => o.toLowerCase().replace(/\/$/, "")));
     this.allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
-    this.bodyIdleMs = options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS;
+    this.bodyWatch = new BodyWatch(options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS);
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
       const method = req.method;
       if (method === "PUT" || method === "PATCH" || method === "DELETE") this.write(req, res, method);
@@ -139,6 +141,7 @@ export class RestServer {
   /** Stops accepting requests and ends open streams. */
   async close(): Promise<void> {
     this.sse.close();
+    this.bodyWatch.close();
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
@@ -177,9 +180,14 @@ export class RestServer {
         p.catch(() => undefined); // the full pipeline awaits the same check and answers
         return false;
       }
+      // Cached GETs have no query string: the URL is the path.
       const url = req.url ?? "/";
-      const q = url.indexOf("?");
-      const key = this.opts.codec.pathToKey(q === -1 ? url : url.slice(0, q), this.opts.session.zid, false);
+      let key = this.readKeys.get(url);
+      if (key === undefined) {
+        key = this.opts.codec.pathToKey(url, this.opts.session.zid, false);
+        if (this.readKeys.size >= 4096) this.readKeys.clear();
+        this.readKeys.set(url, key);
+      }
       return this.access.decide(p, "query", key) === "allow";
     } catch {
       return false;
@@ -309,7 +317,7 @@ export class RestServer {
       this.sendError(req, res, cors, err);
       return;
     }
-    readBody(req, this.opts.bodyLimit, this.bodyIdleMs, (err, body) => {
+    readBody(req, this.opts.bodyLimit, this.bodyWatch, (err, body) => {
       if (err) {
         this.sendError(req, res, cors, err);
         return;
@@ -416,26 +424,65 @@ const DRAIN_LIMIT = 64 * 1024 * 1024;
 const DRAIN_TIMEOUT_MS = 10_000;
 
 /**
- * Reads the whole body, refusing (413) more than `limit` bytes before buffering them. Calls `done`
- * once. A body that makes no progress for `idleMs` drops the connection (the client is stalled;
- * there is nobody to answer).
+ * Drops the connection of a request whose body receives no byte for a while (the client is
+ * stalled; there is nobody to answer). One sweep timer per server rather than a timer per
+ * request: a write costs two Map operations, not a timer insertion and removal.
  */
-function readBody(req: IncomingMessage, limit: number, idleMs: number, done: (err: ZestError | undefined, body?: Buffer) => void): void {
-  if (req.complete) {
-    readBodyNow(req, limit, done);
-    return;
+class BodyWatch {
+  /** Request → the sweep tick at which its body last made progress. */
+  private readonly bodies = new Map<IncomingMessage, number>();
+  private tick = 0;
+  private readonly idleTicks: number;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(idleMs: number) {
+    const period = Math.min(1000, Math.max(50, Math.floor(idleMs / 4)));
+    this.idleTicks = Math.ceil(idleMs / period);
+    this.timer = setInterval(() => this.sweep(), period);
+    this.timer.unref();
   }
-  const idle = setTimeout(() => {
-    req.socket.destroy();
-  }, idleMs);
-  const stop = (): void => clearTimeout(idle);
-  req.on("data", () => idle.refresh());
-  req.on("end", stop);
-  req.on("close", stop);
-  readBodyNow(req, limit, done);
+
+  /** Marks progress (or the start) of `req`'s body. */
+  touch(req: IncomingMessage): void {
+    this.bodies.set(req, this.tick);
+  }
+
+  /** `req`'s body is read or abandoned. */
+  forget(req: IncomingMessage): void {
+    this.bodies.delete(req);
+  }
+
+  private sweep(): void {
+    const now = ++this.tick;
+    for (const [req, last] of this.bodies) {
+      if (req.destroyed) this.bodies.delete(req);
+      else if (now - last > this.idleTicks) {
+        this.bodies.delete(req);
+        req.socket.destroy();
+      }
+    }
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.bodies.clear();
+  }
 }
 
-function readBodyNow(req: IncomingMessage, limit: number, done: (err: ZestError | undefined, body?: Buffer) => void): void {
+/**
+ * Reads the whole body, refusing (413) more than `limit` bytes before buffering them. Calls `done`
+ * once. While the body is read, `watch` drops the connection if it stalls.
+ */
+function readBody(req: IncomingMessage, limit: number, watch: BodyWatch, done: (err: ZestError | undefined, body?: Buffer) => void): void {
+  if (req.complete) {
+    readBodyNow(req, limit, undefined, done);
+    return;
+  }
+  watch.touch(req);
+  readBodyNow(req, limit, watch, done);
+}
+
+function readBodyNow(req: IncomingMessage, limit: number, watch: BodyWatch | undefined, done: (err: ZestError | undefined, body?: Buffer) => void): void {
   const declared = Number(req.headers["content-length"] ?? 0);
   const chunks: Buffer[] = [];
   let size = 0;
@@ -443,10 +490,12 @@ function readBodyNow(req: IncomingMessage, limit: number, done: (err: ZestError 
   const finish = (err: ZestError | undefined, body?: Buffer): void => {
     if (settled) return;
     settled = true;
+    watch?.forget(req);
     done(err, body);
   };
   const refuse = (err: ZestError): void => {
     settled = true; // the end of the body no longer resolves; only `answer` calls `done`
+    watch?.forget(req); // draining has its own time limit
     req.off("data", onData);
     if (declared > DRAIN_LIMIT || size > DRAIN_LIMIT) {
       req.pause();
@@ -474,6 +523,7 @@ function readBodyNow(req: IncomingMessage, limit: number, done: (err: ZestError 
     req.resume();
   };
   const onData = (c: Buffer): void => {
+    watch?.touch(req);
     size += c.length;
     if (size > limit) {
       refuse(ZestError.tooLarge(`request body exceeds the limit of ${limit} bytes`));
