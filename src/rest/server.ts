@@ -425,12 +425,17 @@ const DRAIN_TIMEOUT_MS = 10_000;
 
 /**
  * Drops the connection of a request whose body receives no byte for a while (the client is
- * stalled; there is nobody to answer). One sweep timer per server rather than a timer per
- * request: a write costs two Map operations, not a timer insertion and removal.
+ * stalled; there is nobody to answer). Almost every body is complete by the end of the event
+ * loop turn in which its request arrived, so a write costs one array push: once per turn the
+ * requests still incomplete are handed to a per-period sweep, which compares their socket byte
+ * counts. Nothing is held past the turn (held requests would age into the old generation and
+ * make garbage collection dearer), and there is no timer per request.
  */
 class BodyWatch {
-  /** Request → the sweep tick at which its body last made progress. */
-  private readonly bodies = new Map<IncomingMessage, number>();
+  private pending: IncomingMessage[] = [];
+  private scheduled = false;
+  /** Slow bodies: socket bytes read at the last sweep, and the tick they last changed. */
+  private readonly slow = new Map<IncomingMessage, { bytes: number; since: number }>();
   private tick = 0;
   private readonly idleTicks: number;
   private readonly timer: NodeJS.Timeout;
@@ -442,22 +447,32 @@ class BodyWatch {
     this.timer.unref();
   }
 
-  /** Marks progress (or the start) of `req`'s body. */
-  touch(req: IncomingMessage): void {
-    this.bodies.set(req, this.tick);
+  /** Watches `req` until its body is complete. */
+  add(req: IncomingMessage): void {
+    this.pending.push(req);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
   }
 
-  /** `req`'s body is read or abandoned. */
-  forget(req: IncomingMessage): void {
-    this.bodies.delete(req);
-  }
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    for (const req of this.pending) {
+      if (!req.complete && !req.destroyed) this.slow.set(req, { bytes: req.socket.bytesRead, since: this.tick });
+    }
+    this.pending = [];
+  };
 
   private sweep(): void {
     const now = ++this.tick;
-    for (const [req, last] of this.bodies) {
-      if (req.destroyed) this.bodies.delete(req);
-      else if (now - last > this.idleTicks) {
-        this.bodies.delete(req);
+    for (const [req, w] of this.slow) {
+      if (req.complete || req.destroyed) this.slow.delete(req);
+      else if (req.socket.bytesRead !== w.bytes) {
+        w.bytes = req.socket.bytesRead;
+        w.since = now;
+      } else if (now - w.since > this.idleTicks) {
+        this.slow.delete(req);
         req.socket.destroy();
       }
     }
@@ -465,7 +480,8 @@ class BodyWatch {
 
   close(): void {
     clearInterval(this.timer);
-    this.bodies.clear();
+    this.pending = [];
+    this.slow.clear();
   }
 }
 
@@ -474,15 +490,11 @@ class BodyWatch {
  * once. While the body is read, `watch` drops the connection if it stalls.
  */
 function readBody(req: IncomingMessage, limit: number, watch: BodyWatch, done: (err: ZestError | undefined, body?: Buffer) => void): void {
-  if (req.complete) {
-    readBodyNow(req, limit, undefined, done);
-    return;
-  }
-  watch.touch(req);
-  readBodyNow(req, limit, watch, done);
+  if (!req.complete) watch.add(req);
+  readBodyNow(req, limit, done);
 }
 
-function readBodyNow(req: IncomingMessage, limit: number, watch: BodyWatch | undefined, done: (err: ZestError | undefined, body?: Buffer) => void): void {
+function readBodyNow(req: IncomingMessage, limit: number, done: (err: ZestError | undefined, body?: Buffer) => void): void {
   const declared = Number(req.headers["content-length"] ?? 0);
   const chunks: Buffer[] = [];
   let size = 0;
@@ -490,12 +502,10 @@ function readBodyNow(req: IncomingMessage, limit: number, watch: BodyWatch | und
   const finish = (err: ZestError | undefined, body?: Buffer): void => {
     if (settled) return;
     settled = true;
-    watch?.forget(req);
     done(err, body);
   };
   const refuse = (err: ZestError): void => {
     settled = true; // the end of the body no longer resolves; only `answer` calls `done`
-    watch?.forget(req); // draining has its own time limit
     req.off("data", onData);
     if (declared > DRAIN_LIMIT || size > DRAIN_LIMIT) {
       req.pause();
@@ -523,7 +533,6 @@ function readBodyNow(req: IncomingMessage, limit: number, watch: BodyWatch | und
     req.resume();
   };
   const onData = (c: Buffer): void => {
-    watch?.touch(req);
     size += c.length;
     if (size > limit) {
       refuse(ZestError.tooLarge(`request body exceeds the limit of ${limit} bytes`));
