@@ -100,6 +100,19 @@ export class AccessControl {
     return typeof user === "string" ? this.#principal(user, address) : user.then((u) => this.#principal(u, address));
   }
 
+  /**
+   * The principal when it is known without a check: an anonymous client, or credentials verified
+   * recently. Undefined otherwise (call `authenticate`). Never throws, never counts a failure:
+   * for fast paths that fall back to the full pipeline.
+   */
+  knownPrincipal(credentials: Credentials): Principal | undefined {
+    const address = normalizeAddress(credentials.address);
+    const authorization = credentials.authorization;
+    if (this.#auth === undefined || authorization === undefined || authorization === "") return this.#principal(undefined, address);
+    const user = this.#auth.known(authorization);
+    return user === undefined ? undefined : this.#principal(user, address);
+  }
+
   /** May `principal` send `message` on the key expression `ke` (canonical)? */
   decide(principal: Principal, message: Message, ke: string): Decision {
     if (this.#policy === undefined) return "allow";

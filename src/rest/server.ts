@@ -175,11 +175,8 @@ export class RestServer {
   /** True when the client is known (credentials checked recently) and may read the whole of the GET's key. */
   private mayReadAll(req: IncomingMessage): boolean {
     try {
-      const p = this.access.authenticate(credentialsOf(req));
-      if (p instanceof Promise) {
-        p.catch(() => undefined); // the full pipeline awaits the same check and answers
-        return false;
-      }
+      const p = this.access.knownPrincipal(credentialsOf(req));
+      if (p === undefined) return false; // the full pipeline checks the credentials and answers
       // Cached GETs have no query string: the URL is the path.
       const url = req.url ?? "/";
       let key = this.readKeys.get(url);
