@@ -4,6 +4,10 @@
  * per key, writes outside the rules are refused whole, bad credentials are a 401.
  */
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Sample, Session as ZSession } from "@eclipse-zenoh/zenoh-ts";
 import { WebSocket } from "ws";
@@ -165,6 +169,41 @@ describe("admin-space permissions still apply under access control", () => {
     } finally {
       await root.close();
       await z.close();
+    }
+  });
+});
+
+describe("wss from the REST TLS config", () => {
+  test("plugins.rest.tls makes the remote API speak wss; zenoh-ts connects with credentials and REST sees its put", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "zest-wss-rt-"));
+    const cert = join(dir, "cert.pem");
+    const key = join(dir, "key.pem");
+    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-subj", "/CN=127.0.0.1", "-days", "1"], { stdio: "ignore" });
+    const z = await startRemoteRouter({ access_control: ACCESS, plugins: { rest: { tls: { listen_certificate: cert, listen_private_key: key } } } } as never);
+    // A self-signed certificate: this test process trusts it for the connections below.
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+    try {
+      assert.match(z.remoteApiUrl!, /^wss:\/\/127\.0\.0\.1:\d+$/);
+      assert.match(z.restUrl!, /^https:/);
+      const c = await openClient(`${z.remoteApiUrl!.replace("wss://", "wss/")}?token=${ALICE_TOKEN}`);
+      await c.put("demo/tls", "over wss");
+      await roundTrip(c);
+      await c.close();
+      const r = await fetch(`${z.restUrl!.replace("localhost", "127.0.0.1")}/demo/tls`, { headers: { authorization: `Bearer ${ROOT_TOKEN}` } });
+      assert.equal(r.status, 200);
+      assert.match(await r.text(), new RegExp(Buffer.from("over wss").toString("base64")));
+      // Bad credentials are refused over TLS too.
+      const status = await new Promise<number>((resolve, reject) => {
+        const ws = new WebSocket(`${z.remoteApiUrl!}/?token=alice.bad`, { rejectUnauthorized: false });
+        ws.on("open", () => resolve(101));
+        ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+        ws.on("error", reject);
+      });
+      assert.equal(status, 401);
+    } finally {
+      delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      await z.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
