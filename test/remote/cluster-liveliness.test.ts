@@ -6,42 +6,22 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Sample, Session as ZSession } from "@eclipse-zenoh/zenoh-ts";
-import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
-import type { ZestProcess } from "../support/zest-process.js";
-import { fabricTimings, NO_STORAGES, startRouters } from "../fabric/helpers.js";
-import { collect, openClient, roundTrip, showSample, until } from "./helpers.js";
+import { fabricTimings } from "../fabric/helpers.js";
+import { type ClientPair, collect, roundTrip, showSample, startClientPair, until } from "./helpers.js";
 
 const PEER_TIMEOUT_MS = 800;
 const TIMINGS = fabricTimings({ heartbeatMs: 100, peerTimeoutMs: PEER_TIMEOUT_MS, ackTimeoutMs: 1500 });
 
-function locatorOf(z: ZestProcess): string {
-  const m = /remote API ws:\/\/(\S+)/.exec(z.stderr());
-  if (!m) throw new Error(`no remote API in: ${z.stderr()}`);
-  return `ws/${m[1]}`;
-}
-
 describe("liveliness tokens across routers over NATS", () => {
-  let cluster: NatsCluster;
-  let r1: ZestProcess;
-  let r2: ZestProcess;
+  let pair: ClientPair;
   let c1: ZSession;
   let c2: ZSession;
 
   before(async () => {
-    cluster = await startNatsCluster({ size: 1, jetstream: false });
-    [r1, r2] = (await startRouters([
-      ["--id", "D1", "--nats", cluster.urls[0]!, "--remote-api-port", "127.0.0.1:0", ...NO_STORAGES, ...TIMINGS],
-      ["--id", "D2", "--nats", cluster.urls[0]!, "--remote-api-port", "127.0.0.1:0", ...NO_STORAGES, ...TIMINGS],
-    ])) as [ZestProcess, ZestProcess];
-    c1 = await openClient(locatorOf(r1));
-    c2 = await openClient(locatorOf(r2));
+    pair = await startClientPair(["D1", "D2"], TIMINGS);
+    ({ c1, c2 } = pair);
   });
-  after(async () => {
-    await c1?.close().catch(() => undefined);
-    await c2?.close();
-    await Promise.all([r1?.stop(), r2?.stop()]);
-    await cluster?.stop();
-  });
+  after(() => pair?.stop());
 
   test("a token on router 1 reaches router 2's subscriber and get; undeclared, router 2 sees the DELETE", async () => {
     const events: string[] = [];
@@ -78,7 +58,7 @@ describe("liveliness tokens across routers over NATS", () => {
     }
     assert.deepEqual(seen, ["put:dead/r1=", "put:dead/r2="]);
     events.length = 0;
-    await r1.kill9();
+    await pair.r1.kill9();
     // Router 2 forgets router 1 after the peer timeout; its token goes with it.
     await until(() => events.length === 1, PEER_TIMEOUT_MS * 5, "the DELETE after router 1 died");
     assert.deepEqual(events, ["delete:dead/r1"]);
