@@ -93,6 +93,7 @@ export class RemoteApiServer {
   private readonly connections = new Set<RemoteConnection>();
   private readonly limits: typeof DEFAULT_LIMITS;
   private readonly authorizer: (req: IncomingMessage) => Authorize | Promise<Authorize>;
+  private closing = false;
 
   constructor(private readonly options: RemoteApiServerOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -120,7 +121,11 @@ export class RemoteApiServer {
       refuseUpgrade(socket, z.kind, z.message);
       return;
     }
-    if (socket.destroyed) return;
+    // The client left, or the server closed, while its credentials were checked.
+    if (socket.destroyed || this.closing) {
+      socket.destroy();
+      return;
+    }
     this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, req, authorize));
   }
 
@@ -174,6 +179,7 @@ export class RemoteApiServer {
 
   /** Closes every connection (releasing what it holds) and stops listening. */
   async close(): Promise<void> {
+    this.closing = true;
     for (const c of [...this.connections]) c.close(CloseCode.GOING_AWAY, "router shutting down");
     this.connections.clear();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));

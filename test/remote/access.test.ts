@@ -173,6 +173,32 @@ describe("admin-space permissions still apply under access control", () => {
   });
 });
 
+describe("anonymous clients under access control", () => {
+  test("a client without credentials that a cidrs subject matches connects and gets what its rules allow", async () => {
+    const section = {
+      ...ACCESS,
+      rules: [...ACCESS.rules, { id: "public read", messages: ["query", "declare_subscriber"], key_exprs: ["public/**"], permission: "allow" }],
+      subjects: [...ACCESS.subjects, { id: "local", cidrs: ["127.0.0.0/8", "::1/128"] }],
+      policies: [...ACCESS.policies, { rules: ["public read"], subjects: ["local"] }],
+    };
+    const z = await startRemoteRouter({ access_control: section } as never);
+    const root = await openClient(`${z.locator}?token=${ROOT_TOKEN}`);
+    const anon = await openClient(z.locator);
+    try {
+      await root.put("public/p", "open");
+      await root.put("private/p", "closed");
+      await roundTrip(root);
+      assert.deepEqual(await collect(await anon.get("**")), ["put:public/p=open"]);
+      // Refused for want of credentials: the reason says so.
+      await assert.rejects(anon.declarePublisher("public/p"), /unauthenticated: .*needs credentials/);
+    } finally {
+      await anon.close();
+      await root.close();
+      await z.close();
+    }
+  });
+});
+
 describe("wss from the REST TLS config", () => {
   test("plugins.rest.tls makes the remote API speak wss; zenoh-ts connects with credentials and REST sees its put", async () => {
     const dir = mkdtempSync(join(tmpdir(), "zest-wss-rt-"));
