@@ -151,7 +151,14 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       logger.info({ zid: router.zid, url: restUrl, variant }, "REST gateway listening");
     }
     // The remote API (zenoh-ts clients over WebSocket): off unless plugins.remote_api.websocket_port is set.
-    const remote = await startRemoteApi(router, config.plugins?.remote_api, { logger, adminWrite: config.adminspace?.permissions?.write, adminRead: config.adminspace?.permissions?.read });
+    // It shares REST's access control and TLS certificate (`wss`): docs/remote-api.md.
+    const remote = await startRemoteApi(router, config.plugins?.remote_api, {
+      logger,
+      adminWrite: config.adminspace?.permissions?.write,
+      adminRead: config.adminspace?.permissions?.read,
+      access: security.access,
+      tls: security.tls,
+    });
     if (remote) closers.push(() => remote.server.close());
     return { router, manager, admin, rest, restUrl, session: new Session(router, "embedder"), remoteApiUrl: remote?.url, close };
   } catch (err) {

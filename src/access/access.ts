@@ -127,6 +127,15 @@ export class AccessControl {
   }
 
   /**
+   * True when nothing can be allowed to `principal`: the default is deny and no subject matches
+   * it. A front door that authenticates once per connection (the remote API) asks such an
+   * anonymous client for credentials up front.
+   */
+  allowsNothing(principal: Principal): boolean {
+    return this.#policy !== undefined && !this.#policy.defaultAllow && !principal.subjects.includes(1);
+  }
+
+  /**
    * Per-key filter for what a read returns (`query` replies) or a subscription delivers
    * (`declare_subscriber` samples): true when the whole of `key` is allowed.
    */

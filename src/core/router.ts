@@ -127,7 +127,8 @@ export class Router {
     this.queryTimeoutMs = options.queryTimeoutMs ?? 10_000;
     this.fabric = options.fabric;
     this.keyExprLimits = keyExprLimits(options.keyExprLimits);
-    this.liveliness = new Liveliness(this.logger);
+    // Other routers learn this router's token keys with its declarations (docs/fabric-protocol.md).
+    this.liveliness = new Liveliness(this.logger, () => this.fabric?.declarationsChanged());
   }
 
   /**
@@ -387,7 +388,12 @@ export class Router {
         }
         return this.answerLocal(selector, timeoutMs, onReply, { origin: FROM_ANOTHER_ROUTER, target: "all" }).done;
       },
-      remoteDeclarationsChanged: () => this.declarationsChanged(),
+      remoteDeclarationsChanged: (change) => {
+        if (change.kind === "token") this.liveliness.remoteChanged(change.zid, change.added, change.removed);
+        // Every kind: connectivity listeners also learn here that a router came or went.
+        this.declarationsChanged();
+      },
+      livelinessTokens: () => this.liveliness.localKeys(),
       subscriberKeys: () => [...new Set(this.subscribers.keys())],
       queryables: () => {
         const byKey = new Map<string, QueryableInfo>();

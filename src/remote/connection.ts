@@ -39,11 +39,17 @@ import { CloseCode, ProtocolError, Reader, Writer } from "./wire.js";
 /** Name of a client message, as the access-control hook sees it (`Put`, `DeclareSubscriber`...). */
 export type RemoteMessageName = keyof typeof In;
 
+/** A per-key filter: true when what an operation delivers on `key` may reach the client. */
+export type KeyFilter = (key: string) => boolean;
+
 /**
  * The access-control hook: may this connection do `message` on `keyExpr`? Every operation that
- * names a key expression asks it once. Throw a `ZestError` (`forbidden`) or return false to refuse.
+ * names a key expression asks it once. `true` allows it. A `KeyFilter` allows it in part: what a
+ * read delivers (subscriber samples, get replies, liveliness samples) is filtered per key, and a
+ * write or a declaration that provides data (publisher, queryable, token) is refused whole.
+ * Throw a `ZestError` (`forbidden`) or return false to refuse.
  */
-export type Authorize = (message: RemoteMessageName, keyExpr: string) => boolean;
+export type Authorize = (message: RemoteMessageName, keyExpr: string) => boolean | KeyFilter;
 
 /** Per-connection limits (see docs/remote-api.md for the defaults). */
 export interface RemoteLimits {
@@ -259,8 +265,9 @@ export class RemoteConnection {
         const key = r.string();
         const origin = readLocality(r.u8());
         r.end();
-        const k = this.declaring("DeclareSubscriber", this.subscribers, sid, key);
-        this.subscribers.set(sid, this.session.declareSubscriber(k, (s) => this.sendSample(sid, s), { allowedOrigin: origin }));
+        const { key: k, filter } = this.declaringRead("DeclareSubscriber", this.subscribers, sid, key);
+        const handler = filter ? (s: Sample) => void (filter(s.key) && this.sendSample(sid, s)) : (s: Sample) => this.sendSample(sid, s);
+        this.subscribers.set(sid, this.session.declareSubscriber(k, handler, { allowedOrigin: origin }));
         return undefined;
       }
       case In.UndeclareSubscriber:
@@ -286,7 +293,7 @@ export class RemoteConnection {
         const settings = decodeQuerySettings(r.u8());
         const timeoutMs = r.u32();
         r.end();
-        const k = this.declaring("DeclareQuerier", this.queriers, qid, key);
+        const { key: k } = this.declaringRead("DeclareQuerier", this.queriers, qid, key);
         this.queriers.set(qid, { key: k, qos, settings, timeoutMs });
         return undefined;
       }
@@ -309,11 +316,19 @@ export class RemoteConnection {
         const key = r.string();
         const history = r.bool();
         r.end();
-        const k = this.declaring("DeclareLivelinessSubscriber", this.livelinessSubscribers, sid, key);
+        const { key: k, filter } = this.declaringRead("DeclareLivelinessSubscriber", this.livelinessSubscribers, sid, key);
         // History goes out after the ResponseOk, like the live samples that follow it.
         const early: Sample[] = [];
         let live = false;
-        const sub = this.session.declareLivelinessSubscriber(k, (s) => (live ? this.sendSample(sid, s) : early.push(s)), { history });
+        const sub = this.session.declareLivelinessSubscriber(
+          k,
+          (s) => {
+            if (filter && !filter(s.key)) return;
+            if (live) this.sendSample(sid, s);
+            else early.push(s);
+          },
+          { history },
+        );
         this.livelinessSubscribers.set(sid, sub);
         this.after.push(() => {
           live = true;
@@ -407,7 +422,9 @@ export class RemoteConnection {
         r.end();
         let samples: Sample[];
         try {
-          samples = this.session.livelinessGet(this.authorized("LivelinessGet", key));
+          const { key: k, filter } = this.access("LivelinessGet", key);
+          samples = this.session.livelinessGet(k);
+          if (filter) samples = samples.filter((s) => filter(s.key));
         } catch (err) {
           this.replyAndFinal(getId, refusalReply(err));
           return undefined;
@@ -523,11 +540,18 @@ export class RemoteConnection {
 
   // ---- declarations -------------------------------------------------------------------------
 
-  /** Checks a declaration: a fresh id, within the limit, a valid key the client may use. */
+  /** Checks a declaration: a fresh id, within the limit, a valid key the client may use whole. */
   private declaring(message: RemoteMessageName, map: Map<number, unknown>, id: number, key: string): string {
     if (map.has(id)) throw ZestError.conflict(`id ${id} is already declared`);
     this.checkDeclarationLimit();
     return this.authorized(message, key);
+  }
+
+  /** Checks a reading declaration (subscriber, querier): like `declaring`, but allowed in part. */
+  private declaringRead(message: RemoteMessageName, map: Map<number, unknown>, id: number, key: string): { key: string; filter?: KeyFilter } {
+    if (map.has(id)) throw ZestError.conflict(`id ${id} is already declared`);
+    this.checkDeclarationLimit();
+    return this.access(message, key);
   }
 
   private checkDeclarationLimit(): void {
@@ -550,11 +574,22 @@ export class RemoteConnection {
     return v;
   }
 
-  /** Canonizes `key` and asks the access-control hook; throws a ZestError when refused. */
+  /**
+   * Canonizes `key` and asks the access-control hook; throws a ZestError when refused. A write
+   * or a declaration that provides data must be allowed whole.
+   */
   private authorized(message: RemoteMessageName, key: string): string {
-    const k = toKeyExpr(key);
-    if (!this.authorizeHook(message, k)) throw ZestError.forbidden(`${message} on ${k} is not allowed`);
+    const { key: k, filter } = this.access(message, key);
+    if (filter) throw ZestError.forbidden(`${message} on ${k} is not allowed: it reaches keys outside the allowed ones`);
     return k;
+  }
+
+  /** Canonizes `key` and asks the access-control hook: the key, and the filter of a partial allowance. */
+  private access(message: RemoteMessageName, key: string): { key: string; filter?: KeyFilter } {
+    const k = toKeyExpr(key);
+    const verdict = this.authorizeHook(message, k);
+    if (verdict === false) throw ZestError.forbidden(`${message} on ${k} is not allowed`);
+    return verdict === true ? { key: k } : { key: k, filter: verdict };
   }
 
   private optBytes(r: Reader): Buffer | undefined {
@@ -570,8 +605,9 @@ export class RemoteConnection {
 
   private get(message: RemoteMessageName, g: GetRequest): void {
     let key: string;
+    let filter: KeyFilter | undefined;
     try {
-      key = this.authorized(message, g.key);
+      ({ key, filter } = this.access(message, g.key));
       if (this.pendingGets >= this.limits.maxPendingGets) {
         throw ZestError.unavailable(`this connection already has ${this.limits.maxPendingGets} gets in flight (the limit)`);
       }
@@ -584,7 +620,7 @@ export class RemoteConnection {
     const timeoutMs = g.timeoutMs === 0 ? undefined : Math.min(g.timeoutMs, this.limits.maxQueryTimeoutMs);
     this.pendingGets++;
     this.session
-      .getStream({ key, parameters }, (reply) => this.sendReply(g.getId, reply, g.qos), {
+      .getStream({ key, parameters }, (reply) => (filter && reply.kind === "ok" && !filter(reply.sample.key) ? undefined : this.sendReply(g.getId, reply, g.qos)), {
         timeoutMs,
         consolidation: g.settings.consolidation,
         target: g.settings.target,

@@ -3,11 +3,14 @@
  * official zenoh-ts client talks to zest unchanged. Each connection is one zest `Session` on
  * the router. See docs/remote-api.md.
  */
-import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
+import { createServer as createHttpServer, type IncomingMessage, type Server, STATUS_CODES } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import { WebSocketServer } from "ws";
+import type { Duplex } from "node:stream";
+import { type WebSocket, WebSocketServer } from "ws";
+import { errorMessage, toZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
+import { httpStatus } from "../rest/http-status.js";
 import type { Router } from "../core/router.js";
 import { Session } from "../core/session.js";
 import { type Authorize, type RemoteLimits, type RemoteMessageName, RemoteConnection } from "./connection.js";
@@ -38,9 +41,11 @@ export interface RemoteApiServerOptions {
   readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
   /**
    * Access-control hook: the `Authorize` function of one connection, from its upgrade request
-   * (client address, credentials). Default: `defaultAuthorizer(adminWrite)`.
+   * (client address, credentials), or a promise of it. Throwing (or rejecting with) a ZestError
+   * refuses the upgrade with that error's HTTP status (`unauthenticated`: 401). Default:
+   * `defaultAuthorizer(adminWrite, adminRead)`; `accessAuthorizer` (access.ts) adds access control.
    */
-  readonly authorizer?: (req: IncomingMessage) => Authorize;
+  readonly authorizer?: (req: IncomingMessage) => Authorize | Promise<Authorize>;
   /** Who may write the admin space (`@/...`) when no authorizer is given (default: loopback clients). */
   readonly adminWrite?: boolean | "loopback";
   /** Whether clients may read the admin space when no authorizer is given (default true). */
@@ -72,13 +77,23 @@ export function defaultAuthorizer(adminWrite: boolean | "loopback" = "loopback",
   };
 }
 
+/** Answers an upgrade request with an HTTP error (401 asks for Basic credentials) and closes it. */
+function refuseUpgrade(socket: Duplex, kind: Parameters<typeof httpStatus>[0], reason: string): void {
+  const status = httpStatus(kind);
+  const body = `${kind}: ${reason}\n`;
+  const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}`, "Connection: close", "Content-Type: text/plain; charset=utf-8", `Content-Length: ${Buffer.byteLength(body)}`];
+  if (kind === "unauthenticated") head.push('WWW-Authenticate: Basic realm="zest", charset="UTF-8"');
+  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+}
+
 /** The WebSocket server of the remote API. `listen()`, then `close()`. */
 export class RemoteApiServer {
   private readonly server: Server;
   private readonly wss: WebSocketServer;
   private readonly connections = new Set<RemoteConnection>();
   private readonly limits: typeof DEFAULT_LIMITS;
-  private readonly authorizer: (req: IncomingMessage) => Authorize;
+  private readonly authorizer: (req: IncomingMessage) => Authorize | Promise<Authorize>;
+  private closing = false;
 
   constructor(private readonly options: RemoteApiServerOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -87,28 +102,52 @@ export class RemoteApiServer {
     this.server.on("request", (_req, res) => {
       res.writeHead(426, { "content-type": "text/plain", upgrade: "websocket" }).end("zest remote API: connect with a WebSocket (zenoh-ts)\n");
     });
-    this.wss = new WebSocketServer({ server: this.server, maxPayload: this.limits.maxFrameBytes, perMessageDeflate: false });
-    this.wss.on("connection", (ws, req) => {
-      const log = options.logger;
-      if (this.connections.size >= this.limits.maxConnections) {
-        log.warn({ client: req.socket.remoteAddress }, "remote API connection refused: too many connections");
-        ws.close(CloseCode.GOING_AWAY, "too many connections");
-        return;
-      }
-      const conn: RemoteConnection = new RemoteConnection(ws, {
-        session: new Session(options.router, "remote_api"),
-        logger: log,
-        limits: this.limits,
-        authorize: this.authorizer(req),
-        onClosed: () => {
-          this.connections.delete(conn);
-          log.debug({ conn: conn.id }, "remote API connection closed");
-        },
-      });
-      this.connections.add(conn);
-      log.debug({ conn: conn.id, client: req.socket.remoteAddress }, "remote API connection opened");
-    });
+    // The upgrade is ours to answer: credentials are checked (maybe asynchronously) before it.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: this.limits.maxFrameBytes, perMessageDeflate: false });
+    this.server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head));
     this.wss.on("error", (err) => options.logger.warn({ err: err.message }, "remote API server error"));
+  }
+
+  /** Authenticates an upgrade request, then opens the connection or refuses it with an HTTP status. */
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on("error", () => socket.destroy());
+    let authorize: Authorize;
+    try {
+      const a = this.authorizer(req);
+      authorize = a instanceof Promise ? await a : a;
+    } catch (err) {
+      const z = toZestError(err);
+      this.options.logger.info({ client: req.socket.remoteAddress, err: errorMessage(z) }, "remote API connection refused");
+      refuseUpgrade(socket, z.kind, z.message);
+      return;
+    }
+    // The client left, or the server closed, while its credentials were checked.
+    if (socket.destroyed || this.closing) {
+      socket.destroy();
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, req, authorize));
+  }
+
+  private open(ws: WebSocket, req: IncomingMessage, authorize: Authorize): void {
+    const log = this.options.logger;
+    if (this.connections.size >= this.limits.maxConnections) {
+      log.warn({ client: req.socket.remoteAddress }, "remote API connection refused: too many connections");
+      ws.close(CloseCode.GOING_AWAY, "too many connections");
+      return;
+    }
+    const conn: RemoteConnection = new RemoteConnection(ws, {
+      session: new Session(this.options.router, "remote_api"),
+      logger: log,
+      limits: this.limits,
+      authorize,
+      onClosed: () => {
+        this.connections.delete(conn);
+        log.debug({ conn: conn.id }, "remote API connection closed");
+      },
+    });
+    this.connections.add(conn);
+    log.debug({ conn: conn.id, client: req.socket.remoteAddress }, "remote API connection opened");
   }
 
   /** Number of open connections. */
@@ -140,6 +179,7 @@ export class RemoteApiServer {
 
   /** Closes every connection (releasing what it holds) and stops listening. */
   async close(): Promise<void> {
+    this.closing = true;
     for (const c of [...this.connections]) c.close(CloseCode.GOING_AWAY, "router shutting down");
     this.connections.clear();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));

@@ -1,9 +1,11 @@
+import type { AccessControl } from "../access/access.js";
 import { ConfigError } from "../config/config.js";
 import { errorMessage } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import type { Router } from "../core/router.js";
 import { parseRemoteApiConfig, parseWebsocketPort } from "./schema.js";
-import { RemoteApiServer, type RemoteApiServerOptions } from "./server.js";
+import { accessAuthorizer } from "./access.js";
+import { defaultAuthorizer, RemoteApiServer, type RemoteApiServerOptions } from "./server.js";
 
 /**
  * Starts the remote API from `plugins.remote_api` when `websocket_port` is set; returns the
@@ -12,7 +14,15 @@ import { RemoteApiServer, type RemoteApiServerOptions } from "./server.js";
 export async function startRemoteApi(
   router: Router,
   section: unknown,
-  options: { logger: Logger; adminWrite?: boolean | "loopback"; adminRead?: boolean; tls?: RemoteApiServerOptions["tls"] },
+  options: {
+    logger: Logger;
+    adminWrite?: boolean | "loopback";
+    adminRead?: boolean;
+    /** `wss` with the REST gateway's certificate and key. */
+    tls?: RemoteApiServerOptions["tls"];
+    /** The router's access control, shared with REST (docs/security.md). */
+    access?: AccessControl;
+  },
 ): Promise<{ server: RemoteApiServer; url: string } | undefined> {
   let bind: { host?: string; port: number } | undefined;
   let cfg: ReturnType<typeof parseRemoteApiConfig>;
@@ -28,8 +38,7 @@ export async function startRemoteApi(
     port: bind.port,
     host: bind.host,
     logger: options.logger.child({ plugin: "remote_api" }),
-    adminWrite: options.adminWrite,
-    adminRead: options.adminRead,
+    authorizer: options.access && accessAuthorizer(options.access, defaultAuthorizer(options.adminWrite, options.adminRead)),
     tls: options.tls,
     limits: {
       ...(cfg.max_frame_bytes ? { maxFrameBytes: cfg.max_frame_bytes } : {}),

@@ -6,39 +6,18 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ConsolidationMode, type MatchingStatus, type Query, type Sample, type Session as ZSession } from "@eclipse-zenoh/zenoh-ts";
-import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
-import type { ZestProcess } from "../support/zest-process.js";
-import { NO_STORAGES, startRouters } from "../fabric/helpers.js";
-import { collect, openClient, roundTrip, until } from "./helpers.js";
-
-function locatorOf(z: ZestProcess): string {
-  const m = /remote API ws:\/\/(\S+)/.exec(z.stderr());
-  if (!m) throw new Error(`no remote API in: ${z.stderr()}`);
-  return `ws/${m[1]}`;
-}
+import { type ClientPair, collect, roundTrip, startClientPair, until } from "./helpers.js";
 
 describe("zenoh-ts clients on two routers over NATS", () => {
-  let cluster: NatsCluster;
-  let r1: ZestProcess;
-  let r2: ZestProcess;
+  let pair: ClientPair;
   let c1: ZSession;
   let c2: ZSession;
 
   before(async () => {
-    cluster = await startNatsCluster({ size: 1, jetstream: false });
-    [r1, r2] = (await startRouters([
-      ["--id", "C1", "--nats", cluster.urls[0]!, "--remote-api-port", "127.0.0.1:0", ...NO_STORAGES],
-      ["--id", "C2", "--nats", cluster.urls[0]!, "--remote-api-port", "127.0.0.1:0", ...NO_STORAGES],
-    ])) as [ZestProcess, ZestProcess];
-    c1 = await openClient(locatorOf(r1));
-    c2 = await openClient(locatorOf(r2));
+    pair = await startClientPair(["C1", "C2"]);
+    ({ c1, c2 } = pair);
   });
-  after(async () => {
-    await c1?.close();
-    await c2?.close();
-    await Promise.all([r1?.stop(), r2?.stop()]);
-    await cluster?.stop();
-  });
+  after(() => pair?.stop());
 
   test("session info and transports name the other router", async () => {
     let routers: string[] = [];
