@@ -240,7 +240,8 @@ describe("conditional writes under access control", () => {
     assert.equal((await http(z.url, "PUT", "/acl/k", { body: "x", headers: { ...TEXT, ...writer, "if-none-match": "*" } })).status, 200);
     const v = (await http(z.url, "GET", "/acl/k", { headers: writer })).headers.get("etag")!;
     const reader = basic("reader", "reader-pw");
-    for (const cond of [{ "if-match": '"stale/0"' }, { "if-match": v }, { "if-none-match": "*" }, { "if-match": "garbage" }]) {
+    const conds: Array<Record<string, string>> = [{ "if-match": '"stale/0"' }, { "if-match": v }, { "if-none-match": "*" }, { "if-match": "garbage" }];
+    for (const cond of conds) {
       assert.equal((await http(z.url, "PUT", "/acl/k", { body: "y", headers: { ...TEXT, ...reader, ...cond } })).status, 403, JSON.stringify(cond));
       assert.equal((await http(z.url, "PUT", "/acl/k", { body: "y", headers: { ...TEXT, ...cond } })).status, 401);
     }
