@@ -21,6 +21,7 @@ export const BENCHMARKS: BenchEntry[] = [
   { name: "routing", title: "Routing one put, 100,000 vs 10 subscriptions", issue: 2, load: () => import("./suites/routing.js") },
   { name: "sse", title: "SSE fan-out, 1,000 subscribers, 50 puts/s for 20 s", issue: 2, load: () => import("./suites/sse.js") },
   { name: "sse-resume", title: "SSE fan-out with event ids and the resume log, vs without", issue: 13, load: () => import("./suites/sse-resume.js") },
+  { name: "conditional-put", title: "Conditional PUT (If-None-Match: *), vs a plain PUT", issue: 13, load: () => import("./suites/conditional-put.js") },
   { name: "memory", title: "Memory, 1,000,000 keys of 100 bytes", issue: 2, load: () => import("./suites/memory.js") },
   { name: "sqlite-put", title: "SQLite volume PUT, vs memory", issue: 3, load: () => import("./suites/sqlite-put.js") },
   { name: "sqlite-get", title: "SQLite volume GET one key, vs memory (read cache off)", issue: 3, load: () => import("./suites/sqlite-get.js") },

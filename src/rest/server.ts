@@ -383,28 +383,30 @@ export class RestServer {
    * with the write. A list of ETags, or `*`, reads the key's version first and writes on that
    * version; a writer that got in between makes it read again (three tries).
    */
-  private async conditionalWrite(method: "PUT" | "PATCH" | "DELETE", key: string, body: Buffer, contentType: string | undefined, precondition: WritePrecondition): Promise<string | undefined> {
+  private conditionalWrite(method: "PUT" | "PATCH" | "DELETE", key: string, body: Buffer, contentType: string | undefined, precondition: WritePrecondition): Promise<string | undefined> {
+    if (precondition.kind === "oneOf") return this.writeOnReadVersion(method, key, body, contentType, precondition.versions);
+    return this.writeOnce(method, key, body, contentType, precondition.kind === "version" ? { ifVersion: precondition.version } : IF_ABSENT);
+  }
+
+  /** One write on `condition`, checked by the storages; resolves with the new ETag (PUT, PATCH). */
+  private writeOnce(method: "PUT" | "PATCH" | "DELETE", key: string, body: Buffer, contentType: string | undefined, condition: ConditionOptions): Promise<string | undefined> {
     const { codec, session } = this.opts;
+    const timestamp = session.clock.newTimestamp();
+    if (method === "DELETE") return session.delete(key, { ...condition, timestamp }).then(() => undefined);
+    return session.put(key, body, { ...condition, timestamp, encoding: codec.encodingFor(contentType) }).then(() => etagOf(timestamp));
+  }
+
+  /** `If-Match: *` or a list: reads the key's version, then writes on it (three tries). */
+  private async writeOnReadVersion(method: "PUT" | "PATCH" | "DELETE", key: string, body: Buffer, contentType: string | undefined, versions: ReadonlySet<string> | "any"): Promise<string | undefined> {
     for (let attempt = 1; ; attempt++) {
-      let condition: ConditionOptions;
-      if (precondition.kind === "version") condition = { ifVersion: precondition.version };
-      else if (precondition.kind === "absent") condition = { ifAbsent: true };
-      else {
-        const current = newestTimestamp(key, await session.get(key))?.encode();
-        if (current === undefined) throw new ZestError("precondition_failed", `write condition failed: If-Match needs a value, and ${key} holds nothing`);
-        if (precondition.versions !== "any" && !precondition.versions.has(current)) throw new ZestError("precondition_failed", "write condition failed: the key holds another version");
-        condition = { ifVersion: current };
-      }
-      const timestamp = session.clock.newTimestamp();
+      const current = newestTimestamp(key, await this.opts.session.get(key))?.encode();
+      if (current === undefined) throw new ZestError("precondition_failed", `write condition failed: If-Match needs a value, and ${key} holds nothing`);
+      if (versions !== "any" && !versions.has(current)) throw new ZestError("precondition_failed", "write condition failed: the key holds another version");
       try {
-        if (method === "DELETE") {
-          await session.delete(key, { ...condition, timestamp });
-          return undefined;
-        }
-        await session.put(key, body, { ...condition, timestamp, encoding: codec.encodingFor(contentType) });
-        return etagOf(timestamp);
+        return await this.writeOnce(method, key, body, contentType, { ifVersion: current });
       } catch (err) {
-        if (precondition.kind !== "oneOf" || attempt >= 3 || toZestError(err).kind !== "precondition_failed") throw err;
+        // A writer got in between the read and the write: read again.
+        if (attempt >= 3 || toZestError(err).kind !== "precondition_failed") throw err;
       }
     }
   }
@@ -484,6 +486,7 @@ function firstAccept(accept: string | undefined): string | undefined {
 const CORS_PLAIN: Readonly<Record<string, string>> = Object.freeze({ "access-control-allow-origin": "*" });
 const CORS_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ "access-control-allow-origin": "*", "access-control-allow-credentials": "false" });
 
+const IF_ABSENT: ConditionOptions = Object.freeze({ ifAbsent: true });
 const EXPOSE_ETAG: Readonly<Record<string, string>> = Object.freeze({ "access-control-expose-headers": "ETag" });
 
 const WRITE_HEADERS: Readonly<Record<string, string | number>> = Object.freeze({ ...CORS_PLAIN, "content-length": 0 });
