@@ -4,6 +4,7 @@ import { Command, CommanderError, Option } from "commander";
 import { hashSecret } from "./access/hash.js";
 import { applyCfgOverride, ConfigError, loadConfigFile, parseHttpPort, validateConfig, type ZestConfig } from "./config/config.js";
 import { errorMessage } from "./core/errors.js";
+import { redactText } from "./config/redact.js";
 import { createLogger } from "./core/log.js";
 import { parseAdminPermissions } from "./rest/access.js";
 import { defaultStartOptions } from "./defaults.js";
@@ -174,7 +175,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     config = buildConfig(flags);
   } catch (err) {
-    process.stderr.write(`zest: ${errorMessage(err)}\n`);
+    process.stderr.write(`zest: ${redactText(errorMessage(err))}\n`);
     return 2;
   }
   const logger = createLogger(flags.verbose >= 2 ? "debug" : flags.verbose === 1 ? "info" : "warn");
@@ -182,7 +183,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     zest = await startZest(config, { ...defaultStartOptions(), logger, plugins: flags.plugin });
   } catch (err) {
-    process.stderr.write(`zest: ${errorMessage(err)}\n`);
+    process.stderr.write(`zest: ${redactText(errorMessage(err))}\n`);
     return err instanceof ConfigError ? 2 : 1;
   }
   process.stderr.write(`zest ${VERSION} router ${zest.router.zid}${zest.restUrl ? ` serving ${zest.restUrl}` : ""}${zest.remoteApiUrl ? ` remote API ${zest.remoteApiUrl}` : ""}\n`);
@@ -198,7 +199,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`zest: ${errorMessage(err)}\n`);
+    process.stderr.write(`zest: ${redactText(errorMessage(err))}\n`);
     process.exit(1);
   },
 );

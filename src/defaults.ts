@@ -18,7 +18,8 @@ export function defaultStartOptions(): Omit<StartOptions, "logger"> {
     fabric: async (config, logger) => {
       if (config.fabric?.nats === undefined) return undefined;
       const { natsFabricFromConfig } = await import("./fabric/index.js");
-      return (nats = natsFabricFromConfig(config, logger));
+      nats = natsFabricFromConfig(config, logger);
+      return nats;
     },
   };
 }

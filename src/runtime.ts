@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { protectedBind, restSecurityOptions, type RestSecurityOptions } from "./access/rest-config.js";
 import type { AdminLayout } from "./admin/admin-layout.js";
 import type { ZestConfig } from "./config/config.js";
-import { ConfigError, parseHttpPort } from "./config/config.js";
+import { ConfigError, parseHttpPort, validateConfig } from "./config/config.js";
 import { errorMessage, isServerSide, ZestError } from "./core/errors.js";
 import type { Fabric } from "./core/fabric.js";
 import type { Logger } from "./core/log.js";
@@ -58,6 +58,7 @@ export interface Zest {
 /** Starts a router from its config: fabric, storages, admin space, plugins, then REST. */
 export async function startZest(config: ZestConfig, options: StartOptions): Promise<Zest> {
   const { logger } = options;
+  validateConfig(config); // embedders get the CLI's checks (a ConfigError naming the key)
   const fabric = await options.fabric?.(config, logger);
   const router = new Router({ zid: config.id, queryTimeoutMs: config.queries_default_timeout, fabric, logger });
   const closers: Array<() => Promise<void> | void> = [];
@@ -128,7 +129,7 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       const { path, start } = await loadPluginModule(spec);
       const name = pluginName(path);
       const session = new Session(router, name);
-      const handle = (await start({ session, config: config.plugins?.[name], logger: logger.child({ plugin: name }) })) ?? undefined;
+      const handle = (await start({ session, config: config.plugins && Object.hasOwn(config.plugins, name) ? config.plugins[name] : undefined, logger: logger.child({ plugin: name }) })) ?? undefined;
       plugins.push({ name, path, handle });
       closers.push(async () => {
         await handle?.close?.();

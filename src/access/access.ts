@@ -52,8 +52,12 @@ export class AccessControl {
 
   readonly #policy: Policy | undefined;
   readonly #auth: Authenticator | undefined;
-  /** `user\0address` → principal (subjects depend on both). */
-  readonly #principals = new BoundedCache<string, Principal>(PRINCIPALS);
+  /**
+   * Principals by user ("" for anonymous clients), then by address (subjects depend on both).
+   * Two lookups on strings the caller already holds: a concatenated key would be hashed anew
+   * on every request.
+   */
+  readonly #principals = new BoundedCache<string, Map<string, Principal>>(PRINCIPALS);
 
   private constructor(policy: Policy | undefined, auth: Authenticator | undefined) {
     this.#policy = policy;
@@ -96,6 +100,19 @@ export class AccessControl {
     return typeof user === "string" ? this.#principal(user, address) : user.then((u) => this.#principal(u, address));
   }
 
+  /**
+   * The principal when it is known without a check: an anonymous client, or credentials verified
+   * recently. Undefined otherwise (call `authenticate`). Never throws, never counts a failure:
+   * for fast paths that fall back to the full pipeline.
+   */
+  knownPrincipal(credentials: Credentials): Principal | undefined {
+    const address = normalizeAddress(credentials.address);
+    const authorization = credentials.authorization;
+    if (this.#auth === undefined || authorization === undefined || authorization === "") return this.#principal(undefined, address);
+    const user = this.#auth.known(authorization);
+    return user === undefined ? undefined : this.#principal(user, address);
+  }
+
   /** May `principal` send `message` on the key expression `ke` (canonical)? */
   decide(principal: Principal, message: Message, ke: string): Decision {
     if (this.#policy === undefined) return "allow";
@@ -127,11 +144,14 @@ export class AccessControl {
   }
 
   #principal(user: string | undefined, address: string): Principal {
-    const id = user === undefined ? address : `${user}\0${address}`;
-    let p = this.#principals.get(id);
+    const name = user ?? "";
+    let byAddress = this.#principals.get(name);
+    if (byAddress === undefined) this.#principals.set(name, (byAddress = new Map()));
+    let p = byAddress.get(address);
     if (p === undefined) {
       p = { user, address, subjects: this.#policy === undefined ? new Uint8Array(0) : this.#policy.subjectsOf(user, address), decisions: MESSAGES.map(() => new Map()) };
-      this.#principals.set(id, p);
+      if (byAddress.size >= PRINCIPALS) byAddress.clear();
+      byAddress.set(address, p);
     }
     return p;
   }

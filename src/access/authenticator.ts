@@ -58,6 +58,12 @@ export class Authenticator {
     return this.#users.size > 0 || this.#tokens.size > 0;
   }
 
+  /** The user of an `Authorization` value verified recently, else undefined; never checks or counts. */
+  known(authorization: string): string | undefined {
+    const known = this.#verified.get(authorization);
+    return typeof known === "string" ? known : undefined;
+  }
+
   /**
    * The user an `Authorization` header names, synchronously when the header was checked
    * recently; throws or rejects with an `unauthenticated` ZestError otherwise.

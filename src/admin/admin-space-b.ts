@@ -96,7 +96,7 @@ function parseProperties(payload: Buffer, what: string): Properties {
 }
 
 /**
- * The Variant B administration space (zenoh 0.4 layout, catalogue §B.5), a queryable and a
+ * The Variant B administration space (zenoh 0.4 layout, docs/rest-gateway.md §B.5), a queryable and a
  * subscriber on `@/router/<zid>/**` like the Variant A one:
  *
  * - `@/router/<zid>`: the router (JSON);

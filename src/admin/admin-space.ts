@@ -55,7 +55,7 @@ export class AdminSpace extends AdminLayout {
       out.push([`${sm}/volumes/${v.id}/__path__`, v.adminPath]);
     }
     for (const s of this.manager.listStorages()) out.push([`${sm}/storages/${s.name}`, redact(withError(s.config, s.error))]);
-    // Plugins loaded with -P, like zenohd's dynamic plugins (catalogue A.5).
+    // Plugins loaded with -P, like zenohd's dynamic plugins (docs/rest-gateway.md §A.5).
     for (const [name, path] of Object.entries(this.sources.plugins())) out.push([`${p}/status/plugins/${name}/__path__`, path]);
     return out;
   }

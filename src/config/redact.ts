@@ -4,8 +4,9 @@
  * (see docs/configuration.md).
  */
 
-/** What a hidden value is replaced by. */
-export const REDACTED = "***";
+import { REDACTED, redactText } from "../core/secrets.js";
+
+export { REDACTED, redactText };
 
 /**
  * Option names whose values are credentials: exactly one of these words, or ending in
@@ -17,11 +18,6 @@ const SECRET_NAME = new RegExp(`(^|_)(${SECRET_WORDS.join("|")})$`, "i");
 /** True when an option named `name` holds a credential. */
 export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name);
-}
-
-/** `scheme://user:pass@host` → `scheme://***@host`, anywhere in a text (error messages, URLs). */
-export function redactText(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"']*@/gi, `$1${REDACTED}@`);
 }
 
 /**

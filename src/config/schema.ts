@@ -23,6 +23,9 @@ function closed<T extends z.ZodRawShape>(shape: T, description: string) {
     .describe(description);
 }
 
+/** The one name a plain object reads as its prototype. */
+const PROTO = "__proto__";
+
 /**
  * A map of names (storages, volumes) to values. zod's record skips a `__proto__` key, so that
  * entry is checked here: names are data, and every name must be valid like any other.
@@ -31,9 +34,9 @@ function names<T extends z.ZodType>(value: T, description: string) {
   return z
     .unknown()
     .superRefine((map, ctx) => {
-      if (typeof map !== "object" || map === null || !Object.hasOwn(map, "__proto__")) return;
-      const r = value.safeParse((map as Record<string, unknown>)["__proto__"]);
-      for (const issue of r.error?.issues ?? []) ctx.addIssue({ ...issue, path: ["__proto__", ...issue.path] } as Parameters<typeof ctx.addIssue>[0]);
+      if (typeof map !== "object" || map === null || !Object.hasOwn(map, PROTO)) return;
+      const r = value.safeParse((map as Record<string, unknown>)[PROTO]);
+      for (const issue of r.error?.issues ?? []) ctx.addIssue({ ...issue, path: [PROTO, ...issue.path] } as Parameters<typeof ctx.addIssue>[0]);
     })
     .pipe(z.record(z.string(), value))
     .describe(description);

@@ -31,7 +31,7 @@ export const Encoding = {
 
 /**
  * The encoding of an HTTP `Content-Type` header: its essence (type/subtype, lower-cased,
- * parameters dropped). An absent header gives `application/octet-stream` (the seed's default).
+ * parameters dropped). An absent header gives `application/octet-stream` (docs/rest-gateway.md §A.2).
  */
 export function encodingFromContentType(contentType: string | undefined): Encoding {
   if (contentType === undefined) return Encoding.APP_OCTET_STREAM;

@@ -1,4 +1,5 @@
 import { pino, destination, type Logger } from "pino";
+import { redactLogFields } from "./secrets.js";
 
 export type { Logger };
 
@@ -7,7 +8,8 @@ export type { Logger };
  * `-v` shows info, `-vv` debug.
  */
 export function createLogger(level: "silent" | "error" | "warn" | "info" | "debug" | "trace" = "warn"): Logger {
-  return pino({ level, base: { app: "zest" } }, destination({ dest: 2, sync: true }));
+  // Credentials in URLs (a NATS server, an InfluxDB url) never reach the log.
+  return pino({ level, base: { app: "zest" }, formatters: { log: redactLogFields } }, destination({ dest: 2, sync: true }));
 }
 
 /** A logger that drops everything (library default, tests). */

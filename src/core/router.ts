@@ -14,6 +14,7 @@ import type { Sample, WriteCondition } from "./sample.js";
 import type { Selector } from "./selector.js";
 import { HLC } from "./timestamp.js";
 import { cancel, schedule } from "./deadlines.js";
+import { sortInSlices } from "./slices.js";
 
 const RESOLVED: Promise<void> = Promise.resolve();
 const ROUTE_CACHE_MAX = 65_536;
@@ -44,7 +45,10 @@ export interface QueryableDecl {
   readonly key: string;
   readonly handler: QueryHandler;
   readonly complete: boolean;
-  /** Answers with stored samples only (a storage): see `Router.storagesOnly`. */
+  /**
+   * Answers with stored samples only, for keys its query matches (a storage): see
+   * `Router.storagesOnly`; its replies are not matched against the query again.
+   */
   readonly storage: boolean;
   readonly owner: string;
   /** `Session.id` of the declaring session (locality). */
@@ -52,6 +56,9 @@ export interface QueryableDecl {
   /** Which queriers it answers (default any). */
   readonly allowedOrigin?: Locality;
 }
+
+/** Where a query's replies go; `matched`: a storage's reply, whose key its index already matched. */
+type ReplySink = (r: Reply, matched?: boolean) => void;
 
 /** Options of a query. */
 export interface QueryOptions {
@@ -292,8 +299,8 @@ export class Router {
   async query(selector: Selector, options: QueryOptions = {}): Promise<Reply[]> {
     const consolidation = resolveConsolidation(options.consolidation, selector);
     const collector = new ReplyCollector(selector, consolidation === "none" ? "none" : "latest");
-    await this.dispatchQuery(selector, options, (r: Reply): void => collector.add(r));
-    return collector.result();
+    await this.dispatchQuery(selector, options, (r: Reply, matched?: boolean): void => collector.add(r, matched));
+    return await collector.result();
   }
 
   /**
@@ -310,15 +317,18 @@ export class Router {
     }
   }
 
-  private dispatchQuery(selector: Selector, options: QueryOptions, onReply: (r: Reply) => void): Promise<void> {
+  private dispatchQuery(selector: Selector, options: QueryOptions, onReply: ReplySink): Promise<void> {
     const timeoutMs = options.timeoutMs ?? this.queryTimeoutMs;
     const local = this.answerLocal(selector, timeoutMs, onReply, options);
     if (!this.fabric || local.exclusive || options.origin?.destination === "session_local") return local.done;
     return Promise.all([local.done, this.fabric.query(selector, timeoutMs, onReply)]).then(() => undefined);
   }
 
-  /** Runs the local queryables only (also what remote routers get). */
-  private answerLocal(selector: Selector, timeoutMs: number, onReply: (r: Reply) => void, options: QueryOptions = {}): { done: Promise<void>; exclusive: boolean } {
+  /**
+   * Runs the local queryables only (also what remote routers get). `onReply` learns, with
+   * `matched`, that a reply comes from a storage, whose index already matched its key.
+   */
+  private answerLocal(selector: Selector, timeoutMs: number, onReply: ReplySink, options: QueryOptions = {}): { done: Promise<void>; exclusive: boolean } {
     const candidates = this.queryablesIndex.intersecting(selector.key);
     const { selected: matching, exclusive } =
       options.target === undefined && options.origin === undefined
@@ -327,11 +337,12 @@ export class Router {
     return { done: this.runQueryables(matching, selector, timeoutMs, onReply, options.content), exclusive };
   }
 
-  private runQueryables(matching: QueryableDecl[], selector: Selector, timeoutMs: number, onReply: (r: Reply) => void, content: QueryContent | undefined): Promise<void> {
+  private runQueryables(matching: QueryableDecl[], selector: Selector, timeoutMs: number, onReply: ReplySink, content: QueryContent | undefined): Promise<void> {
     if (matching.length === 0) return Promise.resolve();
     const queries: Query[] = [];
+    const fromStorage = (r: Reply): void => onReply(r, true);
     const runs = matching.map((q) => {
-      const query = new Query(selector, onReply, content);
+      const query = new Query(selector, q.storage ? fromStorage : onReply, content);
       queries.push(query);
       return runQueryable(q, query, this.logger).finally(() => query.finish());
     });
@@ -412,14 +423,15 @@ class ReplyCollector {
     private readonly consolidation: "latest" | "none",
   ) {}
 
-  add(reply: Reply): void {
+  /** `matched`: the key is known to match the query (a storage's reply), so it is not checked again. */
+  add(reply: Reply, matched = false): void {
     if (reply.kind === "err") {
       this.errors.push(reply);
       return;
     }
     const key = reply.sample.key;
     // Replies for keys outside the query are dropped (as Zenoh does), unless `_anyke` is given.
-    if (key !== this.selector.key && !this.selector.parameters.has("_anyke") && !intersects(this.selector.key, key)) return;
+    if (!matched && key !== this.selector.key && !this.selector.parameters.has("_anyke") && !intersects(this.selector.key, key)) return;
     if (this.consolidation === "none") {
       this.all.push(reply);
       return;
@@ -428,16 +440,19 @@ class ReplyCollector {
     if (!prev || newer(reply.sample, prev.sample)) this.latest.set(key, reply);
   }
 
-  result(): Reply[] {
+  /** The replies sorted by key; a large answer is sorted in slices (other requests run meanwhile). */
+  async result(): Promise<Reply[]> {
     const ok = this.consolidation === "none" ? this.all : [...this.latest.values()];
     // Stable sort: within one key, `none` keeps arrival order.
-    ok.sort((a, b) => {
-      const ka = (a as { sample: Sample }).sample.key;
-      const kb = (b as { sample: Sample }).sample.key;
-      return ka < kb ? -1 : ka > kb ? 1 : 0;
-    });
+    await sortInSlices(ok, byKey);
     return this.errors.length === 0 ? ok : [...ok, ...this.errors];
   }
+}
+
+function byKey(a: Reply, b: Reply): number {
+  const ka = (a as { sample: Sample }).sample.key;
+  const kb = (b as { sample: Sample }).sample.key;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
 }
 
 /** A reply with a timestamp beats one without; between two without, the first wins. */

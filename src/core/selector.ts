@@ -2,7 +2,7 @@ import { ZestError } from "./errors.js";
 import { parseTimeRange, type TimeRange } from "./time-range.js";
 
 /**
- * Selector parameters. Accepts the seed's `(a=b;c=d)`, and `a=b&c=d` / `a=b;c=d`; names and
+ * Selector parameters. Accepts the seed form `(a=b;c=d)` (docs/key-expressions.md §1.6), and `a=b&c=d` / `a=b;c=d`; names and
  * values are percent-decoded, and in the `&` form a `+` is a space (URL form decoding, as a
  * browser form sends it). The first occurrence of a name wins.
  */
@@ -46,7 +46,7 @@ export class Parameters {
   }
 }
 
-/** Percent-decodes; `form` (the `&` form, URL-form encoded as in catalogue A.1) also reads `+` as a space. */
+/** Percent-decodes; `form` (the `&` form, URL-form encoded as in docs/rest-gateway.md §A.1) also reads `+` as a space. */
 function decode(s: string, form: boolean): string {
   if (form && s.includes("+")) s = s.replace(PLUS, " ");
   if (!s.includes("%")) return s;

@@ -23,7 +23,7 @@ const NUMERIC_OPTIONS = {
  * The NATS fabric the config asks for, or undefined when it names no servers. `fabric.nats`:
  * `servers` (a list or a comma-separated string), and optionally `heartbeat_ms` (1000),
  * `peer_timeout_ms` (4000), `ack_timeout_ms` (5000), `connect_timeout_ms` (5000),
- * `reconnect_time_wait_ms` (250). Throws a 400 ZestError naming a bad option.
+ * `reconnect_time_wait_ms` (250). Throws a `bad_input` ZestError naming a bad option.
  */
 export function natsFabricFromConfig(config: ZestConfig, logger: Logger): NatsFabric | undefined {
   const nats = config.fabric?.nats;

@@ -22,7 +22,6 @@ import { type Clock, systemClock, type TimerHandle } from "./clock.js";
 import { DeclarationSync } from "./declaration-sync.js";
 import { DuplicateFilter } from "./duplicate-filter.js";
 import {
-  type Ack,
   type DeclarationsMessage,
   decodeAcks,
   decodeAnnouncement,
@@ -31,17 +30,15 @@ import {
   decodePong,
   decodeReplies,
   decodeSamples,
-  encodeAcks,
   encodeControl,
   encodePong,
   encodeQuery,
   encodeSample,
-  encodeSamples,
   markResend,
   type SampleMessage,
-  SAMPLES_OVERHEAD,
 } from "./envelope.js";
 import { Inbox } from "./inbox.js";
+import { AckOutbox, SampleOutbox } from "./outbox.js";
 import { NatsTransport } from "./nats-transport.js";
 import { PeerTable } from "./peer-table.js";
 import { answerQuery, errorReply, QueryGather } from "./query-gather.js";
@@ -79,22 +76,6 @@ export interface NatsFabricOptions {
 
 /** Room left in a message for headers and protocol overhead. */
 const PAYLOAD_MARGIN = 1024;
-/** A sample waiting for the end of the turn (`ack`: a write waits for its acknowledgements). */
-interface OutSample {
-  readonly seq: number;
-  readonly data: Buffer;
-  readonly ack: boolean;
-}
-
-/** Consecutive samples on one subject, sent as one message. */
-interface OutGroup {
-  readonly subject: string;
-  /** The router a direct send goes to. */
-  readonly direct: string | undefined;
-  readonly items: OutSample[];
-  size: number;
-}
-
 /** At most one warning per this many ms about malformed messages; the rest go to debug. */
 const MALFORMED_WARN_EVERY_MS = 10_000;
 
@@ -126,22 +107,15 @@ export class NatsFabric implements Fabric {
   private tracker!: AckTracker;
   private gather!: QueryGather;
 
-  /** Samples to send, in order, flushed once per event-loop turn. */
-  private outGroups: OutGroup[] = [];
-  private samplesScheduled = false;
-  /** Batches sent with a reply subject, for NATS "no responders" notices: id → samples. */
-  private readonly batches = new Map<number, { readonly at: number; readonly seqs: number[]; readonly zid: string | undefined }>();
-  private batchId = 0;
-  /** Acknowledgements to send, by publisher, flushed once per event-loop turn. */
-  private acksOut = new Map<string, Ack[]>();
-  private acksScheduled = false;
+  private samplesOut!: SampleOutbox;
+  private acksOut!: AckOutbox;
   private readonly lastPing = new Map<string, number>();
   private heartbeatTimer: TimerHandle | undefined;
   private sweepTimer: TimerHandle | undefined;
   private clashReported = false;
   private malformed = { count: 0, lastWarn: -Infinity };
 
-  private readonly counters = { samplesSent: 0, samplesReceived: 0, samplesSkipped: 0, queriesSent: 0, queriesAnswered: 0, acksSent: 0, malformedDropped: 0 };
+  private readonly counters = { samplesSent: 0, samplesReceived: 0, samplesSkipped: 0, queriesSent: 0, queriesAnswered: 0, malformedDropped: 0 };
 
   constructor(options: NatsFabricOptions) {
     if (options.servers.length === 0 && !options.transport) throw ZestError.badRequest("the NATS fabric needs at least one server URL");
@@ -187,6 +161,18 @@ export class NatsFabric implements Fabric {
       { ackTimeoutMs: this.ackTimeoutMs, probeAfterMs: this.probeAfterMs },
     );
     this.gather = new QueryGather(this.clock, this.peerTimeoutMs);
+    const link = {
+      publish: (subject: string, data: Buffer, reply?: string) => {
+        if (!this.connected) throw new Error("not connected");
+        transport.publish(subject, data, reply);
+      },
+      flush: () => transport.flush?.(),
+      limit: () => transport.maxPayload - PAYLOAD_MARGIN,
+    };
+    this.samplesOut = new SampleOutbox(this.inbox, this.clock, link, this.ackTimeoutMs, (seqs, err) => {
+      for (const seq of seqs) this.tracker.fail(seq, ZestError.unavailable(`cannot publish to NATS: ${err.message}`, err));
+    });
+    this.acksOut = new AckOutbox(this.zid, this.inbox, (subject, data) => this.send(subject, data), link.flush);
     this.table = new PeerTable(
       this.clock,
       this.peerTimeoutMs,
@@ -216,10 +202,8 @@ export class NatsFabric implements Fabric {
       {
         sample: this.guarded((a, m) => m.noResponders && this.tracker.noResponders(a.seq, a.zid)),
         batch: this.guarded((a, m) => {
-          const b = this.batches.get(a.id);
-          if (!m.noResponders || !b) return;
-          this.batches.delete(a.id);
-          for (const seq of b.seqs) this.tracker.noResponders(seq, b.zid);
+          const b = m.noResponders ? this.samplesOut.claim(a.id) : undefined;
+          for (const seq of b?.seqs ?? []) this.tracker.noResponders(seq, b!.zid);
         }),
         acks: this.guarded((_a, m) => this.onAcks(m)),
         replies: this.guarded((a, m) => {
@@ -291,72 +275,14 @@ export class NatsFabric implements Fabric {
     if (targets.length === 0) {
       // Nobody is known to listen: no ack to wait for, but NATS still forwards the sample to a
       // router whose subscription is newer than its announcement.
-      if (!direct) this.queueSample(subject, undefined, { seq, data, ack: false });
+      if (!direct) this.samplesOut.queue(subject, undefined, { seq, data, ack: false });
       return Promise.resolve();
     }
     const acked = this.tracker.track(seq, sample.key, data, targets);
-    if (direct) for (const t of targets) this.queueSample(`${DIRECT_SUBJECT}.${t}`, t, { seq, data, ack: true });
-    else this.queueSample(subject, undefined, { seq, data, ack: true });
+    if (direct) for (const t of targets) this.samplesOut.queue(`${DIRECT_SUBJECT}.${t}`, t, { seq, data, ack: true });
+    else this.samplesOut.queue(subject, undefined, { seq, data, ack: true });
     return acked;
   }
-
-  /**
-   * Queues a sample for the end of the turn. Consecutive samples on one subject travel as one
-   * message (below the payload limit); the order of all samples is kept.
-   */
-  private queueSample(subject: string, direct: string | undefined, item: OutSample): void {
-    const last = this.outGroups[this.outGroups.length - 1];
-    const limit = (this.transport?.maxPayload ?? 1024 * 1024) - PAYLOAD_MARGIN;
-    const size = item.data.length + SAMPLES_OVERHEAD;
-    if (last && last.subject === subject && last.size + size <= limit) {
-      last.items.push(item);
-      last.size += size;
-    } else {
-      this.outGroups.push({ subject, direct, items: [item], size: 5 + size });
-    }
-    if (!this.samplesScheduled) {
-      this.samplesScheduled = true;
-      setImmediate(this.flushSamples);
-    }
-  }
-
-  private readonly flushSamples = (): void => {
-    this.samplesScheduled = false;
-    const groups = this.outGroups;
-    if (groups.length === 0) return;
-    this.outGroups = [];
-    const transport = this.transport;
-    const now = this.clock.now();
-    // Registrations a "no responders" notice did not claim by now never will.
-    for (const [id, b] of this.batches) {
-      if (now - b.at < this.ackTimeoutMs) break;
-      this.batches.delete(id);
-    }
-    for (const g of groups) {
-      let data: Buffer;
-      let reply: string | undefined;
-      if (g.items.length === 1) {
-        const it = g.items[0]!;
-        data = it.data;
-        if (it.ack) reply = this.inbox.subject(g.direct === undefined ? { kind: "sample", seq: it.seq } : { kind: "sample", seq: it.seq, zid: g.direct });
-      } else {
-        data = encodeSamples(g.items.map((it) => it.data));
-        const seqs = g.items.filter((it) => it.ack).map((it) => it.seq);
-        if (seqs.length > 0) {
-          const id = ++this.batchId;
-          this.batches.set(id, { at: now, seqs, zid: g.direct });
-          reply = this.inbox.subject({ kind: "batch", id });
-        }
-      }
-      try {
-        if (!transport || !this.connected) throw new Error("not connected");
-        transport.publish(g.subject, data, reply);
-      } catch (err) {
-        for (const it of g.items) if (it.ack) this.tracker.fail(it.seq, ZestError.unavailable(`cannot publish to NATS: ${errorMessage(err)}`, err));
-      }
-    }
-    transport?.flush?.();
-  };
 
   query(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void): Promise<void> {
     const transport = this.transport;
@@ -394,6 +320,7 @@ export class NatsFabric implements Fabric {
         pendingAcks: this.tracker?.size ?? 0,
         pendingQueries: this.gather?.size ?? 0,
         ...this.counters,
+        acksSent: this.acksOut?.sent ?? 0,
         samplesResent: this.tracker?.resent ?? 0,
       },
     };
@@ -428,8 +355,8 @@ export class NatsFabric implements Fabric {
     if (!transport) return;
     this.tracker.failAll(() => ZestError.unavailable("the router is shutting down"));
     this.gather.finishAll();
-    this.flushSamples();
-    this.flushAcks();
+    this.samplesOut.flush();
+    this.acksOut.flush();
     this.decl.close();
     await transport.close(1_000);
   }
@@ -451,10 +378,10 @@ export class NatsFabric implements Fabric {
     const host = this.host;
     if (!host) return;
     host.deliverRemote(sample).then(
-      () => wantsAck && this.ack(origin.zid, { seq: origin.seq, errorKind: undefined, message: "" }),
+      () => wantsAck && this.acksOut.add(origin.zid, { seq: origin.seq, errorKind: undefined, message: "" }),
       (err: unknown) => {
         const e = toZestError(err);
-        if (wantsAck) this.ack(origin.zid, { seq: origin.seq, errorKind: e.kind, message: e.message });
+        if (wantsAck) this.acksOut.add(origin.zid, { seq: origin.seq, errorKind: e.kind, message: e.message });
       },
     );
   }
@@ -505,32 +432,15 @@ export class NatsFabric implements Fabric {
   }
 
   private ingest(m: DeclarationsMessage): void {
-    if (m.zid !== this.zid) this.table.ingest(m);
+    if (m.zid === this.zid) return;
+    const epoch = this.table.get(m.zid)?.epoch;
+    this.table.ingest(m);
+    // The router restarted: what its previous life received unacknowledged died with it, and
+    // the new one still wants the key (else `ingest` released the writes): send them again.
+    if (epoch !== undefined && epoch !== m.epoch) this.tracker.resendAll(m.zid);
   }
 
   // ---- outgoing ---------------------------------------------------------------------------------
-
-  /** Queues an acknowledgement for `publisher`; all of a turn's go in one message per publisher. */
-  private ack(publisher: string, ack: Ack): void {
-    let list = this.acksOut.get(publisher);
-    if (!list) this.acksOut.set(publisher, (list = []));
-    list.push(ack);
-    if (!this.acksScheduled) {
-      this.acksScheduled = true;
-      setImmediate(() => this.flushAcks());
-    }
-  }
-
-  private flushAcks(): void {
-    this.acksScheduled = false;
-    const out = this.acksOut;
-    if (out.size === 0) return;
-    this.acksOut = new Map();
-    for (const [publisher, acks] of out) {
-      if (this.send(this.inbox.acksSubjectOf(publisher), encodeAcks({ zid: this.zid, acks }))) this.counters.acksSent += acks.length;
-    }
-    this.transport?.flush?.();
-  }
 
   /** Pings `zid` (once per instant: many late writes share one ping). */
   private ping(zid: string): void {

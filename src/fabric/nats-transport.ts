@@ -1,7 +1,8 @@
 /**
- * The fabric's transport over a NATS connection. Publishes are corked for one event-loop turn
- * (`setImmediate`) and then handed to the client together, which writes them to the socket in
- * one go: under load, many samples and acknowledgements share one write instead of one each.
+ * The fabric's transport over a NATS connection. The client buffers what is published in one
+ * microtask and writes it to the socket at once; the fabric's outboxes gather a turn's samples
+ * and acknowledgements before publishing, so latency-bound messages (queries, replies) are never
+ * held back for the end of the turn.
  */
 import { connect, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { errorMessage, ZestError } from "../core/errors.js";
@@ -18,18 +19,9 @@ export interface NatsTransportOptions {
   readonly logger: Logger;
 }
 
-interface Corked {
-  readonly subject: string;
-  readonly data: Uint8Array;
-  readonly reply: string | undefined;
-}
-
 /** A `Transport` on one NATS connection (`noEcho`: it never hears its own messages). */
 export class NatsTransport implements Transport {
   private readonly listeners: Array<(event: TransportEvent) => void> = [];
-  private corked: Corked[] = [];
-  private flushScheduled = false;
-  private readonly flushNow = (): void => this.flush();
 
   private constructor(
     /** The connection, shared with the `jetstream` volume. */
@@ -68,28 +60,8 @@ export class NatsTransport implements Transport {
   }
 
   publish(subject: string, data: Uint8Array, reply?: string): void {
-    if (this.connection.isClosed()) throw ZestError.unavailable("the NATS connection is closed");
-    this.corked.push({ subject, data, reply });
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(this.flushNow);
-    }
-  }
-
-  /** Hands the corked publishes to the client (it writes them together on its next microtask). */
-  flush(): void {
-    this.flushScheduled = false;
-    const batch = this.corked;
-    if (batch.length === 0) return;
-    this.corked = [];
-    for (const m of batch) {
-      try {
-        if (m.reply === undefined) this.connection.publish(m.subject, m.data);
-        else this.connection.publish(m.subject, m.data, { reply: m.reply });
-      } catch (err) {
-        this.logger.debug({ subject: m.subject, err: errorMessage(err) }, "could not publish to NATS");
-      }
-    }
+    if (reply === undefined) this.connection.publish(subject, data);
+    else this.connection.publish(subject, data, { reply });
   }
 
   subscribe(subject: string, handler: (msg: TransportMessage) => void): TransportSubscription {
@@ -109,7 +81,6 @@ export class NatsTransport implements Transport {
   }
 
   async close(timeoutMs: number): Promise<void> {
-    this.flush();
     const nc = this.connection;
     // drain() flushes what is buffered; it never completes while disconnected, hence the race.
     await Promise.race([nc.drain().catch(() => undefined), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
@@ -120,14 +91,14 @@ export class NatsTransport implements Transport {
     for await (const s of this.connection.status()) {
       const event: TransportEvent | undefined = s.type === "disconnect" ? "disconnected" : s.type === "reconnect" ? "reconnected" : s.type === "close" ? "closed" : undefined;
       if (event === undefined) continue;
-      if (event === "reconnected") this.flush();
       for (const l of this.listeners) l(event);
     }
   }
 }
 
 function toMessage(msg: Msg): TransportMessage {
-  // NATS answers a message with a reply subject and no subscriber with an empty 503 status.
+  // NATS answers a message with a reply subject and no subscriber with an empty message whose
+  // status header carries code 503 (NATS's own "no responders", not an HTTP status of ours).
   const noResponders = msg.data.length === 0 && msg.headers?.code === 503;
   return { subject: msg.subject, data: msg.data, reply: msg.reply || undefined, noResponders };
 }

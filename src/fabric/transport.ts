@@ -28,12 +28,9 @@ export type TransportEvent = "disconnected" | "reconnected" | "closed";
 
 /** A connection to the bus. */
 export interface Transport {
-  /**
-   * Sends `data` on `subject`. Publishes made in one event-loop turn may be written together;
-   * their order is kept. Throws when the message cannot be sent at all.
-   */
+  /** Sends `data` on `subject`, in order with earlier publishes. Throws when it cannot be sent at all. */
   publish(subject: string, data: Uint8Array, reply?: string): void;
-  /** Writes what this turn's publishes corked now, instead of at the end of the turn. */
+  /** Writes what was published so far now, for a transport that buffers. */
   flush?(): void;
   /** Calls `handler` for every message on `subject` (wildcards allowed) until unsubscribed. */
   subscribe(subject: string, handler: (msg: TransportMessage) => void): TransportSubscription;

@@ -1,5 +1,5 @@
 /**
- * Canonization (keyexpr-semantics §1.3), following the RFC rewrite rules rather than the Rust
+ * Canonization (docs/key-expressions.md §1.3), following the RFC rewrite rules rather than the Rust
  * canonizer, which panics or drops text on `$*` runs that do not start a chunk.
  */
 import { KeyExprError } from "./errors.js";
@@ -7,7 +7,7 @@ import { checkKeyExpr } from "./validate.js";
 
 /**
  * Rewrites one non-empty chunk other than `*`/`**`: every `*` not already part of `$*` becomes
- * `$*` (the zest extension of decisions §2), runs of `$*` collapse to one, and a chunk left as
+ * `$*` (the zest extension of docs/key-expressions.md §1.3), runs of `$*` collapse to one, and a chunk left as
  * exactly `$*` becomes `*`. A `$` not followed by `*` is kept so validation reports it.
  */
 function canonizeChunk(chunk: string): string {
@@ -36,7 +36,7 @@ function canonizeChunk(chunk: string): string {
  * Autocanonize per §1.3 (RFC rules, NOT the buggy Rust `$*`-run behaviour) and return a valid
  * canonical string, or throw KeyExprError.
  *
- * zest extension (decisions §2): a `*` inside a chunk that is not part of `$*`, in a chunk that
+ * zest extension (docs/key-expressions.md §1.3): a `*` inside a chunk that is not part of `$*`, in a chunk that
  * is not exactly `*` or `**`, is read as `$*` (`demo/example/*eval` → `demo/example/$*eval`,
  * `a*` → `a$*`, `***` → `*`). Non-canonical forms such as `a/**\/**` or `**\/*` are canonized,
  * not refused. Leading, trailing and double slashes are still errors (`EmptyChunk`).

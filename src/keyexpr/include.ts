@@ -1,5 +1,5 @@
 /**
- * `includes` (keyexpr-semantics §1.5): the answers of Rust's `LTRIncluder`, which is sound but
+ * `includes` (docs/key-expressions.md §1.5): the answers of Rust's `LTRIncluder`, which is sound but
  * incomplete when the right side has a `**` that the left covers with `*`. Its recursion is
  * evaluated as a table over (left index, right index), bottom-up with two rolling rows.
  */

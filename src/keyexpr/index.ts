@@ -1,5 +1,5 @@
 /**
- * Key expressions: validation, canonization, intersection and inclusion (keyexpr-semantics §1),
+ * Key expressions: validation, canonization, intersection and inclusion (docs/key-expressions.md §1),
  * legacy Variant B paths (§2), and the chunk trie that indexes declarations (§3).
  */
 export { KeyExprError, type KeyExprErrorKind } from "./errors.js";

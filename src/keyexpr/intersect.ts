@@ -1,5 +1,5 @@
 /**
- * `intersects` (keyexpr-semantics §1.2, §1.4). Rust's ClassicIntersector recurses without
+ * `intersects` (docs/key-expressions.md §1.2, §1.4). Rust's ClassicIntersector recurses without
  * memoization and is exponential in the number of `**`; here the same recursion is evaluated as
  * a table over (left chunk index, right chunk index), bottom-up with two rolling rows: O(n·m)
  * chunk tests at most, O(m) memory, no recursion depth to worry about.

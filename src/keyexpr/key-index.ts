@@ -186,6 +186,8 @@ export class KeyWalk<V> {
   readonly #nodes: KeyNode<V>[];
   readonly #lives: Int32Array[];
   readonly #paths: string[];
+  /** For a frame whose children are being scanned, where the scan is. */
+  readonly #iters: Array<Iterator<[string, KeyNode<V> | V]> | null>;
 
   /** @internal */
   constructor(root: KeyNode<V>, ke: string) {
@@ -207,6 +209,7 @@ export class KeyWalk<V> {
     this.#nodes = [root];
     this.#lives = [Int32Array.from(start)];
     this.#paths = [""];
+    this.#iters = [null];
   }
 
   /**
@@ -215,35 +218,60 @@ export class KeyWalk<V> {
    */
   step(out: Array<[string, V]>, budgetMs = Infinity): boolean {
     const until = performance.now() + budgetMs;
-    const n = this.#n;
     let work = 0;
     while (this.#nodes.length > 0) {
-      const node = this.#nodes.pop()!;
-      const live = this.#lives.pop()!;
-      const path = this.#paths.pop()!;
-      if (node.value !== undefined && this.#endsIn(live)) out.push([path, node.value]);
-      const kids = node.kids;
-      if (kids !== null) {
-        const lookup = this.#literalOnly(live);
-        if (lookup !== null) {
-          // Only one literal chunk is alive: its child is found by lookup.
-          const c = this.#chunks[lookup]!;
-          const e = kids.get(c);
-          if (e !== undefined) this.#child(c, e, live, path, out);
+      const top = this.#nodes.length - 1;
+      const node = this.#nodes[top]!;
+      const live = this.#lives[top]!;
+      const path = this.#paths[top]!;
+      let kids = this.#iters[top];
+      if (kids === null) {
+        // First visit: the node itself, then either one lookup or a scan of its children.
+        if (node.value !== undefined && this.#endsIn(live)) out.push([path, node.value]);
+        const lookup = node.kids === null ? null : this.#literalOnly(live);
+        if (node.kids === null || lookup !== null) {
+          this.#pop();
+          if (lookup !== null) {
+            // Only one literal chunk is alive: its child is found by lookup.
+            const c = this.#chunks[lookup]!;
+            const e = node.kids!.get(c);
+            if (e !== undefined) this.#child(c, e, live, path, out);
+          }
           work++;
-        } else {
-          for (const [c, e] of kids) this.#child(c, e, live, path, out);
-          work += kids.size;
+          continue;
         }
+        kids = this.#iters[top] = node.kids.entries();
       }
-      // Reading the clock costs; every few hundred children is often enough.
-      if (work >= 256) {
-        work = 0;
-        if (performance.now() >= until) return this.#nodes.length === 0;
+      // A scan, resumable: a node may have a million children. Children found are pushed above
+      // this frame, so they are walked first (depth first) and the scan resumes after them.
+      for (;;) {
+        const next = kids.next();
+        if (next.done) {
+          // Every frame pushed above this one is finished: it is on top again.
+          this.#pop();
+          break;
+        }
+        this.#child(next.value[0], next.value[1], live, path, out);
+        // Reading the clock costs; every few hundred children is often enough.
+        if (++work >= 256) {
+          work = 0;
+          if (performance.now() >= until) return false;
+        }
+        if (this.#nodes.length - 1 !== top) break; // descend into the child just pushed
       }
     }
     return true;
   }
+
+  #pop(): void {
+    this.#nodes.pop();
+    this.#lives.pop();
+    this.#paths.pop();
+    this.#iters.pop();
+  }
+
+
+
 
   #endsIn(live: Int32Array): boolean {
     return live[live.length - 1] === this.#n;
@@ -298,6 +326,7 @@ export class KeyWalk<V> {
     this.#nodes.push(e);
     this.#lives.push(Int32Array.from(next));
     this.#paths.push(path === "" ? c : `${path}/${c}`);
+    this.#iters.push(null);
   }
 
   #nextGen(): number {

@@ -1,5 +1,5 @@
 /**
- * Variant B (legacy 0.4/0.5 paths, keyexpr-semantics §2) mapped onto the one modern key space.
+ * Variant B (legacy 0.4/0.5 paths, docs/key-expressions.md §2) mapped onto the one modern key space.
  * A legacy path `/a/b*` is the modern KE `a/b$*`: the legacy in-chunk glob `*` is `$*`, a whole
  * `*` chunk is `*` (one non-empty chunk), `**` is `**`, and the `/@/` admin prefix becomes the
  * verbatim `@` chunk, which `**` never reaches.

@@ -1,5 +1,5 @@
 /**
- * The routing index: a chunk trie of declared key expressions (keyexpr-semantics §3).
+ * The routing index: a chunk trie of declared key expressions (docs/key-expressions.md §3).
  *
  * Each node keeps its literal children in a Map keyed by chunk and its wild children (`*`,
  * `**`, non-verbatim chunks holding `$*`) in a short list. A query is simulated as an NFA over

@@ -1,5 +1,5 @@
 /**
- * Validation of canonical key expressions (keyexpr-semantics §1.1). One left-to-right scan over
+ * Validation of canonical key expressions (docs/key-expressions.md §1.1). One left-to-right scan over
  * char codes, no allocation: this runs on every PUT and every declaration.
  */
 import { KeyExprError, type KeyExprErrorKind } from "./errors.js";

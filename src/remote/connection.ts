@@ -105,6 +105,7 @@ interface GetRequest {
 }
 
 const EMPTY = Buffer.alloc(0);
+const SEND_OPTIONS = { binary: true, compress: false } as const;
 /** The bytes after the header of an InSample, shared by every subscriber a sample reaches. */
 const sampleBodies = new WeakMap<Sample, Buffer>();
 
@@ -127,6 +128,7 @@ export class RemoteConnection {
   private nextQueryId = 0;
   private pendingGets = 0;
   private closed = false;
+  private corked = false;
   /** Messages to send once the response to the current request is out (initial statuses). */
   private after: Array<() => void> = [];
 
@@ -742,7 +744,18 @@ export class RemoteConnection {
       this.release();
       return;
     }
-    this.ws.send(frame);
+    // Frames sent while one incoming frame is handled (a put fanned out, a burst of replies) go
+    // to the kernel in one write: the socket is corked until the current tick ends.
+    const socket = (this.ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+    if (socket && !this.corked) {
+      this.corked = true;
+      socket.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        socket.uncork();
+      });
+    }
+    this.ws.send(frame, SEND_OPTIONS);
   }
 
   // ---- cleanup ------------------------------------------------------------------------------

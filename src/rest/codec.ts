@@ -22,6 +22,8 @@ export interface RestCodec {
   readonly writeStatus: number;
   /** Whether `Accept: text/event-stream` subscribes (A) or is an ordinary GET (B). */
   readonly supportsSse: boolean;
+  /** Whether every single-key GET answers an `ETag` (A); B answers one only to a GET with condition headers, keeping 0.4's headers otherwise. Conditional writes work in both. */
+  readonly etags: boolean;
   /** Where this variant's admin space takes storage configs, as a client writes it (for error messages; the admin layout owns it). */
   adminConfigPath(zid: string): string;
   /**
@@ -34,8 +36,11 @@ export interface RestCodec {
   parameters(query: string): string;
   /** The encoding stored for a write with this `Content-Type`. */
   encodingFor(contentType: string | undefined): string;
-  /** The body of a GET. `html` when the client asked for `text/html`. */
-  render(replies: Reply[], html: boolean): Rendered;
+  /**
+   * The body of a GET. `html` when the client asked for `text/html`. A large answer is rendered
+   * in slices (`core/slices.ts`), so other requests are served meanwhile.
+   */
+  render(replies: Reply[], html: boolean): Promise<Rendered>;
   /**
    * One SSE message for a sample, as bytes: computed once per sample (the codec caches it) and
    * written as is to every stream, so 1,000 subscribers cost one rendering and one UTF-8 encoding.

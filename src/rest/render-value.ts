@@ -17,7 +17,7 @@ export function utf8(payload: Buffer): string | undefined {
 const cache = new WeakMap<Buffer, Map<string, string>>();
 
 /**
- * A payload as a JSON value (Variant A rules, decisions §3): always valid JSON whatever the
+ * A payload as a JSON value (Variant A rules, docs/rest-gateway.md §A.2): always valid JSON whatever the
  * bytes. JSON encodings render as JSON when they parse, numbers as numbers, properties as an
  * object, text as a string; anything else, or text that is not UTF-8, as a base64 string.
  */

@@ -15,8 +15,9 @@ import type { RestCodec } from "./codec.js";
 import { httpStatus } from "./http-status.js";
 import { cacheableReplies, ReadCache } from "./read-cache.js";
 import { hasBody, rawResponse, wantsRaw } from "./raw.js";
-import { etagOf, hasConditions, newestTimestamp, readPrecondition, writePrecondition, type WritePrecondition } from "./conditional.js";
+import { etagOf, hasConditions, newestTimestamp, readPrecondition, writePrecondition, type WritePrecondition } from "./conditions.js";
 import { lastEventIdOf, SseHub, type SseOptions, type SseStats } from "./sse.js";
+import { serveExplorer } from "./explorer/index.js";
 
 /** REST gateway options; every one has a default. */
 export interface RestServerOptions {
@@ -81,9 +82,11 @@ export class RestServer {
   private readonly scheme: "http" | "https";
   private readonly allowedOrigins: ReadonlySet<string>;
   private readonly allowedHosts: ReadonlySet<string>;
-  private readonly bodyIdleMs: number;
+  private readonly bodyWatch: BodyWatch;
   /** Connection caps (per client address and in all). */
   readonly connections: ConnectionGuard;
+  /** Read-request paths → key expressions, for the cached-GET access check (emptied when full). */
+  private readonly readKeys = new Map<string, string>();
 
   constructor(options: RestServerOptions) {
     // `??`, not a spread of defaults: an option given as `undefined` (unset in the config) must
@@ -103,7 +106,7 @@ export class RestServer {
     this.scheme = options.tls ? "https" : "http";
     this.allowedOrigins = new Set((options.allowedOrigins ?? []).map((o) => o.toLowerCase().replace(/\/$/, "")));
     this.allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
-    this.bodyIdleMs = options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS;
+    this.bodyWatch = new BodyWatch(options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS);
     this.sse = new SseHub(options.session, (s) => options.codec.sseEvent!(s), options.sse);
     const metrics = options.metrics;
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
@@ -155,6 +158,7 @@ export class RestServer {
   async close(): Promise<void> {
     this.sse.close();
     this.cache?.close();
+    this.bodyWatch.close();
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
@@ -190,14 +194,16 @@ export class RestServer {
   /** True when the client is known (credentials checked recently) and may read the whole of the GET's key. */
   private mayReadAll(req: IncomingMessage): boolean {
     try {
-      const p = this.access.authenticate(credentialsOf(req));
-      if (p instanceof Promise) {
-        p.catch(() => undefined); // the full pipeline awaits the same check and answers
-        return false;
-      }
+      const p = this.access.knownPrincipal(credentialsOf(req));
+      if (p === undefined) return false; // the full pipeline checks the credentials and answers
+      // Cached GETs have no query string: the URL is the path.
       const url = req.url ?? "/";
-      const q = url.indexOf("?");
-      const key = this.opts.codec.pathToKey(q === -1 ? url : url.slice(0, q), this.opts.session.zid, false);
+      let key = this.readKeys.get(url);
+      if (key === undefined) {
+        key = this.opts.codec.pathToKey(url, this.opts.session.zid, false);
+        if (this.readKeys.size >= 4096) this.readKeys.clear();
+        this.readKeys.set(url, key);
+      }
       return this.access.decide(p, "query", key) === "allow";
     } catch {
       return false;
@@ -222,6 +228,8 @@ export class RestServer {
       switch (method) {
         case "GET":
         case "HEAD": {
+          // The explorer page (docs/explorer.md): `/` for a browser, Variant A only.
+          if (codec.variant === "a" && serveExplorer(req, res)) return;
           const accept = firstAccept(req.headers.accept);
           const html = accept === "text/html";
           const cacheKey = this.cache ? cacheKeyOf(method, url, accept) : undefined;
@@ -242,14 +250,14 @@ export class RestServer {
           // queryable runs (only storages read it, so it would otherwise be a 200 or an ERROR entry).
           parameters.timeRange();
           // A GET body is the query's payload, with its content type (docs/raw.md).
-          const payload = hasBody(req.headers) ? await readBodyAsync(req, this.opts.bodyLimit, this.bodyIdleMs) : undefined;
+          const payload = hasBody(req.headers) ? await readBodyAsync(req, this.opts.bodyLimit, this.bodyWatch) : undefined;
           let replies = await session.get({ key, parameters }, payload && { payload, encoding: codec.encodingFor(req.headers["content-type"]) });
           if (decision === "partial") replies = replies.filter((r) => r.kind !== "ok" || this.access.mayRead(principal!, "query", r.sample.key));
           const err = replies.find((r) => r.kind === "err");
           // The ETag of a single key (docs/rest-gateway.md §A.4); Variant B answers one only to
           // a client that sends condition headers, and keeps its 0.4 replies otherwise.
           const conditional = hasConditions(req.headers);
-          const etag = !err && (codec.variant === "a" || conditional) && !parameters.has("_time") ? newestTimestamp(key, replies) : undefined;
+          const etag = !err && (codec.etags || conditional) && !parameters.has("_time") ? newestTimestamp(key, replies) : undefined;
           const etagHeader = etag && etagOf(etag);
           if (conditional && !isWild(key)) {
             const outcome = readPrecondition(etagHeader, req.headers["if-match"], req.headers["if-none-match"]);
@@ -264,7 +272,7 @@ export class RestServer {
             const raw = rawResponse(replies, key);
             return send(res, method, cors, 200, raw.contentType, raw.body, etagHeader);
           }
-          const rendered = codec.render(replies, html);
+          const rendered = await codec.render(replies, html);
           const body = Buffer.from(rendered.body);
           if (cacheKey !== undefined && decision === "allow" && cacheableReplies(replies) && session.interest.storagesOnly(key)) {
             const headers: Record<string, string | number> = { "access-control-allow-origin": "*", "content-length": body.length };
@@ -351,7 +359,7 @@ export class RestServer {
       this.sendError(req, res, cors, err);
       return;
     }
-    readBody(req, this.opts.bodyLimit, this.bodyIdleMs, (err, body) => {
+    readBody(req, this.opts.bodyLimit, this.bodyWatch, (err, body) => {
       if (err) {
         this.sendError(req, res, cors, err);
         return;
@@ -510,27 +518,78 @@ const DRAIN_LIMIT = 64 * 1024 * 1024;
 const DRAIN_TIMEOUT_MS = 10_000;
 
 /**
- * Reads the whole body, refusing (413) more than `limit` bytes before buffering them. Calls `done`
- * once. A body that makes no progress for `idleMs` drops the connection (the client is stalled;
- * there is nobody to answer).
+ * Drops the connection of a request whose body receives no byte for a while (the client is
+ * stalled; there is nobody to answer). Almost every body is complete by the end of the event
+ * loop turn in which its request arrived, so a write costs one array push: once per turn the
+ * requests still incomplete are handed to a per-period sweep, which compares their socket byte
+ * counts. Nothing is held past the turn (held requests would age into the old generation and
+ * make garbage collection dearer), and there is no timer per request.
  */
-function readBody(req: IncomingMessage, limit: number, idleMs: number, done: (err: ZestError | undefined, body?: Buffer) => void): void {
-  if (req.complete) {
-    readBodyNow(req, limit, done);
-    return;
+class BodyWatch {
+  private pending: IncomingMessage[] = [];
+  private scheduled = false;
+  /** Slow bodies: socket bytes read at the last sweep, and the tick they last changed. */
+  private readonly slow = new Map<IncomingMessage, { bytes: number; since: number }>();
+  private tick = 0;
+  private readonly idleTicks: number;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(idleMs: number) {
+    const period = Math.min(1000, Math.max(50, Math.floor(idleMs / 4)));
+    this.idleTicks = Math.ceil(idleMs / period);
+    this.timer = setInterval(() => this.sweep(), period);
+    this.timer.unref();
   }
-  const idle = setTimeout(() => {
-    req.socket.destroy();
-  }, idleMs);
-  const stop = (): void => clearTimeout(idle);
-  req.on("data", () => idle.refresh());
-  req.on("end", stop);
-  req.on("close", stop);
+
+  /** Watches `req` until its body is complete. */
+  add(req: IncomingMessage): void {
+    this.pending.push(req);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    for (const req of this.pending) {
+      if (!req.complete && !req.destroyed) this.slow.set(req, { bytes: req.socket.bytesRead, since: this.tick });
+    }
+    this.pending = [];
+  };
+
+  private sweep(): void {
+    const now = ++this.tick;
+    for (const [req, w] of this.slow) {
+      if (req.complete || req.destroyed) this.slow.delete(req);
+      else if (req.socket.bytesRead !== w.bytes) {
+        w.bytes = req.socket.bytesRead;
+        w.since = now;
+      } else if (now - w.since > this.idleTicks) {
+        this.slow.delete(req);
+        req.socket.destroy();
+      }
+    }
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.pending = [];
+    this.slow.clear();
+  }
+}
+
+/**
+ * Reads the whole body, refusing (413) more than `limit` bytes before buffering them. Calls `done`
+ * once. While the body is read, `watch` drops the connection if it stalls.
+ */
+function readBody(req: IncomingMessage, limit: number, watch: BodyWatch, done: (err: ZestError | undefined, body?: Buffer) => void): void {
+  if (!req.complete) watch.add(req);
   readBodyNow(req, limit, done);
 }
 
-function readBodyAsync(req: IncomingMessage, limit: number, idleMs: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => readBody(req, limit, idleMs, (err, body) => (err ? reject(err) : resolve(body!))));
+function readBodyAsync(req: IncomingMessage, limit: number, watch: BodyWatch): Promise<Buffer> {
+  return new Promise((resolve, reject) => readBody(req, limit, watch, (err, body) => (err ? reject(err) : resolve(body!))));
 }
 
 function readBodyNow(req: IncomingMessage, limit: number, done: (err: ZestError | undefined, body?: Buffer) => void): void {

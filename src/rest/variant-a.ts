@@ -7,11 +7,12 @@ import { AdminSpace } from "../admin/admin-space.js";
 import type { Rendered, RestCodec, RestVariant } from "./codec.js";
 import { escapeHtml, renderValueJson, utf8 } from "./render-value.js";
 import { decodePath } from "./paths.js";
+import { mapInSlices } from "../core/slices.js";
 
 const ROUTER_PREFIX = "@/router/";
 
 /**
- * `@/router/local...` and the seed's `@/local/router...` name this router. Router ids are shown
+ * `@/router/local...` and `@/local/router...` (docs/rest-gateway.md §A.5) name this router. Router ids are shown
  * in uppercase; a hex id chunk is uppercased, so `@/router/0a0b/...` names router `0A0B`.
  */
 function resolveAdminAlias(key: string, zid: string): string {
@@ -51,6 +52,7 @@ const sseCache = new WeakMap<Sample, Buffer>();
 export const codecA: RestCodec = {
   variant: "a",
   writeStatus: 200,
+  etags: true,
   supportsSse: true,
   adminConfigPath: AdminSpace.storageConfigPath,
 
@@ -64,16 +66,16 @@ export const codecA: RestCodec = {
 
   encodingFor: encodingFromContentType,
 
-  render(replies: Reply[], html: boolean): Rendered {
+  async render(replies: Reply[], html: boolean): Promise<Rendered> {
     if (html) {
-      const items = replies.map((r) =>
+      const items = await mapInSlices(replies, (r) =>
         r.kind === "ok"
           ? `<dt>${escapeHtml(r.sample.key)}</dt>\n<dd>${escapeHtml(utf8(r.sample.payload) ?? r.sample.payload.toString("base64"))}</dd>\n`
           : `<dt>ERROR</dt>\n<dd>${escapeHtml(r.payload.toString("utf8"))}</dd>\n`,
       );
       return { contentType: "text/html; charset=utf-8", body: `<dl>\n${items.join("\n")}\n</dl>\n` };
     }
-    const lines = replies.map((r) => (r.kind === "ok" ? entryJson(r.sample) : errorEntryJson(r)));
+    const lines = await mapInSlices(replies, (r) => (r.kind === "ok" ? entryJson(r.sample) : errorEntryJson(r)));
     return { contentType: "application/json", body: `[\n${lines.join(",\n")}\n]\n` };
   },
 

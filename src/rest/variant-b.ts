@@ -10,6 +10,7 @@ import { checkKeyExprLimits, keyExprToPath, pathToKeyExpr, type KeyExprLimits } 
 import type { Rendered, RestCodec, RestVariant } from "./codec.js";
 import { decodePath } from "./paths.js";
 import { jsonValue, utf8 } from "./render-value.js";
+import { mapInSlices, sortInSlices } from "../core/slices.js";
 
 const ADMIN_ALIAS = "/@/router/local";
 const ROUTER_PREFIX = "@/router/";
@@ -64,7 +65,7 @@ function isJsonEncoding(encoding: string): boolean {
 const valueCache = new WeakMap<Buffer, { json: string | undefined; other: string | undefined }>();
 
 /**
- * A payload as a Variant B JSON value (decisions §4): JSON encodings as JSON (the original text
+ * A payload as a Variant B JSON value (docs/rest-gateway.md §B.2): JSON encodings as JSON (the original text
  * without insignificant whitespace; malformed JSON falls back to a string), everything else as a
  * properly escaped string, or as a base64 string when the bytes are not UTF-8, so the body is
  * always valid JSON.
@@ -98,15 +99,10 @@ function sampleEntry(sample: Sample): string {
  * within one key, and a reply identical to one already kept (same key, same timestamp: the same
  * sample held by overlapping storages) dropped. Replies without a timestamp are all kept.
  */
-export function orderRepliesB(replies: Reply[]): Sample[] {
+export async function orderRepliesB(replies: Reply[]): Promise<Sample[]> {
   const samples: Sample[] = [];
   for (const r of replies) if (r.kind === "ok") samples.push(r.sample);
-  samples.sort((a, b) => {
-    if (a.key !== b.key) return a.key < b.key ? 1 : -1;
-    if (a.timestamp && b.timestamp) return b.timestamp.compare(a.timestamp);
-    // Timestamped (stored) samples before computed ones; otherwise keep arrival order.
-    return a.timestamp ? -1 : b.timestamp ? 1 : 0;
-  });
+  await sortInSlices(samples, descending);
   const out: Sample[] = [];
   for (const s of samples) {
     const prev = out[out.length - 1];
@@ -114,6 +110,13 @@ export function orderRepliesB(replies: Reply[]): Sample[] {
     out.push(s);
   }
   return out;
+}
+
+function descending(a: Sample, b: Sample): number {
+  if (a.key !== b.key) return a.key < b.key ? 1 : -1;
+  if (a.timestamp && b.timestamp) return b.timestamp.compare(a.timestamp);
+  // Timestamped (stored) samples before computed ones; otherwise keep arrival order.
+  return a.timestamp ? -1 : b.timestamp ? 1 : 0;
 }
 
 /** Validates a B time property (`starttime`/`stoptime`, InfluxDB syntax such as `now()-1m`). */
@@ -151,13 +154,13 @@ export function parametersB(query: string): string {
 }
 
 /**
- * Variant B: the zenoh 0.4 HTTP plugin's face (catalogue Part B), with the product decisions of
- * decisions.md §4: escaped values, `[]` when nothing matches, descending key order, duplicate
+ * Variant B: the zenoh 0.4 HTTP plugin's face (docs/rest-gateway.md §B), with its decisions: escaped values, `[]` when nothing matches, descending key order, duplicate
  * replies shown once, no SSE.
  */
 export const codecB: RestCodec = {
   variant: "b",
   writeStatus: 204,
+  etags: false,
   supportsSse: false,
   adminConfigPath: AdminSpaceB.storageConfigPath,
 
@@ -185,8 +188,8 @@ export const codecB: RestCodec = {
   encodingFor: encodingForB,
 
   // Variant B has no HTML face: zenoh 0.4 ignored `Accept`.
-  render(replies: Reply[]): Rendered {
-    const lines = orderRepliesB(replies).map(sampleEntry);
+  async render(replies: Reply[]): Promise<Rendered> {
+    const lines = await mapInSlices(await orderRepliesB(replies), sampleEntry);
     for (const r of replies) if (r.kind === "err") lines.push(entry("ERROR", renderValueB(r.payload, r.encoding), "None"));
     // 0.4 sent no Content-Type; we say what the body is, so clients and browsers need not guess.
     return { contentType: "application/json", body: lines.length === 0 ? "[]" : `[\n${lines.join(",\n")}\n]` };

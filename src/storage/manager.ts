@@ -396,7 +396,11 @@ export class StorageManager {
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(fn);
+    // A driver's error may quote a URL with credentials: they never reach the writer or the logs.
+    const run = this.tail.then(fn).catch((err: unknown) => {
+      if (err instanceof Error) err.message = redactText(err.message);
+      throw err;
+    });
     this.tail = run.catch(() => undefined);
     return run;
   }

@@ -7,6 +7,7 @@ import type { Queryable, Session, Subscriber } from "../core/session.js";
 import { unixNanosToNtp64, nowUnixNanos, type Timestamp } from "../core/timestamp.js";
 import { preconditionFailed, type Insertion, type StorageBackend, type StoredEntry, type WriteResult } from "./backend.js";
 import { inTimeRange } from "../core/time-range.js";
+import { Slice } from "../core/slices.js";
 
 /** How long a tombstone (or a wildcard delete) is remembered to reject late, older puts. */
 const TOMBSTONE_TTL_NS = 60_000_000_000n;
@@ -96,8 +97,9 @@ export class StorageService {
     return result.then(
       (outcome) => this.settled(sample, outcome, condition),
       (err: unknown) => {
-        // A write that failed may have been visible for a moment (an SQLite group commit rolled back).
-        this.changed(sample);
+        // A write that failed may have been visible for a moment (an SQLite group commit rolled
+        // back); a refused condition changed nothing.
+        if (!(err instanceof ZestError && err.kind === "precondition_failed")) this.changed(sample);
         return Promise.reject(this.failure(sample, err));
       },
     );
@@ -155,9 +157,11 @@ export class StorageService {
       // A time series answers the range itself; a latest-value backend keeps one value per key,
       // which belongs in the answer only when its time falls in the range.
       const inRange = range && this.backend.capability.history === "latest" ? (e: StoredEntry) => inTimeRange(range, e.timestamp.unixNanos) : undefined;
+      const slice = new Slice(); // a large answer gives other requests their turn
       for (const e of entries) {
         if (inRange && !inRange(e)) continue;
         query.replySample({ key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp });
+        if (slice.due()) await slice.next();
       }
     } catch (err) {
       this.logger.warn({ key: query.key, err: errorMessage(err) }, "storage query failed");

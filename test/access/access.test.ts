@@ -99,6 +99,18 @@ describe("authentication", () => {
     assert.equal((await principal(ac, "Bearer t1.secret")).user, "u");
   });
 
+  test("knownPrincipal answers only from what is already verified, and never counts a failure", async () => {
+    const ac2 = make({ users: [{ name: "k", password_hash: h("pw") }] });
+    assert.equal(ac2.knownPrincipal({ authorization: basic("k", "pw"), address: "10.0.0.3" }), undefined);
+    await principal(ac2, basic("k", "pw"), "10.0.0.3");
+    assert.equal(ac2.knownPrincipal({ authorization: basic("k", "pw"), address: "10.0.0.3" })?.user, "k");
+    assert.equal(ac2.knownPrincipal({ address: "10.0.0.3" })?.user, undefined);
+    await assert.rejects(Promise.resolve().then(() => ac2.authenticate({ authorization: basic("k", "bad"), address: "10.0.0.4" })));
+    for (let i = 0; i < 50; i++) assert.equal(ac2.knownPrincipal({ authorization: basic("k", "bad"), address: "10.0.0.4" }), undefined);
+    // 50 fast-path peeks did not use up the address's budget: the right password still works.
+    assert.equal((await principal(ac2, basic("k", "pw"), "10.0.0.4")).user, "k");
+  });
+
   test("failures are unauthenticated, and an address that keeps failing is refused without a check", async () => {
     const addr = "10.9.9.9";
     for (let i = 0; i < 20; i++) {

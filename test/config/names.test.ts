@@ -1,24 +1,20 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { getJson, http } from "../support/http.js";
-import { A_CONFIG, A_STATUS, B_BACKEND, JSON_CT, startRouter } from "./router.js";
+import { A_CONFIG, A_STATUS, B_BACKEND, JSON_CT, startRouter, tempDir } from "./router.js";
 
 /** Names that are also properties of every plain object, and a unicode one. */
 const NAMES = ["__proto__", "constructor", "hasOwnProperty", "toString"];
 const UNICODE_VOLUME = "vølume-ü";
+const PROTO = "__proto__";
 
 describe("names are data: every name the admin space accepts survives a restart (--data-dir)", () => {
-  let dir: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), "zest-names-"));
-  });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  const tmp = tempDir("zest-names-");
 
   test("Variant A: volumes and storages named __proto__, constructor, hasOwnProperty, toString, unicode", async () => {
-    let z = await startRouter({ data_dir: join(dir, "a") });
+    let z = await startRouter({ data_dir: join(tmp(), "a") });
     try {
       for (const name of [...NAMES, UNICODE_VOLUME]) {
         const v = await http(z.url, "PUT", `${A_CONFIG}/volumes/${encodeURIComponent(name)}`, { body: JSON.stringify({ backend: "memory" }), headers: JSON_CT });
@@ -33,10 +29,10 @@ describe("names are data: every name the admin space accepts survives a restart 
     } finally {
       await z.close();
     }
-    const saved = JSON.parse(readFileSync(join(dir, "a", "storage_manager.json"), "utf8")) as { storages: object; volumes: object };
+    const saved = JSON.parse(readFileSync(join(tmp(), "a", "storage_manager.json"), "utf8")) as { storages: object; volumes: object };
     assert.ok(Object.hasOwn(saved.storages, "__proto__") && Object.hasOwn(saved.volumes, "__proto__"));
 
-    z = await startRouter({ data_dir: join(dir, "a") });
+    z = await startRouter({ data_dir: join(tmp(), "a") });
     try {
       const storages = new Map(z.manager.listStorages().map((s) => [s.name, s.volume]));
       for (const name of NAMES) assert.equal(storages.get(name), name, `storage ${name} after the restart`);
@@ -53,7 +49,7 @@ describe("names are data: every name the admin space accepts survives a restart 
   });
 
   test("Variant B: a backend named __proto__ with a storage, listed as JSON and after a restart", async () => {
-    const config = { data_dir: join(dir, "b"), plugins: { rest: { variant: "b" as const } } };
+    const config = { data_dir: join(tmp(), "b"), plugins: { rest: { variant: "b" as const } } };
     const FORM = { "content-type": "application/x-www-form-urlencoded" };
     let z = await startRouter(config);
     try {
@@ -68,8 +64,9 @@ describe("names are data: every name the admin space accepts survives a restart 
       const r = await http(z.url, "GET", "/@/router/local/plugin/storages");
       assert.equal(r.status, 200, r.text);
       const [entry] = JSON.parse(r.text) as Array<{ value: { backend: Record<string, { storage?: Record<string, unknown> }> } }>;
-      assert.ok(Object.hasOwn(entry!.value.backend, "__proto__"), r.text);
-      assert.ok(Object.hasOwn(entry!.value.backend["__proto__"]!.storage!, "constructor"), r.text);
+      const backends = entry?.value.backend ?? {};
+      assert.ok(Object.hasOwn(backends, PROTO), r.text);
+      assert.ok(Object.hasOwn(backends[PROTO]?.storage ?? {}, "constructor"), r.text);
     } finally {
       await z.close();
     }

@@ -1,22 +1,17 @@
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { getJson, http } from "../support/http.js";
-import { A_CONFIG, A_STATUS, JSON_CT, startRouter } from "./router.js";
+import { A_CONFIG, A_STATUS, JSON_CT, startRouter, tempDir } from "./router.js";
 
 const deepJson = (depth: number): string => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
 
 describe("nesting: deep admin bodies are a 400, and the router keeps listing and saving", () => {
-  let dir: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), "zest-nesting-"));
-  });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  const tmp = tempDir("zest-nesting-");
 
   test("a storage config nested 5,000 levels deep is refused with the reason", async () => {
-    const z = await startRouter({ data_dir: dir });
+    const z = await startRouter({ data_dir: tmp() });
     try {
       const body = `{"key_expr":"deep/**","volume":{"id":"memory","x":${deepJson(5_000)}}}`;
       const r = await http(z.url, "PUT", `${A_CONFIG}/storages/deep`, { body, headers: JSON_CT });
@@ -28,7 +23,7 @@ describe("nesting: deep admin bodies are a 400, and the router keeps listing and
       assert.equal((await getJson(z.url, `${A_STATUS}/**`)).status, 200);
       const ok = await http(z.url, "PUT", `${A_CONFIG}/storages/fine`, { body: JSON.stringify({ key_expr: "fine/**", volume: "memory" }), headers: JSON_CT });
       assert.equal(ok.status, 200, ok.text);
-      assert.ok(Object.hasOwn(JSON.parse(readFileSync(join(dir, "storage_manager.json"), "utf8")).storages, "fine"));
+      assert.ok(Object.hasOwn(JSON.parse(readFileSync(join(tmp(), "storage_manager.json"), "utf8")).storages, "fine"));
     } finally {
       await z.close();
     }
@@ -36,15 +31,11 @@ describe("nesting: deep admin bodies are a 400, and the router keeps listing and
 });
 
 describe("a write that cannot be saved is undone, and the client gets a 500 saying why", () => {
-  let dir: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), "zest-rollback-"));
-  });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  const tmp = tempDir("zest-rollback-");
 
   test("storage and volume creation, replacement and removal", async () => {
-    const state = join(dir, "storage_manager.json");
-    const z = await startRouter({ data_dir: dir });
+    const state = join(tmp(), "storage_manager.json");
+    const z = await startRouter({ data_dir: tmp() });
     try {
       const put = (kind: string, name: string, value: unknown) => http(z.url, "PUT", `${A_CONFIG}/${kind}/${name}`, { body: JSON.stringify(value), headers: JSON_CT });
       assert.equal((await put("storages", "kept", { key_expr: "kept/**", volume: "memory" })).status, 200);

@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { Writable } from "node:stream";
 import { test } from "node:test";
 import { pino } from "pino";
 import { isSecretName, redact, redactText } from "../../src/config/redact.js";
 import { http } from "../support/http.js";
+import { runZestExpectingExit } from "../support/zest-process.js";
 import { startRouter } from "./router.js";
 
 const SECRETS = ["s3cret", "hunter2", "tok-123", "pk-xyz"];
@@ -52,3 +54,32 @@ for (const variant of ["a", "b"] as const) {
     }
   });
 }
+
+test("a run-time volume whose server cannot be reached: the 503 reason carries no credentials", async () => {
+  const z = await startRouter({ plugins: { storage_manager: { allowed_hosts: ["127.0.0.1"] } } });
+  try {
+    const body = JSON.stringify({ backend: "jetstream", servers: "nats://user:s3cret@127.0.0.1:1", timeout_ms: 200 });
+    const r = await http(z.url, "PUT", "/@/router/local/config/plugins/storage_manager/volumes/js", { body, headers: { "content-type": "application/json" } });
+    assert.equal(r.status, 503, r.text);
+    assert.match(r.text, /127\.0\.0\.1:1/);
+    assert.ok(!r.text.includes("s3cret"), r.text);
+  } finally {
+    await z.close();
+  }
+});
+
+test("the router's logs and start-up errors hide URL credentials", async () => {
+  const script = `
+    import { createLogger } from "./dist/core/log.js";
+    createLogger("info").child({ plugin: "p" }).info({ servers: ["nats://u:s3cret@h:4222"], at: { url: "http://a:hunter2@c" } }, "joined");
+  `;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: new URL("../..", import.meta.url), encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  const line = JSON.parse(r.stderr) as { servers: string[]; at: { url: string } };
+  assert.deepEqual([line.servers, line.at], [["nats://***@h:4222"], { url: "http://***@c" }]);
+
+  const { code, stderr } = await runZestExpectingExit(["--rest-http-port", "127.0.0.1:0", "--nats", "nats://u:s3cret@127.0.0.1:1"]);
+  assert.notEqual(code, 0);
+  assert.match(stderr, /nats:\/\/\*\*\*@127\.0\.0\.1:1/);
+  assert.ok(!stderr.includes("s3cret"), stderr);
+});

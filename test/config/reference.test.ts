@@ -11,6 +11,6 @@ test("the README's configuration reference is the one generated from the schema 
   assert.equal(readme.slice(start + REFERENCE_START.length, end).trim(), configReference());
   // Every key of the sample config file in the README is in the reference.
   for (const key of ["data_dir", "queries_default_timeout", "plugins.rest.body_limit", "plugins.storage_manager.allowed_paths", "fabric.nats.servers"]) {
-    assert.ok(configReference().includes("| `" + key + "` |"), key);
+    assert.ok(configReference().includes(`| \`${key}\` |`), key);
   }
 });

@@ -1,4 +1,8 @@
 /** An in-process router on a free loopback port, for the config and safety tests. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before } from "node:test";
 import { type Logger, silentLogger } from "../../src/core/log.js";
 import type { ZestConfig } from "../../src/config/config.js";
 import { defaultStartOptions } from "../../src/defaults.js";
@@ -14,4 +18,14 @@ export async function startRouter(config: ZestConfig = {}, logger: Logger = sile
   const rest = { http_port: "127.0.0.1:0", ...config.plugins?.rest };
   const zest = await startZest({ ...config, plugins: { ...config.plugins, rest } }, { ...defaultStartOptions(), logger });
   return Object.assign(zest, { url: zest.restUrl! });
+}
+
+/** A fresh temporary directory for the enclosing `describe`, removed after it (call `dir()` in tests). */
+export function tempDir(prefix: string): () => string {
+  let dir = "";
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), prefix));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  return () => dir;
 }

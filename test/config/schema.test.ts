@@ -80,3 +80,10 @@ test("--cfg paths are names: __proto__ becomes a key, never the prototype", () =
   assert.deepEqual(Object.keys(storages), ["__proto__"]);
   assert.deepEqual(problems(configSchema, config), ["unknown key __proto__ (did you mean plugins?)"]);
 });
+
+test("startZest checks an embedder's config like the CLI does", async () => {
+  const { startZest } = await import("../../src/runtime.js");
+  const { silentLogger } = await import("../../src/core/log.js");
+  const bad = { plugins: { rest: { http_port: "none", varaint: "b" } } } as unknown as ZestConfig;
+  await assert.rejects(startZest(bad, { logger: silentLogger }), (err: unknown) => err instanceof ConfigError && /unknown key plugins\.rest\.varaint \(did you mean variant\?\)/.test(err.message));
+});

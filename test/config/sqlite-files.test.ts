@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import Database from "better-sqlite3";
 import { ZEST_APPLICATION_ID } from "../../src/storage/volumes/sqlite.js";
 import { getJson, http } from "../support/http.js";
-import { A_CONFIG, JSON_CT, startRouter } from "./router.js";
+import { A_CONFIG, JSON_CT, startRouter, tempDir } from "./router.js";
 
 /** Another application's database: a table of its own, in rollback-journal mode. */
 function foreignDb(path: string): void {
@@ -30,16 +29,12 @@ function inspect(path: string): { appId: number; journal: string; tables: string
 }
 
 describe("zest marks the SQLite files it creates, and adopts no other", () => {
-  let dir: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), "zest-sqlite-files-"));
-  });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  const tmp = tempDir("zest-sqlite-files-");
 
   test("an admin write on another application's database is refused and leaves it untouched", async () => {
-    const path = join(dir, "foreign.db");
+    const path = join(tmp(), "foreign.db");
     foreignDb(path);
-    const z = await startRouter({ data_dir: dir });
+    const z = await startRouter({ data_dir: tmp() });
     try {
       const body = JSON.stringify({ key_expr: "f/**", volume: { id: "sqlite", path, on_dispose: "DropDB" } });
       const r = await http(z.url, "PUT", `${A_CONFIG}/storages/f`, { body, headers: JSON_CT });
@@ -52,8 +47,8 @@ describe("zest marks the SQLite files it creates, and adopts no other", () => {
   });
 
   test("a file zest creates carries its application id, and DropDB deletes it", async () => {
-    const path = join(dir, "ours.db");
-    const z = await startRouter({ data_dir: dir });
+    const path = join(tmp(), "ours.db");
+    const z = await startRouter({ data_dir: tmp() });
     try {
       const body = JSON.stringify({ key_expr: "o/**", volume: { id: "sqlite", path, on_dispose: "DropDB" } });
       assert.equal((await http(z.url, "PUT", `${A_CONFIG}/storages/o`, { body, headers: JSON_CT })).status, 200);
@@ -66,10 +61,10 @@ describe("zest marks the SQLite files it creates, and adopts no other", () => {
   });
 
   test("adopt_existing in the config file opens a foreign database; DropDB then keeps the file", async () => {
-    const path = join(dir, "adopted.db");
+    const path = join(tmp(), "adopted.db");
     foreignDb(path);
     const storage = { key_expr: "ad/**", volume: { id: "sqlite", path, adopt_existing: true, on_dispose: "DropDB" } };
-    const z = await startRouter({ data_dir: join(dir, "state"), plugins: { storage_manager: { storages: { ad: storage } } } });
+    const z = await startRouter({ data_dir: join(tmp(), "state"), plugins: { storage_manager: { storages: { ad: storage } } } });
     try {
       assert.equal((await http(z.url, "PUT", "/ad/k", { body: "v" })).status, 200);
       assert.deepEqual((await getJson(z.url, "/ad/k")).entries.map((e) => e.value), ["v"]);
@@ -83,11 +78,11 @@ describe("zest marks the SQLite files it creates, and adopts no other", () => {
   });
 
   test("a file of an earlier zest (zest tables only, no id) is claimed", async () => {
-    const path = join(dir, "earlier.db");
+    const path = join(tmp(), "earlier.db");
     const db = new Database(path);
     db.exec("CREATE TABLE t (key TEXT PRIMARY KEY, payload BLOB, encoding TEXT NOT NULL, ts TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID");
     db.close();
-    const z = await startRouter({ data_dir: dir });
+    const z = await startRouter({ data_dir: tmp() });
     try {
       const body = JSON.stringify({ key_expr: "e/**", volume: { id: "sqlite", path, table: "t" } });
       const r = await http(z.url, "PUT", `${A_CONFIG}/storages/e`, { body, headers: JSON_CT });

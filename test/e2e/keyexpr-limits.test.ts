@@ -99,3 +99,25 @@ describe("Variant B: key expressions past the limits are refused", () => {
     assert.equal(z.proc.exitCode, null);
   });
 });
+
+describe("the default storage's memory quota", () => {
+  let z: ZestProcess;
+  before(async () => {
+    z = await startZest(["--cfg", 'plugins/storage_manager/storages/default:{key_expr:"**",volume:{id:"memory",quota:2000}}']);
+  });
+  after(() => z.stop());
+
+  test("a PUT beyond the quota is a 507 with the reason, and the stored value stays", async () => {
+    assert.equal((await raw(z.url, "PUT", "/q/a", { "content-type": "text/plain" }, "x".repeat(1000))).status, 200);
+    const full = await raw(z.url, "PUT", "/q/b", { "content-type": "text/plain" }, "y".repeat(1000));
+    assert.equal(full.status, 507);
+    assert.match(full.text, /memory storage default is full: the write on q\/b needs \d+ bytes/);
+    const bigger = await raw(z.url, "PUT", "/q/a", { "content-type": "text/plain" }, "z".repeat(1900));
+    assert.equal(bigger.status, 507);
+    const { entries } = await getJson(z.url, "/q/**");
+    assert.deepEqual(entries.map((e) => [e.key, e.value]), [["q/a", "x".repeat(1000)]]);
+    // A DELETE is never refused, and makes room.
+    assert.equal((await raw(z.url, "DELETE", "/q/a")).status, 200);
+    assert.equal((await raw(z.url, "PUT", "/q/b", { "content-type": "text/plain" }, "y".repeat(1000))).status, 200);
+  });
+});

@@ -8,7 +8,7 @@ const ZID = "0A0B";
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z\/0A0B$/;
 const STORAGES = "/@/router/local/config/plugins/storage_manager/storages";
 
-describe("Variant A: the seed's and the catalogue's curl sessions", () => {
+describe("Variant A: the example curl sessions", () => {
   let z: ZestProcess;
   before(async () => {
     z = await startZest(["--id", ZID, "-P", "examples/eval-plugin.js", "-P", "test/fixtures/timestamped-plugin.js"]);

@@ -58,7 +58,7 @@ function sqliteRows(file: string, sql: string): Array<Record<string, unknown>> {
   }
 }
 
-describe("Variant B: the catalogue's §B.9 sessions (1-9, 11, 12, 14, 15)", () => {
+describe("Variant B: zenoh 0.4's example sessions (1-9, 11, 12, 14, 15)", () => {
   let z: ZestProcess;
   let dir: string;
   before(async () => {
@@ -102,7 +102,7 @@ describe("Variant B: the catalogue's §B.9 sessions (1-9, 11, 12, 14, 15)", () =
     assert.equal(text, `[\n{ "key": "${ADMIN}/memory",\n  "value": "kind=memory",\n  "time": "None" }\n]`);
   });
 
-  test("4. GET /@/router/local/**/storage/*: only the default storage zest starts with (decisions §5)", async () => {
+  test("4. GET /@/router/local/**/storage/*: only the default storage zest starts with (docs/rest-gateway.md §C)", async () => {
     const { entries } = await getB(z.url, "/@/router/local/**/storage/*");
     assert.deepEqual(entries, [{ key: `${ADMIN}/memory/storage/default`, value: "selector=/**", time: "None" }]);
   });

@@ -189,6 +189,22 @@ describe("acknowledged writes", () => {
     assert.deepEqual(b!.delivered.map((s) => s.key), ["k/0", "k/1", "k/2", "k/after-restart"]);
   });
 
+  test("a receiver that restarts (same id, new epoch) gets the writes its previous life did not acknowledge", async () => {
+    const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["k/**"] }]);
+    b!.deliver = () => new Promise(() => undefined); // received, never stored
+    const w = track(a!.fabric.publish(sample("k/x", "again")));
+    await settle();
+    b!.transport!.kill();
+    // A learns the new epoch from the declarations alone (the hello is lost).
+    hub.filter = (subject) => subject !== "zest.hello";
+    const reborn = new FakeRouter("B1", hub, clock);
+    reborn.subs = ["k/**"];
+    await reborn.start();
+    await settle();
+    assert.equal(w.state, "resolved");
+    assert.deepEqual(reborn.delivered.map((s) => s.payload.toString()), ["again"]);
+  });
+
   test("while disconnected, a write that known routers want fails as unavailable; pending ones fail too", async () => {
     const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["k/**"] }]);
     b!.deliver = () => new Promise(() => undefined);

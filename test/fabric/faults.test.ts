@@ -14,11 +14,13 @@ import type { ZestProcess } from "../support/zest-process.js";
 import { fabricTimings, getValues, memoryStorage, NO_STORAGES, putText, routerStatus, sleep, startRouters } from "./helpers.js";
 
 /**
- * Short fabric timings. The peer timeout stays well above a NATS failover (a router whose node
- * died reconnects to another within a second or so), or a write could stop waiting for a router
- * that was only reconnecting.
+ * Shorter fabric timings than the defaults (4 s peer timeout). The peer timeout stays well above
+ * a NATS failover on a loaded machine (a router whose node died reconnects to another within a
+ * second or so, and its peers may hear nothing meanwhile), or a write could stop waiting for a
+ * router that was only reconnecting, or one router could forget another while the cluster dies
+ * node by node.
  */
-const TIMINGS = { heartbeatMs: 250, peerTimeoutMs: 1_500, ackTimeoutMs: 2_500 };
+const TIMINGS = { heartbeatMs: 250, peerTimeoutMs: 2_500, ackTimeoutMs: 3_500 };
 const PEER_TIMEOUT_MS = TIMINGS.peerTimeoutMs;
 
 describe("failures over a NATS cluster", () => {

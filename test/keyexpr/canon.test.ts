@@ -38,7 +38,7 @@ const VECTORS: ReadonlyArray<readonly [string, string]> = [
   ["hi$*$*$*", "hi$*"],
   ["a$*$*$*b", "a$*b"],
   ["a$*$*xy$*", "a$*xy$*"],
-  // zest extension (decisions §2): an in-chunk * is read as $*
+  // zest extension (docs/key-expressions.md §1.3): an in-chunk * is read as $*
   ["demo/example/*eval", "demo/example/$*eval"],
   ["a*", "a$*"],
   ["*a", "$*a"],

@@ -16,12 +16,13 @@ export async function startRemoteRouter(config: ZestConfig = {}): Promise<Zest &
 
 /** Opens a zenoh-ts session on `locator`, with the client's console chatter muted. */
 export async function openClient(locator: string): Promise<ZSession> {
-  const log = console.log;
-  console.log = () => undefined;
+  const { log, warn } = console;
+  console.log = console.warn = () => undefined;
   try {
     return await open(new Config(locator));
   } finally {
     console.log = log;
+    console.warn = warn;
   }
 }
 

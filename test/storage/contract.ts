@@ -29,18 +29,21 @@ export interface StorageContractTarget {
 }
 
 /** Sample times one second apart, an hour ago (inside any time-series retention and range). */
-const BASE_NS = ((nowUnixNanos() - 3_600_000_000_000n) / 1_000_000_000n) * 1_000_000_000n;
-const SECOND = 1_000_000_000n;
-const at = (s: number): bigint => BASE_NS + BigInt(s) * SECOND;
-const ts = (s: number): Timestamp => new Timestamp(unixNanosToNtp64(at(s)), "AB");
-const entry = (key: string, value: string | Buffer, s: number, encoding = "text/plain"): StoredEntry => ({
+export const BASE_NS = ((nowUnixNanos() - 3_600_000_000_000n) / 1_000_000_000n) * 1_000_000_000n;
+export const SECOND = 1_000_000_000n;
+/** Unix nanoseconds of second `s` after `BASE_NS`. */
+export const at = (s: number): bigint => BASE_NS + BigInt(s) * SECOND;
+/** The timestamp of second `s`. */
+export const ts = (s: number): Timestamp => new Timestamp(unixNanosToNtp64(at(s)), "AB");
+/** An entry written at second `s`. */
+export const entry = (key: string, value: string | Buffer, s: number, encoding = "text/plain"): StoredEntry => ({
   key,
   payload: typeof value === "string" ? Buffer.from(value) : value,
   encoding,
   timestamp: ts(s),
 });
-const values = (es: StoredEntry[]): string[] => es.map((e) => e.payload.toString());
-const keysOf = (es: StoredEntry[]): string[] => es.map((e) => e.key).sort();
+export const values = (es: StoredEntry[]): string[] => es.map((e) => e.payload.toString());
+export const keysOf = (es: StoredEntry[]): string[] => es.map((e) => e.key).sort();
 
 let counter = 0;
 /** A storage name no test used before (in this process). */

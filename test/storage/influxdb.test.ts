@@ -6,11 +6,11 @@ import { rejectsWith } from "../support/assert.js";
 import { silentLogger } from "../../src/core/log.js";
 import { Router } from "../../src/core/router.js";
 import { Session } from "../../src/core/session.js";
-import { nowUnixNanos, Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
+import { Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
 import type { StorageBackend, StoredEntry, Volume } from "../../src/storage/backend.js";
 import { StorageService } from "../../src/storage/service.js";
 import { InfluxBackend, influxdbDriver } from "../../src/storage/volumes/influxdb.js";
-import { runStorageContract } from "./contract.js";
+import { at, BASE_NS, entry, keysOf, runStorageContract, SECOND, ts, values } from "./contract.js";
 import { freePort, influxdSkipReason, startInfluxd, type InfluxdHandle } from "../support/influxdb.js";
 
 // On CI a missing influxd throws here, failing this file instead of skipping it.
@@ -18,19 +18,6 @@ const skip = influxdSkipReason();
 if (skip) console.log(`# skipping influxdb volume tests: ${skip}`);
 
 const ctx = { logger: silentLogger };
-/** Sample times 1 s apart, an hour ago, so ranges are easy to reason about. */
-const BASE_NS = ((nowUnixNanos() - 3_600_000_000_000n) / 1_000_000_000n) * 1_000_000_000n;
-const SECOND = 1_000_000_000n;
-const at = (s: number): bigint => BASE_NS + BigInt(s) * SECOND;
-const ts = (s: number): Timestamp => new Timestamp(unixNanosToNtp64(at(s)), "AB");
-const entry = (key: string, value: string | Buffer, s: number, encoding = "text/plain"): StoredEntry => ({
-  key,
-  payload: typeof value === "string" ? Buffer.from(value) : value,
-  encoding,
-  timestamp: ts(s),
-});
-const values = (es: StoredEntry[]): string[] => es.map((e) => e.payload.toString());
-const keysOf = (es: StoredEntry[]): string[] => es.map((e) => e.key).sort();
 
 describe("influxdb volume", { skip }, () => {
   let influxd: InfluxdHandle;

@@ -172,3 +172,15 @@ test("a wide query over 100,000 keys gives the event loop back: a one-key query 
   assert.deepEqual(order, ["one", "wide"]);
   assert.equal(found.length, [...Array(100_000).keys()].filter((i) => String(i).includes("9") || String(i % 100).includes("9")).length);
 });
+
+test("a query over 300,000 keys under one prefix gives the event loop back within the scan", async () => {
+  const index = new KeyIndex<number>();
+  for (let i = 0; i < 300_000; i++) index.set(`flat/${i}`, i);
+  const walk = index.walk("flat/$*7");
+  const found: Array<[string, number]> = [];
+  let steps = 0;
+  while (!walk.step(found, 0)) steps++;
+  // One node with 300,000 children: the scan stops and resumes inside it, every few hundred.
+  assert.ok(steps > 100, `${steps} slices`);
+  assert.equal(found.length, 30_000);
+});

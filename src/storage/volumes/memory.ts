@@ -1,6 +1,6 @@
-import { setImmediate as nextTurn } from "node:timers/promises";
 import { isWild, KeyIndex, type IndexChange } from "../../keyexpr/index.js";
 import { ZestError } from "../../core/errors.js";
+import { Slice, SLICE_MS } from "../../core/slices.js";
 import type { Timestamp } from "../../core/timestamp.js";
 import { decideWrite, versionOf } from "../backend.js";
 import type { Insertion, StorageBackend, StorageCapability, StoredEntry, StoredLookup, Volume, VolumeDriver, WriteCondition } from "../backend.js";
@@ -15,8 +15,6 @@ interface Slot {
 export const DEFAULT_MEMORY_QUOTA = 256 * 1024 * 1024;
 /** What one node of the key index costs against the quota, besides its chunk's characters. */
 export const INDEX_NODE_BYTES = 64;
-/** A wild query runs in slices of this many milliseconds, giving the event loop back between them. */
-const SLICE_MS = 4;
 
 /**
  * A storage held in process memory; each storage has its own index. Keys live in a chunk trie
@@ -100,7 +98,8 @@ export class MemoryBackend implements StorageBackend {
     const found: Array<[string, Slot]> = [];
     // A walk over many keys, or a costly selector, must not hold the event loop: other clients'
     // requests run between slices. What a write changes meanwhile may or may not be seen.
-    while (!walk.step(found, SLICE_MS)) await nextTurn();
+    const slice = new Slice();
+    while (!walk.step(found, SLICE_MS)) await slice.next();
     const out: StoredEntry[] = [];
     for (const [key, slot] of found) {
       if (slot.payload) out.push({ key, payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp });

@@ -1,0 +1,155 @@
+/**
+ * Remote API fan-out (issue 10): 1,000 samples/s for 10 s from one zenoh-ts publisher to 100
+ * zenoh-ts subscriber connections (bench/workers/remote-client.mjs), latency of every delivery and
+ * losses; then the same fan-out through SSE (100 SSE streams, 1,000 HTTP PUTs/s), for comparison,
+ * against a fresh router. Latencies are measured in the process that sends and receives.
+ */
+import http from "node:http";
+import net from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fmtInt, fmtMs } from "../lib/format.js";
+import { interferenceNotes, spawnZest } from "../lib/proc.js";
+import type { BenchResult } from "../lib/types.js";
+import { runZenohTs, spawnRemoteZest } from "./remote-lib.js";
+
+const SUBSCRIBERS = 100;
+const RATE = 1_000;
+const SECONDS = 10;
+const TARGET_P99_MS = 20;
+const VALUE_MARK = '"value": "';
+
+interface FanoutFigures {
+  samples: number;
+  rateAchieved: number;
+  deliveries: number;
+  lost: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  clientCpuPct: number;
+  cpuSeconds: number;
+}
+
+/** SSE fan-out: raw-socket SSE readers, values `<seq>:<sent ms>`. */
+async function sseFanout(url: URL): Promise<{ p50Ms: number; p99Ms: number; lost: number; delivered: number }> {
+  const total = RATE * SECONDS;
+  const lat: number[] = [];
+  const seen: Uint8Array[] = [];
+  const sockets: net.Socket[] = [];
+  for (let i = 0; i < SUBSCRIBERS; i++) {
+    const got = new Uint8Array(total);
+    seen.push(got);
+    await new Promise<void>((resolve, reject) => {
+      const socket = net.connect({ host: url.hostname, port: Number(url.port) }, () => {
+        socket.write(`GET /bench/fan/** HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`);
+      });
+      sockets.push(socket);
+      socket.setEncoding("latin1");
+      socket.setNoDelay(true);
+      let buf = "";
+      let open = false;
+      socket.on("data", (chunk: string) => {
+        const now = performance.now();
+        buf += chunk;
+        if (!open) {
+          const end = buf.indexOf("\r\n\r\n");
+          if (end === -1) return;
+          open = true;
+          buf = buf.slice(end + 4);
+          resolve();
+        }
+        let at: number;
+        while ((at = buf.indexOf(VALUE_MARK)) !== -1) {
+          const start = at + VALUE_MARK.length;
+          const end = buf.indexOf('"', start);
+          if (end === -1) break;
+          const colon = buf.indexOf(":", start);
+          const seq = Number(buf.slice(start, colon));
+          got[seq] = 1;
+          lat.push(now - Number(buf.slice(colon + 1, end)));
+          buf = buf.slice(end + 1);
+        }
+        if (at === -1) buf = buf.slice(Math.max(0, buf.length - VALUE_MARK.length));
+      });
+      socket.on("error", reject);
+    });
+  }
+  await sleep(300);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+  const put = (body: string): Promise<void> =>
+    new Promise((resolve) => {
+      const req = http.request({ host: url.hostname, port: url.port, path: "/bench/fan/k", method: "PUT", agent, headers: { "content-type": "text/plain", "content-length": body.length } }, (res) => {
+        res.resume();
+        res.on("end", () => resolve());
+      });
+      req.on("error", () => resolve());
+      req.end(body);
+    });
+  const start = performance.now() + 20;
+  const pending: Array<Promise<void>> = [];
+  for (let seq = 0; seq < total; ) {
+    const due = Math.min(total, Math.floor(((performance.now() - start) * RATE) / 1000) + 1);
+    while (seq < due) pending.push(put(`${seq++}:${performance.now().toFixed(3)}`));
+    await sleep(5);
+  }
+  await Promise.all(pending);
+  const until = performance.now() + 5000;
+  while (lat.length < total * SUBSCRIBERS && performance.now() < until) await sleep(20);
+  for (const s of sockets) s.destroy();
+  agent.destroy();
+  let lost = 0;
+  for (const g of seen) for (const v of g) if (v === 0) lost++;
+  const sorted = Float64Array.from(lat).sort();
+  return { p50Ms: sorted[Math.floor(0.5 * sorted.length)] ?? Number.NaN, p99Ms: sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))] ?? Number.NaN, lost, delivered: lat.length };
+}
+
+export async function run(): Promise<BenchResult> {
+  const storages = ["--cfg", "plugins/storage_manager:{storages:{}}"];
+  const { zest, locator } = await spawnRemoteZest("zest-remote-fanout", storages);
+  let ws: Awaited<ReturnType<typeof runZenohTs<FanoutFigures>>>;
+  let zestCpuPct: number;
+  try {
+    const cpu0 = zest.cpuSeconds();
+    const t0 = performance.now();
+    ws = await runZenohTs<FanoutFigures>(["fanout", locator, String(SUBSCRIBERS), String(RATE), String(SECONDS)]);
+    zestCpuPct = (100 * (zest.cpuSeconds() - cpu0)) / ((performance.now() - t0) / 1000);
+  } finally {
+    await zest.stop();
+  }
+  const sseZest = await spawnZest("zest-sse-fanout", storages);
+  let sse: Awaited<ReturnType<typeof sseFanout>>;
+  try {
+    sse = await sseFanout(new URL(sseZest.url));
+  } finally {
+    await sseZest.stop();
+  }
+  const w = ws.out;
+  const notes = [...interferenceNotes("zenoh-ts", ws)];
+  if (w.lost > 0) notes.push(`${fmtInt(w.lost)} WebSocket deliveries lost`);
+  if (w.clientCpuPct > 85) notes.push(`the zenoh-ts client process used ${Math.round(w.clientCpuPct)}% of a core: the receivers, not the router, set the pace`);
+  if (w.rateAchieved < RATE * 0.95) notes.push(`the publisher reached ${Math.round(w.rateAchieved)} samples/s, not ${RATE}`);
+  return {
+    name: "remote-fanout",
+    figures: {
+      subscribers: SUBSCRIBERS,
+      samples: w.samples,
+      wsRatePerSec: w.rateAchieved,
+      wsDeliveries: w.deliveries,
+      wsLost: w.lost,
+      wsP50Ms: w.p50Ms,
+      wsP99Ms: w.p99Ms,
+      wsMaxMs: w.maxMs,
+      wsClientCpuPct: w.clientCpuPct,
+      wsZestCpuPct: zestCpuPct,
+      sseP50Ms: sse.p50Ms,
+      sseP99Ms: sse.p99Ms,
+      sseLost: sse.lost,
+    },
+    ratio: sse.p99Ms / w.p99Ms,
+    target: `WebSocket p99 <= ${TARGET_P99_MS} ms, nothing lost (ratio: SSE p99 / WebSocket p99)`,
+    pass: w.p99Ms <= TARGET_P99_MS && w.lost === 0,
+    summary: `WebSocket p50 ${fmtMs(w.p50Ms)} p99 ${fmtMs(w.p99Ms)}, ${fmtInt(w.lost)} lost; SSE p50 ${fmtMs(sse.p50Ms)} p99 ${fmtMs(sse.p99Ms)}, ${fmtInt(sse.lost)} lost`,
+    interferencePct: Math.max(ws.otherCpuPct, ws.stealPct),
+    notes,
+  };
+}

@@ -1,0 +1,133 @@
+// zenoh-ts clients for the remote-API benchmarks, in their own process (the client needs
+// `node --experimental-wasm-modules --experimental-websocket`). Prints one JSON line.
+//   pubsub <locator> <seconds> <window>: one publisher connection, one subscriber connection,
+//     at most <window> samples in flight; samples/s and latency.
+//   fanout <locator> <subscribers> <rate> <seconds>: one publisher at <rate> samples/s on a fixed
+//     schedule, <subscribers> subscriber connections; latency of every delivery, losses.
+import { Config, open } from "@eclipse-zenoh/zenoh-ts";
+
+const [mode, locator, ...rest] = process.argv.slice(2);
+console.log = console.warn = () => undefined; // the client's connection chatter
+const openSession = () => open(new Config(locator, 5000));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function percentile(values, p) {
+  if (values.length === 0) return Number.NaN;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+/** Payload: u32 sequence number, f64 send time (performance.now(): one process, one clock), padding to 100 bytes. */
+function payload(seq) {
+  const b = new Uint8Array(100);
+  const v = new DataView(b.buffer);
+  v.setUint32(0, seq, true);
+  v.setFloat64(4, performance.now(), true);
+  return b;
+}
+function decode(sample) {
+  const b = sample.payload().toBytes();
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  return [v.getUint32(0, true), v.getFloat64(4, true)];
+}
+
+async function pubsub(seconds, window) {
+  const pubS = await openSession();
+  const subS = await openSession();
+  let received = 0;
+  let measuring = false;
+  const lat = [];
+  let wake;
+  await subS.declareSubscriber("bench/ws/**", {
+    handler: (s) => {
+      const [, sent] = decode(s);
+      received++;
+      if (measuring) lat.push(performance.now() - sent);
+      wake?.();
+    },
+  });
+  const pub = await pubS.declarePublisher("bench/ws/k");
+  let sent = 0;
+  const runFor = async (ms) => {
+    const end = performance.now() + ms;
+    while (performance.now() < end) {
+      while (sent - received >= window) await new Promise((r) => (wake = r));
+      await pub.put(payload(sent++));
+    }
+    while (received < sent) await new Promise((r) => (wake = r));
+  };
+  await runFor(1000); // warm-up
+  measuring = true;
+  const cpu0 = process.cpuUsage();
+  const r0 = received;
+  const t0 = performance.now();
+  await runFor(seconds * 1000);
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const out = { samples: received - r0, samplesPerSec: (received - r0) / wall, p50Ms: percentile(lat, 0.5), p99Ms: percentile(lat, 0.99), lost: sent - received, clientCpuPct: (100 * (cpu.user + cpu.system)) / 1e6 / wall };
+  await pubS.close();
+  await subS.close();
+  return out;
+}
+
+async function fanout(subscribers, rate, seconds) {
+  const pubS = await openSession();
+  const sessions = [];
+  const total = rate * seconds;
+  const lat = new Float64Array(total * subscribers);
+  let n = 0;
+  const seen = [];
+  for (let i = 0; i < subscribers; i++) {
+    const s = await openSession();
+    sessions.push(s);
+    const got = new Uint8Array(total);
+    seen.push(got);
+    await s.declareSubscriber("bench/fan/**", {
+      handler: (sample) => {
+        const [seq, sent] = decode(sample);
+        if (seq < total) {
+          got[seq] = 1;
+          if (n < lat.length) lat[n++] = performance.now() - sent;
+        }
+      },
+    });
+  }
+  const pub = await pubS.declarePublisher("bench/fan/k");
+  await sleep(200);
+  const cpu0 = process.cpuUsage();
+  const start = performance.now() + 20;
+  // A fixed schedule: each 5 ms tick sends the samples due by then (a late tick catches up).
+  for (let seq = 0; seq < total; ) {
+    const now = performance.now();
+    const due = Math.min(total, Math.floor(((now - start) * rate) / 1000) + 1);
+    while (seq < due) await pub.put(payload(seq++));
+    await sleep(5);
+  }
+  const sendWall = (performance.now() - start) / 1000;
+  const drainUntil = performance.now() + 5000;
+  while (n < lat.length && performance.now() < drainUntil) await sleep(20);
+  const cpu = process.cpuUsage(cpu0);
+  let lost = 0;
+  for (const got of seen) for (const v of got) if (v === 0) lost++;
+  const l = lat.subarray(0, n).sort();
+  const out = {
+    subscribers,
+    samples: total,
+    rateAchieved: total / sendWall,
+    deliveries: n,
+    lost,
+    p50Ms: l[Math.floor(0.5 * n)] ?? Number.NaN,
+    p99Ms: l[Math.min(n - 1, Math.floor(0.99 * n))] ?? Number.NaN,
+    maxMs: l[n - 1] ?? Number.NaN,
+    clientCpuPct: (100 * (cpu.user + cpu.system)) / 1e6 / ((performance.now() - start) / 1000),
+  };
+  await pubS.close();
+  for (const s of sessions) await s.close();
+  return out;
+}
+
+const t0 = process.cpuUsage();
+const out = mode === "pubsub" ? await pubsub(Number(rest[0]), Number(rest[1])) : await fanout(Number(rest[0]), Number(rest[1]), Number(rest[2]));
+const c = process.cpuUsage(t0);
+process.stdout.write(`${JSON.stringify({ ...out, cpuSeconds: (c.user + c.system) / 1e6 })}\n`);
+process.exit(0);

@@ -1,0 +1,160 @@
+/**
+ * What a router sends once per event-loop turn (docs/fabric-protocol.md, "Acknowledged
+ * writes"): its samples, where consecutive samples on one subject travel as one SAMPLES message,
+ * and its acknowledgements, one ACKS message per publisher. Both keep the order of what they
+ * were given.
+ */
+import { errorMessage } from "../core/errors.js";
+import type { Clock } from "./clock.js";
+import { type Ack, encodeAcks, encodeSamples, SAMPLES_OVERHEAD } from "./envelope.js";
+import type { Inbox } from "./inbox.js";
+
+/** How an outbox reaches the bus. */
+export interface OutboxLink {
+  /** Publishes now (throws when it cannot). */
+  publish(subject: string, data: Buffer, reply?: string): void;
+  /** Writes what was published this turn. */
+  flush(): void;
+  /** Largest message, protocol overhead already taken off. */
+  limit(): number;
+}
+
+/** A sample waiting for the end of the turn (`ack`: a write waits for its acknowledgements). */
+export interface OutSample {
+  readonly seq: number;
+  readonly data: Buffer;
+  readonly ack: boolean;
+}
+
+/** Consecutive samples on one subject, sent as one message. */
+interface OutGroup {
+  readonly subject: string;
+  /** The router a direct send goes to. */
+  readonly direct: string | undefined;
+  readonly items: OutSample[];
+  size: number;
+}
+
+/** A batch sent with a reply subject: what a "no responders" notice on it concerns. */
+export interface SentBatch {
+  readonly at: number;
+  readonly seqs: readonly number[];
+  readonly zid: string | undefined;
+}
+
+/** This router's samples, sent at the end of each turn. */
+export class SampleOutbox {
+  private groups: OutGroup[] = [];
+  private scheduled = false;
+  private readonly batches = new Map<number, SentBatch>();
+  private batchId = 0;
+
+  constructor(
+    private readonly inbox: Inbox,
+    private readonly clock: Clock,
+    private readonly link: OutboxLink,
+    /** A batch registration no notice claimed after this long never will be. */
+    private readonly forgetAfterMs: number,
+    /** The samples of `seqs` could not be sent. */
+    private readonly failed: (seqs: readonly number[], err: Error) => void,
+  ) {}
+
+  /** Queues a sample for `subject` (`direct`: the one router it is addressed to). */
+  queue(subject: string, direct: string | undefined, item: OutSample): void {
+    const last = this.groups[this.groups.length - 1];
+    const size = item.data.length + SAMPLES_OVERHEAD;
+    if (last && last.subject === subject && last.size + size <= this.link.limit()) {
+      last.items.push(item);
+      last.size += size;
+    } else {
+      this.groups.push({ subject, direct, items: [item], size: 5 + size });
+    }
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+  }
+
+  /** The batch a "no responders" notice on `batch <id>` concerns (once). */
+  claim(id: number): SentBatch | undefined {
+    const b = this.batches.get(id);
+    this.batches.delete(id);
+    return b;
+  }
+
+  /** Sends what is queued. */
+  readonly flush = (): void => {
+    this.scheduled = false;
+    const groups = this.groups;
+    if (groups.length === 0) return;
+    this.groups = [];
+    const now = this.clock.now();
+    for (const [id, b] of this.batches) {
+      if (now - b.at < this.forgetAfterMs) break;
+      this.batches.delete(id);
+    }
+    for (const g of groups) {
+      let data: Buffer;
+      let reply: string | undefined;
+      if (g.items.length === 1) {
+        const it = g.items[0]!;
+        data = it.data;
+        if (it.ack) reply = this.inbox.subject(g.direct === undefined ? { kind: "sample", seq: it.seq } : { kind: "sample", seq: it.seq, zid: g.direct });
+      } else {
+        data = encodeSamples(g.items.map((it) => it.data));
+        const seqs = g.items.filter((it) => it.ack).map((it) => it.seq);
+        if (seqs.length > 0) {
+          const id = ++this.batchId;
+          this.batches.set(id, { at: now, seqs, zid: g.direct });
+          reply = this.inbox.subject({ kind: "batch", id });
+        }
+      }
+      try {
+        this.link.publish(g.subject, data, reply);
+      } catch (err) {
+        this.failed(
+          g.items.filter((it) => it.ack).map((it) => it.seq),
+          err instanceof Error ? err : new Error(errorMessage(err)),
+        );
+      }
+    }
+    this.link.flush();
+  };
+}
+
+/** Acknowledgements this router owes, one ACKS message per publisher and turn. */
+export class AckOutbox {
+  private out = new Map<string, Ack[]>();
+  private scheduled = false;
+  /** Acknowledgements sent. */
+  sent = 0;
+
+  constructor(
+    private readonly zid: string,
+    private readonly inbox: Inbox,
+    /** Publishes unless disconnected; false when it could not. */
+    private readonly send: (subject: string, data: Buffer) => boolean,
+    private readonly written: () => void,
+  ) {}
+
+  add(publisher: string, ack: Ack): void {
+    let list = this.out.get(publisher);
+    if (!list) this.out.set(publisher, (list = []));
+    list.push(ack);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+  }
+
+  readonly flush = (): void => {
+    this.scheduled = false;
+    const out = this.out;
+    if (out.size === 0) return;
+    this.out = new Map();
+    for (const [publisher, acks] of out) {
+      if (this.send(this.inbox.acksSubjectOf(publisher), encodeAcks({ zid: this.zid, acks }))) this.sent += acks.length;
+    }
+    this.written();
+  };
+}
