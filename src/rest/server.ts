@@ -367,7 +367,7 @@ export class RestServer {
       if (precondition) {
         this.conditionalWrite(method, key, body!, req.headers["content-type"], precondition).then(
           (etag) => {
-            res.writeHead(codec.writeStatus, etag ? { ...cors, "content-length": 0, etag, ...(cors === CORS_PLAIN ? {} : EXPOSE_ETAG) } : { ...cors, "content-length": 0 });
+            res.writeHead(codec.writeStatus, etag === undefined ? { ...cors, "content-length": 0 } : cors === CORS_PLAIN ? { "access-control-allow-origin": "*", "content-length": 0, etag } : { ...cors, "content-length": 0, etag, "access-control-expose-headers": "ETag" });
             res.end();
           },
           (e: unknown) => this.sendError(req, res, cors, e),
@@ -400,8 +400,9 @@ export class RestServer {
   private writeOnce(method: "PUT" | "PATCH" | "DELETE", key: string, body: Buffer, contentType: string | undefined, condition: ConditionOptions): Promise<string | undefined> {
     const { codec, session } = this.opts;
     const timestamp = session.clock.newTimestamp();
-    if (method === "DELETE") return session.delete(key, { ...condition, timestamp }).then(() => undefined);
-    return session.put(key, body, { ...condition, timestamp, encoding: codec.encodingFor(contentType) }).then(() => etagOf(timestamp));
+    const { ifVersion, ifAbsent } = condition;
+    if (method === "DELETE") return session.delete(key, { ifVersion, ifAbsent, timestamp }).then(() => undefined);
+    return session.put(key, body, { ifVersion, ifAbsent, timestamp, encoding: codec.encodingFor(contentType) }).then(() => etagOf(timestamp));
   }
 
   /** `If-Match: *` or a list: reads the key's version, then writes on it (three tries). */
@@ -495,7 +496,6 @@ const CORS_PLAIN: Readonly<Record<string, string>> = Object.freeze({ "access-con
 const CORS_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ "access-control-allow-origin": "*", "access-control-allow-credentials": "false" });
 
 const IF_ABSENT: ConditionOptions = Object.freeze({ ifAbsent: true });
-const EXPOSE_ETAG: Readonly<Record<string, string>> = Object.freeze({ "access-control-expose-headers": "ETag" });
 
 const WRITE_HEADERS: Readonly<Record<string, string | number>> = Object.freeze({ ...CORS_PLAIN, "content-length": 0 });
 

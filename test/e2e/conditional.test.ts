@@ -174,6 +174,10 @@ describe("conditional writes, Variant B", () => {
     const g = await http(z.url, "GET", "/b/k");
     assert.equal(g.status, 200);
     assert.equal(g.headers.get("etag"), null);
+    // A B client that wants the ETag without a condition sends one that never matches.
+    const asked = await http(z.url, "GET", "/b/k", { headers: { "if-none-match": '"-"' } });
+    assert.equal(asked.status, 200);
+    assert.match(asked.headers.get("etag")!, ETAG);
   });
 
   test("with condition headers B answers ETags, 304 and 412 like A, and writes answer 204", async () => {
