@@ -3,9 +3,6 @@
  * §A.4): ETags on single-key GETs, If-Match / If-None-Match on writes and GETs, 304 and 412.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { hashSecret } from "../../src/access/hash.js";
 import { getJson, http, type HttpResult } from "../support/http.js";
@@ -200,44 +197,26 @@ describe("conditional writes, Variant B", () => {
 });
 
 describe("conditional writes under access control", () => {
-  let dir: string;
   let z: ZestProcess;
   const basic = (user: string, password: string): Record<string, string> => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` });
+  const acl = {
+    enabled: true,
+    default_permission: "deny",
+    rules: [
+      { id: "read", messages: ["query"], key_exprs: ["acl/**"], permission: "allow" },
+      { id: "write", messages: ["put", "delete"], key_exprs: ["acl/**"], permission: "allow" },
+    ],
+    subjects: ["reader", "writer"].map((u) => ({ id: u, usernames: [u] })),
+    policies: [
+      { rules: ["read"], subjects: ["reader"] },
+      { rules: ["read", "write"], subjects: ["writer"] },
+    ],
+    users: ["reader", "writer"].map((u) => ({ name: u, password_hash: hashSecret(`${u}-pw`, { ln: 8 }) })),
+  };
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "zest-cond-acl-"));
-    const cfg = join(dir, "acl.json5");
-    const hash = (s: string): string => hashSecret(s, { ln: 8 });
-    writeFileSync(
-      cfg,
-      JSON.stringify({
-        access_control: {
-          enabled: true,
-          default_permission: "deny",
-          rules: [
-            { id: "read", messages: ["query"], key_exprs: ["acl/**"], permission: "allow" },
-            { id: "write", messages: ["put", "delete"], key_exprs: ["acl/**"], permission: "allow" },
-          ],
-          subjects: [
-            { id: "reader", usernames: ["reader"] },
-            { id: "writer", usernames: ["writer"] },
-          ],
-          policies: [
-            { rules: ["read"], subjects: ["reader"] },
-            { rules: ["read", "write"], subjects: ["writer"] },
-          ],
-          users: [
-            { name: "reader", password_hash: hash("reader-pw") },
-            { name: "writer", password_hash: hash("writer-pw") },
-          ],
-        },
-      }),
-    );
-    z = await startZest(["-c", cfg]);
+    z = await startZest(["--cfg", `access_control:${JSON.stringify(acl)}`]);
   });
-  after(async () => {
-    await z?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => z?.stop());
 
   test("the access decision comes before the condition: a client that may not write gets 403 (401 without credentials), never 412 or 400", async () => {
     const writer = basic("writer", "writer-pw");
