@@ -22,7 +22,7 @@ export interface RestCodec {
   readonly writeStatus: number;
   /** Whether `Accept: text/event-stream` subscribes (A) or is an ordinary GET (B). */
   readonly supportsSse: boolean;
-  /** Whether a single-key GET answers an `ETag` (A); B keeps 0.4's headers. Conditional writes work in both. */
+  /** Whether every single-key GET answers an `ETag` (A); B answers one only to a GET with condition headers, keeping 0.4's headers otherwise. Conditional writes work in both. */
   readonly etags: boolean;
   /** Where this variant's admin space takes storage configs, as a client writes it (for error messages; the admin layout owns it). */
   adminConfigPath(zid: string): string;

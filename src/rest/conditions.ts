@@ -1,51 +1,136 @@
 /**
- * Conditional writes over HTTP: a single-key GET answers an `ETag` made from the stored sample's
- * version (its timestamp), and `If-Match: "<etag>"` / `If-None-Match: *` on PUT, PATCH and
- * DELETE become the write's condition (docs/storage-contract.md). Without these headers a write
- * is unconditional, in both variants.
+ * Conditional requests (docs/rest-gateway.md §A.4): ETags made from storage versions, and the
+ * `If-Match` / `If-None-Match` headers turned into write conditions or GET answers.
  */
-import type { IncomingHttpHeaders } from "node:http";
 import { ZestError } from "../core/errors.js";
 import type { Reply } from "../core/reply.js";
-import type { ConditionOptions } from "../core/session.js";
+import type { Timestamp } from "../core/timestamp.js";
 import { isWild } from "../keyexpr/index.js";
 
-/** The longest ETag accepted in `If-Match` (a version is about 50 characters). */
-const MAX_ETAG = 256;
+/** Longest opaque part of an ETag we accept (a version is far shorter). */
+export const MAX_ETAG_LENGTH = 256;
+/** Most ETags an `If-Match` or `If-None-Match` list may name. */
+export const MAX_ETAG_LIST = 16;
 
-/** The strong ETag of a version. */
-export function etagOf(version: string): string {
-  return `"${version}"`;
+/** The strong ETag of a stored sample: its version (the timestamp's encoding), quoted. */
+export function etagOf(timestamp: Timestamp): string {
+  return `"${timestamp.encode()}"`;
 }
 
 /**
- * The ETag of a GET's answer: set when the GET named one key and one stored sample (with a
- * timestamp) answered it; undefined otherwise.
+ * The timestamp a single-key GET's ETag comes from: that of the newest reply for exactly `key`
+ * (the consolidated one when several storages hold it). None for a wildcard expression or
+ * replies without a timestamp (evals, the admin space).
  */
-export function etagOfReplies(key: string, replies: readonly Reply[]): string | undefined {
-  if (replies.length !== 1 || isWild(key)) return undefined;
-  const r = replies[0]!;
-  if (r.kind !== "ok" || r.sample.key !== key || !r.sample.timestamp) return undefined;
-  return etagOf(r.sample.timestamp.encode());
+export function newestTimestamp(key: string, replies: readonly Reply[]): Timestamp | undefined {
+  if (isWild(key)) return undefined;
+  let newest: Timestamp | undefined;
+  for (const r of replies) {
+    if (r.kind !== "ok" || r.sample.key !== key) continue;
+    const ts = r.sample.timestamp;
+    if (ts && (newest === undefined || ts.compare(newest) > 0)) newest = ts;
+  }
+  return newest;
+}
+
+/** True when a request carries a condition header. */
+export function hasConditions(headers: { "if-match"?: string; "if-none-match"?: string }): boolean {
+  return headers["if-match"] !== undefined || headers["if-none-match"] !== undefined;
 }
 
 /**
- * The condition a write's headers ask for: `If-Match: "<etag>"` (one strong ETag) or
- * `If-None-Match: *`; none when neither is given. Anything else is a `bad_input` naming what to
- * send instead.
+ * What a write's condition headers ask, once parsed:
+ * - `version`: one strong ETag, checked by the storages with the write (the fast path);
+ * - `oneOf`: a list of ETags, or `*` (any version: the key exists), decided by reading the
+ *   key's version and then writing conditionally on it;
+ * - `absent`: `If-None-Match: *`, create only.
  */
-export function writeCondition(headers: IncomingHttpHeaders): ConditionOptions | undefined {
-  const ifMatch = headers["if-match"];
-  const ifNoneMatch = headers["if-none-match"];
+export type WritePrecondition = { kind: "version"; version: string } | { kind: "oneOf"; versions: ReadonlySet<string> | "any" } | { kind: "absent" };
+
+/**
+ * Parses the condition headers of a PUT, PATCH or DELETE on `key`; undefined when there are
+ * none. Throws `bad_input` for malformed or unsupported ones, `precondition_failed` for an
+ * `If-Match` that can never hold (only weak ETags: If-Match compares strongly).
+ */
+export function writePrecondition(method: "PUT" | "PATCH" | "DELETE", key: string, ifMatch: string | undefined, ifNoneMatch: string | undefined): WritePrecondition | undefined {
   if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
   if (ifMatch !== undefined && ifNoneMatch !== undefined) throw ZestError.badRequest("give either If-Match or If-None-Match, not both");
+  if (isWild(key)) throw ZestError.badRequest(`If-Match and If-None-Match need a single key, not a key expression with wildcards (${key})`);
   if (ifNoneMatch !== undefined) {
-    if (ifNoneMatch.trim() !== "*") throw ZestError.badRequest('If-None-Match on a write must be "*" (create only if absent)');
-    return { ifAbsent: true };
+    if (ifNoneMatch.trim() !== "*") throw ZestError.badRequest("on a write, If-None-Match takes only * (create only if absent)");
+    if (method === "DELETE") throw ZestError.badRequest("If-None-Match: * applies to PUT and PATCH, not DELETE");
+    return { kind: "absent" };
   }
-  const tag = ifMatch!.trim();
-  if (tag.length > MAX_ETAG + 2 || !/^"[\x21\x23-\x7e]+"$/.test(tag)) {
-    throw ZestError.badRequest('If-Match must be one ETag as a GET answered it, e.g. If-Match: "<etag>"');
+  const tags = parseEtagList(ifMatch!, "If-Match");
+  if (tags === "any") return { kind: "oneOf", versions: "any" };
+  // RFC 9110 §13.1.1: If-Match compares strongly, so a weak ETag never matches.
+  const strong = tags.filter((t) => !t.weak).map((t) => t.opaque);
+  if (strong.length === 0) throw new ZestError("precondition_failed", "write condition failed: If-Match compares strong ETags, and a weak one (W/) never matches");
+  if (strong.length === 1) return { kind: "version", version: strong[0]! };
+  return { kind: "oneOf", versions: new Set(strong) };
+}
+
+/** One entity tag of a condition header: its opaque part (without quotes) and weakness. */
+interface EntityTag {
+  readonly opaque: string;
+  readonly weak: boolean;
+}
+
+/**
+ * `*` or a comma-separated list of entity tags (RFC 9110 §8.8.3): `"opaque"` or `W/"opaque"`.
+ * Throws `bad_input` with a one-line reason for anything else.
+ */
+export function parseEtagList(header: string, name: string): EntityTag[] | "any" {
+  const text = header.trim();
+  if (text === "*") return "any";
+  const tags: EntityTag[] = [];
+  let i = 0;
+  while (i < text.length) {
+    let weak = false;
+    if (text.startsWith("W/", i)) {
+      weak = true;
+      i += 2;
+    }
+    if (text[i] !== '"') throw ZestError.badRequest(`${name} takes * or quoted ETags ("..."), as the ETag header gives them`);
+    const end = text.indexOf('"', i + 1);
+    if (end === -1) throw ZestError.badRequest(`${name} has an ETag without its closing quote`);
+    const opaque = text.slice(i + 1, end);
+    if (opaque.length > MAX_ETAG_LENGTH) throw ZestError.badRequest(`${name} has an ETag longer than ${MAX_ETAG_LENGTH} characters`);
+    if (!ETAG_CHARS.test(opaque)) throw ZestError.badRequest(`${name} has an ETag with characters an ETag cannot hold`);
+    tags.push({ opaque, weak });
+    if (tags.length > MAX_ETAG_LIST) throw ZestError.badRequest(`${name} names more than ${MAX_ETAG_LIST} ETags`);
+    i = end + 1;
+    while (text[i] === " " || text[i] === "\t") i++;
+    if (i < text.length) {
+      if (text[i] !== ",") throw ZestError.badRequest(`${name} takes * or a comma-separated list of quoted ETags`);
+      i++;
+      while (text[i] === " " || text[i] === "\t") i++;
+      if (i === text.length) throw ZestError.badRequest(`${name} ends with a comma`);
+    }
   }
-  return { ifVersion: tag.slice(1, -1) };
+  if (tags.length === 0) throw ZestError.badRequest(`${name} is empty: give * or a quoted ETag`);
+  return tags;
+}
+
+/** etagc of RFC 9110: visible ASCII except `"`, and bytes above 0x7F. */
+const ETAG_CHARS = /^[\x21\x23-\x7e\x80-\xff]*$/;
+
+/**
+ * How a single-key GET answers its condition headers (RFC 9110 §13.2.2): 412 when `If-Match`
+ * fails, 304 when `If-None-Match` matches, otherwise 200. `etag` is the current ETag (none: the
+ * key holds nothing). Malformed headers are a `bad_input`.
+ */
+export function readPrecondition(etag: string | undefined, ifMatch: string | undefined, ifNoneMatch: string | undefined): 200 | 304 | 412 {
+  if (ifMatch !== undefined) {
+    const tags = parseEtagList(ifMatch, "If-Match");
+    const holds = etag !== undefined && (tags === "any" || tags.some((t) => !t.weak && `"${t.opaque}"` === etag));
+    if (!holds) return 412;
+  }
+  if (ifNoneMatch !== undefined) {
+    const tags = parseEtagList(ifNoneMatch, "If-None-Match");
+    // Weak comparison: W/"x" matches "x".
+    const matches = etag !== undefined && (tags === "any" || tags.some((t) => `"${t.opaque}"` === etag));
+    if (matches) return 304;
+  }
+  return 200;
 }

@@ -43,6 +43,20 @@ const sseParams: Json[] = [
   { name: "Last-Event-ID", in: "header", required: false, description: "SSE only: resume after this event id, as EventSource sends it", schema: { type: "string" } },
 ];
 
+/** Conditional requests (docs/rest-gateway.md §A.4). */
+const conditionParams: Json[] = [
+  { name: "If-Match", in: "header", required: false, description: "Apply only if the key holds one of these versions (`\"<etag>\"`, a list, or `*`: it holds a value); otherwise 412", schema: { type: "string" } },
+  { name: "If-None-Match", in: "header", required: false, description: "Writes: `*` creates only if the key holds no value. GET: 304 while the ETag matches", schema: { type: "string" } },
+];
+const etagHeaders: Json = { ETag: { description: "The version of the one key answered or written (Variant B: only when a condition was sent)", schema: { type: "string" } } };
+const conditionResponses: Json = { "412": errorResponse("The condition (If-Match, If-None-Match) does not hold: nothing changed") };
+const dataWriteResponses = (status: string): Json => ({
+  ...writeResponses(status),
+  [status]: { description: "Applied: every storage holding the key has the sample", headers: etagHeaders },
+  "405": errorResponse("A conditional write on a key no storage on this router holds"),
+  ...conditionResponses,
+});
+
 const anyBody: Json = {
   required: false,
   description: "The value; its `Content-Type` becomes the encoding",
@@ -138,13 +152,19 @@ export function openApiDocument(variant: "a" | "b", version: string): Json {
         summary: "Queries every storage, eval and admin entry matching the key expression",
         description: "A body, if any, is the query's payload, with its `Content-Type` as encoding (docs/raw.md).",
         operationId: "get",
-        parameters: v.sse ? [...queryParams, ...sseParams] : queryParams,
+        parameters: [...(v.sse ? [...queryParams, ...sseParams] : queryParams), ...conditionParams],
         requestBody: { required: false, description: "The query payload", content: { "*/*": { schema: {} } } },
-        responses: { "200": { description: "The matching entries", content: getContent }, "404": errorResponse("`_raw=true` and nothing answered"), ...ERRORS },
+        responses: {
+          "200": { description: "The matching entries", content: getContent, headers: etagHeaders },
+          "304": { description: "If-None-Match matched: the key still holds that version", headers: etagHeaders },
+          "404": errorResponse("`_raw=true` and nothing answered"),
+          ...conditionResponses,
+          ...ERRORS,
+        },
       },
-      put: { summary: "Writes a value", operationId: "put", requestBody: anyBody, responses: writeResponses(v.writeStatus) },
-      patch: { summary: "Writes a value (as PUT)", operationId: "patch", requestBody: anyBody, responses: writeResponses(v.writeStatus) },
-      delete: { summary: "Deletes the matching keys", operationId: "delete", responses: writeResponses(v.writeStatus) },
+      put: { summary: "Writes a value", operationId: "put", parameters: conditionParams, requestBody: anyBody, responses: dataWriteResponses(v.writeStatus) },
+      patch: { summary: "Writes a value (as PUT)", operationId: "patch", parameters: conditionParams, requestBody: anyBody, responses: dataWriteResponses(v.writeStatus) },
+      delete: { summary: "Deletes the matching keys", operationId: "delete", parameters: conditionParams, responses: dataWriteResponses(v.writeStatus) },
     },
   };
   return {

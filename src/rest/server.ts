@@ -8,13 +8,14 @@ import type { Sample } from "../core/sample.js";
 import { errorMessage, toZestError, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { Parameters } from "../core/selector.js";
-import type { Session } from "../core/session.js";
+import { isWild } from "../keyexpr/index.js";
+import type { ConditionOptions, Session } from "../core/session.js";
 import { checkRead, checkWrite, DEFAULT_ADMIN_PERMISSIONS, isAdmin, type AdminPermissions } from "./access.js";
 import type { RestCodec } from "./codec.js";
 import { httpStatus } from "./http-status.js";
-import { etagOfReplies, writeCondition } from "./conditions.js";
 import { cacheableReplies, ReadCache } from "./read-cache.js";
 import { hasBody, rawResponse, wantsRaw } from "./raw.js";
+import { etagOf, hasConditions, newestTimestamp, readPrecondition, writePrecondition, type WritePrecondition } from "./conditions.js";
 import { lastEventIdOf, SseHub, type SseOptions, type SseStats } from "./sse.js";
 import { serveExplorer } from "./explorer/index.js";
 
@@ -172,6 +173,8 @@ export class RestServer {
     if (!this.cache) return false;
     const method = req.method;
     if (method !== "GET" && method !== "HEAD") return false;
+    // A conditional GET may answer 304 or 412: the full pipeline decides.
+    if (hasConditions(req.headers)) return false;
     const cacheKey = cacheKeyOf(method, req.url ?? "/", firstAccept(req.headers.accept));
     if (cacheKey === undefined) return false;
     const hit = this.cache.get(cacheKey);
@@ -250,22 +253,34 @@ export class RestServer {
           const payload = hasBody(req.headers) ? await readBodyAsync(req, this.opts.bodyLimit, this.bodyWatch) : undefined;
           let replies = await session.get({ key, parameters }, payload && { payload, encoding: codec.encodingFor(req.headers["content-type"]) });
           if (decision === "partial") replies = replies.filter((r) => r.kind !== "ok" || this.access.mayRead(principal!, "query", r.sample.key));
+          const err = replies.find((r) => r.kind === "err");
+          // The ETag of a single key (docs/rest-gateway.md §A.4); Variant B answers one only to
+          // a client that sends condition headers, and keeps its 0.4 replies otherwise.
+          const conditional = hasConditions(req.headers);
+          const etag = !err && (codec.etags || conditional) && !parameters.has("_time") ? newestTimestamp(key, replies) : undefined;
+          const etagHeader = etag && etagOf(etag);
+          if (conditional && !isWild(key)) {
+            const outcome = readPrecondition(etagHeader, req.headers["if-match"], req.headers["if-none-match"]);
+            if (outcome === 304) {
+              res.writeHead(304, etagHeader ? { ...cors, etag: etagHeader } : cors);
+              res.end();
+              return;
+            }
+            if (outcome === 412) throw new ZestError("precondition_failed", etagHeader ? `If-Match does not match the current ETag ${etagHeader}` : `If-Match failed: ${key} holds nothing`);
+          }
           if (wantsRaw(parameters.get("_raw"), key, req.headers.accept)) {
             const raw = rawResponse(replies, key);
-            return send(res, method, cors, 200, raw.contentType, raw.body);
+            return send(res, method, cors, 200, raw.contentType, raw.body, etagHeader);
           }
           const rendered = await codec.render(replies, html);
-          const etag = codec.etags ? etagOfReplies(key, replies) : undefined;
-          if (etag) res.setHeader("etag", etag);
           const body = Buffer.from(rendered.body);
-          const err = replies.find((r) => r.kind === "err");
           if (cacheKey !== undefined && decision === "allow" && cacheableReplies(replies) && session.interest.storagesOnly(key)) {
             const headers: Record<string, string | number> = { "access-control-allow-origin": "*", "content-length": body.length };
             if (rendered.contentType) headers["content-type"] = rendered.contentType;
-            if (etag) headers.etag = etag;
+            if (etagHeader) headers.etag = etagHeader;
             this.cache!.set(cacheKey, { version, headers, body });
           }
-          return send(res, method, cors, err && err.kind === "err" ? httpStatus(err.errorKind) : 200, rendered.contentType, body);
+          return send(res, method, cors, err && err.kind === "err" ? httpStatus(err.errorKind) : 200, rendered.contentType, body, etagHeader);
         }
         default:
           res.setHeader("allow", ALLOWED_METHODS);
@@ -323,6 +338,7 @@ export class RestServer {
   /** The rest of a write, once the client is known: the access decision, then the body. */
   private writeAllowed(req: IncomingMessage, res: ServerResponse, method: "PUT" | "PATCH" | "DELETE", key: string, cors: Readonly<Record<string, string>>, principal: Principal | undefined): void {
     const { codec, session } = this.opts;
+    let precondition: WritePrecondition | undefined;
     try {
       if (principal !== undefined) {
         const message = method === "DELETE" ? "delete" : "put";
@@ -337,6 +353,8 @@ export class RestServer {
         const path = (req.url ?? "/").split("?")[0]!;
         throw ZestError.notFound(`no admin key takes writes at ${path}: storages are configured under ${codec.adminConfigPath(session.zid)}`);
       }
+      // The condition comes after the access decision: a refused client learns nothing of the key.
+      precondition = writePrecondition(method, key, req.headers["if-match"], req.headers["if-none-match"]);
     } catch (err) {
       this.sendError(req, res, cors, err);
       return;
@@ -346,15 +364,17 @@ export class RestServer {
         this.sendError(req, res, cors, err);
         return;
       }
-      let condition: ReturnType<typeof writeCondition>;
-      try {
-        condition = writeCondition(req.headers);
-      } catch (e) {
-        this.sendError(req, res, cors, e);
+      if (precondition) {
+        this.conditionalWrite(method, key, body!, req.headers["content-type"], precondition).then(
+          (etag) => {
+            res.writeHead(codec.writeStatus, etag === undefined ? { ...cors, "content-length": 0 } : cors === CORS_PLAIN ? { "access-control-allow-origin": "*", "content-length": 0, etag } : { ...cors, "content-length": 0, etag, "access-control-expose-headers": "ETag" });
+            res.end();
+          },
+          (e: unknown) => this.sendError(req, res, cors, e),
+        );
         return;
       }
-      const encoding = codec.encodingFor(req.headers["content-type"]);
-      const done = method === "DELETE" ? session.delete(key, condition) : session.put(key, body!, condition ? { encoding, ...condition } : { encoding });
+      const done = method === "DELETE" ? session.delete(key) : session.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) });
       done.then(
         () => {
           res.writeHead(codec.writeStatus, cors === CORS_PLAIN ? WRITE_HEADERS : { ...cors, "content-length": 0 });
@@ -363,6 +383,41 @@ export class RestServer {
         (e: unknown) => this.sendError(req, res, cors, e),
       );
     });
+  }
+
+  /**
+   * A write with condition headers (docs/rest-gateway.md §A.4); resolves with the new ETag (none
+   * for a DELETE: a deleted key has no representation). One ETag is checked by the storages
+   * with the write. A list of ETags, or `*`, reads the key's version first and writes on that
+   * version; a writer that got in between makes it read again (three tries).
+   */
+  private conditionalWrite(method: "PUT" | "PATCH" | "DELETE", key: string, body: Buffer, contentType: string | undefined, precondition: WritePrecondition): Promise<string | undefined> {
+    if (precondition.kind === "oneOf") return this.writeOnReadVersion(method, key, body, contentType, precondition.versions);
+    return this.writeOnce(method, key, body, contentType, precondition.kind === "version" ? { ifVersion: precondition.version } : IF_ABSENT);
+  }
+
+  /** One write on `condition`, checked by the storages; resolves with the new ETag (PUT, PATCH). */
+  private writeOnce(method: "PUT" | "PATCH" | "DELETE", key: string, body: Buffer, contentType: string | undefined, condition: ConditionOptions): Promise<string | undefined> {
+    const { codec, session } = this.opts;
+    const timestamp = session.clock.newTimestamp();
+    const { ifVersion, ifAbsent } = condition;
+    if (method === "DELETE") return session.delete(key, { ifVersion, ifAbsent, timestamp }).then(() => undefined);
+    return session.put(key, body, { ifVersion, ifAbsent, timestamp, encoding: codec.encodingFor(contentType) }).then(() => etagOf(timestamp));
+  }
+
+  /** `If-Match: *` or a list: reads the key's version, then writes on it (three tries). */
+  private async writeOnReadVersion(method: "PUT" | "PATCH" | "DELETE", key: string, body: Buffer, contentType: string | undefined, versions: ReadonlySet<string> | "any"): Promise<string | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      const current = newestTimestamp(key, await this.opts.session.get(key))?.encode();
+      if (current === undefined) throw new ZestError("precondition_failed", `write condition failed: If-Match needs a value, and ${key} holds nothing`);
+      if (versions !== "any" && !versions.has(current)) throw new ZestError("precondition_failed", "write condition failed: the key holds another version");
+      try {
+        return await this.writeOnce(method, key, body, contentType, { ifVersion: current });
+      } catch (err) {
+        // A writer got in between the read and the write: read again.
+        if (attempt >= 3 || toZestError(err).kind !== "precondition_failed") throw err;
+      }
+    }
   }
 
   /** CORS preflight: only allowed origins are reflected, with a fixed list of headers. */
@@ -405,9 +460,14 @@ export class RestServer {
   }
 }
 
-function send(res: ServerResponse, method: string, cors: Record<string, string>, status: number, contentType: string | undefined, body: Buffer): void {
+function send(res: ServerResponse, method: string, cors: Record<string, string>, status: number, contentType: string | undefined, body: Buffer, etag?: string): void {
   const headers: Record<string, string | number> = { ...cors, "content-length": body.length };
   if (contentType) headers["content-type"] = contentType;
+  if (etag) {
+    headers.etag = etag;
+    // A page on another origin may read the ETag, to send it back in If-Match.
+    if (cors !== CORS_PLAIN) headers["access-control-expose-headers"] = "ETag";
+  }
   res.writeHead(status, headers);
   res.end(method === "HEAD" ? undefined : body);
 }
@@ -434,6 +494,8 @@ function firstAccept(accept: string | undefined): string | undefined {
 
 const CORS_PLAIN: Readonly<Record<string, string>> = Object.freeze({ "access-control-allow-origin": "*" });
 const CORS_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ "access-control-allow-origin": "*", "access-control-allow-credentials": "false" });
+
+const IF_ABSENT: ConditionOptions = Object.freeze({ ifAbsent: true });
 
 const WRITE_HEADERS: Readonly<Record<string, string | number>> = Object.freeze({ ...CORS_PLAIN, "content-length": 0 });
 
