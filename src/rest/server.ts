@@ -251,7 +251,7 @@ export class RestServer {
           if (cacheKey !== undefined && decision === "allow" && cacheableReplies(replies) && session.interest.storagesOnly(key)) {
             const headers: Record<string, string | number> = { "access-control-allow-origin": "*", "content-length": body.length };
             if (rendered.contentType) headers["content-type"] = rendered.contentType;
-            this.cache!.set(cacheKey, { version, headers, body });
+            this.cache!.set(cacheKey, { version, keyExpr: key, headers, body });
           }
           return send(res, method, cors, err && err.kind === "err" ? httpStatus(err.errorKind) : 200, rendered.contentType, body);
         }
