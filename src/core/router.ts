@@ -51,6 +51,11 @@ export interface QueryableDecl {
   readonly sessionId?: number;
   /** Which queriers it answers (default any). */
   readonly allowedOrigin?: Locality;
+  /**
+   * A storage's synchronous read of one plain key: its stored value, or null when it holds none
+   * (see `Router.readStored`).
+   */
+  readonly peek?: (key: string) => Sample | null;
 }
 
 /** Options of a query. */
@@ -211,6 +216,23 @@ export class Router {
     if (this.fabric) return false;
     for (const q of this.queryablesIndex.intersecting(key)) if (!q.storage) return false;
     return true;
+  }
+
+  /**
+   * The answer a default query (no parameters, no payload, `latest` consolidation) on the plain
+   * key `key` would get, read synchronously, when every queryable it reaches is a local storage
+   * that can `peek` and answers any querier; undefined otherwise (the caller runs the query). A
+   * GET of one stored key then skips building a query, its deadline and its collector.
+   */
+  readStored(key: string): Reply[] | undefined {
+    if (this.fabric || isWild(key)) return undefined;
+    let best: Sample | undefined;
+    for (const q of this.queryablesIndex.intersecting(key)) {
+      if (q.peek === undefined || (q.allowedOrigin !== undefined && q.allowedOrigin !== "any")) return undefined;
+      const s = q.peek(key);
+      if (s !== null && (best === undefined || newer(s, best))) best = s;
+    }
+    return best === undefined ? [] : [{ kind: "ok", sample: best }];
   }
 
   /** Number of subscribers declared on this router. */
