@@ -110,6 +110,8 @@ export class Router {
    * costs one Map lookup instead of a trie walk. Cleared whenever a subscriber comes or goes.
    */
   private readonly routes = new Map<string, SubscriberDecl[]>();
+  /** Plain key → its queryables' `peek`s when all of them can (null: some cannot); see `readStored`. Cleared on any queryable declaration. */
+  private readonly peeks = new Map<string, Array<(key: string) => Sample | null> | null>();
   /** Liveliness tokens and subscribers of this router. */
   readonly liveliness: Liveliness;
   private readonly declarationListeners = new Set<() => void>();
@@ -184,11 +186,15 @@ export class Router {
   /** @internal */
   addQueryable(decl: QueryableDecl): void {
     this.queryablesIndex.add(decl.key, decl);
+    this.peeks.clear();
     this.declared(decl.key);
   }
   /** @internal */
   removeQueryable(decl: QueryableDecl): void {
-    if (this.queryablesIndex.delete(decl.key, decl)) this.declared(decl.key);
+    if (this.queryablesIndex.delete(decl.key, decl)) {
+      this.peeks.clear();
+      this.declared(decl.key);
+    }
   }
 
   private declared(key: string): void {
@@ -226,10 +232,23 @@ export class Router {
    */
   readStored(key: string): Reply[] | undefined {
     if (this.fabric || isWild(key)) return undefined;
+    let peeks = this.peeks.get(key);
+    if (peeks === undefined) {
+      peeks = [];
+      for (const q of this.queryablesIndex.intersecting(key)) {
+        if (q.peek === undefined || (q.allowedOrigin !== undefined && q.allowedOrigin !== "any")) {
+          peeks = null;
+          break;
+        }
+        peeks.push(q.peek);
+      }
+      if (this.peeks.size >= ROUTE_CACHE_MAX) this.peeks.clear();
+      this.peeks.set(key, peeks);
+    }
+    if (peeks === null) return undefined;
     let best: Sample | undefined;
-    for (const q of this.queryablesIndex.intersecting(key)) {
-      if (q.peek === undefined || (q.allowedOrigin !== undefined && q.allowedOrigin !== "any")) return undefined;
-      const s = q.peek(key);
+    for (const peek of peeks) {
+      const s = peek(key);
       if (s !== null && (best === undefined || newer(s, best))) best = s;
     }
     return best === undefined ? [] : [{ kind: "ok", sample: best }];
