@@ -56,7 +56,7 @@ export interface Interest {
    * A default query's answer on the plain key `key`, read synchronously from local storages,
    * or undefined when it cannot be (see `Router.readStored`).
    */
-  readStored(key: string): Reply[] | undefined;
+  readStored?(key: string): Reply[] | undefined;
   /** True on a router joined to others through a fabric (their writes publish no local events). */
   readonly clustered: boolean;
 }

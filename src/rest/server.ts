@@ -241,7 +241,7 @@ export class RestServer {
           const payload = hasBody(req.headers) ? await readBodyAsync(req, this.opts.bodyLimit, this.bodyIdleMs) : undefined;
           // A plain key with no parameters, held only by local storages that read synchronously, is
           // read straight from them (`readStored`): the same answer without building a query.
-          let replies = (query === "" && payload === undefined && session.interest.readStored(key)) || (await session.get({ key, parameters }, payload && { payload, encoding: codec.encodingFor(req.headers["content-type"]) }));
+          let replies = (query === "" && payload === undefined && session.interest.readStored?.(key)) || (await session.get({ key, parameters }, payload && { payload, encoding: codec.encodingFor(req.headers["content-type"]) }));
           if (decision === "partial") replies = replies.filter((r) => r.kind !== "ok" || this.access.mayRead(principal!, "query", r.sample.key));
           if (wantsRaw(parameters.get("_raw"), key, req.headers.accept)) {
             const raw = rawResponse(replies, key);
