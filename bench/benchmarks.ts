@@ -17,6 +17,7 @@ export interface BenchEntry {
 export const BENCHMARKS: BenchEntry[] = [
   { name: "get", title: "GET one key", issue: 2, load: () => import("./suites/get.js") },
   { name: "put", title: "PUT 100 bytes", issue: 2, load: () => import("./suites/put.js") },
+  { name: "mixed", title: "90% GET / 10% PUT over 1,000 keys of 100 bytes", issue: 12, load: () => import("./suites/mixed.js") },
   { name: "get-wild", title: "GET demo/** over 1,000 keys", issue: 2, load: () => import("./suites/get-wild.js") },
   { name: "routing", title: "Routing one put, 100,000 vs 10 subscriptions", issue: 2, load: () => import("./suites/routing.js") },
   { name: "sse", title: "SSE fan-out, 1,000 subscribers, 50 puts/s for 20 s", issue: 2, load: () => import("./suites/sse.js") },

@@ -12,6 +12,19 @@ export interface RequestSpec {
   method?: "GET" | "PUT";
   headers?: Record<string, string>;
   body?: string | Buffer;
+  /**
+   * Builds each request from the one above (autocannon's `setupRequest`): for workloads whose
+   * requests differ (a mix of GETs and PUTs over many keys). `path` is then relative to `spec.path`'s server.
+   */
+  setupRequest?: (req: OutgoingRequest) => OutgoingRequest;
+}
+
+/** A request as `setupRequest` sees and returns it. */
+export interface OutgoingRequest {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
 }
 
 /** What one or more autocannon runs against one server measured. */
@@ -56,6 +69,7 @@ export async function fire(server: ServerProcess, spec: RequestSpec, opts: LoadO
         method: spec.method ?? "GET",
         headers: spec.headers ?? {},
         body: spec.body,
+        ...(spec.setupRequest ? { requests: [{ setupRequest: spec.setupRequest as never }] } : {}),
         connections: opts.connections,
         duration: opts.seconds,
         timeout: 10,

@@ -16,6 +16,8 @@ import { type ServerProcess, spawnBaseline, spawnZest } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 
 const TARGET = 0.85;
+/** The read cache off (issue 12): the query path alone, against the same bare server. */
+const UNCACHED_TARGET = 0.8;
 
 export async function run(): Promise<BenchResult> {
   const servers: ServerProcess[] = [];
@@ -53,8 +55,8 @@ export async function run(): Promise<BenchResult> {
         cpuPerReqRatio: cpuPerReq(b) / cpuPerReq(z),
       },
       ratio: z.reqPerSec / b.reqPerSec,
-      target: `>= ${TARGET}x`,
-      pass: z.reqPerSec / b.reqPerSec >= TARGET,
+      target: `>= ${TARGET}x (cache off >= ${UNCACHED_TARGET}x)`,
+      pass: z.reqPerSec / b.reqPerSec >= TARGET && u.reqPerSec / b.reqPerSec >= UNCACHED_TARGET,
       summary: `zest ${fmtInt(z.reqPerSec)} req/s / node:http ${fmtInt(b.reqPerSec)} req/s (read cache off: ${fmtInt(u.reqPerSec)} req/s, ${fmtRatio(u.reqPerSec / b.reqPerSec)})`,
       interferencePct: Math.max(...[z, b, u].flatMap((f) => [f.otherCpuPct, f.stealPct])),
       notes: [...loadNotes("zest", z), ...loadNotes("node:http", b), ...loadNotes("zest, cache off", u)],

@@ -6,7 +6,8 @@ import { fmtInt } from "../lib/format.js";
 import { runWorker } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 
-const TARGET_MB = 600;
+// Issue 12: at most 400 MB (issue 2 asked for less than 600).
+const TARGET_MB = 400;
 
 interface WorkerOut {
   cpuSeconds: number;
@@ -25,8 +26,8 @@ export async function run(): Promise<BenchResult> {
   return {
     name: "memory",
     figures: { ...w, otherCpuPct: interference.otherCpuPct },
-    target: `< ${TARGET_MB} MB RSS`,
-    pass: w.rssMb < TARGET_MB,
+    target: `<= ${TARGET_MB} MB RSS`,
+    pass: w.rssMb <= TARGET_MB,
     // RSS does not depend on neighbours' CPU use: interference is recorded (it slows putsPerSec)
     // but does not make the pass/miss unreliable.
     summary: `RSS ${fmtInt(w.rssMb)} MB with ${fmtInt(w.keys)} keys of ${w.valueBytes} B (empty router ${fmtInt(w.rssEmptyMb)} MB, heap ${fmtInt(w.heapUsedMb)} MB, ${fmtInt(w.bytesPerKey)} B/key)`,

@@ -9,7 +9,8 @@ import { TEXT_100 } from "../lib/payloads.js";
 import { spawnBaseline, spawnZest } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 
-const TARGET = 0.85;
+// Issue 12 raised it from 0.85.
+const TARGET = 0.9;
 
 export async function run(): Promise<BenchResult> {
   const zest = await spawnZest("zest-put");

@@ -1,3 +1,4 @@
+import type { Reply } from "./reply.js";
 /**
  * The narrow ports a `Session` offers to the parts built on it (storages, the REST read cache,
  * the admin space), so that none of them reaches into the `Router`.
@@ -51,6 +52,11 @@ export interface Interest {
    * answer changes only through writes and declarations, which publish change events.
    */
   storagesOnly(key: string): boolean;
+  /**
+   * A default query's answer on the plain key `key`, read synchronously from local storages,
+   * or undefined when it cannot be (see `Router.readStored`).
+   */
+  readStored?(key: string): Reply[] | undefined;
   /** True on a router joined to others through a fabric (their writes publish no local events). */
   readonly clustered: boolean;
 }

@@ -55,6 +55,11 @@ export interface QueryableDecl {
   readonly sessionId?: number;
   /** Which queriers it answers (default any). */
   readonly allowedOrigin?: Locality;
+  /**
+   * A storage's synchronous read of one plain key: its stored value, or null when it holds none
+   * (see `Router.readStored`).
+   */
+  readonly peek?: (key: string) => Sample | null;
 }
 
 /** Where a query's replies go; `matched`: a storage's reply, whose key its index already matched. */
@@ -112,6 +117,8 @@ export class Router {
    * costs one Map lookup instead of a trie walk. Cleared whenever a subscriber comes or goes.
    */
   private readonly routes = new Map<string, SubscriberDecl[]>();
+  /** Plain key → its queryables' `peek`s when all of them can (null: some cannot); see `readStored`. Cleared on any queryable declaration. */
+  private readonly peeks = new Map<string, Array<(key: string) => Sample | null> | null>();
   /** Liveliness tokens and subscribers of this router. */
   readonly liveliness: Liveliness;
   private readonly declarationListeners = new Set<() => void>();
@@ -187,11 +194,15 @@ export class Router {
   /** @internal */
   addQueryable(decl: QueryableDecl): void {
     this.queryablesIndex.add(decl.key, decl);
+    this.peeks.clear();
     this.declared(decl.key);
   }
   /** @internal */
   removeQueryable(decl: QueryableDecl): void {
-    if (this.queryablesIndex.delete(decl.key, decl)) this.declared(decl.key);
+    if (this.queryablesIndex.delete(decl.key, decl)) {
+      this.peeks.clear();
+      this.declared(decl.key);
+    }
   }
 
   private declared(key: string): void {
@@ -219,6 +230,36 @@ export class Router {
     if (this.fabric) return false;
     for (const q of this.queryablesIndex.intersecting(key)) if (!q.storage) return false;
     return true;
+  }
+
+  /**
+   * The answer a default query (no parameters, no payload, `latest` consolidation) on the plain
+   * key `key` would get, read synchronously, when every queryable it reaches is a local storage
+   * that can `peek` and answers any querier; undefined otherwise (the caller runs the query). A
+   * GET of one stored key then skips building a query, its deadline and its collector.
+   */
+  readStored(key: string): Reply[] | undefined {
+    if (this.fabric || isWild(key)) return undefined;
+    let peeks = this.peeks.get(key);
+    if (peeks === undefined) {
+      peeks = [];
+      for (const q of this.queryablesIndex.intersecting(key)) {
+        if (q.peek === undefined || (q.allowedOrigin !== undefined && q.allowedOrigin !== "any")) {
+          peeks = null;
+          break;
+        }
+        peeks.push(q.peek);
+      }
+      if (this.peeks.size >= ROUTE_CACHE_MAX) this.peeks.clear();
+      this.peeks.set(key, peeks);
+    }
+    if (peeks === null) return undefined;
+    let best: Sample | undefined;
+    for (const peek of peeks) {
+      const s = peek(key);
+      if (s !== null && (best === undefined || newer(s, best))) best = s;
+    }
+    return best === undefined ? [] : [{ kind: "ok", sample: best }];
   }
 
   /** Number of subscribers declared on this router. */

@@ -120,6 +120,7 @@ export class Session {
     this.interest = {
       hasSubscriber: (key) => router.hasSubscriber(key),
       storagesOnly: (key) => router.storagesOnly(key),
+      readStored: (key) => router.readStored(key),
       get clustered() {
         return router.fabric !== undefined;
       },
@@ -214,7 +215,7 @@ export class Session {
    * expression matches. `storage`: it answers with stored samples only, which change only when
    * written, so a read cache may keep its answers until the next write (default false).
    */
-  declareQueryable(keyexpr: IntoKeyExpr, handler: QueryHandler, options: DeclareOptions & { complete?: boolean; storage?: boolean } = {}): Queryable {
+  declareQueryable(keyexpr: IntoKeyExpr, handler: QueryHandler, options: DeclareOptions & { complete?: boolean; storage?: boolean; peek?: (key: string) => Sample | null } = {}): Queryable {
     const decl: QueryableDecl = {
       key: toKeyExpr(keyexpr, this.router.keyExprLimits),
       handler,
@@ -223,6 +224,7 @@ export class Session {
       owner: this.name,
       sessionId: this.id,
       allowedOrigin: options.allowedOrigin,
+      peek: options.peek,
     };
     this.router.addQueryable(decl);
     return this.track(decl.key, () => this.router.removeQueryable(decl));

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
+import { RequestSeries } from "./request-series.js";
 import type { FabricStatus } from "../core/fabric.js";
 
 /** What the SSE hub reports, read on scrape. */
@@ -32,12 +33,6 @@ export interface MetricsSources {
 /** Request latency buckets, in seconds: 0.25 ms to 10 s. */
 const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** The per-(method, status) series of the request metrics, looked up once and kept. */
-interface RequestChildren {
-  readonly count: Counter.Internal;
-  readonly latency: Histogram.Internal<"method" | "variant">;
-}
-
 const START = Symbol("zest.metrics.start");
 const OWNER = Symbol("zest.metrics.owner");
 const WRITTEN = Symbol("zest.metrics.written");
@@ -57,26 +52,18 @@ function processMetrics(): Registry {
 /**
  * One router's metrics in Prometheus form (docs/metrics.md), in a registry of its own, so two
  * routers in one process never collide. Request counters are updated on the request path through
- * cached label children; everything else is read from its source on scrape.
+ * plain counts (`RequestSeries`); everything else is read from its source on scrape.
  */
 export class RouterMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<"method" | "variant" | "status">;
-  private readonly latency: Histogram<"method" | "variant">;
-  private readonly bytesIn: Counter.Internal;
-  private readonly bytesOut: Counter.Internal;
-  /** method → status → series. */
-  private readonly children = new Map<string, Map<number, RequestChildren>>();
+  private readonly series: RequestSeries;
 
   constructor(
     readonly variant: string,
     sources: MetricsSources,
   ) {
     const r = this.registry;
-    this.requests = new Counter({ name: "zest_http_requests_total", help: "HTTP requests answered, by method, REST variant and status", labelNames: ["method", "variant", "status"], registers: [r] });
-    this.latency = new Histogram({ name: "zest_http_request_duration_seconds", help: "Time from request to response end (SSE streams excluded), by method and variant", labelNames: ["method", "variant"], buckets: LATENCY_BUCKETS, registers: [r] });
-    this.bytesIn = new Counter({ name: "zest_http_request_bytes_total", help: "Request body bytes received (as declared by Content-Length)", labelNames: ["variant"], registers: [r] }).labels(variant);
-    this.bytesOut = new Counter({ name: "zest_http_response_bytes_total", help: "Response bytes written to the socket, headers and SSE streams included", labelNames: ["variant"], registers: [r] }).labels(variant);
+    this.series = new RequestSeries(r, variant, LATENCY_BUCKETS);
     sseMetrics(r, sources);
     storageMetrics(r, sources);
     fabricMetrics(r, sources);
@@ -89,27 +76,16 @@ export class RouterMetrics {
     t[OWNER] = this;
     t[WRITTEN] = req.socket.bytesWritten;
     const len = req.headers["content-length"];
-    if (len !== undefined) this.bytesIn.inc(Number(len) || 0);
+    if (len !== undefined) this.series.bytesIn += Number(len) || 0;
     // `on`, not `once`: a response closes once, and once-wrappers cost a closure per request.
     res.on("close", onClose);
   }
 
   /** @internal */
   observe(method: string, status: number, seconds: number | undefined, bytesOut: number): void {
-    let byStatus = this.children.get(method);
-    if (byStatus === undefined) {
-      // Methods are bounded by what the server accepts; anything else is counted as OTHER.
-      if (!KNOWN_METHODS.has(method)) return this.observe("OTHER", status, seconds, bytesOut);
-      this.children.set(method, (byStatus = new Map()));
-    }
-    let c = byStatus.get(status);
-    if (c === undefined) {
-      c = { count: this.requests.labels(method, this.variant, String(status)), latency: this.latency.labels(method, this.variant) };
-      byStatus.set(status, c);
-    }
-    c.count.inc();
-    if (seconds !== undefined) c.latency.observe(seconds);
-    if (bytesOut > 0) this.bytesOut.inc(bytesOut);
+    // Methods are bounded by what the server accepts; anything else is counted as OTHER.
+    this.series.observe(KNOWN_METHODS.has(method) ? method : "OTHER", status, seconds);
+    if (bytesOut > 0) this.series.bytesOut += bytesOut;
   }
 
   /** The exposition text: this router's metrics, then the process's. */

@@ -1,23 +1,33 @@
-import type { ChangeFeed } from "../core/ports.js";
+import type { ChangeEvent, ChangeFeed } from "../core/ports.js";
 import type { Reply } from "../core/reply.js";
+import { intersects, isWild } from "../keyexpr/index.js";
 
-/** A rendered GET response, valid while the cache's data version has not moved. */
+/** A rendered GET response of the data under one key expression. */
 export interface CachedResponse {
+  /** The cache's `version` read before the query that produced this answer ran. */
   readonly version: number;
+  /** The key expression the answer covers: a change on an intersecting key drops it. */
+  readonly keyExpr: string;
   /** Response headers, built once. */
   readonly headers: Readonly<Record<string, string | number>>;
   readonly body: Buffer;
 }
 
 /**
- * Rendered responses of repeated GETs of stored data, keyed by URL and representation. The
- * cache's `version` moves with every change event (a storage applied a write, a declaration
- * came or went); an entry is used only while `version` is the one read before its query ran, so
- * reads between writes skip the query, the storage lookups and the rendering. Least recently
- * stored entries are evicted first.
+ * Rendered responses of repeated GETs of stored data, keyed by URL and representation, so reads
+ * between writes skip the query, the storage lookups and the rendering. Invalidation is per key:
+ * a write drops only the answers whose key expression intersects the written key (plain keys by
+ * one map lookup, wild ones by an intersection test each); a declaration, or a write on a wild
+ * key, drops everything. An answer is kept only when no change event at all arrived while its
+ * query ran (`version` unchanged), so a write that raced the query is never hidden. Least
+ * recently stored entries are evicted first.
  */
 export class ReadCache {
   private readonly map = new Map<string, CachedResponse>();
+  /** Plain key → the cache keys of the answers about exactly that key. */
+  private readonly byKey = new Map<string, Set<string>>();
+  /** Cache keys of answers about wild key expressions. */
+  private readonly wild = new Set<string>();
   private dataVersion = 0;
   private readonly unsubscribe: () => void;
 
@@ -26,9 +36,7 @@ export class ReadCache {
     private readonly maxEntries: number,
     private readonly maxBodyBytes = 64 * 1024,
   ) {
-    this.unsubscribe = changes.subscribe(() => {
-      this.dataVersion++;
-    });
+    this.unsubscribe = changes.subscribe((e) => this.onChange(e));
   }
 
   /** Moves with every change event; read it before a query, and store the answer with it. */
@@ -39,27 +47,66 @@ export class ReadCache {
   /** Stops following change events and forgets every entry. */
   close(): void {
     this.unsubscribe();
-    this.map.clear();
+    this.clear();
   }
 
-  /** The entry for `key` if it is still valid. */
+  /** The entry for `key`, if any: every entry held is valid. */
   get(key: string): CachedResponse | undefined {
-    const e = this.map.get(key);
-    if (e === undefined) return undefined;
-    if (e.version === this.dataVersion) return e;
-    this.map.delete(key);
-    return undefined;
+    return this.map.get(key);
   }
 
-  /** Keeps a response if it is small enough. */
+  /** Keeps a response if it is small enough and nothing changed while its query ran. */
   set(key: string, entry: CachedResponse): void {
-    if (this.maxEntries <= 0 || entry.body.length > this.maxBodyBytes) return;
-    if (this.map.size >= this.maxEntries) this.map.delete(this.map.keys().next().value!);
+    if (this.maxEntries <= 0 || entry.body.length > this.maxBodyBytes || entry.version !== this.dataVersion) return;
+    if (this.map.has(key)) this.remove(key);
+    else if (this.map.size >= this.maxEntries) this.remove(this.map.keys().next().value!);
     this.map.set(key, entry);
+    if (isWild(entry.keyExpr)) {
+      this.wild.add(key);
+    } else {
+      let keys = this.byKey.get(entry.keyExpr);
+      if (!keys) this.byKey.set(entry.keyExpr, (keys = new Set()));
+      keys.add(key);
+    }
   }
 
   get size(): number {
     return this.map.size;
+  }
+
+  private onChange(e: ChangeEvent): void {
+    this.dataVersion++;
+    if (this.map.size === 0) return;
+    if (e.kind === "declaration" || isWild(e.key)) {
+      this.clear();
+      return;
+    }
+    const exact = this.byKey.get(e.key);
+    if (exact) for (const k of [...exact]) this.remove(k);
+    for (const k of this.wild) {
+      const entry = this.map.get(k);
+      if (entry && intersects(entry.keyExpr, e.key)) this.remove(k);
+    }
+  }
+
+  private remove(key: string): void {
+    const entry = this.map.get(key);
+    if (!entry) return;
+    this.map.delete(key);
+    if (isWild(entry.keyExpr)) {
+      this.wild.delete(key);
+      return;
+    }
+    const keys = this.byKey.get(entry.keyExpr);
+    if (!keys) return;
+    keys.delete(key);
+    if (keys.size === 0) this.byKey.delete(entry.keyExpr);
+  }
+
+  private clear(): void {
+    this.map.clear();
+    this.byKey.clear();
+    this.wild.clear();
   }
 }
 

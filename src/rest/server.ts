@@ -251,7 +251,9 @@ export class RestServer {
           parameters.timeRange();
           // A GET body is the query's payload, with its content type (docs/raw.md).
           const payload = hasBody(req.headers) ? await readBodyAsync(req, this.opts.bodyLimit, this.bodyWatch) : undefined;
-          let replies = await session.get({ key, parameters }, payload && { payload, encoding: codec.encodingFor(req.headers["content-type"]) });
+          // A plain key with no parameters, held only by local storages that read synchronously, is
+          // read straight from them (`readStored`): the same answer without building a query.
+          let replies = (query === "" && payload === undefined && session.interest.readStored?.(key)) || (await session.get({ key, parameters }, payload && { payload, encoding: codec.encodingFor(req.headers["content-type"]) }));
           if (decision === "partial") replies = replies.filter((r) => r.kind !== "ok" || this.access.mayRead(principal!, "query", r.sample.key));
           const err = replies.find((r) => r.kind === "err");
           // The ETag of a single key (docs/rest-gateway.md §A.4); Variant B answers one only to
@@ -278,7 +280,7 @@ export class RestServer {
             const headers: Record<string, string | number> = { "access-control-allow-origin": "*", "content-length": body.length };
             if (rendered.contentType) headers["content-type"] = rendered.contentType;
             if (etagHeader) headers.etag = etagHeader;
-            this.cache!.set(cacheKey, { version, headers, body });
+            this.cache!.set(cacheKey, { version, keyExpr: key, headers, body });
           }
           return send(res, method, cors, err && err.kind === "err" ? httpStatus(err.errorKind) : 200, rendered.contentType, body, etagHeader);
         }

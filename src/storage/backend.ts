@@ -80,6 +80,12 @@ export interface StorageBackend {
    * `range` is given only for `_time` queries.
    */
   query(keyExpr: string, range?: TimeRange): Promise<StoredEntry[]>;
+  /**
+   * Optional: the value held for exactly the plain key `key` (null: none, or a tombstone), read
+   * synchronously, as `query(key)` would answer it. Only backends that hold their data in memory
+   * offer it; it lets a GET of one key skip building a query (`Router.readStored`).
+   */
+  peek?(key: string): StoredEntry | null;
   /** Drops tombstones older than `before` (NTP64): after this, older writes are accepted again. */
   purgeTombstones(before: bigint): Promise<void>;
   /**

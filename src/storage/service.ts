@@ -48,7 +48,13 @@ export class StorageService {
   async start(options: { align?: boolean; alignTimeoutMs?: number } = {}): Promise<void> {
     this.subscriber = this.session.declareSubscriber(this.keyExpr, (s, c) => this.apply(s, c), { storage: true });
     if (options.align !== false) await this.align(options.alignTimeoutMs ?? 5_000);
-    this.queryable = this.session.declareQueryable(this.keyExpr, (q) => this.answer(q), { complete: true, storage: true });
+    const backend = this.backend;
+    // A backend that reads synchronously answers a GET of one key without a query (`Router.readStored`).
+    const peek = backend.peek && ((key: string): Sample | null => {
+      const e = backend.peek!(key);
+      return e && { key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp };
+    });
+    this.queryable = this.session.declareQueryable(this.keyExpr, (q) => this.answer(q), { complete: true, storage: true, peek });
     this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS);
     this.purgeTimer.unref();
   }

@@ -89,10 +89,15 @@ export class MemoryBackend implements StorageBackend {
     else if (old?.payload === undefined) this.tombstones.delete(key);
   }
 
+  peek(key: string): StoredEntry | null {
+    const slot = this.index.get(key);
+    return slot?.payload ? { key, payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp } : null;
+  }
+
   async query(keyExpr: string): Promise<StoredEntry[]> {
     if (!isWild(keyExpr)) {
-      const slot = this.index.get(keyExpr);
-      return slot?.payload ? [{ key: keyExpr, payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp }] : [];
+      const e = this.peek(keyExpr);
+      return e ? [e] : [];
     }
     const walk = this.index.walk(keyExpr);
     const found: Array<[string, Slot]> = [];
