@@ -9,7 +9,7 @@ import type { Timestamp } from "../core/timestamp.js";
 import type { StorageConfig } from "../storage/manager.js";
 import { isSecretName, redactText } from "../config/redact.js";
 import { AdminLayout } from "./admin-layout.js";
-import { type AdminSources, sortKeys } from "./admin-space.js";
+import { sortKeys } from "./admin-space.js";
 
 /** One admin reply: key, payload, encoding, and the time it shows (none: `"None"`). */
 interface AdminEntryB {
@@ -151,8 +151,10 @@ export class AdminSpaceB extends AdminLayout {
     for (const s of this.manager.listStorages()) {
       const sprops = storageProperties(s.config);
       if (s.error !== undefined) sprops.error = redactText(s.error);
-      const node = (tree[s.volume] ??= Object.create(null) as Record<string, unknown>);
-      ((node.storage ??= Object.create(null)) as Record<string, unknown>)[s.name] = sprops;
+      tree[s.volume] ??= Object.create(null) as Record<string, unknown>;
+      const node = tree[s.volume]!;
+      node.storage ??= Object.create(null);
+      (node.storage as Record<string, unknown>)[s.name] = sprops;
       backends.push(props(`${sp}/backend/${s.volume}/storage/${s.name}`, sprops, this.created.get(`backend/${s.volume}/storage/${s.name}`)));
     }
     out.push(json(sp, sortKeys({ backend: tree }), this.lastChange), ...backends);

@@ -99,8 +99,12 @@ export class RouterMetrics {
     let byStatus = this.children.get(method);
     if (byStatus === undefined) {
       // Methods are bounded by what the server accepts; anything else is counted as OTHER.
-      if (!KNOWN_METHODS.has(method)) return this.observe("OTHER", status, seconds, bytesOut);
-      this.children.set(method, (byStatus = new Map()));
+      if (!KNOWN_METHODS.has(method)) {
+        this.observe("OTHER", status, seconds, bytesOut);
+        return;
+      }
+      byStatus = new Map();
+      this.children.set(method, byStatus);
     }
     let c = byStatus.get(status);
     if (c === undefined) {

@@ -310,7 +310,7 @@ export class JetstreamBackend implements StorageBackend {
       if (time >= before) continue;
       const v = await this.read(key);
       this.tombstones.delete(key);
-      if (!v?.value || !v.value.deleted || v.value.timestamp.time >= before) continue;
+      if (!v?.value?.deleted || v.value.timestamp.time >= before) continue;
       try {
         // Guarded by the revision read: a put that landed since keeps its value.
         await this.link.run(() => this.kv.purge(keyToKvKey(key), { previousSeq: v.revision }));
