@@ -8,6 +8,7 @@ import type { Sample } from "../core/sample.js";
 import type { Timestamp } from "../core/timestamp.js";
 import type { StorageConfig } from "../storage/manager.js";
 import { isSecretName, redactText } from "../config/redact.js";
+import { SerialQueue } from "../core/serial-queue.js";
 import { AdminLayout } from "./admin-layout.js";
 import { sortKeys } from "./admin-space.js";
 
@@ -118,7 +119,7 @@ export class AdminSpaceB extends AdminLayout {
   private readonly created = new Map<string, Timestamp>();
   private lastChange: Timestamp | undefined;
   /** Writes run one at a time, so a duplicate check and the creation it guards never interleave. */
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly writes = new SerialQueue();
 
   /**
    * Every admin entry, computed on demand. Times follow 0.4: the router entry is stamped when it
@@ -182,15 +183,10 @@ export class AdminSpaceB extends AdminLayout {
     }
   }
 
-  private serial(fn: () => Promise<void>): Promise<void> {
-    const run = this.tail.then(fn);
-    this.tail = run.catch(() => undefined);
-    return run;
-  }
 
   /** Applies a write; the promise rejects with the 400/403/404/409/503 the writer sees. */
   protected write(sample: Sample): Promise<void> {
-    return this.serial(() => this.apply(sample));
+    return this.writes.run(() => this.apply(sample));
   }
 
   private async apply(sample: Sample): Promise<void> {

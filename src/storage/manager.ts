@@ -10,6 +10,7 @@ import { errorMessage, isServerSide, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import type { Session } from "../core/session.js";
 import type { Volume, VolumeContext, VolumeDriver } from "./backend.js";
+import { SerialQueue } from "../core/serial-queue.js";
 import { REOPEN_EVERY_MS, StorageService, UnavailableStorage } from "./service.js";
 
 /** Options of a volume: `backend` names the driver or one of its aliases (default: the volume's own name). */
@@ -110,7 +111,7 @@ export class StorageManager {
   private readonly statePath: string | undefined;
   private readonly retryEveryMs: number;
   /** Serializes changes: each one sees the state the previous one left. */
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly changes = new SerialQueue();
   /** Names removed at run time that the configuration file still has (kept in the saved state). */
   private readonly removedStorages = new Set<string>();
   private readonly removedVolumes = new Set<string>();
@@ -401,12 +402,10 @@ export class StorageManager {
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     // A driver's error may quote a URL with credentials: they never reach the writer or the logs.
-    const run = this.tail.then(fn).catch((err: unknown) => {
+    return this.changes.run(fn).catch((err: unknown) => {
       if (err instanceof Error) err.message = redactText(err.message);
       throw err;
     });
-    this.tail = run.catch(() => undefined);
-    return run;
   }
 
   private driverFor(id: string, cfg: VolumeConfig): VolumeDriver {
