@@ -8,7 +8,7 @@ import { redactText } from "./config/redact.js";
 import { createLogger } from "./core/log.js";
 import { parseAdminPermissions } from "./rest/access.js";
 import { defaultStartOptions } from "./defaults.js";
-import { startZest } from "./runtime.js";
+import { startZest, type Zest } from "./runtime.js";
 import { VERSION } from "./version.js";
 
 interface Flags {
@@ -61,7 +61,11 @@ function program(): Command {
 function buildConfig(flags: Flags): ZestConfig {
   const config: ZestConfig = flags.config ? loadConfigFile(flags.config) : {};
   for (const o of flags.cfg) applyCfgOverride(config, o);
-  const rest = () => ((config.plugins ??= {}).rest ??= {});
+  const rest = () => {
+    config.plugins ??= {};
+    config.plugins.rest ??= {};
+    return config.plugins.rest;
+  };
   if (flags.restHttpPort !== undefined) {
     parseHttpPort(flags.restHttpPort);
     rest().http_port = flags.restHttpPort;
@@ -71,7 +75,8 @@ function buildConfig(flags: Flags): ZestConfig {
   if ((flags.restTlsCert === undefined) !== (flags.restTlsKey === undefined)) throw new ConfigError("--rest-tls-cert and --rest-tls-key go together");
   if (flags.restTlsCert !== undefined) (rest() as Record<string, unknown>).tls = { listen_certificate: flags.restTlsCert, listen_private_key: flags.restTlsKey };
   if (flags.remoteApiPort !== undefined) {
-    const plugins = (config.plugins ??= {});
+    config.plugins ??= {};
+    const plugins = config.plugins;
     plugins.remote_api = { ...(plugins.remote_api as object | undefined), websocket_port: flags.remoteApiPort };
   }
   if (flags.id !== undefined) config.id = flags.id;
@@ -79,12 +84,17 @@ function buildConfig(flags: Flags): ZestConfig {
   if (flags.queryTimeout !== undefined) config.queries_default_timeout = positiveInt(flags.queryTimeout, "--query-timeout");
   if (flags.adminspacePermissions !== undefined) {
     try {
-      (config.adminspace ??= {}).permissions = parseAdminPermissions(flags.adminspacePermissions);
+      config.adminspace ??= {};
+      config.adminspace.permissions = parseAdminPermissions(flags.adminspacePermissions);
     } catch (err) {
       throw new ConfigError(errorMessage(err));
     }
   }
-  if (flags.nats !== undefined) ((config.fabric ??= {}).nats ??= {}).servers = flags.nats.split(",").map((s) => s.trim()).filter(Boolean);
+  if (flags.nats !== undefined) {
+    config.fabric ??= {};
+    config.fabric.nats ??= {};
+    config.fabric.nats.servers = flags.nats.split(",").map((s) => s.trim()).filter(Boolean);
+  }
   validateConfig(config);
   return config;
 }
@@ -179,7 +189,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const logger = createLogger(flags.verbose >= 2 ? "debug" : flags.verbose === 1 ? "info" : "warn");
-  let zest;
+  let zest: Zest;
   try {
     zest = await startZest(config, { ...defaultStartOptions(), logger, plugins: flags.plugin });
   } catch (err) {

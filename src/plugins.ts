@@ -21,6 +21,7 @@ export interface PluginHandle {
  * A plugin module's shape: a default export (or `plugin` export) that is called once with its
  * context, and may return a handle to close.
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: a plugin that needs no closing returns nothing
 export type PluginStart = (ctx: PluginContext) => void | PluginHandle | Promise<void | PluginHandle>;
 
 /** A loaded plugin. */

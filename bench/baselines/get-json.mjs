@@ -4,7 +4,7 @@
 import { createServer } from "node:http";
 
 const body = Buffer.from(process.argv[2] ?? '{"sensor":"bench/one","celsius":21.5,"ok":true,"seq":123456}');
-const server = createServer((req, res) => {
+const server = createServer((_req, res) => {
   res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
   res.end(body);
 });

@@ -15,7 +15,7 @@ const server = createServer({ cert: readFileSync(certPath), key: readFileSync(ke
   const chunks = [];
   req.on("data", (c) => chunks.push(c));
   req.on("end", () => {
-    const whole = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks); // buffered, as zest does
+    const _whole = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks); // buffered, as zest does
     res.writeHead(200, { "content-length": 0 });
     res.end();
   });

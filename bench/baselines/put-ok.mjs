@@ -6,7 +6,7 @@ const server = createServer((req, res) => {
   const chunks = [];
   req.on("data", (c) => chunks.push(c));
   req.on("end", () => {
-    const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks); // buffered, as zest does
+    const _body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks); // buffered, as zest does
     res.writeHead(200, { "content-length": 0 });
     res.end();
   });

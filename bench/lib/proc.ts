@@ -66,8 +66,7 @@ export function spawnServer(label: string, script: string, args: string[], optio
     };
     const onData = (chunk: Buffer): void => {
       pending += chunk.toString("utf8");
-      let nl: number;
-      while ((nl = pending.indexOf("\n")) !== -1) {
+      for (let nl = pending.indexOf("\n"); nl !== -1; nl = pending.indexOf("\n")) {
         const line = pending.slice(0, nl);
         pending = pending.slice(nl + 1);
         tail.push(line);

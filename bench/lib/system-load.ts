@@ -213,7 +213,7 @@ export async function compareLatency(targets: LatencyTarget[], opts: { warmup: n
           samples[k]![s.n++] = r.ms;
         }
         s.serverCpu += t.server.cpuSeconds() - server0;
-        helpers.forEach((p, i) => (s.helperCpu[i]! += processCpuSeconds(p) - helpers0[i]!));
+        for (const [i, p] of helpers.entries()) s.helperCpu[i]! += processCpuSeconds(p) - helpers0[i]!;
         const { otherCpuPct, stealPct } = interference();
         const wall = (performance.now() - t0) / 1000;
         s.wall += wall;

@@ -59,7 +59,7 @@ async function sseFanout(url: URL): Promise<{ p50Ms: number; p99Ms: number; lost
           resolve();
         }
         let at: number;
-        while ((at = buf.indexOf(VALUE_MARK)) !== -1) {
+        for (at = buf.indexOf(VALUE_MARK); at !== -1; at = buf.indexOf(VALUE_MARK)) {
           const start = at + VALUE_MARK.length;
           const end = buf.indexOf('"', start);
           if (end === -1) break;

@@ -92,7 +92,7 @@ class Subscriber {
     const now = performance.now();
     let buf = this.buf + chunk;
     let at: number;
-    while ((at = buf.indexOf(VALUE_MARK)) !== -1) {
+    for (at = buf.indexOf(VALUE_MARK); at !== -1; at = buf.indexOf(VALUE_MARK)) {
       const start = at + VALUE_MARK.length;
       const end = buf.indexOf('"', start);
       if (end === -1) break; // the rest of this value is in the next chunk

@@ -52,7 +52,7 @@ function selectors(): Array<[string, string]> {
   const nearMiss = `$*${"ab".repeat(2000)}$*y`;
   return [
     ["all keys (**)", "**"],
-    ["a 4 KiB glob with 1,300 pieces under **", fit(["**", longGlob.replace(/\$\*$/, "") + "$*"])],
+    ["a 4 KiB glob with 1,300 pieces under **", fit(["**", `${longGlob.replace(/\$\*$/, "")}$*`])],
     ["a near-miss 4 KiB glob against the long chunks", fit(["**", nearMiss])],
     ["** and globs alternating, 512 chunks", fit(Array.from({ length: MAX_CHUNKS }, (_, i) => (i % 2 === 0 ? "**" : `$*${i % 10}$*`)))],
     ["** and * alternating, 512 chunks", fit(Array.from({ length: MAX_CHUNKS }, (_, i) => (i % 2 === 0 ? "**" : "*")).concat())],

@@ -155,7 +155,10 @@ export class AccessControl {
   #principal(user: string | undefined, address: string): Principal {
     const name = user ?? "";
     let byAddress = this.#principals.get(name);
-    if (byAddress === undefined) this.#principals.set(name, (byAddress = new Map()));
+    if (byAddress === undefined) {
+      byAddress = new Map();
+      this.#principals.set(name, byAddress);
+    }
     let p = byAddress.get(address);
     if (p === undefined) {
       p = { user, address, subjects: this.#policy === undefined ? new Uint8Array(0) : this.#policy.subjectsOf(user, address), decisions: MESSAGES.map(() => new Map()) };

@@ -66,7 +66,10 @@ export class Policy {
       for (const r of p.rules) {
         if (!ruleIds.has(r)) throw new Error(`${where}: no rule has id "${r}"`);
         let set = ruleSubjects.get(r);
-        if (set === undefined) ruleSubjects.set(r, (set = new Set()));
+        if (set === undefined) {
+          set = new Set();
+          ruleSubjects.set(r, set);
+        }
         for (const s of subjects) set.add(s);
       }
     }

@@ -8,8 +8,9 @@ import type { Sample } from "../core/sample.js";
 import type { Timestamp } from "../core/timestamp.js";
 import type { StorageConfig } from "../storage/manager.js";
 import { isSecretName, redactText } from "../config/redact.js";
+import { SerialQueue } from "../core/serial-queue.js";
 import { AdminLayout } from "./admin-layout.js";
-import { type AdminSources, sortKeys } from "./admin-space.js";
+import { sortKeys } from "./admin-space.js";
 
 /** One admin reply: key, payload, encoding, and the time it shows (none: `"None"`). */
 interface AdminEntryB {
@@ -118,7 +119,7 @@ export class AdminSpaceB extends AdminLayout {
   private readonly created = new Map<string, Timestamp>();
   private lastChange: Timestamp | undefined;
   /** Writes run one at a time, so a duplicate check and the creation it guards never interleave. */
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly writes = new SerialQueue();
 
   /**
    * Every admin entry, computed on demand. Times follow 0.4: the router entry is stamped when it
@@ -151,8 +152,10 @@ export class AdminSpaceB extends AdminLayout {
     for (const s of this.manager.listStorages()) {
       const sprops = storageProperties(s.config);
       if (s.error !== undefined) sprops.error = redactText(s.error);
-      const node = (tree[s.volume] ??= Object.create(null) as Record<string, unknown>);
-      ((node.storage ??= Object.create(null)) as Record<string, unknown>)[s.name] = sprops;
+      tree[s.volume] ??= Object.create(null) as Record<string, unknown>;
+      const node = tree[s.volume]!;
+      node.storage ??= Object.create(null);
+      (node.storage as Record<string, unknown>)[s.name] = sprops;
       backends.push(props(`${sp}/backend/${s.volume}/storage/${s.name}`, sprops, this.created.get(`backend/${s.volume}/storage/${s.name}`)));
     }
     out.push(json(sp, sortKeys({ backend: tree }), this.lastChange), ...backends);
@@ -180,15 +183,10 @@ export class AdminSpaceB extends AdminLayout {
     }
   }
 
-  private serial(fn: () => Promise<void>): Promise<void> {
-    const run = this.tail.then(fn);
-    this.tail = run.catch(() => undefined);
-    return run;
-  }
 
   /** Applies a write; the promise rejects with the 400/403/404/409/503 the writer sees. */
   protected write(sample: Sample): Promise<void> {
-    return this.serial(() => this.apply(sample));
+    return this.writes.run(() => this.apply(sample));
   }
 
   private async apply(sample: Sample): Promise<void> {

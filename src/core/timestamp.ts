@@ -41,7 +41,8 @@ export class Timestamp {
 
   /** `<RFC 3339>/<ID>`, the Variant A `time` field (computed once: timestamps never change). */
   toString(): string {
-    return (this.text ??= `${ntp64ToRfc3339(this.time)}/${this.id}`);
+    this.text ??= `${ntp64ToRfc3339(this.time)}/${this.id}`;
+    return this.text;
   }
 
   /** Compact form for storage: `<time as 16 hex digits>/<id>`; sorts like `compare`. */

@@ -87,7 +87,7 @@ export class AckTracker {
   /** An acknowledgement from `zid`. An error kind fails the write with the receiver's reason. */
   acked(zid: string, ack: Ack): void {
     const p = this.pending.get(ack.seq);
-    if (!p || !p.waiting.has(zid)) return;
+    if (!p?.waiting.has(zid)) return;
     if (ack.errorKind !== undefined) {
       this.settle(p, new ZestError(ack.errorKind, `router ${zid}: ${ack.message}`));
       return;
@@ -118,7 +118,7 @@ export class AckTracker {
     this.unreachable.delete(zid);
     for (const seq of seqs) {
       const p = this.pending.get(seq);
-      if (!p || !p.unreachable.delete(zid)) continue;
+      if (!p?.unreachable.delete(zid)) continue;
       this.resend(p, zid);
     }
   }
@@ -177,7 +177,10 @@ export class AckTracker {
     if (!p.waiting.has(zid)) return;
     p.unreachable.add(zid);
     let seqs = this.unreachable.get(zid);
-    if (!seqs) this.unreachable.set(zid, (seqs = new Set()));
+    if (!seqs) {
+      seqs = new Set();
+      this.unreachable.set(zid, seqs);
+    }
     seqs.add(p.seq);
   }
 

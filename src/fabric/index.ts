@@ -30,7 +30,7 @@ export function natsFabricFromConfig(config: ZestConfig, logger: Logger): NatsFa
   if (nats === undefined) return undefined;
   const raw = nats.servers;
   const list = typeof raw === "string" ? raw.split(",") : Array.isArray(raw) ? raw : undefined;
-  if (raw !== undefined && (!list || !list.every((s) => typeof s === "string"))) {
+  if (raw !== undefined && (!list?.every((s) => typeof s === "string"))) {
     throw ZestError.badRequest("fabric.nats.servers must be a list of NATS URLs or a comma-separated string");
   }
   const servers = (list ?? []).map((s) => s.trim()).filter(Boolean);

@@ -139,7 +139,10 @@ export class AckOutbox {
 
   add(publisher: string, ack: Ack): void {
     let list = this.out.get(publisher);
-    if (!list) this.out.set(publisher, (list = []));
+    if (!list) {
+      list = [];
+      this.out.set(publisher, list);
+    }
     list.push(ack);
     if (!this.scheduled) {
       this.scheduled = true;

@@ -67,7 +67,7 @@ export class QueryGather {
   /** A batch of replies from router `zid`. */
   replies(qid: number, zid: string, replies: readonly Reply[], final: boolean): void {
     const pq = this.pending.get(qid);
-    if (!pq || !pq.unfinished.has(zid)) return;
+    if (!pq?.unfinished.has(zid)) return;
     for (const r of replies) pq.onReply(r);
     if (final) this.partDone(qid, zid);
   }
@@ -95,7 +95,7 @@ export class QueryGather {
 
   private partDone(qid: number, zid: string, error?: Reply): void {
     const pq = this.pending.get(qid);
-    if (!pq || !pq.unfinished.delete(zid)) return;
+    if (!pq?.unfinished.delete(zid)) return;
     if (error) pq.onReply(error);
     if (pq.unfinished.size === 0) this.finish(pq);
   }

@@ -14,6 +14,7 @@
  * as well. Receivers refine with `intersects`, so over-covering is harmless. A covering longer
  * than `MAX_SUBJECT_LENGTH` is cut short with `>`.
  */
+import { tokenEscaper } from "../core/token-escape.js";
 import { isVerbatimChunk } from "../keyexpr/index.js";
 
 /** Subject prefix of samples (data). */
@@ -26,8 +27,6 @@ export const DATA_PREFIX = "zest.k";
  */
 export const MAX_SUBJECT_LENGTH = 3_000;
 
-const ESCAPE = 0x7e; // ~
-const HEX = "0123456789ABCDEF";
 
 /** True for a byte a token may hold verbatim: printable ASCII except `.`, `*`, `>` and `~`. */
 function plain(c: number): boolean {
@@ -37,46 +36,13 @@ function plain(c: number): boolean {
 /** Every char plain, `/` included: the whole key is mapped by replacing `/` (the hot path). */
 const PLAIN_KEY = /^[!-)+-\-/-=?-}]+$/;
 
+const SUBJECT_TOKEN = tokenEscaper("~", plain, "subject token");
+
 /** One key chunk as one subject token. */
-export function encodeToken(chunk: string): string {
-  if (chunk.length === 0) return "~";
-  let simple = true;
-  for (let i = 0; i < chunk.length; i++) {
-    if (!plain(chunk.charCodeAt(i))) {
-      simple = false;
-      break;
-    }
-  }
-  if (simple) return chunk;
-  let out = "";
-  for (const byte of Buffer.from(chunk, "utf8")) {
-    out += plain(byte) ? String.fromCharCode(byte) : `~${HEX[byte >> 4]}${HEX[byte & 15]}`;
-  }
-  return out;
-}
+export const encodeToken: (chunk: string) => string = SUBJECT_TOKEN.encode;
 
 /** Inverse of `encodeToken`; throws on a token it cannot have produced. */
-export function decodeToken(token: string): string {
-  if (token === "~") return "";
-  if (!token.includes("~")) return token;
-  const bytes: number[] = [];
-  for (let i = 0; i < token.length; i++) {
-    const c = token.charCodeAt(i);
-    if (c !== ESCAPE) {
-      bytes.push(c);
-      continue;
-    }
-    const hi = i + 2 < token.length ? HEX.indexOf(token[i + 1]!) : -1;
-    const lo = i + 2 < token.length ? HEX.indexOf(token[i + 2]!) : -1;
-    if (hi < 0 || lo < 0) throw new Error(`malformed subject token "${token}": "~" must be followed by two uppercase hex digits`);
-    bytes.push(hi * 16 + lo);
-    i += 2;
-  }
-  const text = Buffer.from(bytes).toString("utf8");
-  // A stray byte sequence that is not UTF-8 would decode to U+FFFD and not round-trip.
-  if (encodeToken(text) !== token) throw new Error(`malformed subject token "${token}"`);
-  return text;
-}
+export const decodeToken: (token: string) => string = SUBJECT_TOKEN.decode;
 
 /** The subject a sample on `key` is published on. */
 export function keyToSubject(key: string, prefix = DATA_PREFIX): string {

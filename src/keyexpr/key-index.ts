@@ -70,7 +70,8 @@ export class KeyIndex<V> {
       let end = key.indexOf("/", start);
       if (end === -1) end = key.length;
       const chunk = key.slice(start, end);
-      const kids = (node.kids ??= new Map());
+      node.kids ??= new Map();
+      const kids = node.kids;
       const e = kids.get(chunk);
       if (end === key.length) {
         let old: V | undefined;

@@ -52,5 +52,5 @@ export function pathToKeyExpr(path: string, opts: { expr: boolean }): string {
 
 /** Inverse for display: `"/" + ke`, with each `$*` shown as the legacy in-chunk `*`. */
 export function keyExprToPath(ke: string): string {
-  return "/" + ke.replaceAll("$*", "*");
+  return `/${ke.replaceAll("$*", "*")}`;
 }

@@ -122,9 +122,13 @@ function stepIntersect<T>(child: Node<T>, live: readonly number[], q: Query): nu
     if (q.kinds[i] === DOUBLE) {
       // The query `**` eats the key chunk this declared chunk matches, and stays (it may
       // still stop right after, hence the closure).
-      if (!child.verbatim) insertClosed((out ??= []), i, q);
+      if (!child.verbatim) {
+        out ??= [];
+        insertClosed(out, i, q);
+      }
     } else if (chunkIntersects(child.chunk, q.chunks[i]!)) {
-      insertClosed((out ??= []), i + 1, q);
+      out ??= [];
+      insertClosed(out, i + 1, q);
     }
   }
   return out;
@@ -136,7 +140,10 @@ function stepInclude<T>(child: Node<T>, live: readonly number[], q: Query): numb
   let out: number[] | null = null;
   for (const i of live) {
     if (i >= q.n) break;
-    if (q.kinds[i] !== DOUBLE && chunkIncludes(child.chunk, q.chunks[i]!)) (out ??= []).push(i + 1);
+    if (q.kinds[i] !== DOUBLE && chunkIncludes(child.chunk, q.chunks[i]!)) {
+      out ??= [];
+      out.push(i + 1);
+    }
   }
   return out;
 }
@@ -163,13 +170,19 @@ export class KeTrie<T> {
       let child = this.#child(node, chunk);
       if (child === undefined) {
         child = new Node<T>(chunk, node);
-        if (child.kind === LITERAL) (node.literal ??= new Map()).set(chunk, child);
-        else (node.wild ??= []).push(child);
+        if (child.kind === LITERAL) {
+          node.literal ??= new Map();
+          node.literal.set(chunk, child);
+        } else {
+          node.wild ??= [];
+          node.wild.push(child);
+        }
       }
       node = child;
     }
     node.ke = ke;
-    const values = (node.values ??= new Set());
+    node.values ??= new Set();
+    const values = node.values;
     if (!values.has(value)) {
       values.add(value);
       this.#size++;
@@ -288,8 +301,9 @@ export class KeTrie<T> {
           for (const i of live) {
             if (i >= q.n) break;
             const child = literal.get(q.chunks[i]!);
-            if (child === undefined || (seen !== null && seen.includes(child))) continue;
-            (seen ??= []).push(child);
+            if (child === undefined || seen?.includes(child)) continue;
+            seen ??= [];
+            seen.push(child);
             push(child, stepIntersect(child, live, q));
           }
         }
@@ -322,8 +336,11 @@ export class KeTrie<T> {
         for (const i of live) {
           if (i >= q.n) break;
           const child = literal.get(q.chunks[i]!);
-          if (child === undefined || (seen !== null && seen.includes(child))) continue;
-          if (live.length > 1) (seen ??= []).push(child);
+          if (child === undefined || seen?.includes(child)) continue;
+          if (live.length > 1) {
+            seen ??= [];
+            seen.push(child);
+          }
           const next = stepInclude(child, live, q);
           if (next !== null) {
             nodes.push(child);

@@ -664,7 +664,8 @@ export class RemoteConnection {
       query.replyErr(`unavailable: the queryable's connection has ${this.limits.maxPendingQueries} queries pending (the limit)`, { errorKind: "unavailable" });
       return Promise.resolve();
     }
-    const queryId = (this.nextQueryId = (this.nextQueryId + 1) >>> 0);
+    this.nextQueryId = (this.nextQueryId + 1) >>> 0;
+    const queryId = this.nextQueryId;
     return new Promise<void>((resolve) => {
       const done = (): void => {
         if (this.incoming.get(queryId)?.query === query) this.incoming.delete(queryId);
@@ -740,7 +741,9 @@ export class RemoteConnection {
       for (const z of now) known.add(z);
     });
     this.connectivityListeners.set(lid, { kind, known, stop });
-    if (history) this.after.push(() => known.forEach((z) => emit(true, z)));
+    if (history) this.after.push(() => {
+      for (const z of known) emit(true, z);
+    });
   }
 
   // ---- sending ------------------------------------------------------------------------------

@@ -26,7 +26,10 @@ export function renderValueJson(payload: Buffer, encoding: string): string {
   const hit = byEnc?.get(encoding);
   if (hit !== undefined) return hit;
   const out = computeValueJson(payload, encoding);
-  if (!byEnc) cache.set(payload, (byEnc = new Map()));
+  if (!byEnc) {
+    byEnc = new Map();
+    cache.set(payload, byEnc);
+  }
   byEnc.set(encoding, out);
   return out;
 }

@@ -4,7 +4,6 @@ import type { AddressInfo } from "node:net";
 import { AccessControl, type Principal } from "../access/access.js";
 import { ConnectionGuard, connectionLimits } from "../access/connections.js";
 import { isAllowedHost, originAllowed } from "../access/origin.js";
-import type { Sample } from "../core/sample.js";
 import { errorMessage, toZestError, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { Parameters } from "../core/selector.js";
@@ -478,7 +477,7 @@ function send(res: ServerResponse, method: string, cors: Record<string, string>,
  * The cache key of a GET: representation and path. Requests with parameters (which may hold
  * `now()`) and SSE subscriptions are never cached.
  */
-function cacheKeyOf(method: string, url: string, accept: string | undefined): string | undefined {
+function cacheKeyOf(_method: string, url: string, accept: string | undefined): string | undefined {
   if (url.includes("?") || accept === "text/event-stream") return undefined;
   return accept === "text/html" ? `h${url}` : `j${url}`;
 }

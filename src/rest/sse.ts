@@ -155,11 +155,17 @@ export class SseHub {
     const log = this.log;
     if (log === undefined) {
       let ev = this.unlogged.get(sample);
-      if (ev === undefined) this.unlogged.set(sample, (ev = sseEventOf(this.render(sample))));
+      if (ev === undefined) {
+        ev = sseEventOf(this.render(sample));
+        this.unlogged.set(sample, ev);
+      }
       return ev;
     }
     let ev = this.logged.get(sample);
-    if (ev === undefined) this.logged.set(sample, (ev = log.append(sample.key, this.render(sample))));
+    if (ev === undefined) {
+      ev = log.append(sample.key, this.render(sample));
+      this.logged.set(sample, ev);
+    }
     return ev;
   }
 

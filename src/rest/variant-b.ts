@@ -79,7 +79,10 @@ export function renderValueB(payload: Buffer, encoding: string): string {
   let out: string;
   if (text === undefined) out = JSON.stringify(payload.toString("base64"));
   else out = json ? jsonValue(text) : JSON.stringify(text);
-  if (!slot) valueCache.set(payload, (slot = { json: undefined, other: undefined }));
+  if (!slot) {
+    slot = { json: undefined, other: undefined };
+    valueCache.set(payload, slot);
+  }
   if (json) slot.json = out;
   else slot.other = out;
   return out;

@@ -10,7 +10,8 @@ import { errorMessage, isServerSide, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import type { Session } from "../core/session.js";
 import type { Volume, VolumeContext, VolumeDriver } from "./backend.js";
-import { StorageService, UnavailableStorage } from "./service.js";
+import { SerialQueue } from "../core/serial-queue.js";
+import { REOPEN_EVERY_MS, StorageService, UnavailableStorage } from "./service.js";
 
 /** Options of a volume: `backend` names the driver or one of its aliases (default: the volume's own name). */
 export type VolumeConfig = Readonly<Record<string, unknown>>;
@@ -88,6 +89,8 @@ export interface StorageManagerOptions {
   ctx: VolumeContext;
   /** File where run-time changes are kept (under `--data-dir`); absent = not persisted. */
   statePath?: string;
+  /** How often a storage whose backend could not be opened tries again (default `REOPEN_EVERY_MS`, 5 s). */
+  retryEveryMs?: number;
 }
 
 /**
@@ -106,8 +109,9 @@ export class StorageManager {
   private readonly ctx: VolumeContext;
   private readonly logger: Logger;
   private readonly statePath: string | undefined;
+  private readonly retryEveryMs: number;
   /** Serializes changes: each one sees the state the previous one left. */
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly changes = new SerialQueue();
   /** Names removed at run time that the configuration file still has (kept in the saved state). */
   private readonly removedStorages = new Set<string>();
   private readonly removedVolumes = new Set<string>();
@@ -119,6 +123,7 @@ export class StorageManager {
     this.ctx = options.ctx;
     this.logger = options.ctx.logger.child({ plugin: "storage_manager" });
     this.statePath = options.statePath;
+    this.retryEveryMs = options.retryEveryMs ?? REOPEN_EVERY_MS;
     for (const d of options.drivers) for (const name of [d.name, ...d.aliases]) this.drivers.set(name, d);
     this.admission = admissionPolicy({ dataDir: this.ctx.dataDir, configuredVolumes: [] });
   }
@@ -127,7 +132,7 @@ export class StorageManager {
    * Starts the configured volumes and storages (persisted run-time state overrides the config).
    * A volume or storage whose backend cannot be opened does not stop the others: it is logged,
    * kept in the saved state, and its storages stand in (503 with the reason) while they retry
-   * opening every 5 s. A config error (4xx) still fails start-up.
+   * opening every `retryEveryMs` (5 s). A config error (4xx) still fails start-up.
    */
   async start(config: StorageManagerConfig): Promise<void> {
     for (const d of new Set(this.drivers.values())) if (d.builtIn && !this.volumes.has(d.name)) this.volumes.set(d.name, await d.open(d.name, {}, this.ctx));
@@ -351,9 +356,9 @@ export class StorageManager {
       this.storages.delete(name);
       await prev.service.stop(false);
     }
-    standIn.start(() => this.serial(() => this.reopen(name, standIn)));
+    standIn.start(() => this.serial(() => this.reopen(name, standIn)), this.retryEveryMs);
     this.storages.set(name, { config: cfg, service: standIn, volume: volumeId });
-    this.logger.warn({ storage: name, key_expr: cfg.key_expr, volume: volumeId, err: standIn.reason }, "storage unavailable at start-up; answering 503 and retrying every 5 s");
+    this.logger.warn({ storage: name, key_expr: cfg.key_expr, volume: volumeId, err: standIn.reason }, "storage unavailable at start-up; answering 503 and retrying");
   }
 
   /** One retry of a stand-in: true once the real storage runs (or the stand-in is gone). */
@@ -397,12 +402,10 @@ export class StorageManager {
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     // A driver's error may quote a URL with credentials: they never reach the writer or the logs.
-    const run = this.tail.then(fn).catch((err: unknown) => {
+    return this.changes.run(fn).catch((err: unknown) => {
       if (err instanceof Error) err.message = redactText(err.message);
       throw err;
     });
-    this.tail = run.catch(() => undefined);
-    return run;
   }
 
   private driverFor(id: string, cfg: VolumeConfig): VolumeDriver {

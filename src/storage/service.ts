@@ -6,7 +6,7 @@ import type { Sample, WriteCondition } from "../core/sample.js";
 import type { Queryable, Session, Subscriber } from "../core/session.js";
 import { unixNanosToNtp64, nowUnixNanos, type Timestamp } from "../core/timestamp.js";
 import { preconditionFailed, type Insertion, type StorageBackend, type StoredEntry, type WriteResult } from "./backend.js";
-import { inTimeRange } from "../core/time-range.js";
+import { inTimeRange, type TimeRange } from "../core/time-range.js";
 import { Slice } from "../core/slices.js";
 
 /** How long a tombstone (or a wildcard delete) is remembered to reject late, older puts. */
@@ -151,7 +151,7 @@ export class StorageService {
   }
 
   private async answer(query: Query): Promise<void> {
-    let range;
+    let range: TimeRange | undefined;
     try {
       range = query.parameters.timeRange();
     } catch (err) {

@@ -137,7 +137,7 @@ describe("TLS", () => {
   });
 
   test("plain HTTP on the TLS port gets no answer, and an untrusted certificate is refused by the client", async () => {
-    await assert.rejects(fetch(z.url.replace("https:", "http:") + "/demo/tls"));
+    await assert.rejects(fetch(`${z.url.replace("https:", "http:")}/demo/tls`));
     await assert.rejects(httpsCall(z.url, Buffer.from(""), "GET", "/demo/tls").catch((e: Error) => Promise.reject(e)));
   });
 

@@ -49,7 +49,7 @@ function query(r: Rand): string {
   const junk = pick(r, [
     "_time=[..]", "_time=[now(-1h)..]", "_time=[now()..now(-1s)]", "_time=[", "_time=]", "_time=[a..b]", "_time=[2020-01-01T00:00:00Z..2019-01-01T00:00:00Z]",
     "_time=[now(-99999999999999d)..]", "_time=now()", "_time=[;1h]", "_time=[now(-1h);]", "(a=b;_time=x)", "(", ")", "((((", "_anyke", "_raw=true", "_raw=maybe",
-    "starttime=now()-1m", "stoptime=x", "starttime=now()&stoptime=now()-1h", "%", "%ZZ=1", "a=%E2%82", "=", "&&&", ";;;", "x=" + "y".repeat(3000),
+    "starttime=now()-1m", "stoptime=x", "starttime=now()&stoptime=now()-1h", "%", "%ZZ=1", "a=%E2%82", "=", "&&&", ";;;", `x=${"y".repeat(3000)}`,
   ]);
   return `?${junk}`;
 }

@@ -11,6 +11,7 @@ import { openApiDocument } from "../../src/rest/openapi.js";
 import { http, type HttpResult } from "../support/http.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: the test walks a parsed OpenAPI document freely
 type Doc = Record<string, any>;
 
 test("the documents of both variants are valid OpenAPI 3.1", async () => {

@@ -96,7 +96,7 @@ describe("failures over a NATS cluster", () => {
       const notInBucket: string[] = [];
       for (const key of acked) {
         const e = await kv.get(keyToKvKey(key));
-        if (!e || e.operation !== "PUT") notInBucket.push(key);
+        if (e?.operation !== "PUT") notInBucket.push(key);
       }
       assert.deepEqual(notInBucket, [], "acknowledged writes missing from the bucket");
     } finally {

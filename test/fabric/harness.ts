@@ -8,7 +8,7 @@ import type { Reply } from "../../src/core/reply.js";
 import { makeSample, type Sample } from "../../src/core/sample.js";
 import type { Selector } from "../../src/core/selector.js";
 import { Timestamp } from "../../src/core/timestamp.js";
-import { ManualClock } from "../../src/fabric/clock.js";
+import type { ManualClock } from "../../src/fabric/clock.js";
 import { type MemoryHub, MemoryTransport } from "../../src/fabric/memory-transport.js";
 import { NatsFabric, type NatsFabricOptions } from "../../src/fabric/nats-fabric.js";
 

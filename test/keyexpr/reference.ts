@@ -18,7 +18,7 @@ export function chunkMatches(pattern: string, chunk: string): boolean {
   if (!pattern.includes("$*")) return pattern === chunk;
   let re = regexCache.get(pattern);
   if (re === undefined) {
-    re = new RegExp("^" + pattern.split("$*").map(escapeRegExp).join("[^/]*") + "$");
+    re = new RegExp(`^${pattern.split("$*").map(escapeRegExp).join("[^/]*")}$`);
     regexCache.set(pattern, re);
   }
   return re.test(chunk);

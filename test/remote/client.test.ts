@@ -263,15 +263,27 @@ describe("remote API with the zenoh-ts client", () => {
     await partial.undeclare();
     // With no complete queryable left that includes the key, BEST_MATCHING takes all matching ones.
     await complete.undeclare();
-    const p2 = await b.declareQueryable("tg/*", { handler: async (query: Query) => void (await query.reply("tg/a", "p2"), await query.finalize()) });
+    const p2 = await b.declareQueryable("tg/*", { handler: async (query: Query) => {
+        await query.reply("tg/a", "p2");
+        await query.finalize();
+      },
+    });
     assert.deepEqual(await get(QueryTarget.BEST_MATCHING), ["put:tg/a=p2"]);
     assert.deepEqual(await get(QueryTarget.ALL_COMPLETE), []);
     await p2.undeclare();
   });
 
   test("queryable locality and a get's destination", async () => {
-    const localOnly = await a.declareQueryable("ql/k", { allowedOrigin: Locality.SESSION_LOCAL, handler: async (q: Query) => void (await q.reply("ql/k", "local"), await q.finalize()) });
-    const remoteOnly = await a.declareQueryable("ql/k", { allowedOrigin: Locality.REMOTE, handler: async (q: Query) => void (await q.reply("ql/k", "remote"), await q.finalize()) });
+    const localOnly = await a.declareQueryable("ql/k", { allowedOrigin: Locality.SESSION_LOCAL, handler: async (q: Query) => {
+        await q.reply("ql/k", "local");
+        await q.finalize();
+      },
+    });
+    const remoteOnly = await a.declareQueryable("ql/k", { allowedOrigin: Locality.REMOTE, handler: async (q: Query) => {
+        await q.reply("ql/k", "remote");
+        await q.finalize();
+      },
+    });
     const opts = { consolidation: ConsolidationMode.NONE, target: QueryTarget.ALL };
     assert.deepEqual(await collect(await a.get("ql/k", opts)), ["put:ql/k=local"]);
     assert.deepEqual(await collect(await b.get("ql/k", opts)), ["put:ql/k=remote"]);

@@ -1,5 +1,5 @@
 /** Helpers of the remote API tests: an in-process router with the remote API, and zenoh-ts sessions on it. */
-import { Config, open, type Reply, ReplyError, Sample, type Session as ZSession } from "@eclipse-zenoh/zenoh-ts";
+import { Config, open, type Reply, ReplyError, type Sample, type Session as ZSession } from "@eclipse-zenoh/zenoh-ts";
 import { silentLogger } from "../../src/core/log.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 import type { ZestConfig } from "../../src/config/config.js";

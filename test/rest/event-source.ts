@@ -82,8 +82,7 @@ export class TestEventSource {
         let idBuf = this.lastEventId;
         res.on("data", (chunk: string) => {
           buf += chunk;
-          let nl: number;
-          while ((nl = buf.search(/\r\n|\r|\n/)) !== -1) {
+          for (let nl = buf.search(/\r\n|\r|\n/); nl !== -1; nl = buf.search(/\r\n|\r|\n/)) {
             const line = buf.slice(0, nl);
             buf = buf.slice(nl + (buf.startsWith("\r\n", nl) ? 2 : 1));
             if (line === "") {

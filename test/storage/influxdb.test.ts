@@ -3,6 +3,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { rejectsWith } from "../support/assert.js";
+import { eventually } from "../support/http.js";
 import { silentLogger } from "../../src/core/log.js";
 import { Router } from "../../src/core/router.js";
 import { Session } from "../../src/core/session.js";
@@ -190,7 +191,8 @@ describe("influxdb volume", { skip }, () => {
         queries += 2;
       }
     };
-    const stop = new Promise<void>((resolve) => setTimeout(resolve, 2_000)).then(() => {
+    // Runs until there is enough traffic to tell (polled, not a fixed timer).
+    const stop = eventually(() => next > 300 && queries > 60, 20_000, "enough concurrent traffic").finally(() => {
       writing = false;
     });
     await Promise.all([stop, ...Array.from({ length: 16 }, writer), ...Array.from({ length: 8 }, reader)]);

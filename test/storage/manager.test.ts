@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { rejectsWith } from "../support/assert.js";
+import { eventually } from "../support/http.js";
 import { silentLogger } from "../../src/core/log.js";
 import { Router } from "../../src/core/router.js";
 import { Session } from "../../src/core/session.js";
@@ -14,6 +15,8 @@ import { sqliteDriver } from "../../src/storage/volumes/sqlite.js";
 describe("storage manager: a backend that cannot be opened at start-up", () => {
   let dir: string;
   let n = 0;
+  /** A short retry interval, so the test waits on the condition rather than on the 5 s default. */
+  const RETRY_MS = 50;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), "zest-manager-"));
   });
@@ -30,7 +33,7 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
 
   async function manager(statePath?: string): Promise<{ session: Session; sm: StorageManager }> {
     const session = new Session(new Router({ zid: "0A" }));
-    const sm = new StorageManager(session, { drivers: [memoryDriver, sqliteDriver], ctx: { logger: silentLogger, dataDir: dir }, statePath });
+    const sm = new StorageManager(session, { drivers: [memoryDriver, sqliteDriver], ctx: { logger: silentLogger, dataDir: dir }, statePath, retryEveryMs: RETRY_MS });
     return { session, sm };
   }
 
@@ -58,8 +61,7 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
       await rejectsWith(session.put("sql/a", "x"), "unavailable", /^storage sql is unavailable: /);
 
       rmSync(blocker);
-      const t0 = Date.now();
-      while (sm.storage("sql") === undefined && Date.now() - t0 < 8_000) await new Promise((r) => setTimeout(r, 100));
+      await eventually(() => sm.storage("sql") !== undefined, 8_000, "the storage to open after a retry");
       assert.ok(sm.storage("sql"), "opened after a retry");
       assert.equal(sm.listStorages().find((s) => s.name === "sql")?.error, undefined);
       await session.put("sql/a", "stored");
@@ -84,7 +86,7 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
       assert.deepEqual(saved.storages.sql, config);
       await sm.deleteStorage("sql");
       rmSync(blocker);
-      await new Promise((r) => setTimeout(r, 5_500));
+      await new Promise((r) => setTimeout(r, RETRY_MS * 10)); // ten retry periods: a retry would have run
       assert.equal(sm.storage("sql"), undefined, "no retry after removal");
       await session.put("sql/a", "x"); // nothing stands in any more
       assert.deepEqual(await session.get("sql/a"), []);

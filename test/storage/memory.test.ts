@@ -33,7 +33,7 @@ function entry(key: string, value: string, encoding = "text/plain") {
 test("KeyIndex walks answer exactly the keys the reference model matches", () => {
   const keys = universe(["a", "b", "ab", "@x"], 4);
   const index = new KeyIndex<number>();
-  keys.forEach((k, i) => index.set(k, i));
+  for (const [i, k] of keys.entries()) index.set(k, i);
   const next = rng(7);
   const pieces = ["a", "b", "ab", "*", "**", "a$*", "$*b", "@x", "$*a$*"];
   for (let t = 0; t < 600; t++) {

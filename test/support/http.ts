@@ -40,8 +40,7 @@ export async function openSse(url: string, headers: Record<string, string> = {})
         const { value, done } = await reader.read();
         if (done) break;
         buf += decoder.decode(value, { stream: true });
-        let i;
-        while ((i = buf.indexOf("\n\n")) !== -1) {
+        for (let i = buf.indexOf("\n\n"); i !== -1; i = buf.indexOf("\n\n")) {
           const block = buf.slice(0, i);
           buf = buf.slice(i + 2);
           let event = "message";

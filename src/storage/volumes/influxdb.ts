@@ -358,7 +358,8 @@ export class InfluxBackend implements StorageBackend {
     batch.inserted = batch.written.then((): Insertion => "inserted");
     batch.inserted.catch(() => undefined);
     this.settled = batch.written.catch(() => undefined);
-    return (this.batch = batch);
+    this.batch = batch;
+    return batch;
   }
 
   private async send(batch: WriteBatch): Promise<void> {

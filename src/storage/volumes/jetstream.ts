@@ -28,11 +28,11 @@ import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
 import { errorMessage, ZestError } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import { Timestamp } from "../../core/timestamp.js";
+import { tokenEscaper } from "../../core/token-escape.js";
 import { decideWrite, versionOf } from "../backend.js";
 import type { Insertion, StorageBackend, StorageCapability, StoredEntry, StoredLookup, Volume, VolumeContext, VolumeDriver, WriteCondition } from "../backend.js";
 import { choiceOption, positiveIntOption, stringOption, type RawOptions } from "../options.js";
 
-const HEX = "0123456789ABCDEF";
 const ENVELOPE_VERSION = 1;
 const DELETED = 1;
 /** Wildcard queries matching at most this many keys read them one by one (see `query`). */
@@ -46,43 +46,13 @@ function plain(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x5f;
 }
 
+const KV_TOKEN = tokenEscaper("=", plain, "KV key token");
+
 /** One key chunk as one KV key token (`=XX` escapes; the empty chunk is `=`). */
-export function encodeKvToken(chunk: string): string {
-  if (chunk.length === 0) return "=";
-  let out = "";
-  let simple = true;
-  for (let i = 0; i < chunk.length; i++) {
-    if (!plain(chunk.charCodeAt(i))) {
-      simple = false;
-      break;
-    }
-  }
-  if (simple) return chunk;
-  for (const byte of Buffer.from(chunk, "utf8")) out += plain(byte) ? String.fromCharCode(byte) : `=${HEX[byte >> 4]}${HEX[byte & 15]}`;
-  return out;
-}
+export const encodeKvToken: (chunk: string) => string = KV_TOKEN.encode;
 
 /** Inverse of `encodeKvToken`; throws on a token it cannot have produced. */
-export function decodeKvToken(token: string): string {
-  if (token === "=") return "";
-  if (!token.includes("=")) return token;
-  const bytes: number[] = [];
-  for (let i = 0; i < token.length; i++) {
-    const c = token.charCodeAt(i);
-    if (c !== 0x3d) {
-      bytes.push(c);
-      continue;
-    }
-    const hi = i + 2 < token.length ? HEX.indexOf(token[i + 1]!) : -1;
-    const lo = i + 2 < token.length ? HEX.indexOf(token[i + 2]!) : -1;
-    if (hi < 0 || lo < 0) throw new Error(`malformed KV key token "${token}"`);
-    bytes.push(hi * 16 + lo);
-    i += 2;
-  }
-  const text = Buffer.from(bytes).toString("utf8");
-  if (encodeKvToken(text) !== token) throw new Error(`malformed KV key token "${token}"`);
-  return text;
-}
+export const decodeKvToken: (token: string) => string = KV_TOKEN.decode;
 
 /** A zest key as a KV key. */
 export function keyToKvKey(key: string): string {
@@ -310,7 +280,7 @@ export class JetstreamBackend implements StorageBackend {
       if (time >= before) continue;
       const v = await this.read(key);
       this.tombstones.delete(key);
-      if (!v?.value || !v.value.deleted || v.value.timestamp.time >= before) continue;
+      if (!v?.value?.deleted || v.value.timestamp.time >= before) continue;
       try {
         // Guarded by the revision read: a put that landed since keeps its value.
         await this.link.run(() => this.kv.purge(keyToKvKey(key), { previousSeq: v.revision }));

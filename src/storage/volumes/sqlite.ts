@@ -367,7 +367,9 @@ export class SqliteBackend implements StorageBackend {
     } finally {
       releaseDb(this.shared);
     }
-    if (removeFile) this.run(() => ["", "-wal", "-shm"].forEach((suffix) => rmSync(this.path + suffix, { force: true })));
+    if (removeFile) this.run(() => {
+        for (const suffix of ["", "-wal", "-shm"]) rmSync(this.path + suffix, { force: true });
+      });
   }
 
   /** Applies `on_dispose`; true when the file should be deleted once released. */
