@@ -119,6 +119,47 @@ describe("jetstream volume on a nats-server", () => {
     }
   });
 
+  test("pipelined writes: many concurrent puts to one key end with the newest; to different keys all land", async () => {
+    const b = await volume.createStorage("pipe", "p/**", {});
+    // More than MAX_IN_FLIGHT writes at once, to one key, in shuffled timestamp order.
+    const times = Array.from({ length: 150 }, (_, i) => 10 + ((i * 37) % 150));
+    const outcomes = await Promise.all(times.map((n) => b.put({ key: "p/one", payload: Buffer.from(String(n)), encoding: "", timestamp: ts(n) })));
+    assert.equal((await b.query("p/one"))[0]?.payload.toString(), "159");
+    assert.ok(outcomes.includes("inserted") && outcomes.includes("outdated"));
+    assert.equal((await b.lookup("p/one"))?.timestamp.compare(ts(159)), 0);
+    // A delete in the same stream of writes is ordered like them: an older put after it is refused.
+    assert.equal(await b.delete("p/one", ts(200)), "inserted");
+    assert.equal(await b.put({ key: "p/one", payload: Buffer.from("old"), encoding: "", timestamp: ts(199) }), "outdated");
+    // Many keys at once, mixed with rewrites of some of them: every key holds its newest value.
+    const keys = Array.from({ length: 300 }, (_, i) => `p/k/${i}`);
+    const writes = keys.flatMap((k, i) => (i % 3 === 0 ? [1, 3, 2] : [1]).map((n) => ({ k, n })));
+    const results = await Promise.all(writes.map(({ k, n }) => b.put({ key: k, payload: Buffer.from(`${k}@${n}`), encoding: "", timestamp: ts(n) })));
+    assert.equal(results.filter((r) => r === "inserted").length >= keys.length, true);
+    const held = new Map((await b.query("p/k/*")).map((e) => [e.key, e.payload.toString()]));
+    assert.equal(held.size, keys.length);
+    keys.forEach((k, i) => assert.equal(held.get(k), `${k}@${i % 3 === 0 ? 3 : 1}`));
+  });
+
+  test("what a storage remembers of a key never decides a write that another router overtook", async () => {
+    const other = await jetstreamDriver.open("js4", { servers: cluster.urls[0] }, { logger: silentLogger });
+    try {
+      const mine = await volume.createStorage("stale", "s/**", {});
+      const theirs = await other.createStorage("stale", "s/**", {});
+      const put = (b: typeof mine, n: number, condition?: { ifVersion: string }) => b.put({ key: "s/k", payload: Buffer.from(String(n)), encoding: "", timestamp: ts(n) }, condition);
+      assert.equal(await put(mine, 10), "inserted");
+      const v10 = (await mine.lookup("s/k"))!.version;
+      // The other router writes after us: what we remember (version 10) is stale.
+      assert.equal(await put(theirs, 20), "inserted");
+      await assert.rejects(put(mine, 30, { ifVersion: v10 }), (e: Error & { kind?: string }) => e.kind === "precondition_failed");
+      assert.equal(await put(mine, 15), "outdated");
+      assert.equal((await theirs.query("s/k"))[0]?.payload.toString(), "20");
+      assert.equal(await put(mine, 30), "inserted");
+      assert.equal((await theirs.query("s/k"))[0]?.payload.toString(), "30");
+    } finally {
+      await other.close();
+    }
+  });
+
   test("data outlives the volume; on_closure drop deletes the bucket, the default keeps it", async () => {
     const keep = await volume.createStorage("keep", "k/**", {});
     await keep.put({ key: "k/1", payload: Buffer.from("kept"), encoding: "", timestamp: ts(5) });
