@@ -1,8 +1,11 @@
 /**
  * jetstream volume PUT (issue 12): a real 3-node NATS cluster, and on it
- * - zest: one router joined to node 1 with one storage, `js/**` on the jetstream volume (a KV
- *   bucket with 3 replicas); HTTP PUTs of 100 bytes (text/plain, autocannon, 32 connections),
- *   every request on a new key (`js/k<n>`);
+ * - zest: one router with one storage, `js/**` on a jetstream volume connected to node 1 (its
+ *   own `servers`, a KV bucket with 3 replicas); HTTP PUTs of 100 bytes (text/plain, autocannon,
+ *   32 connections), every request on a new key (`js/k<n>`). This router runs without the NATS
+ *   fabric, so the figure is the volume's; also reported (`fabric…`, one run, after the others):
+ *   the same PUTs on a router joined to the cluster's fabric (`--nats`), whose volume uses the
+ *   fabric's connection, so what the fabric adds to each PUT shows apart;
  * - the baseline: `@nats-io/kv` puts of 100 bytes from a plain Node script
  *   (`workers/kv-put.mjs`, a child process connected to node 1), 32 in flight, each on a new key,
  *   into its own bucket with 3 replicas.
@@ -19,7 +22,7 @@ import { loadNotes } from "../lib/load.js";
 import { type NatsCluster, natsPids, spawnRouter, startNatsCluster } from "../lib/nats.js";
 import { storagesCfg } from "../lib/storages.js";
 import { TEXT_100 } from "../lib/payloads.js";
-import { interferenceNotes, processCpuSeconds, runWorker, type ServerProcess } from "../lib/proc.js";
+import { interferenceNotes, processCpuSeconds, runWorker, type ServerProcess, spawnZest } from "../lib/proc.js";
 import { combineSystem, fireSystem, type SystemFigures, systemFigures, type SystemTarget } from "../lib/system-load.js";
 import type { BenchResult } from "../lib/types.js";
 
@@ -78,22 +81,37 @@ async function streamMessages(cluster: NatsCluster): Promise<number | undefined>
   return best;
 }
 
+/** One run of the same PUTs on a router joined to the cluster's fabric, its volume on the fabric's connection. */
+async function fabricRun(cluster: NatsCluster): Promise<SystemFigures> {
+  const router = await spawnRouter("zest-jetstream-fabric", "F1", cluster.urls[0]!, storagesCfg({ js: `{key_expr:"fjs/**",volume:{id:"jetstream",replicas:3}}` }));
+  try {
+    const target = putTarget(router, "/fjs/k", cluster);
+    await fireSystem(target, { connections: CONNECTIONS, seconds: 1 });
+    return await fireSystem(target, { connections: CONNECTIONS, seconds: ROUND_SECONDS });
+  } finally {
+    await router.stop();
+  }
+}
+
+function putTarget(server: ServerProcess, path: string, cluster: NatsCluster): SystemTarget {
+  return { server, spec: { path, method: "PUT", headers: { "content-type": "text/plain" }, body: TEXT_100 }, distinctKeys: true, helperPids: natsPids(cluster) };
+}
+
 export async function run(): Promise<BenchResult> {
   let cluster: NatsCluster | undefined;
   let zest: ServerProcess | undefined;
   try {
     cluster = await startNatsCluster();
-    zest = await spawnRouter("zest-jetstream", "A1", cluster.urls[0]!, storagesCfg({ js: `{key_expr:"js/**",volume:{id:"jetstream",replicas:3}}` }));
+    zest = await spawnZest("zest-jetstream", [
+      "--cfg",
+      `plugins/storage_manager/volumes/jsv:{backend:"jetstream",servers:${JSON.stringify(cluster.urls[0]!)}}`,
+      ...storagesCfg({ js: `{key_expr:"js/**",volume:{id:"jsv",replicas:3}}` }),
+    ]);
     // The storage works before it is measured: a value put through the router reads back.
     await httpPut(zest.url, "/js/check", TEXT_100, "text/plain");
     const check = await httpGetText(zest.url, "/js/check");
     if (!check.includes(TEXT_100)) throw new Error(`the jetstream storage does not return the PUT value: ${check.slice(0, 200)}`);
-    const target: SystemTarget = {
-      server: zest,
-      spec: { path: "/js/k", method: "PUT", headers: { "content-type": "text/plain" }, body: TEXT_100 },
-      distinctKeys: true,
-      helperPids: natsPids(cluster),
-    };
+    const target = putTarget(zest, "/js/k", cluster);
     const warmup = await fireSystem(target, { connections: CONNECTIONS, seconds: 2 });
     const zestRuns: SystemFigures[] = [];
     const kvRuns: KvRun[] = [];
@@ -107,6 +125,7 @@ export async function run(): Promise<BenchResult> {
       }
     }
     const j = combineSystem(zestRuns);
+    const fabric = await fabricRun(cluster);
     const kvPuts = kvRuns.reduce((s, r) => s + r.puts, 0);
     const kvSeconds = kvRuns.reduce((s, r) => s + r.seconds, 0);
     const kvPerSec = kvPuts / kvSeconds;
@@ -116,7 +135,7 @@ export async function run(): Promise<BenchResult> {
     const kvOther = Math.max(...kvRuns.map((r) => Math.max(r.otherCpuPct, r.stealPct)));
     const acked = j.requests + warmup.requests + 1;
     const messages = await streamMessages(cluster);
-    const notes = [...loadNotes("zest", j), ...kvRuns.flatMap((r, i) => interferenceNotes(`@nats-io/kv run ${i + 1}`, r))];
+    const notes = [...loadNotes("zest", j), ...loadNotes("fabric", fabric), ...kvRuns.flatMap((r, i) => interferenceNotes(`@nats-io/kv run ${i + 1}`, r))];
     if (messages === undefined) notes.push(`could not read the size of stream ${STREAM}`);
     else if (messages < acked) notes.push(`stream ${STREAM} holds ${fmtInt(messages)} keys for ${fmtInt(acked)} acknowledged PUTs`);
 
@@ -130,6 +149,8 @@ export async function run(): Promise<BenchResult> {
         kvP50Ms: kvRuns.reduce((s, r) => s + r.p50Ms * r.puts, 0) / kvPuts,
         kvP99Ms: Math.max(...kvRuns.map((r) => r.p99Ms)),
         kvSystemUsPerPut: kvUsPerPut,
+        ...systemFigures("fabric", fabric),
+        fabricNatsUsPerReq: fabric.helperUsPerReq.reduce((x, y) => x + y, 0),
         streamMessages: messages ?? Number.NaN,
         cpuPerReqRatio: kvUsPerPut / j.systemUsPerReq,
       },
@@ -138,7 +159,8 @@ export async function run(): Promise<BenchResult> {
       pass: ratio >= 0.7,
       summary:
         `zest HTTP PUT to a jetstream storage (R3) ${fmtInt(j.reqPerSec)} req/s / @nats-io/kv put ${fmtInt(kvPerSec)} puts/s ` +
-        `(CPU per put, client side and nats-servers: ${fmtNum(j.systemUsPerReq, 0)} µs / ${fmtNum(kvUsPerPut, 0)} µs; p99 ${fmtNum(j.p99Ms, 1)} ms / ${fmtNum(Math.max(...kvRuns.map((r) => r.p99Ms)), 1)} ms)`,
+        `(CPU per put, client side and nats-servers: ${fmtNum(j.systemUsPerReq, 0)} µs / ${fmtNum(kvUsPerPut, 0)} µs; p99 ${fmtNum(j.p99Ms, 1)} ms / ${fmtNum(Math.max(...kvRuns.map((r) => r.p99Ms)), 1)} ms); ` +
+        `on a router joined to the fabric: ${fmtInt(fabric.reqPerSec)} req/s, ${fmtNum(fabric.systemUsPerReq, 0)} µs per PUT`,
       interferencePct: Math.max(j.otherCpuPct, j.stealPct, kvOther),
       notes,
     };

@@ -145,7 +145,7 @@ describe("jetstream volume on a nats-server", () => {
     try {
       const mine = await volume.createStorage("stale", "s/**", {});
       const theirs = await other.createStorage("stale", "s/**", {});
-      const put = (b: typeof mine, n: number, condition?: { ifVersion: string }) => b.put({ key: "s/k", payload: Buffer.from(String(n)), encoding: "", timestamp: ts(n) }, condition);
+      const put = async (b: typeof mine, n: number, condition?: { ifVersion: string }) => b.put({ key: "s/k", payload: Buffer.from(String(n)), encoding: "", timestamp: ts(n) }, condition);
       assert.equal(await put(mine, 10), "inserted");
       const v10 = (await mine.lookup("s/k"))!.version;
       // The other router writes after us: what we remember (version 10) is stale.
