@@ -9,7 +9,7 @@ import { Kvm } from "@nats-io/kv";
 import { silentLogger } from "../../src/core/log.js";
 import { Timestamp } from "../../src/core/timestamp.js";
 import type { Volume } from "../../src/storage/backend.js";
-import { createJetstreamDriver, decodeKvToken, defaultBucket, encodeKvToken, jetstreamDriver, keyToKvKey, kvKeyToKey } from "../../src/storage/volumes/jetstream.js";
+import { createJetstreamDriver, decodeKvToken, NatsLink, defaultBucket, encodeKvToken, jetstreamDriver, keyToKvKey, kvKeyToKey } from "../../src/storage/volumes/jetstream.js";
 import { universe } from "../keyexpr/reference.js";
 import { runStorageContract } from "./contract.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
@@ -158,6 +158,19 @@ describe("jetstream volume on a nats-server", () => {
     } finally {
       await other.close();
     }
+  });
+
+  test("the NATS link forgets each request once it settled, and fails those in flight when the connection drops", async () => {
+    const nc = await connect({ servers: cluster.urls[0]! });
+    const link = new NatsLink(nc);
+    await Promise.all(Array.from({ length: 200 }, (_, i) => link.run(() => nc.flush().then(() => i))));
+    await assert.rejects(link.run(() => Promise.reject(new Error("refused"))), /refused/);
+    assert.equal(link.inFlight, 0);
+    const hanging = link.run(() => new Promise<never>(() => undefined));
+    assert.equal(link.inFlight, 1);
+    await nc.close();
+    await assert.rejects(hanging, (e: Error & { kind?: string }) => e.kind === "unavailable");
+    assert.equal(link.inFlight, 0);
   });
 
   test("data outlives the volume; on_closure drop deletes the bucket, the default keeps it", async () => {

@@ -157,18 +157,17 @@ function decodeValue(data: Uint8Array): Decoded {
  */
 export class NatsLink {
   private up = true;
-  private lost!: Promise<never>;
-  private markLost!: (err: Error) => void;
+  /** Rejecters of the requests in flight, failed at once when the connection drops. */
+  private readonly pending = new Set<(err: Error) => void>();
 
   constructor(nc: NatsConnection) {
-    this.arm();
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === "disconnect" || s.type === "close") {
           if (!this.up) continue;
           this.up = false;
-          this.markLost(ZestError.unavailable("lost the connection to NATS"));
-          this.arm();
+          const err = ZestError.unavailable("lost the connection to NATS");
+          for (const fail of [...this.pending]) fail(err);
         } else if (s.type === "reconnect") {
           this.up = true;
         }
@@ -181,17 +180,33 @@ export class NatsLink {
     return this.up;
   }
 
+  /** Requests in flight (each is forgotten once it settles, so this stays bounded). */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
   /** Runs a request; rejects with 503 if the connection is down or drops before the answer. */
   run<T>(op: () => Promise<T>): Promise<T> {
     if (!this.up) return Promise.reject(ZestError.unavailable("the connection to NATS is down"));
-    const p = op();
-    p.catch(() => undefined); // its late failure after a disconnect has nobody to tell
-    return Promise.race([p, this.lost]);
-  }
-
-  private arm(): void {
-    this.lost = new Promise<never>((_, reject) => (this.markLost = reject));
-    this.lost.catch(() => undefined);
+    return new Promise<T>((resolve, reject) => {
+      const fail = (err: Error): void => {
+        this.pending.delete(fail);
+        reject(err);
+      };
+      this.pending.add(fail);
+      // Its late failure after a disconnect has nobody to tell: `reject` then does nothing.
+      let p: Promise<T>;
+      try {
+        p = op();
+      } catch (err) {
+        fail(err as Error);
+        return;
+      }
+      p.then((v) => {
+        this.pending.delete(fail);
+        resolve(v);
+      }, fail);
+    });
   }
 }
 
