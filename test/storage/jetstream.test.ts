@@ -9,7 +9,7 @@ import { Kvm } from "@nats-io/kv";
 import { silentLogger } from "../../src/core/log.js";
 import { Timestamp } from "../../src/core/timestamp.js";
 import type { Volume } from "../../src/storage/backend.js";
-import { createJetstreamDriver, decodeKvToken, defaultBucket, encodeKvToken, jetstreamDriver, keyToKvKey, kvKeyToKey } from "../../src/storage/volumes/jetstream.js";
+import { createJetstreamDriver, decodeKvToken, NatsLink, defaultBucket, encodeKvToken, jetstreamDriver, keyToKvKey, kvKeyToKey } from "../../src/storage/volumes/jetstream.js";
 import { universe } from "../keyexpr/reference.js";
 import { runStorageContract } from "./contract.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
@@ -117,6 +117,60 @@ describe("jetstream volume on a nats-server", () => {
     } finally {
       await other.close();
     }
+  });
+
+  test("pipelined writes: many concurrent puts to one key end with the newest; to different keys all land", async () => {
+    const b = await volume.createStorage("pipe", "p/**", {});
+    // More than MAX_IN_FLIGHT writes at once, to one key, in shuffled timestamp order.
+    const times = Array.from({ length: 150 }, (_, i) => 10 + ((i * 37) % 150));
+    const outcomes = await Promise.all(times.map((n) => b.put({ key: "p/one", payload: Buffer.from(String(n)), encoding: "", timestamp: ts(n) })));
+    assert.equal((await b.query("p/one"))[0]?.payload.toString(), "159");
+    assert.ok(outcomes.includes("inserted") && outcomes.includes("outdated"));
+    assert.equal((await b.lookup("p/one"))?.timestamp.compare(ts(159)), 0);
+    // A delete in the same stream of writes is ordered like them: an older put after it is refused.
+    assert.equal(await b.delete("p/one", ts(200)), "inserted");
+    assert.equal(await b.put({ key: "p/one", payload: Buffer.from("old"), encoding: "", timestamp: ts(199) }), "outdated");
+    // Many keys at once, mixed with rewrites of some of them: every key holds its newest value.
+    const keys = Array.from({ length: 300 }, (_, i) => `p/k/${i}`);
+    const writes = keys.flatMap((k, i) => (i % 3 === 0 ? [1, 3, 2] : [1]).map((n) => ({ k, n })));
+    const results = await Promise.all(writes.map(({ k, n }) => b.put({ key: k, payload: Buffer.from(`${k}@${n}`), encoding: "", timestamp: ts(n) })));
+    assert.equal(results.filter((r) => r === "inserted").length >= keys.length, true);
+    const held = new Map((await b.query("p/k/*")).map((e) => [e.key, e.payload.toString()]));
+    assert.equal(held.size, keys.length);
+    keys.forEach((k, i) => assert.equal(held.get(k), `${k}@${i % 3 === 0 ? 3 : 1}`));
+  });
+
+  test("what a storage remembers of a key never decides a write that another router overtook", async () => {
+    const other = await jetstreamDriver.open("js4", { servers: cluster.urls[0] }, { logger: silentLogger });
+    try {
+      const mine = await volume.createStorage("stale", "s/**", {});
+      const theirs = await other.createStorage("stale", "s/**", {});
+      const put = async (b: typeof mine, n: number, condition?: { ifVersion: string }) => b.put({ key: "s/k", payload: Buffer.from(String(n)), encoding: "", timestamp: ts(n) }, condition);
+      assert.equal(await put(mine, 10), "inserted");
+      const v10 = (await mine.lookup("s/k"))!.version;
+      // The other router writes after us: what we remember (version 10) is stale.
+      assert.equal(await put(theirs, 20), "inserted");
+      await assert.rejects(put(mine, 30, { ifVersion: v10 }), (e: Error & { kind?: string }) => e.kind === "precondition_failed");
+      assert.equal(await put(mine, 15), "outdated");
+      assert.equal((await theirs.query("s/k"))[0]?.payload.toString(), "20");
+      assert.equal(await put(mine, 30), "inserted");
+      assert.equal((await theirs.query("s/k"))[0]?.payload.toString(), "30");
+    } finally {
+      await other.close();
+    }
+  });
+
+  test("the NATS link forgets each request once it settled, and fails those in flight when the connection drops", async () => {
+    const nc = await connect({ servers: cluster.urls[0]! });
+    const link = new NatsLink(nc);
+    await Promise.all(Array.from({ length: 200 }, (_, i) => link.run(() => nc.flush().then(() => i))));
+    await assert.rejects(link.run(() => Promise.reject(new Error("refused"))), /refused/);
+    assert.equal(link.inFlight, 0);
+    const hanging = link.run(() => new Promise<never>(() => undefined));
+    assert.equal(link.inFlight, 1);
+    await nc.close();
+    await assert.rejects(hanging, (e: Error & { kind?: string }) => e.kind === "unavailable");
+    assert.equal(link.inFlight, 0);
   });
 
   test("data outlives the volume; on_closure drop deletes the bucket, the default keeps it", async () => {

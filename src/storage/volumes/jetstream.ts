@@ -14,11 +14,20 @@
  * one revision per key (`history: "latest"`); a put resolves once JetStream acknowledged it,
  * i.e. once the replicas' quorum has it.
  *
- * Writes. Each write reads the key, decides last-writer-wins and its condition on what it read,
- * and writes only over the revision it read (`previousSeq`); when another writer got there first,
- * it reads again and decides again. So routers sharing a bucket never overwrite a newer value
- * with an older one, and a conditional write holds against every router. The version is the held
- * sample's timestamp, like on every volume; the revision is what makes its check race-free.
+ * Writes. Each write decides last-writer-wins and its condition on what the key holds, and
+ * writes only over the revision that holds it (`previousSeq`); when another writer got there
+ * first, JetStream refuses, and the write reads the key and decides again. So routers sharing a
+ * bucket never overwrite a newer value with an older one, and a conditional write holds against
+ * every router. The version is the held sample's timestamp, like on every volume; the revision
+ * is what makes its check race-free.
+ *
+ * Pipeline. A write does not need a read round trip when the backend knows what the key holds:
+ * a bounded cache keeps the (revision, timestamp) pair of keys this backend wrote or read last,
+ * and a key it never saw is guessed absent (revision 0). A guess is only ever used to insert,
+ * and JetStream checks it (`previousSeq`): a stale guess costs one refused publish, then a read.
+ * Writes to one key run one after the other (a per-key chain), writes to different keys run
+ * concurrently, at most `MAX_IN_FLIGHT` per storage; each resolves only once JetStream
+ * acknowledged it.
  */
 import { jetstreamDescriptor } from "./descriptors.js";
 import { jetstream, JetStreamApiError, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
@@ -40,6 +49,10 @@ const DIRECT_READ_LIMIT = 1_000;
 const READ_CONCURRENCY = 32;
 /** JetStream's error code for a conditional write whose expected revision is stale. */
 const WRONG_LAST_SEQUENCE = 10071;
+/** Writes one storage has in flight at most (to different keys); the others wait their turn. */
+export const MAX_IN_FLIGHT = 64;
+/** Keys whose last known revision a storage remembers (see "Pipeline" above). */
+const KNOWN_REVISIONS = 16_384;
 
 /** True for a byte a KV key token holds verbatim. */
 function plain(c: number): boolean {
@@ -114,18 +127,17 @@ function decodeValue(data: Uint8Array): Decoded {
  */
 export class NatsLink {
   private up = true;
-  private lost!: Promise<never>;
-  private markLost!: (err: Error) => void;
+  /** Rejecters of the requests in flight, failed at once when the connection drops. */
+  private readonly pending = new Set<(err: Error) => void>();
 
   constructor(nc: NatsConnection) {
-    this.arm();
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === "disconnect" || s.type === "close") {
           if (!this.up) continue;
           this.up = false;
-          this.markLost(ZestError.unavailable("lost the connection to NATS"));
-          this.arm();
+          const err = ZestError.unavailable("lost the connection to NATS");
+          for (const fail of [...this.pending]) fail(err);
         } else if (s.type === "reconnect") {
           this.up = true;
         }
@@ -138,17 +150,33 @@ export class NatsLink {
     return this.up;
   }
 
+  /** Requests in flight (each is forgotten once it settles, so this stays bounded). */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
   /** Runs a request; rejects with 503 if the connection is down or drops before the answer. */
   run<T>(op: () => Promise<T>): Promise<T> {
     if (!this.up) return Promise.reject(ZestError.unavailable("the connection to NATS is down"));
-    const p = op();
-    p.catch(() => undefined); // its late failure after a disconnect has nobody to tell
-    return Promise.race([p, this.lost]);
-  }
-
-  private arm(): void {
-    this.lost = new Promise<never>((_, reject) => (this.markLost = reject));
-    this.lost.catch(() => undefined);
+    return new Promise<T>((resolve, reject) => {
+      const fail = (err: Error): void => {
+        this.pending.delete(fail);
+        reject(err);
+      };
+      this.pending.add(fail);
+      // Its late failure after a disconnect has nobody to tell: `reject` then does nothing.
+      let p: Promise<T>;
+      try {
+        p = op();
+      } catch (err) {
+        fail(err as Error);
+        return;
+      }
+      p.then((v) => {
+        this.pending.delete(fail);
+        resolve(v);
+      }, fail);
+    });
   }
 }
 
@@ -166,6 +194,11 @@ export class JetstreamBackend implements StorageBackend {
   private readonly logger: Logger;
   /** Tombstones this backend wrote or read, by key: the candidates for `purgeTombstones`. */
   private readonly tombstones = new Map<string, bigint>();
+  /** What each key held at a revision this backend saw last (insertion order = age, bounded). */
+  private readonly known = new Map<string, Known>();
+  /** The last write queued on each key: the next one on that key starts after it settles. */
+  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly slots = new Slots(MAX_IN_FLIGHT);
 
   constructor(bucket: string, kv: KV, jsm: JetStreamManager, link: NatsLink, drop: boolean, logger: Logger) {
     this.bucket = bucket;
@@ -196,24 +229,76 @@ export class JetstreamBackend implements StorageBackend {
   }
 
   /**
-   * Reads `key`, decides last-writer-wins and `condition` on what it holds, and writes `value`
-   * only over the revision read. Several routers may write one bucket (storages with the same
-   * name share it): when another wrote in between, the key is read and decided again.
+   * Writes `value` on `key` in the key's chain (one write per key at a time), within the
+   * storage's in-flight bound.
    */
-  private async write(key: string, timestamp: Timestamp, value: Buffer, condition: WriteCondition | undefined): Promise<Insertion> {
+  private write(key: string, timestamp: Timestamp, value: Buffer, condition: WriteCondition | undefined): Promise<Insertion> {
+    const previous = this.chains.get(key);
+    const run = async (): Promise<Insertion> => {
+      await this.slots.acquire();
+      try {
+        return await this.writeNow(key, timestamp, value, condition);
+      } finally {
+        this.slots.release();
+      }
+    };
+    const p = previous ? previous.then(run, run) : run();
+    const settled = p.catch(() => undefined);
+    this.chains.set(key, settled);
+    void settled.then(() => {
+      if (this.chains.get(key) === settled) this.chains.delete(key);
+    });
+    return p;
+  }
+
+  /**
+   * Decides last-writer-wins and `condition` on what `key` holds and writes `value` only over
+   * that revision. First on what the backend last saw of the key (no round trip), when that says
+   * insert; otherwise, or when JetStream refuses that revision, on what a read returns. Several
+   * routers may write one bucket (storages with the same name share it): when another wrote in
+   * between, the key is read and decided again.
+   */
+  private async writeNow(key: string, timestamp: Timestamp, value: Buffer, condition: WriteCondition | undefined): Promise<Insertion> {
     const kvKey = keyToKvKey(key);
+    const deleted = value[1] === DELETED;
+    // A key never seen is guessed absent (revision 0 means "no message on this key" to JetStream).
+    const guess = this.known.get(key);
+    if (guessInserts(guess, timestamp, condition)) {
+      try {
+        await this.commit(kvKey, key, value, guess?.revision ?? 0, timestamp, deleted);
+        return "inserted";
+      } catch (err) {
+        if (!isWrongRevision(err)) throw err;
+        this.known.delete(key);
+      }
+    }
     for (let attempt = 0; ; attempt++) {
       const current = await this.read(key);
       const held = current?.value;
       if (decideWrite(held && { timestamp: held.timestamp, deleted: held.deleted }, timestamp, condition) === "outdated") return "outdated";
       try {
-        await this.link.run(() => this.kv.put(kvKey, value, { previousSeq: current?.revision ?? 0 }));
+        await this.commit(kvKey, key, value, current?.revision ?? 0, timestamp, deleted);
         return "inserted";
       } catch (err) {
-        if (attempt < 10 && err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) continue;
+        if (attempt < 10 && isWrongRevision(err)) continue;
         throw err;
       }
     }
+  }
+
+  /** One KV put over `revision`; remembers what the key holds once JetStream acknowledged it. */
+  private async commit(kvKey: string, key: string, value: Buffer, revision: number, timestamp: Timestamp, deleted: boolean): Promise<void> {
+    const seq = await this.link.run(() => this.kv.put(kvKey, value, { previousSeq: revision }));
+    this.remember(key, { revision: seq, timestamp, deleted });
+  }
+
+  private remember(key: string, known: Known): void {
+    const held = this.known.get(key);
+    // A read that started before a write may answer after it: never step back to its revision.
+    if (held && held.revision > known.revision) return;
+    this.known.delete(key);
+    this.known.set(key, known);
+    if (this.known.size > KNOWN_REVISIONS) this.known.delete(this.known.keys().next().value!);
   }
 
   async query(keyExpr: string): Promise<StoredEntry[]> {
@@ -283,6 +368,7 @@ export class JetstreamBackend implements StorageBackend {
       if (!v?.value?.deleted || v.value.timestamp.time >= before) continue;
       try {
         // Guarded by the revision read: a put that landed since keeps its value.
+        this.known.delete(key);
         await this.link.run(() => this.kv.purge(keyToKvKey(key), { previousSeq: v.revision }));
       } catch (err) {
         this.logger.debug({ bucket: this.bucket, key, err: errorMessage(err) }, "tombstone changed before its purge");
@@ -301,7 +387,52 @@ export class JetstreamBackend implements StorageBackend {
     if (e.operation !== "PUT") return { revision: e.revision };
     const value = decodeValue(e.value);
     if (value.deleted) this.tombstones.set(key, value.timestamp.time);
+    this.remember(key, { revision: e.revision, timestamp: value.timestamp, deleted: value.deleted });
     return { value, revision: e.revision };
+  }
+}
+
+/** What a key held at a KV revision. */
+interface Known {
+  readonly revision: number;
+  readonly timestamp: Timestamp;
+  readonly deleted: boolean;
+}
+
+/**
+ * True when a write decided on `guess` inserts. Any other outcome (outdated, condition failed)
+ * is decided again on a read, so only a write that JetStream checks rests on a guess.
+ */
+function guessInserts(guess: Known | undefined, timestamp: Timestamp, condition: WriteCondition | undefined): boolean {
+  try {
+    return decideWrite(guess, timestamp, condition) === "inserted";
+  } catch {
+    return false;
+  }
+}
+
+function isWrongRevision(err: unknown): boolean {
+  return err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE;
+}
+
+/** A counting semaphore: at most `size` holders, the others queued in arrival order. */
+class Slots {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+  constructor(size: number) {
+    this.free = size;
+  }
+  acquire(): Promise<void> | void {
+    if (this.free > 0) {
+      this.free--;
+      return;
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
   }
 }
 
@@ -334,7 +465,9 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
       let own = false;
       if (servers) {
         try {
-          nc = await connect({ servers, name: `zest-volume-${id}`, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout });
+          // noAsyncTraces: otherwise every request builds two Error objects (stack traces) up
+          // front, in case it fails; that was a fifth of the router's CPU per put.
+          nc = await connect({ servers, name: `zest-volume-${id}`, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout, noAsyncTraces: true });
         } catch (err) {
           throw ZestError.unavailable(`${where}: cannot connect to NATS at ${servers.join(", ")}: ${errorMessage(err)}`, err);
         }
