@@ -13,7 +13,7 @@ const server = createServer((req, res) => {
   const chunks = [];
   req.on("data", (c) => chunks.push(c));
   req.on("end", () => {
-    const data = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks); // buffered, as zest does
+    void (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)); // buffered, as zest does
     res.writeHead(200, { "content-length": 0 });
     res.end();
   });

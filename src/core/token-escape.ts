@@ -19,10 +19,10 @@ export interface TokenEscaper {
  * An escaper for the alphabet whose verbatim bytes satisfy `plain` (which must be false for the
  * escape character itself). `what` names the token in error messages.
  */
-export function tokenEscaper(escape: string, plain: (byte: number) => boolean, what: string): TokenEscaper {
-  const escapeCode = escape.charCodeAt(0);
+export function tokenEscaper(escapeChar: string, plain: (byte: number) => boolean, what: string): TokenEscaper {
+  const escapeCode = escapeChar.charCodeAt(0);
   const encode = (chunk: string): string => {
-    if (chunk.length === 0) return escape;
+    if (chunk.length === 0) return escapeChar;
     let simple = true;
     for (let i = 0; i < chunk.length; i++) {
       if (!plain(chunk.charCodeAt(i))) {
@@ -33,13 +33,13 @@ export function tokenEscaper(escape: string, plain: (byte: number) => boolean, w
     if (simple) return chunk;
     let out = "";
     for (const byte of Buffer.from(chunk, "utf8")) {
-      out += plain(byte) ? String.fromCharCode(byte) : `${escape}${HEX[byte >> 4]}${HEX[byte & 15]}`;
+      out += plain(byte) ? String.fromCharCode(byte) : `${escapeChar}${HEX[byte >> 4]}${HEX[byte & 15]}`;
     }
     return out;
   };
   const decode = (token: string): string => {
-    if (token === escape) return "";
-    if (!token.includes(escape)) return token;
+    if (token === escapeChar) return "";
+    if (!token.includes(escapeChar)) return token;
     const bytes: number[] = [];
     for (let i = 0; i < token.length; i++) {
       const c = token.charCodeAt(i);
@@ -49,7 +49,7 @@ export function tokenEscaper(escape: string, plain: (byte: number) => boolean, w
       }
       const hi = i + 2 < token.length ? HEX.indexOf(token[i + 1]!) : -1;
       const lo = i + 2 < token.length ? HEX.indexOf(token[i + 2]!) : -1;
-      if (hi < 0 || lo < 0) throw new Error(`malformed ${what} "${token}": "${escape}" must be followed by two uppercase hex digits`);
+      if (hi < 0 || lo < 0) throw new Error(`malformed ${what} "${token}": "${escapeChar}" must be followed by two uppercase hex digits`);
       bytes.push(hi * 16 + lo);
       i += 2;
     }

@@ -38,11 +38,17 @@ export class RequestSeries {
   /** Counts one answered request (`seconds` undefined: no latency, e.g. an SSE stream). */
   observe(method: string, status: number, seconds: number | undefined): void {
     let byStatus = this.counts.get(method);
-    if (byStatus === undefined) this.counts.set(method, (byStatus = new Map()));
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      this.counts.set(method, byStatus);
+    }
     byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
     if (seconds === undefined) return;
     let h = this.latency.get(method);
-    if (h === undefined) this.latency.set(method, (h = { buckets: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 }));
+    if (h === undefined) {
+      h = { buckets: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 };
+      this.latency.set(method, h);
+    }
     let i = 0;
     while (i < this.bounds.length && seconds > this.bounds[i]!) i++;
     h.buckets[i]!++;

@@ -65,7 +65,10 @@ export class ReadCache {
       this.wild.add(key);
     } else {
       let keys = this.byKey.get(entry.keyExpr);
-      if (!keys) this.byKey.set(entry.keyExpr, (keys = new Set()));
+      if (!keys) {
+        keys = new Set();
+        this.byKey.set(entry.keyExpr, keys);
+      }
       keys.add(key);
     }
   }

@@ -137,7 +137,7 @@ describe("jetstream volume on a nats-server", () => {
     assert.equal(results.filter((r) => r === "inserted").length >= keys.length, true);
     const held = new Map((await b.query("p/k/*")).map((e) => [e.key, e.payload.toString()]));
     assert.equal(held.size, keys.length);
-    keys.forEach((k, i) => assert.equal(held.get(k), `${k}@${i % 3 === 0 ? 3 : 1}`));
+    for (const [i, k] of keys.entries()) assert.equal(held.get(k), `${k}@${i % 3 === 0 ? 3 : 1}`);
   });
 
   test("what a storage remembers of a key never decides a write that another router overtook", async () => {
