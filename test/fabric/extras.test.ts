@@ -81,6 +81,21 @@ describe("fabrics on a hand-moved clock", () => {
   });
 });
 
+test("a query whose content exceeds the bus's payload limit becomes a too_large error reply, and nobody is asked", async () => {
+  const hub = new MemoryHub(4096);
+  const clock = new ManualClock();
+  const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", qbls: [{ key: "q/**", complete: false }] }]);
+  let asked = 0;
+  b!.answer = async () => void asked++;
+  const replies: string[] = [];
+  await a!.fabric.query({ key: "q/x", parameters: new Parameters("") }, 500, (r) => void replies.push(r.kind === "err" ? `${r.errorKind}: ${r.payload}` : "ok"), {
+    content: { attachment: Buffer.alloc(5000) },
+  });
+  assert.equal(asked, 0);
+  assert.equal(replies.length, 1);
+  assert.match(replies[0]!, /^too_large: the query on q\/x \(\d+ bytes\) is larger than NATS accepts between routers \(4096 bytes\)$/);
+});
+
 describe("routers and sessions over the in-memory bus", () => {
   let hub: MemoryHub;
   let routers: Router[];
