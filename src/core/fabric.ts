@@ -1,3 +1,5 @@
+import type { QueryContent } from "./query.js";
+import type { QueryTarget } from "./query-target.js";
 import type { Reply } from "./reply.js";
 import type { Sample } from "./sample.js";
 import type { Selector } from "./selector.js";
@@ -8,14 +10,22 @@ export interface QueryableInfo {
   readonly complete: boolean;
 }
 
+/** What a query carries to other routers besides its selector. */
+export interface RemoteQueryOptions {
+  /** Which queryables answer (default `all`): see docs/fabric-protocol.md, "Query targets". */
+  readonly target?: QueryTarget;
+  /** Payload, encoding and attachment for the queryables. */
+  readonly content?: QueryContent | undefined;
+}
+
 /** What a fabric may ask of the router it is attached to. */
 export interface FabricHost {
   /** Router id (uppercase hex). */
   readonly zid: string;
   /** Delivers a sample that arrived from another router to the local subscribers only. */
   deliverRemote(sample: Sample): Promise<void>;
-  /** Answers a query from another router with the local queryables only. */
-  answerRemote(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void): Promise<void>;
+  /** Answers a query from another router with the local queryables only, chosen by `options.target`. */
+  answerRemote(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void, options?: RemoteQueryOptions): Promise<void>;
   /** Keys of the local subscribers (storages included), deduplicated. */
   subscriberKeys(): string[];
   /** The local queryables, deduplicated by key. */
@@ -56,11 +66,14 @@ export interface Fabric {
   /** Sends a local sample to the routers with a matching subscriber. Resolves when they have it. */
   publish(sample: Sample): Promise<void>;
   /**
-   * Forwards a query to the routers with a matching queryable; calls `onReply` for each of their
+   * Forwards a query to the routers with a matching queryable (for `best_matching` and
+   * `all_complete`, complete ones as `completeQueryables` says); calls `onReply` for each of their
    * replies and resolves once each has sent its final reply, or at `timeoutMs` after reporting an
    * error reply for each router that did not finish.
    */
-  query(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void): Promise<void>;
+  query(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void, options?: RemoteQueryOptions): Promise<void>;
+  /** Ids of the other routers that declared a complete queryable including `keyExpr`, sorted. */
+  completeQueryables?(keyExpr: string): string[];
   /** The local declarations changed (see `FabricHost`). */
   declarationsChanged(): void;
   /** True when another router announced a subscriber matching `key`. */

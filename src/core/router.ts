@@ -161,7 +161,8 @@ export class Router {
       return origin.destination !== "session_local" && (this.fabric?.hasSubscriber?.(key) ?? false);
     }
     if (selectQueryables(this.queryablesIndex.intersecting(key), key, target, origin).selected.length > 0) return true;
-    return origin.destination !== "session_local" && (this.fabric?.hasQueryable?.(key) ?? false);
+    if (origin.destination === "session_local" || !this.fabric) return false;
+    return target === "all_complete" ? (this.fabric.completeQueryables?.(key).length ?? 0) > 0 : (this.fabric.hasQueryable?.(key) ?? false);
   }
 
   /** Joins the fabric, if any. */
@@ -361,22 +362,21 @@ export class Router {
 
   private dispatchQuery(selector: Selector, options: QueryOptions, onReply: ReplySink): Promise<void> {
     const timeoutMs = options.timeoutMs ?? this.queryTimeoutMs;
-    const local = this.answerLocal(selector, timeoutMs, onReply, options);
-    if (!this.fabric || local.exclusive || options.origin?.destination === "session_local") return local.done;
-    return Promise.all([local.done, this.fabric.query(selector, timeoutMs, onReply)]).then(() => undefined);
+    const { selected, exclusive } = this.selectLocal(selector, options);
+    const fabric = exclusive || options.origin?.destination === "session_local" ? undefined : this.fabric;
+    // Best matching with no complete queryable here: one on another router answers alone (docs/fabric-protocol.md).
+    const remoteOnly = fabric !== undefined && options.target === "best_matching" && (fabric.completeQueryables?.(selector.key).length ?? 0) > 0;
+    const done = this.runQueryables(remoteOnly ? [] : selected, selector, timeoutMs, onReply, options.content);
+    if (!fabric) return done;
+    return Promise.all([done, fabric.query(selector, timeoutMs, onReply, { target: options.target ?? "all", content: options.content })]).then(() => undefined);
   }
 
-  /**
-   * Runs the local queryables only (also what remote routers get). `onReply` learns, with
-   * `matched`, that a reply comes from a storage, whose index already matched its key.
-   */
-  private answerLocal(selector: Selector, timeoutMs: number, onReply: ReplySink, options: QueryOptions = {}): { done: Promise<void>; exclusive: boolean } {
+  /** The local queryables a query reaches; `exclusive`: a best-matching query found its complete one here. */
+  private selectLocal(selector: Selector, options: QueryOptions): { selected: QueryableDecl[]; exclusive: boolean } {
     const candidates = this.queryablesIndex.intersecting(selector.key);
-    const { selected: matching, exclusive } =
-      options.target === undefined && options.origin === undefined
-        ? { selected: candidates, exclusive: false }
-        : selectQueryables(candidates, selector.key, options.target ?? "all", options.origin ?? FROM_ANOTHER_ROUTER);
-    return { done: this.runQueryables(matching, selector, timeoutMs, onReply, options.content), exclusive };
+    return options.target === undefined && options.origin === undefined
+      ? { selected: candidates, exclusive: false }
+      : selectQueryables(candidates, selector.key, options.target ?? "all", options.origin ?? FROM_ANOTHER_ROUTER);
   }
 
   private runQueryables(matching: QueryableDecl[], selector: Selector, timeoutMs: number, onReply: ReplySink, content: QueryContent | undefined): Promise<void> {
@@ -421,13 +421,14 @@ export class Router {
         const pending = this.deliver(sample, FROM_ANOTHER_ROUTER);
         if (pending.length > 0) await Promise.all(pending);
       },
-      answerRemote: (selector, timeoutMs, onReply) => {
+      answerRemote: (selector, timeoutMs, onReply, remote = {}) => {
         try {
           checkLimits(selector.key, this.keyExprLimits);
         } catch (err) {
           return Promise.reject(err);
         }
-        return this.answerLocal(selector, timeoutMs, onReply, { origin: FROM_ANOTHER_ROUTER, target: "all" }).done;
+        const options: QueryOptions = { origin: FROM_ANOTHER_ROUTER, target: remote.target ?? "all", content: remote.content };
+        return this.runQueryables(this.selectLocal(selector, options).selected, selector, timeoutMs, onReply, options.content);
       },
       remoteDeclarationsChanged: (change) => {
         if (change.kind === "token") this.liveliness.remoteChanged(change.zid, change.added, change.removed);
@@ -439,7 +440,8 @@ export class Router {
       queryables: () => {
         const byKey = new Map<string, QueryableInfo>();
         for (const key of this.queryablesIndex.keys()) {
-          const complete = this.queryablesIndex.including(key).some((q) => q.key === key && q.complete);
+          // Storages and session-local queryables do not count as complete for other routers' targets.
+          const complete = this.queryablesIndex.including(key).some((q) => q.key === key && q.complete && !q.storage && q.allowedOrigin !== "session_local");
           byKey.set(key, { key, complete });
         }
         return [...byKey.values()];

@@ -60,7 +60,7 @@ export interface DeclareOptions {
 export interface GetOptions extends Omit<QueryOptions, "origin" | "content"> {
   /** Which queryables it reaches: this session's, other sessions' (and routers'), or any (default). */
   allowedDestination?: Locality;
-  /** A payload for the queryables on this router, with its encoding. */
+  /** A payload for the queryables the query reaches (on other routers too), with its encoding. */
   payload?: Buffer | Uint8Array | string;
   encoding?: Encoding;
   attachment?: Buffer;

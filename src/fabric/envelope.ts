@@ -11,6 +11,9 @@
 import { isUtf8 } from "node:buffer";
 import { type ErrorKind, errorKindCode, errorKindOfCode } from "../core/errors.js";
 import type { DeclarationKind } from "../core/fabric.js";
+import type { Qos } from "../core/qos.js";
+import type { QueryContent } from "../core/query.js";
+import type { QueryTarget } from "../core/query-target.js";
 import type { Reply } from "../core/reply.js";
 import type { Sample } from "../core/sample.js";
 import { Timestamp } from "../core/timestamp.js";
@@ -113,6 +116,10 @@ export interface QueryMessage {
   readonly key: string;
   readonly parameters: string;
   readonly timeoutMs: number;
+  /** Which of the target's queryables answer (absent: `all`). */
+  readonly target?: QueryTarget;
+  /** Payload, encoding and attachment for the target's queryables (absent: none). */
+  readonly content?: QueryContent;
 }
 
 /** What arrives on a router's query subject. */
@@ -139,9 +146,9 @@ export function encodeSample(sample: Sample, origin: SampleOrigin, resend = fals
   const keyLen = Buffer.byteLength(sample.key);
   const encLen = Buffer.byteLength(sample.encoding);
   checkLengths(zidLen, keyLen, encLen);
-  const buf = Buffer.allocUnsafe(14 + 1 + zidLen + 2 + keyLen + 2 + encLen + 1 + ts.length + sample.payload.length);
+  const buf = Buffer.allocUnsafe(14 + 1 + zidLen + 2 + keyLen + 2 + encLen + 1 + ts.length + extrasSize(sample) + sample.payload.length);
   let o = buf.writeUInt8(MessageType.SAMPLE, 0);
-  o = buf.writeUInt8((sample.kind === "put" ? 0 : 1) | (resend ? 2 : 0), o);
+  o = buf.writeUInt8((sample.kind === "put" ? 0 : 1) | (resend ? 2 : 0) | (extrasFlags(sample) << 2), o);
   o = buf.writeUInt32BE(origin.epoch >>> 0, o);
   o = buf.writeDoubleBE(origin.seq, o);
   o = buf.writeUInt8(zidLen, o);
@@ -152,6 +159,7 @@ export function encodeSample(sample: Sample, origin: SampleOrigin, resend = fals
   o += buf.write(sample.encoding, o, "utf8");
   o = buf.writeUInt8(ts.length, o);
   o += buf.write(ts, o, "latin1");
+  o = writeExtras(buf, o, sample);
   sample.payload.copy(buf, o);
   return buf;
 }
@@ -167,7 +175,7 @@ export function markResend(data: Buffer): Buffer {
 export function decodeSample(data: Uint8Array): SampleMessage {
   const r = new Reader(data, MessageType.SAMPLE, "sample");
   const flags = r.u8();
-  if (flags > 3) throw new MalformedMessage(`sample: unknown flags ${flags}`);
+  if (flags > 15) throw new MalformedMessage(`sample: unknown flags ${flags}`);
   const kind = flags & 1 ? "delete" : "put";
   const epoch = r.u32();
   const seq = r.f64();
@@ -177,8 +185,9 @@ export function decodeSample(data: Uint8Array): SampleMessage {
   if (key === "") throw new MalformedMessage("sample: empty key");
   const encoding = r.str16();
   const timestamp = r.timestamp();
+  const extras = r.extras(flags >> 2);
   const payload = r.rest();
-  const sample: Sample = timestamp === undefined ? { key, kind, payload, encoding } : { key, kind, payload, encoding, timestamp };
+  const sample: Sample = withExtras(timestamp === undefined ? { key, kind, payload, encoding } : { key, kind, payload, encoding, timestamp }, extras);
   return { sample, origin: { zid, epoch, seq }, resend: (flags & 2) !== 0 };
 }
 
@@ -268,14 +277,15 @@ export function encodeReply(reply: Reply): Buffer {
   const keyLen = Buffer.byteLength(s.key);
   const encLen = Buffer.byteLength(s.encoding);
   checkLengths(0, keyLen, encLen);
-  const buf = Buffer.allocUnsafe(1 + 2 + keyLen + 2 + encLen + 1 + ts.length + 4 + s.payload.length);
-  let o = buf.writeUInt8(s.kind === "put" ? REPLY_PUT : REPLY_DELETE, 0);
+  const buf = Buffer.allocUnsafe(1 + 2 + keyLen + 2 + encLen + 1 + ts.length + extrasSize(s) + 4 + s.payload.length);
+  let o = buf.writeUInt8((s.kind === "put" ? REPLY_PUT : REPLY_DELETE) | (extrasFlags(s) << 2), 0);
   o = buf.writeUInt16BE(keyLen, o);
   o += buf.write(s.key, o, "utf8");
   o = buf.writeUInt16BE(encLen, o);
   o += buf.write(s.encoding, o, "utf8");
   o = buf.writeUInt8(ts.length, o);
   o += buf.write(ts, o, "latin1");
+  o = writeExtras(buf, o, s);
   o = buf.writeUInt32BE(s.payload.length, o);
   s.payload.copy(buf, o);
   return buf;
@@ -289,7 +299,9 @@ export function decodeReplies(data: Uint8Array): { replies: Reply[]; final: bool
   const count = r.count(8);
   const replies: Reply[] = [];
   for (let i = 0; i < count; i++) {
-    const kind = r.u8();
+    const head = r.u8();
+    const kind = head & 3;
+    if (head > 15 || (kind === REPLY_ERR && head !== REPLY_ERR)) throw new MalformedMessage(`replies: unknown reply kind ${head}`);
     if (kind === REPLY_ERR) {
       const code = r.u8();
       // An unknown code (a newer peer's kind) reads as `internal`; 0 is not an error.
@@ -305,9 +317,10 @@ export function decodeReplies(data: Uint8Array): { replies: Reply[]; final: bool
     if (key === "") throw new MalformedMessage("replies: empty key");
     const encoding = r.str16();
     const timestamp = r.timestamp();
+    const extras = r.extras(head >> 2);
     const payload = r.bytes(r.u32());
     const sk = kind === REPLY_PUT ? "put" : "delete";
-    const sample: Sample = timestamp === undefined ? { key, kind: sk, payload, encoding } : { key, kind: sk, payload, encoding, timestamp };
+    const sample: Sample = withExtras(timestamp === undefined ? { key, kind: sk, payload, encoding } : { key, kind: sk, payload, encoding, timestamp }, extras);
     replies.push({ kind: "ok", sample });
   }
   r.end();
@@ -460,19 +473,42 @@ export function decodeAnnouncement(data: Uint8Array): AnnouncementMessage {
 
 // ---- queries and control --------------------------------------------------------------------
 
-/** Encodes a query. */
+const QUERY_TARGETS: readonly QueryTarget[] = ["all", "best_matching", "all_complete"];
+const QUERY_PAYLOAD = 1;
+const QUERY_ENCODING = 2;
+const QUERY_ATTACHMENT = 4;
+
+/**
+ * Encodes a query. The tail (target, content) is left out when the query has neither, so a
+ * plain query stays the 0.1 layout.
+ */
 export function encodeQuery(q: QueryMessage): Buffer {
   const keyLen = Buffer.byteLength(q.key);
   const parLen = Buffer.byteLength(q.parameters);
   checkLengths(0, keyLen, 0);
   if (parLen > 0xffff) throw new MalformedMessage(`selector parameters too long to travel between routers (${parLen} bytes, at most 65535)`);
-  const buf = Buffer.allocUnsafe(1 + 4 + 2 + keyLen + 2 + parLen);
+  const c = q.content;
+  const target = q.target ?? "all";
+  const flags = (c?.payload ? QUERY_PAYLOAD : 0) | (c?.encoding !== undefined ? QUERY_ENCODING : 0) | (c?.attachment ? QUERY_ATTACHMENT : 0);
+  const encLen = c?.encoding === undefined ? 0 : Buffer.byteLength(c.encoding);
+  checkLengths(0, 0, encLen);
+  const tail = flags === 0 && target === "all" ? 0 : 2 + (c?.payload ? 4 + c.payload.length : 0) + (flags & QUERY_ENCODING ? 2 + encLen : 0) + (c?.attachment ? 4 + c.attachment.length : 0);
+  const buf = Buffer.allocUnsafe(1 + 4 + 2 + keyLen + 2 + parLen + tail);
   let o = buf.writeUInt8(MessageType.QUERY, 0);
   o = buf.writeUInt32BE(Math.max(1, Math.min(0xffffffff, Math.round(q.timeoutMs))), o);
   o = buf.writeUInt16BE(keyLen, o);
   o += buf.write(q.key, o, "utf8");
   o = buf.writeUInt16BE(parLen, o);
-  buf.write(q.parameters, o, "utf8");
+  o += buf.write(q.parameters, o, "utf8");
+  if (tail === 0) return buf;
+  o = buf.writeUInt8(QUERY_TARGETS.indexOf(target), o);
+  o = buf.writeUInt8(flags, o);
+  if (c?.payload) o = writeBytes32(buf, o, c.payload);
+  if (c?.encoding !== undefined) {
+    o = buf.writeUInt16BE(encLen, o);
+    o += buf.write(c.encoding, o, "utf8");
+  }
+  if (c?.attachment) writeBytes32(buf, o, c.attachment);
   return buf;
 }
 
@@ -494,8 +530,18 @@ export function decodeControl(data: Uint8Array): ControlMessage {
   const key = r.str16();
   if (key === "") throw new MalformedMessage("query: empty key");
   const parameters = r.str16();
+  if (r.atEnd()) return { type: "query", query: { key, parameters, timeoutMs } };
+  const code = r.u8();
+  const target = QUERY_TARGETS[code];
+  if (target === undefined) throw new MalformedMessage(`query: unknown target ${code}`);
+  const flags = r.u8();
+  if (flags > 7) throw new MalformedMessage(`query: unknown flags ${flags}`);
+  const payload = flags & QUERY_PAYLOAD ? r.bytes(r.u32()) : undefined;
+  const encoding = flags & QUERY_ENCODING ? r.str16() : undefined;
+  const attachment = flags & QUERY_ATTACHMENT ? r.bytes(r.u32()) : undefined;
   r.end();
-  return { type: "query", query: { key, parameters, timeoutMs } };
+  const content: QueryContent = { ...(payload ? { payload } : {}), ...(encoding !== undefined ? { encoding } : {}), ...(attachment ? { attachment } : {}) };
+  return { type: "query", query: { key, parameters, timeoutMs, target, ...(flags === 0 ? {} : { content }) } };
 }
 
 /** Encodes the answer to a ping. */
@@ -518,6 +564,48 @@ export function decodePong(data: Uint8Array): string {
 }
 
 // ---- helpers --------------------------------------------------------------------------------
+
+/** A sample's optional parts, flagged on the wire by two bits: attachment (1), QoS (2). */
+interface SampleExtras {
+  readonly attachment?: Buffer;
+  readonly qos?: Qos;
+}
+const EXTRA_ATTACHMENT = 1;
+const EXTRA_QOS = 2;
+const QOS_BLOCK = 1;
+const QOS_EXPRESS = 2;
+
+/** A QoS travels when its priority is one of Zenoh's (1 to 7); only the library API could give another. */
+function carriesQos(s: SampleExtras): s is SampleExtras & { qos: Qos } {
+  return s.qos !== undefined && Number.isInteger(s.qos.priority) && s.qos.priority >= 1 && s.qos.priority <= 7;
+}
+
+function extrasFlags(s: SampleExtras): number {
+  return (s.attachment ? EXTRA_ATTACHMENT : 0) | (carriesQos(s) ? EXTRA_QOS : 0);
+}
+
+function extrasSize(s: SampleExtras): number {
+  return (s.attachment ? 4 + s.attachment.length : 0) + (carriesQos(s) ? 2 : 0);
+}
+
+/** `[u32 len | attachment] [u8 priority | u8 qos flags]`, each only when its flag is set. */
+function writeExtras(buf: Buffer, o: number, s: SampleExtras): number {
+  if (s.attachment) o = writeBytes32(buf, o, s.attachment);
+  if (carriesQos(s)) {
+    o = buf.writeUInt8(s.qos.priority, o);
+    o = buf.writeUInt8((s.qos.congestionControl === "block" ? QOS_BLOCK : 0) | (s.qos.express ? QOS_EXPRESS : 0), o);
+  }
+  return o;
+}
+
+function withExtras(sample: Sample, extras: SampleExtras | undefined): Sample {
+  return extras === undefined ? sample : { ...sample, ...extras };
+}
+
+function writeBytes32(buf: Buffer, o: number, bytes: Buffer): number {
+  o = buf.writeUInt32BE(bytes.length, o);
+  return o + bytes.copy(buf, o);
+}
 
 function checkLengths(zidLen: number, keyLen: number, encLen: number): void {
   if (zidLen > MAX_ZID) throw new MalformedMessage("router id too long for the wire format");
@@ -618,6 +706,22 @@ class Reader {
   /** Copies the remaining bytes out. */
   rest(): Buffer {
     return this.bytes(this.buf.length - this.o);
+  }
+  /** A sample's attachment and QoS, as `flags` (two bits) says they follow; undefined when none. */
+  extras(flags: number): SampleExtras | undefined {
+    if (flags === 0) return undefined;
+    const attachment = flags & EXTRA_ATTACHMENT ? this.bytes(this.u32()) : undefined;
+    if (!(flags & EXTRA_QOS)) return { attachment };
+    const priority = this.u8();
+    if (priority < 1 || priority > 7) throw new MalformedMessage(`${this.what}: priority ${priority} is not 1 to 7`);
+    const q = this.u8();
+    if (q > 3) throw new MalformedMessage(`${this.what}: unknown QoS flags ${q}`);
+    const qos: Qos = { priority, congestionControl: q & QOS_BLOCK ? "block" : "drop", express: (q & QOS_EXPRESS) !== 0 };
+    return attachment ? { attachment, qos } : { qos };
+  }
+  /** True when every byte was read. */
+  atEnd(): boolean {
+    return this.o === this.buf.length;
   }
   /** The message must end here. */
   end(): void {

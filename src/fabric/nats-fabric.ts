@@ -12,9 +12,10 @@
  */
 import { isValid, isWild } from "../keyexpr/index.js";
 import { errorMessage, toZestError, ZestError } from "../core/errors.js";
-import type { DeclarationKind, Fabric, FabricHost, FabricStatus } from "../core/fabric.js";
+import type { DeclarationKind, Fabric, FabricHost, FabricStatus, RemoteQueryOptions } from "../core/fabric.js";
 import { silentLogger, type Logger } from "../core/log.js";
 import type { Reply } from "../core/reply.js";
+import type { QueryTarget } from "../core/query-target.js";
 import type { Sample } from "../core/sample.js";
 import type { Selector } from "../core/selector.js";
 import { AckTracker } from "./ack-tracker.js";
@@ -284,24 +285,29 @@ export class NatsFabric implements Fabric {
     return acked;
   }
 
-  query(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void): Promise<void> {
+  query(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void, options: RemoteQueryOptions = {}): Promise<void> {
     const transport = this.transport;
+    const target = options.target ?? "all";
     if (!transport || !this.connected || this.closing) {
       if (transport && !this.connected && !this.closing) {
         // The local answers count; each router that could have answered adds an error entry.
-        for (const zid of this.table.interest(selector.key, "queryable")) onReply(errorReply("unavailable", `router ${zid} cannot be reached: not connected to NATS`));
+        for (const zid of this.queryTargets(selector.key, target)) onReply(errorReply("unavailable", `router ${zid} cannot be reached: not connected to NATS`));
       }
       return Promise.resolve();
     }
-    const targets = this.table.interest(selector.key, "queryable");
+    const targets = this.queryTargets(selector.key, target);
     if (targets.length === 0) return Promise.resolve();
     // The targets stop their queryables a little earlier, so their timeout errors travel back in time.
     const remoteMs = Math.max(1, timeoutMs - Math.min(200, Math.floor(timeoutMs / 5)));
     let body: Buffer;
     try {
-      body = encodeQuery({ key: selector.key, parameters: selector.parameters.raw, timeoutMs: remoteMs });
+      body = encodeQuery({ key: selector.key, parameters: selector.parameters.raw, timeoutMs: remoteMs, target, ...(options.content ? { content: options.content } : {}) });
     } catch (err) {
       onReply(errorReply("too_long", errorMessage(err)));
+      return Promise.resolve();
+    }
+    if (body.length > transport.maxPayload) {
+      onReply(errorReply("too_large", `the query on ${selector.key} (${body.length} bytes) is larger than NATS accepts between routers (${transport.maxPayload} bytes)`));
       return Promise.resolve();
     }
     this.counters.queriesSent += targets.length;
@@ -334,6 +340,23 @@ export class NatsFabric implements Fabric {
   /** Ids of the other routers that declared a `kind` intersecting `keyExpr`, sorted. */
   interest(keyExpr: string, kind: DeclarationKind): string[] {
     return this.table?.interest(keyExpr, kind) ?? [];
+  }
+
+  /**
+   * The routers a query goes to (docs/fabric-protocol.md, "Query targets"): `all` every one with
+   * a matching queryable, `all_complete` those with a complete one including the key,
+   * `best_matching` the first of those (by id), or every matching one when there is none.
+   */
+  private queryTargets(key: string, target: QueryTarget): string[] {
+    if (target === "all") return this.table.interest(key, "queryable");
+    const complete = this.table.complete(key);
+    if (target === "all_complete") return complete;
+    return complete.length > 0 ? complete.slice(0, 1) : this.table.interest(key, "queryable");
+  }
+
+  /** Ids of the other routers that declared a complete queryable including `keyExpr`, sorted. */
+  completeQueryables(keyExpr: string): string[] {
+    return this.table?.complete(keyExpr) ?? [];
   }
 
   /** True when another router announced a queryable matching `key`. */

@@ -53,6 +53,8 @@ export class PeerTable {
     ["queryable", new KeTrie<string>()],
     ["token", new KeTrie<string>()],
   ]);
+  /** Complete queryables, for the targets `best_matching` and `all_complete`. */
+  private readonly completeQueryables = new KeTrie<string>();
 
   constructor(
     private readonly clock: Clock,
@@ -77,6 +79,13 @@ export class PeerTable {
   /** Routers that declared a `kind` intersecting `keyExpr`, sorted and deduplicated. */
   interest(keyExpr: string, kind: DeclarationKind): string[] {
     const hits = this.byKind.get(kind)!.intersecting(keyExpr);
+    if (hits.length <= 1) return hits;
+    return [...new Set(hits)].sort();
+  }
+
+  /** Routers that declared a complete queryable including `keyExpr`, sorted and deduplicated. */
+  complete(keyExpr: string): string[] {
+    const hits = this.completeQueryables.including(keyExpr);
     if (hits.length <= 1) return hits;
     return [...new Set(hits)].sort();
   }
@@ -112,6 +121,7 @@ export class PeerTable {
     for (const d of m.decls) {
       try {
         this.byKind.get(d.kind)!.add(d.key, peer.zid);
+        if (d.kind === "queryable" && d.complete) this.completeQueryables.add(d.key, peer.zid);
         peer.decls.push(d);
       } catch {
         this.logger.warn({ zid: m.zid, key: d.key, kind: d.kind }, "ignored an invalid declaration");
@@ -180,6 +190,9 @@ export class PeerTable {
   }
 
   private unindex(peer: MutablePeer): void {
-    for (const d of peer.decls) this.byKind.get(d.kind)!.delete(d.key, peer.zid);
+    for (const d of peer.decls) {
+      this.byKind.get(d.kind)!.delete(d.key, peer.zid);
+      if (d.kind === "queryable" && d.complete) this.completeQueryables.delete(d.key, peer.zid);
+    }
   }
 }

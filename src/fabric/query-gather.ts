@@ -126,7 +126,7 @@ export async function answerQuery(host: FabricHost, query: QueryMessage, limit: 
   };
   try {
     const selector: Selector = { key: query.key, parameters: new Parameters(query.parameters) };
-    await host.answerRemote(selector, query.timeoutMs, onReply);
+    await host.answerRemote(selector, query.timeoutMs, onReply, { target: query.target ?? "all", content: query.content });
   } catch (err) {
     onReply(errorReply(toZestError(err).kind, errorMessage(err)));
   }

@@ -60,6 +60,44 @@ test("a sample round-trips with its origin, kind, timestamp and raw payload; a r
   assert.equal(d.sample.timestamp, undefined);
 });
 
+test("attachments and QoS travel with samples and replies; a query carries its target, payload, encoding and attachment", () => {
+  const qos = { priority: 2, congestionControl: "block" as const, express: true };
+  const rich = { ...put, attachment: Buffer.from([9, 0, 9]), qos };
+  const m = decodeSample(encodeSample(rich, { zid: "AB", epoch: 1, seq: 7 }, true));
+  assert.deepEqual(m.sample.attachment, rich.attachment);
+  assert.deepEqual(m.sample.qos, qos);
+  assert.deepEqual(m.sample.payload, put.payload);
+  assert.equal(m.resend, true);
+  assert.equal(m.sample.kind, "put");
+  const onlyQos = decodeSample(encodeSample({ ...del, qos: { priority: 7, congestionControl: "drop", express: false } }, { zid: "AB", epoch: 1, seq: 8 })).sample;
+  assert.deepEqual([onlyQos.kind, onlyQos.attachment, onlyQos.qos], ["delete", undefined, { priority: 7, congestionControl: "drop", express: false }]);
+  const onlyAtt = decodeSample(markResend(encodeSample({ ...put, attachment: Buffer.alloc(0) }, { zid: "AB", epoch: 1, seq: 9 })));
+  assert.deepEqual([onlyAtt.sample.attachment, onlyAtt.sample.qos, onlyAtt.resend], [Buffer.alloc(0), undefined, true]);
+  assert.equal(decodeSample(encodeSample({ ...put, qos: { ...qos, priority: 0 } }, { zid: "AB", epoch: 1, seq: 1 })).sample.qos, undefined, "a priority zenoh does not know is not carried");
+  assert.equal(decodeSample(encodeSample(put, { zid: "AB", epoch: 1, seq: 1 })).sample.attachment, undefined);
+
+  const batch = new ReplyBatch();
+  batch.addEncoded(encodeReply({ kind: "ok", sample: rich }));
+  batch.addEncoded(encodeReply({ kind: "ok", sample: { ...del, attachment: Buffer.from("z") } }));
+  const [r1, r2] = decodeReplies(batch.take(true)).replies;
+  assert.ok(r1?.kind === "ok" && r2?.kind === "ok");
+  assert.deepEqual([r1.sample.attachment, r1.sample.qos, r1.sample.payload], [rich.attachment, qos, put.payload]);
+  assert.deepEqual([r2.sample.kind, r2.sample.attachment, r2.sample.qos], ["delete", Buffer.from("z"), undefined]);
+
+  const content = { payload: Buffer.from('{"n":3}'), encoding: "application/json", attachment: Buffer.from([1, 2]) };
+  assert.deepEqual(decodeControl(encodeQuery({ key: "q/x", parameters: "a=1", timeoutMs: 9, target: "all_complete", content })), {
+    type: "query",
+    query: { key: "q/x", parameters: "a=1", timeoutMs: 9, target: "all_complete", content },
+  });
+  assert.deepEqual(decodeControl(encodeQuery({ key: "q", parameters: "", timeoutMs: 9, target: "best_matching" })), { type: "query", query: { key: "q", parameters: "", timeoutMs: 9, target: "best_matching" } });
+  assert.deepEqual(decodeControl(encodeQuery({ key: "q", parameters: "", timeoutMs: 9, content: { encoding: "text/plain" } })), {
+    type: "query",
+    query: { key: "q", parameters: "", timeoutMs: 9, target: "all", content: { encoding: "text/plain" } },
+  });
+  const plain = encodeQuery({ key: "q", parameters: "", timeoutMs: 9, target: "all", content: {} });
+  assert.equal(plain.length, 1 + 4 + 2 + 1 + 2, "a query with nothing more keeps the short layout");
+});
+
 test("replies, acknowledgements, declarations, heartbeats, goodbyes, queries and pings round-trip", () => {
   const batch = new ReplyBatch();
   const replies: Reply[] = [{ kind: "ok", sample: put }, { kind: "ok", sample: del }, { kind: "err", errorKind: "timeout", encoding: Encoding.TEXT_PLAIN, payload: Buffer.from("late") }];
@@ -99,7 +137,14 @@ test("the decoders refuse what a peer could get wrong, with a reason", () => {
     ["empty", () => decodeSample(Buffer.alloc(0)), /not a sample message/],
     ["wrong type", () => decodeSample(encodePong("AB")), /not a sample message/],
     ["truncated", () => decodeSample(sample.subarray(0, 20)), /truncated/],
-    ["unknown flags", () => decodeSample(Buffer.concat([Buffer.of(1, 9), sample.subarray(2)])), /unknown flags/],
+    ["unknown flags", () => decodeSample(Buffer.concat([Buffer.of(1, 16), sample.subarray(2)])), /unknown flags/],
+    ["priority 0", () => decodeSample(encodeSample({ ...put, qos: { priority: 5, congestionControl: "drop", express: false } }, { zid: "AB", epoch: 1, seq: 1 }).map((b, i, all) => (i === all.length - 6 ? 0 : b))), /priority 0 is not 1 to 7/],
+    ["unknown QoS flags", () => decodeSample(encodeSample({ ...put, qos: { priority: 5, congestionControl: "drop", express: false } }, { zid: "AB", epoch: 1, seq: 1 }).map((b, i, all) => (i === all.length - 5 ? 4 : b))), /unknown QoS flags 4/],
+    ["lying attachment length", () => decodeSample(encodeSample({ ...put, attachment: Buffer.from("ab") }, { zid: "AB", epoch: 1, seq: 1 }).map((b, i, all) => (i === all.length - 10 ? 0xff : b))), /truncated/],
+    ["error reply with extras", () => decodeReplies(Buffer.of(2, 1, 0, 0, 0, 1, 6, 1, 0, 0, 0, 0, 0, 0)), /unknown reply kind 6/],
+    ["unknown query target", () => decodeControl(Buffer.concat([encodeQuery({ key: "q", parameters: "", timeoutMs: 1 }), Buffer.of(3, 0)])), /unknown target 3/],
+    ["unknown query flags", () => decodeControl(Buffer.concat([encodeQuery({ key: "q", parameters: "", timeoutMs: 1 }), Buffer.of(0, 8)])), /unknown flags 8/],
+    ["query tail cut", () => decodeControl(Buffer.concat([encodeQuery({ key: "q", parameters: "", timeoutMs: 1 }), Buffer.of(1)])), /truncated/],
     ["bad seq", () => decodeSample(encodeSample(put, { zid: "AB", epoch: 1, seq: 0.5 })), /sequence number/],
     ["bad zid", () => decodeSample(encodeSample(put, { zid: "zz", epoch: 1, seq: 1 })), /malformed router id/],
     ["bad utf-8", () => decodeSample(encodeSample({ ...put, key: "a" }, { zid: "AB", epoch: 1, seq: 1 }).fill(0xff, 26, 27)), /UTF-8/],
@@ -140,9 +185,12 @@ test("fuzz: 100,000 random and mutated messages decode or throw MalformedMessage
   const int = (n: number): number => Math.floor(rand() * n);
   const batch = new ReplyBatch();
   batch.addEncoded(encodeReply({ kind: "ok", sample: put }));
+  batch.addEncoded(encodeReply({ kind: "ok", sample: { ...put, attachment: Buffer.from("r"), qos: { priority: 3, congestionControl: "drop", express: false } } }));
   batch.addEncoded(encodeReply({ kind: "err", errorKind: "internal", encoding: Encoding.TEXT_PLAIN, payload: Buffer.from("x") }));
   const valid: Buffer[] = [
     encodeSample(put, { zid: "AB", epoch: 3, seq: 9 }),
+    encodeSample({ ...put, attachment: Buffer.from("att"), qos: { priority: 1, congestionControl: "block", express: true } }, { zid: "AB", epoch: 3, seq: 12 }),
+    encodeSample({ ...del, attachment: Buffer.from("a") }, { zid: "AB", epoch: 3, seq: 13 }),
     encodeSample(del, { zid: "ABCD", epoch: 0, seq: 1 }, true),
     batch.take(false),
     encodeAcks({ zid: "B1", acks: [{ seq: 1, errorKind: undefined, message: "" }, { seq: 3, errorKind: "forbidden", message: "no" }] }),
@@ -150,6 +198,7 @@ test("fuzz: 100,000 random and mutated messages decode or throw MalformedMessage
     encodeHeartbeat({ zid: "C1", epoch: 1, ver: 2 }),
     encodeGoodbye({ zid: "C1", epoch: 1 }),
     encodeQuery({ key: "q/*", parameters: "x=1", timeoutMs: 10 }),
+    encodeQuery({ key: "q/*", parameters: "", timeoutMs: 10, target: "best_matching", content: { payload: Buffer.from("body"), encoding: "text/plain", attachment: Buffer.from("a") } }),
     encodeControl("ping"),
     encodePong("D1"),
     encodeSamples([encodeSample(put, { zid: "AB", epoch: 3, seq: 10 }), encodeSample(del, { zid: "AB", epoch: 3, seq: 11 })]),

@@ -3,7 +3,7 @@
  * state machines run in milliseconds, without NATS, and time moves only when a test says so.
  */
 import { Encoding } from "../../src/core/encoding.js";
-import type { FabricHost, QueryableInfo } from "../../src/core/fabric.js";
+import type { FabricHost, QueryableInfo, RemoteQueryOptions } from "../../src/core/fabric.js";
 import type { Reply } from "../../src/core/reply.js";
 import { makeSample, type Sample } from "../../src/core/sample.js";
 import type { Selector } from "../../src/core/selector.js";
@@ -31,7 +31,7 @@ export class FakeRouter {
   /** Replaces delivery (to fail it, or hold it). */
   deliver: ((s: Sample) => Promise<void>) | undefined;
   /** Answers remote queries (default: none). */
-  answer: ((selector: Selector, onReply: (r: Reply) => void) => Promise<void>) | undefined;
+  answer: ((selector: Selector, onReply: (r: Reply) => void, options: RemoteQueryOptions) => Promise<void>) | undefined;
   transport: MemoryTransport | undefined;
   readonly fabric: NatsFabric;
 
@@ -57,8 +57,8 @@ export class FakeRouter {
         if (this.deliver) return this.deliver(s);
         this.delivered.push(s);
       },
-      answerRemote: async (selector, _ms, onReply) => {
-        await this.answer?.(selector, onReply);
+      answerRemote: async (selector, _ms, onReply, options = {}) => {
+        await this.answer?.(selector, onReply, options);
       },
       subscriberKeys: () => [...this.subs],
       queryables: () => [...this.qbls],

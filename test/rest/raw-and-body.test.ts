@@ -4,27 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import nodeHttp from "node:http";
-import { http, type HttpResult } from "../support/http.js";
+import { getWithBody, http } from "../support/http.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
-
-/** A GET with a body (fetch refuses to send one; curl and Node's http do). */
-function getWithBody(base: string, path: string, body: string, headers: Record<string, string> = {}): Promise<HttpResult> {
-  return new Promise((resolve, reject) => {
-    const req = nodeHttp.request(`${base}${path}`, { method: "GET", headers: { ...headers, "content-length": Buffer.byteLength(body) } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (text += c));
-      res.on("end", () => {
-        const h = new Headers();
-        for (const [k, v] of Object.entries(res.headers)) if (typeof v === "string") h.set(k, v);
-        resolve({ status: res.statusCode ?? 0, headers: h, text });
-      });
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
 
 describe("_raw=true and GET bodies, Variant A", () => {
   let z: ZestProcess;

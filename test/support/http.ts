@@ -1,5 +1,7 @@
 /** Small HTTP helpers for end-to-end tests (real requests with fetch). */
 
+import nodeHttp from "node:http";
+
 export interface HttpResult {
   status: number;
   headers: Headers;
@@ -90,4 +92,22 @@ export async function eventually(fn: () => Promise<boolean> | boolean, timeoutMs
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** A GET with a body (fetch refuses to send one; curl and Node's http do). */
+export function getWithBody(base: string, path: string, body: string, headers: Record<string, string> = {}): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    const req = nodeHttp.request(`${base}${path}`, { method: "GET", headers: { ...headers, "content-length": Buffer.byteLength(body) } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (text += c));
+      res.on("end", () => {
+        const h = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (typeof v === "string") h.set(k, v);
+        resolve({ status: res.statusCode ?? 0, headers: h, text });
+      });
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
 }
