@@ -49,12 +49,18 @@ for (let i = 0; i < profile.samples.length; i++) {
 }
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 const EXCLUDED = new Set(["(idle)", "(program)", "writev", "writeBuffer", "writeUtf8String", "writeLatin1String"]);
-const excluded = profile.nodes.filter((n) => EXCLUDED.has(n.callFrame.functionName) && !n.callFrame.url).reduce((s, n) => s + (self.get(n.id) ?? 0), 0);
-const syscalls = profile.nodes.filter((n) => n.callFrame.functionName.startsWith("write") && !n.callFrame.url).reduce((s, n) => s + (self.get(n.id) ?? 0), 0);
+const excluded = profile.nodes
+  .filter((n) => EXCLUDED.has(n.callFrame.functionName) && !n.callFrame.url)
+  .reduce((s, n) => s + (self.get(n.id) ?? 0), 0);
+const syscalls = profile.nodes
+  .filter((n) => n.callFrame.functionName.startsWith("write") && !n.callFrame.url)
+  .reduce((s, n) => s + (self.get(n.id) ?? 0), 0);
 const busy = total - excluded;
 
 function label(f: CallFrame): string {
-  const where = f.url ? `${f.url.replace(/^.*\/(dist|node_modules)\//, "$1/").replace(/^node:/, "node:")}:${f.lineNumber + 1}` : "";
+  const where = f.url
+    ? `${f.url.replace(/^.*\/(dist|node_modules)\//, "$1/").replace(/^node:/, "node:")}:${f.lineNumber + 1}`
+    : "";
   return `${f.functionName || "(anonymous)"} ${where}`.trim();
 }
 
@@ -79,8 +85,18 @@ for (const [id, us] of self) {
 }
 
 const pct = (us: number): string => `${((100 * us) / busy).toFixed(1).padStart(5)}%`;
-console.log(`profile ${file}: ${(total / 1e6).toFixed(1)} s sampled, ${(syscalls / 1e6).toFixed(1)} s in socket writes, ${(busy / 1e6).toFixed(1)} s of JS and runtime work (the 100% below)\n`);
+console.log(
+  `profile ${file}: ${(total / 1e6).toFixed(1)} s sampled, ${(syscalls / 1e6).toFixed(1)} s in socket writes, ${(busy / 1e6).toFixed(1)} s of JS and runtime work (the 100% below)\n`,
+);
 console.log(`top ${top} by self time:`);
-for (const [k, us] of [...selfByFn].filter(([k]) => !EXCLUDED.has(k)).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${pct(us)}  ${k}`);
+for (const [k, us] of [...selfByFn]
+  .filter(([k]) => !EXCLUDED.has(k))
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, top))
+  console.log(`  ${pct(us)}  ${k}`);
 console.log(`\ntop ${top} zest functions (dist/) by inclusive time:`);
-for (const [k, us] of [...inclByFn].filter(([k]) => k.includes("dist/")).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${pct(us)}  ${k}`);
+for (const [k, us] of [...inclByFn]
+  .filter(([k]) => k.includes("dist/"))
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, top))
+  console.log(`  ${pct(us)}  ${k}`);

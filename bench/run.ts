@@ -43,9 +43,12 @@ async function waitForQuiet(maxSeconds: number): Promise<string | undefined> {
     await sleep(1000);
     const { otherCpuPct } = probe();
     if (otherCpuPct < INTERFERENCE_LIMIT_PCT) return undefined;
-    if (performance.now() >= until) return `other processes were using ${Math.round(otherCpuPct)}% of a core when it started`;
+    if (performance.now() >= until)
+      return `other processes were using ${Math.round(otherCpuPct)}% of a core when it started`;
     if (!said) {
-      console.error(`  (other processes use ${Math.round(otherCpuPct)}% of a core: waiting up to ${maxSeconds} s for a quiet machine)`);
+      console.error(
+        `  (other processes use ${Math.round(otherCpuPct)}% of a core: waiting up to ${maxSeconds} s for a quiet machine)`,
+      );
       said = true;
     }
   }
@@ -77,7 +80,9 @@ function markdown(rows: Row[], meta: Record<string, string>): string {
   for (const r of rows) {
     let result = r.error ? "failed" : r.pass === undefined ? "reported" : r.pass ? "pass" : "**miss**";
     if (!r.error && unreliable(r)) result += " (unreliable: machine busy)";
-    out.push(`| ${esc(r.title)} | ${esc(r.error ?? r.summary ?? "")} | ${r.ratio !== undefined ? fmtRatio(r.ratio) : "—"} | ${esc(r.target ?? "—")} | ${result} |`);
+    out.push(
+      `| ${esc(r.title)} | ${esc(r.error ?? r.summary ?? "")} | ${r.ratio !== undefined ? fmtRatio(r.ratio) : "—"} | ${esc(r.target ?? "—")} | ${result} |`,
+    );
   }
   const notes = rows.flatMap((r) => (r.notes ?? []).map((n) => `- ${r.title}: ${n}`));
   if (notes.length > 0) out.push("", ...notes);
@@ -99,7 +104,14 @@ async function main(): Promise<void> {
       const r = await mod.run();
       row = { ...r, title: b.title, issue: b.issue, seconds: (performance.now() - started) / 1000 };
     } catch (err) {
-      row = { name: b.name, figures: {}, title: b.title, issue: b.issue, seconds: (performance.now() - started) / 1000, error: err instanceof Error ? err.message : String(err) };
+      row = {
+        name: b.name,
+        figures: {},
+        title: b.title,
+        issue: b.issue,
+        seconds: (performance.now() - started) / 1000,
+        error: err instanceof Error ? err.message : String(err),
+      };
     }
     if (busy) row.notes = [...(row.notes ?? []), busy];
     rows.push(row);
@@ -117,7 +129,8 @@ async function main(): Promise<void> {
     ratio: r.ratio === undefined ? undefined : roundFigure(r.ratio),
     interferencePct: r.interferencePct === undefined ? undefined : roundFigure(r.interferencePct),
     seconds: roundFigure(r.seconds),
-    figures: Object.fromEntries(Object.entries(r.figures).map(([k, v]) => [k, roundFigure(v)])) }));
+    figures: Object.fromEntries(Object.entries(r.figures).map(([k, v]) => [k, roundFigure(v)])),
+  }));
   const dir = join(BENCH_DIR, "results");
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "latest.json"), `${JSON.stringify({ ...meta, results }, null, 2)}\n`);

@@ -6,7 +6,9 @@
 
 /** @param {import("zest").PluginContext} ctx */
 export default function evalPlugin({ session, config }) {
-  const key = (config && typeof config === "object" && "key_expr" in config && String(config.key_expr)) || "demo/example/zest-eval";
+  const key =
+    (config && typeof config === "object" && "key_expr" in config && String(config.key_expr)) ||
+    "demo/example/zest-eval";
   const queryable = session.declareQueryable(key, (query) => {
     const name = query.parameters.get("name") || query.payload?.toString("utf8") || "zest!";
     query.reply(key, `Eval from ${name}`, { encoding: "text/plain" });

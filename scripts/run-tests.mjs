@@ -11,13 +11,23 @@ function find(dir) {
 }
 
 const filters = process.argv.slice(2);
-const files = find("test").sort().filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+const files = find("test")
+  .sort()
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 if (files.length === 0) {
   console.error("no test files found");
   process.exit(1);
 }
 // The zenoh-ts client (test/remote) imports a .wasm module and uses the global WebSocket: Node 20
 // needs these flags for it; the test runner hands them to every test file's process.
-const zenohTsFlags = ["--experimental-wasm-modules", "--experimental-websocket", "--disable-warning=ExperimentalWarning"];
-const r = spawnSync(process.execPath, [...zenohTsFlags, "--import", "tsx", "--test", "--test-concurrency=2", "--test-timeout=120000", ...files], { stdio: "inherit" });
+const zenohTsFlags = [
+  "--experimental-wasm-modules",
+  "--experimental-websocket",
+  "--disable-warning=ExperimentalWarning",
+];
+const r = spawnSync(
+  process.execPath,
+  [...zenohTsFlags, "--import", "tsx", "--test", "--test-concurrency=2", "--test-timeout=120000", ...files],
+  { stdio: "inherit" },
+);
 process.exit(r.status ?? 1);

@@ -22,5 +22,5 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 npm run build --silent
 npm run typecheck --silent   # tests, benchmarks and examples are type-checked too
-npm run lint --silent        # Biome's recommended rules (biome.json)
+npm run lint --silent        # Biome: the recommended rules and the formatter (biome.json)
 node scripts/run-tests.mjs "$@"

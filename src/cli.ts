@@ -2,7 +2,14 @@
 import { randomBytes } from "node:crypto";
 import { Command, CommanderError, Option } from "commander";
 import { hashSecret } from "./access/hash.js";
-import { applyCfgOverride, ConfigError, loadConfigFile, parseHttpPort, validateConfig, type ZestConfig } from "./config/config.js";
+import {
+  applyCfgOverride,
+  ConfigError,
+  loadConfigFile,
+  parseHttpPort,
+  validateConfig,
+  type ZestConfig,
+} from "./config/config.js";
 import { errorMessage } from "./core/errors.js";
 import { redactText } from "./config/redact.js";
 import { createLogger } from "./core/log.js";
@@ -37,19 +44,41 @@ function program(): Command {
     .description("A key/value router with a REST gateway (Zenoh-compatible).")
     .version(VERSION, "-V, --version", "print the version and exit")
     .option("-c, --config <file>", "JSON5 configuration file")
-    .option("--cfg <path:json5>", "set a config value, e.g. --cfg='plugins/storage_manager/storages/demo:{key_expr:\"demo/**\",volume:\"memory\"}' (repeatable)", collect, [])
-    .option("--rest-http-port <port>", "REST gateway port: a port, ip:port, or none to disable (default 8000; a port alone listens on 127.0.0.1 unless access control is on)")
-    .addOption(new Option("--rest-variant <variant>", "REST variant: a (zenoh 0.6 style) or b (zenoh 0.4 style)").choices(["a", "b"]))
+    .option(
+      "--cfg <path:json5>",
+      'set a config value, e.g. --cfg=\'plugins/storage_manager/storages/demo:{key_expr:"demo/**",volume:"memory"}\' (repeatable)',
+      collect,
+      [],
+    )
+    .option(
+      "--rest-http-port <port>",
+      "REST gateway port: a port, ip:port, or none to disable (default 8000; a port alone listens on 127.0.0.1 unless access control is on)",
+    )
+    .addOption(
+      new Option("--rest-variant <variant>", "REST variant: a (zenoh 0.6 style) or b (zenoh 0.4 style)").choices([
+        "a",
+        "b",
+      ]),
+    )
     .option("--id <hex>", "router id, 1 to 16 bytes of hex (default: random)")
-    .option("--adminspace-permissions <perms>", "admin space access over HTTP: r, w, rw or none (default: read for all, write from loopback)")
+    .option(
+      "--adminspace-permissions <perms>",
+      "admin space access over HTTP: r, w, rw or none (default: read for all, write from loopback)",
+    )
     .option("-P, --plugin <module>", "load a plugin module that receives a Session (repeatable)", collect, [])
     .option("--data-dir <dir>", "keep run-time storages and file volumes here, so they outlast a restart")
     .option("--nats <urls>", "join a NATS cluster (comma-separated URLs) to form one key space with other routers")
     .option("--query-timeout <ms>", "default query timeout in milliseconds (10000)")
     .option("--body-limit <bytes>", "largest request body the REST gateway accepts (16777216)")
-    .option("--rest-tls-cert <file>", "serve the REST gateway over HTTPS with this PEM certificate chain (with --rest-tls-key)")
+    .option(
+      "--rest-tls-cert <file>",
+      "serve the REST gateway over HTTPS with this PEM certificate chain (with --rest-tls-key)",
+    )
     .option("--rest-tls-key <file>", "the PEM private key of --rest-tls-cert")
-    .option("--remote-api-port <port>", "serve the zenoh-ts remote API over WebSocket on a port or ip:port (off by default)")
+    .option(
+      "--remote-api-port <port>",
+      "serve the zenoh-ts remote API over WebSocket on a port or ip:port (off by default)",
+    )
     .option("-v, --verbose", "more logs: -v info, -vv debug", count, 0)
     .helpOption("-h, --help", "show this help")
     .showSuggestionAfterError(false)
@@ -72,8 +101,13 @@ function buildConfig(flags: Flags): ZestConfig {
   }
   if (flags.restVariant !== undefined) rest().variant = flags.restVariant as "a" | "b";
   if (flags.bodyLimit !== undefined) rest().body_limit = positiveInt(flags.bodyLimit, "--body-limit");
-  if ((flags.restTlsCert === undefined) !== (flags.restTlsKey === undefined)) throw new ConfigError("--rest-tls-cert and --rest-tls-key go together");
-  if (flags.restTlsCert !== undefined) (rest() as Record<string, unknown>).tls = { listen_certificate: flags.restTlsCert, listen_private_key: flags.restTlsKey };
+  if ((flags.restTlsCert === undefined) !== (flags.restTlsKey === undefined))
+    throw new ConfigError("--rest-tls-cert and --rest-tls-key go together");
+  if (flags.restTlsCert !== undefined)
+    (rest() as Record<string, unknown>).tls = {
+      listen_certificate: flags.restTlsCert,
+      listen_private_key: flags.restTlsKey,
+    };
   if (flags.remoteApiPort !== undefined) {
     config.plugins ??= {};
     const plugins = config.plugins;
@@ -81,7 +115,8 @@ function buildConfig(flags: Flags): ZestConfig {
   }
   if (flags.id !== undefined) config.id = flags.id;
   if (flags.dataDir !== undefined) config.data_dir = flags.dataDir;
-  if (flags.queryTimeout !== undefined) config.queries_default_timeout = positiveInt(flags.queryTimeout, "--query-timeout");
+  if (flags.queryTimeout !== undefined)
+    config.queries_default_timeout = positiveInt(flags.queryTimeout, "--query-timeout");
   if (flags.adminspacePermissions !== undefined) {
     try {
       config.adminspace ??= {};
@@ -93,7 +128,10 @@ function buildConfig(flags: Flags): ZestConfig {
   if (flags.nats !== undefined) {
     config.fabric ??= {};
     config.fabric.nats ??= {};
-    config.fabric.nats.servers = flags.nats.split(",").map((s) => s.trim()).filter(Boolean);
+    config.fabric.nats.servers = flags.nats
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
   }
   validateConfig(config);
   return config;
@@ -164,7 +202,9 @@ async function readSecret(): Promise<string> {
   }
   const chunks: Buffer[] = [];
   for await (const chunk of stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  return Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -196,7 +236,9 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`zest: ${redactText(errorMessage(err))}\n`);
     return err instanceof ConfigError ? 2 : 1;
   }
-  process.stderr.write(`zest ${VERSION} router ${zest.router.zid}${zest.restUrl ? ` serving ${zest.restUrl}` : ""}${zest.remoteApiUrl ? ` remote API ${zest.remoteApiUrl}` : ""}\n`);
+  process.stderr.write(
+    `zest ${VERSION} router ${zest.router.zid}${zest.restUrl ? ` serving ${zest.restUrl}` : ""}${zest.remoteApiUrl ? ` remote API ${zest.remoteApiUrl}` : ""}\n`,
+  );
   await new Promise<void>((resolve) => {
     const stop = (): void => resolve();
     process.once("SIGINT", stop);

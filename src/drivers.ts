@@ -21,12 +21,17 @@ export function lazyDriver(descriptor: DriverDescriptor, load: () => Promise<Vol
 }
 
 /** The `sqlite` volume driver (better-sqlite3 is loaded when the first SQLite volume opens). */
-export const sqliteDriver: VolumeDriver = lazyDriver(sqliteDescriptor, async () => (await import("./storage/volumes/sqlite.js")).sqliteDriver);
+export const sqliteDriver: VolumeDriver = lazyDriver(
+  sqliteDescriptor,
+  async () => (await import("./storage/volumes/sqlite.js")).sqliteDriver,
+);
 
 /**
  * The `jetstream` volume driver; volumes without `servers` use the connection `shared` returns
  * (the fabric's). The NATS client is loaded when the first JetStream volume opens.
  */
 export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriver {
-  return lazyDriver(jetstreamDescriptor, async () => (await import("./storage/volumes/jetstream.js")).createJetstreamDriver(shared));
+  return lazyDriver(jetstreamDescriptor, async () =>
+    (await import("./storage/volumes/jetstream.js")).createJetstreamDriver(shared),
+  );
 }

@@ -2,7 +2,16 @@
  * zest's library API, shaped like the Zenoh TypeScript client:
  * `import { KeyExpr, Session, Router } from "zest"`.
  */
-export { KeyExpr, KeyExprError, canonize, intersects, includes, isWild, DEFAULT_KEYEXPR_LIMITS, type KeyExprLimits } from "./keyexpr/index.js";
+export {
+  KeyExpr,
+  KeyExprError,
+  canonize,
+  intersects,
+  includes,
+  isWild,
+  DEFAULT_KEYEXPR_LIMITS,
+  type KeyExprLimits,
+} from "./keyexpr/index.js";
 export { Router, type RouterOptions, type QueryOptions, type SampleHandler, type QueryHandler } from "./core/router.js";
 export {
   Session,

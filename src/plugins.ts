@@ -33,7 +33,11 @@ export interface LoadedPlugin {
 
 /** Plugin name: the file name without directory and extension. */
 export function pluginName(path: string): string {
-  return path.replace(/\\/g, "/").split("/").pop()!.replace(/\.(m?js|cjs|ts)$/, "");
+  return path
+    .replace(/\\/g, "/")
+    .split("/")
+    .pop()!
+    .replace(/\.(m?js|cjs|ts)$/, "");
 }
 
 /** Imports a plugin module (a path relative to the working directory, or a package name). */

@@ -86,10 +86,13 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     try {
       // `allowed_paths`/`allowed_hosts` alone are policy: the default storage stays.
       const sm = config.plugins?.storage_manager;
-      await manager.start(sm?.storages === undefined && sm?.volumes === undefined ? { ...sm, ...DEFAULT_STORAGES } : sm);
+      await manager.start(
+        sm?.storages === undefined && sm?.volumes === undefined ? { ...sm, ...DEFAULT_STORAGES } : sm,
+      );
     } catch (err) {
       // An invalid storage or volume in the configuration is a configuration error (exit 2).
-      if (err instanceof ZestError && !isServerSide(err.kind)) throw new ConfigError(`invalid storage_manager configuration: ${errorMessage(err)}`);
+      if (err instanceof ZestError && !isServerSide(err.kind))
+        throw new ConfigError(`invalid storage_manager configuration: ${errorMessage(err)}`);
       throw err;
     }
 
@@ -110,7 +113,10 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     const admin = restVariant.admin(new Session(router, "admin"), manager, {
       version: VERSION,
       locators: () => (restUrl ? [restUrl] : []),
-      restStatus: () => (bind ? { http_port: boundPort(bind, rest), sse_streams: rest?.sseStreams ?? 0, variant: restCfg.variant ?? "a" } : undefined),
+      restStatus: () =>
+        bind
+          ? { http_port: boundPort(bind, rest), sse_streams: rest?.sseStreams ?? 0, variant: restCfg.variant ?? "a" }
+          : undefined,
       sessions: () => (router.fabric?.peers?.() ?? []).map((zid) => ({ peer: zid, whatami: "router" })),
       fabric: () => ({ ...(router.fabric?.status() ?? { kind: "local", connected: true }) }),
       plugins: () => Object.fromEntries(plugins.map((p) => [p.name, p.path])),
@@ -119,7 +125,8 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     closers.push(() => admin.close());
     const metrics = new RouterMetrics(variant, {
       sse: () => rest?.sseStatus,
-      storages: () => manager.listStorages().map((s) => ({ name: s.name, volume: s.volume, ...storageSize(manager, s.name) })),
+      storages: () =>
+        manager.listStorages().map((s) => ({ name: s.name, volume: s.volume, ...storageSize(manager, s.name) })),
       fabric: () => router.fabric?.status(),
     });
     const extras = declareAdminExtras(new Session(router, "admin"), metrics, () => openApiDocument(variant, VERSION));
@@ -129,7 +136,12 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       const { path, start } = await loadPluginModule(spec);
       const name = pluginName(path);
       const session = new Session(router, name);
-      const handle = (await start({ session, config: config.plugins && Object.hasOwn(config.plugins, name) ? config.plugins[name] : undefined, logger: logger.child({ plugin: name }) })) ?? undefined;
+      const handle =
+        (await start({
+          session,
+          config: config.plugins && Object.hasOwn(config.plugins, name) ? config.plugins[name] : undefined,
+          logger: logger.child({ plugin: name }),
+        })) ?? undefined;
       plugins.push({ name, path, handle });
       closers.push(async () => {
         await handle?.close?.();
@@ -142,7 +154,19 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       const codec = restVariant.codec;
       const permissions: AdminPermissions = { ...DEFAULT_ADMIN_PERMISSIONS, ...config.adminspace?.permissions };
       bind.host = protectedBind(bind.host, bind.port, security.access, logger);
-      rest = new RestServer({ session: new Session(router, "rest"), codec, port: bind.port, host: bind.host, bodyLimit: restCfg.body_limit, cacheEntries: restCfg.cache_entries, permissions, logger, ...security, metrics, sse: sseOptions(restCfg.sse) });
+      rest = new RestServer({
+        session: new Session(router, "rest"),
+        codec,
+        port: bind.port,
+        host: bind.host,
+        bodyLimit: restCfg.body_limit,
+        cacheEntries: restCfg.cache_entries,
+        permissions,
+        logger,
+        ...security,
+        metrics,
+        sse: sseOptions(restCfg.sse),
+      });
       const addr = await rest.listen();
       const server = rest;
       closers.push(() => server.close());
@@ -160,7 +184,16 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       tls: security.tls,
     });
     if (remote) closers.push(() => remote.server.close());
-    return { router, manager, admin, rest, restUrl, session: new Session(router, "embedder"), remoteApiUrl: remote?.url, close };
+    return {
+      router,
+      manager,
+      admin,
+      rest,
+      restUrl,
+      session: new Session(router, "embedder"),
+      remoteApiUrl: remote?.url,
+      close,
+    };
   } catch (err) {
     await close();
     throw err;
@@ -182,5 +215,10 @@ function storageSize(manager: StorageManager, name: string): { samples?: number 
 /** `plugins.rest.sse` as the SSE hub takes it (docs/sse.md). */
 function sseOptions(cfg: NonNullable<NonNullable<ZestConfig["plugins"]>["rest"]>["sse"]): SseOptions | undefined {
   if (cfg === undefined) return undefined;
-  return { resumeLog: cfg.resume_log, resumeLogBytes: cfg.resume_log_bytes, resumeLingerMs: cfg.resume_linger_ms, retryMs: cfg.retry_ms };
+  return {
+    resumeLog: cfg.resume_log,
+    resumeLogBytes: cfg.resume_log_bytes,
+    resumeLingerMs: cfg.resume_linger_ms,
+    retryMs: cfg.retry_ms,
+  };
 }

@@ -20,10 +20,27 @@ export async function compareGetPut(name: string, target: number, sides: GetPutS
   const opts = { connections: 32, warmupSeconds: 2, roundSeconds: 5, rounds: 2 };
   const headers = sides.headers ?? {};
   const get: RequestSpec = { path: "/bench/one", headers };
-  const put: RequestSpec = { path: "/bench/put", method: "PUT", headers: { ...headers, "content-type": "text/plain" }, body: TEXT_100 };
+  const put: RequestSpec = {
+    path: "/bench/put",
+    method: "PUT",
+    headers: { ...headers, "content-type": "text/plain" },
+    body: TEXT_100,
+  };
   const { subject: s, baseline: b } = sides;
-  const [sg, bg] = await compare([{ server: s.server, spec: get }, { server: b.get, spec: get }], opts);
-  const [sp, bp] = await compare([{ server: s.server, spec: put }, { server: b.put, spec: put }], opts);
+  const [sg, bg] = await compare(
+    [
+      { server: s.server, spec: get },
+      { server: b.get, spec: get },
+    ],
+    opts,
+  );
+  const [sp, bp] = await compare(
+    [
+      { server: s.server, spec: put },
+      { server: b.put, spec: put },
+    ],
+    opts,
+  );
   const getRatio = sg.reqPerSec / bg.reqPerSec;
   const putRatio = sp.reqPerSec / bp.reqPerSec;
   const ratio = Math.min(getRatio, putRatio);
@@ -45,6 +62,11 @@ export async function compareGetPut(name: string, target: number, sides: GetPutS
     pass: ratio >= target,
     summary: `GET ${s.label} ${fmtInt(sg.reqPerSec)} / ${b.label} ${fmtInt(bg.reqPerSec)} req/s = ${fmtRatio(getRatio)}; PUT ${s.label} ${fmtInt(sp.reqPerSec)} / ${b.label} ${fmtInt(bp.reqPerSec)} req/s = ${fmtRatio(putRatio)}`,
     interferencePct: Math.max(...[sg, bg, sp, bp].flatMap((f) => [f.otherCpuPct, f.stealPct])),
-    notes: [...loadNotes(`${s.label} GET`, sg), ...loadNotes(`${b.label} GET`, bg), ...loadNotes(`${s.label} PUT`, sp), ...loadNotes(`${b.label} PUT`, bp)],
+    notes: [
+      ...loadNotes(`${s.label} GET`, sg),
+      ...loadNotes(`${b.label} GET`, bg),
+      ...loadNotes(`${s.label} PUT`, sp),
+      ...loadNotes(`${b.label} PUT`, bp),
+    ],
   };
 }

@@ -145,7 +145,8 @@ export interface CompareOptions {
  */
 export async function compare(targets: Target[], opts: CompareOptions): Promise<LoadFigures[]> {
   if (opts.warmupSeconds > 0) {
-    for (const t of targets) await fire(t.server, t.spec, { connections: opts.connections, seconds: opts.warmupSeconds });
+    for (const t of targets)
+      await fire(t.server, t.spec, { connections: opts.connections, seconds: opts.warmupSeconds });
   }
   const runs: LoadFigures[][] = targets.map(() => []);
   const measured = { connections: opts.connections, seconds: opts.roundSeconds };
@@ -160,9 +161,12 @@ export async function compare(targets: Target[], opts: CompareOptions): Promise<
 /** Caveats on load figures: failed requests, and a load generator that was the bottleneck. */
 export function loadNotes(label: string, f: LoadFigures): string[] {
   const notes: string[] = [];
-  if (f.errors > 0 || f.non2xx > 0) notes.push(`${label}: ${f.errors} connection errors and ${f.non2xx} non-2xx responses (only 2xx are counted)`);
+  if (f.errors > 0 || f.non2xx > 0)
+    notes.push(`${label}: ${f.errors} connection errors and ${f.non2xx} non-2xx responses (only 2xx are counted)`);
   if (f.loadgenCpuPct > 90 && f.serverCpuPct < 90) {
-    notes.push(`${label}: the load generator used ${Math.round(f.loadgenCpuPct)}% of a core and the server ${Math.round(f.serverCpuPct)}%: the figure is bounded by the client, not the server`);
+    notes.push(
+      `${label}: the load generator used ${Math.round(f.loadgenCpuPct)}% of a core and the server ${Math.round(f.serverCpuPct)}%: the figure is bounded by the client, not the server`,
+    );
   }
   notes.push(...interferenceNotes(label, f));
   return notes;

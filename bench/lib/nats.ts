@@ -35,12 +35,19 @@ export async function fabricStatus(server: ServerProcess): Promise<FabricStatus>
 }
 
 /** Waits until every router lists every other one (by `--id`). */
-export async function waitRoutersMeet(routers: Array<{ server: ServerProcess; id: string }>, timeoutMs = 10_000): Promise<void> {
+export async function waitRoutersMeet(
+  routers: Array<{ server: ServerProcess; id: string }>,
+  timeoutMs = 10_000,
+): Promise<void> {
   for (const r of routers) {
     const others = routers.filter((o) => o !== r).map((o) => o.id);
-    await waitUntil(async () => {
-      const known = (await fabricStatus(r.server)).detail.routers;
-      return others.every((id) => known.includes(id));
-    }, timeoutMs, `router ${r.id} to see ${others.join(", ")}`);
+    await waitUntil(
+      async () => {
+        const known = (await fabricStatus(r.server)).detail.routers;
+        return others.every((id) => known.includes(id));
+      },
+      timeoutMs,
+      `router ${r.id} to see ${others.join(", ")}`,
+    );
   }
 }

@@ -45,7 +45,12 @@ export interface SpawnServerOptions {
 }
 
 /** Starts `node <nodeArgs> <script> <args>` and waits for its `serving http://...` line (stdout or stderr). */
-export function spawnServer(label: string, script: string, args: string[], options: SpawnServerOptions = {}): Promise<ServerProcess> {
+export function spawnServer(
+  label: string,
+  script: string,
+  args: string[],
+  options: SpawnServerOptions = {},
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...options.env },
@@ -56,7 +61,10 @@ export function spawnServer(label: string, script: string, args: string[], optio
   return new Promise<ServerProcess>((resolvePromise, reject) => {
     let settled = false;
     let pending = "";
-    const timer = setTimeout(() => fail(new Error(`${label} did not print its URL within ${options.timeoutMs ?? 15_000} ms`)), options.timeoutMs ?? 15_000);
+    const timer = setTimeout(
+      () => fail(new Error(`${label} did not print its URL within ${options.timeoutMs ?? 15_000} ms`)),
+      options.timeoutMs ?? 15_000,
+    );
     const fail = (err: Error): void => {
       if (settled) return;
       settled = true;
@@ -184,8 +192,12 @@ export const INTERFERENCE_LIMIT_PCT = 15;
 /** A note when other processes or the hypervisor took CPU during a measurement. */
 export function interferenceNotes(label: string, f: { otherCpuPct: number; stealPct: number }): string[] {
   const notes: string[] = [];
-  if (f.otherCpuPct > INTERFERENCE_LIMIT_PCT) notes.push(`${label}: other processes used ${Math.round(f.otherCpuPct)}% of a core meanwhile: rerun on a quiet machine`);
-  if (f.stealPct > INTERFERENCE_LIMIT_PCT) notes.push(`${label}: the hypervisor stole ${Math.round(f.stealPct)}% of a core meanwhile`);
+  if (f.otherCpuPct > INTERFERENCE_LIMIT_PCT)
+    notes.push(
+      `${label}: other processes used ${Math.round(f.otherCpuPct)}% of a core meanwhile: rerun on a quiet machine`,
+    );
+  if (f.stealPct > INTERFERENCE_LIMIT_PCT)
+    notes.push(`${label}: the hypervisor stole ${Math.round(f.stealPct)}% of a core meanwhile`);
   return notes;
 }
 
@@ -203,13 +215,20 @@ export function spawnZest(label = "zest", extraArgs: string[] = []): Promise<Ser
 
 /** Starts a baseline server script from bench/baselines/ (profiled too under BENCH_CPU_PROF). */
 export function spawnBaseline(script: string, args: string[] = [], label = "node:http"): Promise<ServerProcess> {
-  return spawnServer(label, join(BENCH_DIR, "baselines", script), args, { nodeArgs: profileArgs(script.replace(/\.m?js$/, "")) });
+  return spawnServer(label, join(BENCH_DIR, "baselines", script), args, {
+    nodeArgs: profileArgs(script.replace(/\.m?js$/, "")),
+  });
 }
 
 /** `--cpu-prof` flags when BENCH_CPU_PROF is set: one .cpuprofile per server, in bench/results/prof/. */
 function profileArgs(label: string): string[] {
   if (!process.env.BENCH_CPU_PROF) return [];
-  return ["--cpu-prof", "--cpu-prof-dir", join(BENCH_DIR, "results", "prof"), `--cpu-prof-name=${label.replace(/\W+/g, "-")}-${Date.now()}.cpuprofile`];
+  return [
+    "--cpu-prof",
+    "--cpu-prof-dir",
+    join(BENCH_DIR, "results", "prof"),
+    `--cpu-prof-name=${label.replace(/\W+/g, "-")}-${Date.now()}.cpuprofile`,
+  ];
 }
 
 /**
@@ -251,13 +270,21 @@ export function runWorker<T extends { cpuSeconds: number }>(
           const parsed = JSON.parse(last) as T;
           // The worker reports its own CPU time: whatever else the machine did is interference.
           const other = m1.busy - m0.busy - (selfCpuSeconds() - self0) - parsed.cpuSeconds;
-          resolvePromise({ out: parsed, otherCpuPct: Math.max(0, (100 * other) / wall), stealPct: (100 * (m1.steal - m0.steal)) / wall });
+          resolvePromise({
+            out: parsed,
+            otherCpuPct: Math.max(0, (100 * other) / wall),
+            stealPct: (100 * (m1.steal - m0.steal)) / wall,
+          });
           return;
         } catch {
           /* fall through */
         }
       }
-      reject(new Error(`worker ${name} failed (${signal ?? `code ${code}`}):\n${(err || out).trim().split("\n").slice(-15).join("\n")}`));
+      reject(
+        new Error(
+          `worker ${name} failed (${signal ?? `code ${code}`}):\n${(err || out).trim().split("\n").slice(-15).join("\n")}`,
+        ),
+      );
     });
   });
 }
@@ -278,5 +305,7 @@ export function distStaleness(): string | undefined {
   if (!existsSync(CLI)) return "dist/cli.js is missing: run `npm run build` first";
   const src = newestMtime(join(ROOT, "src"), [".ts"]);
   const dist = newestMtime(join(ROOT, "dist"), [".js"]);
-  return src > dist ? "dist/ is older than src/: the HTTP benchmarks run the built CLI, so run `npm run build` to measure the current code" : undefined;
+  return src > dist
+    ? "dist/ is older than src/: the HTTP benchmarks run the built CLI, so run `npm run build` to measure the current code"
+    : undefined;
 }

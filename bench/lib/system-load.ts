@@ -46,7 +46,10 @@ interface RequestsOptions extends autocannon.Options {
 let keySeq = 0;
 
 /** One autocannon run against `target`, with the CPU of its server and helpers. */
-export async function fireSystem(target: SystemTarget, opts: { connections: number; seconds: number }): Promise<SystemFigures> {
+export async function fireSystem(
+  target: SystemTarget,
+  opts: { connections: number; seconds: number },
+): Promise<SystemFigures> {
   const { server, spec } = target;
   const helpers = target.helperPids ?? [];
   const cpu0 = server.cpuSplit();
@@ -106,7 +109,9 @@ export function combineSystem(runs: SystemFigures[]): SystemFigures {
     ...combine(runs),
     systemCpuPct: runs.reduce((s, r) => s + r.systemCpuPct * r.seconds, 0) / seconds,
     systemUsPerReq: runs.reduce((s, r) => s + r.systemUsPerReq * r.requests, 0) / requests,
-    helperUsPerReq: runs[0]!.helperUsPerReq.map((_, i) => runs.reduce((s, r) => s + r.helperUsPerReq[i]! * r.requests, 0) / requests),
+    helperUsPerReq: runs[0]!.helperUsPerReq.map(
+      (_, i) => runs.reduce((s, r) => s + r.helperUsPerReq[i]! * r.requests, 0) / requests,
+    ),
   };
 }
 
@@ -120,20 +125,28 @@ export async function compareSystems(
 ): Promise<{ figures: SystemFigures[]; warmupRequests: number[] }> {
   const warmupRequests = targets.map(() => 0);
   if (opts.warmupSeconds > 0) {
-    for (const [k, t] of targets.entries()) warmupRequests[k] = (await fireSystem(t, { connections: opts.connections, seconds: opts.warmupSeconds })).requests;
+    for (const [k, t] of targets.entries())
+      warmupRequests[k] = (
+        await fireSystem(t, { connections: opts.connections, seconds: opts.warmupSeconds })
+      ).requests;
   }
   const runs: SystemFigures[][] = targets.map(() => []);
   for (let i = 0; i < opts.rounds; i++) {
     const order = targets.map((_, k) => k);
     if (i % 2 === 1) order.reverse();
-    for (const k of order) runs[k]!.push(await fireSystem(targets[k]!, { connections: opts.connections, seconds: opts.roundSeconds }));
+    for (const k of order)
+      runs[k]!.push(await fireSystem(targets[k]!, { connections: opts.connections, seconds: opts.roundSeconds }));
   }
   return { figures: runs.map(combineSystem), warmupRequests };
 }
 
 /** `loadFigures` plus the system CPU figures. */
 export function systemFigures(prefix: string, f: SystemFigures): Record<string, number> {
-  return { ...loadFigures(prefix, f), [`${prefix}SystemCpuPct`]: f.systemCpuPct, [`${prefix}SystemUsPerReq`]: f.systemUsPerReq };
+  return {
+    ...loadFigures(prefix, f),
+    [`${prefix}SystemCpuPct`]: f.systemCpuPct,
+    [`${prefix}SystemUsPerReq`]: f.systemUsPerReq,
+  };
 }
 
 /** A target of `compareLatency`: sequential GETs of `path`. */
@@ -186,16 +199,28 @@ export function quantile(sorted: Float64Array, q: number): number {
  * alike. Interference is measured over each block, excluding every target's processes, and
  * summed over the target's blocks.
  */
-export async function compareLatency(targets: LatencyTarget[], opts: { warmup: number; perBlock: number; blocks: number }): Promise<LatencyFigures[]> {
+export async function compareLatency(
+  targets: LatencyTarget[],
+  opts: { warmup: number; perBlock: number; blocks: number },
+): Promise<LatencyFigures[]> {
   const agents = targets.map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
   const urls = targets.map((t) => new URL(t.server.url));
   const allPids = [...new Set(targets.flatMap((t) => [t.server.pid, ...(t.helperPids ?? [])]))];
   const samples = targets.map(() => new Float64Array(opts.perBlock * opts.blocks));
   // Other and stolen CPU are summed in core-seconds over a target's blocks, then divided by its
   // time: a block lasts a fraction of a second, shorter than /proc/stat's tick makes reliable.
-  const state = targets.map((t) => ({ n: 0, non2xx: 0, serverCpu: 0, helperCpu: (t.helperPids ?? []).map(() => 0), wall: 0, other: 0, steal: 0 }));
+  const state = targets.map((t) => ({
+    n: 0,
+    non2xx: 0,
+    serverCpu: 0,
+    helperCpu: (t.helperPids ?? []).map(() => 0),
+    wall: 0,
+    other: 0,
+    steal: 0,
+  }));
   try {
-    for (const [k, t] of targets.entries()) for (let i = 0; i < opts.warmup; i++) await timedGet(agents[k]!, urls[k]!, t.path);
+    for (const [k, t] of targets.entries())
+      for (let i = 0; i < opts.warmup; i++) await timedGet(agents[k]!, urls[k]!, t.path);
     for (let b = 0; b < opts.blocks; b++) {
       const order = targets.map((_, k) => k);
       if (b % 2 === 1) order.reverse();

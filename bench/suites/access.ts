@@ -20,12 +20,35 @@ const AUTH = `Basic ${Buffer.from("bench:bench-password").toString("base64")}`;
 function accessControl(): unknown {
   const rules: unknown[] = [];
   for (let i = 0; i < 99; i++) {
-    rules.push({ id: `r${i}`, messages: i % 2 ? ["put", "delete"] : ["query", "declare_subscriber"], key_exprs: [`area${i}/**`, `bench/area${i}/*/x`], permission: i % 5 === 0 ? "deny" : "allow" });
+    rules.push({
+      id: `r${i}`,
+      messages: i % 2 ? ["put", "delete"] : ["query", "declare_subscriber"],
+      key_exprs: [`area${i}/**`, `bench/area${i}/*/x`],
+      permission: i % 5 === 0 ? "deny" : "allow",
+    });
   }
-  rules.push({ id: "bench", messages: ["put", "delete", "query", "declare_subscriber"], key_exprs: ["bench/**"], permission: "allow" });
-  const subjects = Array.from({ length: 10 }, (_, i) => ({ id: `s${i}`, usernames: i === 0 ? ["bench"] : [`user${i}`] }));
-  const policies = subjects.map((s, i) => ({ rules: rules.filter((_, k) => k % 10 === i || (i === 0 && k === 99)).map((r) => (r as { id: string }).id), subjects: [s.id] }));
-  return { enabled: true, default_permission: "deny", rules, subjects, policies, users: [{ name: "bench", password_hash: hashSecret("bench-password") }] };
+  rules.push({
+    id: "bench",
+    messages: ["put", "delete", "query", "declare_subscriber"],
+    key_exprs: ["bench/**"],
+    permission: "allow",
+  });
+  const subjects = Array.from({ length: 10 }, (_, i) => ({
+    id: `s${i}`,
+    usernames: i === 0 ? ["bench"] : [`user${i}`],
+  }));
+  const policies = subjects.map((s, i) => ({
+    rules: rules.filter((_, k) => k % 10 === i || (i === 0 && k === 99)).map((r) => (r as { id: string }).id),
+    subjects: [s.id],
+  }));
+  return {
+    enabled: true,
+    default_permission: "deny",
+    rules,
+    subjects,
+    policies,
+    users: [{ name: "bench", password_hash: hashSecret("bench-password") }],
+  };
 }
 
 export async function run(): Promise<BenchResult> {
@@ -39,11 +62,16 @@ export async function run(): Promise<BenchResult> {
     const open = await spawnZest("zest-open");
     servers.push(open);
     for (const z of [acl, open]) {
-      const put = await fetch(`${z.url}/bench/one`, { method: "PUT", body: JSON_60, headers: { "content-type": "application/json", authorization: AUTH } });
+      const put = await fetch(`${z.url}/bench/one`, {
+        method: "PUT",
+        body: JSON_60,
+        headers: { "content-type": "application/json", authorization: AUTH },
+      });
       if (put.status !== 200) throw new Error(`setup PUT answered ${put.status}`);
     }
     const refused = await fetch(`${acl.url}/bench/one`);
-    if (refused.status !== 401) throw new Error(`an anonymous GET answered ${refused.status}, not 401: access control is not on`);
+    if (refused.status !== 401)
+      throw new Error(`an anonymous GET answered ${refused.status}, not 401: access control is not on`);
 
     return await compareGetPut("access", TARGET, {
       subject: { prefix: "acl", label: "with access control", server: acl },

@@ -18,7 +18,12 @@ export async function run(): Promise<BenchResult> {
   let zest: ServerProcess | undefined;
   try {
     zest = await spawnZest("zest-conditional-put", storagesCfg({ cond: memory("cond/**"), plain: memory("plain/**") }));
-    const put = (path: string, headers: Record<string, string> = {}): RequestSpec => ({ path, method: "PUT", headers: { "content-type": "text/plain", ...headers }, body: TEXT_100 });
+    const put = (path: string, headers: Record<string, string> = {}): RequestSpec => ({
+      path,
+      method: "PUT",
+      headers: { "content-type": "text/plain", ...headers },
+      body: TEXT_100,
+    });
     const {
       figures: [cond, plain],
     } = await compareSystems(
@@ -33,7 +38,11 @@ export async function run(): Promise<BenchResult> {
     const ratio = c.reqPerSec / p.reqPerSec;
     return {
       name: "conditional-put",
-      figures: { ...systemFigures("conditional", c), ...systemFigures("plain", p), cpuPerReqRatio: p.systemUsPerReq / c.systemUsPerReq },
+      figures: {
+        ...systemFigures("conditional", c),
+        ...systemFigures("plain", p),
+        cpuPerReqRatio: p.systemUsPerReq / c.systemUsPerReq,
+      },
       ratio,
       target: `>= ${TARGET}x`,
       pass: ratio >= TARGET,

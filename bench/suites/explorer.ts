@@ -15,7 +15,16 @@ import type { BenchResult } from "../lib/types.js";
 const KEYS = 10_000;
 const ROUNDS = 7;
 const TARGET_MS = 1000;
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 /** `sensors/building-<b>/floor-<f>/room-<r>/<metric>`: 10 × 10 × 10 × 10 keys. */
 function keyOf(i: number): string {
@@ -34,7 +43,9 @@ async function explorerRound(browser: Browser, url: string): Promise<{ ms: numbe
     const page = await context.newPage();
     await page.goto(`${url}/`);
     await page.waitForSelector("body[data-ready]", { timeout: 30_000 });
-    const ms = await page.evaluate(() => performance.getEntriesByName("zest-tree-rendered")[0]?.startTime ?? Number.NaN);
+    const ms = await page.evaluate(
+      () => performance.getEntriesByName("zest-tree-rendered")[0]?.startTime ?? Number.NaN,
+    );
     const keys = (await page.locator("#summary").textContent()) ?? "";
     return { ms, keys };
   } finally {
@@ -64,7 +75,11 @@ export async function run(): Promise<BenchResult> {
   let browser: Browser | undefined;
   try {
     for (let i = 0; i < KEYS; i += 100) {
-      await Promise.all(Array.from({ length: 100 }, (_, j) => httpPut(zest.url, `/${keyOf(i + j)}`, `{"value":${(i + j) % 97},"unit":"x","ok":true}`, "application/json")));
+      await Promise.all(
+        Array.from({ length: 100 }, (_, j) =>
+          httpPut(zest.url, `/${keyOf(i + j)}`, `{"value":${(i + j) % 97},"unit":"x","ok":true}`, "application/json"),
+        ),
+      );
     }
     const body = await httpGetText(zest.url, "/**");
     browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
@@ -76,7 +91,8 @@ export async function run(): Promise<BenchResult> {
     const stopWatch = startInterference([zest.pid]);
     for (let r = 0; r < ROUNDS; r++) {
       const e = await explorerRound(browser, zest.url);
-      if (!e.keys.startsWith(`${KEYS} keys match`)) throw new Error(`the explorer showed "${e.keys}", expected ${KEYS} keys`);
+      if (!e.keys.startsWith(`${KEYS} keys match`))
+        throw new Error(`the explorer showed "${e.keys}", expected ${KEYS} keys`);
       explorer.push(e.ms);
       baseline.push(await baselineRound(browser, zest.url));
     }

@@ -18,7 +18,9 @@ export async function run(): Promise<BenchResult> {
   try {
     await httpPut(zest.url, "/bench/one", JSON_60, "application/json");
     for (let i = 0; i < KEYS; i += 50) {
-      await Promise.all(Array.from({ length: 50 }, (_, j) => httpPut(zest.url, `/demo/bench/${i + j}`, JSON_60, "application/json")));
+      await Promise.all(
+        Array.from({ length: 50 }, (_, j) => httpPut(zest.url, `/demo/bench/${i + j}`, JSON_60, "application/json")),
+      );
     }
     const all = await httpGetText(zest.url, "/demo/**");
     const entries = (all.match(/"key": /g) ?? []).length;

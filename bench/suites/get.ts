@@ -31,7 +31,8 @@ export async function run(): Promise<BenchResult> {
     for (const z of [zest, uncached]) {
       await httpPut(z.url, "/bench/one", JSON_60, "application/json");
       const check = await httpGetText(z.url, "/bench/one");
-      if (!check.includes('"sensor": "bench/one"') && !check.includes('"sensor":"bench/one"')) throw new Error(`unexpected GET answer: ${check}`);
+      if (!check.includes('"sensor": "bench/one"') && !check.includes('"sensor":"bench/one"'))
+        throw new Error(`unexpected GET answer: ${check}`);
     }
 
     const spec = { path: "/bench/one" };

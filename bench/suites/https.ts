@@ -15,15 +15,35 @@ import type { BenchResult } from "../lib/types.js";
 
 const TARGET = 0.85;
 
-function call(base: string, ca: Buffer, method: string, path: string, body?: string, contentType?: string): Promise<string> {
+function call(
+  base: string,
+  ca: Buffer,
+  method: string,
+  path: string,
+  body?: string,
+  contentType?: string,
+): Promise<string> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, method, path, ca, agent: false, headers: contentType ? { "content-type": contentType } : {} }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (text += c));
-      res.on("end", () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`${method} ${path}: ${res.statusCode} ${text}`))));
-    });
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        method,
+        path,
+        ca,
+        agent: false,
+        headers: contentType ? { "content-type": contentType } : {},
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (text += c));
+        res.on("end", () =>
+          res.statusCode === 200 ? resolve(text) : reject(new Error(`${method} ${path}: ${res.statusCode} ${text}`)),
+        );
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -35,7 +55,27 @@ export async function run(): Promise<BenchResult> {
   try {
     const cert = join(dir, "cert.pem");
     const key = join(dir, "key.pem");
-    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+      ],
+      { stdio: "ignore" },
+    );
     const ca = readFileSync(cert);
     const zest = await spawnZest("zest-https", ["--rest-tls-cert", cert, "--rest-tls-key", key]);
     servers.push(zest);
@@ -44,7 +84,8 @@ export async function run(): Promise<BenchResult> {
     const basePut = await spawnBaseline("https.mjs", ["put", cert, key], "node:https put");
     servers.push(basePut);
     await call(zest.url, ca, "PUT", "/bench/one", JSON_60, "application/json");
-    if (!(await call(zest.url, ca, "GET", "/bench/one")).includes("bench/one")) throw new Error("the HTTPS GET did not return the value");
+    if (!(await call(zest.url, ca, "GET", "/bench/one")).includes("bench/one"))
+      throw new Error("the HTTPS GET did not return the value");
 
     return await compareGetPut("https", TARGET, {
       subject: { prefix: "zest", label: "zest", server: zest },

@@ -79,8 +79,15 @@ export async function run(): Promise<BenchResult> {
     ]);
 
     // 1. PUT rate of one key.
-    const put = (path: string): RequestSpec => ({ path, method: "PUT", headers: { "content-type": "text/plain" }, body: TEXT_100 });
-    const { figures: [ifx, mem] } = await compareSystems(
+    const put = (path: string): RequestSpec => ({
+      path,
+      method: "PUT",
+      headers: { "content-type": "text/plain" },
+      body: TEXT_100,
+    });
+    const {
+      figures: [ifx, mem],
+    } = await compareSystems(
       [
         { server: zest, spec: put("/ifx/one"), helperPids: influxPids },
         { server: zest, spec: put("/mem/one"), helperPids: influxPids },
@@ -98,7 +105,8 @@ export async function run(): Promise<BenchResult> {
       stored = await httpGetText(zest.url, "/ifx/one");
       if (stored.includes(TEXT_100) && stored.includes('"encoding": "text/plain"')) break;
       torn++;
-      if (performance.now() > deadline) throw new Error(`the InfluxDB storage does not return the PUT value: ${stored.slice(0, 200)}`);
+      if (performance.now() > deadline)
+        throw new Error(`the InfluxDB storage does not return the PUT value: ${stored.slice(0, 200)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
 
@@ -106,7 +114,11 @@ export async function run(): Promise<BenchResult> {
     const { body, startNs } = seriesLines(SERIES_KEY, BigInt(Date.now() - 60_000) * 1_000_000n);
     const endNs = startNs + BigInt(POINTS - 1) * 1_000_000n;
     const writeMs = await timed(async () => {
-      const res = await fetch(`${influx!.url}/write?db=${DB}&precision=ns`, { method: "POST", body, headers: { "content-type": "text/plain; charset=utf-8" } });
+      const res = await fetch(`${influx!.url}/write?db=${DB}&precision=ns`, {
+        method: "POST",
+        body,
+        headers: { "content-type": "text/plain; charset=utf-8" },
+      });
       const text = await res.text();
       if (res.status !== 204) throw new Error(`influx /write answered ${res.status}: ${text}`);
     });
@@ -123,7 +135,11 @@ export async function run(): Promise<BenchResult> {
       q: `SELECT "sample" FROM "${SERIES_KEY}" WHERE time >= ${startNs} AND time <= ${endNs}`,
     });
     const direct = async (): Promise<void> => {
-      const res = await fetch(`${influx!.url}/query`, { method: "POST", body: select.toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+      const res = await fetch(`${influx!.url}/query`, {
+        method: "POST",
+        body: select.toString(),
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      });
       const json = (await res.json()) as { results: Array<{ series?: Array<{ values: unknown[] }> }> };
       const n = json.results[0]?.series?.[0]?.values.length ?? 0;
       if (n !== POINTS) throw new Error(`InfluxDB returned ${n} points, not ${POINTS}`);
@@ -164,12 +180,23 @@ export async function run(): Promise<BenchResult> {
         `PUT one key: influxdb ${fmtInt(i.reqPerSec)} req/s / memory ${fmtInt(m.reqPerSec)} req/s ` +
         `(CPU per PUT ${fmtNum(i.systemUsPerReq, 0)} µs with influxd / ${fmtNum(m.systemUsPerReq, 0)} µs); ` +
         `range query over ${fmtInt(POINTS)} points ${fmtMs(rangeMs)} (InfluxDB alone ${fmtMs(influxMs)}; points written directly in ${fmtMs(writeMs)})`,
-      interferencePct: Math.max(i.otherCpuPct, i.stealPct, m.otherCpuPct, m.stealPct, queryInterference.otherCpuPct, queryInterference.stealPct),
+      interferencePct: Math.max(
+        i.otherCpuPct,
+        i.stealPct,
+        m.otherCpuPct,
+        m.stealPct,
+        queryInterference.otherCpuPct,
+        queryInterference.stealPct,
+      ),
       notes: [
         ...loadNotes("influxdb", i),
         ...loadNotes("memory", m),
         ...interferenceNotes("range query", queryInterference),
-        ...(torn > 0 ? [`${torn} GET(s) of ifx/one right after the load, while queued writes landed, answered a half-written point (no entry, or an empty encoding): the volume reads InfluxDB points non-atomically`] : []),
+        ...(torn > 0
+          ? [
+              `${torn} GET(s) of ifx/one right after the load, while queued writes landed, answered a half-written point (no entry, or an empty encoding): the volume reads InfluxDB points non-atomically`,
+            ]
+          : []),
       ],
     };
   } finally {

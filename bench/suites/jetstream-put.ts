@@ -51,15 +51,19 @@ async function kvRun(cluster: NatsCluster, seconds: number): Promise<KvRun> {
   const pids = natsPids(cluster);
   const n0 = pids.map(processCpuSeconds);
   const t0 = performance.now();
-  const { out, otherCpuPct, stealPct } = await runWorker<Omit<KvRun, "natsSeconds" | "wallSeconds" | "otherCpuPct" | "stealPct">>(
-    "kv-put.mjs",
-    [],
-    [cluster.urls[0]!, KV_BUCKET, "3", String(CONNECTIONS), String(seconds)],
-  );
+  const { out, otherCpuPct, stealPct } = await runWorker<
+    Omit<KvRun, "natsSeconds" | "wallSeconds" | "otherCpuPct" | "stealPct">
+  >("kv-put.mjs", [], [cluster.urls[0]!, KV_BUCKET, "3", String(CONNECTIONS), String(seconds)]);
   const natsSeconds = pids.reduce((s, p, i) => s + processCpuSeconds(p) - n0[i]!, 0);
   // The nats-servers are part of the system, not interference.
   const wallSeconds = (performance.now() - t0) / 1000;
-  return { ...out, natsSeconds, wallSeconds, otherCpuPct: Math.max(0, otherCpuPct - (100 * natsSeconds) / wallSeconds), stealPct };
+  return {
+    ...out,
+    natsSeconds,
+    wallSeconds,
+    otherCpuPct: Math.max(0, otherCpuPct - (100 * natsSeconds) / wallSeconds),
+    stealPct,
+  };
 }
 
 const STREAM = "KV_zest_js";
@@ -70,7 +74,9 @@ async function streamMessages(cluster: NatsCluster): Promise<number | undefined>
   for (const node of cluster.nodes) {
     try {
       const res = await fetch(`http://127.0.0.1:${node.monitorPort}/jsz?streams=true`);
-      const jsz = (await res.json()) as { account_details?: Array<{ stream_detail?: Array<{ name: string; state: { messages: number } }> }> };
+      const jsz = (await res.json()) as {
+        account_details?: Array<{ stream_detail?: Array<{ name: string; state: { messages: number } }> }>;
+      };
       for (const acc of jsz.account_details ?? []) {
         for (const s of acc.stream_detail ?? []) if (s.name === STREAM) best = Math.max(best ?? 0, s.state.messages);
       }
@@ -83,7 +89,12 @@ async function streamMessages(cluster: NatsCluster): Promise<number | undefined>
 
 /** One run of the same PUTs on a router joined to the cluster's fabric, its volume on the fabric's connection. */
 async function fabricRun(cluster: NatsCluster): Promise<SystemFigures> {
-  const router = await spawnRouter("zest-jetstream-fabric", "F1", cluster.urls[0]!, storagesCfg({ js: `{key_expr:"fjs/**",volume:{id:"jetstream",replicas:3}}` }));
+  const router = await spawnRouter(
+    "zest-jetstream-fabric",
+    "F1",
+    cluster.urls[0]!,
+    storagesCfg({ js: `{key_expr:"fjs/**",volume:{id:"jetstream",replicas:3}}` }),
+  );
   try {
     const target = putTarget(router, "/fjs/k", cluster);
     await fireSystem(target, { connections: CONNECTIONS, seconds: 1 });
@@ -94,7 +105,12 @@ async function fabricRun(cluster: NatsCluster): Promise<SystemFigures> {
 }
 
 function putTarget(server: ServerProcess, path: string, cluster: NatsCluster): SystemTarget {
-  return { server, spec: { path, method: "PUT", headers: { "content-type": "text/plain" }, body: TEXT_100 }, distinctKeys: true, helperPids: natsPids(cluster) };
+  return {
+    server,
+    spec: { path, method: "PUT", headers: { "content-type": "text/plain" }, body: TEXT_100 },
+    distinctKeys: true,
+    helperPids: natsPids(cluster),
+  };
 }
 
 export async function run(): Promise<BenchResult> {
@@ -110,7 +126,8 @@ export async function run(): Promise<BenchResult> {
     // The storage works before it is measured: a value put through the router reads back.
     await httpPut(zest.url, "/js/check", TEXT_100, "text/plain");
     const check = await httpGetText(zest.url, "/js/check");
-    if (!check.includes(TEXT_100)) throw new Error(`the jetstream storage does not return the PUT value: ${check.slice(0, 200)}`);
+    if (!check.includes(TEXT_100))
+      throw new Error(`the jetstream storage does not return the PUT value: ${check.slice(0, 200)}`);
     const target = putTarget(zest, "/js/k", cluster);
     const warmup = await fireSystem(target, { connections: CONNECTIONS, seconds: 2 });
     const zestRuns: SystemFigures[] = [];
@@ -131,13 +148,19 @@ export async function run(): Promise<BenchResult> {
     const kvPerSec = kvPuts / kvSeconds;
     // CPU per put of the baseline system: the script while measuring, the nats-servers over the
     // whole run (pro rata of the measured part, so the warm-up's puts do not count against it).
-    const kvUsPerPut = (1e6 * kvRuns.reduce((s, r) => s + r.cpuSeconds + (r.natsSeconds * r.seconds) / r.wallSeconds, 0)) / kvPuts;
+    const kvUsPerPut =
+      (1e6 * kvRuns.reduce((s, r) => s + r.cpuSeconds + (r.natsSeconds * r.seconds) / r.wallSeconds, 0)) / kvPuts;
     const kvOther = Math.max(...kvRuns.map((r) => Math.max(r.otherCpuPct, r.stealPct)));
     const acked = j.requests + warmup.requests + 1;
     const messages = await streamMessages(cluster);
-    const notes = [...loadNotes("zest", j), ...loadNotes("fabric", fabric), ...kvRuns.flatMap((r, i) => interferenceNotes(`@nats-io/kv run ${i + 1}`, r))];
+    const notes = [
+      ...loadNotes("zest", j),
+      ...loadNotes("fabric", fabric),
+      ...kvRuns.flatMap((r, i) => interferenceNotes(`@nats-io/kv run ${i + 1}`, r)),
+    ];
     if (messages === undefined) notes.push(`could not read the size of stream ${STREAM}`);
-    else if (messages < acked) notes.push(`stream ${STREAM} holds ${fmtInt(messages)} keys for ${fmtInt(acked)} acknowledged PUTs`);
+    else if (messages < acked)
+      notes.push(`stream ${STREAM} holds ${fmtInt(messages)} keys for ${fmtInt(acked)} acknowledged PUTs`);
 
     const ratio = j.reqPerSec / kvPerSec;
     return {

@@ -25,7 +25,9 @@ function mixSpec(): RequestSpec {
     setupRequest: (req: OutgoingRequest): OutgoingRequest => {
       const i = n++;
       const path = `/bench/mix/${(i * 7919) % KEYS}`;
-      return i % 10 === 0 ? { ...req, method: "PUT", path, headers: put, body: TEXT_100 } : { ...req, method: "GET", path, headers: {}, body: undefined };
+      return i % 10 === 0
+        ? { ...req, method: "PUT", path, headers: put, body: TEXT_100 }
+        : { ...req, method: "GET", path, headers: {}, body: undefined };
     },
   };
 }

@@ -48,7 +48,11 @@ export async function run(): Promise<BenchResult> {
     ]);
     for (const z of [a!, single!, cached!]) await httpPut(z.url, KEY, JSON_60, "application/json");
     // B forwards the GET to A once it knows A's storage (declarations travel asynchronously).
-    await waitUntil(async () => (await httpGetText(b!.url, KEY)).includes('"sensor"'), 10_000, "router B to read g/one from router A");
+    await waitUntil(
+      async () => (await httpGetText(b!.url, KEY)).includes('"sensor"'),
+      10_000,
+      "router B to read g/one from router A",
+    );
 
     const nats = natsPids(cluster);
     const [remote, base, local, hit] = await compareLatency(
@@ -65,7 +69,12 @@ export async function run(): Promise<BenchResult> {
     const ratio = r.p50Ms / s.p50Ms;
     const all = [r, s, local!, hit!];
     const notes = all.flatMap((f, i) => interferenceNotes(["remote", "single", "local", "cached"][i]!, f));
-    for (const [label, f] of [["remote", r], ["single", s], ["local", local!], ["cached", hit!]] as const) {
+    for (const [label, f] of [
+      ["remote", r],
+      ["single", s],
+      ["local", local!],
+      ["cached", hit!],
+    ] as const) {
       if (f.non2xx > 0) notes.push(`${label}: ${f.non2xx} of ${f.requests} GETs did not answer 2xx`);
     }
     return {

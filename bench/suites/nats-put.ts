@@ -14,7 +14,14 @@
 import { fmtInt, fmtNum } from "../lib/format.js";
 import { httpGetText, httpPut } from "../lib/http.js";
 import { loadNotes, type RequestSpec } from "../lib/load.js";
-import { fabricStatus, type NatsCluster, natsPids, spawnRouter, startNatsCluster, waitRoutersMeet } from "../lib/nats.js";
+import {
+  fabricStatus,
+  type NatsCluster,
+  natsPids,
+  spawnRouter,
+  startNatsCluster,
+  waitRoutersMeet,
+} from "../lib/nats.js";
 import { memory, storagesCfg } from "../lib/storages.js";
 import { TEXT_100 } from "../lib/payloads.js";
 import { type ServerProcess, spawnZest } from "../lib/proc.js";
@@ -53,7 +60,12 @@ export async function run(): Promise<BenchResult> {
 
     const nats = natsPids(cluster);
     const received0 = (await fabricStatus(b!)).detail.samplesReceived;
-    const spec: RequestSpec = { path: "/np/k", method: "PUT", headers: { "content-type": "text/plain" }, body: TEXT_100 };
+    const spec: RequestSpec = {
+      path: "/np/k",
+      method: "PUT",
+      headers: { "content-type": "text/plain" },
+      body: TEXT_100,
+    };
     const {
       figures: [fab, inproc],
       warmupRequests,
@@ -69,7 +81,8 @@ export async function run(): Promise<BenchResult> {
     const received = (await fabricStatus(b!)).detail.samplesReceived - received0;
     const acked = f.requests + warmupRequests[0]!;
     const notes = [...loadNotes("fabric", f), ...loadNotes("in-process", s)];
-    if (received < acked) notes.push(`router B received ${fmtInt(received)} samples for ${fmtInt(acked)} PUTs acknowledged by A`);
+    if (received < acked)
+      notes.push(`router B received ${fmtInt(received)} samples for ${fmtInt(acked)} PUTs acknowledged by A`);
 
     const ratio = f.reqPerSec / s.reqPerSec;
     return {

@@ -16,8 +16,19 @@ export async function run(): Promise<BenchResult> {
   const zest = await spawnZest("zest-put");
   const base = await spawnBaseline("put-ok.mjs");
   try {
-    const spec: RequestSpec = { path: "/bench/put", method: "PUT", headers: { "content-type": "text/plain" }, body: TEXT_100 };
-    const [z, b] = await compare([{ server: zest, spec }, { server: base, spec }], { connections: 32, warmupSeconds: 2, roundSeconds: 5, rounds: 2 });
+    const spec: RequestSpec = {
+      path: "/bench/put",
+      method: "PUT",
+      headers: { "content-type": "text/plain" },
+      body: TEXT_100,
+    };
+    const [z, b] = await compare(
+      [
+        { server: zest, spec },
+        { server: base, spec },
+      ],
+      { connections: 32, warmupSeconds: 2, roundSeconds: 5, rounds: 2 },
+    );
     const stored = await httpGetText(zest.url, "/bench/put");
     if (!stored.includes(TEXT_100)) throw new Error(`the PUT value was not stored: ${stored}`);
     const ratio = z.reqPerSec / b.reqPerSec;
@@ -25,7 +36,11 @@ export async function run(): Promise<BenchResult> {
       name: "put",
       // Server CPU per response, baseline over zest: the same ratio, read from CPU accounting
       // rather than wall time, so it holds up better when neighbours share the machine.
-      figures: { ...loadFigures("zest", z), ...loadFigures("baseline", b), cpuPerReqRatio: cpuPerReq(b) / cpuPerReq(z) },
+      figures: {
+        ...loadFigures("zest", z),
+        ...loadFigures("baseline", b),
+        cpuPerReqRatio: cpuPerReq(b) / cpuPerReq(z),
+      },
       ratio,
       target: `>= ${TARGET}x`,
       pass: ratio >= TARGET,

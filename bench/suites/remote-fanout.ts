@@ -78,10 +78,20 @@ async function sseFanout(url: URL): Promise<{ p50Ms: number; p99Ms: number; lost
   const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
   const put = (body: string): Promise<void> =>
     new Promise((resolve) => {
-      const req = http.request({ host: url.hostname, port: url.port, path: "/bench/fan/k", method: "PUT", agent, headers: { "content-type": "text/plain", "content-length": body.length } }, (res) => {
-        res.resume();
-        res.on("end", () => resolve());
-      });
+      const req = http.request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: "/bench/fan/k",
+          method: "PUT",
+          agent,
+          headers: { "content-type": "text/plain", "content-length": body.length },
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve());
+        },
+      );
       req.on("error", () => resolve());
       req.end(body);
     });
@@ -100,7 +110,12 @@ async function sseFanout(url: URL): Promise<{ p50Ms: number; p99Ms: number; lost
   let lost = 0;
   for (const g of seen) for (const v of g) if (v === 0) lost++;
   const sorted = Float64Array.from(lat).sort();
-  return { p50Ms: sorted[Math.floor(0.5 * sorted.length)] ?? Number.NaN, p99Ms: sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))] ?? Number.NaN, lost, delivered: lat.length };
+  return {
+    p50Ms: sorted[Math.floor(0.5 * sorted.length)] ?? Number.NaN,
+    p99Ms: sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))] ?? Number.NaN,
+    lost,
+    delivered: lat.length,
+  };
 }
 
 export async function run(): Promise<BenchResult> {
@@ -126,8 +141,12 @@ export async function run(): Promise<BenchResult> {
   const w = ws.out;
   const notes = [...interferenceNotes("zenoh-ts", ws)];
   if (w.lost > 0) notes.push(`${fmtInt(w.lost)} WebSocket deliveries lost`);
-  if (w.clientCpuPct > 85) notes.push(`the zenoh-ts client process used ${Math.round(w.clientCpuPct)}% of a core: the receivers, not the router, set the pace`);
-  if (w.rateAchieved < RATE * 0.95) notes.push(`the publisher reached ${Math.round(w.rateAchieved)} samples/s, not ${RATE}`);
+  if (w.clientCpuPct > 85)
+    notes.push(
+      `the zenoh-ts client process used ${Math.round(w.clientCpuPct)}% of a core: the receivers, not the router, set the pace`,
+    );
+  if (w.rateAchieved < RATE * 0.95)
+    notes.push(`the publisher reached ${Math.round(w.rateAchieved)} samples/s, not ${RATE}`);
   return {
     name: "remote-fanout",
     figures: {

@@ -3,7 +3,11 @@ import net from "node:net";
 import { runWorker, spawnZest, type ServerProcess } from "../lib/proc.js";
 
 /** Node flags the zenoh-ts client needs on Node 20. */
-export const ZENOH_TS_FLAGS = ["--experimental-wasm-modules", "--experimental-websocket", "--disable-warning=ExperimentalWarning"];
+export const ZENOH_TS_FLAGS = [
+  "--experimental-wasm-modules",
+  "--experimental-websocket",
+  "--disable-warning=ExperimentalWarning",
+];
 
 async function freePort(): Promise<number> {
   const srv = net.createServer();
@@ -14,13 +18,18 @@ async function freePort(): Promise<number> {
 }
 
 /** Starts the built zest with REST and the remote API on loopback; `locator` is zenoh-ts's `ws/host:port`. */
-export async function spawnRemoteZest(label: string, extraArgs: string[] = []): Promise<{ zest: ServerProcess; locator: string; wsUrl: string }> {
+export async function spawnRemoteZest(
+  label: string,
+  extraArgs: string[] = [],
+): Promise<{ zest: ServerProcess; locator: string; wsUrl: string }> {
   const port = await freePort();
   const zest = await spawnZest(label, ["--remote-api-port", `127.0.0.1:${port}`, ...extraArgs]);
   return { zest, locator: `ws/127.0.0.1:${port}`, wsUrl: `ws://127.0.0.1:${port}` };
 }
 
 /** Runs bench/workers/remote-client.mjs (zenoh-ts clients) with `args`; resolves with its figures. */
-export function runZenohTs<T extends { cpuSeconds: number }>(args: string[]): Promise<{ out: T; otherCpuPct: number; stealPct: number }> {
+export function runZenohTs<T extends { cpuSeconds: number }>(
+  args: string[],
+): Promise<{ out: T; otherCpuPct: number; stealPct: number }> {
   return runWorker<T>("remote-client.mjs", ZENOH_TS_FLAGS, args);
 }

@@ -40,7 +40,9 @@ async function rawFrames(url: string, seconds: number): Promise<number> {
   const pub = await open(url);
   const sub = await open(url);
   // DeclareSubscriber, sequence id 1, subscriber id 1, "bench/raw/**", locality any.
-  sub.send(Buffer.concat([Buffer.from([0x82, 1, 0, 0, 0, 1, 0, 0, 0, 12]), Buffer.from("bench/raw/**"), Buffer.from([2])]));
+  sub.send(
+    Buffer.concat([Buffer.from([0x82, 1, 0, 0, 0, 1, 0, 0, 0, 12]), Buffer.from("bench/raw/**"), Buffer.from([2])]),
+  );
   await new Promise((r) => sub.once("message", r));
   let received = 0;
   let wake: (() => void) | undefined;
@@ -49,7 +51,13 @@ async function rawFrames(url: string, seconds: number): Promise<number> {
     wake?.();
   });
   // Put "bench/raw/k", 100 bytes, zenoh/bytes, no attachment or timestamp, default QoS.
-  const fixed = Buffer.concat([Buffer.from([14, 11]), Buffer.from("bench/raw/k"), Buffer.from([100]), Buffer.alloc(100, 0x61), Buffer.from([0, 0, 0, 0, 0, 0xa5])]);
+  const fixed = Buffer.concat([
+    Buffer.from([14, 11]),
+    Buffer.from("bench/raw/k"),
+    Buffer.from([100]),
+    Buffer.alloc(100, 0x61),
+    Buffer.from([0, 0, 0, 0, 0, 0xa5]),
+  ]);
   let sent = 0;
   const runFor = async (ms: number): Promise<void> => {
     const end = performance.now() + ms;
@@ -72,7 +80,12 @@ async function rawFrames(url: string, seconds: number): Promise<number> {
 export async function run(): Promise<BenchResult> {
   const { zest, locator, wsUrl } = await spawnRemoteZest("zest-remote-pubsub");
   try {
-    const spec: RequestSpec = { path: "/bench/rest/put", method: "PUT", headers: { "content-type": "text/plain" }, body: TEXT_100 };
+    const spec: RequestSpec = {
+      path: "/bench/rest/put",
+      method: "PUT",
+      headers: { "content-type": "text/plain" },
+      body: TEXT_100,
+    };
     await fire(zest, spec, { connections: 32, seconds: 1 }); // warm-up
     const rest = await fire(zest, spec, { connections: 32, seconds: SECONDS });
     const cpu0 = zest.cpuSeconds();
@@ -83,7 +96,10 @@ export async function run(): Promise<BenchResult> {
     const ratio = ws.out.samplesPerSec / rest.reqPerSec;
     const notes = [...loadNotes("REST PUT", rest), ...interferenceNotes("zenoh-ts", ws)];
     if (ws.out.lost > 0) notes.push(`${ws.out.lost} samples lost`);
-    if (ws.out.clientCpuPct > 85) notes.push(`the zenoh-ts client process used ${Math.round(ws.out.clientCpuPct)}% of a core: the client, not the router, set the pace`);
+    if (ws.out.clientCpuPct > 85)
+      notes.push(
+        `the zenoh-ts client process used ${Math.round(ws.out.clientCpuPct)}% of a core: the client, not the router, set the pace`,
+      );
     return {
       name: "remote-pubsub",
       figures: {

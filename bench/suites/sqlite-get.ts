@@ -26,8 +26,13 @@ export async function run(): Promise<BenchResult> {
   const dir = mkdtempSync(join(tmpdir(), "zest-bench-sqlite-"));
   const servers: ServerProcess[] = [];
   try {
-    const storages = (file: string): string[] => storagesCfg({ mem: memory("mem/**"), sql: sqlite("sql/**", join(dir, file)) });
-    const uncached = await spawnZest("zest-sqlite-get", [...storages("uncached.db"), "--cfg", "plugins/rest/cache_entries:0"]);
+    const storages = (file: string): string[] =>
+      storagesCfg({ mem: memory("mem/**"), sql: sqlite("sql/**", join(dir, file)) });
+    const uncached = await spawnZest("zest-sqlite-get", [
+      ...storages("uncached.db"),
+      "--cfg",
+      "plugins/rest/cache_entries:0",
+    ]);
     servers.push(uncached);
     const cached = await spawnZest("zest-sqlite-get-cached", storages("cached.db"));
     servers.push(cached);
@@ -41,14 +46,18 @@ export async function run(): Promise<BenchResult> {
 
     const sqlSpec = { path: "/sql/one" };
     const memSpec = { path: "/mem/one" };
-    const { figures: [sql, mem] } = await compareSystems(
+    const {
+      figures: [sql, mem],
+    } = await compareSystems(
       [
         { server: uncached, spec: sqlSpec },
         { server: uncached, spec: memSpec },
       ],
       { connections: 32, warmupSeconds: 2, roundSeconds: 5, rounds: 2 },
     );
-    const { figures: [cSql, cMem] } = await compareSystems(
+    const {
+      figures: [cSql, cMem],
+    } = await compareSystems(
       [
         { server: cached, spec: sqlSpec },
         { server: cached, spec: memSpec },
@@ -78,7 +87,12 @@ export async function run(): Promise<BenchResult> {
         `(CPU per GET ${fmtNum(s.systemUsPerReq, 0)} µs / ${fmtNum(m.systemUsPerReq, 0)} µs; ` +
         `cache on: ${fmtInt(cSql!.reqPerSec)} / ${fmtInt(cMem!.reqPerSec)} req/s, ${fmtNum(cachedRatio, 2)}x)`,
       interferencePct: Math.max(...[s, m, cSql!, cMem!].flatMap((f) => [f.otherCpuPct, f.stealPct])),
-      notes: [...loadNotes("sqlite", s), ...loadNotes("memory", m), ...loadNotes("sqlite, cache on", cSql!), ...loadNotes("memory, cache on", cMem!)],
+      notes: [
+        ...loadNotes("sqlite", s),
+        ...loadNotes("memory", m),
+        ...loadNotes("sqlite, cache on", cSql!),
+        ...loadNotes("memory, cache on", cMem!),
+      ],
     };
   } finally {
     await Promise.all(servers.map((z) => z.stop()));

@@ -29,8 +29,16 @@ export async function run(): Promise<BenchResult> {
   let zest: ServerProcess | undefined;
   try {
     zest = await spawnZest("zest-sqlite-put", storagesCfg({ mem: memory("mem/**"), sql: sqlite("sql/**", dbPath) }));
-    const put = (path: string): RequestSpec => ({ path, method: "PUT", headers: { "content-type": "text/plain" }, body: TEXT_100 });
-    const { figures: [sql, mem], warmupRequests } = await compareSystems(
+    const put = (path: string): RequestSpec => ({
+      path,
+      method: "PUT",
+      headers: { "content-type": "text/plain" },
+      body: TEXT_100,
+    });
+    const {
+      figures: [sql, mem],
+      warmupRequests,
+    } = await compareSystems(
       [
         { server: zest, spec: put("/sql/k"), distinctKeys: true },
         { server: zest, spec: put("/mem/k"), distinctKeys: true },
@@ -49,7 +57,8 @@ export async function run(): Promise<BenchResult> {
     }
     const acked = s.requests + warmupRequests[0]!;
     const notes = [...loadNotes("sqlite", s), ...loadNotes("memory", m)];
-    if (rows < acked) notes.push(`only ${fmtInt(rows)} rows in the SQLite table for ${fmtInt(acked)} acknowledged PUTs`);
+    if (rows < acked)
+      notes.push(`only ${fmtInt(rows)} rows in the SQLite table for ${fmtInt(acked)} acknowledged PUTs`);
 
     const ratio = s.reqPerSec / m.reqPerSec;
     return {

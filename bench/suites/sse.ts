@@ -137,7 +137,14 @@ class Stats {
 function put(url: URL, agent: http.Agent, body: string): Promise<boolean> {
   return new Promise((resolve) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path: PUT_PATH, method: "PUT", agent, headers: { "content-type": "text/plain", "content-length": Buffer.byteLength(body) } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: PUT_PATH,
+        method: "PUT",
+        agent,
+        headers: { "content-type": "text/plain", "content-length": Buffer.byteLength(body) },
+      },
       (res) => {
         res.resume();
         res.on("end", () => resolve((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300));
@@ -155,7 +162,11 @@ export async function run(): Promise<BenchResult> {
 /** One fan-out run against a zest started with `args`; `sse-resume` runs it twice to compare. */
 export async function fanOut(label: string, args: string[], seconds = SECONDS): Promise<BenchResult> {
   // 1,000 subscribers from one address: above the default per-address connection cap (256).
-  const zest: ServerProcess = await spawnZest(label, ["--cfg", "plugins/rest/max_connections_per_address:4096", ...args]);
+  const zest: ServerProcess = await spawnZest(label, [
+    "--cfg",
+    "plugins/rest/max_connections_per_address:4096",
+    ...args,
+  ]);
   const puts = RATE * seconds;
   const expected = puts * SUBSCRIBERS;
   const stats = new Stats(expected);

@@ -18,15 +18,30 @@ const MAX_CHUNKS = 512;
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 /** One request; resolves with the status, body length and milliseconds it took. */
-function send(base: URL, method: string, path: string, body?: string): Promise<{ status: number; bytes: number; ms: number }> {
+function send(
+  base: URL,
+  method: string,
+  path: string,
+  body?: string,
+): Promise<{ status: number; bytes: number; ms: number }> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const req = request({ agent, host: base.hostname, port: base.port, method, path, headers: body === undefined ? {} : { "content-type": "text/plain" } }, (res) => {
-      let bytes = 0;
-      res.on("data", (c: Buffer) => (bytes += c.length));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0 }));
-      res.on("error", reject);
-    });
+    const req = request(
+      {
+        agent,
+        host: base.hostname,
+        port: base.port,
+        method,
+        path,
+        headers: body === undefined ? {} : { "content-type": "text/plain" },
+      },
+      (res) => {
+        let bytes = 0;
+        res.on("data", (c: Buffer) => (bytes += c.length));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0 }));
+        res.on("error", reject);
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -36,7 +51,11 @@ function send(base: URL, method: string, path: string, body?: string): Promise<{
 function longKey(j: number): string {
   const prefix = `ws/long/${j}/`;
   const tail = `x${j}`;
-  return prefix + "ab".repeat((MAX_KEY - prefix.length - tail.length) >> 1).padEnd(MAX_KEY - prefix.length - tail.length, "a") + tail;
+  return (
+    prefix +
+    "ab".repeat((MAX_KEY - prefix.length - tail.length) >> 1).padEnd(MAX_KEY - prefix.length - tail.length, "a") +
+    tail
+  );
 }
 
 /** Fits `parts` joined by "/" into the limits. */
@@ -54,8 +73,14 @@ function selectors(): Array<[string, string]> {
     ["all keys (**)", "**"],
     ["a 4 KiB glob with 1,300 pieces under **", fit(["**", `${longGlob.replace(/\$\*$/, "")}$*`])],
     ["a near-miss 4 KiB glob against the long chunks", fit(["**", nearMiss])],
-    ["** and globs alternating, 512 chunks", fit(Array.from({ length: MAX_CHUNKS }, (_, i) => (i % 2 === 0 ? "**" : `$*${i % 10}$*`)))],
-    ["** and * alternating, 512 chunks", fit(Array.from({ length: MAX_CHUNKS }, (_, i) => (i % 2 === 0 ? "**" : "*")).concat())],
+    [
+      "** and globs alternating, 512 chunks",
+      fit(Array.from({ length: MAX_CHUNKS }, (_, i) => (i % 2 === 0 ? "**" : `$*${i % 10}$*`))),
+    ],
+    [
+      "** and * alternating, 512 chunks",
+      fit(Array.from({ length: MAX_CHUNKS }, (_, i) => (i % 2 === 0 ? "**" : "*")).concat()),
+    ],
     ["**/ws/** repeated, 512 chunks", fit(Array.from({ length: MAX_CHUNKS }, (_, i) => (i % 2 === 0 ? "**" : "ws")))],
     ["a glob per level", fit(["ws", "$*1$*", "$*2$*", "$*3$*"])],
   ];

@@ -64,7 +64,10 @@ declare module "autocannon" {
     }
   }
 
-  function autocannon(opts: autocannon.Options, cb: (err: Error | null, result: autocannon.Result) => void): autocannon.Instance;
+  function autocannon(
+    opts: autocannon.Options,
+    cb: (err: Error | null, result: autocannon.Result) => void,
+  ): autocannon.Instance;
 
   export default autocannon;
 }

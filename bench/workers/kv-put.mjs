@@ -14,7 +14,11 @@ const WARMUP_MS = 1_000;
 const value = new TextEncoder().encode("x".repeat(100));
 
 const nc = await connect({ servers: url });
-const kv = await new Kvm(jetstream(nc, { timeout: 10_000 })).create(bucket, { history: 1, replicas: Number(replicas), allow_direct: false });
+const kv = await new Kvm(jetstream(nc, { timeout: 10_000 })).create(bucket, {
+  history: 1,
+  replicas: Number(replicas),
+  allow_direct: false,
+});
 
 let seq = 0;
 let measuring = false;
@@ -44,4 +48,6 @@ const cpu = process.cpuUsage(cpu0);
 latencies.sort((a, b) => a - b);
 const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
 await nc.drain();
-console.log(JSON.stringify({ puts, seconds: wall, p50Ms: at(0.5), p99Ms: at(0.99), cpuSeconds: (cpu.user + cpu.system) / 1e6 }));
+console.log(
+  JSON.stringify({ puts, seconds: wall, p50Ms: at(0.5), p99Ms: at(0.99), cpuSeconds: (cpu.user + cpu.system) / 1e6 }),
+);

@@ -15,7 +15,10 @@ function settle() {
   return process.memoryUsage();
 }
 
-const zest = await startZest({ plugins: { rest: { http_port: "none" } } }, { ...defaultStartOptions(), logger: silentLogger });
+const zest = await startZest(
+  { plugins: { rest: { http_port: "none" } } },
+  { ...defaultStartOptions(), logger: silentLogger },
+);
 const before = settle();
 const filler = "v".repeat(VALUE_BYTES);
 const t0 = performance.now();
@@ -28,7 +31,8 @@ const putSeconds = (performance.now() - t0) / 1000;
 const after = settle();
 
 const last = await zest.session.get(`bench/mem/${KEYS - 1}`);
-if (last.length !== 1 || last[0].kind !== "ok" || last[0].sample.payload.length !== VALUE_BYTES) throw new Error("the last key was not stored");
+if (last.length !== 1 || last[0].kind !== "ok" || last[0].sample.payload.length !== VALUE_BYTES)
+  throw new Error("the last key was not stored");
 
 console.log(
   JSON.stringify({

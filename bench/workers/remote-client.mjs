@@ -64,7 +64,14 @@ async function pubsub(seconds, window) {
   await runFor(seconds * 1000);
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
-  const out = { samples: received - r0, samplesPerSec: (received - r0) / wall, p50Ms: percentile(lat, 0.5), p99Ms: percentile(lat, 0.99), lost: sent - received, clientCpuPct: (100 * (cpu.user + cpu.system)) / 1e6 / wall };
+  const out = {
+    samples: received - r0,
+    samplesPerSec: (received - r0) / wall,
+    p50Ms: percentile(lat, 0.5),
+    p99Ms: percentile(lat, 0.99),
+    lost: sent - received,
+    clientCpuPct: (100 * (cpu.user + cpu.system)) / 1e6 / wall,
+  };
   await pubS.close();
   await subS.close();
   return out;
@@ -127,7 +134,10 @@ async function fanout(subscribers, rate, seconds) {
 }
 
 const t0 = process.cpuUsage();
-const out = mode === "pubsub" ? await pubsub(Number(rest[0]), Number(rest[1])) : await fanout(Number(rest[0]), Number(rest[1]), Number(rest[2]));
+const out =
+  mode === "pubsub"
+    ? await pubsub(Number(rest[0]), Number(rest[1]))
+    : await fanout(Number(rest[0]), Number(rest[1]), Number(rest[2]));
 const c = process.cpuUsage(t0);
 process.stdout.write(`${JSON.stringify({ ...out, cpuSeconds: (c.user + c.system) / 1e6 })}\n`);
 process.exit(0);

@@ -95,7 +95,8 @@ export class AccessControl {
   authenticate(credentials: Credentials): Principal | Promise<Principal> {
     const address = normalizeAddress(credentials.address);
     const authorization = credentials.authorization;
-    if (this.#auth === undefined || authorization === undefined || authorization === "") return this.#principal(undefined, address);
+    if (this.#auth === undefined || authorization === undefined || authorization === "")
+      return this.#principal(undefined, address);
     const user = this.#auth.verify(authorization, address);
     return typeof user === "string" ? this.#principal(user, address) : user.then((u) => this.#principal(u, address));
   }
@@ -108,7 +109,8 @@ export class AccessControl {
   knownPrincipal(credentials: Credentials): Principal | undefined {
     const address = normalizeAddress(credentials.address);
     const authorization = credentials.authorization;
-    if (this.#auth === undefined || authorization === undefined || authorization === "") return this.#principal(undefined, address);
+    if (this.#auth === undefined || authorization === undefined || authorization === "")
+      return this.#principal(undefined, address);
     const user = this.#auth.known(authorization);
     return user === undefined ? undefined : this.#principal(user, address);
   }
@@ -148,8 +150,12 @@ export class AccessControl {
    * credentials could help, else `forbidden`. `what` names the operation for the message.
    */
   refusal(principal: Principal, what: string): ZestError {
-    if (principal.user === undefined && this.wantsCredentials) return new ZestError("unauthenticated", `${what} needs credentials (HTTP Basic or Bearer)`);
-    return new ZestError("forbidden", `${principal.user === undefined ? "an anonymous client" : `user "${principal.user}"`} may not ${what}`);
+    if (principal.user === undefined && this.wantsCredentials)
+      return new ZestError("unauthenticated", `${what} needs credentials (HTTP Basic or Bearer)`);
+    return new ZestError(
+      "forbidden",
+      `${principal.user === undefined ? "an anonymous client" : `user "${principal.user}"`} may not ${what}`,
+    );
   }
 
   #principal(user: string | undefined, address: string): Principal {
@@ -161,7 +167,12 @@ export class AccessControl {
     }
     let p = byAddress.get(address);
     if (p === undefined) {
-      p = { user, address, subjects: this.#policy === undefined ? new Uint8Array(0) : this.#policy.subjectsOf(user, address), decisions: MESSAGES.map(() => new Map()) };
+      p = {
+        user,
+        address,
+        subjects: this.#policy === undefined ? new Uint8Array(0) : this.#policy.subjectsOf(user, address),
+        decisions: MESSAGES.map(() => new Map()),
+      };
       if (byAddress.size >= PRINCIPALS) byAddress.clear();
       byAddress.set(address, p);
     }

@@ -27,7 +27,9 @@ const MAX_CREDENTIAL_LENGTH = 4096;
  * Checked for an unknown user or token id, so a miss costs as much as a wrong password. Its
  * value matches no secret in practice, and no verdict ever comes from it.
  */
-const DUMMY: ScryptHash = parseHash(`$scrypt$ln=14,r=8,p=1$${Buffer.alloc(16, 7).toString("base64")}$${Buffer.alloc(32, 7).toString("base64")}`);
+const DUMMY: ScryptHash = parseHash(
+  `$scrypt$ln=14,r=8,p=1$${Buffer.alloc(16, 7).toString("base64")}$${Buffer.alloc(32, 7).toString("base64")}`,
+);
 
 type Outcome = string | ZestError;
 
@@ -85,7 +87,8 @@ export class Authenticator {
       pending = this.#check(authorization).then((outcome) => {
         this.#pending.delete(authorization);
         // A full queue is no verdict on the credential: only real answers are remembered.
-        if (typeof outcome === "string" || outcome.kind === "unauthenticated") this.#verified.set(authorization, outcome);
+        if (typeof outcome === "string" || outcome.kind === "unauthenticated")
+          this.#verified.set(authorization, outcome);
         return outcome;
       });
       this.#pending.set(authorization, pending);
@@ -140,7 +143,8 @@ export class Authenticator {
   /** Runs an scrypt check within the concurrency bound; too many waiting is `unavailable`. */
   async #limited(check: () => Promise<boolean>): Promise<boolean | ZestError> {
     if (this.#running >= CONCURRENT) {
-      if (this.#queue.length >= QUEUED) return new ZestError("unavailable", "too many credential checks in progress: retry shortly");
+      if (this.#queue.length >= QUEUED)
+        return new ZestError("unavailable", "too many credential checks in progress: retry shortly");
       await new Promise<void>((resolve) => this.#queue.push(resolve));
     }
     this.#running++;

@@ -28,7 +28,11 @@ let fdLimit: number | undefined;
 export function fileDescriptorLimit(): number {
   if (fdLimit !== undefined) return fdLimit;
   try {
-    const out = execFileSync("/bin/sh", ["-c", "ulimit -n"], { encoding: "utf8", timeout: 2000, stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const out = execFileSync("/bin/sh", ["-c", "ulimit -n"], {
+      encoding: "utf8",
+      timeout: 2000,
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
     const n = Number(out);
     fdLimit = Number.isInteger(n) && n > 0 ? n : Infinity;
   } catch {
@@ -38,7 +42,10 @@ export function fileDescriptorLimit(): number {
 }
 
 /** The limits for the given options, defaults derived from the descriptor limit. */
-export function connectionLimits(opts: { perAddress?: number | undefined; total?: number | undefined }): ConnectionLimits {
+export function connectionLimits(opts: {
+  perAddress?: number | undefined;
+  total?: number | undefined;
+}): ConnectionLimits {
   const fds = fileDescriptorLimit();
   const derived = Number.isFinite(fds) ? Math.max(16, Math.floor(fds - Math.min(RESERVED_FDS, fds / 4))) : 100_000;
   const total = opts.total ?? derived;

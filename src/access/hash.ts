@@ -28,11 +28,13 @@ const PHC = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d)\$([A-Za-z0-9+/]+={0,2})\
 /** Parses a hash string; throws an Error with a one-line reason when it is not one. */
 export function parseHash(s: string): ScryptHash {
   const m = PHC.exec(s);
-  if (!m) throw new Error("not a zest password hash (expected $scrypt$ln=..,r=..,p=..$salt$hash, as `zest passwd` prints)");
+  if (!m)
+    throw new Error("not a zest password hash (expected $scrypt$ln=..,r=..,p=..$salt$hash, as `zest passwd` prints)");
   const ln = Number(m[1]);
   const r = Number(m[2]);
   const p = Number(m[3]);
-  if (ln < 1 || ln > MAX_LN || r < 1 || r > MAX_R || p < 1 || p > MAX_P) throw new Error(`scrypt cost out of range (ln 1..${MAX_LN}, r 1..${MAX_R}, p 1..${MAX_P})`);
+  if (ln < 1 || ln > MAX_LN || r < 1 || r > MAX_R || p < 1 || p > MAX_P)
+    throw new Error(`scrypt cost out of range (ln 1..${MAX_LN}, r 1..${MAX_R}, p 1..${MAX_P})`);
   const salt = Buffer.from(m[4]!, "base64");
   const hash = Buffer.from(m[5]!, "base64");
   if (salt.length < 8 || hash.length < 16) throw new Error("salt or hash too short");
@@ -47,7 +49,12 @@ function maxmem(h: { ln: number; r: number; p: number }): number {
 export function hashSecret(secret: string, cost: { ln?: number } = {}): string {
   const ln = cost.ln ?? DEFAULT_LN;
   const salt = randomBytes(16);
-  const hash = scryptSync(secret, salt, KEY_LEN, { N: 1 << ln, r: DEFAULT_R, p: DEFAULT_P, maxmem: maxmem({ ln, r: DEFAULT_R, p: DEFAULT_P }) });
+  const hash = scryptSync(secret, salt, KEY_LEN, {
+    N: 1 << ln,
+    r: DEFAULT_R,
+    p: DEFAULT_P,
+    maxmem: maxmem({ ln, r: DEFAULT_R, p: DEFAULT_P }),
+  });
   return `$scrypt$ln=${ln},r=${DEFAULT_R},p=${DEFAULT_P}$${salt.toString("base64")}$${hash.toString("base64")}`;
 }
 

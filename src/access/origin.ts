@@ -30,7 +30,13 @@ export function isAllowedHost(host: string | undefined, allowed: ReadonlySet<str
  * every origin), or it is the router's own origin (`<scheme>://<Host>`) under a `Host` that
  * names the router.
  */
-export function originAllowed(origin: string, host: string | undefined, scheme: "http" | "https", allowedOrigins: ReadonlySet<string>, allowedHosts: ReadonlySet<string>): boolean {
+export function originAllowed(
+  origin: string,
+  host: string | undefined,
+  scheme: "http" | "https",
+  allowedOrigins: ReadonlySet<string>,
+  allowedHosts: ReadonlySet<string>,
+): boolean {
   const o = origin.toLowerCase();
   if (allowedOrigins.has(o) || allowedOrigins.has("*")) return true;
   return host !== undefined && o === `${scheme}://${host.toLowerCase()}` && isAllowedHost(host, allowedHosts);

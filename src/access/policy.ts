@@ -47,7 +47,10 @@ export class Policy {
     for (const s of config.subjects) {
       if (subjectIndex.has(s.id)) throw new Error(`access_control.subjects: id "${s.id}" is used twice`);
       subjectIndex.set(s.id, this.#subjects.length);
-      this.#subjects.push({ usernames: s.usernames && new Set(s.usernames), cidrs: s.cidrs && compileCidrs(s.id, s.cidrs) });
+      this.#subjects.push({
+        usernames: s.usernames && new Set(s.usernames),
+        cidrs: s.cidrs && compileCidrs(s.id, s.cidrs),
+      });
     }
     const ruleIds = new Set<string>();
     for (const r of config.rules) {

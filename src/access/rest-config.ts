@@ -25,7 +25,10 @@ export interface RestSecurityOptions {
  * Reads `access_control` and the security keys of `plugins.rest`. Throws an Error with a
  * one-line reason (the caller makes it a configuration error).
  */
-export function restSecurityOptions(accessSection: unknown, rest: Readonly<Record<string, unknown>>): RestSecurityOptions {
+export function restSecurityOptions(
+  accessSection: unknown,
+  rest: Readonly<Record<string, unknown>>,
+): RestSecurityOptions {
   const access = AccessControl.fromConfig(accessSection);
   const picked: Record<string, unknown> = {};
   for (const k of REST_SECURITY_KEYS) if (rest[k] !== undefined) picked[k] = rest[k];
@@ -56,14 +59,25 @@ function isLoopbackHost(host: string): boolean {
  * gateway listens on loopback only and says so in one line; an explicit non-loopback interface
  * without access control starts with a warning. Returns the interface to bind.
  */
-export function protectedBind(host: string | undefined, port: number, access: AccessControl, logger: Logger): string | undefined {
+export function protectedBind(
+  host: string | undefined,
+  port: number,
+  access: AccessControl,
+  logger: Logger,
+): string | undefined {
   if (access.enabled) return host;
   if (host === undefined) {
-    logger.warn({ host: "127.0.0.1", port }, `protected mode: no access control is configured, so the REST gateway listens on 127.0.0.1 only; to serve other machines configure access_control, or start with ${OPEN_FLAG}`);
+    logger.warn(
+      { host: "127.0.0.1", port },
+      `protected mode: no access control is configured, so the REST gateway listens on 127.0.0.1 only; to serve other machines configure access_control, or start with ${OPEN_FLAG}`,
+    );
     return "127.0.0.1";
   }
   if (!isLoopbackHost(host)) {
-    logger.warn({ host, port }, `the REST gateway listens on ${host} without access control: anyone who can reach it may read and write every key (configure access_control)`);
+    logger.warn(
+      { host, port },
+      `the REST gateway listens on ${host} without access control: anyone who can reach it may read and write every key (configure access_control)`,
+    );
   }
   return host;
 }

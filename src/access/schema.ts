@@ -33,7 +33,10 @@ const ruleSchema = z.strictObject({
     .array(z.enum(["ingress", "egress"]))
     .min(1)
     .optional()
-    .refine((f) => f === undefined || f.includes("ingress"), "zest applies rules to client requests: flows must include \"ingress\""),
+    .refine(
+      (f) => f === undefined || f.includes("ingress"),
+      'zest applies rules to client requests: flows must include "ingress"',
+    ),
 });
 
 const subjectSchema = z.strictObject({
@@ -105,7 +108,15 @@ export const restSecuritySchema = z.object({
 export type RestSecurityConfig = z.infer<typeof restSecuritySchema>;
 
 /** The keys of `plugins.rest` that `restSecuritySchema` reads. */
-export const REST_SECURITY_KEYS = ["tls", "cors", "allowed_hosts", "max_connections_per_address", "max_connections", "headers_timeout_ms", "body_idle_timeout_ms"] as const;
+export const REST_SECURITY_KEYS = [
+  "tls",
+  "cors",
+  "allowed_hosts",
+  "max_connections_per_address",
+  "max_connections",
+  "headers_timeout_ms",
+  "body_idle_timeout_ms",
+] as const;
 
 /** A zod error as one line: `path: message; path: message`. */
 export function zodMessage(prefix: string, err: z.ZodError): string {

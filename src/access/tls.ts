@@ -7,7 +7,10 @@ import type { TlsConfig } from "./schema.js";
 
 /** Reads the certificate and key files; throws an Error naming the file that cannot be read. */
 export function loadTlsOptions(tls: TlsConfig): { cert: Buffer; key: Buffer } {
-  return { cert: readPem(tls.listen_certificate, "listen_certificate"), key: readPem(tls.listen_private_key, "listen_private_key") };
+  return {
+    cert: readPem(tls.listen_certificate, "listen_certificate"),
+    key: readPem(tls.listen_private_key, "listen_private_key"),
+  };
 }
 
 function readPem(path: string, what: string): Buffer {

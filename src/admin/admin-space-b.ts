@@ -28,7 +28,6 @@ type Properties = Record<string, string>;
 /** `auto` in a storage path picks a backend for the caller (0.4); ours is always `memory`. */
 const AUTO = "auto";
 
-
 /** `k=v;k=v` with the keys sorted, as 0.4 rendered properties. */
 export function propertiesString(props: Properties): string {
   return Object.keys(props)
@@ -43,7 +42,8 @@ function asString(v: unknown): string {
 
 function copyProperties(into: Properties, from: Readonly<Record<string, unknown>>, skip: ReadonlySet<string>): void {
   // Credentials never leave the router: secret options are left out, URLs lose their user part.
-  for (const [k, v] of Object.entries(from)) if (!skip.has(k) && !isSecretName(k) && v !== undefined) into[k] = redactText(asString(v));
+  for (const [k, v] of Object.entries(from))
+    if (!skip.has(k) && !isSecretName(k) && v !== undefined) into[k] = redactText(asString(v));
 }
 
 const STORAGE_SKIP = new Set(["key_expr", "volume"]);
@@ -83,14 +83,21 @@ function parseProperties(payload: Buffer, what: string): Properties {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw ZestError.badRequest(`${what}: invalid JSON (${errorMessage(err)}); send a JSON object of string properties such as {"selector":"/demo/**"}`);
+    throw ZestError.badRequest(
+      `${what}: invalid JSON (${errorMessage(err)}); send a JSON object of string properties such as {"selector":"/demo/**"}`,
+    );
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw ZestError.badRequest(`${what}: expected a JSON object of string properties, got ${Array.isArray(value) ? "an array" : JSON.stringify(value)}`);
+    throw ZestError.badRequest(
+      `${what}: expected a JSON object of string properties, got ${Array.isArray(value) ? "an array" : JSON.stringify(value)}`,
+    );
   }
   const props = Object.create(null) as Properties;
   for (const [k, v] of Object.entries(value)) {
-    if (typeof v !== "string") throw ZestError.badRequest(`${what}: property "${k}" must be a string (got ${JSON.stringify(v)}); write "${k}":"${asString(v).replace(/"/g, '\\"')}"`);
+    if (typeof v !== "string")
+      throw ZestError.badRequest(
+        `${what}: property "${k}" must be a string (got ${JSON.stringify(v)}); write "${k}":"${asString(v).replace(/"/g, '\\"')}"`,
+      );
     props[k] = v;
   }
   return props;
@@ -129,7 +136,12 @@ export class AdminSpaceB extends AdminLayout {
   entries(): AdminEntryB[] {
     const p = this.prefix;
     const sp = `${p}/plugin/storages`;
-    const json = (key: string, value: unknown, timestamp?: Timestamp): AdminEntryB => ({ key, value: JSON.stringify(value), encoding: Encoding.APP_JSON, timestamp });
+    const json = (key: string, value: unknown, timestamp?: Timestamp): AdminEntryB => ({
+      key,
+      value: JSON.stringify(value),
+      encoding: Encoding.APP_JSON,
+      timestamp,
+    });
     const props = (key: string, value: Properties, timestamp: Timestamp | undefined): AdminEntryB => ({
       key,
       value: propertiesString(value),
@@ -156,14 +168,23 @@ export class AdminSpaceB extends AdminLayout {
       const node = tree[s.volume]!;
       node.storage ??= Object.create(null);
       (node.storage as Record<string, unknown>)[s.name] = sprops;
-      backends.push(props(`${sp}/backend/${s.volume}/storage/${s.name}`, sprops, this.created.get(`backend/${s.volume}/storage/${s.name}`)));
+      backends.push(
+        props(
+          `${sp}/backend/${s.volume}/storage/${s.name}`,
+          sprops,
+          this.created.get(`backend/${s.volume}/storage/${s.name}`),
+        ),
+      );
     }
     out.push(json(sp, sortKeys({ backend: tree }), this.lastChange), ...backends);
     return out;
   }
 
   private routerStatus(): Record<string, unknown> {
-    const plugins: Record<string, unknown> = Object.assign(Object.create(null), { http: { path: "<built-in>" }, storages: { path: "<built-in>" } });
+    const plugins: Record<string, unknown> = Object.assign(Object.create(null), {
+      http: { path: "<built-in>" },
+      storages: { path: "<built-in>" },
+    });
     for (const [name, path] of Object.entries(this.sources.plugins())) plugins[name] = { path };
     // 0.4's field order (pid first), then what zest adds.
     return {
@@ -183,7 +204,6 @@ export class AdminSpaceB extends AdminLayout {
     }
   }
 
-
   /** Applies a write; the promise rejects with the 400/403/404/409/503 the writer sees. */
   protected write(sample: Sample): Promise<void> {
     return this.writes.run(() => this.apply(sample));
@@ -194,11 +214,14 @@ export class AdminSpaceB extends AdminLayout {
     const m = /^plugin\/storages\/backend\/([^/]+)(?:\/storage\/([^/]+))?$/.exec(rel);
     if (!m) {
       const where = `/@/router/${this.session.zid.toLowerCase()}/plugin/storages/backend/<backend>`;
-      throw ZestError.forbidden(`${this.showKey(sample.key)} is read-only; backends are created under ${where} and storages under ${where}/storage/<name>`);
+      throw ZestError.forbidden(
+        `${this.showKey(sample.key)} is read-only; backends are created under ${where} and storages under ${where}/storage/<name>`,
+      );
     }
     const backend = m[1]!;
     const storage = m[2];
-    if (backend.includes("*") || storage?.includes("*")) throw ZestError.badRequest(`${this.showKey(sample.key)} must name one backend or storage, without wildcards`);
+    if (backend.includes("*") || storage?.includes("*"))
+      throw ZestError.badRequest(`${this.showKey(sample.key)} must name one backend or storage, without wildcards`);
     if (storage !== undefined) {
       if (sample.kind === "delete") await this.deleteStorage(backend, storage, sample);
       else await this.putStorage(backend, storage, sample);
@@ -214,7 +237,9 @@ export class AdminSpaceB extends AdminLayout {
   private showKey(key: string): string {
     const path = keyExprToPath(key);
     const own = `/${this.prefix}`;
-    return path === own || path.startsWith(`${own}/`) ? `/@/router/${this.session.zid.toLowerCase()}${path.slice(own.length)}` : path;
+    return path === own || path.startsWith(`${own}/`)
+      ? `/@/router/${this.session.zid.toLowerCase()}${path.slice(own.length)}`
+      : path;
   }
 
   private async putBackend(id: string, sample: Sample): Promise<void> {
@@ -233,7 +258,8 @@ export class AdminSpaceB extends AdminLayout {
     const what = `storage ${name}`;
     const props = parseProperties(sample.payload, what);
     const { selector, ...options } = props;
-    if (selector === undefined) throw ZestError.badRequest(`${what}: the "selector" property is missing, e.g. {"selector":"/demo/example/**"}`);
+    if (selector === undefined)
+      throw ZestError.badRequest(`${what}: the "selector" property is missing, e.g. {"selector":"/demo/example/**"}`);
     let keyExpr: string;
     try {
       keyExpr = pathToKeyExpr(selector, { expr: true });
@@ -242,14 +268,18 @@ export class AdminSpaceB extends AdminLayout {
     }
     const volume = backend === AUTO ? "memory" : backend;
     if (!this.manager.listVolumes().some((v) => v.id === volume)) {
-      throw ZestError.notFound(`unknown backend "${backend}": create it first with PUT /@/router/local/plugin/storages/backend/${backend}`);
+      throw ZestError.notFound(
+        `unknown backend "${backend}": create it first with PUT /@/router/local/plugin/storages/backend/${backend}`,
+      );
     }
     // `selector` is kept beside the key expression so the listing shows it exactly as given.
     const config: StorageConfig = { key_expr: keyExpr, selector, volume: { id: volume, ...options } };
     const existing = this.manager.listStorages().find((s) => s.name === name);
     if (existing) {
       if (isDeepStrictEqual(existing.config, config)) return; // the same PUT again
-      throw ZestError.conflict(`storage ${name} already exists (in backend ${existing.volume}, ${propertiesString(storageProperties(existing.config))}); DELETE it first`);
+      throw ZestError.conflict(
+        `storage ${name} already exists (in backend ${existing.volume}, ${propertiesString(storageProperties(existing.config))}); DELETE it first`,
+      );
     }
     await this.manager.putStorage(name, config);
     this.remember(`backend/${volume}/storage/${name}`, sample);

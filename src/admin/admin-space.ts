@@ -54,14 +54,19 @@ export class AdminSpace extends AdminLayout {
       out.push([`${sm}/volumes/${v.id}`, redact(withError(v.config ?? v.status, v.error))]);
       out.push([`${sm}/volumes/${v.id}/__path__`, v.adminPath]);
     }
-    for (const s of this.manager.listStorages()) out.push([`${sm}/storages/${s.name}`, redact(withError(s.config, s.error))]);
+    for (const s of this.manager.listStorages())
+      out.push([`${sm}/storages/${s.name}`, redact(withError(s.config, s.error))]);
     // Plugins loaded with -P, like zenohd's dynamic plugins (docs/rest-gateway.md §A.5).
-    for (const [name, path] of Object.entries(this.sources.plugins())) out.push([`${p}/status/plugins/${name}/__path__`, path]);
+    for (const [name, path] of Object.entries(this.sources.plugins()))
+      out.push([`${p}/status/plugins/${name}/__path__`, path]);
     return out;
   }
 
   private routerStatus(): Record<string, unknown> {
-    const plugins: Record<string, unknown> = Object.assign(Object.create(null), { rest: { path: "<built-in>" }, storage_manager: { path: "<built-in>" } });
+    const plugins: Record<string, unknown> = Object.assign(Object.create(null), {
+      rest: { path: "<built-in>" },
+      storage_manager: { path: "<built-in>" },
+    });
     for (const [name, path] of Object.entries(this.sources.plugins())) plugins[name] = { path };
     return sortKeys({
       fabric: this.sources.fabric(),
@@ -83,16 +88,24 @@ export class AdminSpace extends AdminLayout {
   protected async write(sample: Sample): Promise<void> {
     const configPrefix = `${this.prefix}/config/`;
     if (!sample.key.startsWith(configPrefix)) {
-      throw ZestError.forbidden(`${sample.key} is read-only; storages and volumes are configured under ${configPrefix}plugins/storage_manager/`);
+      throw ZestError.forbidden(
+        `${sample.key} is read-only; storages and volumes are configured under ${configPrefix}plugins/storage_manager/`,
+      );
     }
     const path = sample.key.slice(configPrefix.length);
     const m = /^plugins\/storage_manager\/(storages|volumes)\/([^/]+)$/.exec(path);
     if (!m) {
-      if (path.startsWith("plugins/rest")) throw ZestError.badRequest("the rest plugin doesn't accept run-time configuration changes");
-      throw ZestError.badRequest(`unsupported configuration path "${path}": use plugins/storage_manager/storages/<name> or plugins/storage_manager/volumes/<name>`);
+      if (path.startsWith("plugins/rest"))
+        throw ZestError.badRequest("the rest plugin doesn't accept run-time configuration changes");
+      throw ZestError.badRequest(
+        `unsupported configuration path "${path}": use plugins/storage_manager/storages/<name> or plugins/storage_manager/volumes/<name>`,
+      );
     }
     const [, kind, name] = m as unknown as [string, "storages" | "volumes", string];
-    if (name.includes("*")) throw ZestError.badRequest(`configuration path "${path}" must name one ${kind === "storages" ? "storage" : "volume"}, without wildcards`);
+    if (name.includes("*"))
+      throw ZestError.badRequest(
+        `configuration path "${path}" must name one ${kind === "storages" ? "storage" : "volume"}, without wildcards`,
+      );
     if (sample.kind === "delete") {
       return kind === "storages" ? this.manager.deleteStorage(name) : this.manager.deleteVolume(name);
     }

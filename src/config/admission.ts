@@ -12,7 +12,14 @@ const FILE_SCHEMES = new Set(["sqlite:", "sqlite3:", "file:"]);
 /** Schemes whose URLs make the router connect somewhere. */
 const NET_SCHEMES = new Set(["http:", "https:", "nats:", "tls:", "ws:", "wss:"]);
 /** Default ports, so `host` and `host:port` entries both match a URL without a port. */
-const DEFAULT_PORT: Readonly<Record<string, string>> = { "http:": "80", "https:": "443", "ws:": "80", "wss:": "443", "nats:": "4222", "tls:": "4222" };
+const DEFAULT_PORT: Readonly<Record<string, string>> = {
+  "http:": "80",
+  "https:": "443",
+  "ws:": "80",
+  "wss:": "443",
+  "nats:": "4222",
+  "tls:": "4222",
+};
 /** Option names that hold a file or directory. */
 const FILE_KEY = /(^|_)(path|dir|file|filename)$/i;
 /** Options only the configuration file may set. */
@@ -36,7 +43,9 @@ export function admissionPolicy(opts: {
   const roots = [...(opts.dataDir !== undefined ? [opts.dataDir] : []), ...(opts.allowedPaths ?? [])];
   const hosts = new Set<string>();
   if (opts.allowedHosts) for (const h of opts.allowedHosts) hosts.add(h.toLowerCase());
-  else for (const v of opts.configuredVolumes) for (const u of urlsIn(v)) if (NET_SCHEMES.has(u.protocol)) hosts.add(hostPort(u));
+  else
+    for (const v of opts.configuredVolumes)
+      for (const u of urlsIn(v)) if (NET_SCHEMES.has(u.protocol)) hosts.add(hostPort(u));
   return { roots, hosts };
 }
 
@@ -47,12 +56,16 @@ export function admissionPolicy(opts: {
 export function admitRuntimeOptions(options: unknown, what: string, policy: AdmissionPolicy): void {
   if (typeof options !== "object" || options === null) return;
   for (const key of CONFIG_FILE_ONLY) {
-    if (Object.hasOwn(options, key)) throw ZestError.forbidden(`${what}: \`${key}\` is honoured only from the configuration file, not from the admin space`);
+    if (Object.hasOwn(options, key))
+      throw ZestError.forbidden(
+        `${what}: \`${key}\` is honoured only from the configuration file, not from the admin space`,
+      );
   }
   for (const [key, value] of Object.entries(options)) {
     for (const text of strings(value)) {
       const url = parseUrl(text);
-      if (url && FILE_SCHEMES.has(url.protocol)) admitFile(decodeFileUrl(url, text, what), `\`${key}\` of ${what}`, policy);
+      if (url && FILE_SCHEMES.has(url.protocol))
+        admitFile(decodeFileUrl(url, text, what), `\`${key}\` of ${what}`, policy);
       else if (url && NET_SCHEMES.has(url.protocol)) admitHost(url, `\`${key}\` of ${what}`, policy);
       else if (FILE_KEY.test(key)) admitFile(text, `\`${key}\` of ${what}`, policy);
     }
@@ -63,7 +76,9 @@ export function admitRuntimeOptions(options: unknown, what: string, policy: Admi
 function strings(value: unknown): string[] {
   if (Array.isArray(value)) return value.filter((v): v is string => typeof v === "string");
   if (typeof value !== "string") return [];
-  return value.includes(",") && /^[a-z][a-z0-9+.-]*:\/\//i.test(value.trim()) ? value.split(",").map((s) => s.trim()) : [value];
+  return value.includes(",") && /^[a-z][a-z0-9+.-]*:\/\//i.test(value.trim())
+    ? value.split(",").map((s) => s.trim())
+    : [value];
 }
 
 function urlsIn(value: unknown): URL[] {
@@ -71,10 +86,11 @@ function urlsIn(value: unknown): URL[] {
   const out: URL[] = [];
   for (const v of Object.values(value)) {
     if (typeof v === "object" && v !== null && !Array.isArray(v)) out.push(...urlsIn(v));
-    else for (const s of strings(v)) {
-      const u = parseUrl(s);
-      if (u) out.push(u);
-    }
+    else
+      for (const s of strings(v)) {
+        const u = parseUrl(s);
+        if (u) out.push(u);
+      }
   }
   return out;
 }
@@ -100,7 +116,8 @@ function admitHost(u: URL, what: string, policy: AdmissionPolicy): void {
 }
 
 function decodeFileUrl(u: URL, text: string, what: string): string {
-  if (u.hostname !== "" && u.hostname !== "localhost") throw ZestError.forbidden(`${what}: a file URL must not name a host (got "${text}")`);
+  if (u.hostname !== "" && u.hostname !== "localhost")
+    throw ZestError.forbidden(`${what}: a file URL must not name a host (got "${text}")`);
   try {
     return decodeURIComponent(u.pathname);
   } catch {
@@ -115,7 +132,9 @@ function decodeFileUrl(u: URL, text: string, what: string): string {
 function admitFile(path: string, what: string, policy: AdmissionPolicy): void {
   if (path.split(/[\\/]/).includes("..")) throw ZestError.forbidden(`${what}: "${path}" must not contain ".."`);
   if (policy.roots.length === 0) {
-    throw ZestError.forbidden(`${what}: files are allowed only under data_dir or storage_manager.allowed_paths, and neither is configured`);
+    throw ZestError.forbidden(
+      `${what}: files are allowed only under data_dir or storage_manager.allowed_paths, and neither is configured`,
+    );
   }
   const real = realPathOf(resolve(path), what);
   for (const root of policy.roots) {
@@ -123,7 +142,9 @@ function admitFile(path: string, what: string, policy: AdmissionPolicy): void {
     const rel = relative(r, real);
     if (rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel))) return;
   }
-  throw ZestError.forbidden(`${what}: "${path}" is outside data_dir and storage_manager.allowed_paths (${policy.roots.join(", ")})`);
+  throw ZestError.forbidden(
+    `${what}: "${path}" is outside data_dir and storage_manager.allowed_paths (${policy.roots.join(", ")})`,
+  );
 }
 
 /** `path` with its longest existing prefix resolved through symbolic links. */

@@ -44,7 +44,9 @@ export function loadConfigFile(path: string): ZestConfig {
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    throw new ConfigError(`cannot read config file ${path}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : errorMessage(err)}`);
+    throw new ConfigError(
+      `cannot read config file ${path}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : errorMessage(err)}`,
+    );
   }
   let value: unknown;
   try {
@@ -54,7 +56,8 @@ export function loadConfigFile(path: string): ZestConfig {
   }
   const deep = depthProblem(value);
   if (deep) throw new ConfigError(`config file ${path}: ${deep}`);
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ConfigError(`config file ${path} must hold a JSON5 object`);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new ConfigError(`config file ${path} must hold a JSON5 object`);
   return value as ZestConfig;
 }
 
@@ -64,8 +67,12 @@ export function loadConfigFile(path: string): ZestConfig {
  */
 export function applyCfgOverride(config: ZestConfig, override: string): void {
   const colon = override.indexOf(":");
-  if (colon <= 0) throw new ConfigError(`invalid --cfg "${override}": expected PATH:VALUE, e.g. plugins/rest/http_port:8080`);
-  const path = override.slice(0, colon).split("/").filter((s) => s !== "");
+  if (colon <= 0)
+    throw new ConfigError(`invalid --cfg "${override}": expected PATH:VALUE, e.g. plugins/rest/http_port:8080`);
+  const path = override
+    .slice(0, colon)
+    .split("/")
+    .filter((s) => s !== "");
   let value: unknown;
   try {
     value = JSON5.parse(override.slice(colon + 1));
@@ -99,7 +106,8 @@ export function parseHttpPort(value: number | string | undefined): { host?: stri
   const host = colon === -1 ? undefined : s.slice(0, colon).replace(/^\[|\]$/g, "");
   const portText = colon === -1 ? s : s.slice(colon + 1);
   const port = Number(portText);
-  if (!/^\d+$/.test(portText) || port > 65535) throw new ConfigError(`invalid http port "${s}": expected a port, ip:port, or none`);
+  if (!/^\d+$/.test(portText) || port > 65535)
+    throw new ConfigError(`invalid http port "${s}": expected a port, ip:port, or none`);
   return host === undefined ? { port } : { host, port };
 }
 
@@ -109,6 +117,9 @@ export function parseHttpPort(value: number | string | undefined): { host?: stri
  */
 export function validateConfig(config: unknown): asserts config is ZestConfig {
   const found = problems(configSchema, config);
-  if (found.length > 0) throw new ConfigError(found.length === 1 ? found[0]! : `${found[0]} (and ${found.length - 1} more: ${found.slice(1, 4).join("; ")})`);
+  if (found.length > 0)
+    throw new ConfigError(
+      found.length === 1 ? found[0]! : `${found[0]} (and ${found.length - 1} more: ${found.slice(1, 4).join("; ")})`,
+    );
   parseHttpPort((config as ZestConfig).plugins?.rest?.http_port);
 }

@@ -12,7 +12,23 @@ export { REDACTED, redactText };
  * Option names whose values are credentials: exactly one of these words, or ending in
  * `_<word>` (`api_key`, `auth_token`), whatever the case. `key_expr` and `key_size` are not.
  */
-const SECRET_WORDS = ["password", "passwd", "pass", "token", "secret", "key", "credentials", "credential", "auth", "authorization", "private", "cookie", "jwt", "nkey", "seed"];
+const SECRET_WORDS = [
+  "password",
+  "passwd",
+  "pass",
+  "token",
+  "secret",
+  "key",
+  "credentials",
+  "credential",
+  "auth",
+  "authorization",
+  "private",
+  "cookie",
+  "jwt",
+  "nkey",
+  "seed",
+];
 const SECRET_NAME = new RegExp(`(^|_)(${SECRET_WORDS.join("|")})$`, "i");
 
 /** True when an option named `name` holds a credential. */

@@ -49,7 +49,9 @@ function typeName(s: z.ZodType): string {
     case "union":
       return d.options!.map(typeName).join(" \\| ");
     case "enum":
-      return Object.values(d.entries!).map((v) => `\`"${v}"\``).join(" \\| ");
+      return Object.values(d.entries!)
+        .map((v) => `\`"${v}"\``)
+        .join(" \\| ");
     case "literal":
       return d.values!.map((v) => `\`${JSON.stringify(v)}\``).join(" \\| ");
     case "unknown":
@@ -66,7 +68,10 @@ function rows(s: z.ZodType, path: string, out: string[]): void {
   if (d.type === "object") {
     for (const [k, v] of Object.entries(d.shape!)) rows(v, path === "" ? k : `${path}.${k}`, out);
     const open = d.catchall !== undefined && defOf(d.catchall).type === "unknown";
-    if (open && path !== "") out.push(`| \`${path}.*\` | any | other keys: ${path.endsWith(">") ? "options of the volume's driver" : "plugin configs"} |`);
+    if (open && path !== "")
+      out.push(
+        `| \`${path}.*\` | any | other keys: ${path.endsWith(">") ? "options of the volume's driver" : "plugin configs"} |`,
+      );
   } else if (d.type === "record") {
     rows(d.valueType!, `${path}.<name>`, out);
   }

@@ -18,7 +18,10 @@ function closed<T extends z.ZodRawShape>(shape: T, description: string) {
   const known = Object.keys(shape);
   return z
     .strictObject(shape, {
-      error: (iss) => (iss.code === "unrecognized_keys" && known.length > 0 ? `did you mean ${closest(String(iss.keys[0]), known)}?` : undefined),
+      error: (iss) =>
+        iss.code === "unrecognized_keys" && known.length > 0
+          ? `did you mean ${closest(String(iss.keys[0]), known)}?`
+          : undefined,
     })
     .describe(description);
 }
@@ -36,12 +39,12 @@ function names<T extends z.ZodType>(value: T, description: string) {
     .superRefine((map, ctx) => {
       if (typeof map !== "object" || map === null || !Object.hasOwn(map, PROTO)) return;
       const r = value.safeParse((map as Record<string, unknown>)[PROTO]);
-      for (const issue of r.error?.issues ?? []) ctx.addIssue({ ...issue, path: [PROTO, ...issue.path] } as Parameters<typeof ctx.addIssue>[0]);
+      for (const issue of r.error?.issues ?? [])
+        ctx.addIssue({ ...issue, path: [PROTO, ...issue.path] } as Parameters<typeof ctx.addIssue>[0]);
     })
     .pipe(z.record(z.string(), value))
     .describe(description);
 }
-
 
 /**
  * Sections whose schemas live with the code that reads them. Replace an entry by that module's
@@ -49,7 +52,9 @@ function names<T extends z.ZodType>(value: T, description: string) {
  */
 export const sections = {
   /** Top-level `access_control` (zenoh's shape, applied to every front door). */
-  access_control: accessControlSchema.describe("access control: rules, subjects, policies, users and tokens (see Security)"),
+  access_control: accessControlSchema.describe(
+    "access control: rules, subjects, policies, users and tokens (see Security)",
+  ),
   /** Keys of `plugins.rest` owned by the REST front door. */
   rest: restSecuritySchema.shape,
   /** Plugins with their own schema, by name. */
@@ -63,7 +68,10 @@ const hexId = z.string().regex(/^([0-9a-fA-F]{2}){1,16}$/, "expected 1 to 16 byt
 /** A volume: `backend` (or Variant B's `lib`) names the driver; the rest are driver options. */
 export const volumeSchema = z
   .looseObject({
-    backend: z.string().optional().describe("driver: `memory`, `sqlite`, `influxdb`, `jetstream` (default: the volume's name)"),
+    backend: z
+      .string()
+      .optional()
+      .describe("driver: `memory`, `sqlite`, `influxdb`, `jetstream` (default: the volume's name)"),
     lib: z.string().optional().describe("Variant B's name for `backend` (`sqlite3`, `influxdb`...)"),
     adopt_existing: z
       .boolean()
@@ -95,31 +103,57 @@ export const storageManagerSchema = closed(
     allowed_hosts: z
       .array(z.string())
       .optional()
-      .describe("hosts (`host` or `host:port`) volumes created at run time may reach; default: those of the configured volumes"),
+      .describe(
+        "hosts (`host` or `host:port`) volumes created at run time may reach; default: those of the configured volumes",
+      ),
   },
   "storages and volumes",
 );
 
-const httpPort = z.union([z.number().int().min(0).max(65535), z.string()]).describe("a port, `ip:port`, or `none` (default 8000)");
+const httpPort = z
+  .union([z.number().int().min(0).max(65535), z.string()])
+  .describe("a port, `ip:port`, or `none` (default 8000)");
 
 export const restSchema = closed(
   {
     http_port: httpPort.optional(),
-    variant: z.enum(["a", "b"]).optional().describe("REST variant: `a` (zenoh 0.6 style, default) or `b` (zenoh 0.4 style)"),
+    variant: z
+      .enum(["a", "b"])
+      .optional()
+      .describe("REST variant: `a` (zenoh 0.6 style, default) or `b` (zenoh 0.4 style)"),
     body_limit: z.number().int().positive().optional().describe("largest request body in bytes (16777216)"),
     cache_entries: z.number().int().nonnegative().optional().describe("read cache size in entries (0 disables it)"),
     tls: sections.rest.tls.describe("HTTPS: `{ listen_certificate, listen_private_key }` (PEM files)"),
     cors: sections.rest.cors.describe("cross-origin writes: `{ allowed_origins: [...] }`"),
     allowed_hosts: sections.rest.allowed_hosts.describe("host names accepted in `Host` for admin writes"),
-    max_connections_per_address: sections.rest.max_connections_per_address.describe("open connections per client address (64)"),
+    max_connections_per_address: sections.rest.max_connections_per_address.describe(
+      "open connections per client address (64)",
+    ),
     max_connections: sections.rest.max_connections.describe("open connections in all (from the file-descriptor limit)"),
     headers_timeout_ms: sections.rest.headers_timeout_ms.describe("milliseconds to receive a request head (10000)"),
-    body_idle_timeout_ms: sections.rest.body_idle_timeout_ms.describe("milliseconds a body may go without a byte (10000)"),
+    body_idle_timeout_ms: sections.rest.body_idle_timeout_ms.describe(
+      "milliseconds a body may go without a byte (10000)",
+    ),
     sse: closed(
       {
-        resume_log: z.number().int().nonnegative().optional().describe("SSE events kept for resume (10000; 0 turns ids off)"),
-        resume_log_bytes: z.number().int().nonnegative().optional().describe("bytes of SSE events kept for resume (16777216)"),
-        resume_linger_ms: z.number().int().nonnegative().optional().describe("how long a key expression stays logged after its last stream closed (300000)"),
+        resume_log: z
+          .number()
+          .int()
+          .nonnegative()
+          .optional()
+          .describe("SSE events kept for resume (10000; 0 turns ids off)"),
+        resume_log_bytes: z
+          .number()
+          .int()
+          .nonnegative()
+          .optional()
+          .describe("bytes of SSE events kept for resume (16777216)"),
+        resume_linger_ms: z
+          .number()
+          .int()
+          .nonnegative()
+          .optional()
+          .describe("how long a key expression stays logged after its last stream closed (300000)"),
         retry_ms: z.number().int().nonnegative().optional().describe("the `retry:` hint sent to SSE clients (3000)"),
       },
       "SSE event ids and resume",
@@ -134,7 +168,10 @@ export const fabricSchema = closed(
   {
     nats: closed(
       {
-        servers: z.union([z.array(z.string()), z.string()]).optional().describe("NATS URLs, a list or a comma-separated string"),
+        servers: z
+          .union([z.array(z.string()), z.string()])
+          .optional()
+          .describe("NATS URLs, a list or a comma-separated string"),
         heartbeat_ms: positiveMs("peer heartbeat period (1000)"),
         peer_timeout_ms: positiveMs("a peer silent this long is gone (4000)"),
         ack_timeout_ms: positiveMs("wait this long for a write's acknowledgements (5000)"),
@@ -152,7 +189,10 @@ export const adminspaceSchema = closed(
     permissions: closed(
       {
         read: z.boolean().optional().describe("admin reads over HTTP (true)"),
-        write: z.union([z.boolean(), z.literal("loopback")]).optional().describe('admin writes over HTTP: true, false or "loopback" (default)'),
+        write: z
+          .union([z.boolean(), z.literal("loopback")])
+          .optional()
+          .describe('admin writes over HTTP: true, false or "loopback" (default)'),
       },
       "who may use the admin space over HTTP",
     ).optional(),
@@ -222,7 +262,8 @@ export function depthProblem(value: unknown, prefix: readonly string[] = [], lim
   while (stack.length > 0) {
     const [v, depth] = stack.pop()!;
     if (typeof v !== "object" || v === null) continue;
-    if (depth + 1 > limit) return `${prefix.length > 0 ? `${prefix.join(".")}: ` : ""}value nested deeper than ${limit} levels`;
+    if (depth + 1 > limit)
+      return `${prefix.length > 0 ? `${prefix.join(".")}: ` : ""}value nested deeper than ${limit} levels`;
     for (const child of Object.values(v)) stack.push([child, depth + 1]);
   }
   return undefined;

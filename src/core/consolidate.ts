@@ -12,7 +12,10 @@ import type { Selector } from "./selector.js";
 export type ConsolidationMode = "auto" | "none" | "monotonic" | "latest";
 
 /** `auto` resolved for this selector. */
-export function resolveConsolidation(mode: ConsolidationMode | undefined, selector: Selector): Exclude<ConsolidationMode, "auto"> {
+export function resolveConsolidation(
+  mode: ConsolidationMode | undefined,
+  selector: Selector,
+): Exclude<ConsolidationMode, "auto"> {
   if (mode === undefined || mode === "auto") return selector.parameters.has("_time") ? "none" : "latest";
   return mode;
 }
@@ -62,7 +65,10 @@ export class StreamConsolidator {
       this.sink(reply);
     } else if (this.mode === "monotonic") {
       const prev = this.lastSent.get(key);
-      if (prev === undefined || (reply.sample.timestamp && prev.timestamp && reply.sample.timestamp.compare(prev.timestamp) > 0)) {
+      if (
+        prev === undefined ||
+        (reply.sample.timestamp && prev.timestamp && reply.sample.timestamp.compare(prev.timestamp) > 0)
+      ) {
         this.lastSent.set(key, reply.sample);
         this.sink(reply);
       }

@@ -25,7 +25,12 @@ export interface FabricHost {
   /** Delivers a sample that arrived from another router to the local subscribers only. */
   deliverRemote(sample: Sample): Promise<void>;
   /** Answers a query from another router with the local queryables only, chosen by `options.target`. */
-  answerRemote(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void, options?: RemoteQueryOptions): Promise<void>;
+  answerRemote(
+    selector: Selector,
+    timeoutMs: number,
+    onReply: (reply: Reply) => void,
+    options?: RemoteQueryOptions,
+  ): Promise<void>;
   /** Keys of the local subscribers (storages included), deduplicated. */
   subscriberKeys(): string[];
   /** The local queryables, deduplicated by key. */
@@ -71,7 +76,12 @@ export interface Fabric {
    * replies and resolves once each has sent its final reply, or at `timeoutMs` after reporting an
    * error reply for each router that did not finish.
    */
-  query(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void, options?: RemoteQueryOptions): Promise<void>;
+  query(
+    selector: Selector,
+    timeoutMs: number,
+    onReply: (reply: Reply) => void,
+    options?: RemoteQueryOptions,
+  ): Promise<void>;
   /** Ids of the other routers that declared a complete queryable including `keyExpr`, sorted. */
   completeQueryables?(keyExpr: string): string[];
   /** The local declarations changed (see `FabricHost`). */

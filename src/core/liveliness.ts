@@ -120,7 +120,10 @@ export class Liveliness {
     try {
       decl.handler(sample);
     } catch (err) {
-      this.logger.error({ key: sample.key, subscriber: decl.key, err: errorMessage(err) }, "liveliness subscriber failed");
+      this.logger.error(
+        { key: sample.key, subscriber: decl.key, err: errorMessage(err) },
+        "liveliness subscriber failed",
+      );
     }
   }
 }

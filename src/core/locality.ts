@@ -25,7 +25,11 @@ export function localityAllows(locality: Locality | undefined, sameSession: bool
 }
 
 /** True when a declaration of `declSession` with `allowedOrigin` may meet an operation from `origin`. */
-export function localityMatches(origin: Origin | undefined, declSession: number | undefined, allowedOrigin: Locality | undefined): boolean {
+export function localityMatches(
+  origin: Origin | undefined,
+  declSession: number | undefined,
+  allowedOrigin: Locality | undefined,
+): boolean {
   if (origin === undefined) return allowedOrigin !== "session_local";
   const same = declSession !== undefined && declSession === origin.sessionId;
   return localityAllows(origin.destination, same) && localityAllows(allowedOrigin, same);

@@ -9,7 +9,10 @@ export type { Logger };
  */
 export function createLogger(level: "silent" | "error" | "warn" | "info" | "debug" | "trace" = "warn"): Logger {
   // Credentials in URLs (a NATS server, an InfluxDB url) never reach the log.
-  return pino({ level, base: { app: "zest" }, formatters: { log: redactLogFields } }, destination({ dest: 2, sync: true }));
+  return pino(
+    { level, base: { app: "zest" }, formatters: { log: redactLogFields } },
+    destination({ dest: 2, sync: true }),
+  );
 }
 
 /** A logger that drops everything (library default, tests). */

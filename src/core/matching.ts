@@ -13,7 +13,11 @@ export interface MatchingListener {
  * Recomputes `compute()` after each burst of declaration changes and calls `handler` when the
  * answer flips. `subscribe` registers for change notifications and returns the unsubscriber.
  */
-export function watchMatching(compute: () => boolean, handler: (matching: boolean) => void, subscribe: (changed: () => void) => () => void): MatchingListener {
+export function watchMatching(
+  compute: () => boolean,
+  handler: (matching: boolean) => void,
+  subscribe: (changed: () => void) => () => void,
+): MatchingListener {
   let matching = compute();
   let scheduled = false;
   let closed = false;

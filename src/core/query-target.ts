@@ -23,7 +23,12 @@ interface Candidate {
  * Storages do not count as complete here, as Zenoh's storages are not by default: a default `**`
  * storage must not hide every eval from a best-matching get (docs/remote-api.md).
  */
-export function selectQueryables<T extends Candidate>(matching: T[], key: string, target: QueryTarget, origin: Origin | undefined): { selected: T[]; exclusive: boolean } {
+export function selectQueryables<T extends Candidate>(
+  matching: T[],
+  key: string,
+  target: QueryTarget,
+  origin: Origin | undefined,
+): { selected: T[]; exclusive: boolean } {
   const allowed = matching.filter((q) => localityMatches(origin, q.sessionId, q.allowedOrigin));
   if (target === "all") return { selected: allowed, exclusive: false };
   const complete = allowed.filter((q) => q.complete && !q.storage && includes(q.key, key));

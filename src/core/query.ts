@@ -56,12 +56,19 @@ export class Query {
 
   /** Replies with a value for `key`. */
   reply(key: string, payload: Buffer | Uint8Array | string, options: ReplyOptions = {}): void {
-    this.replySample(withSampleExtras(makeSample(key, "put", payload, options.encoding ?? Encoding.TEXT_PLAIN, options.timestamp), options));
+    this.replySample(
+      withSampleExtras(
+        makeSample(key, "put", payload, options.encoding ?? Encoding.TEXT_PLAIN, options.timestamp),
+        options,
+      ),
+    );
   }
 
   /** Replies that `key` is deleted (Zenoh 1.x delete reply). */
   replyDelete(key: string, options: Omit<ReplyOptions, "encoding"> = {}): void {
-    this.replySample(withSampleExtras(makeSample(key, "delete", Buffer.alloc(0), Encoding.EMPTY, options.timestamp), options));
+    this.replySample(
+      withSampleExtras(makeSample(key, "delete", Buffer.alloc(0), Encoding.EMPTY, options.timestamp), options),
+    );
   }
 
   /** Replies with a sample as it is (storages reply with what they hold). */

@@ -1,5 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { canonize, checkKeyExprLimits, DEFAULT_KEYEXPR_LIMITS, intersects, isWild, KeTrie, keyExprLimits, type KeyExprLimits } from "../keyexpr/index.js";
+import {
+  canonize,
+  checkKeyExprLimits,
+  DEFAULT_KEYEXPR_LIMITS,
+  intersects,
+  isWild,
+  KeTrie,
+  keyExprLimits,
+  type KeyExprLimits,
+} from "../keyexpr/index.js";
 import { errorMessage, toZestError, ZestError } from "./errors.js";
 import type { Fabric, FabricHost, QueryableInfo } from "./fabric.js";
 import { silentLogger, type Logger } from "./log.js";
@@ -126,7 +135,9 @@ export class Router {
   constructor(options: RouterOptions = {}) {
     const zid = options.zid ?? randomBytes(16).toString("hex");
     if (!/^[0-9a-fA-F]{1,32}$/.test(zid) || zid.length % 2 !== 0) {
-      throw ZestError.badRequest(`invalid router id "${zid}": expected 1 to 16 bytes of hex (an even number of digits)`);
+      throw ZestError.badRequest(
+        `invalid router id "${zid}": expected 1 to 16 bytes of hex (an even number of digits)`,
+      );
     }
     this.zid = zid.toUpperCase();
     this.hlc = new HLC(this.zid);
@@ -157,12 +168,15 @@ export class Router {
    */
   hasMatching(kind: "subscribers" | "queryables", key: string, origin: Origin, target: QueryTarget = "all"): boolean {
     if (kind === "subscribers") {
-      if (this.subscribers.intersecting(key).some((s) => localityMatches(origin, s.sessionId, s.allowedOrigin))) return true;
+      if (this.subscribers.intersecting(key).some((s) => localityMatches(origin, s.sessionId, s.allowedOrigin)))
+        return true;
       return origin.destination !== "session_local" && (this.fabric?.hasSubscriber?.(key) ?? false);
     }
     if (selectQueryables(this.queryablesIndex.intersecting(key), key, target, origin).selected.length > 0) return true;
     if (origin.destination === "session_local" || !this.fabric) return false;
-    return target === "all_complete" ? (this.fabric.completeQueryables?.(key).length ?? 0) > 0 : (this.fabric.hasQueryable?.(key) ?? false);
+    return target === "all_complete"
+      ? (this.fabric.completeQueryables?.(key).length ?? 0) > 0
+      : (this.fabric.hasQueryable?.(key) ?? false);
   }
 
   /** Joins the fabric, if any. */
@@ -290,7 +304,8 @@ export class Router {
   async routeConditional(sample: Sample, condition: WriteCondition): Promise<void> {
     const subs = this.matchingSubscribers(sample.key);
     const storages = subs.filter((s) => s.storage === true);
-    if (storages.length === 0) throw new ZestError("not_supported", `a conditional write needs a storage on this router holding ${sample.key}`);
+    if (storages.length === 0)
+      throw new ZestError("not_supported", `a conditional write needs a storage on this router holding ${sample.key}`);
     const outcomes = await Promise.allSettled(storages.map(async (s) => s.handler(sample, condition)));
     for (const o of outcomes) if (o.status === "rejected") throw o.reason;
     const pending: Promise<void>[] = [];
@@ -323,7 +338,11 @@ export class Router {
   private deliver(sample: Sample, origin: Origin | undefined): Promise<void>[] {
     const pending: Promise<void>[] = [];
     for (const sub of this.matchingSubscribers(sample.key)) {
-      if ((origin !== undefined || sub.allowedOrigin !== undefined) && !localityMatches(origin, sub.sessionId, sub.allowedOrigin)) continue;
+      if (
+        (origin !== undefined || sub.allowedOrigin !== undefined) &&
+        !localityMatches(origin, sub.sessionId, sub.allowedOrigin)
+      )
+        continue;
       try {
         const r = sub.handler(sample);
         if (r) pending.push(r);
@@ -352,7 +371,11 @@ export class Router {
    * query is over: every queryable reached has finished, or the timeout passed.
    */
   async queryStream(selector: Selector, options: QueryOptions, onReply: (reply: Reply) => void): Promise<void> {
-    const consolidator = new StreamConsolidator(selector, resolveConsolidation(options.consolidation, selector), onReply);
+    const consolidator = new StreamConsolidator(
+      selector,
+      resolveConsolidation(options.consolidation, selector),
+      onReply,
+    );
     try {
       await this.dispatchQuery(selector, options, (r) => consolidator.add(r));
     } finally {
@@ -365,10 +388,16 @@ export class Router {
     const { selected, exclusive } = this.selectLocal(selector, options);
     const fabric = exclusive || options.origin?.destination === "session_local" ? undefined : this.fabric;
     // Best matching with no complete queryable here: one on another router answers alone (docs/fabric-protocol.md).
-    const remoteOnly = fabric !== undefined && options.target === "best_matching" && (fabric.completeQueryables?.(selector.key).length ?? 0) > 0;
+    const remoteOnly =
+      fabric !== undefined &&
+      options.target === "best_matching" &&
+      (fabric.completeQueryables?.(selector.key).length ?? 0) > 0;
     const done = this.runQueryables(remoteOnly ? [] : selected, selector, timeoutMs, onReply, options.content);
     if (!fabric) return done;
-    return Promise.all([done, fabric.query(selector, timeoutMs, onReply, { target: options.target ?? "all", content: options.content })]).then(() => undefined);
+    return Promise.all([
+      done,
+      fabric.query(selector, timeoutMs, onReply, { target: options.target ?? "all", content: options.content }),
+    ]).then(() => undefined);
   }
 
   /** The local queryables a query reaches; `exclusive`: a best-matching query found its complete one here. */
@@ -379,7 +408,13 @@ export class Router {
       : selectQueryables(candidates, selector.key, options.target ?? "all", options.origin ?? FROM_ANOTHER_ROUTER);
   }
 
-  private runQueryables(matching: QueryableDecl[], selector: Selector, timeoutMs: number, onReply: ReplySink, content: QueryContent | undefined): Promise<void> {
+  private runQueryables(
+    matching: QueryableDecl[],
+    selector: Selector,
+    timeoutMs: number,
+    onReply: ReplySink,
+    content: QueryContent | undefined,
+  ): Promise<void> {
     if (matching.length === 0) return Promise.resolve();
     const queries: Query[] = [];
     const fromStorage = (r: Reply): void => onReply(r, true);
@@ -394,7 +429,9 @@ export class Router {
         for (let i = 0; i < queries.length; i++) {
           const q = queries[i]!;
           if (q.finished) continue;
-          q.replyErr(`Timeout: queryable on ${matching[i]!.key} did not answer within ${timeoutMs} ms`, { errorKind: "timeout" });
+          q.replyErr(`Timeout: queryable on ${matching[i]!.key} did not answer within ${timeoutMs} ms`, {
+            errorKind: "timeout",
+          });
           q.finish();
         }
         resolve();
@@ -427,8 +464,18 @@ export class Router {
         } catch (err) {
           return Promise.reject(err);
         }
-        const options: QueryOptions = { origin: FROM_ANOTHER_ROUTER, target: remote.target ?? "all", content: remote.content };
-        return this.runQueryables(this.selectLocal(selector, options).selected, selector, timeoutMs, onReply, options.content);
+        const options: QueryOptions = {
+          origin: FROM_ANOTHER_ROUTER,
+          target: remote.target ?? "all",
+          content: remote.content,
+        };
+        return this.runQueryables(
+          this.selectLocal(selector, options).selected,
+          selector,
+          timeoutMs,
+          onReply,
+          options.content,
+        );
       },
       remoteDeclarationsChanged: (change) => {
         if (change.kind === "token") this.liveliness.remoteChanged(change.zid, change.added, change.removed);
@@ -441,7 +488,9 @@ export class Router {
         const byKey = new Map<string, QueryableInfo>();
         for (const key of this.queryablesIndex.keys()) {
           // Storages and session-local queryables do not count as complete for other routers' targets.
-          const complete = this.queryablesIndex.including(key).some((q) => q.key === key && q.complete && !q.storage && q.allowedOrigin !== "session_local");
+          const complete = this.queryablesIndex
+            .including(key)
+            .some((q) => q.key === key && q.complete && !q.storage && q.allowedOrigin !== "session_local");
           byKey.set(key, { key, complete });
         }
         return [...byKey.values()];
@@ -480,7 +529,13 @@ class ReplyCollector {
     }
     const key = reply.sample.key;
     // Replies for keys outside the query are dropped (as Zenoh does), unless `_anyke` is given.
-    if (!matched && key !== this.selector.key && !this.selector.parameters.has("_anyke") && !intersects(this.selector.key, key)) return;
+    if (
+      !matched &&
+      key !== this.selector.key &&
+      !this.selector.parameters.has("_anyke") &&
+      !intersects(this.selector.key, key)
+    )
+      return;
     if (this.consolidation === "none") {
       this.all.push(reply);
       return;

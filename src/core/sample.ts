@@ -41,12 +41,23 @@ export function makeSample(
   encoding: Encoding,
   timestamp?: Timestamp,
 ): Sample {
-  const buf = typeof payload === "string" ? Buffer.from(payload, "utf8") : Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
-  return timestamp === undefined ? { key, kind, payload: buf, encoding } : { key, kind, payload: buf, encoding, timestamp };
+  const buf =
+    typeof payload === "string"
+      ? Buffer.from(payload, "utf8")
+      : Buffer.isBuffer(payload)
+        ? payload
+        : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  return timestamp === undefined
+    ? { key, kind, payload: buf, encoding }
+    : { key, kind, payload: buf, encoding, timestamp };
 }
 
 /** The sample with an attachment and QoS added, when given (the same object otherwise). */
 export function withSampleExtras(sample: Sample, extras: { attachment?: Buffer; qos?: Qos }): Sample {
   if (extras.attachment === undefined && extras.qos === undefined) return sample;
-  return { ...sample, ...(extras.attachment ? { attachment: extras.attachment } : {}), ...(extras.qos ? { qos: extras.qos } : {}) };
+  return {
+    ...sample,
+    ...(extras.attachment ? { attachment: extras.attachment } : {}),
+    ...(extras.qos ? { qos: extras.qos } : {}),
+  };
 }

@@ -2,7 +2,14 @@ import { isWild, KeyExpr, type KeyExprLimits } from "../keyexpr/index.js";
 import { Encoding } from "./encoding.js";
 import { ZestError } from "./errors.js";
 import type { ChangeFeed, Clock, Interest } from "./ports.js";
-import type { QueryableDecl, QueryHandler, QueryOptions, RouterOptions, SampleHandler, SubscriberDecl } from "./router.js";
+import type {
+  QueryableDecl,
+  QueryHandler,
+  QueryOptions,
+  RouterOptions,
+  SampleHandler,
+  SubscriberDecl,
+} from "./router.js";
 import { Router, toKeyExpr } from "./router.js";
 import type { Reply } from "./reply.js";
 import type { Locality, Origin } from "./locality.js";
@@ -155,7 +162,11 @@ export class Session {
       return Promise.reject(err);
     }
     const ts = options.timestamp ?? this.router.hlc.newTimestamp();
-    return this.route(withSampleExtras(makeSample(key, "put", payload, options.encoding ?? Encoding.APP_OCTET_STREAM, ts), options), options, this.origin(options.allowedDestination));
+    return this.route(
+      withSampleExtras(makeSample(key, "put", payload, options.encoding ?? Encoding.APP_OCTET_STREAM, ts), options),
+      options,
+      this.origin(options.allowedDestination),
+    );
   }
 
   /**
@@ -165,7 +176,11 @@ export class Session {
   async delete(keyexpr: IntoKeyExpr, options: DeleteOptions = {}): Promise<void> {
     const key = toKeyExpr(keyexpr, this.router.keyExprLimits);
     const ts = options.timestamp ?? this.router.hlc.newTimestamp();
-    return this.route(withSampleExtras(makeSample(key, "delete", Buffer.alloc(0), Encoding.EMPTY, ts), options), options, this.origin(options.allowedDestination));
+    return this.route(
+      withSampleExtras(makeSample(key, "delete", Buffer.alloc(0), Encoding.EMPTY, ts), options),
+      options,
+      this.origin(options.allowedDestination),
+    );
   }
 
   private route(sample: Sample, options: ConditionOptions, origin: Origin): Promise<void> {
@@ -189,7 +204,11 @@ export class Session {
    * replies come at the end). Resolves once the query is over.
    */
   async getStream(selector: IntoSelector, onReply: (reply: Reply) => void, options: GetOptions = {}): Promise<void> {
-    return this.router.queryStream(toSelector(selector, this.router.keyExprLimits), this.queryOptions(options), onReply);
+    return this.router.queryStream(
+      toSelector(selector, this.router.keyExprLimits),
+      this.queryOptions(options),
+      onReply,
+    );
   }
 
   /**
@@ -197,7 +216,11 @@ export class Session {
    * stores what it gets, and is the only kind of subscriber that receives conditional writes
    * (with their condition) before they are accepted (default false).
    */
-  declareSubscriber(keyexpr: IntoKeyExpr, handler: SampleHandler, options: DeclareOptions & { storage?: boolean } = {}): Subscriber {
+  declareSubscriber(
+    keyexpr: IntoKeyExpr,
+    handler: SampleHandler,
+    options: DeclareOptions & { storage?: boolean } = {},
+  ): Subscriber {
     const decl: SubscriberDecl = {
       key: toKeyExpr(keyexpr, this.router.keyExprLimits),
       handler,
@@ -215,7 +238,11 @@ export class Session {
    * expression matches. `storage`: it answers with stored samples only, which change only when
    * written, so a read cache may keep its answers until the next write (default false).
    */
-  declareQueryable(keyexpr: IntoKeyExpr, handler: QueryHandler, options: DeclareOptions & { complete?: boolean; storage?: boolean; peek?: (key: string) => Sample | null } = {}): Queryable {
+  declareQueryable(
+    keyexpr: IntoKeyExpr,
+    handler: QueryHandler,
+    options: DeclareOptions & { complete?: boolean; storage?: boolean; peek?: (key: string) => Sample | null } = {},
+  ): Queryable {
     const decl: QueryableDecl = {
       key: toKeyExpr(keyexpr, this.router.keyExprLimits),
       handler,
@@ -235,11 +262,21 @@ export class Session {
    * queryable (`queryables`: what a querier would reach) matches, here or on another router.
    */
   matchingStatus(keyexpr: IntoKeyExpr, kind: "subscribers" | "queryables", options: MatchingOptions = {}): boolean {
-    return this.router.hasMatching(kind, toKeyExpr(keyexpr, this.router.keyExprLimits), this.origin(options.allowedDestination), options.target);
+    return this.router.hasMatching(
+      kind,
+      toKeyExpr(keyexpr, this.router.keyExprLimits),
+      this.origin(options.allowedDestination),
+      options.target,
+    );
   }
 
   /** Calls `handler` each time `matchingStatus(keyexpr, kind)` changes; closed with the session. */
-  declareMatchingListener(keyexpr: IntoKeyExpr, kind: "subscribers" | "queryables", handler: (matching: boolean) => void, options: MatchingOptions = {}): MatchingListener {
+  declareMatchingListener(
+    keyexpr: IntoKeyExpr,
+    kind: "subscribers" | "queryables",
+    handler: (matching: boolean) => void,
+    options: MatchingOptions = {},
+  ): MatchingListener {
     const key = toKeyExpr(keyexpr, this.router.keyExprLimits);
     const origin = this.origin(options.allowedDestination);
     const listener = watchMatching(
@@ -267,7 +304,11 @@ export class Session {
    * Calls `handler` with a PUT when a key matching `keyexpr` becomes alive and a DELETE when it
    * dies; with `history`, first with a PUT for each key alive now.
    */
-  declareLivelinessSubscriber(keyexpr: IntoKeyExpr, handler: (sample: Sample) => void, options: { history?: boolean } = {}): Subscriber {
+  declareLivelinessSubscriber(
+    keyexpr: IntoKeyExpr,
+    handler: (sample: Sample) => void,
+    options: { history?: boolean } = {},
+  ): Subscriber {
     const key = toKeyExpr(keyexpr, this.router.keyExprLimits);
     const remove = this.router.liveliness.addSubscriber(key, handler, options.history ?? false);
     return this.track(key, remove);
@@ -275,7 +316,9 @@ export class Session {
 
   /** The keys matching `keyexpr` with a live token, as PUT samples (a liveliness get). */
   livelinessGet(keyexpr: IntoKeyExpr): Sample[] {
-    return this.router.liveliness.aliveKeys(toKeyExpr(keyexpr, this.router.keyExprLimits)).map((k) => makeSample(k, "put", Buffer.alloc(0), Encoding.EMPTY));
+    return this.router.liveliness
+      .aliveKeys(toKeyExpr(keyexpr, this.router.keyExprLimits))
+      .map((k) => makeSample(k, "put", Buffer.alloc(0), Encoding.EMPTY));
   }
 
   private origin(destination: Locality | undefined): Origin {
@@ -287,7 +330,11 @@ export class Session {
     const content =
       payload === undefined && encoding === undefined && attachment === undefined
         ? undefined
-        : { payload: payload === undefined ? undefined : makeSample("", "put", payload, "").payload, encoding, attachment };
+        : {
+            payload: payload === undefined ? undefined : makeSample("", "put", payload, "").payload,
+            encoding,
+            attachment,
+          };
     return { ...rest, origin: this.origin(allowedDestination), ...(content ? { content } : {}) };
   }
 
@@ -316,10 +363,13 @@ export class Session {
 
 /** The condition of a write's options; a conditional write names one key. */
 function conditionOf(key: string, options: ConditionOptions): WriteCondition {
-  if (options.ifVersion !== undefined && options.ifAbsent) throw ZestError.badRequest("give either ifVersion or ifAbsent, not both");
-  if (isWild(key)) throw ZestError.badRequest(`a conditional write names one key, not a key expression with wildcards (${key})`);
+  if (options.ifVersion !== undefined && options.ifAbsent)
+    throw ZestError.badRequest("give either ifVersion or ifAbsent, not both");
+  if (isWild(key))
+    throw ZestError.badRequest(`a conditional write names one key, not a key expression with wildcards (${key})`);
   if (options.ifVersion !== undefined) {
-    if (options.ifVersion.length === 0 || options.ifVersion.length > 256) throw ZestError.badRequest("ifVersion must be 1 to 256 characters");
+    if (options.ifVersion.length === 0 || options.ifVersion.length > 256)
+      throw ZestError.badRequest("ifVersion must be 1 to 256 characters");
     return { ifVersion: options.ifVersion };
   }
   return { ifAbsent: true };

@@ -13,13 +13,24 @@ export interface TimeRange {
   readonly end?: TimeBound;
 }
 
-const UNIT_NS: Record<string, number> = { ns: 1, u: 1e3, us: 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9, d: 86400e9, w: 604800e9 };
+const UNIT_NS: Record<string, number> = {
+  ns: 1,
+  u: 1e3,
+  us: 1e3,
+  ms: 1e6,
+  s: 1e9,
+  m: 60e9,
+  h: 3600e9,
+  d: 86400e9,
+  w: 604800e9,
+};
 const DURATION = /^([+-]?\d+(?:\.\d+)?)(ns|us|u|ms|s|m|h|d|w)$/;
 
 /** Parses a duration such as `1h`, `-30m`, `1.5s` into nanoseconds. */
 export function parseDuration(s: string): bigint {
   const m = DURATION.exec(s.trim());
-  if (!m) throw ZestError.badRequest(`invalid duration "${s}": expected a number and a unit (ns, u, ms, s, m, h, d, w)`);
+  if (!m)
+    throw ZestError.badRequest(`invalid duration "${s}": expected a number and a unit (ns, u, ms, s, m, h, d, w)`);
   return BigInt(Math.round(Number(m[1]) * (UNIT_NS[m[2]!] ?? 1)));
 }
 

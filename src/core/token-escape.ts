@@ -49,7 +49,8 @@ export function tokenEscaper(escapeChar: string, plain: (byte: number) => boolea
       }
       const hi = i + 2 < token.length ? HEX.indexOf(token[i + 1]!) : -1;
       const lo = i + 2 < token.length ? HEX.indexOf(token[i + 2]!) : -1;
-      if (hi < 0 || lo < 0) throw new Error(`malformed ${what} "${token}": "${escapeChar}" must be followed by two uppercase hex digits`);
+      if (hi < 0 || lo < 0)
+        throw new Error(`malformed ${what} "${token}": "${escapeChar}" must be followed by two uppercase hex digits`);
       bytes.push(hi * 16 + lo);
       i += 2;
     }

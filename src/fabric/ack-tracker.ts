@@ -78,7 +78,18 @@ export class AckTracker {
   track(seq: number, key: string, data: Buffer, targets: readonly string[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const now = this.clock.now();
-      const p: PendingWrite = { seq, key, data, since: now, waiting: new Set(targets), unreachable: new Set(), resentAt: new Map(), resolve, reject, probedAt: now };
+      const p: PendingWrite = {
+        seq,
+        key,
+        data,
+        since: now,
+        waiting: new Set(targets),
+        unreachable: new Set(),
+        resentAt: new Map(),
+        resolve,
+        reject,
+        probedAt: now,
+      };
       this.pending.set(seq, p);
       this.tick ??= this.clock.setTimeout(this.onTick, this.tickMs);
     });
@@ -212,7 +223,10 @@ export class AckTracker {
       if (now - p.since < lateAfter) break;
       if (now - p.since >= ackTimeoutMs) {
         const who = [...p.waiting].sort().join(", ");
-        this.settle(p, ZestError.timeout(`router(s) ${who} did not acknowledge the write on ${p.key} within ${ackTimeoutMs} ms`));
+        this.settle(
+          p,
+          ZestError.timeout(`router(s) ${who} did not acknowledge the write on ${p.key} within ${ackTimeoutMs} ms`),
+        );
       } else if (p.probedAt === p.since || now - p.probedAt >= probeAfterMs) {
         p.probedAt = now;
         for (const zid of p.waiting) this.link.ping(zid);

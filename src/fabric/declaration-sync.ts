@@ -105,7 +105,11 @@ export class DeclarationSync {
 
   /** A heartbeat: our epoch and declarations version. */
   heartbeat(): void {
-    if (this.message) this.send(`${DECL_SUBJECT}.${this.o.zid}`, encodeHeartbeat({ zid: this.o.zid, epoch: this.o.epoch, ver: this.ver }));
+    if (this.message)
+      this.send(
+        `${DECL_SUBJECT}.${this.o.zid}`,
+        encodeHeartbeat({ zid: this.o.zid, epoch: this.o.epoch, ver: this.ver }),
+      );
   }
 
   /** Asks router `zid` for its declarations (at most every 500 ms). */
@@ -113,7 +117,11 @@ export class DeclarationSync {
     const now = this.o.clock.now();
     if (now - (this.lastPull.get(zid) ?? -Infinity) < PULL_INTERVAL_MS) return;
     this.lastPull.set(zid, now);
-    this.send(`${QUERY_SUBJECT}.${zid}`, encodeControl("declarations_request"), this.o.inbox.subject({ kind: "declarations", zid }));
+    this.send(
+      `${QUERY_SUBJECT}.${zid}`,
+      encodeControl("declarations_request"),
+      this.o.inbox.subject({ kind: "declarations", zid }),
+    );
   }
 
   /** Forgets the request bookkeeping of a forgotten router. */

@@ -123,7 +123,10 @@ export interface QueryMessage {
 }
 
 /** What arrives on a router's query subject. */
-export type ControlMessage = { readonly type: "query"; readonly query: QueryMessage } | { readonly type: "ping" } | { readonly type: "declarations_request" };
+export type ControlMessage =
+  | { readonly type: "query"; readonly query: QueryMessage }
+  | { readonly type: "ping" }
+  | { readonly type: "declarations_request" };
 
 /** Longest router id on the wire (16 bytes of hex). */
 const MAX_ZID = 32;
@@ -146,7 +149,9 @@ export function encodeSample(sample: Sample, origin: SampleOrigin, resend = fals
   const keyLen = Buffer.byteLength(sample.key);
   const encLen = Buffer.byteLength(sample.encoding);
   checkLengths(zidLen, keyLen, encLen);
-  const buf = Buffer.allocUnsafe(14 + 1 + zidLen + 2 + keyLen + 2 + encLen + 1 + ts.length + extrasSize(sample) + sample.payload.length);
+  const buf = Buffer.allocUnsafe(
+    14 + 1 + zidLen + 2 + keyLen + 2 + encLen + 1 + ts.length + extrasSize(sample) + sample.payload.length,
+  );
   let o = buf.writeUInt8(MessageType.SAMPLE, 0);
   o = buf.writeUInt8((sample.kind === "put" ? 0 : 1) | (resend ? 2 : 0) | (extrasFlags(sample) << 2), o);
   o = buf.writeUInt32BE(origin.epoch >>> 0, o);
@@ -179,7 +184,8 @@ export function decodeSample(data: Uint8Array): SampleMessage {
   const kind = flags & 1 ? "delete" : "put";
   const epoch = r.u32();
   const seq = r.f64();
-  if (!Number.isSafeInteger(seq) || seq < 1) throw new MalformedMessage("sample: sequence number is not a positive integer");
+  if (!Number.isSafeInteger(seq) || seq < 1)
+    throw new MalformedMessage("sample: sequence number is not a positive integer");
   const zid = r.zid();
   const key = r.str16();
   if (key === "") throw new MalformedMessage("sample: empty key");
@@ -187,7 +193,10 @@ export function decodeSample(data: Uint8Array): SampleMessage {
   const timestamp = r.timestamp();
   const extras = r.extras(flags >> 2);
   const payload = r.rest();
-  const sample: Sample = withExtras(timestamp === undefined ? { key, kind, payload, encoding } : { key, kind, payload, encoding, timestamp }, extras);
+  const sample: Sample = withExtras(
+    timestamp === undefined ? { key, kind, payload, encoding } : { key, kind, payload, encoding, timestamp },
+    extras,
+  );
   return { sample, origin: { zid, epoch, seq }, resend: (flags & 2) !== 0 };
 }
 
@@ -301,7 +310,8 @@ export function decodeReplies(data: Uint8Array): { replies: Reply[]; final: bool
   for (let i = 0; i < count; i++) {
     const head = r.u8();
     const kind = head & 3;
-    if (head > 15 || (kind === REPLY_ERR && head !== REPLY_ERR)) throw new MalformedMessage(`replies: unknown reply kind ${head}`);
+    if (head > 15 || (kind === REPLY_ERR && head !== REPLY_ERR))
+      throw new MalformedMessage(`replies: unknown reply kind ${head}`);
     if (kind === REPLY_ERR) {
       const code = r.u8();
       // An unknown code (a newer peer's kind) reads as `internal`; 0 is not an error.
@@ -320,7 +330,10 @@ export function decodeReplies(data: Uint8Array): { replies: Reply[]; final: bool
     const extras = r.extras(head >> 2);
     const payload = r.bytes(r.u32());
     const sk = kind === REPLY_PUT ? "put" : "delete";
-    const sample: Sample = withExtras(timestamp === undefined ? { key, kind: sk, payload, encoding } : { key, kind: sk, payload, encoding, timestamp }, extras);
+    const sample: Sample = withExtras(
+      timestamp === undefined ? { key, kind: sk, payload, encoding } : { key, kind: sk, payload, encoding, timestamp },
+      extras,
+    );
     replies.push({ kind: "ok", sample });
   }
   r.end();
@@ -333,7 +346,9 @@ export function decodeReplies(data: Uint8Array): { replies: Reply[]; final: bool
 export function encodeAcks(batch: AckBatch): Buffer {
   const zidLen = Buffer.byteLength(batch.zid);
   checkLengths(zidLen, 0, 0);
-  const messages = batch.acks.map((a) => (a.message.length > MAX_MESSAGE_TEXT ? `${a.message.slice(0, MAX_MESSAGE_TEXT)}…` : a.message));
+  const messages = batch.acks.map((a) =>
+    a.message.length > MAX_MESSAGE_TEXT ? `${a.message.slice(0, MAX_MESSAGE_TEXT)}…` : a.message,
+  );
   let size = 1 + 1 + zidLen + 4;
   for (const m of messages) size += 8 + 1 + 2 + Buffer.byteLength(m);
   const buf = Buffer.allocUnsafe(size);
@@ -359,7 +374,8 @@ export function decodeAcks(data: Uint8Array): AckBatch {
   const acks: Ack[] = [];
   for (let i = 0; i < count; i++) {
     const seq = r.f64();
-    if (!Number.isSafeInteger(seq) || seq < 1) throw new MalformedMessage("acks: sequence number is not a positive integer");
+    if (!Number.isSafeInteger(seq) || seq < 1)
+      throw new MalformedMessage("acks: sequence number is not a positive integer");
     const code = r.u8();
     const message = r.str16();
     acks.push({ seq, errorKind: code === 0 ? undefined : errorKindOfCode(code), message });
@@ -486,13 +502,25 @@ export function encodeQuery(q: QueryMessage): Buffer {
   const keyLen = Buffer.byteLength(q.key);
   const parLen = Buffer.byteLength(q.parameters);
   checkLengths(0, keyLen, 0);
-  if (parLen > 0xffff) throw new MalformedMessage(`selector parameters too long to travel between routers (${parLen} bytes, at most 65535)`);
+  if (parLen > 0xffff)
+    throw new MalformedMessage(
+      `selector parameters too long to travel between routers (${parLen} bytes, at most 65535)`,
+    );
   const c = q.content;
   const target = q.target ?? "all";
-  const flags = (c?.payload ? QUERY_PAYLOAD : 0) | (c?.encoding !== undefined ? QUERY_ENCODING : 0) | (c?.attachment ? QUERY_ATTACHMENT : 0);
+  const flags =
+    (c?.payload ? QUERY_PAYLOAD : 0) |
+    (c?.encoding !== undefined ? QUERY_ENCODING : 0) |
+    (c?.attachment ? QUERY_ATTACHMENT : 0);
   const encLen = c?.encoding === undefined ? 0 : Buffer.byteLength(c.encoding);
   checkLengths(0, 0, encLen);
-  const tail = flags === 0 && target === "all" ? 0 : 2 + (c?.payload ? 4 + c.payload.length : 0) + (flags & QUERY_ENCODING ? 2 + encLen : 0) + (c?.attachment ? 4 + c.attachment.length : 0);
+  const tail =
+    flags === 0 && target === "all"
+      ? 0
+      : 2 +
+        (c?.payload ? 4 + c.payload.length : 0) +
+        (flags & QUERY_ENCODING ? 2 + encLen : 0) +
+        (c?.attachment ? 4 + c.attachment.length : 0);
   const buf = Buffer.allocUnsafe(1 + 4 + 2 + keyLen + 2 + parLen + tail);
   let o = buf.writeUInt8(MessageType.QUERY, 0);
   o = buf.writeUInt32BE(Math.max(1, Math.min(0xffffffff, Math.round(q.timeoutMs))), o);
@@ -540,7 +568,11 @@ export function decodeControl(data: Uint8Array): ControlMessage {
   const encoding = flags & QUERY_ENCODING ? r.str16() : undefined;
   const attachment = flags & QUERY_ATTACHMENT ? r.bytes(r.u32()) : undefined;
   r.end();
-  const content: QueryContent = { ...(payload ? { payload } : {}), ...(encoding !== undefined ? { encoding } : {}), ...(attachment ? { attachment } : {}) };
+  const content: QueryContent = {
+    ...(payload ? { payload } : {}),
+    ...(encoding !== undefined ? { encoding } : {}),
+    ...(attachment ? { attachment } : {}),
+  };
   return { type: "query", query: { key, parameters, timeoutMs, target, ...(flags === 0 ? {} : { content }) } };
 }
 
@@ -609,7 +641,8 @@ function writeBytes32(buf: Buffer, o: number, bytes: Buffer): number {
 
 function checkLengths(zidLen: number, keyLen: number, encLen: number): void {
   if (zidLen > MAX_ZID) throw new MalformedMessage("router id too long for the wire format");
-  if (keyLen > 0xffff) throw new MalformedMessage(`key too long to travel between routers (${keyLen} bytes, at most 65535)`);
+  if (keyLen > 0xffff)
+    throw new MalformedMessage(`key too long to travel between routers (${keyLen} bytes, at most 65535)`);
   if (encLen > 0xffff) throw new MalformedMessage("encoding too long to travel between routers");
 }
 
@@ -660,7 +693,8 @@ class Reader {
   /** A u32 count of items taking at least `minBytes` each, checked against what is left. */
   count(minBytes: number): number {
     const n = this.u32();
-    if (n * minBytes > this.buf.length - this.o) throw new MalformedMessage(`${this.what}: count ${n} exceeds the message`);
+    if (n * minBytes > this.buf.length - this.o)
+      throw new MalformedMessage(`${this.what}: count ${n} exceeds the message`);
     return n;
   }
   private text(n: number): string {
@@ -716,7 +750,11 @@ class Reader {
     if (priority < 1 || priority > 7) throw new MalformedMessage(`${this.what}: priority ${priority} is not 1 to 7`);
     const q = this.u8();
     if (q > 3) throw new MalformedMessage(`${this.what}: unknown QoS flags ${q}`);
-    const qos: Qos = { priority, congestionControl: q & QOS_BLOCK ? "block" : "drop", express: (q & QOS_EXPRESS) !== 0 };
+    const qos: Qos = {
+      priority,
+      congestionControl: q & QOS_BLOCK ? "block" : "drop",
+      express: (q & QOS_EXPRESS) !== 0,
+    };
     return attachment ? { attachment, qos } : { qos };
   }
   /** True when every byte was read. */
@@ -725,7 +763,8 @@ class Reader {
   }
   /** The message must end here. */
   end(): void {
-    if (this.o !== this.buf.length) throw new MalformedMessage(`${this.what}: ${this.buf.length - this.o} trailing bytes`);
+    if (this.o !== this.buf.length)
+      throw new MalformedMessage(`${this.what}: ${this.buf.length - this.o} trailing bytes`);
   }
 }
 

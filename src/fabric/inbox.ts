@@ -31,7 +31,15 @@ type AddressOf<K extends Kind> = Extract<InboxAddress, { kind: K }>;
 /** One handler per address kind. */
 export type InboxHandlers = { readonly [K in Kind]: (address: AddressOf<K>, msg: TransportMessage) => void };
 
-const TAGS: Record<Kind, string> = { sample: "a", batch: "b", acks: "k", replies: "r", hello: "h", declarations: "d", pong: "p" };
+const TAGS: Record<Kind, string> = {
+  sample: "a",
+  batch: "b",
+  acks: "k",
+  replies: "r",
+  hello: "h",
+  declarations: "d",
+  pong: "p",
+};
 const ID = /^(0|[1-9][0-9]{0,15})$/;
 const ZID = /^[0-9A-F]{2,32}$/;
 
@@ -50,7 +58,9 @@ export class Inbox {
     const tag = TAGS[address.kind];
     switch (address.kind) {
       case "sample":
-        return address.zid === undefined ? `${this.prefix}.${tag}.${address.seq}` : `${this.prefix}.${tag}.${address.seq}.${address.zid}`;
+        return address.zid === undefined
+          ? `${this.prefix}.${tag}.${address.seq}`
+          : `${this.prefix}.${tag}.${address.seq}.${address.zid}`;
       case "batch":
         return `${this.prefix}.${tag}.${address.id}`;
       case "replies":
@@ -98,7 +108,9 @@ export class Inbox {
       case TAGS.replies: {
         const qid = id(a);
         const z = zid(b);
-        return qid === undefined || z === undefined || parts.length !== 3 ? undefined : { kind: "replies", qid, zid: z };
+        return qid === undefined || z === undefined || parts.length !== 3
+          ? undefined
+          : { kind: "replies", qid, zid: z };
       }
       case TAGS.hello:
         return parts.length === 1 ? { kind: "hello" } : undefined;

@@ -30,7 +30,7 @@ export function natsFabricFromConfig(config: ZestConfig, logger: Logger): NatsFa
   if (nats === undefined) return undefined;
   const raw = nats.servers;
   const list = typeof raw === "string" ? raw.split(",") : Array.isArray(raw) ? raw : undefined;
-  if (raw !== undefined && (!list?.every((s) => typeof s === "string"))) {
+  if (raw !== undefined && !list?.every((s) => typeof s === "string")) {
     throw ZestError.badRequest("fabric.nats.servers must be a list of NATS URLs or a comma-separated string");
   }
   const servers = (list ?? []).map((s) => s.trim()).filter(Boolean);
@@ -39,7 +39,8 @@ export function natsFabricFromConfig(config: ZestConfig, logger: Logger): NatsFa
   for (const [name, field] of Object.entries(NUMERIC_OPTIONS)) {
     const v = nats[name];
     if (v === undefined) continue;
-    if (typeof v !== "number" || !Number.isInteger(v) || v <= 0) throw ZestError.badRequest(`fabric.nats.${name} must be a positive integer (milliseconds)`);
+    if (typeof v !== "number" || !Number.isInteger(v) || v <= 0)
+      throw ZestError.badRequest(`fabric.nats.${name} must be a positive integer (milliseconds)`);
     options[field] = v;
   }
   return new NatsFabric(options);

@@ -53,7 +53,12 @@ export class MemoryHub {
       });
     }
     if (reached === 0 && reply !== undefined) {
-      const notice: TransportMessage = { subject: reply, data: new Uint8Array(0), reply: undefined, noResponders: true };
+      const notice: TransportMessage = {
+        subject: reply,
+        data: new Uint8Array(0),
+        reply: undefined,
+        noResponders: true,
+      };
       for (const s of this.subs) {
         if (s.conn !== from || !subjectIncludes(s.subject, reply)) continue;
         queueMicrotask(() => {

@@ -43,7 +43,14 @@ import { AckOutbox, SampleOutbox } from "./outbox.js";
 import { NatsTransport } from "./nats-transport.js";
 import { PeerTable } from "./peer-table.js";
 import { answerQuery, errorReply, QueryGather } from "./query-gather.js";
-import { DECL_SUBJECT, DIRECT_SUBJECT, HELLO_SUBJECT, keyToSubject, MAX_SUBJECT_LENGTH, QUERY_SUBJECT } from "./subjects.js";
+import {
+  DECL_SUBJECT,
+  DIRECT_SUBJECT,
+  HELLO_SUBJECT,
+  keyToSubject,
+  MAX_SUBJECT_LENGTH,
+  QUERY_SUBJECT,
+} from "./subjects.js";
 import type { Transport, TransportMessage } from "./transport.js";
 
 /** Options of the NATS fabric; only `servers` is required. */
@@ -116,10 +123,18 @@ export class NatsFabric implements Fabric {
   private clashReported = false;
   private malformed = { count: 0, lastWarn: -Infinity };
 
-  private readonly counters = { samplesSent: 0, samplesReceived: 0, samplesSkipped: 0, queriesSent: 0, queriesAnswered: 0, malformedDropped: 0 };
+  private readonly counters = {
+    samplesSent: 0,
+    samplesReceived: 0,
+    samplesSkipped: 0,
+    queriesSent: 0,
+    queriesAnswered: 0,
+    malformedDropped: 0,
+  };
 
   constructor(options: NatsFabricOptions) {
-    if (options.servers.length === 0 && !options.transport) throw ZestError.badRequest("the NATS fabric needs at least one server URL");
+    if (options.servers.length === 0 && !options.transport)
+      throw ZestError.badRequest("the NATS fabric needs at least one server URL");
     this.servers = [...options.servers];
     this.logger = (options.logger ?? silentLogger).child({ fabric: "nats" });
     this.clock = options.clock ?? systemClock;
@@ -134,11 +149,20 @@ export class NatsFabric implements Fabric {
     // silence): a router whose NATS node died is reconnecting and gets the write resent, one that
     // died is dropped. The ack timeout must come later, or such writes would fail with a timeout.
     if (this.ackTimeoutMs <= this.peerTimeoutMs) {
-      throw ZestError.badRequest(`fabric.nats.ack_timeout_ms (${this.ackTimeoutMs}) must be greater than peer_timeout_ms (${this.peerTimeoutMs}): a write waits for a silent router until it is forgotten`);
+      throw ZestError.badRequest(
+        `fabric.nats.ack_timeout_ms (${this.ackTimeoutMs}) must be greater than peer_timeout_ms (${this.peerTimeoutMs}): a write waits for a silent router until it is forgotten`,
+      );
     }
     this.makeTransport =
       options.transport ??
-      (() => NatsTransport.connect({ servers: this.servers, name: `zest-${this.zid}`, connectTimeoutMs, reconnectTimeWaitMs, logger: this.logger }));
+      (() =>
+        NatsTransport.connect({
+          servers: this.servers,
+          name: `zest-${this.zid}`,
+          connectTimeoutMs,
+          reconnectTimeWaitMs,
+          logger: this.logger,
+        }));
   }
 
   /** The NATS connection (once started), shared with the `jetstream` volume. */
@@ -156,7 +180,8 @@ export class NatsFabric implements Fabric {
     this.tracker = new AckTracker(
       this.clock,
       {
-        resend: (zid, seq, data) => this.send(`${DIRECT_SUBJECT}.${zid}`, markResend(data), this.inbox.subject({ kind: "sample", seq, zid })),
+        resend: (zid, seq, data) =>
+          this.send(`${DIRECT_SUBJECT}.${zid}`, markResend(data), this.inbox.subject({ kind: "sample", seq, zid })),
         ping: (zid) => this.ping(zid),
       },
       { ackTimeoutMs: this.ackTimeoutMs, probeAfterMs: this.probeAfterMs },
@@ -171,7 +196,8 @@ export class NatsFabric implements Fabric {
       limit: () => transport.maxPayload - PAYLOAD_MARGIN,
     };
     this.samplesOut = new SampleOutbox(this.inbox, this.clock, link, this.ackTimeoutMs, (seqs, err) => {
-      for (const seq of seqs) this.tracker.fail(seq, ZestError.unavailable(`cannot publish to NATS: ${err.message}`, err));
+      for (const seq of seqs)
+        this.tracker.fail(seq, ZestError.unavailable(`cannot publish to NATS: ${err.message}`, err));
     });
     this.acksOut = new AckOutbox(this.zid, this.inbox, (subject, data) => this.send(subject, data), link.flush);
     this.table = new PeerTable(
@@ -192,11 +218,29 @@ export class NatsFabric implements Fabric {
       this.logger,
     );
     const onData = this.guard((m) => this.onData(m));
-    this.decl = new DeclarationSync(transport, { zid: this.zid, epoch: this.epoch, host, inbox: this.inbox, clock: this.clock, logger: this.logger, helloWaitMs: this.helloWaitMs, onData });
+    this.decl = new DeclarationSync(transport, {
+      zid: this.zid,
+      epoch: this.epoch,
+      host,
+      inbox: this.inbox,
+      clock: this.clock,
+      logger: this.logger,
+      helloWaitMs: this.helloWaitMs,
+      onData,
+    });
     transport.onEvent((e) => this.onTransportEvent(e));
-    transport.subscribe(`${DECL_SUBJECT}.*`, this.guard((m) => this.onAnnouncement(m)));
-    transport.subscribe(HELLO_SUBJECT, this.guard((m) => this.onHello(m)));
-    transport.subscribe(`${QUERY_SUBJECT}.${this.zid}`, this.guard((m) => this.onControl(m)));
+    transport.subscribe(
+      `${DECL_SUBJECT}.*`,
+      this.guard((m) => this.onAnnouncement(m)),
+    );
+    transport.subscribe(
+      HELLO_SUBJECT,
+      this.guard((m) => this.onHello(m)),
+    );
+    transport.subscribe(
+      `${QUERY_SUBJECT}.${this.zid}`,
+      this.guard((m) => this.onControl(m)),
+    );
     transport.subscribe(`${DIRECT_SUBJECT}.${this.zid}`, onData);
     this.inbox.listen(
       transport,
@@ -234,7 +278,10 @@ export class NatsFabric implements Fabric {
     this.scheduleHeartbeat();
     this.scheduleSweep();
     await this.decl.hello(true);
-    this.logger.info({ servers: this.servers, server: transport.server(), routers: this.table.ids() }, "joined the NATS fabric");
+    this.logger.info(
+      { servers: this.servers, server: transport.server(), routers: this.table.ids() },
+      "joined the NATS fabric",
+    );
   }
 
   declarationsChanged(): void {
@@ -250,7 +297,9 @@ export class NatsFabric implements Fabric {
         const who = this.table.interest(sample.key, "subscriber");
         if (who.length > 0) {
           return Promise.reject(
-            ZestError.unavailable(`not connected to NATS: router(s) ${who.join(", ")} with a matching subscriber did not get the write on ${sample.key}; it reached this router's subscribers only`),
+            ZestError.unavailable(
+              `not connected to NATS: router(s) ${who.join(", ")} with a matching subscriber did not get the write on ${sample.key}; it reached this router's subscribers only`,
+            ),
           );
         }
       }
@@ -265,7 +314,11 @@ export class NatsFabric implements Fabric {
     }
     const max = transport.maxPayload;
     if (data.length > max) {
-      return Promise.reject(ZestError.tooLarge(`the value on ${sample.key} (${data.length} bytes) is larger than NATS accepts between routers (${max} bytes)`));
+      return Promise.reject(
+        ZestError.tooLarge(
+          `the value on ${sample.key} (${data.length} bytes) is larger than NATS accepts between routers (${max} bytes)`,
+        ),
+      );
     }
     // A wildcard key is no NATS subject, and a very long one would break the protocol line:
     // both go straight to the routers whose declarations match.
@@ -285,13 +338,19 @@ export class NatsFabric implements Fabric {
     return acked;
   }
 
-  query(selector: Selector, timeoutMs: number, onReply: (reply: Reply) => void, options: RemoteQueryOptions = {}): Promise<void> {
+  query(
+    selector: Selector,
+    timeoutMs: number,
+    onReply: (reply: Reply) => void,
+    options: RemoteQueryOptions = {},
+  ): Promise<void> {
     const transport = this.transport;
     const target = options.target ?? "all";
     if (!transport || !this.connected || this.closing) {
       if (transport && !this.connected && !this.closing) {
         // The local answers count; each router that could have answered adds an error entry.
-        for (const zid of this.queryTargets(selector.key, target)) onReply(errorReply("unavailable", `router ${zid} cannot be reached: not connected to NATS`));
+        for (const zid of this.queryTargets(selector.key, target))
+          onReply(errorReply("unavailable", `router ${zid} cannot be reached: not connected to NATS`));
       }
       return Promise.resolve();
     }
@@ -301,17 +360,30 @@ export class NatsFabric implements Fabric {
     const remoteMs = Math.max(1, timeoutMs - Math.min(200, Math.floor(timeoutMs / 5)));
     let body: Buffer;
     try {
-      body = encodeQuery({ key: selector.key, parameters: selector.parameters.raw, timeoutMs: remoteMs, target, ...(options.content ? { content: options.content } : {}) });
+      body = encodeQuery({
+        key: selector.key,
+        parameters: selector.parameters.raw,
+        timeoutMs: remoteMs,
+        target,
+        ...(options.content ? { content: options.content } : {}),
+      });
     } catch (err) {
       onReply(errorReply("too_long", errorMessage(err)));
       return Promise.resolve();
     }
     if (body.length > transport.maxPayload) {
-      onReply(errorReply("too_large", `the query on ${selector.key} (${body.length} bytes) is larger than NATS accepts between routers (${transport.maxPayload} bytes)`));
+      onReply(
+        errorReply(
+          "too_large",
+          `the query on ${selector.key} (${body.length} bytes) is larger than NATS accepts between routers (${transport.maxPayload} bytes)`,
+        ),
+      );
       return Promise.resolve();
     }
     this.counters.queriesSent += targets.length;
-    return this.gather.open(targets, timeoutMs, onReply, (qid, zid) => transport.publish(`${QUERY_SUBJECT}.${zid}`, body, this.inbox.subject({ kind: "replies", qid, zid })));
+    return this.gather.open(targets, timeoutMs, onReply, (qid, zid) =>
+      transport.publish(`${QUERY_SUBJECT}.${zid}`, body, this.inbox.subject({ kind: "replies", qid, zid })),
+    );
   }
 
   status(): FabricStatus {
@@ -388,7 +460,8 @@ export class NatsFabric implements Fabric {
 
   private onData(msg: TransportMessage): void {
     const samples = decodeSamples(msg.data);
-    for (const m of samples) if (!isValid(m.sample.key)) throw new Error("sample: the key is not a valid key expression");
+    for (const m of samples)
+      if (!isValid(m.sample.key)) throw new Error("sample: the key is not a valid key expression");
     const wantsAck = msg.reply !== undefined;
     for (const m of samples) this.onSample(m, wantsAck);
   }
@@ -420,7 +493,11 @@ export class NatsFabric implements Fabric {
     const a = decodeAnnouncement(msg.data);
     if (a.m.zid === this.zid) {
       // noEcho: this is not our own message but another router's with the same id.
-      if (!this.clashReported) this.logger.error({ zid: this.zid }, "another router uses the same id on this NATS cluster; give each router its own --id");
+      if (!this.clashReported)
+        this.logger.error(
+          { zid: this.zid },
+          "another router uses the same id on this NATS cluster; give each router its own --id",
+        );
       this.clashReported = true;
       return;
     }
@@ -528,7 +605,9 @@ export class NatsFabric implements Fabric {
     this.decl.connected = false;
     if (event === "disconnected") this.logger.warn("lost the connection to NATS; serving locally until it is back");
     // What was in flight will not be answered.
-    this.tracker.failAll((key, who) => ZestError.unavailable(`lost the connection to NATS before router(s) ${who} acknowledged the write on ${key}`));
+    this.tracker.failAll((key, who) =>
+      ZestError.unavailable(`lost the connection to NATS before router(s) ${who} acknowledged the write on ${key}`),
+    );
     this.gather.finishAll((t) => `lost the connection to NATS before router ${t} answered`);
   }
 
@@ -558,7 +637,10 @@ export class NatsFabric implements Fabric {
     this.malformed.count++;
     const now = this.clock.now();
     if (now - this.malformed.lastWarn >= MALFORMED_WARN_EVERY_MS) {
-      this.logger.warn({ subject, err: reason, droppedSinceLastWarning: this.malformed.count }, "malformed fabric message dropped");
+      this.logger.warn(
+        { subject, err: reason, droppedSinceLastWarning: this.malformed.count },
+        "malformed fabric message dropped",
+      );
       this.malformed = { count: 0, lastWarn: now };
     } else {
       this.logger.debug({ subject, err: reason }, "malformed fabric message dropped");

@@ -89,7 +89,14 @@ export class NatsTransport implements Transport {
 
   private async watch(): Promise<void> {
     for await (const s of this.connection.status()) {
-      const event: TransportEvent | undefined = s.type === "disconnect" ? "disconnected" : s.type === "reconnect" ? "reconnected" : s.type === "close" ? "closed" : undefined;
+      const event: TransportEvent | undefined =
+        s.type === "disconnect"
+          ? "disconnected"
+          : s.type === "reconnect"
+            ? "reconnected"
+            : s.type === "close"
+              ? "closed"
+              : undefined;
       if (event === undefined) continue;
       for (const l of this.listeners) l(event);
     }

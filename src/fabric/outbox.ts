@@ -99,7 +99,10 @@ export class SampleOutbox {
       if (g.items.length === 1) {
         const it = g.items[0]!;
         data = it.data;
-        if (it.ack) reply = this.inbox.subject(g.direct === undefined ? { kind: "sample", seq: it.seq } : { kind: "sample", seq: it.seq, zid: g.direct });
+        if (it.ack)
+          reply = this.inbox.subject(
+            g.direct === undefined ? { kind: "sample", seq: it.seq } : { kind: "sample", seq: it.seq, zid: g.direct },
+          );
       } else {
         data = encodeSamples(g.items.map((it) => it.data));
         const seqs = g.items.filter((it) => it.ack).map((it) => it.seq);

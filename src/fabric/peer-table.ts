@@ -170,7 +170,8 @@ export class PeerTable {
   /** Forgets the routers silent for longer than `peerTimeoutMs`. */
   sweep(): void {
     const now = this.clock.now();
-    for (const peer of [...this.peers.values()]) if (now - peer.lastSeen > this.peerTimeoutMs) this.forget(peer.zid, "silent");
+    for (const peer of [...this.peers.values()])
+      if (now - peer.lastSeen > this.peerTimeoutMs) this.forget(peer.zid, "silent");
   }
 
   /** Gives every router `peerTimeoutMs` again (after our own connection was away: their silence was ours). */

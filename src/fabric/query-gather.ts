@@ -45,20 +45,30 @@ export class QueryGather {
    * Opens a query to `targets`; `send(qid, zid)` sends it to each (a throw counts as an
    * `unavailable` error reply for that router). Resolves when every target finished or at `timeoutMs`.
    */
-  open(targets: readonly string[], timeoutMs: number, onReply: (reply: Reply) => void, send: (qid: number, zid: string) => void): Promise<void> {
+  open(
+    targets: readonly string[],
+    timeoutMs: number,
+    onReply: (reply: Reply) => void,
+    send: (qid: number, zid: string) => void,
+  ): Promise<void> {
     const qid = ++this.nextQid;
     return new Promise<void>((resolve) => {
       const pq: PendingQuery = { qid, unfinished: new Set(targets), onReply, resolve, timer: undefined };
       this.pending.set(qid, pq);
       pq.timer = this.clock.setTimeout(() => {
-        for (const t of pq.unfinished) pq.onReply(errorReply("timeout", `Timeout: router ${t} did not answer within ${timeoutMs} ms`));
+        for (const t of pq.unfinished)
+          pq.onReply(errorReply("timeout", `Timeout: router ${t} did not answer within ${timeoutMs} ms`));
         this.finish(pq);
       }, timeoutMs);
       for (const t of targets) {
         try {
           send(qid, t);
         } catch (err) {
-          this.partDone(qid, t, errorReply("unavailable", `cannot send the query to router ${t}: ${errorMessage(err)}`));
+          this.partDone(
+            qid,
+            t,
+            errorReply("unavailable", `cannot send the query to router ${t}: ${errorMessage(err)}`),
+          );
         }
       }
     });
@@ -80,7 +90,13 @@ export class QueryGather {
   /** Router `zid` is forgotten: queries stop waiting for it (with an error reply when it went silent). */
   forgotten(zid: string, reason: ForgetReason): void {
     for (const qid of [...this.pending.keys()]) {
-      const error = reason === "silent" ? errorReply("timeout", `Timeout: router ${zid} stopped answering (no heartbeat for ${this.peerTimeoutMs} ms)`) : undefined;
+      const error =
+        reason === "silent"
+          ? errorReply(
+              "timeout",
+              `Timeout: router ${zid} stopped answering (no heartbeat for ${this.peerTimeoutMs} ms)`,
+            )
+          : undefined;
       this.partDone(qid, zid, error);
     }
   }
@@ -113,20 +129,33 @@ export class QueryGather {
  * Answers a query from another router with the local queryables, sending the replies in batches
  * of at most `limit` bytes (a larger single reply becomes a `too_large` error reply).
  */
-export async function answerQuery(host: FabricHost, query: QueryMessage, limit: number, send: (data: Buffer) => void): Promise<void> {
+export async function answerQuery(
+  host: FabricHost,
+  query: QueryMessage,
+  limit: number,
+  send: (data: Buffer) => void,
+): Promise<void> {
   const batch = new ReplyBatch();
   const onReply = (r: Reply): void => {
     let part = encodeReply(r);
     if (part.length > limit) {
       const key = r.kind === "ok" ? r.sample.key : "an error";
-      part = encodeReply(errorReply("too_large", `the reply for ${key} (${part.length} bytes) is larger than NATS accepts between routers (${limit} bytes)`));
+      part = encodeReply(
+        errorReply(
+          "too_large",
+          `the reply for ${key} (${part.length} bytes) is larger than NATS accepts between routers (${limit} bytes)`,
+        ),
+      );
     }
     if (batch.length > 0 && batch.size + part.length > limit) send(batch.take(false));
     batch.addEncoded(part);
   };
   try {
     const selector: Selector = { key: query.key, parameters: new Parameters(query.parameters) };
-    await host.answerRemote(selector, query.timeoutMs, onReply, { target: query.target ?? "all", content: query.content });
+    await host.answerRemote(selector, query.timeoutMs, onReply, {
+      target: query.target ?? "all",
+      content: query.content,
+    });
   } catch (err) {
     onReply(errorReply(toZestError(err).kind, errorMessage(err)));
   }

@@ -27,7 +27,6 @@ export const DATA_PREFIX = "zest.k";
  */
 export const MAX_SUBJECT_LENGTH = 3_000;
 
-
 /** True for a byte a token may hold verbatim: printable ASCII except `.`, `*`, `>` and `~`. */
 function plain(c: number): boolean {
   return c >= 0x21 && c <= 0x7d && c !== 0x2e && c !== 0x2a && c !== 0x3e;

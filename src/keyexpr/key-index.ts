@@ -202,7 +202,8 @@ export class KeyWalk<V> {
       this.#kinds[i] = c === "**" ? DOUBLE : c === "*" ? STAR : !isVerbatimChunk(c) && c.includes("$") ? GLOB : LITERAL;
     }
     this.#ends = new Uint8Array(n + 1);
-    for (let j = n; j >= 0; j--) this.#ends[j] = j === n || (this.#kinds[j] === DOUBLE && this.#ends[j + 1] === 1) ? 1 : 0;
+    for (let j = n; j >= 0; j--)
+      this.#ends[j] = j === n || (this.#kinds[j] === DOUBLE && this.#ends[j + 1] === 1) ? 1 : 0;
     this.#stamp = new Uint32Array(n + 1);
     const gen = this.#nextGen();
     const start: number[] = [];
@@ -271,9 +272,6 @@ export class KeyWalk<V> {
     this.#iters.pop();
   }
 
-
-
-
   #endsIn(live: Int32Array): boolean {
     return live[live.length - 1] === this.#n;
   }
@@ -302,7 +300,10 @@ export class KeyWalk<V> {
       // A key with nothing under it: only "can the query end right after it" matters.
       for (const i of live) {
         if (i >= n) break;
-        const hit = this.#kinds[i] === DOUBLE ? !verbatim && this.#ends[i] === 1 : this.#ends[i + 1] === 1 && this.#matches(i, c, verbatim);
+        const hit =
+          this.#kinds[i] === DOUBLE
+            ? !verbatim && this.#ends[i] === 1
+            : this.#ends[i + 1] === 1 && this.#matches(i, c, verbatim);
         if (hit) {
           out.push([path === "" ? c : `${path}/${c}`, e]);
           return;

@@ -87,7 +87,7 @@ export class KeyExpr {
     const glued =
       (left.endsWith("*") && right.startsWith("*")) ||
       (lastChunk === "**" && firstPiece.length > 0) ||
-      (firstPiece === "**");
+      firstPiece === "**";
     if (glued) {
       throw new KeyExprError(
         "StarInChunk",

@@ -23,7 +23,8 @@ export function keyExprLimits(limits: Partial<KeyExprLimits> = {}): KeyExprLimit
   for (const name of ["maxLength", "maxChunks"] as const) {
     const v = limits[name];
     if (v === undefined) continue;
-    if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`key expression limit ${name} must be a positive integer, got ${String(v)}`);
+    if (!Number.isSafeInteger(v) || v < 1)
+      throw new RangeError(`key expression limit ${name} must be a positive integer, got ${String(v)}`);
     out[name] = v;
   }
   return Object.freeze(out);
@@ -45,11 +46,16 @@ function utf8Exceeds(s: string, max: number): number | undefined {
 export function checkKeyExprLimits(ke: string, limits: KeyExprLimits = DEFAULT_KEYEXPR_LIMITS): void {
   const bytes = utf8Exceeds(ke, limits.maxLength);
   if (bytes !== undefined) {
-    throw new KeyExprError("TooLong", ke, `${bytes > ke.length ? "it is" : "it is at least"} ${bytes} bytes long, more than the limit of ${limits.maxLength}`);
+    throw new KeyExprError(
+      "TooLong",
+      ke,
+      `${bytes > ke.length ? "it is" : "it is at least"} ${bytes} bytes long, more than the limit of ${limits.maxLength}`,
+    );
   }
   // n chunks need at least 2n - 1 characters.
   if (ke.length < 2 * limits.maxChunks + 1) return;
   let chunks = 1;
   for (let i = ke.indexOf("/"); i !== -1; i = ke.indexOf("/", i + 1)) chunks++;
-  if (chunks > limits.maxChunks) throw new KeyExprError("TooManyChunks", ke, `it has ${chunks} chunks, more than the limit of ${limits.maxChunks}`);
+  if (chunks > limits.maxChunks)
+    throw new KeyExprError("TooManyChunks", ke, `it has ${chunks} chunks, more than the limit of ${limits.maxChunks}`);
 }

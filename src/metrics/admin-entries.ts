@@ -7,7 +7,11 @@ import type { RouterMetrics } from "./metrics.js";
  * and `@/router/<zid>/openapi` (the API description, JSON). Queryables of their own beside the
  * admin space, computed on each read; read them whole with `?_raw=true` (docs/metrics.md).
  */
-export function declareAdminExtras(session: Session, metrics: RouterMetrics, openapi: () => unknown): { close(): void } {
+export function declareAdminExtras(
+  session: Session,
+  metrics: RouterMetrics,
+  openapi: () => unknown,
+): { close(): void } {
   const prefix = `@/router/${session.zid}`;
   const metricsKey = `${prefix}/metrics`;
   const openapiKey = `${prefix}/openapi`;

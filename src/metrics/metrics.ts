@@ -109,7 +109,8 @@ function onClose(this: ServerResponse): void {
   const seconds = (performance.now() - t[START]!) / 1000;
   // An SSE stream lasts as long as the client wants: its duration is no latency.
   const accept = this.req.headers.accept;
-  const sse = this.statusCode === 200 && accept !== undefined && accept.trimStart().toLowerCase().startsWith("text/event-stream");
+  const sse =
+    this.statusCode === 200 && accept !== undefined && accept.trimStart().toLowerCase().startsWith("text/event-stream");
   const written = this.req.socket.bytesWritten - t[WRITTEN]!;
   // A response that never got its status out (the client left first) is counted with status 0.
   owner.observe(this.req.method ?? "OTHER", this.headersSent ? this.statusCode : 0, sse ? undefined : seconds, written);
@@ -125,7 +126,10 @@ function gaugeOf(r: Registry, name: string, help: string, read: () => number | u
   new Gauge({ name, help, registers: [r], collect: readInto(read, (g: Gauge, v) => g.set(v)) });
 }
 
-function readInto<M extends { reset(): void }>(read: () => number | undefined, put: (metric: M, v: number) => void): (this: M) => void {
+function readInto<M extends { reset(): void }>(
+  read: () => number | undefined,
+  put: (metric: M, v: number) => void,
+): (this: M) => void {
   return function (this: M) {
     const v = read();
     this.reset();
@@ -137,10 +141,30 @@ function sseMetrics(r: Registry, sources: MetricsSources): void {
   gaugeOf(r, "zest_sse_streams", "Open SSE streams", () => sources.sse()?.streams ?? 0);
   gaugeOf(r, "zest_sse_resume_log_entries", "Events kept in the SSE resume log", () => sources.sse()?.logEntries ?? 0);
   counterOf(r, "zest_sse_streams_opened_total", "SSE streams opened", () => sources.sse()?.opened ?? 0);
-  counterOf(r, "zest_sse_drops_total", "SSE streams closed by the router because the client fell too far behind", () => sources.sse()?.dropped ?? 0);
-  counterOf(r, "zest_sse_resumes_total", "SSE reconnections that got their missed events replayed", () => sources.sse()?.resumed ?? 0);
-  counterOf(r, "zest_sse_resets_total", "SSE reconnections told RESET (missed events unknown)", () => sources.sse()?.resets ?? 0);
-  counterOf(r, "zest_sse_events_total", "SSE events written, every stream counted", () => sources.sse()?.eventsSent ?? 0);
+  counterOf(
+    r,
+    "zest_sse_drops_total",
+    "SSE streams closed by the router because the client fell too far behind",
+    () => sources.sse()?.dropped ?? 0,
+  );
+  counterOf(
+    r,
+    "zest_sse_resumes_total",
+    "SSE reconnections that got their missed events replayed",
+    () => sources.sse()?.resumed ?? 0,
+  );
+  counterOf(
+    r,
+    "zest_sse_resets_total",
+    "SSE reconnections told RESET (missed events unknown)",
+    () => sources.sse()?.resets ?? 0,
+  );
+  counterOf(
+    r,
+    "zest_sse_events_total",
+    "SSE events written, every stream counted",
+    () => sources.sse()?.eventsSent ?? 0,
+  );
   counterOf(r, "zest_sse_bytes_total", "SSE bytes written, every stream counted", () => sources.sse()?.bytesSent ?? 0);
 }
 
@@ -178,14 +202,28 @@ function storageMetrics(r: Registry, sources: MetricsSources): void {
 function fabricMetrics(r: Registry, sources: MetricsSources): void {
   const detail = (): Record<string, unknown> => sources.fabric()?.detail ?? {};
   const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
-  gaugeOf(r, "zest_fabric_connected", "1 while the link to the other routers is up (always 1 without a fabric)", () => (sources.fabric()?.connected === false ? 0 : 1));
+  gaugeOf(r, "zest_fabric_connected", "1 while the link to the other routers is up (always 1 without a fabric)", () =>
+    sources.fabric()?.connected === false ? 0 : 1,
+  );
   gaugeOf(r, "zest_fabric_peers", "Other routers reachable through the fabric", () => {
     const routers = detail().routers;
     return Array.isArray(routers) ? routers.length : 0;
   });
-  gaugeOf(r, "zest_fabric_acks_pending", "Writes waiting for other routers' acknowledgements", () => num(detail().pendingAcks) ?? 0);
-  gaugeOf(r, "zest_fabric_queries_pending", "Queries waiting for other routers' replies", () => num(detail().pendingQueries) ?? 0);
-  counterOf(r, "zest_fabric_reconnects_total", "Reconnections of the fabric (when the fabric reports them)", () => num(detail().reconnects));
+  gaugeOf(
+    r,
+    "zest_fabric_acks_pending",
+    "Writes waiting for other routers' acknowledgements",
+    () => num(detail().pendingAcks) ?? 0,
+  );
+  gaugeOf(
+    r,
+    "zest_fabric_queries_pending",
+    "Queries waiting for other routers' replies",
+    () => num(detail().pendingQueries) ?? 0,
+  );
+  counterOf(r, "zest_fabric_reconnects_total", "Reconnections of the fabric (when the fabric reports them)", () =>
+    num(detail().reconnects),
+  );
   new Counter({
     name: "zest_fabric_events_total",
     help: "Fabric counters as the fabric reports them (samples sent, received, resent, queries...)",
@@ -195,7 +233,8 @@ function fabricMetrics(r: Registry, sources: MetricsSources): void {
       this.reset();
       for (const [k, v] of Object.entries(detail())) {
         const n = num(v);
-        if (n !== undefined && k !== "pendingAcks" && k !== "pendingQueries" && k !== "reconnects") this.labels(k).inc(n);
+        if (n !== undefined && k !== "pendingAcks" && k !== "pendingQueries" && k !== "reconnects")
+          this.labels(k).inc(n);
       }
     },
   });

@@ -1,4 +1,11 @@
-import { Counter, type Metric, type MetricObjectWithValues, type MetricValue, type MetricValueWithName, type Registry } from "prom-client";
+import {
+  Counter,
+  type Metric,
+  type MetricObjectWithValues,
+  type MetricValue,
+  type MetricValueWithName,
+  type Registry,
+} from "prom-client";
 
 /**
  * The HTTP request metrics, counted in plain numbers on the request path and turned into
@@ -27,12 +34,30 @@ export class RequestSeries {
       registers: [r],
       collect() {
         this.reset();
-        for (const [method, byStatus] of self.counts) for (const [status, n] of byStatus) this.labels(method, self.variant, String(status)).inc(n);
+        for (const [method, byStatus] of self.counts)
+          for (const [status, n] of byStatus) this.labels(method, self.variant, String(status)).inc(n);
       },
     });
-    r.registerMetric(this.histogram("zest_http_request_duration_seconds", "Time from request to response end (SSE streams excluded), by method and variant"));
-    new Counter({ name: "zest_http_request_bytes_total", help: "Request body bytes received (as declared by Content-Length)", labelNames: ["variant"], registers: [r], collect: setTo(() => this.bytesIn, variant) });
-    new Counter({ name: "zest_http_response_bytes_total", help: "Response bytes written to the socket, headers and SSE streams included", labelNames: ["variant"], registers: [r], collect: setTo(() => this.bytesOut, variant) });
+    r.registerMetric(
+      this.histogram(
+        "zest_http_request_duration_seconds",
+        "Time from request to response end (SSE streams excluded), by method and variant",
+      ),
+    );
+    new Counter({
+      name: "zest_http_request_bytes_total",
+      help: "Request body bytes received (as declared by Content-Length)",
+      labelNames: ["variant"],
+      registers: [r],
+      collect: setTo(() => this.bytesIn, variant),
+    });
+    new Counter({
+      name: "zest_http_response_bytes_total",
+      help: "Response bytes written to the socket, headers and SSE streams included",
+      labelNames: ["variant"],
+      registers: [r],
+      collect: setTo(() => this.bytesOut, variant),
+    });
   }
 
   /** Counts one answered request (`seconds` undefined: no latency, e.g. an SSE stream). */
@@ -64,14 +89,26 @@ export class RequestSeries {
         let acc = 0;
         for (let i = 0; i <= this.bounds.length; i++) {
           acc += h.buckets[i]!;
-          values.push({ metricName: `${name}_bucket`, labels: { le: i < this.bounds.length ? this.bounds[i]! : "+Inf", method, variant: this.variant }, value: acc });
+          values.push({
+            metricName: `${name}_bucket`,
+            labels: { le: i < this.bounds.length ? this.bounds[i]! : "+Inf", method, variant: this.variant },
+            value: acc,
+          });
         }
         values.push({ metricName: `${name}_sum`, labels: { method, variant: this.variant }, value: h.sum });
         values.push({ metricName: `${name}_count`, labels: { method, variant: this.variant }, value: h.count });
       }
       return { name, help, type: "histogram" as never, values, aggregator: "sum" };
     };
-    return { name, help, type: "histogram" as never, aggregator: "sum", labelNames: ["method", "variant"], get, reset: () => this.latency.clear() } as unknown as Metric;
+    return {
+      name,
+      help,
+      type: "histogram" as never,
+      aggregator: "sum",
+      labelNames: ["method", "variant"],
+      get,
+      reset: () => this.latency.clear(),
+    } as unknown as Metric;
   }
 }
 

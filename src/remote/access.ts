@@ -44,12 +44,17 @@ export function upgradeCredentials(req: IncomingMessage): Credentials {
  * Adds access control to `base` (the admin-space permissions): both must allow an operation.
  * Authentication throws (or rejects with) an `unauthenticated` ZestError for bad credentials.
  */
-export function accessAuthorizer(access: AccessControl, base: (req: IncomingMessage) => Authorize): (req: IncomingMessage) => Authorize | Promise<Authorize> {
+export function accessAuthorizer(
+  access: AccessControl,
+  base: (req: IncomingMessage) => Authorize,
+): (req: IncomingMessage) => Authorize | Promise<Authorize> {
   if (!access.enabled) return base;
   return (req) => {
     const admin = base(req);
     const principal = access.authenticate(upgradeCredentials(req));
-    return principal instanceof Promise ? principal.then((p) => decider(access, p, admin)) : decider(access, principal, admin);
+    return principal instanceof Promise
+      ? principal.then((p) => decider(access, p, admin))
+      : decider(access, principal, admin);
   };
 }
 
@@ -57,14 +62,18 @@ function decider(access: AccessControl, principal: Principal, admin: Authorize):
   // An anonymous client that could do nothing is asked for credentials at the upgrade (401 with
   // a Basic challenge): a browser then retries with the `ws://user:password@host` userinfo.
   if (principal.user === undefined && access.wantsCredentials && access.allowsNothing(principal)) {
-    throw new ZestError("unauthenticated", "this connection needs credentials: Basic or Bearer in the Authorization header, user:password in the URL, or ?token=<token>");
+    throw new ZestError(
+      "unauthenticated",
+      "this connection needs credentials: Basic or Bearer in the Authorization header, user:password in the URL, or ?token=<token>",
+    );
   }
   return (name, key) => {
     const first = admin(name, key);
     if (first === false) return false;
     if (name === "DeclarePublisher") {
       // A publisher puts or deletes: declaring one needs either on its whole key.
-      if (access.decide(principal, "put", key) === "allow" || access.decide(principal, "delete", key) === "allow") return first;
+      if (access.decide(principal, "put", key) === "allow" || access.decide(principal, "delete", key) === "allow")
+        return first;
       throw access.refusal(principal, `declare a publisher on ${key}`);
     }
     const message = MESSAGES.get(name);

@@ -151,7 +151,9 @@ export class RemoteConnection {
       this.release();
       options.onClosed();
     });
-    ws.on("error", (err) => this.logger.debug({ conn: this.id, err: errorMessage(err) }, "remote API connection error"));
+    ws.on("error", (err) =>
+      this.logger.debug({ conn: this.id, err: errorMessage(err) }, "remote API connection error"),
+    );
   }
 
   /** Number of declarations this connection holds. */
@@ -266,7 +268,9 @@ export class RemoteConnection {
         const origin = readLocality(r.u8());
         r.end();
         const { key: k, filter } = this.declaringRead("DeclareSubscriber", this.subscribers, sid, key);
-        const handler = filter ? (s: Sample) => void (filter(s.key) && this.sendSample(sid, s)) : (s: Sample) => this.sendSample(sid, s);
+        const handler = filter
+          ? (s: Sample) => void (filter(s.key) && this.sendSample(sid, s))
+          : (s: Sample) => this.sendSample(sid, s);
         this.subscribers.set(sid, this.session.declareSubscriber(k, handler, { allowedOrigin: origin }));
         return undefined;
       }
@@ -280,7 +284,10 @@ export class RemoteConnection {
         const origin = readLocality(r.u8());
         r.end();
         const k = this.declaring("DeclareQueryable", this.queryables, qid, key);
-        this.queryables.set(qid, this.session.declareQueryable(k, (q) => this.forwardQuery(qid, q), { complete, allowedOrigin: origin }));
+        this.queryables.set(
+          qid,
+          this.session.declareQueryable(k, (q) => this.forwardQuery(qid, q), { complete, allowedOrigin: origin }),
+        );
         return undefined;
       }
       case In.UndeclareQueryable:
@@ -316,7 +323,12 @@ export class RemoteConnection {
         const key = r.string();
         const history = r.bool();
         r.end();
-        const { key: k, filter } = this.declaringRead("DeclareLivelinessSubscriber", this.livelinessSubscribers, sid, key);
+        const { key: k, filter } = this.declaringRead(
+          "DeclareLivelinessSubscriber",
+          this.livelinessSubscribers,
+          sid,
+          key,
+        );
         // History goes out after the ResponseOk, like the live samples that follow it.
         const early: Sample[] = [];
         let live = false;
@@ -348,7 +360,10 @@ export class RemoteConnection {
         const qos = decodeQos(r.u8());
         r.end();
         const k = this.authorized("Put", key);
-        this.write(this.session.put(k, payload, { encoding, attachment, timestamp, qos, allowedDestination: qos.locality }), k);
+        this.write(
+          this.session.put(k, payload, { encoding, attachment, timestamp, qos, allowedDestination: qos.locality }),
+          k,
+        );
         return undefined;
       }
       case In.Delete: {
@@ -371,7 +386,16 @@ export class RemoteConnection {
         const p = this.known(this.publishers, pid, "publisher");
         this.authorized("PublisherPut", p.key);
         const qos = p.qos;
-        this.write(this.session.put(p.key, payload, { encoding: encoding ?? p.encoding, attachment, timestamp, qos, allowedDestination: qos.locality }), p.key);
+        this.write(
+          this.session.put(p.key, payload, {
+            encoding: encoding ?? p.encoding,
+            attachment,
+            timestamp,
+            qos,
+            allowedDestination: qos.locality,
+          }),
+          p.key,
+        );
         return undefined;
       }
       case In.PublisherDelete: {
@@ -381,7 +405,10 @@ export class RemoteConnection {
         r.end();
         const p = this.known(this.publishers, pid, "publisher");
         this.authorized("PublisherDelete", p.key);
-        this.write(this.session.delete(p.key, { attachment, timestamp, qos: p.qos, allowedDestination: p.qos.locality }), p.key);
+        this.write(
+          this.session.delete(p.key, { attachment, timestamp, qos: p.qos, allowedDestination: p.qos.locality }),
+          p.key,
+        );
         return undefined;
       }
       case In.Get: {
@@ -412,7 +439,17 @@ export class RemoteConnection {
           this.replyAndFinal(getId, refusalReply(ZestError.notFound(`unknown querier id ${querierId}`)));
           return undefined;
         }
-        this.get("QuerierGet", { getId, key: q.key, parameters, payload, encoding, attachment, qos: q.qos, settings: q.settings, timeoutMs: q.timeoutMs });
+        this.get("QuerierGet", {
+          getId,
+          key: q.key,
+          parameters,
+          payload,
+          encoding,
+          attachment,
+          qos: q.qos,
+          settings: q.settings,
+          timeoutMs: q.timeoutMs,
+        });
         return undefined;
       }
       case In.LivelinessGet: {
@@ -476,12 +513,19 @@ export class RemoteConnection {
         const ownerId = r.u32();
         r.end();
         const publisher = id === In.PublisherDeclareMatchingListener;
-        const owner = publisher ? this.known(this.publishers, ownerId, "publisher") : this.known(this.queriers, ownerId, "querier");
+        const owner = publisher
+          ? this.known(this.publishers, ownerId, "publisher")
+          : this.known(this.queriers, ownerId, "querier");
         this.declaring(IN_NAMES[id] as RemoteMessageName, this.matchingListeners, lid, owner.key);
-        const listener = this.session.declareMatchingListener(owner.key, publisher ? "subscribers" : "queryables", (m) => this.sendMatching(lid, m), {
-          allowedDestination: owner.qos.locality,
-          target: "settings" in owner ? owner.settings.target : undefined,
-        });
+        const listener = this.session.declareMatchingListener(
+          owner.key,
+          publisher ? "subscribers" : "queryables",
+          (m) => this.sendMatching(lid, m),
+          {
+            allowedDestination: owner.qos.locality,
+            target: "settings" in owner ? owner.settings.target : undefined,
+          },
+        );
         this.matchingListeners.set(lid, listener);
         this.after.push(() => {
           if (listener.matching && this.matchingListeners.get(lid) === listener) this.sendMatching(lid, true);
@@ -496,7 +540,9 @@ export class RemoteConnection {
         const ownerId = r.u32();
         r.end();
         const publisher = id === In.PublisherGetMatchingStatus;
-        const owner = publisher ? this.known(this.publishers, ownerId, "publisher") : this.known(this.queriers, ownerId, "querier");
+        const owner = publisher
+          ? this.known(this.publishers, ownerId, "publisher")
+          : this.known(this.queriers, ownerId, "querier");
         const matching = this.session.matchingStatus(owner.key, publisher ? "subscribers" : "queryables", {
           allowedDestination: owner.qos.locality,
           target: "settings" in owner ? owner.settings.target : undefined,
@@ -548,7 +594,12 @@ export class RemoteConnection {
   }
 
   /** Checks a reading declaration (subscriber, querier): like `declaring`, but allowed in part. */
-  private declaringRead(message: RemoteMessageName, map: Map<number, unknown>, id: number, key: string): { key: string; filter?: KeyFilter } {
+  private declaringRead(
+    message: RemoteMessageName,
+    map: Map<number, unknown>,
+    id: number,
+    key: string,
+  ): { key: string; filter?: KeyFilter } {
     if (map.has(id)) throw ZestError.conflict(`id ${id} is already declared`);
     this.checkDeclarationLimit();
     return this.access(message, key);
@@ -556,7 +607,10 @@ export class RemoteConnection {
 
   private checkDeclarationLimit(): void {
     if (this.declarations >= this.limits.maxDeclarations) {
-      throw new ZestError("too_large", `this connection already holds ${this.limits.maxDeclarations} declarations (the limit)`);
+      throw new ZestError(
+        "too_large",
+        `this connection already holds ${this.limits.maxDeclarations} declarations (the limit)`,
+      );
     }
   }
 
@@ -580,7 +634,8 @@ export class RemoteConnection {
    */
   private authorized(message: RemoteMessageName, key: string): string {
     const { key: k, filter } = this.access(message, key);
-    if (filter) throw ZestError.forbidden(`${message} on ${k} is not allowed: it reaches keys outside the allowed ones`);
+    if (filter)
+      throw ZestError.forbidden(`${message} on ${k} is not allowed: it reaches keys outside the allowed ones`);
     return k;
   }
 
@@ -598,7 +653,9 @@ export class RemoteConnection {
 
   /** A fire-and-forget write: its failure (a storage refusing it) can only be logged. */
   private write(p: Promise<void>, key: string): void {
-    p.catch((err: unknown) => this.logger.info({ conn: this.id, key, err: errorMessage(err) }, "remote API write failed"));
+    p.catch((err: unknown) =>
+      this.logger.info({ conn: this.id, key, err: errorMessage(err) }, "remote API write failed"),
+    );
   }
 
   // ---- gets ---------------------------------------------------------------------------------
@@ -609,25 +666,37 @@ export class RemoteConnection {
     try {
       ({ key, filter } = this.access(message, g.key));
       if (this.pendingGets >= this.limits.maxPendingGets) {
-        throw ZestError.unavailable(`this connection already has ${this.limits.maxPendingGets} gets in flight (the limit)`);
+        throw ZestError.unavailable(
+          `this connection already has ${this.limits.maxPendingGets} gets in flight (the limit)`,
+        );
       }
     } catch (err) {
       this.replyAndFinal(g.getId, refusalReply(err));
       return;
     }
     let parameters = g.parameters;
-    if (!g.settings.matchingReplies && !new Parameters(parameters).has("_anyke")) parameters = parameters === "" ? "_anyke" : `${parameters};_anyke`;
+    if (!g.settings.matchingReplies && !new Parameters(parameters).has("_anyke"))
+      parameters = parameters === "" ? "_anyke" : `${parameters};_anyke`;
     const timeoutMs = g.timeoutMs === 0 ? undefined : Math.min(g.timeoutMs, this.limits.maxQueryTimeoutMs);
     this.pendingGets++;
     this.session
-      .getStream({ key, parameters }, (reply) => (filter && reply.kind === "ok" && !filter(reply.sample.key) ? undefined : this.sendReply(g.getId, reply, g.qos)), {
-        timeoutMs,
-        consolidation: g.settings.consolidation,
-        target: g.settings.target,
-        allowedDestination: g.qos.locality,
-        ...(g.payload !== undefined || g.encoding !== undefined ? { payload: g.payload ?? EMPTY, encoding: g.encoding ?? "" } : {}),
-        ...(g.attachment ? { attachment: g.attachment } : {}),
-      })
+      .getStream(
+        { key, parameters },
+        (reply) =>
+          filter && reply.kind === "ok" && !filter(reply.sample.key)
+            ? undefined
+            : this.sendReply(g.getId, reply, g.qos),
+        {
+          timeoutMs,
+          consolidation: g.settings.consolidation,
+          target: g.settings.target,
+          allowedDestination: g.qos.locality,
+          ...(g.payload !== undefined || g.encoding !== undefined
+            ? { payload: g.payload ?? EMPTY, encoding: g.encoding ?? "" }
+            : {}),
+          ...(g.attachment ? { attachment: g.attachment } : {}),
+        },
+      )
       .catch((err: unknown) => this.sendReply(g.getId, refusalReply(err), g.qos))
       .finally(() => {
         this.pendingGets--;
@@ -648,7 +717,9 @@ export class RemoteConnection {
       writeEncoding(w, reply.encoding);
     } else {
       const s = reply.sample;
-      const qos = getQos ? { priority: getQos.priority, congestionControl: getQos.congestionControl, express: s.qos?.express ?? false } : s.qos;
+      const qos = getQos
+        ? { priority: getQos.priority, congestionControl: getQos.congestionControl, express: s.qos?.express ?? false }
+        : s.qos;
       w.bool(true);
       writeSample(w, s, encodeQos(qos));
     }
@@ -661,7 +732,10 @@ export class RemoteConnection {
   private forwardQuery(queryableId: number, query: Query): Promise<void> {
     if (this.closed) return Promise.resolve();
     if (this.incoming.size >= this.limits.maxPendingQueries) {
-      query.replyErr(`unavailable: the queryable's connection has ${this.limits.maxPendingQueries} queries pending (the limit)`, { errorKind: "unavailable" });
+      query.replyErr(
+        `unavailable: the queryable's connection has ${this.limits.maxPendingQueries} queries pending (the limit)`,
+        { errorKind: "unavailable" },
+      );
       return Promise.resolve();
     }
     this.nextQueryId = (this.nextQueryId + 1) >>> 0;
@@ -675,7 +749,9 @@ export class RemoteConnection {
       query.onFinished(done);
       const w = this.frame(Out.InQuery).u32(queryableId).u32(queryId).string(query.key).string(query.parameters.raw);
       if (query.payload !== undefined || query.encoding !== undefined) {
-        w.bool(true).bytes(query.payload ?? EMPTY).bool(true);
+        w.bool(true)
+          .bytes(query.payload ?? EMPTY)
+          .bool(true);
         writeEncoding(w, query.encoding ?? "");
       } else w.bool(false).bool(false);
       if (query.attachment) w.bool(true).bytes(query.attachment);
@@ -700,7 +776,10 @@ export class RemoteConnection {
       return undefined;
     }
     if (!q.parameters.has("_anyke") && k !== q.key && !intersects(q.key, k)) {
-      this.logger.info({ conn: this.id, key: k, query: q.key }, "remote API reply outside the query's key expression dropped (no _anyke)");
+      this.logger.info(
+        { conn: this.id, key: k, query: q.key },
+        "remote API reply outside the query's key expression dropped (no _anyke)",
+      );
       return undefined;
     }
     return q;
@@ -728,7 +807,9 @@ export class RemoteConnection {
   private watchConnectivity(lid: number, kind: "transport" | "link", history: boolean): void {
     const known = new Set(this.peers());
     const emit = (put: boolean, zid: string): void => {
-      const w = this.frame(kind === "transport" ? Out.InTransportEventUpdate : Out.InLinkEventUpdate).u32(lid).u8(put ? 0 : 1);
+      const w = this.frame(kind === "transport" ? Out.InTransportEventUpdate : Out.InLinkEventUpdate)
+        .u32(lid)
+        .u8(put ? 0 : 1);
       if (kind === "transport") this.writeTransport(w, zid);
       else this.writeLink(w, zid);
       this.send(w.finish());
@@ -741,9 +822,10 @@ export class RemoteConnection {
       for (const z of now) known.add(z);
     });
     this.connectivityListeners.set(lid, { kind, known, stop });
-    if (history) this.after.push(() => {
-      for (const z of known) emit(true, z);
-    });
+    if (history)
+      this.after.push(() => {
+        for (const z of known) emit(true, z);
+      });
   }
 
   // ---- sending ------------------------------------------------------------------------------
@@ -778,7 +860,10 @@ export class RemoteConnection {
   private send(frame: Buffer): void {
     if (this.closed) return;
     if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) {
-      this.logger.warn({ conn: this.id, buffered: this.ws.bufferedAmount }, "remote API client dropped: it does not read what is sent to it");
+      this.logger.warn(
+        { conn: this.id, buffered: this.ws.bufferedAmount },
+        "remote API client dropped: it does not read what is sent to it",
+      );
       this.ws.terminate();
       this.release();
       return;

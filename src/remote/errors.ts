@@ -19,4 +19,3 @@ export function refusalReply(err: unknown): ReplyError {
   const z = toZestError(err);
   return { kind: "err", payload: Buffer.from(responseErrorText(z)), encoding: Encoding.TEXT_PLAIN, errorKind: z.kind };
 }
-

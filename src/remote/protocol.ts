@@ -94,7 +94,12 @@ export function readLocality(v: number): Locality {
 export function decodeQos(v: number): WireQos {
   const priority = v & 0b111;
   if (priority === 0) throw new ProtocolError(CloseCode.INVALID_PAYLOAD, "invalid priority 0 in a QoS byte");
-  return { priority, congestionControl: (v >> 3) & 1 ? "block" : "drop", express: ((v >> 4) & 1) === 1, locality: readLocality((v >> 6) & 0b11) };
+  return {
+    priority,
+    congestionControl: (v >> 3) & 1 ? "block" : "drop",
+    express: ((v >> 4) & 1) === 1,
+    locality: readLocality((v >> 6) & 0b11),
+  };
 }
 
 /** The QoS byte of a sample sent to a client: reliable, locality any (the client ignores both). */
@@ -116,7 +121,8 @@ const CONSOLIDATIONS: readonly ConsolidationMode[] = ["auto", "none", "monotonic
 
 export function decodeQuerySettings(v: number): QuerySettings {
   const target = TARGETS[v & 0b11];
-  if (target === undefined || v > 0x1f) throw new ProtocolError(CloseCode.INVALID_PAYLOAD, `invalid query settings byte ${v}`);
+  if (target === undefined || v > 0x1f)
+    throw new ProtocolError(CloseCode.INVALID_PAYLOAD, `invalid query settings byte ${v}`);
   return { target, consolidation: CONSOLIDATIONS[(v >> 2) & 0b11]!, matchingReplies: ((v >> 4) & 1) === 1 };
 }
 

@@ -5,7 +5,10 @@
 import { z } from "zod";
 
 /** `port`, `ip:port` or `[ipv6]:port`; a number is a port. */
-const portSpec = z.union([z.number().int().min(0).max(65535), z.string().regex(/^(?:.*:)?\d{1,5}$/, "expected a port or ip:port")]);
+const portSpec = z.union([
+  z.number().int().min(0).max(65535),
+  z.string().regex(/^(?:.*:)?\d{1,5}$/, "expected a port or ip:port"),
+]);
 
 export const remoteApiSchema = z
   .object({
@@ -44,6 +47,7 @@ export function parseWebsocketPort(value: number | string | undefined): { host?:
   const colon = s.lastIndexOf(":");
   const host = colon === -1 ? undefined : s.slice(0, colon).replace(/^\[|\]$/g, "");
   const port = Number(colon === -1 ? s : s.slice(colon + 1));
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid remote API port "${s}": expected a port or ip:port`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`invalid remote API port "${s}": expected a port or ip:port`);
   return host === undefined || host === "" ? { port } : { host, port };
 }

@@ -52,7 +52,13 @@ export interface RemoteApiServerOptions {
   readonly adminRead?: boolean;
 }
 
-const WRITES: ReadonlySet<RemoteMessageName> = new Set(["Put", "Delete", "PublisherPut", "PublisherDelete", "DeclarePublisher"]);
+const WRITES: ReadonlySet<RemoteMessageName> = new Set([
+  "Put",
+  "Delete",
+  "PublisherPut",
+  "PublisherDelete",
+  "DeclarePublisher",
+]);
 const READS: ReadonlySet<RemoteMessageName> = new Set(["Get", "QuerierGet", "DeclareQuerier", "DeclareSubscriber"]);
 
 function isAdminKey(key: string): boolean {
@@ -65,7 +71,10 @@ function isLoopback(req: IncomingMessage): boolean {
 }
 
 /** The default policy, as on REST: everything, except admin-space writes from non-loopback clients. */
-export function defaultAuthorizer(adminWrite: boolean | "loopback" = "loopback", adminRead = true): (req: IncomingMessage) => Authorize {
+export function defaultAuthorizer(
+  adminWrite: boolean | "loopback" = "loopback",
+  adminRead = true,
+): (req: IncomingMessage) => Authorize {
   return (req) => {
     const mayWrite = adminWrite === true || (adminWrite === "loopback" && isLoopback(req));
     return (message, key) => {
@@ -81,7 +90,12 @@ export function defaultAuthorizer(adminWrite: boolean | "loopback" = "loopback",
 function refuseUpgrade(socket: Duplex, kind: Parameters<typeof httpStatus>[0], reason: string): void {
   const status = httpStatus(kind);
   const body = `${kind}: ${reason}\n`;
-  const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}`, "Connection: close", "Content-Type: text/plain; charset=utf-8", `Content-Length: ${Buffer.byteLength(body)}`];
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}`,
+    "Connection: close",
+    "Content-Type: text/plain; charset=utf-8",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+  ];
   if (kind === "unauthenticated") head.push('WWW-Authenticate: Basic realm="zest", charset="UTF-8"');
   socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
 }
@@ -98,13 +112,20 @@ export class RemoteApiServer {
   constructor(private readonly options: RemoteApiServerOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.authorizer = options.authorizer ?? defaultAuthorizer(options.adminWrite, options.adminRead);
-    this.server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }) : createHttpServer();
+    this.server = options.tls
+      ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key })
+      : createHttpServer();
     this.server.on("request", (_req, res) => {
-      res.writeHead(426, { "content-type": "text/plain", upgrade: "websocket" }).end("zest remote API: connect with a WebSocket (zenoh-ts)\n");
+      res
+        .writeHead(426, { "content-type": "text/plain", upgrade: "websocket" })
+        .end("zest remote API: connect with a WebSocket (zenoh-ts)\n");
     });
     // The upgrade is ours to answer: credentials are checked (maybe asynchronously) before it.
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.limits.maxFrameBytes, perMessageDeflate: false });
-    this.server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head));
+    this.server.on(
+      "upgrade",
+      (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head),
+    );
     this.wss.on("error", (err) => options.logger.warn({ err: err.message }, "remote API server error"));
   }
 
@@ -117,7 +138,10 @@ export class RemoteApiServer {
       authorize = a instanceof Promise ? await a : a;
     } catch (err) {
       const z = toZestError(err);
-      this.options.logger.info({ client: req.socket.remoteAddress, err: errorMessage(z) }, "remote API connection refused");
+      this.options.logger.info(
+        { client: req.socket.remoteAddress, err: errorMessage(z) },
+        "remote API connection refused",
+      );
       refuseUpgrade(socket, z.kind, z.message);
       return;
     }
@@ -161,7 +185,13 @@ export class RemoteApiServer {
     return new Promise((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
         const where = `${host}:${this.options.port}`;
-        reject(new Error(err.code === "EADDRINUSE" ? `cannot listen on ${where} (remote API): the port is already in use` : `cannot listen on ${where} (remote API): ${err.message}`));
+        reject(
+          new Error(
+            err.code === "EADDRINUSE"
+              ? `cannot listen on ${where} (remote API): the port is already in use`
+              : `cannot listen on ${where} (remote API): ${err.message}`,
+          ),
+        );
       };
       this.server.once("error", onError);
       this.server.listen(this.options.port, host, () => {

@@ -38,7 +38,8 @@ export async function startRemoteApi(
     port: bind.port,
     host: bind.host,
     logger: options.logger.child({ plugin: "remote_api" }),
-    authorizer: options.access && accessAuthorizer(options.access, defaultAuthorizer(options.adminWrite, options.adminRead)),
+    authorizer:
+      options.access && accessAuthorizer(options.access, defaultAuthorizer(options.adminWrite, options.adminRead)),
     tls: options.tls,
     limits: {
       ...(cfg.max_frame_bytes ? { maxFrameBytes: cfg.max_frame_bytes } : {}),
@@ -52,6 +53,9 @@ export async function startRemoteApi(
   const addr = await server.listen();
   const host = addr.address.includes(":") ? `[${addr.address}]` : addr.address;
   const url = `${options.tls ? "wss" : "ws"}://${host}:${addr.port}`;
-  options.logger.info({ url, locator: `${options.tls ? "wss" : "ws"}/${host}:${addr.port}` }, "remote API listening (zenoh-ts clients)");
+  options.logger.info(
+    { url, locator: `${options.tls ? "wss" : "ws"}/${host}:${addr.port}` },
+    "remote API listening (zenoh-ts clients)",
+  );
   return { server, url };
 }

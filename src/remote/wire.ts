@@ -36,7 +36,11 @@ export class Reader {
   constructor(private readonly buf: Buffer) {}
 
   private need(n: number, what: string): void {
-    if (this.o + n > this.buf.length) throw new ProtocolError(CloseCode.INVALID_PAYLOAD, `truncated frame: ${what} needs ${n} byte(s) at offset ${this.o}, the frame has ${this.buf.length}`);
+    if (this.o + n > this.buf.length)
+      throw new ProtocolError(
+        CloseCode.INVALID_PAYLOAD,
+        `truncated frame: ${what} needs ${n} byte(s) at offset ${this.o}, the frame has ${this.buf.length}`,
+      );
   }
 
   u8(): number {
@@ -99,7 +103,8 @@ export class Reader {
   }
   /** Every byte must be used: trailing bytes mean the frame is not what its id says. */
   end(): void {
-    if (this.o !== this.buf.length) throw new ProtocolError(CloseCode.INVALID_PAYLOAD, `${this.buf.length - this.o} unexpected trailing byte(s)`);
+    if (this.o !== this.buf.length)
+      throw new ProtocolError(CloseCode.INVALID_PAYLOAD, `${this.buf.length - this.o} unexpected trailing byte(s)`);
   }
 }
 

@@ -40,14 +40,18 @@ export function isLoopback(req: IncomingMessage): boolean {
 
 /** Throws a 403 when an HTTP client may not read `key`. */
 export function checkRead(perms: AdminPermissions, key: string): void {
-  if (!perms.read && isAdmin(key)) throw ZestError.forbidden("reading the admin space is disabled (--adminspace-permissions)");
+  if (!perms.read && isAdmin(key))
+    throw ZestError.forbidden("reading the admin space is disabled (--adminspace-permissions)");
 }
 
 /** Throws a 403 when this HTTP client may not write `key`. */
 export function checkWrite(perms: AdminPermissions, key: string, req: IncomingMessage): void {
   if (!isAdmin(key)) return;
-  if (perms.write === false) throw ZestError.forbidden("writing the admin space is disabled (start with --adminspace-permissions rw)");
+  if (perms.write === false)
+    throw ZestError.forbidden("writing the admin space is disabled (start with --adminspace-permissions rw)");
   if (perms.write === "loopback" && !isLoopback(req)) {
-    throw ZestError.forbidden("admin space writes are allowed from loopback clients only (start with --adminspace-permissions rw)");
+    throw ZestError.forbidden(
+      "admin space writes are allowed from loopback clients only (start with --adminspace-permissions rw)",
+    );
   }
 }

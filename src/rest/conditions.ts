@@ -45,19 +45,32 @@ export function hasConditions(headers: { "if-match"?: string; "if-none-match"?: 
  *   key's version and then writing conditionally on it;
  * - `absent`: `If-None-Match: *`, create only.
  */
-export type WritePrecondition = { kind: "version"; version: string } | { kind: "oneOf"; versions: ReadonlySet<string> | "any" } | { kind: "absent" };
+export type WritePrecondition =
+  | { kind: "version"; version: string }
+  | { kind: "oneOf"; versions: ReadonlySet<string> | "any" }
+  | { kind: "absent" };
 
 /**
  * Parses the condition headers of a PUT, PATCH or DELETE on `key`; undefined when there are
  * none. Throws `bad_input` for malformed or unsupported ones, `precondition_failed` for an
  * `If-Match` that can never hold (only weak ETags: If-Match compares strongly).
  */
-export function writePrecondition(method: "PUT" | "PATCH" | "DELETE", key: string, ifMatch: string | undefined, ifNoneMatch: string | undefined): WritePrecondition | undefined {
+export function writePrecondition(
+  method: "PUT" | "PATCH" | "DELETE",
+  key: string,
+  ifMatch: string | undefined,
+  ifNoneMatch: string | undefined,
+): WritePrecondition | undefined {
   if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
-  if (ifMatch !== undefined && ifNoneMatch !== undefined) throw ZestError.badRequest("give either If-Match or If-None-Match, not both");
-  if (isWild(key)) throw ZestError.badRequest(`If-Match and If-None-Match need a single key, not a key expression with wildcards (${key})`);
+  if (ifMatch !== undefined && ifNoneMatch !== undefined)
+    throw ZestError.badRequest("give either If-Match or If-None-Match, not both");
+  if (isWild(key))
+    throw ZestError.badRequest(
+      `If-Match and If-None-Match need a single key, not a key expression with wildcards (${key})`,
+    );
   if (ifNoneMatch !== undefined) {
-    if (ifNoneMatch.trim() !== "*") throw ZestError.badRequest("on a write, If-None-Match takes only * (create only if absent)");
+    if (ifNoneMatch.trim() !== "*")
+      throw ZestError.badRequest("on a write, If-None-Match takes only * (create only if absent)");
     if (method === "DELETE") throw ZestError.badRequest("If-None-Match: * applies to PUT and PATCH, not DELETE");
     return { kind: "absent" };
   }
@@ -65,7 +78,11 @@ export function writePrecondition(method: "PUT" | "PATCH" | "DELETE", key: strin
   if (tags === "any") return { kind: "oneOf", versions: "any" };
   // RFC 9110 §13.1.1: If-Match compares strongly, so a weak ETag never matches.
   const strong = tags.filter((t) => !t.weak).map((t) => t.opaque);
-  if (strong.length === 0) throw new ZestError("precondition_failed", "write condition failed: If-Match compares strong ETags, and a weak one (W/) never matches");
+  if (strong.length === 0)
+    throw new ZestError(
+      "precondition_failed",
+      "write condition failed: If-Match compares strong ETags, and a weak one (W/) never matches",
+    );
   if (strong.length === 1) return { kind: "version", version: strong[0]! };
   return { kind: "oneOf", versions: new Set(strong) };
 }
@@ -91,11 +108,13 @@ export function parseEtagList(header: string, name: string): EntityTag[] | "any"
       weak = true;
       i += 2;
     }
-    if (text[i] !== '"') throw ZestError.badRequest(`${name} takes * or quoted ETags ("..."), as the ETag header gives them`);
+    if (text[i] !== '"')
+      throw ZestError.badRequest(`${name} takes * or quoted ETags ("..."), as the ETag header gives them`);
     const end = text.indexOf('"', i + 1);
     if (end === -1) throw ZestError.badRequest(`${name} has an ETag without its closing quote`);
     const opaque = text.slice(i + 1, end);
-    if (opaque.length > MAX_ETAG_LENGTH) throw ZestError.badRequest(`${name} has an ETag longer than ${MAX_ETAG_LENGTH} characters`);
+    if (opaque.length > MAX_ETAG_LENGTH)
+      throw ZestError.badRequest(`${name} has an ETag longer than ${MAX_ETAG_LENGTH} characters`);
     if (!ETAG_CHARS.test(opaque)) throw ZestError.badRequest(`${name} has an ETag with characters an ETag cannot hold`);
     tags.push({ opaque, weak });
     if (tags.length > MAX_ETAG_LIST) throw ZestError.badRequest(`${name} names more than ${MAX_ETAG_LIST} ETags`);
@@ -120,7 +139,11 @@ const ETAG_CHARS = /^[\x21\x23-\x7e\x80-\xff]*$/;
  * fails, 304 when `If-None-Match` matches, otherwise 200. `etag` is the current ETag (none: the
  * key holds nothing). Malformed headers are a `bad_input`.
  */
-export function readPrecondition(etag: string | undefined, ifMatch: string | undefined, ifNoneMatch: string | undefined): 200 | 304 | 412 {
+export function readPrecondition(
+  etag: string | undefined,
+  ifMatch: string | undefined,
+  ifNoneMatch: string | undefined,
+): 200 | 304 | 412 {
   if (ifMatch !== undefined) {
     const tags = parseEtagList(ifMatch, "If-Match");
     const holds = etag !== undefined && (tags === "any" || tags.some((t) => !t.weak && `"${t.opaque}"` === etag));

@@ -26,7 +26,11 @@ export interface RawResponse {
  */
 export function rawResponse(replies: readonly Reply[], key: string): RawResponse {
   for (const r of replies) {
-    if (r.kind === "ok") return { contentType: r.sample.encoding === Encoding.EMPTY ? Encoding.APP_OCTET_STREAM : r.sample.encoding, body: r.sample.payload };
+    if (r.kind === "ok")
+      return {
+        contentType: r.sample.encoding === Encoding.EMPTY ? Encoding.APP_OCTET_STREAM : r.sample.encoding,
+        body: r.sample.payload,
+      };
   }
   const err = replies.find((r) => r.kind === "err");
   if (err && err.kind === "err") throw new ZestError(err.errorKind, err.payload.toString("utf8"));

@@ -80,7 +80,8 @@ function compactJson(text: string): string {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: the next character is escaped
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) {
       inString = true;
@@ -98,11 +99,20 @@ function valueKind(encoding: string): ValueKind {
   if (encoding === Encoding.APP_JSON || encoding === Encoding.TEXT_JSON || encoding.endsWith("+json")) return "json";
   if (encoding === Encoding.APP_INTEGER || encoding === Encoding.APP_FLOAT) return "number";
   if (encoding === Encoding.APP_PROPERTIES) return "properties";
-  if (encoding.startsWith("text/") || encoding === Encoding.APP_X_WWW_FORM_URLENCODED || encoding === Encoding.APP_XML || encoding === Encoding.APP_XHTML_XML || encoding === Encoding.APP_SQL) return "text";
+  if (
+    encoding.startsWith("text/") ||
+    encoding === Encoding.APP_X_WWW_FORM_URLENCODED ||
+    encoding === Encoding.APP_XML ||
+    encoding === Encoding.APP_XHTML_XML ||
+    encoding === Encoding.APP_SQL
+  )
+    return "text";
   return "binary";
 }
 
 /** Escapes text for HTML element content and attribute values. */
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === '"' ? "&quot;" : "&#39;"));
+  return s.replace(/[&<>"']/g, (c) =>
+    c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === '"' ? "&quot;" : "&#39;",
+  );
 }

@@ -14,7 +14,14 @@ import type { RestCodec } from "./codec.js";
 import { httpStatus } from "./http-status.js";
 import { cacheableReplies, ReadCache } from "./read-cache.js";
 import { hasBody, rawResponse, wantsRaw } from "./raw.js";
-import { etagOf, hasConditions, newestTimestamp, readPrecondition, writePrecondition, type WritePrecondition } from "./conditions.js";
+import {
+  etagOf,
+  hasConditions,
+  newestTimestamp,
+  readPrecondition,
+  writePrecondition,
+  type WritePrecondition,
+} from "./conditions.js";
 import { lastEventIdOf, SseHub, type SseOptions, type SseStats } from "./sse.js";
 import { serveExplorer } from "./explorer/index.js";
 
@@ -73,7 +80,9 @@ const CHALLENGE = 'Basic realm="zest", charset="UTF-8"';
 
 /** The HTTP face of the router: one short pipeline, errors turned into responses in one place. */
 export class RestServer {
-  private readonly opts: Required<Pick<RestServerOptions, "session" | "codec" | "port" | "bodyLimit" | "permissions" | "cacheEntries" | "logger">> & { host: string | undefined };
+  private readonly opts: Required<
+    Pick<RestServerOptions, "session" | "codec" | "port" | "bodyLimit" | "permissions" | "cacheEntries" | "logger">
+  > & { host: string | undefined };
   private readonly server: Server;
   private readonly sse: SseHub;
   private readonly cache: ReadCache | undefined;
@@ -100,7 +109,8 @@ export class RestServer {
       permissions: options.permissions ?? DEFAULT_ADMIN_PERMISSIONS,
       cacheEntries: options.cacheEntries ?? 1024,
     };
-    if (this.opts.cacheEntries > 0 && !options.session.interest.clustered) this.cache = new ReadCache(options.session.changes, this.opts.cacheEntries);
+    if (this.opts.cacheEntries > 0 && !options.session.interest.clustered)
+      this.cache = new ReadCache(options.session.changes, this.opts.cacheEntries);
     this.access = options.access ?? AccessControl.OPEN;
     this.scheme = options.tls ? "https" : "http";
     this.allowedOrigins = new Set((options.allowedOrigins ?? []).map((o) => o.toLowerCase().replace(/\/$/, "")));
@@ -116,10 +126,19 @@ export class RestServer {
     };
     // Timeouts are checked every second (Node's default is every 30 s), so a head that is not
     // complete within headersTimeout is dropped within a second of it.
-    const serverOptions = { maxHeaderSize: MAX_HEADER_SIZE, connectionsCheckingInterval: 1000, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS };
-    this.server = options.tls ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, onRequest) : createServer(serverOptions, onRequest);
+    const serverOptions = {
+      maxHeaderSize: MAX_HEADER_SIZE,
+      connectionsCheckingInterval: 1000,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      headersTimeout: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+    };
+    this.server = options.tls
+      ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, onRequest)
+      : createServer(serverOptions, onRequest);
     this.server.keepAliveTimeout = 65_000;
-    this.connections = new ConnectionGuard(connectionLimits({ perAddress: options.maxConnectionsPerAddress, total: options.maxConnections }));
+    this.connections = new ConnectionGuard(
+      connectionLimits({ perAddress: options.maxConnectionsPerAddress, total: options.maxConnections }),
+    );
     this.connections.attach(this.server);
   }
 
@@ -128,7 +147,13 @@ export class RestServer {
     return new Promise((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
         const where = `${this.opts.host ?? "*"}:${this.opts.port}`;
-        reject(new Error(err.code === "EADDRINUSE" ? `cannot listen on ${where}: the port is already in use` : `cannot listen on ${where}: ${err.message}`));
+        reject(
+          new Error(
+            err.code === "EADDRINUSE"
+              ? `cannot listen on ${where}: the port is already in use`
+              : `cannot listen on ${where}: ${err.message}`,
+          ),
+        );
       };
       this.server.once("error", onError);
       this.server.listen(this.opts.port, this.opts.host, () => {
@@ -237,7 +262,10 @@ export class RestServer {
           checkRead(permissions, key);
           const parameters = new Parameters(codec.parameters(query));
           const sse = accept === "text/event-stream" && codec.supportsSse && method === "GET";
-          const decision = principal === undefined ? "allow" : this.access.decide(principal, sse ? "declare_subscriber" : "query", key);
+          const decision =
+            principal === undefined
+              ? "allow"
+              : this.access.decide(principal, sse ? "declare_subscriber" : "query", key);
           if (decision === "deny") throw this.access.refusal(principal!, `${sse ? "subscribe to" : "read"} ${key}`);
           if (sse) {
             // A partly readable subscription delivers only the samples whose keys the user may read.
@@ -249,16 +277,27 @@ export class RestServer {
           // queryable runs (only storages read it, so it would otherwise be a 200 or an ERROR entry).
           parameters.timeRange();
           // A GET body is the query's payload, with its content type (docs/raw.md).
-          const payload = hasBody(req.headers) ? await readBodyAsync(req, this.opts.bodyLimit, this.bodyWatch) : undefined;
+          const payload = hasBody(req.headers)
+            ? await readBodyAsync(req, this.opts.bodyLimit, this.bodyWatch)
+            : undefined;
           // A plain key with no parameters, held only by local storages that read synchronously, is
           // read straight from them (`readStored`): the same answer without building a query.
-          let replies = (query === "" && payload === undefined && session.interest.readStored?.(key)) || (await session.get({ key, parameters }, payload && { payload, encoding: codec.encodingFor(req.headers["content-type"]) }));
-          if (decision === "partial") replies = replies.filter((r) => r.kind !== "ok" || this.access.mayRead(principal!, "query", r.sample.key));
+          let replies =
+            (query === "" && payload === undefined && session.interest.readStored?.(key)) ||
+            (await session.get(
+              { key, parameters },
+              payload && { payload, encoding: codec.encodingFor(req.headers["content-type"]) },
+            ));
+          if (decision === "partial")
+            replies = replies.filter((r) => r.kind !== "ok" || this.access.mayRead(principal!, "query", r.sample.key));
           const err = replies.find((r) => r.kind === "err");
           // The ETag of a single key (docs/rest-gateway.md §A.4); Variant B answers one only to
           // a client that sends condition headers, and keeps its 0.4 replies otherwise.
           const conditional = hasConditions(req.headers);
-          const etag = !err && (codec.etags || conditional) && !parameters.has("_time") ? newestTimestamp(key, replies) : undefined;
+          const etag =
+            !err && (codec.etags || conditional) && !parameters.has("_time")
+              ? newestTimestamp(key, replies)
+              : undefined;
           const etagHeader = etag && etagOf(etag);
           if (conditional && !isWild(key)) {
             const outcome = readPrecondition(etagHeader, req.headers["if-match"], req.headers["if-none-match"]);
@@ -267,7 +306,13 @@ export class RestServer {
               res.end();
               return;
             }
-            if (outcome === 412) throw new ZestError("precondition_failed", etagHeader ? `If-Match does not match the current ETag ${etagHeader}` : `If-Match failed: ${key} holds nothing`);
+            if (outcome === 412)
+              throw new ZestError(
+                "precondition_failed",
+                etagHeader
+                  ? `If-Match does not match the current ETag ${etagHeader}`
+                  : `If-Match failed: ${key} holds nothing`,
+              );
           }
           if (wantsRaw(parameters.get("_raw"), key, req.headers.accept)) {
             const raw = rawResponse(replies, key);
@@ -275,13 +320,29 @@ export class RestServer {
           }
           const rendered = await codec.render(replies, html);
           const body = Buffer.from(rendered.body);
-          if (cacheKey !== undefined && decision === "allow" && cacheableReplies(replies) && session.interest.storagesOnly(key)) {
-            const headers: Record<string, string | number> = { "access-control-allow-origin": "*", "content-length": body.length };
+          if (
+            cacheKey !== undefined &&
+            decision === "allow" &&
+            cacheableReplies(replies) &&
+            session.interest.storagesOnly(key)
+          ) {
+            const headers: Record<string, string | number> = {
+              "access-control-allow-origin": "*",
+              "content-length": body.length,
+            };
             if (rendered.contentType) headers["content-type"] = rendered.contentType;
             if (etagHeader) headers.etag = etagHeader;
             this.cache!.set(cacheKey, { version, keyExpr: key, headers, body });
           }
-          return send(res, method, cors, err && err.kind === "err" ? httpStatus(err.errorKind) : 200, rendered.contentType, body, etagHeader);
+          return send(
+            res,
+            method,
+            cors,
+            err && err.kind === "err" ? httpStatus(err.errorKind) : 200,
+            rendered.contentType,
+            body,
+            etagHeader,
+          );
         }
         default:
           res.setHeader("allow", ALLOWED_METHODS);
@@ -310,8 +371,13 @@ export class RestServer {
     let principal: Principal | Promise<Principal> | undefined;
     try {
       const origin = req.headers.origin;
-      if (origin !== undefined && !originAllowed(origin, req.headers.host, this.scheme, this.allowedOrigins, this.allowedHosts)) {
-        throw ZestError.forbidden(`writes from pages on ${origin.slice(0, 200)} are refused: add the origin to plugins.rest.cors.allowed_origins`);
+      if (
+        origin !== undefined &&
+        !originAllowed(origin, req.headers.host, this.scheme, this.allowedOrigins, this.allowedHosts)
+      ) {
+        throw ZestError.forbidden(
+          `writes from pages on ${origin.slice(0, 200)} are refused: add the origin to plugins.rest.cors.allowed_origins`,
+        );
       }
       const path = q === -1 ? url : url.slice(0, q);
       key = codec.pathToKey(path, session.zid, true, session.router.keyExprLimits);
@@ -320,7 +386,9 @@ export class RestServer {
         // A page that rebinds its own domain name to this router's address passes every
         // same-origin check; it cannot make the Host header name the router.
         if (!isAllowedHost(req.headers.host, this.allowedHosts)) {
-          throw ZestError.forbidden(`admin writes need a Host header naming this router (an IP address, localhost, or a name in plugins.rest.allowed_hosts), not ${JSON.stringify((req.headers.host ?? "").slice(0, 200))}`);
+          throw ZestError.forbidden(
+            `admin writes need a Host header naming this router (an IP address, localhost, or a name in plugins.rest.allowed_hosts), not ${JSON.stringify((req.headers.host ?? "").slice(0, 200))}`,
+          );
         }
       }
       if (this.access.enabled) principal = this.access.authenticate(credentialsOf(req));
@@ -337,7 +405,14 @@ export class RestServer {
   }
 
   /** The rest of a write, once the client is known: the access decision, then the body. */
-  private writeAllowed(req: IncomingMessage, res: ServerResponse, method: "PUT" | "PATCH" | "DELETE", key: string, cors: Readonly<Record<string, string>>, principal: Principal | undefined): void {
+  private writeAllowed(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: "PUT" | "PATCH" | "DELETE",
+    key: string,
+    cors: Readonly<Record<string, string>>,
+    principal: Principal | undefined,
+  ): void {
     const { codec, session } = this.opts;
     let precondition: WritePrecondition | undefined;
     try {
@@ -345,14 +420,20 @@ export class RestServer {
         const message = method === "DELETE" ? "delete" : "put";
         const decision = this.access.decide(principal, message, key);
         // A write that reaches outside the user's rules is refused whole: nothing is written.
-        if (decision !== "allow") throw this.access.refusal(principal, `${message} ${key}${decision === "partial" ? " (it reaches keys outside the allowed ones)" : ""}`);
+        if (decision !== "allow")
+          throw this.access.refusal(
+            principal,
+            `${message} ${key}${decision === "partial" ? " (it reaches keys outside the allowed ones)" : ""}`,
+          );
       }
       // Decisions §3, never a silent 200: an admin write nobody takes (a typo in the path, a
       // router that does not exist) is refused. Another router's admin space, reached through
       // the fabric, takes writes to its own `@/router/<zid>/...`.
       if (isAdmin(key) && !session.interest.hasSubscriber(key)) {
         const path = (req.url ?? "/").split("?")[0]!;
-        throw ZestError.notFound(`no admin key takes writes at ${path}: storages are configured under ${codec.adminConfigPath(session.zid)}`);
+        throw ZestError.notFound(
+          `no admin key takes writes at ${path}: storages are configured under ${codec.adminConfigPath(session.zid)}`,
+        );
       }
       // The condition comes after the access decision: a refused client learns nothing of the key.
       precondition = writePrecondition(method, key, req.headers["if-match"], req.headers["if-none-match"]);
@@ -368,14 +449,24 @@ export class RestServer {
       if (precondition) {
         this.conditionalWrite(method, key, body!, req.headers["content-type"], precondition).then(
           (etag) => {
-            res.writeHead(codec.writeStatus, etag === undefined ? { ...cors, "content-length": 0 } : cors === CORS_PLAIN ? { "access-control-allow-origin": "*", "content-length": 0, etag } : { ...cors, "content-length": 0, etag, "access-control-expose-headers": "ETag" });
+            res.writeHead(
+              codec.writeStatus,
+              etag === undefined
+                ? { ...cors, "content-length": 0 }
+                : cors === CORS_PLAIN
+                  ? { "access-control-allow-origin": "*", "content-length": 0, etag }
+                  : { ...cors, "content-length": 0, etag, "access-control-expose-headers": "ETag" },
+            );
             res.end();
           },
           (e: unknown) => this.sendError(req, res, cors, e),
         );
         return;
       }
-      const done = method === "DELETE" ? session.delete(key) : session.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) });
+      const done =
+        method === "DELETE"
+          ? session.delete(key)
+          : session.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) });
       done.then(
         () => {
           res.writeHead(codec.writeStatus, cors === CORS_PLAIN ? WRITE_HEADERS : { ...cors, "content-length": 0 });
@@ -392,26 +483,58 @@ export class RestServer {
    * with the write. A list of ETags, or `*`, reads the key's version first and writes on that
    * version; a writer that got in between makes it read again (three tries).
    */
-  private conditionalWrite(method: "PUT" | "PATCH" | "DELETE", key: string, body: Buffer, contentType: string | undefined, precondition: WritePrecondition): Promise<string | undefined> {
-    if (precondition.kind === "oneOf") return this.writeOnReadVersion(method, key, body, contentType, precondition.versions);
-    return this.writeOnce(method, key, body, contentType, precondition.kind === "version" ? { ifVersion: precondition.version } : IF_ABSENT);
+  private conditionalWrite(
+    method: "PUT" | "PATCH" | "DELETE",
+    key: string,
+    body: Buffer,
+    contentType: string | undefined,
+    precondition: WritePrecondition,
+  ): Promise<string | undefined> {
+    if (precondition.kind === "oneOf")
+      return this.writeOnReadVersion(method, key, body, contentType, precondition.versions);
+    return this.writeOnce(
+      method,
+      key,
+      body,
+      contentType,
+      precondition.kind === "version" ? { ifVersion: precondition.version } : IF_ABSENT,
+    );
   }
 
   /** One write on `condition`, checked by the storages; resolves with the new ETag (PUT, PATCH). */
-  private writeOnce(method: "PUT" | "PATCH" | "DELETE", key: string, body: Buffer, contentType: string | undefined, condition: ConditionOptions): Promise<string | undefined> {
+  private writeOnce(
+    method: "PUT" | "PATCH" | "DELETE",
+    key: string,
+    body: Buffer,
+    contentType: string | undefined,
+    condition: ConditionOptions,
+  ): Promise<string | undefined> {
     const { codec, session } = this.opts;
     const timestamp = session.clock.newTimestamp();
     const { ifVersion, ifAbsent } = condition;
     if (method === "DELETE") return session.delete(key, { ifVersion, ifAbsent, timestamp }).then(() => undefined);
-    return session.put(key, body, { ifVersion, ifAbsent, timestamp, encoding: codec.encodingFor(contentType) }).then(() => etagOf(timestamp));
+    return session
+      .put(key, body, { ifVersion, ifAbsent, timestamp, encoding: codec.encodingFor(contentType) })
+      .then(() => etagOf(timestamp));
   }
 
   /** `If-Match: *` or a list: reads the key's version, then writes on it (three tries). */
-  private async writeOnReadVersion(method: "PUT" | "PATCH" | "DELETE", key: string, body: Buffer, contentType: string | undefined, versions: ReadonlySet<string> | "any"): Promise<string | undefined> {
+  private async writeOnReadVersion(
+    method: "PUT" | "PATCH" | "DELETE",
+    key: string,
+    body: Buffer,
+    contentType: string | undefined,
+    versions: ReadonlySet<string> | "any",
+  ): Promise<string | undefined> {
     for (let attempt = 1; ; attempt++) {
       const current = newestTimestamp(key, await this.opts.session.get(key))?.encode();
-      if (current === undefined) throw new ZestError("precondition_failed", `write condition failed: If-Match needs a value, and ${key} holds nothing`);
-      if (versions !== "any" && !versions.has(current)) throw new ZestError("precondition_failed", "write condition failed: the key holds another version");
+      if (current === undefined)
+        throw new ZestError(
+          "precondition_failed",
+          `write condition failed: If-Match needs a value, and ${key} holds nothing`,
+        );
+      if (versions !== "any" && !versions.has(current))
+        throw new ZestError("precondition_failed", "write condition failed: the key holds another version");
       try {
         return await this.writeOnce(method, key, body, contentType, { ifVersion: current });
       } catch (err) {
@@ -425,7 +548,10 @@ export class RestServer {
   private preflight(req: IncomingMessage, res: ServerResponse): void {
     const origin = req.headers.origin;
     const headers: Record<string, string | number> = { allow: ALLOWED_METHODS, "content-length": 0, vary: "Origin" };
-    if (origin !== undefined && originAllowed(origin, req.headers.host, this.scheme, this.allowedOrigins, this.allowedHosts)) {
+    if (
+      origin !== undefined &&
+      originAllowed(origin, req.headers.host, this.scheme, this.allowedOrigins, this.allowedHosts)
+    ) {
       headers["access-control-allow-origin"] = origin;
       headers["access-control-allow-methods"] = CORS_METHODS;
       headers["access-control-allow-headers"] = CORS_HEADERS;
@@ -444,13 +570,18 @@ export class RestServer {
   private sendError(req: IncomingMessage, res: ServerResponse, cors: Record<string, string>, err: unknown): void {
     const e = toZestError(err);
     const status = httpStatus(e.kind);
-    if (status >= 500) this.opts.logger.warn({ method: req.method, url: req.url, status, err: errorMessage(e) }, "request failed");
+    if (status >= 500)
+      this.opts.logger.warn({ method: req.method, url: req.url, status, err: errorMessage(e) }, "request failed");
     if (res.headersSent) {
       res.destroy();
       return;
     }
     const body = `${errorMessage(e)}\n`;
-    const headers: Record<string, string | number> = { ...cors, "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body) };
+    const headers: Record<string, string | number> = {
+      ...cors,
+      "content-type": "text/plain; charset=utf-8",
+      "content-length": Buffer.byteLength(body),
+    };
     if (e.kind === "unauthenticated") headers["www-authenticate"] = CHALLENGE;
     // An unread (or too large) body cannot be skipped safely: close the connection after answering.
     if (!req.complete) headers.connection = "close";
@@ -461,7 +592,15 @@ export class RestServer {
   }
 }
 
-function send(res: ServerResponse, method: string, cors: Record<string, string>, status: number, contentType: string | undefined, body: Buffer, etag?: string): void {
+function send(
+  res: ServerResponse,
+  method: string,
+  cors: Record<string, string>,
+  status: number,
+  contentType: string | undefined,
+  body: Buffer,
+  etag?: string,
+): void {
   const headers: Record<string, string | number> = { ...cors, "content-length": body.length };
   if (contentType) headers["content-type"] = contentType;
   if (etag) {
@@ -494,7 +633,10 @@ function firstAccept(accept: string | undefined): string | undefined {
 }
 
 const CORS_PLAIN: Readonly<Record<string, string>> = Object.freeze({ "access-control-allow-origin": "*" });
-const CORS_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ "access-control-allow-origin": "*", "access-control-allow-credentials": "false" });
+const CORS_ORIGIN: Readonly<Record<string, string>> = Object.freeze({
+  "access-control-allow-origin": "*",
+  "access-control-allow-credentials": "false",
+});
 
 const IF_ABSENT: ConditionOptions = Object.freeze({ ifAbsent: true });
 
@@ -584,16 +726,27 @@ class BodyWatch {
  * Reads the whole body, refusing (413) more than `limit` bytes before buffering them. Calls `done`
  * once. While the body is read, `watch` drops the connection if it stalls.
  */
-function readBody(req: IncomingMessage, limit: number, watch: BodyWatch, done: (err: ZestError | undefined, body?: Buffer) => void): void {
+function readBody(
+  req: IncomingMessage,
+  limit: number,
+  watch: BodyWatch,
+  done: (err: ZestError | undefined, body?: Buffer) => void,
+): void {
   if (!req.complete) watch.add(req);
   readBodyNow(req, limit, done);
 }
 
 function readBodyAsync(req: IncomingMessage, limit: number, watch: BodyWatch): Promise<Buffer> {
-  return new Promise((resolve, reject) => readBody(req, limit, watch, (err, body) => (err ? reject(err) : resolve(body!))));
+  return new Promise((resolve, reject) =>
+    readBody(req, limit, watch, (err, body) => (err ? reject(err) : resolve(body!))),
+  );
 }
 
-function readBodyNow(req: IncomingMessage, limit: number, done: (err: ZestError | undefined, body?: Buffer) => void): void {
+function readBodyNow(
+  req: IncomingMessage,
+  limit: number,
+  done: (err: ZestError | undefined, body?: Buffer) => void,
+): void {
   const declared = Number(req.headers["content-length"] ?? 0);
   const chunks: Buffer[] = [];
   let size = 0;

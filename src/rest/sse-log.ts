@@ -116,22 +116,30 @@ export class ResumeLog {
    * (evicted, or the key expression was not watched since then). `accept`, when given, keeps only
    * the events on keys it accepts.
    */
-  since(lastId: string, keyExpr: string, watchedSince: number | undefined, accept?: (key: string) => boolean): ResumeResult {
+  since(
+    lastId: string,
+    keyExpr: string,
+    watchedSince: number | undefined,
+    accept?: (key: string) => boolean,
+  ): ResumeResult {
     const dash = lastId.lastIndexOf("-");
     const epoch = lastId.slice(0, dash);
     const seqText = lastId.slice(dash + 1);
     const seq = Number(seqText);
-    if (dash <= 0 || !/^\d{1,15}$/.test(seqText)) return { reset: `"${lastId.slice(0, 64)}" is not an event id of this router` };
+    if (dash <= 0 || !/^\d{1,15}$/.test(seqText))
+      return { reset: `"${lastId.slice(0, 64)}" is not an event id of this router` };
     if (epoch !== this.epoch) return { reset: "the id comes from another router or an earlier run of this one" };
     if (seq >= this.nextSeq) return { reset: "the id is newer than any event of this router" };
-    if (watchedSince === undefined || watchedSince > seq) return { reset: "this router was not watching the key expression for the whole gap" };
+    if (watchedSince === undefined || watchedSince > seq)
+      return { reset: "this router was not watching the key expression for the whole gap" };
     if (seq === this.nextSeq - 1) return { events: [] };
     if (this.firstSeq > seq + 1) return { reset: "the id is older than the resume log" };
     const out: SseEvent[] = [];
     const cap = this.limits.entries;
     for (let s = seq + 1; s < this.nextSeq; s++) {
       const key = this.keys[s % cap];
-      if (key !== undefined && (key === keyExpr || intersects(keyExpr, key)) && (accept === undefined || accept(key))) out.push(this.events[s % cap]!);
+      if (key !== undefined && (key === keyExpr || intersects(keyExpr, key)) && (accept === undefined || accept(key)))
+        out.push(this.events[s % cap]!);
     }
     return { events: out };
   }

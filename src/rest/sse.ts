@@ -107,7 +107,13 @@ export class SseHub {
    * `accept`, when given, keeps only the events on keys it accepts (access control), replayed
    * ones included.
    */
-  open(key: string, res: ServerResponse, headers: Readonly<Record<string, string>>, lastEventId: string | undefined, accept?: KeyFilter): void {
+  open(
+    key: string,
+    res: ServerResponse,
+    headers: Readonly<Record<string, string>>,
+    lastEventId: string | undefined,
+    accept?: KeyFilter,
+  ): void {
     const log = this.log;
     let watch = this.watches.get(key);
     const resume = log && lastEventId !== undefined ? log.since(lastEventId, key, watch?.since, accept) : undefined;
@@ -122,7 +128,13 @@ export class SseHub {
     this.streamWatch.set(res, watch);
     this.stats.opened++;
     res.on("close", () => this.release(res));
-    res.writeHead(200, { ...headers, "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
+    res.writeHead(200, {
+      ...headers,
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    });
     res.flushHeaders();
     // The retry hint; a fresh stream also learns the current position, so that a client that saw
     // no event before a disconnection still resumes from here (an `id:` alone sets the
@@ -243,7 +255,10 @@ function drop(res: ServerResponse, stats: SseStats): void {
  * else the `_last_event_id` selector parameter. The header wins: EventSource keeps the URL it
  * was opened with, so its parameter is older than the header of a later reconnection.
  */
-export function lastEventIdOf(header: string | string[] | undefined, parameters: { get(name: string): string | undefined }): string | undefined {
+export function lastEventIdOf(
+  header: string | string[] | undefined,
+  parameters: { get(name: string): string | undefined },
+): string | undefined {
   const h = Array.isArray(header) ? header[0] : header;
   if (h !== undefined && h !== "") return h;
   const p = parameters.get("_last_event_id");

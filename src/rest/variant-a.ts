@@ -30,7 +30,8 @@ function upperRouterId(key: string): string {
   let lower = false;
   for (let i = start; i < end; i++) {
     const c = key.charCodeAt(i);
-    if (c >= 0x61 && c <= 0x66) lower = true; // a-f
+    if (c >= 0x61 && c <= 0x66)
+      lower = true; // a-f
     else if (!((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46))) return key; // not hex: not an id
   }
   return lower ? ROUTER_PREFIX + key.slice(start, end).toUpperCase() + key.slice(end) : key;

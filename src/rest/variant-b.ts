@@ -94,7 +94,11 @@ function entry(key: string, value: string, time: string): string {
 }
 
 function sampleEntry(sample: Sample): string {
-  return entry(keyToPathB(sample.key), renderValueB(sample.payload, sample.encoding), sample.timestamp ? sample.timestamp.toRfc3339() : "None");
+  return entry(
+    keyToPathB(sample.key),
+    renderValueB(sample.payload, sample.encoding),
+    sample.timestamp ? sample.timestamp.toRfc3339() : "None",
+  );
 }
 
 /**
@@ -109,7 +113,8 @@ export async function orderRepliesB(replies: Reply[]): Promise<Sample[]> {
   const out: Sample[] = [];
   for (const s of samples) {
     const prev = out[out.length - 1];
-    if (prev && prev.key === s.key && prev.timestamp && s.timestamp && prev.timestamp.compare(s.timestamp) === 0) continue;
+    if (prev && prev.key === s.key && prev.timestamp && s.timestamp && prev.timestamp.compare(s.timestamp) === 0)
+      continue;
     out.push(s);
   }
   return out;
@@ -127,7 +132,9 @@ function checkInstant(name: string, value: string, now: bigint): bigint {
   try {
     return parseInstant(value, now);
   } catch (err) {
-    throw ZestError.badRequest(`invalid ${name} "${value}": ${errorMessage(err).replace(/^invalid time "[^"]*":?\s*/, "") || "expected an RFC 3339 instant, now() or now()-<duration>"}`);
+    throw ZestError.badRequest(
+      `invalid ${name} "${value}": ${errorMessage(err).replace(/^invalid time "[^"]*":?\s*/, "") || "expected an RFC 3339 instant, now() or now()-<duration>"}`,
+    );
   }
 }
 
@@ -151,7 +158,8 @@ export function parametersB(query: string): string {
   const now = nowUnixNanos();
   const a = start === undefined ? undefined : checkInstant("starttime", start, now);
   const b = stop === undefined ? undefined : checkInstant("stoptime", stop, now);
-  if (a !== undefined && b !== undefined && a > b) throw ZestError.badRequest(`starttime "${start}" is after stoptime "${stop}"`);
+  if (a !== undefined && b !== undefined && a > b)
+    throw ZestError.badRequest(`starttime "${start}" is after stoptime "${stop}"`);
   parts.push(encode("_time", `[${start ?? ""}..${stop ?? ""}]`));
   return parts.join("&");
 }
@@ -193,7 +201,8 @@ export const codecB: RestCodec = {
   // Variant B has no HTML face: zenoh 0.4 ignored `Accept`.
   async render(replies: Reply[]): Promise<Rendered> {
     const lines = await mapInSlices(await orderRepliesB(replies), sampleEntry);
-    for (const r of replies) if (r.kind === "err") lines.push(entry("ERROR", renderValueB(r.payload, r.encoding), "None"));
+    for (const r of replies)
+      if (r.kind === "err") lines.push(entry("ERROR", renderValueB(r.payload, r.encoding), "None"));
     // 0.4 sent no Content-Type; we say what the body is, so clients and browsers need not guess.
     return { contentType: "application/json", body: lines.length === 0 ? "[]" : `[\n${lines.join(",\n")}\n]` };
   },

@@ -104,13 +104,20 @@ export function versionOf(timestamp: Timestamp): string {
  * Last-writer-wins and the write condition, decided against what a storage holds: `outdated`,
  * `inserted`, or a thrown `precondition_failed`. Shared by every volume, so they decide alike.
  */
-export function decideWrite(current: { timestamp: Timestamp; deleted: boolean } | undefined, timestamp: Timestamp, condition: WriteCondition | undefined): Insertion {
+export function decideWrite(
+  current: { timestamp: Timestamp; deleted: boolean } | undefined,
+  timestamp: Timestamp,
+  condition: WriteCondition | undefined,
+): Insertion {
   if (condition) checkCondition(current, condition);
   return current && current.timestamp.compare(timestamp) >= 0 ? "outdated" : "inserted";
 }
 
 /** Throws `precondition_failed` unless `condition` holds on `current`. */
-export function checkCondition(current: { timestamp: Timestamp; deleted: boolean } | undefined, condition: WriteCondition): void {
+export function checkCondition(
+  current: { timestamp: Timestamp; deleted: boolean } | undefined,
+  condition: WriteCondition,
+): void {
   if (condition.ifAbsent) {
     if (current && !current.deleted) throw preconditionFailed("the key already holds a value");
   }
@@ -124,7 +131,6 @@ export function checkCondition(current: { timestamp: Timestamp; deleted: boolean
 export function preconditionFailed(why: string): ZestError {
   return new ZestError("precondition_failed", `write condition failed: ${why}`);
 }
-
 
 /** What a volume gets from the router. */
 export interface VolumeContext {

@@ -135,7 +135,8 @@ export class StorageManager {
    * opening every `retryEveryMs` (5 s). A config error (4xx) still fails start-up.
    */
   async start(config: StorageManagerConfig): Promise<void> {
-    for (const d of new Set(this.drivers.values())) if (d.builtIn && !this.volumes.has(d.name)) this.volumes.set(d.name, await d.open(d.name, {}, this.ctx));
+    for (const d of new Set(this.drivers.values()))
+      if (d.builtIn && !this.volumes.has(d.name)) this.volumes.set(d.name, await d.open(d.name, {}, this.ctx));
     // Names are data: Maps throughout, so `__proto__` or `constructor` is a name like any other.
     const volumes = new Map<string, unknown>(entriesOf(config.volumes));
     const storages = new Map<string, unknown>(entriesOf(config.storages));
@@ -143,7 +144,10 @@ export class StorageManager {
       dataDir: this.ctx.dataDir,
       allowedPaths: config.allowed_paths,
       allowedHosts: config.allowed_hosts,
-      configuredVolumes: [...volumes.values(), ...[...storages.values()].map((s) => (s as { volume?: unknown } | undefined)?.volume)],
+      configuredVolumes: [
+        ...volumes.values(),
+        ...[...storages.values()].map((s) => (s as { volume?: unknown } | undefined)?.volume),
+      ],
     });
     const saved = this.loadState();
     if (saved) {
@@ -165,7 +169,10 @@ export class StorageManager {
         if (!retryable(err)) throw err;
         this.volumeConfigs.set(id, v as VolumeConfig);
         this.volumeErrors.set(id, redactText(errorMessage(err)));
-        this.logger.warn({ volume: id, err: redactText(errorMessage(err)) }, "volume unavailable at start-up; its storages answer 503 and retry");
+        this.logger.warn(
+          { volume: id, err: redactText(errorMessage(err)) },
+          "volume unavailable at start-up; its storages answer 503 and retry",
+        );
       }
     }
     for (const [name, s] of storages) {
@@ -216,7 +223,14 @@ export class StorageManager {
       const d = this.drivers.get(name);
       return { kind: d?.kind ?? name, adminPath: d?.adminPath ?? `<built-in ${name}>` };
     };
-    for (const v of this.volumes.values()) out.push({ id: v.id, driver: v.driver, ...describe(v.driver), status: v.status(), config: this.volumeConfigs.get(v.id) });
+    for (const v of this.volumes.values())
+      out.push({
+        id: v.id,
+        driver: v.driver,
+        ...describe(v.driver),
+        status: v.status(),
+        config: this.volumeConfigs.get(v.id),
+      });
     for (const [id, error] of this.volumeErrors) {
       if (this.volumes.has(id)) continue;
       const driver = this.driverName(id);
@@ -242,7 +256,8 @@ export class StorageManager {
       // The same config again is a no-op, unless the volume failed to open: then it is a retry.
       if (prev && isDeepStrictEqual(prev, cfg) && this.volumes.has(id)) return;
       const users = this.usersOf(id);
-      if (users.length > 0) throw ZestError.conflict(`volume ${id} is used by storage(s) ${users.join(", ")}; remove them first`);
+      if (users.length > 0)
+        throw ZestError.conflict(`volume ${id} is used by storage(s) ${users.join(", ")}; remove them first`);
       const volume = await driver.open(id, cfg, this.ctx);
       const prevVolume = this.volumes.get(id);
       const prevError = this.volumeErrors.get(id);
@@ -266,11 +281,13 @@ export class StorageManager {
   /** Removes volume `id` (404 if unknown, 409 while storages use it). */
   deleteVolume(id: string): Promise<void> {
     return this.serial(async () => {
-      if (this.drivers.get(id)?.builtIn && this.volumes.get(id)?.driver === id) throw ZestError.forbidden(`the built-in ${id} volume cannot be removed`);
+      if (this.drivers.get(id)?.builtIn && this.volumes.get(id)?.driver === id)
+        throw ZestError.forbidden(`the built-in ${id} volume cannot be removed`);
       const volume = this.volumes.get(id);
       if (!volume && !this.volumeErrors.has(id)) throw ZestError.notFound(`no volume named ${id}`);
       const users = this.usersOf(id);
-      if (users.length > 0) throw ZestError.conflict(`volume ${id} is used by storage(s) ${users.join(", ")}; remove them first`);
+      if (users.length > 0)
+        throw ZestError.conflict(`volume ${id} is used by storage(s) ${users.join(", ")}; remove them first`);
       const prevConfig = this.volumeConfigs.get(id);
       const prevError = this.volumeErrors.get(id);
       const wasRemoved = this.removedVolumes.has(id);
@@ -296,7 +313,8 @@ export class StorageManager {
   putStorage(name: string, config: unknown, opts: ChangeOptions = {}): Promise<void> {
     return this.serial(async () => {
       const cfg = parseStorageConfig(name, config);
-      if (opts.runtime !== false && typeof cfg.volume === "object") admitRuntimeOptions(cfg.volume, `storage ${name}`, this.admission);
+      if (opts.runtime !== false && typeof cfg.volume === "object")
+        admitRuntimeOptions(cfg.volume, `storage ${name}`, this.admission);
       const prev = this.storages.get(name);
       // The same config again is a no-op, unless the storage stands in for an unavailable
       // backend: then it is a retry now (a 503 if it still fails, the stand-in staying).
@@ -338,7 +356,11 @@ export class StorageManager {
         this.storages.set(name, s);
         if (!wasRemoved) this.removedStorages.delete(name);
       });
-      if (s.service instanceof UnavailableStorage) this.logger.warn({ storage: name, err: s.service.reason }, "storage removed while its backend is unavailable: its disposal policy was not applied");
+      if (s.service instanceof UnavailableStorage)
+        this.logger.warn(
+          { storage: name, err: s.service.reason },
+          "storage removed while its backend is unavailable: its disposal policy was not applied",
+        );
       await s.service.stop(true);
       this.logger.info({ storage: name }, "storage removed");
     });
@@ -358,7 +380,10 @@ export class StorageManager {
     }
     standIn.start(() => this.serial(() => this.reopen(name, standIn)), this.retryEveryMs);
     this.storages.set(name, { config: cfg, service: standIn, volume: volumeId });
-    this.logger.warn({ storage: name, key_expr: cfg.key_expr, volume: volumeId, err: standIn.reason }, "storage unavailable at start-up; answering 503 and retrying");
+    this.logger.warn(
+      { storage: name, key_expr: cfg.key_expr, volume: volumeId, err: standIn.reason },
+      "storage unavailable at start-up; answering 503 and retrying",
+    );
   }
 
   /** One retry of a stand-in: true once the real storage runs (or the stand-in is gone). */
@@ -383,7 +408,10 @@ export class StorageManager {
     await standIn.stop();
     await service.start();
     this.storages.set(name, { config: s.config, service, volume: volumeId });
-    this.logger.warn({ storage: name, key_expr: s.config.key_expr, volume: volumeId }, "storage available again: opened after a retry");
+    this.logger.warn(
+      { storage: name, key_expr: s.config.key_expr, volume: volumeId },
+      "storage available again: opened after a retry",
+    );
     return true;
   }
 
@@ -411,7 +439,10 @@ export class StorageManager {
   private driverFor(id: string, cfg: VolumeConfig): VolumeDriver {
     const requested = typeof cfg.backend === "string" ? cfg.backend : id;
     const driver = this.drivers.get(requested);
-    if (!driver) throw ZestError.badRequest(`unknown volume backend "${requested}" for volume ${id} (known: ${this.driverNames().join(", ")})`);
+    if (!driver)
+      throw ZestError.badRequest(
+        `unknown volume backend "${requested}" for volume ${id} (known: ${this.driverNames().join(", ")})`,
+      );
     return driver;
   }
 
@@ -436,7 +467,10 @@ export class StorageManager {
       return volume;
     }
     const driver = this.drivers.get(id);
-    if (!driver) throw ZestError.badRequest(`\`${id}\` volume not found (known volumes: ${[...new Set([...this.volumes.keys(), ...this.driverNames()])].join(", ")})`);
+    if (!driver)
+      throw ZestError.badRequest(
+        `\`${id}\` volume not found (known volumes: ${[...new Set([...this.volumes.keys(), ...this.driverNames()])].join(", ")})`,
+      );
     const volume = await driver.open(id, {}, this.ctx);
     this.volumes.set(id, volume);
     return volume;
@@ -458,7 +492,8 @@ export class StorageManager {
     try {
       text = readFileSync(this.statePath, "utf8");
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") this.logger.warn({ path: this.statePath, err: errorMessage(err) }, "could not read saved storages");
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT")
+        this.logger.warn({ path: this.statePath, err: errorMessage(err) }, "could not read saved storages");
       return undefined;
     }
     let state: unknown;
@@ -481,13 +516,20 @@ export class StorageManager {
     try {
       this.saveState();
     } catch (err) {
-      this.logger.error({ path: this.statePath, err: errorMessage(err) }, "could not save storages; the change is undone");
+      this.logger.error(
+        { path: this.statePath, err: errorMessage(err) },
+        "could not save storages; the change is undone",
+      );
       try {
         await undo();
       } catch (undoErr) {
         this.logger.error({ err: errorMessage(undoErr) }, "undoing the unsaved change failed");
       }
-      throw new ZestError("internal", `the change could not be saved to ${this.statePath} (${errorMessage(err)}), so it was undone`, { cause: err });
+      throw new ZestError(
+        "internal",
+        `the change could not be saved to ${this.statePath} (${errorMessage(err)}), so it was undone`,
+        { cause: err },
+      );
     }
   }
 
@@ -545,14 +587,16 @@ function checkSchema(schema: Parameters<typeof problems>[0], value: unknown, pat
 }
 
 function asObject(value: unknown, what: string): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw ZestError.badRequest(`${what}: expected a JSON object`);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw ZestError.badRequest(`${what}: expected a JSON object`);
   return value as Record<string, unknown>;
 }
 
 /** Validates a storage config; throws a 400 naming the field at fault. */
 export function parseStorageConfig(name: string, raw: unknown): StorageConfig {
   const obj = asObject(raw, `storage ${name}`);
-  if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw ZestError.badRequest(`invalid storage name "${name}": use letters, digits, '_', '-' and '.'`);
+  if (!/^[A-Za-z0-9_.-]+$/.test(name))
+    throw ZestError.badRequest(`invalid storage name "${name}": use letters, digits, '_', '-' and '.'`);
   if (obj.key_expr === undefined) throw ZestError.badRequest(`\`key_expr\` field missing for storage ${name}`);
   if (typeof obj.key_expr !== "string") throw ZestError.badRequest(`\`key_expr\` of storage ${name} must be a string`);
   let keyExpr: string;
@@ -565,7 +609,8 @@ export function parseStorageConfig(name: string, raw: unknown): StorageConfig {
   const volume = obj.volume;
   if (typeof volume !== "string") {
     const v = asObject(volume, `\`volume\` of storage ${name}`);
-    if (typeof v.id !== "string" || v.id === "") throw ZestError.badRequest(`\`volume\` of storage ${name} must be a string or an object with a string \`id\``);
+    if (typeof v.id !== "string" || v.id === "")
+      throw ZestError.badRequest(`\`volume\` of storage ${name} must be a string or an object with a string \`id\``);
   }
   checkSchema(storageSchema, obj, ["plugins", "storage_manager", "storages", name]);
   return { ...obj, key_expr: keyExpr, volume: volume as StorageConfig["volume"] };

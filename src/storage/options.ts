@@ -30,7 +30,8 @@ export function positiveIntOption(options: RawOptions, key: string, where: strin
   const v = options[key];
   if (v === undefined || v === null) return undefined;
   const n = typeof v === "string" ? Number(v) : v;
-  if (typeof n !== "number" || !Number.isInteger(n) || n <= 0) throw ZestError.badRequest(`\`${key}\` of ${where} must be a positive integer`);
+  if (typeof n !== "number" || !Number.isInteger(n) || n <= 0)
+    throw ZestError.badRequest(`\`${key}\` of ${where} must be a positive integer`);
   return n;
 }
 
@@ -46,7 +47,13 @@ export function objectOption(options: RawOptions, key: string, where: string): R
  * A string option taking one of a few words, case-insensitively: `choices` maps each accepted
  * word (lowercase) to its meaning; anything else is a `bad_input` listing `expected`.
  */
-export function choiceOption<T>(options: RawOptions, key: string, where: string, choices: ReadonlyMap<string, T>, expected: string): T | undefined {
+export function choiceOption<T>(
+  options: RawOptions,
+  key: string,
+  where: string,
+  choices: ReadonlyMap<string, T>,
+  expected: string,
+): T | undefined {
   const v = stringOption(options, key, where);
   if (v === undefined) return undefined;
   const meaning = choices.get(v.toLowerCase());
@@ -55,10 +62,15 @@ export function choiceOption<T>(options: RawOptions, key: string, where: string,
 }
 
 /** `username`/`password`, given directly or under `private` (as zenoh's volume configs hide them). */
-export function credentialsOption(options: RawOptions, where: string): { username: string; password: string } | undefined {
+export function credentialsOption(
+  options: RawOptions,
+  where: string,
+): { username: string; password: string } | undefined {
   const priv = objectOption(options, "private", where);
-  const username = stringOption(options, "username", where) ?? (priv && stringOption(priv, "username", `${where} (private)`));
-  const password = stringOption(options, "password", where) ?? (priv && stringOption(priv, "password", `${where} (private)`));
+  const username =
+    stringOption(options, "username", where) ?? (priv && stringOption(priv, "username", `${where} (private)`));
+  const password =
+    stringOption(options, "password", where) ?? (priv && stringOption(priv, "password", `${where} (private)`));
   if (username === undefined && password === undefined) return undefined;
   if (username === undefined) throw ZestError.badRequest(`${where}: \`password\` is given without \`username\``);
   return { username, password: password ?? "" };

@@ -5,7 +5,13 @@ import type { Query } from "../core/query.js";
 import type { Sample, WriteCondition } from "../core/sample.js";
 import type { Queryable, Session, Subscriber } from "../core/session.js";
 import { unixNanosToNtp64, nowUnixNanos, type Timestamp } from "../core/timestamp.js";
-import { preconditionFailed, type Insertion, type StorageBackend, type StoredEntry, type WriteResult } from "./backend.js";
+import {
+  preconditionFailed,
+  type Insertion,
+  type StorageBackend,
+  type StoredEntry,
+  type WriteResult,
+} from "./backend.js";
 import { inTimeRange, type TimeRange } from "../core/time-range.js";
 import { Slice } from "../core/slices.js";
 
@@ -50,11 +56,17 @@ export class StorageService {
     if (options.align !== false) await this.align(options.alignTimeoutMs ?? 5_000);
     const backend = this.backend;
     // A backend that reads synchronously answers a GET of one key without a query (`Router.readStored`).
-    const peek = backend.peek && ((key: string): Sample | null => {
-      const e = backend.peek!(key);
-      return e && { key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp };
+    const peek =
+      backend.peek &&
+      ((key: string): Sample | null => {
+        const e = backend.peek!(key);
+        return e && { key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp };
+      });
+    this.queryable = this.session.declareQueryable(this.keyExpr, (q) => this.answer(q), {
+      complete: true,
+      storage: true,
+      peek,
     });
-    this.queryable = this.session.declareQueryable(this.keyExpr, (q) => this.answer(q), { complete: true, storage: true, peek });
     this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS);
     this.purgeTimer.unref();
   }
@@ -112,7 +124,9 @@ export class StorageService {
   }
 
   private write(key: string, sample: Sample, ts: Timestamp, condition: WriteCondition | undefined): WriteResult {
-    return sample.kind === "put" ? this.backend.put({ key, payload: sample.payload, encoding: sample.encoding, timestamp: ts }, condition) : this.backend.delete(key, ts, condition);
+    return sample.kind === "put"
+      ? this.backend.put({ key, payload: sample.payload, encoding: sample.encoding, timestamp: ts }, condition)
+      : this.backend.delete(key, ts, condition);
   }
 
   /** Publishes the change of an applied write; a refused conditional write is an error. */
@@ -141,7 +155,8 @@ export class StorageService {
     const entries = await this.backend.query(sample.key);
     for (const e of entries) {
       if (e.timestamp.compare(ts) >= 0) continue;
-      if ((await this.write(e.key, sample, ts, undefined)) === "inserted") this.session.changes.publish({ key: e.key, kind: sample.kind });
+      if ((await this.write(e.key, sample, ts, undefined)) === "inserted")
+        this.session.changes.publish({ key: e.key, kind: sample.kind });
     }
   }
 
@@ -162,16 +177,27 @@ export class StorageService {
       const entries = await this.backend.query(query.key, range);
       // A time series answers the range itself; a latest-value backend keeps one value per key,
       // which belongs in the answer only when its time falls in the range.
-      const inRange = range && this.backend.capability.history === "latest" ? (e: StoredEntry) => inTimeRange(range, e.timestamp.unixNanos) : undefined;
+      const inRange =
+        range && this.backend.capability.history === "latest"
+          ? (e: StoredEntry) => inTimeRange(range, e.timestamp.unixNanos)
+          : undefined;
       const slice = new Slice(); // a large answer gives other requests their turn
       for (const e of entries) {
         if (inRange && !inRange(e)) continue;
-        query.replySample({ key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp });
+        query.replySample({
+          key: e.key,
+          kind: "put",
+          payload: e.payload,
+          encoding: e.encoding,
+          timestamp: e.timestamp,
+        });
         if (slice.due()) await slice.next();
       }
     } catch (err) {
       this.logger.warn({ key: query.key, err: errorMessage(err) }, "storage query failed");
-      query.replyError(err instanceof ZestError ? err : ZestError.unavailable(`storage ${this.name}: ${errorMessage(err)}`, err));
+      query.replyError(
+        err instanceof ZestError ? err : ZestError.unavailable(`storage ${this.name}: ${errorMessage(err)}`, err),
+      );
     }
   }
 
@@ -235,7 +261,9 @@ export class UnavailableStorage {
 
   /** Declares the subscriber and queryable, and schedules `reopen` (true = opened, stop retrying). */
   start(reopen: () => Promise<boolean>, everyMs = REOPEN_EVERY_MS): void {
-    this.subscriber = this.session.declareSubscriber(this.keyExpr, () => Promise.reject(this.error()), { storage: true });
+    this.subscriber = this.session.declareSubscriber(this.keyExpr, () => Promise.reject(this.error()), {
+      storage: true,
+    });
     this.queryable = this.session.declareQueryable(this.keyExpr, (q) => q.replyError(this.error()), { complete: true });
     const attempt = async (): Promise<void> => {
       this.timer = undefined;

@@ -5,14 +5,19 @@ import { hashSecret } from "../../src/access/hash.js";
 import { protectedBind } from "../../src/access/rest-config.js";
 import { ZestError } from "../../src/core/errors.js";
 
-const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+const basic = (user: string, password: string): string =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
 const h = (s: string): string => hashSecret(s, { ln: 6 });
 
 function make(section: Record<string, unknown>): AccessControl {
   return AccessControl.fromConfig({ enabled: true, ...section });
 }
 
-async function principal(ac: AccessControl, authorization: string | undefined, address = "10.0.0.1"): Promise<Principal> {
+async function principal(
+  ac: AccessControl,
+  authorization: string | undefined,
+  address = "10.0.0.1",
+): Promise<Principal> {
   return await ac.authenticate({ authorization, address });
 }
 
@@ -24,8 +29,14 @@ describe("access decisions", () => {
       { id: "secret", messages: ["query", "put"], key_exprs: ["demo/secret/**"], permission: "deny" },
       { id: "admin", messages: ["query"], key_exprs: ["@/**"], permission: "allow" },
     ],
-    subjects: [{ id: "u", usernames: ["u"] }, { id: "lan", cidrs: ["192.168.0.0/16"] }],
-    policies: [{ rules: ["demo", "secret"], subjects: ["u"] }, { rules: ["admin"], subjects: ["lan"] }],
+    subjects: [
+      { id: "u", usernames: ["u"] },
+      { id: "lan", cidrs: ["192.168.0.0/16"] },
+    ],
+    policies: [
+      { rules: ["demo", "secret"], subjects: ["u"] },
+      { rules: ["admin"], subjects: ["lan"] },
+    ],
     users: [{ name: "u", password_hash: h("pw") }],
   });
 
@@ -87,7 +98,10 @@ describe("access decisions", () => {
 });
 
 describe("authentication", () => {
-  const ac = make({ users: [{ name: "u", password_hash: h("pw") }], tokens: [{ id: "t1", user: "u", token_hash: h("t1.secret") }] });
+  const ac = make({
+    users: [{ name: "u", password_hash: h("pw") }],
+    tokens: [{ id: "t1", user: "u", token_hash: h("t1.secret") }],
+  });
 
   test("a verified credential is answered synchronously afterwards", async () => {
     const first = ac.authenticate({ authorization: basic("u", "pw"), address: "10.0.0.2" });
@@ -105,8 +119,11 @@ describe("authentication", () => {
     await principal(ac2, basic("k", "pw"), "10.0.0.3");
     assert.equal(ac2.knownPrincipal({ authorization: basic("k", "pw"), address: "10.0.0.3" })?.user, "k");
     assert.equal(ac2.knownPrincipal({ address: "10.0.0.3" })?.user, undefined);
-    await assert.rejects(Promise.resolve().then(() => ac2.authenticate({ authorization: basic("k", "bad"), address: "10.0.0.4" })));
-    for (let i = 0; i < 50; i++) assert.equal(ac2.knownPrincipal({ authorization: basic("k", "bad"), address: "10.0.0.4" }), undefined);
+    await assert.rejects(
+      Promise.resolve().then(() => ac2.authenticate({ authorization: basic("k", "bad"), address: "10.0.0.4" })),
+    );
+    for (let i = 0; i < 50; i++)
+      assert.equal(ac2.knownPrincipal({ authorization: basic("k", "bad"), address: "10.0.0.4" }), undefined);
     // 50 fast-path peeks did not use up the address's budget: the right password still works.
     assert.equal((await principal(ac2, basic("k", "pw"), "10.0.0.4")).user, "k");
   });
@@ -114,10 +131,16 @@ describe("authentication", () => {
   test("failures are unauthenticated, and an address that keeps failing is refused without a check", async () => {
     const addr = "10.9.9.9";
     for (let i = 0; i < 20; i++) {
-      await assert.rejects(Promise.resolve().then(() => ac.authenticate({ authorization: basic("u", `wrong${i}`), address: addr })), (e: unknown) => e instanceof ZestError && e.kind === "unauthenticated");
+      await assert.rejects(
+        Promise.resolve().then(() => ac.authenticate({ authorization: basic("u", `wrong${i}`), address: addr })),
+        (e: unknown) => e instanceof ZestError && e.kind === "unauthenticated",
+      );
     }
     // Even the right password is refused now, at once.
-    assert.throws(() => ac.authenticate({ authorization: basic("u", "pw-not-cached"), address: addr }), /too many failed logins/);
+    assert.throws(
+      () => ac.authenticate({ authorization: basic("u", "pw-not-cached"), address: addr }),
+      /too many failed logins/,
+    );
     // Another address is unaffected.
     assert.equal((await principal(ac, basic("u", "pw"), "10.9.9.8")).user, "u");
   });
@@ -126,7 +149,9 @@ describe("authentication", () => {
 describe("protected mode", () => {
   test("no interface and no access control binds loopback and says which flag opens it; an open interface warns", () => {
     const lines: string[] = [];
-    const logger = { warn: (_o: unknown, msg: string) => lines.push(msg) } as unknown as Parameters<typeof protectedBind>[3];
+    const logger = { warn: (_o: unknown, msg: string) => lines.push(msg) } as unknown as Parameters<
+      typeof protectedBind
+    >[3];
     assert.equal(protectedBind(undefined, 8000, AccessControl.OPEN, logger), "127.0.0.1");
     assert.match(lines[0]!, /protected mode.*--rest-http-port 0\.0\.0\.0:8000/);
     assert.equal(protectedBind("0.0.0.0", 8000, AccessControl.OPEN, logger), "0.0.0.0");

@@ -27,7 +27,8 @@ describe("admin writes reach only allowed files", () => {
   test("Variant A: sqlite path and url outside data_dir/allowed_paths are 403 and create nothing", async () => {
     const z = await startRouter({ data_dir: dataDir, plugins: { storage_manager: { allowed_paths: [allowed] } } });
     try {
-      const storage = (volume: Record<string, unknown>) => JSON.stringify({ key_expr: "f/**", volume: { id: "sqlite", ...volume } });
+      const storage = (volume: Record<string, unknown>) =>
+        JSON.stringify({ key_expr: "f/**", volume: { id: "sqlite", ...volume } });
       const refused: Array<[Record<string, unknown>, RegExp]> = [
         [{ path: join(outside, "sub", "x.db") }, /outside data_dir and storage_manager\.allowed_paths/],
         [{ url: `sqlite3://${join(outside, "y.db")}` }, /outside data_dir/],
@@ -44,7 +45,10 @@ describe("admin writes reach only allowed files", () => {
       }
       assert.equal(existsSync(join(outside, "sub")), false);
       assert.equal(existsSync(join(outside, "y.db")), false);
-      const vol = await http(z.url, "PUT", `${A_CONFIG}/volumes/v`, { body: JSON.stringify({ backend: "sqlite", path: join(outside, "v.db") }), headers: JSON_CT });
+      const vol = await http(z.url, "PUT", `${A_CONFIG}/volumes/v`, {
+        body: JSON.stringify({ backend: "sqlite", path: join(outside, "v.db") }),
+        headers: JSON_CT,
+      });
       assert.equal(vol.status, 403, vol.text);
 
       for (const path of [join(dataDir, "in.db"), join(allowed, "deeper", "in.db")]) {
@@ -60,7 +64,10 @@ describe("admin writes reach only allowed files", () => {
   test("Variant B: a backend url outside the allowed places is 403", async () => {
     const z = await startRouter({ data_dir: dataDir, plugins: { rest: { variant: "b" } } });
     try {
-      const r = await http(z.url, "PUT", `${B_BACKEND}/sq`, { body: JSON.stringify({ lib: "sqlite3", url: `sqlite3://${join(outside, "b.db")}` }), headers: FORM });
+      const r = await http(z.url, "PUT", `${B_BACKEND}/sq`, {
+        body: JSON.stringify({ lib: "sqlite3", url: `sqlite3://${join(outside, "b.db")}` }),
+        headers: FORM,
+      });
       assert.equal(r.status, 403, r.text);
       assert.match(r.text, /outside data_dir/);
     } finally {
@@ -71,7 +78,10 @@ describe("admin writes reach only allowed files", () => {
   test("without data_dir or allowed_paths, no file may be named at run time", async () => {
     const z = await startRouter({});
     try {
-      const r = await http(z.url, "PUT", `${A_CONFIG}/storages/f`, { body: JSON.stringify({ key_expr: "f/**", volume: { id: "sqlite", path: join(allowed, "n.db") } }), headers: JSON_CT });
+      const r = await http(z.url, "PUT", `${A_CONFIG}/storages/f`, {
+        body: JSON.stringify({ key_expr: "f/**", volume: { id: "sqlite", path: join(allowed, "n.db") } }),
+        headers: JSON_CT,
+      });
       assert.equal(r.status, 403, r.text);
       assert.match(r.text, /neither is configured/);
     } finally {
@@ -103,7 +113,10 @@ describe("admin writes reach only allowed hosts", () => {
         { backend: "jetstream", servers: `nats://localhost:4222,nats://127.0.0.1:${port}` },
       ];
       for (const volume of cases) {
-        const r = await http(z.url, "PUT", `${A_CONFIG}/volumes/remote`, { body: JSON.stringify(volume), headers: JSON_CT });
+        const r = await http(z.url, "PUT", `${A_CONFIG}/volumes/remote`, {
+          body: JSON.stringify(volume),
+          headers: JSON_CT,
+        });
         assert.equal(r.status, 403, r.text);
         assert.match(r.text, /is not in storage_manager\.allowed_hosts \(no host is allowed\)/);
         assert.doesNotMatch(r.text, /pw/);
@@ -119,9 +132,15 @@ describe("admin writes reach only allowed hosts", () => {
     const z = await startRouter({ plugins: { storage_manager: { volumes: { cfg: configured }, storages: {} } } });
     try {
       // The same host and port: allowed (the fake server answers the ping; what follows is not ours to test).
-      const same = await http(z.url, "PUT", `${A_CONFIG}/volumes/same`, { body: JSON.stringify(configured), headers: JSON_CT });
+      const same = await http(z.url, "PUT", `${A_CONFIG}/volumes/same`, {
+        body: JSON.stringify(configured),
+        headers: JSON_CT,
+      });
       assert.notEqual(same.status, 403, same.text);
-      const other = await http(z.url, "PUT", `${A_CONFIG}/volumes/other`, { body: JSON.stringify({ backend: "influxdb", url: "http://127.0.0.1:1" }), headers: JSON_CT });
+      const other = await http(z.url, "PUT", `${A_CONFIG}/volumes/other`, {
+        body: JSON.stringify({ backend: "influxdb", url: "http://127.0.0.1:1" }),
+        headers: JSON_CT,
+      });
       assert.equal(other.status, 403, other.text);
       assert.match(other.text, new RegExp(`allowed: 127\\.0\\.0\\.1:${port}`));
     } finally {
@@ -129,7 +148,10 @@ describe("admin writes reach only allowed hosts", () => {
     }
     const z2 = await startRouter({ plugins: { storage_manager: { allowed_hosts: ["127.0.0.1"] } } });
     try {
-      const any = await http(z2.url, "PUT", `${A_CONFIG}/volumes/anyport`, { body: JSON.stringify({ backend: "influxdb", url: `http://127.0.0.1:${port}` }), headers: JSON_CT });
+      const any = await http(z2.url, "PUT", `${A_CONFIG}/volumes/anyport`, {
+        body: JSON.stringify({ backend: "influxdb", url: `http://127.0.0.1:${port}` }),
+        headers: JSON_CT,
+      });
       assert.notEqual(any.status, 403, any.text);
     } finally {
       await z2.close();

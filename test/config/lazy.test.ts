@@ -19,7 +19,11 @@ function heavyModulesAfter(body: string): string[] {
     console.log(JSON.stringify([...heavy].sort()));
     process.exit(0);
   `;
-  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout: 30_000 });
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+    cwd: ROOT,
+    encoding: "utf8",
+    timeout: 30_000,
+  });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout.trim().split("\n").pop()!) as string[];
 }

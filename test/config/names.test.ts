@@ -17,19 +17,31 @@ describe("names are data: every name the admin space accepts survives a restart 
     let z = await startRouter({ data_dir: join(tmp(), "a") });
     try {
       for (const name of [...NAMES, UNICODE_VOLUME]) {
-        const v = await http(z.url, "PUT", `${A_CONFIG}/volumes/${encodeURIComponent(name)}`, { body: JSON.stringify({ backend: "memory" }), headers: JSON_CT });
+        const v = await http(z.url, "PUT", `${A_CONFIG}/volumes/${encodeURIComponent(name)}`, {
+          body: JSON.stringify({ backend: "memory" }),
+          headers: JSON_CT,
+        });
         assert.equal(v.status, 200, `volume ${name}: ${v.text}`);
       }
       for (const [i, name] of NAMES.entries()) {
-        const s = await http(z.url, "PUT", `${A_CONFIG}/storages/${name}`, { body: JSON.stringify({ key_expr: `n${i}/**`, volume: name }), headers: JSON_CT });
+        const s = await http(z.url, "PUT", `${A_CONFIG}/storages/${name}`, {
+          body: JSON.stringify({ key_expr: `n${i}/**`, volume: name }),
+          headers: JSON_CT,
+        });
         assert.equal(s.status, 200, `storage ${name}: ${s.text}`);
       }
-      const u = await http(z.url, "PUT", `${A_CONFIG}/storages/uni`, { body: JSON.stringify({ key_expr: "uni/**", volume: UNICODE_VOLUME }), headers: JSON_CT });
+      const u = await http(z.url, "PUT", `${A_CONFIG}/storages/uni`, {
+        body: JSON.stringify({ key_expr: "uni/**", volume: UNICODE_VOLUME }),
+        headers: JSON_CT,
+      });
       assert.equal(u.status, 200, u.text);
     } finally {
       await z.close();
     }
-    const saved = JSON.parse(readFileSync(join(tmp(), "a", "storage_manager.json"), "utf8")) as { storages: object; volumes: object };
+    const saved = JSON.parse(readFileSync(join(tmp(), "a", "storage_manager.json"), "utf8")) as {
+      storages: object;
+      volumes: object;
+    };
     assert.ok(Object.hasOwn(saved.storages, "__proto__") && Object.hasOwn(saved.volumes, "__proto__"));
 
     z = await startRouter({ data_dir: join(tmp(), "a") });
@@ -38,7 +50,12 @@ describe("names are data: every name the admin space accepts survives a restart 
       for (const name of NAMES) assert.equal(storages.get(name), name, `storage ${name} after the restart`);
       assert.equal(storages.get("uni"), UNICODE_VOLUME);
       const { entries } = await getJson(z.url, `${A_STATUS}/storages/*`);
-      assert.deepEqual(entries.map((e) => e.key).sort(), [...NAMES, "default", "uni"].map((n) => `@/router/${z.router.zid}/status/plugins/storage_manager/storages/${n}`).sort());
+      assert.deepEqual(
+        entries.map((e) => e.key).sort(),
+        [...NAMES, "default", "uni"]
+          .map((n) => `@/router/${z.router.zid}/status/plugins/storage_manager/storages/${n}`)
+          .sort(),
+      );
       const protoEntry = entries.find((e) => (e.key as string).endsWith("/__proto__"));
       assert.deepEqual(protoEntry?.value, { key_expr: "n0/**", volume: "__proto__" });
       const vols = await getJson(z.url, `${A_STATUS}/volumes/*`);
@@ -53,8 +70,15 @@ describe("names are data: every name the admin space accepts survives a restart 
     const FORM = { "content-type": "application/x-www-form-urlencoded" };
     let z = await startRouter(config);
     try {
-      assert.equal((await http(z.url, "PUT", `${B_BACKEND}/__proto__`, { body: JSON.stringify({ lib: "memory" }), headers: FORM })).status, 204);
-      const s = await http(z.url, "PUT", `${B_BACKEND}/__proto__/storage/constructor`, { body: JSON.stringify({ selector: "/p/**" }), headers: FORM });
+      assert.equal(
+        (await http(z.url, "PUT", `${B_BACKEND}/__proto__`, { body: JSON.stringify({ lib: "memory" }), headers: FORM }))
+          .status,
+        204,
+      );
+      const s = await http(z.url, "PUT", `${B_BACKEND}/__proto__/storage/constructor`, {
+        body: JSON.stringify({ selector: "/p/**" }),
+        headers: FORM,
+      });
       assert.equal(s.status, 204, s.text);
     } finally {
       await z.close();
@@ -63,7 +87,9 @@ describe("names are data: every name the admin space accepts survives a restart 
     try {
       const r = await http(z.url, "GET", "/@/router/local/plugin/storages");
       assert.equal(r.status, 200, r.text);
-      const [entry] = JSON.parse(r.text) as Array<{ value: { backend: Record<string, { storage?: Record<string, unknown> }> } }>;
+      const [entry] = JSON.parse(r.text) as Array<{
+        value: { backend: Record<string, { storage?: Record<string, unknown> }> };
+      }>;
       const backends = entry?.value.backend ?? {};
       assert.ok(Object.hasOwn(backends, PROTO), r.text);
       assert.ok(Object.hasOwn(backends[PROTO]?.storage ?? {}, "constructor"), r.text);

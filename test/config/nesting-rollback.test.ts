@@ -17,11 +17,17 @@ describe("nesting: deep admin bodies are a 400, and the router keeps listing and
       const r = await http(z.url, "PUT", `${A_CONFIG}/storages/deep`, { body, headers: JSON_CT });
       assert.equal(r.status, 400, r.text);
       assert.match(r.text, /nested deeper than 64 levels/);
-      const v = await http(z.url, "PUT", `${A_CONFIG}/volumes/deepvol`, { body: `{"backend":"memory","x":${deepJson(100)}}`, headers: JSON_CT });
+      const v = await http(z.url, "PUT", `${A_CONFIG}/volumes/deepvol`, {
+        body: `{"backend":"memory","x":${deepJson(100)}}`,
+        headers: JSON_CT,
+      });
       assert.equal(v.status, 400, v.text);
       // The admin space still lists, and later writes are still saved.
       assert.equal((await getJson(z.url, `${A_STATUS}/**`)).status, 200);
-      const ok = await http(z.url, "PUT", `${A_CONFIG}/storages/fine`, { body: JSON.stringify({ key_expr: "fine/**", volume: "memory" }), headers: JSON_CT });
+      const ok = await http(z.url, "PUT", `${A_CONFIG}/storages/fine`, {
+        body: JSON.stringify({ key_expr: "fine/**", volume: "memory" }),
+        headers: JSON_CT,
+      });
       assert.equal(ok.status, 200, ok.text);
       assert.ok(Object.hasOwn(JSON.parse(readFileSync(join(tmp(), "storage_manager.json"), "utf8")).storages, "fine"));
     } finally {
@@ -37,7 +43,8 @@ describe("a write that cannot be saved is undone, and the client gets a 500 sayi
     const state = join(tmp(), "storage_manager.json");
     const z = await startRouter({ data_dir: tmp() });
     try {
-      const put = (kind: string, name: string, value: unknown) => http(z.url, "PUT", `${A_CONFIG}/${kind}/${name}`, { body: JSON.stringify(value), headers: JSON_CT });
+      const put = (kind: string, name: string, value: unknown) =>
+        http(z.url, "PUT", `${A_CONFIG}/${kind}/${name}`, { body: JSON.stringify(value), headers: JSON_CT });
       assert.equal((await put("storages", "kept", { key_expr: "kept/**", volume: "memory" })).status, 200);
       assert.equal((await http(z.url, "PUT", "/kept/k", { body: "v" })).status, 200);
       const before = readFileSync(state, "utf8");
@@ -61,9 +68,15 @@ describe("a write that cannot be saved is undone, and the client gets a 500 sayi
         ["default", { key_expr: "**", volume: "memory" }],
         ["kept", { key_expr: "kept/**", volume: "memory" }],
       ]);
-      assert.equal(z.manager.listVolumes().some((v) => v.id === "vol"), false);
+      assert.equal(
+        z.manager.listVolumes().some((v) => v.id === "vol"),
+        false,
+      );
       const got = await getJson(z.url, "/kept/k");
-      assert.deepEqual(got.entries.map((e) => e.value), ["v"]);
+      assert.deepEqual(
+        got.entries.map((e) => e.value),
+        ["v"],
+      );
       assert.equal((await http(z.url, "PUT", "/new/k", { body: "x" })).status, 200); // the default storage takes it
 
       // Once the file can be written again, the same writes succeed and are saved.

@@ -10,7 +10,13 @@ test("the README's configuration reference is the one generated from the schema 
   assert.ok(start !== -1 && end > start, "README.md lacks the generated reference block");
   assert.equal(readme.slice(start + REFERENCE_START.length, end).trim(), configReference());
   // Every key of the sample config file in the README is in the reference.
-  for (const key of ["data_dir", "queries_default_timeout", "plugins.rest.body_limit", "plugins.storage_manager.allowed_paths", "fabric.nats.servers"]) {
+  for (const key of [
+    "data_dir",
+    "queries_default_timeout",
+    "plugins.rest.body_limit",
+    "plugins.storage_manager.allowed_paths",
+    "fabric.nats.servers",
+  ]) {
     assert.ok(configReference().includes(`| \`${key}\` |`), key);
   }
 });

@@ -14,9 +14,15 @@ export const B_BACKEND = "/@/router/local/plugin/storages/backend";
 export const JSON_CT = { "content-type": "application/json" };
 
 /** Starts a router with `config` (REST on 127.0.0.1:0, variant `a` unless the config says). */
-export async function startRouter(config: ZestConfig = {}, logger: Logger = silentLogger): Promise<Zest & { url: string }> {
+export async function startRouter(
+  config: ZestConfig = {},
+  logger: Logger = silentLogger,
+): Promise<Zest & { url: string }> {
   const rest = { http_port: "127.0.0.1:0", ...config.plugins?.rest };
-  const zest = await startZest({ ...config, plugins: { ...config.plugins, rest } }, { ...defaultStartOptions(), logger });
+  const zest = await startZest(
+    { ...config, plugins: { ...config.plugins, rest } },
+    { ...defaultStartOptions(), logger },
+  );
   return Object.assign(zest, { url: zest.restUrl! });
 }
 

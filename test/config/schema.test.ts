@@ -22,30 +22,54 @@ function nested(depth: number): unknown {
 }
 
 test("an unknown key at start-up is exit 2, naming the key and the closest valid one", async () => {
-  const { code, stderr } = await runZestExpectingExit(["--rest-http-port", "127.0.0.1:0", "--cfg", "plugins/rest/htp_port:9000"]);
+  const { code, stderr } = await runZestExpectingExit([
+    "--rest-http-port",
+    "127.0.0.1:0",
+    "--cfg",
+    "plugins/rest/htp_port:9000",
+  ]);
   assert.equal(code, 2);
   assert.equal(stderr, "zest: unknown key plugins.rest.htp_port (did you mean http_port?)\n");
 });
 
 test("unknown keys are refused in every section, with a suggestion", () => {
-  assert.equal(refusal({ queries_default_timout: 5 }), "unknown key queries_default_timout (did you mean queries_default_timeout?)");
-  assert.equal(refusal({ adminspace: { permissions: { wirte: true } } }), "unknown key adminspace.permissions.wirte (did you mean write?)");
-  assert.equal(refusal({ fabric: { nats: { server: ["nats://a"] } } }), "unknown key fabric.nats.server (did you mean servers?)");
   assert.equal(
-    refusal({ plugins: { storage_manager: { storages: { s: { key_expr: "a/**", volume: "memory", key_exp: "b" } } } } }),
+    refusal({ queries_default_timout: 5 }),
+    "unknown key queries_default_timout (did you mean queries_default_timeout?)",
+  );
+  assert.equal(
+    refusal({ adminspace: { permissions: { wirte: true } } }),
+    "unknown key adminspace.permissions.wirte (did you mean write?)",
+  );
+  assert.equal(
+    refusal({ fabric: { nats: { server: ["nats://a"] } } }),
+    "unknown key fabric.nats.server (did you mean servers?)",
+  );
+  assert.equal(
+    refusal({
+      plugins: { storage_manager: { storages: { s: { key_expr: "a/**", volume: "memory", key_exp: "b" } } } },
+    }),
     "unknown key plugins.storage_manager.storages.s.key_exp (did you mean key_expr?)",
   );
-  assert.equal(refusal({ plugins: { storage_manager: { storage: {} } } }), "unknown key plugins.storage_manager.storage (did you mean storages?)");
+  assert.equal(
+    refusal({ plugins: { storage_manager: { storage: {} } } }),
+    "unknown key plugins.storage_manager.storage (did you mean storages?)",
+  );
 });
 
 test("wrong types name the key", () => {
   assert.match(refusal({ plugins: { rest: { variant: "c" } } }), /^plugins\.rest\.variant: /);
   assert.match(refusal({ id: "xyz" }), /^id: expected 1 to 16 bytes of hex/);
-  assert.match(refusal({ plugins: { storage_manager: { storages: { s: { key_expr: 3, volume: "memory" } } } } }), /^plugins\.storage_manager\.storages\.s\.key_expr: /);
+  assert.match(
+    refusal({ plugins: { storage_manager: { storages: { s: { key_expr: 3, volume: "memory" } } } } }),
+    /^plugins\.storage_manager\.storages\.s\.key_expr: /,
+  );
 });
 
 test("a storage named __proto__ is checked like any other (zod's record skips that key)", () => {
-  const config = JSON.parse('{"plugins":{"storage_manager":{"storages":{"__proto__":{"key_expr":"a/**","volume":"memory","oops":1}}}}}');
+  const config = JSON.parse(
+    '{"plugins":{"storage_manager":{"storages":{"__proto__":{"key_expr":"a/**","volume":"memory","oops":1}}}}}',
+  );
   assert.equal(refusal(config), "unknown key plugins.storage_manager.storages.__proto__.oops (did you mean volume?)");
 });
 
@@ -53,18 +77,32 @@ test("volumes keep driver options, plugins of -P pass through, and the front doo
   validateConfig({
     access_control: { enabled: true, default_permission: "deny" },
     plugins: {
-      rest: { http_port: 8000, tls: { listen_certificate: "c", listen_private_key: "k" }, cors: { allowed_origins: [] }, allowed_hosts: ["x"] },
+      rest: {
+        http_port: 8000,
+        tls: { listen_certificate: "c", listen_private_key: "k" },
+        cors: { allowed_origins: [] },
+        allowed_hosts: ["x"],
+      },
       remote_api: { websocket_port: 10000 },
       my_plugin: { anything: [1, 2] },
-      storage_manager: { volumes: { influx: { backend: "influxdb", url: "http://127.0.0.1:8086", db_opts: 1 } }, allowed_paths: ["/tmp"], allowed_hosts: ["h"] },
+      storage_manager: {
+        volumes: { influx: { backend: "influxdb", url: "http://127.0.0.1:8086", db_opts: 1 } },
+        allowed_paths: ["/tmp"],
+        allowed_hosts: ["h"],
+      },
     },
   });
   assert.deepEqual(Object.keys(sections).sort(), ["access_control", "plugins", "rest"]);
 });
 
 test(`values nested deeper than ${MAX_DEPTH} levels are refused at start-up`, async () => {
-  validateConfig({ plugins: { storage_manager: { volumes: { v: { backend: "memory", deep: nested(MAX_DEPTH - 6) } } } } });
-  assert.match(refusal({ plugins: { storage_manager: { volumes: { v: { backend: "memory", deep: nested(5_000) } } } } }), /nested deeper than 64 levels/);
+  validateConfig({
+    plugins: { storage_manager: { volumes: { v: { backend: "memory", deep: nested(MAX_DEPTH - 6) } } } },
+  });
+  assert.match(
+    refusal({ plugins: { storage_manager: { volumes: { v: { backend: "memory", deep: nested(5_000) } } } } }),
+    /nested deeper than 64 levels/,
+  );
   const deep = `plugins/storage_manager/volumes/v:{deep:${"[".repeat(100)}${"]".repeat(100)}}`;
   const { code, stderr } = await runZestExpectingExit(["--rest-http-port", "127.0.0.1:0", "--cfg", deep]);
   assert.equal(code, 2);
@@ -85,5 +123,9 @@ test("startZest checks an embedder's config like the CLI does", async () => {
   const { startZest } = await import("../../src/runtime.js");
   const { silentLogger } = await import("../../src/core/log.js");
   const bad = { plugins: { rest: { http_port: "none", varaint: "b" } } } as unknown as ZestConfig;
-  await assert.rejects(startZest(bad, { logger: silentLogger }), (err: unknown) => err instanceof ConfigError && /unknown key plugins\.rest\.varaint \(did you mean variant\?\)/.test(err.message));
+  await assert.rejects(
+    startZest(bad, { logger: silentLogger }),
+    (err: unknown) =>
+      err instanceof ConfigError && /unknown key plugins\.rest\.varaint \(did you mean variant\?\)/.test(err.message),
+  );
 });

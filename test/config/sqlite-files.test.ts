@@ -21,7 +21,10 @@ function inspect(path: string): { appId: number; journal: string; tables: string
     return {
       appId: db.pragma("application_id", { simple: true }) as number,
       journal: db.pragma("journal_mode", { simple: true }) as string,
-      tables: db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name),
+      tables: db
+        .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .all()
+        .map((r) => r.name),
     };
   } finally {
     db.close();
@@ -64,10 +67,16 @@ describe("zest marks the SQLite files it creates, and adopts no other", () => {
     const path = join(tmp(), "adopted.db");
     foreignDb(path);
     const storage = { key_expr: "ad/**", volume: { id: "sqlite", path, adopt_existing: true, on_dispose: "DropDB" } };
-    const z = await startRouter({ data_dir: join(tmp(), "state"), plugins: { storage_manager: { storages: { ad: storage } } } });
+    const z = await startRouter({
+      data_dir: join(tmp(), "state"),
+      plugins: { storage_manager: { storages: { ad: storage } } },
+    });
     try {
       assert.equal((await http(z.url, "PUT", "/ad/k", { body: "v" })).status, 200);
-      assert.deepEqual((await getJson(z.url, "/ad/k")).entries.map((e) => e.value), ["v"]);
+      assert.deepEqual(
+        (await getJson(z.url, "/ad/k")).entries.map((e) => e.value),
+        ["v"],
+      );
       assert.equal(inspect(path).appId, 0); // adopted, not claimed
       assert.equal((await http(z.url, "DELETE", `${A_CONFIG}/storages/ad`)).status, 200);
     } finally {
@@ -80,7 +89,9 @@ describe("zest marks the SQLite files it creates, and adopts no other", () => {
   test("a file of an earlier zest (zest tables only, no id) is claimed", async () => {
     const path = join(tmp(), "earlier.db");
     const db = new Database(path);
-    db.exec("CREATE TABLE t (key TEXT PRIMARY KEY, payload BLOB, encoding TEXT NOT NULL, ts TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID");
+    db.exec(
+      "CREATE TABLE t (key TEXT PRIMARY KEY, payload BLOB, encoding TEXT NOT NULL, ts TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID",
+    );
     db.close();
     const z = await startRouter({ data_dir: tmp() });
     try {

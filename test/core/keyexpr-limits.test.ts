@@ -25,8 +25,15 @@ test("the default limits admit every key of the REST specification and zenoh's d
 });
 
 test("checkKeyExprLimits names the limit broken", () => {
-  assert.throws(() => checkKeyExprLimits("a".repeat(4097)), (e: unknown) => e instanceof KeyExprError && e.kind === "TooLong" && /4097 bytes/.test(e.message) && e.message.length < 300);
-  assert.throws(() => checkKeyExprLimits(chunks(513)), (e: unknown) => e instanceof KeyExprError && e.kind === "TooManyChunks");
+  assert.throws(
+    () => checkKeyExprLimits("a".repeat(4097)),
+    (e: unknown) =>
+      e instanceof KeyExprError && e.kind === "TooLong" && /4097 bytes/.test(e.message) && e.message.length < 300,
+  );
+  assert.throws(
+    () => checkKeyExprLimits(chunks(513)),
+    (e: unknown) => e instanceof KeyExprError && e.kind === "TooManyChunks",
+  );
   assert.doesNotThrow(() => checkKeyExprLimits(chunks(512)));
   assert.throws(() => checkKeyExprLimits("€".repeat(1366)), /4098 bytes/);
   assert.doesNotThrow(() => checkKeyExprLimits("€".repeat(1365)));
@@ -35,14 +42,32 @@ test("checkKeyExprLimits names the limit broken", () => {
 test("Session.put, get and declare* refuse keys past the limits with too_long / bad_input", async () => {
   const session = await Session.open();
   try {
-    await assert.rejects(session.put("a".repeat(4097), "v"), (e: unknown) => e instanceof ZestError && e.kind === "too_long");
-    await assert.rejects(session.put(chunks(513), "v"), (e: unknown) => e instanceof ZestError && e.kind === "bad_input");
-    await assert.rejects(session.get(`${"a".repeat(4097)}?x=1`), (e: unknown) => e instanceof ZestError && e.kind === "too_long");
+    await assert.rejects(
+      session.put("a".repeat(4097), "v"),
+      (e: unknown) => e instanceof ZestError && e.kind === "too_long",
+    );
+    await assert.rejects(
+      session.put(chunks(513), "v"),
+      (e: unknown) => e instanceof ZestError && e.kind === "bad_input",
+    );
+    await assert.rejects(
+      session.get(`${"a".repeat(4097)}?x=1`),
+      (e: unknown) => e instanceof ZestError && e.kind === "too_long",
+    );
     await assert.rejects(session.delete(chunks(600)), (e: unknown) => e instanceof ZestError && e.kind === "bad_input");
-    assert.throws(() => session.declareSubscriber(chunks(1_000), () => undefined), (e: unknown) => e instanceof ZestError && e.kind === "bad_input");
-    assert.throws(() => session.declareQueryable("a".repeat(5000), () => undefined), (e: unknown) => e instanceof ZestError && e.kind === "too_long");
+    assert.throws(
+      () => session.declareSubscriber(chunks(1_000), () => undefined),
+      (e: unknown) => e instanceof ZestError && e.kind === "bad_input",
+    );
+    assert.throws(
+      () => session.declareQueryable("a".repeat(5000), () => undefined),
+      (e: unknown) => e instanceof ZestError && e.kind === "too_long",
+    );
     // In-chunk `*` becomes `$*` when canonized: the canonical form is held to the limit too.
-    await assert.rejects(session.put(`${"a*".repeat(2000)}`, "v"), (e: unknown) => e instanceof ZestError && e.kind === "too_long");
+    await assert.rejects(
+      session.put(`${"a*".repeat(2000)}`, "v"),
+      (e: unknown) => e instanceof ZestError && e.kind === "too_long",
+    );
   } finally {
     session.close();
     await session.router.close();

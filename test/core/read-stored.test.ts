@@ -9,7 +9,9 @@ import { MemoryBackend } from "../../src/storage/volumes/memory.js";
 
 /** What a test compares: key, value, time. */
 function view(replies: readonly Reply[] | undefined): string[] | undefined {
-  return replies?.map((r) => (r.kind === "ok" ? `${r.sample.key}=${r.sample.payload.toString()}@${r.sample.timestamp?.toString()}` : `err`));
+  return replies?.map((r) =>
+    r.kind === "ok" ? `${r.sample.key}=${r.sample.payload.toString()}@${r.sample.timestamp?.toString()}` : `err`,
+  );
 }
 
 async function storage(session: Session, name: string, keyExpr: string): Promise<StorageService> {
@@ -51,7 +53,11 @@ test("readStored declines wild keys, non-storage answerers and storages that can
   const opaque = s.declareQueryable("r/**", () => undefined, { complete: true, storage: true });
   assert.equal(router.readStored("r/k"), undefined);
   opaque.undeclare();
-  const local = s.declareQueryable("r/**", () => undefined, { storage: true, peek: () => null, allowedOrigin: "session_local" });
+  const local = s.declareQueryable("r/**", () => undefined, {
+    storage: true,
+    peek: () => null,
+    allowedOrigin: "session_local",
+  });
   assert.equal(router.readStored("r/k"), undefined);
   local.undeclare();
   assert.equal(view(router.readStored("r/k"))!.length, 1);

@@ -26,11 +26,18 @@ describe("selector parameters", () => {
     assert.equal(p.timeRange(), first, "the same range object, not a second parse with a later now()");
     assert.equal(new Parameters("x=1").timeRange(), undefined);
     const bad = new Parameters("_time=[yesterday..]");
-    for (let i = 0; i < 2; i++) assert.throws(() => bad.timeRange(), (e: Error & { kind?: string }) => e.kind === "bad_input");
+    for (let i = 0; i < 2; i++)
+      assert.throws(
+        () => bad.timeRange(),
+        (e: Error & { kind?: string }) => e.kind === "bad_input",
+      );
   });
 
   test("an unclosed parenthesis is a 400", () => {
-    assert.throws(() => new Parameters("(name=Bob"), (e: Error & { kind?: string }) => e.kind === "bad_input");
+    assert.throws(
+      () => new Parameters("(name=Bob"),
+      (e: Error & { kind?: string }) => e.kind === "bad_input",
+    );
   });
 });
 

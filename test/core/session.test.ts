@@ -23,7 +23,13 @@ describe("Session", () => {
     await s.delete("a/c");
     sub.undeclare();
     await s.put("a/d", "3");
-    assert.deepEqual(got.map((x) => [x.key, x.kind]), [["a/b", "put"], ["a/c", "delete"]]);
+    assert.deepEqual(
+      got.map((x) => [x.key, x.kind]),
+      [
+        ["a/b", "put"],
+        ["a/c", "delete"],
+      ],
+    );
     assert.equal(got[0]!.encoding, "text/plain");
   });
 
@@ -100,8 +106,14 @@ describe("Session", () => {
 
   test("invalid key expressions are 400 ZestErrors", async () => {
     const s = new Session(new Router());
-    await assert.rejects(() => s.put("a//b", "x"), (e: Error & { kind?: string }) => e.kind === "bad_input");
-    await assert.rejects(() => s.get("a/b/"), (e: Error & { kind?: string }) => e.kind === "bad_input");
+    await assert.rejects(
+      () => s.put("a//b", "x"),
+      (e: Error & { kind?: string }) => e.kind === "bad_input",
+    );
+    await assert.rejects(
+      () => s.get("a/b/"),
+      (e: Error & { kind?: string }) => e.kind === "bad_input",
+    );
   });
 });
 
@@ -161,7 +173,10 @@ describe("Timestamp", () => {
     const before = BigInt(Date.now()) * 1_000_000n;
     const ts = new HLC("0A").newTimestamp();
     const after = BigInt(Date.now() + 1) * 1_000_000n;
-    assert.ok(ts.unixNanos >= before - 2_000_000n && ts.unixNanos <= after, `${ts.unixNanos} not in [${before}, ${after}]`);
+    assert.ok(
+      ts.unixNanos >= before - 2_000_000n && ts.unixNanos <= after,
+      `${ts.unixNanos} not in [${before}, ${after}]`,
+    );
     assert.match(ts.toString(), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z\/0A$/);
     assert.equal(Timestamp.parse(ts.toString()).compare(ts), 0);
     assert.equal(unixNanosToRfc3339(ntp64ToUnixNanos(nowNtp64())).length, 30);
@@ -171,7 +186,10 @@ describe("Timestamp", () => {
 test("ntp64FromMicros agrees with the exact BigInt conversion for every 7th microsecond of a second", async () => {
   const { ntp64FromMicros, unixNanosToNtp64 } = await import("../../src/core/timestamp.js");
   for (let us = 0; us < 1_000_000; us += 7) {
-    assert.equal(ntp64FromMicros(1_700_000_000, us), unixNanosToNtp64(1_700_000_000n * 1_000_000_000n + BigInt(us) * 1000n));
+    assert.equal(
+      ntp64FromMicros(1_700_000_000, us),
+      unixNanosToNtp64(1_700_000_000n * 1_000_000_000n + BigInt(us) * 1000n),
+    );
   }
 });
 
@@ -179,7 +197,11 @@ test("ntp64FromMicros is exact when the second changes back and forth (its secon
   const { ntp64FromMicros, unixNanosToNtp64 } = await import("../../src/core/timestamp.js");
   for (const secs of [1_700_000_000, 1_700_000_001, 1_700_000_000, 0, 4_102_444_800, 1_700_000_001]) {
     for (const us of [0, 1, 999_999]) {
-      assert.equal(ntp64FromMicros(secs, us), unixNanosToNtp64(BigInt(secs) * 1_000_000_000n + BigInt(us) * 1000n), `${secs} s ${us} µs`);
+      assert.equal(
+        ntp64FromMicros(secs, us),
+        unixNanosToNtp64(BigInt(secs) * 1_000_000_000n + BigInt(us) * 1000n),
+        `${secs} s ${us} µs`,
+      );
     }
   }
 });

@@ -14,7 +14,10 @@ describe("_time syntax (the Selectors RFC, plus InfluxDB's now()-1m)", () => {
     assert.equal(parseDuration("1w"), 604_800n * S);
     assert.equal(parseDuration("250ms"), 250_000_000n);
     assert.equal(parseDuration("3u"), 3000n);
-    assert.throws(() => parseDuration("1 fortnight"), (e: Error & { kind?: string }) => e.kind === "bad_input");
+    assert.throws(
+      () => parseDuration("1 fortnight"),
+      (e: Error & { kind?: string }) => e.kind === "bad_input",
+    );
   });
 
   test("instants: RFC 3339, now(), now(-1h), now()-1m", () => {
@@ -26,7 +29,11 @@ describe("_time syntax (the Selectors RFC, plus InfluxDB's now()-1m)", () => {
     assert.equal(parseInstant("2023-11-14T22:13:20.000000123Z"), 1_700_000_000n * S + 123n);
     assert.equal(parseInstant("2023-11-15T00:13:20+02:00"), 1_700_000_000n * S);
     for (const bad of ["yesterday", "now(", "now()*2", "2023-13-01T00:00:00Z", "1700000000"]) {
-      assert.throws(() => parseInstant(bad, NOW), (e: Error & { kind?: string }) => e.kind === "bad_input", bad);
+      assert.throws(
+        () => parseInstant(bad, NOW),
+        (e: Error & { kind?: string }) => e.kind === "bad_input",
+        bad,
+      );
     }
   });
 
@@ -35,14 +42,20 @@ describe("_time syntax (the Selectors RFC, plus InfluxDB's now()-1m)", () => {
     assert.deepEqual(r, { start: { ns: NOW - 3600n * S, inclusive: true }, end: { ns: NOW, inclusive: true } });
     assert.deepEqual(parseTimeRange("[..]", NOW), {});
     assert.deepEqual(parseTimeRange("[now(-5m)..]", NOW), { start: { ns: NOW - 300n * S, inclusive: true } });
-    assert.deepEqual(parseTimeRange("[now(-1h);30m]", NOW), { start: { ns: NOW - 3600n * S, inclusive: true }, end: { ns: NOW - 1800n * S, inclusive: true } });
+    assert.deepEqual(parseTimeRange("[now(-1h);30m]", NOW), {
+      start: { ns: NOW - 3600n * S, inclusive: true },
+      end: { ns: NOW - 1800n * S, inclusive: true },
+    });
     const ex = parseTimeRange("]now(-1h)..now()[", NOW);
     assert.equal(inTimeRange(ex, NOW - 3600n * S), false);
     assert.equal(inTimeRange(ex, NOW - 1n), true);
     assert.equal(inTimeRange(ex, NOW), false);
     assert.equal(inTimeRange(r, NOW), true);
     assert.equal(inTimeRange(r, NOW + 1n), false);
-    assert.throws(() => parseTimeRange("[now()]", NOW), (e: Error & { kind?: string }) => e.kind === "bad_input");
+    assert.throws(
+      () => parseTimeRange("[now()]", NOW),
+      (e: Error & { kind?: string }) => e.kind === "bad_input",
+    );
   });
 
   test("a + that form decoding turned into a space is read back in offsets and now() shifts", () => {

@@ -8,7 +8,9 @@ import type { Sample } from "../../src/core/sample.js";
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 function okSummary(replies: Reply[]): string[] {
-  return replies.map((r) => (r.kind === "ok" ? `${r.sample.kind}:${r.sample.key}:${r.sample.payload.toString()}` : `err:${r.payload.toString()}`));
+  return replies.map((r) =>
+    r.kind === "ok" ? `${r.sample.kind}:${r.sample.key}:${r.sample.payload.toString()}` : `err:${r.payload.toString()}`,
+  );
 }
 
 describe("Zenoh 1.x concepts in the core Session", () => {
@@ -40,7 +42,10 @@ describe("Zenoh 1.x concepts in the core Session", () => {
     const s = new Session(new Router());
     const got: Sample[] = [];
     s.declareSubscriber("att", (x) => void got.push(x));
-    await s.put("att", "v", { attachment: Buffer.from("meta"), qos: { priority: 2, congestionControl: "block", express: true } });
+    await s.put("att", "v", {
+      attachment: Buffer.from("meta"),
+      qos: { priority: 2, congestionControl: "block", express: true },
+    });
     assert.equal(got[0]!.attachment?.toString(), "meta");
     assert.deepEqual(got[0]!.qos, { priority: 2, congestionControl: "block", express: true });
   });
@@ -51,7 +56,10 @@ describe("Zenoh 1.x concepts in the core Session", () => {
     s.declareQueryable("t/a", (q) => q.reply("t/a", "partial"));
     const opts = { consolidation: "none" as const };
     assert.deepEqual(okSummary(await s.get("t/a", { ...opts, target: "best_matching" })), ["put:t/a:complete"]);
-    assert.deepEqual(okSummary(await s.get("t/a", { ...opts, target: "all" })).sort(), ["put:t/a:complete", "put:t/a:partial"]);
+    assert.deepEqual(okSummary(await s.get("t/a", { ...opts, target: "all" })).sort(), [
+      "put:t/a:complete",
+      "put:t/a:partial",
+    ]);
     assert.deepEqual(okSummary(await s.get("t/a", { ...opts, target: "all_complete" })), ["put:t/a:complete"]);
     // `t/**` does not include `**`: only the incomplete-for-this-key answers remain for best_matching.
     assert.deepEqual(okSummary(await s.get("**", { ...opts, target: "all_complete" })), []);
@@ -96,7 +104,10 @@ describe("Zenoh 1.x concepts in the core Session", () => {
     const seen: string[] = [];
     watcher.declareLivelinessSubscriber("live/**", (s) => void seen.push(`${s.kind}:${s.key}`), { history: true });
     owner.declareLivelinessToken("live/b");
-    assert.deepEqual(watcher.livelinessGet("live/*").map((s) => s.key), ["live/a", "live/b"]);
+    assert.deepEqual(
+      watcher.livelinessGet("live/*").map((s) => s.key),
+      ["live/a", "live/b"],
+    );
     t1.undeclare();
     t1.undeclare();
     owner.close();

@@ -10,7 +10,9 @@ import { runZestExpectingExit, startZest, type ZestProcess } from "../support/ze
 const STORAGES = "/@/router/local/config/plugins/storage_manager/storages";
 // A low scrypt cost keeps the test fast; the format and the check are the same.
 const hash = (s: string): string => hashSecret(s, { ln: 8 });
-const basic = (user: string, password: string): Record<string, string> => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` });
+const basic = (user: string, password: string): Record<string, string> => ({
+  authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`,
+});
 const TOKEN = "ci.s3cr3t-token-value";
 
 /** The access-control section the tests run with (JSON5 in a config file, as a user writes it). */
@@ -21,8 +23,18 @@ function accessControl(): unknown {
     rules: [
       { id: "read demo", messages: ["query", "declare_subscriber"], key_exprs: ["demo/**"], permission: "allow" },
       { id: "write demo", messages: ["put", "delete"], key_exprs: ["demo/**"], permission: "allow" },
-      { id: "no secrets", messages: ["query", "declare_subscriber"], key_exprs: ["demo/secret/**"], permission: "deny" },
-      { id: "everything", messages: ["put", "delete", "query", "declare_subscriber"], key_exprs: ["**", "@/**"], permission: "allow" },
+      {
+        id: "no secrets",
+        messages: ["query", "declare_subscriber"],
+        key_exprs: ["demo/secret/**"],
+        permission: "deny",
+      },
+      {
+        id: "everything",
+        messages: ["put", "delete", "query", "declare_subscriber"],
+        key_exprs: ["**", "@/**"],
+        permission: "allow",
+      },
       { id: "public read", messages: ["query"], key_exprs: ["public/**"], permission: "allow" },
     ],
     subjects: [
@@ -48,7 +60,8 @@ describe("access control on the REST gateway", () => {
   let z: ZestProcess;
   const alice = basic("alice", "alice-pw");
   const root = basic("root", "root-pw");
-  const put = (path: string, body: string, headers: Record<string, string>) => http(z.url, "PUT", path, { body, headers: { "content-type": "text/plain", ...headers } });
+  const put = (path: string, body: string, headers: Record<string, string>) =>
+    http(z.url, "PUT", path, { body, headers: { "content-type": "text/plain", ...headers } });
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "zest-acl-"));
@@ -77,7 +90,14 @@ describe("access control on the REST gateway", () => {
   });
 
   test("wrong passwords, unknown users, bad tokens and unknown schemes are 401", async () => {
-    for (const headers of [basic("alice", "nope"), basic("mallory", "alice-pw"), { authorization: "Basic !!!" }, { authorization: "Bearer ci.wrong" }, { authorization: "Bearer nodot" }, { authorization: "Digest x" }]) {
+    for (const headers of [
+      basic("alice", "nope"),
+      basic("mallory", "alice-pw"),
+      { authorization: "Basic !!!" },
+      { authorization: "Bearer ci.wrong" },
+      { authorization: "Bearer nodot" },
+      { authorization: "Digest x" },
+    ]) {
       const r = await http(z.url, "GET", "/demo/a", { headers });
       assert.equal(r.status, 401, JSON.stringify(headers));
       assert.match(r.headers.get("www-authenticate") ?? "", /^Basic realm="zest"/);
@@ -109,7 +129,10 @@ describe("access control on the REST gateway", () => {
     const keys = entries.map((e) => e.key as string);
     assert.ok(keys.includes("demo/b") && keys.includes("demo/a"), keys.join());
     // alice also matches the "local clients" subject (she connects from loopback): public/** too.
-    assert.ok(keys.every((k) => (k.startsWith("demo/") && !k.startsWith("demo/secret/")) || k.startsWith("public/")), keys.join());
+    assert.ok(
+      keys.every((k) => (k.startsWith("demo/") && !k.startsWith("demo/secret/")) || k.startsWith("public/")),
+      keys.join(),
+    );
     assert.ok(!keys.includes("other/x"));
     const all = (await getJson(z.url, "/**", root)).entries.map((e) => e.key as string);
     assert.ok(all.includes("other/x") && all.includes("demo/secret/k"));
@@ -157,7 +180,10 @@ describe("access control on the REST gateway", () => {
     assert.equal(denied.status, 403);
     const ok = await put(`${STORAGES}/s1`, '{key_expr:"s1/**",volume:"memory"}', root);
     assert.equal(ok.status, 200, ok.text);
-    assert.equal((await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/s1", root)).entries.length, 1);
+    assert.equal(
+      (await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/s1", root)).entries.length,
+      1,
+    );
   });
 });
 
@@ -166,11 +192,20 @@ describe("access control configuration errors", () => {
     const dir = mkdtempSync(join(tmpdir(), "zest-acl-bad-"));
     try {
       const cases: Array<[unknown, RegExp]> = [
-        [{ enabled: true, rules: [], subjects: [{ id: "s" }], policies: [{ rules: ["nope"], subjects: ["s"] }] }, /no rule has id "nope"/],
+        [
+          { enabled: true, rules: [], subjects: [{ id: "s" }], policies: [{ rules: ["nope"], subjects: ["s"] }] },
+          /no rule has id "nope"/,
+        ],
         [{ enabled: true, users: [{ name: "u", password_hash: "plain" }] }, /not a zest password hash/],
         [{ enabled: true, subjects: [{ id: "s", cidrs: ["10.0.0.0/99"] }] }, /not an address range/],
         [{ enabled: true, default_permission: "maybe" }, /access_control\.default_permission/],
-        [{ enabled: true, rules: [{ id: "r", messages: ["put"], key_exprs: ["a"], permission: "allow", flows: ["egress"] }] }, /flows must include "ingress"/],
+        [
+          {
+            enabled: true,
+            rules: [{ id: "r", messages: ["put"], key_exprs: ["a"], permission: "allow", flows: ["egress"] }],
+          },
+          /flows must include "ingress"/,
+        ],
       ];
       for (const [i, [section, re]] of cases.entries()) {
         const file = join(dir, `c${i}.json5`);
@@ -190,7 +225,10 @@ describe("protected mode", () => {
     const z = await startZest(["--rest-http-port", "0"]);
     try {
       assert.match(z.url, /^http:\/\/127\.0\.0\.1:\d+$/);
-      const lines = z.stderr().split("\n").filter((l) => l.includes("protected mode"));
+      const lines = z
+        .stderr()
+        .split("\n")
+        .filter((l) => l.includes("protected mode"));
       assert.equal(lines.length, 1);
       assert.match(lines[0]!, /--rest-http-port 0\.0\.0\.0:8000/);
       await eventually(async () => (await http(z.url, "GET", "/demo/**")).status === 200);

@@ -16,7 +16,12 @@ const STATUS = "/@/router/local/status/plugins/storage_manager";
 const TEXT = { "content-type": "text/plain" };
 const JSON_CT = { "content-type": "application/json" };
 /** A memory storage on mem/** only, so the InfluxDB storage is the only one on ifx/**. */
-const ARGS = ["--cfg", 'plugins/storage_manager/storages/mem:{key_expr:"mem/**",volume:"memory"}', "--cfg", 'plugins/storage_manager/allowed_hosts:["127.0.0.1"]'];
+const ARGS = [
+  "--cfg",
+  'plugins/storage_manager/storages/mem:{key_expr:"mem/**",volume:"memory"}',
+  "--cfg",
+  'plugins/storage_manager/allowed_hosts:["127.0.0.1"]',
+];
 
 describe("a backend that is down at start-up", { skip }, () => {
   let dir: string;
@@ -41,7 +46,10 @@ describe("a backend that is down at start-up", { skip }, () => {
     const url = `http://127.0.0.1:${port}`;
     influx = await startInfluxd({ httpPort: port });
     let z = await start();
-    const volume = await http(z.url, "PUT", `${CONFIG}/volumes/ifx`, { body: JSON.stringify({ backend: "influxdb", url }), headers: JSON_CT });
+    const volume = await http(z.url, "PUT", `${CONFIG}/volumes/ifx`, {
+      body: JSON.stringify({ backend: "influxdb", url }),
+      headers: JSON_CT,
+    });
     assert.equal(volume.status, 200, volume.text);
     const storage = { key_expr: "ifx/**", volume: { id: "ifx", db: "zest_down" } };
     const put = await http(z.url, "PUT", `${CONFIG}/storages/ifx`, { body: JSON.stringify(storage), headers: JSON_CT });
@@ -54,7 +62,10 @@ describe("a backend that is down at start-up", { skip }, () => {
     // The server is down: the router starts anyway and serves every other key.
     z = await start();
     assert.equal((await http(z.url, "PUT", "/mem/x", { body: "served", headers: TEXT })).status, 200);
-    assert.deepEqual((await getJson(z.url, "/mem/x")).entries.map((e) => e.value), ["served"]);
+    assert.deepEqual(
+      (await getJson(z.url, "/mem/x")).entries.map((e) => e.value),
+      ["served"],
+    );
     const reason = new RegExp(`storage ifx is unavailable: influxdb at ${url} is unreachable`);
     const write = await http(z.url, "PUT", "/ifx/a", { body: "second", headers: TEXT });
     assert.equal(write.status, 503);
@@ -63,10 +74,15 @@ describe("a backend that is down at start-up", { skip }, () => {
     assert.equal(read.status, 503);
     assert.match(read.text, reason);
     // Still listed, and still saved: a restart while it is down does not forget it.
-    const [listed] = (await getJson(z.url, `${STATUS}/storages/ifx`)).entries.map((e) => e.value as Record<string, unknown>);
+    const [listed] = (await getJson(z.url, `${STATUS}/storages/ifx`)).entries.map(
+      (e) => e.value as Record<string, unknown>,
+    );
     assert.deepEqual({ ...listed, error: undefined }, { ...storage, error: undefined });
     assert.match(String(listed?.error), /influxdb at .* is unreachable/, "the status says why it is unavailable");
-    const saved = JSON.parse(readFileSync(join(dir, "storage_manager.json"), "utf8")) as { volumes: object; storages: object };
+    const saved = JSON.parse(readFileSync(join(dir, "storage_manager.json"), "utf8")) as {
+      volumes: object;
+      storages: object;
+    };
     assert.ok("ifx" in saved.volumes && "ifx" in saved.storages, JSON.stringify(saved));
     assert.match(z.stderr(), /"storage":"ifx".*storage unavailable at start-up/);
 
@@ -82,8 +98,15 @@ describe("a backend that is down at start-up", { skip }, () => {
     assert.equal(status, 200, `still unavailable after ${Date.now() - t0} ms`);
     const back = await getJson(z.url, "/ifx/**");
     assert.equal(back.status, 200, back.text);
-    assert.deepEqual(back.entries.map((e) => [e.key, e.value]), [["ifx/a", "back"]]);
-    assert.deepEqual((await getJson(z.url, `${STATUS}/storages/ifx`)).entries.map((e) => e.value), [storage], "no error once it opened");
+    assert.deepEqual(
+      back.entries.map((e) => [e.key, e.value]),
+      [["ifx/a", "back"]],
+    );
+    assert.deepEqual(
+      (await getJson(z.url, `${STATUS}/storages/ifx`)).entries.map((e) => e.value),
+      [storage],
+      "no error once it opened",
+    );
     await z.stop();
   });
 });

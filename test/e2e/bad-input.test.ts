@@ -7,12 +7,20 @@ import { runZestExpectingExit, startZest, type ZestProcess } from "../support/ze
 const STORAGES = "/@/router/local/config/plugins/storage_manager/storages";
 
 /** Sends a request with a raw path (fetch would normalize it). */
-function rawRequest(base: string, method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
+function rawRequest(
+  base: string,
+  method: string,
+  path: string,
+  body?: string,
+): Promise<{ status: number; text: string }> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
     const req = request({ host: u.hostname, port: u.port, method, path }, (res) => {
       let text = "";
-      res.setEncoding("utf8").on("data", (d: string) => (text += d)).on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      res
+        .setEncoding("utf8")
+        .on("data", (d: string) => (text += d))
+        .on("end", () => resolve({ status: res.statusCode ?? 0, text }));
     });
     req.on("error", reject);
     req.end(body);
@@ -54,7 +62,10 @@ describe("bad input gets a clear status and one-line reason, and loses nothing",
     const put = await rawRequest(z.url, "PUT", "/pct/what%3fnot%23tag%20x", "v");
     assert.equal(put.status, 200, put.text);
     const got = await getJson(z.url, "/pct/**");
-    assert.deepEqual(got.entries.map((e) => e.key), ["pct/what%3Fnot%23tag x"]);
+    assert.deepEqual(
+      got.entries.map((e) => e.key),
+      ["pct/what%3Fnot%23tag x"],
+    );
     assert.equal((await getJson(z.url, "/pct/what%3Fnot%23tag%20x")).entries.length, 1);
     await stillServing();
   });
@@ -72,7 +83,10 @@ describe("bad input gets a clear status and one-line reason, and loses nothing",
   });
 
   test("a body above the limit is a 413 and the router keeps serving", async () => {
-    const r = await http(z.url, "PUT", "/big/one", { body: "x".repeat(5000), headers: { "content-type": "text/plain" } });
+    const r = await http(z.url, "PUT", "/big/one", {
+      body: "x".repeat(5000),
+      headers: { "content-type": "text/plain" },
+    });
     assert.equal(r.status, 413);
     assert.match(r.text, /exceeds the limit of 1024 bytes/);
     const { entries } = await getJson(z.url, "/big/**");
@@ -121,7 +135,13 @@ describe("bad input gets a clear status and one-line reason, and loses nothing",
   });
 
   test("CORS preflight from a foreign origin allows reads only, and never echoes the requested headers", async () => {
-    const r = await http(z.url, "OPTIONS", "/keep/me", { headers: { origin: "http://example.test", "access-control-request-method": "PUT", "access-control-request-headers": "content-type, x-evil" } });
+    const r = await http(z.url, "OPTIONS", "/keep/me", {
+      headers: {
+        origin: "http://example.test",
+        "access-control-request-method": "PUT",
+        "access-control-request-headers": "content-type, x-evil",
+      },
+    });
     assert.equal(r.status, 204);
     assert.equal(r.headers.get("access-control-allow-origin"), "*");
     assert.equal(r.headers.get("access-control-allow-methods"), "GET");
@@ -143,7 +163,12 @@ describe("bad input gets a clear status and one-line reason, and loses nothing",
           c.close();
         },
       });
-      const chunked = await fetch(`${z.url}/big/chunked`, { method: "PUT", body, duplex: "half", headers: { "content-type": "text/plain" } } as RequestInit);
+      const chunked = await fetch(`${z.url}/big/chunked`, {
+        method: "PUT",
+        body,
+        duplex: "half",
+        headers: { "content-type": "text/plain" },
+      } as RequestInit);
       assert.equal(chunked.status, 413);
       assert.match(await chunked.text(), /exceeds the limit of 1024 bytes/);
     }
@@ -155,7 +180,13 @@ describe("bad input gets a clear status and one-line reason, and loses nothing",
   test("a client that drops mid-request loses nothing else", async () => {
     const u = new URL(z.url);
     await new Promise<void>((resolve) => {
-      const req = request({ host: u.hostname, port: u.port, method: "PUT", path: "/half/sent", headers: { "content-length": "100" } });
+      const req = request({
+        host: u.hostname,
+        port: u.port,
+        method: "PUT",
+        path: "/half/sent",
+        headers: { "content-length": "100" },
+      });
       req.on("error", () => resolve());
       req.write("only part");
       setTimeout(() => {
@@ -173,7 +204,10 @@ describe("default limits", () => {
   test("without --body-limit a body above 16 MiB is a 413", async () => {
     const z = await startZest([]);
     try {
-      const r = await http(z.url, "PUT", "/big/default", { body: "x".repeat(16 * 1024 * 1024 + 1), headers: { "content-type": "text/plain" } });
+      const r = await http(z.url, "PUT", "/big/default", {
+        body: "x".repeat(16 * 1024 * 1024 + 1),
+        headers: { "content-type": "text/plain" },
+      });
       assert.equal(r.status, 413);
       assert.match(r.text, /exceeds the limit of 16777216 bytes/);
     } finally {
@@ -231,16 +265,33 @@ describe("command line errors", () => {
     const { CLI } = await import("../support/zest-process.js");
     const r = spawnSync(process.execPath, [CLI, "--help"], { encoding: "utf8" });
     assert.equal(r.status, 0);
-    for (const flag of ["--config", "--cfg", "--rest-http-port", "--rest-variant", "--id", "--adminspace-permissions", "--plugin", "--data-dir", "--nats", "--verbose"]) {
+    for (const flag of [
+      "--config",
+      "--cfg",
+      "--rest-http-port",
+      "--rest-variant",
+      "--id",
+      "--adminspace-permissions",
+      "--plugin",
+      "--data-dir",
+      "--nats",
+      "--verbose",
+    ]) {
       assert.ok(r.stdout.includes(flag), flag);
     }
   });
 
   test("--cfg creates a storage and turns the default one off", async () => {
-    const z = await startZest(["--cfg", 'plugins/storage_manager/storages/demo:{key_expr:"demo/example/**",volume:"memory"}']);
+    const z = await startZest([
+      "--cfg",
+      'plugins/storage_manager/storages/demo:{key_expr:"demo/example/**",volume:"memory"}',
+    ]);
     try {
       const { entries } = await getJson(z.url, "/@/**/storages/**");
-      assert.deepEqual(entries.map((e) => (e.key as string).split("/").pop()), ["demo"]);
+      assert.deepEqual(
+        entries.map((e) => (e.key as string).split("/").pop()),
+        ["demo"],
+      );
       await fetch(`${z.url}/demo/example/test`, { method: "PUT", body: Buffer.from("Hello World!") });
       const got = await getJson(z.url, "/demo/example/test");
       assert.equal(got.entries[0]?.encoding, "application/octet-stream");

@@ -9,9 +9,12 @@ import { http } from "../support/http.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 
 const CHROMIUM = "/usr/bin/chromium";
-const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+const basic = (user: string, password: string): string =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
 
-describe("access control in a real browser (headless Chromium)", { skip: !existsSync(CHROMIUM) && process.env.CI !== "true" ? "chromium not installed" : false }, () => {
+describe("access control in a real browser (headless Chromium)", {
+  skip: !existsSync(CHROMIUM) && process.env.CI !== "true" ? "chromium not installed" : false,
+}, () => {
   let dir: string;
   let z: ZestProcess;
   let browser: Browser;
@@ -27,18 +30,40 @@ describe("access control in a real browser (headless Chromium)", { skip: !exists
           default_permission: "deny",
           rules: [
             { id: "demo", messages: ["query", "declare_subscriber"], key_exprs: ["demo/**"], permission: "allow" },
-            { id: "all", messages: ["put", "delete", "query", "declare_subscriber"], key_exprs: ["**", "@/**"], permission: "allow" },
+            {
+              id: "all",
+              messages: ["put", "delete", "query", "declare_subscriber"],
+              key_exprs: ["**", "@/**"],
+              permission: "allow",
+            },
           ],
-          subjects: [{ id: "alice", usernames: ["alice"] }, { id: "root", usernames: ["root"] }],
-          policies: [{ rules: ["demo"], subjects: ["alice"] }, { rules: ["all"], subjects: ["root"] }],
-          users: [{ name: "alice", password_hash: hashSecret("alice-pw", { ln: 8 }) }, { name: "root", password_hash: hashSecret("root-pw", { ln: 8 }) }],
+          subjects: [
+            { id: "alice", usernames: ["alice"] },
+            { id: "root", usernames: ["root"] },
+          ],
+          policies: [
+            { rules: ["demo"], subjects: ["alice"] },
+            { rules: ["all"], subjects: ["root"] },
+          ],
+          users: [
+            { name: "alice", password_hash: hashSecret("alice-pw", { ln: 8 }) },
+            { name: "root", password_hash: hashSecret("root-pw", { ln: 8 }) },
+          ],
         },
       }),
     );
     z = await startZest(["-c", cfg]);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
   });
 
@@ -67,8 +92,12 @@ describe("access control in a real browser (headless Chromium)", { skip: !exists
       assert.equal((await http(z.url, "PUT", "/demo/k", { body: "shown", headers: root })).status, 200);
       assert.equal((await http(z.url, "PUT", "/secret/k2", { body: "hidden", headers: root })).status, 200);
       assert.equal((await http(z.url, "PUT", "/demo/k2", { body: "shown", headers: root })).status, 200);
-      await page.waitForFunction(() => (window as unknown as { events: string[] }).events.length >= 2, undefined, { timeout: 5000 });
-      const keys = (await page.evaluate(() => (window as unknown as { events: string[] }).events)).map((d) => (JSON.parse(d) as { key: string }).key);
+      await page.waitForFunction(() => (window as unknown as { events: string[] }).events.length >= 2, undefined, {
+        timeout: 5000,
+      });
+      const keys = (await page.evaluate(() => (window as unknown as { events: string[] }).events)).map(
+        (d) => (JSON.parse(d) as { key: string }).key,
+      );
       assert.deepEqual(keys, ["demo/k", "demo/k2"]);
     } finally {
       await context.close();

@@ -9,7 +9,9 @@ import { startZest, type ZestProcess } from "../support/zest-process.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 
-describe("in a real browser (headless Chromium)", { skip: !existsSync(CHROMIUM) && process.env.CI !== "true" ? "chromium not installed" : false }, () => {
+describe("in a real browser (headless Chromium)", {
+  skip: !existsSync(CHROMIUM) && process.env.CI !== "true" ? "chromium not installed" : false,
+}, () => {
   let z: ZestProcess;
   let browser: Browser;
   let page: Page;
@@ -36,7 +38,15 @@ describe("in a real browser (headless Chromium)", { skip: !existsSync(CHROMIUM) 
     z = await startZest(["--id", "0C0D", "--cfg", `plugins/rest/cors/allowed_origins:["${otherOrigin}"]`]);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
     page = await browser.newPage();
   });
@@ -49,7 +59,10 @@ describe("in a real browser (headless Chromium)", { skip: !existsSync(CHROMIUM) 
   });
 
   test("the HTML view lists keys and values, escaped so stored markup never runs", async () => {
-    await http(z.url, "PUT", "/demo/html/a", { body: '<img src=x onerror="window.__pwned=1">', headers: { "content-type": "text/plain" } });
+    await http(z.url, "PUT", "/demo/html/a", {
+      body: '<img src=x onerror="window.__pwned=1">',
+      headers: { "content-type": "text/plain" },
+    });
     await http(z.url, "PUT", "/demo/html/b", { body: "plain & simple", headers: { "content-type": "text/plain" } });
     await page.goto(`${z.url}/demo/html/**`);
     const terms = await page.locator("dt").allTextContents();
@@ -66,17 +79,29 @@ describe("in a real browser (headless Chromium)", { skip: !existsSync(CHROMIUM) 
       const w = window as unknown as { events: string[]; es: EventSource; opened: Promise<void> };
       w.events = [];
       w.es = new EventSource("/demo/es/**");
-      for (const kind of ["PUT", "DELETE"]) w.es.addEventListener(kind, (e) => w.events.push(`${kind} ${(e as MessageEvent<string>).data}`));
+      for (const kind of ["PUT", "DELETE"])
+        w.es.addEventListener(kind, (e) => w.events.push(`${kind} ${(e as MessageEvent<string>).data}`));
       w.opened = new Promise((r) => w.es.addEventListener("open", () => r()));
     });
     await page.evaluate(() => (window as unknown as { opened: Promise<void> }).opened);
     await http(z.url, "PUT", "/demo/es/one", { body: "1", headers: { "content-type": "text/plain" } });
     await http(z.url, "PUT", "/demo/es/two", { body: '{"n":2}', headers: { "content-type": "application/json" } });
     await http(z.url, "DELETE", "/demo/es/one");
-    await page.waitForFunction(() => (window as unknown as { events: string[] }).events.length >= 3, undefined, { timeout: 5000 });
+    await page.waitForFunction(() => (window as unknown as { events: string[] }).events.length >= 3, undefined, {
+      timeout: 5000,
+    });
     const events = await page.evaluate(() => (window as unknown as { events: string[] }).events);
-    const parsed = events.map((e) => [e.slice(0, e.indexOf(" ")), JSON.parse(e.slice(e.indexOf(" ") + 1)) as Record<string, unknown>] as const);
-    assert.deepEqual(parsed.map(([k, v]) => [k, v.key]), [["PUT", "demo/es/one"], ["PUT", "demo/es/two"], ["DELETE", "demo/es/one"]]);
+    const parsed = events.map(
+      (e) => [e.slice(0, e.indexOf(" ")), JSON.parse(e.slice(e.indexOf(" ") + 1)) as Record<string, unknown>] as const,
+    );
+    assert.deepEqual(
+      parsed.map(([k, v]) => [k, v.key]),
+      [
+        ["PUT", "demo/es/one"],
+        ["PUT", "demo/es/two"],
+        ["DELETE", "demo/es/one"],
+      ],
+    );
     assert.deepEqual(parsed[1]![1].value, { n: 2 });
     await page.evaluate(() => (window as unknown as { es: EventSource }).es.close());
   });
@@ -90,14 +115,23 @@ describe("in a real browser (headless Chromium)", { skip: !existsSync(CHROMIUM) 
       const writes: Array<[string, string, Record<string, string>, string]> = [
         ["PUT", "/demo/cors/foreign", { "content-type": "application/json" }, '{"from":"foreign"}'],
         ["DELETE", "/demo/cors/kept", {}, ""],
-        ["PUT", "/@/router/local/config/plugins/storage_manager/storages/evil", { "content-type": "application/json" }, '{"key_expr":"evil/**","volume":"memory"}'],
+        [
+          "PUT",
+          "/@/router/local/config/plugins/storage_manager/storages/evil",
+          { "content-type": "application/json" },
+          '{"key_expr":"evil/**","volume":"memory"}',
+        ],
         // No custom header at all: a PUT still needs a preflight (PUT is never a simple method).
         ["PUT", "/demo/cors/plain", {}, "x"],
       ];
       const outcomes: string[] = [];
       for (const [method, path, headers, body] of writes) {
         try {
-          outcomes.push(String((await fetch(`${base}${path}`, { method, headers, body: method === "DELETE" ? undefined : body })).status));
+          outcomes.push(
+            String(
+              (await fetch(`${base}${path}`, { method, headers, body: method === "DELETE" ? undefined : body })).status,
+            ),
+          );
         } catch {
           outcomes.push("blocked");
         }
@@ -109,23 +143,37 @@ describe("in a real browser (headless Chromium)", { skip: !existsSync(CHROMIUM) 
     assert.equal((await getJson(z.url, "/demo/cors/foreign")).entries.length, 0);
     assert.equal((await getJson(z.url, "/demo/cors/plain")).entries.length, 0);
     assert.equal((await getJson(z.url, "/demo/cors/kept")).entries.length, 1);
-    assert.equal((await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/evil")).entries.length, 0);
+    assert.equal(
+      (await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/evil")).entries.length,
+      0,
+    );
   });
 
   test("a page on an allowed origin can make an admin write", async () => {
     await page.goto(otherOrigin);
     const status = await page.evaluate(async (base) => {
-      const r = await fetch(`${base}/@/router/local/config/plugins/storage_manager/storages/frompage`, { method: "PUT", headers: { "content-type": "application/json" }, body: '{"key_expr":"frompage/**","volume":"memory"}' });
+      const r = await fetch(`${base}/@/router/local/config/plugins/storage_manager/storages/frompage`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: '{"key_expr":"frompage/**","volume":"memory"}',
+      });
       return r.status;
     }, z.url);
     assert.equal(status, 200);
-    assert.equal((await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/frompage")).entries.length, 1);
+    assert.equal(
+      (await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/frompage")).entries.length,
+      1,
+    );
   });
 
   test("a page on an allowed origin can PUT JSON and read it back (CORS preflight)", async () => {
     await page.goto(otherOrigin);
     const result = await page.evaluate(async (base) => {
-      const put = await fetch(`${base}/demo/cors/k`, { method: "PUT", headers: { "content-type": "application/json" }, body: '{"from":"browser"}' });
+      const put = await fetch(`${base}/demo/cors/k`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: '{"from":"browser"}',
+      });
       const get = await fetch(`${base}/demo/cors/k`);
       return { put: put.status, get: (await get.json()) as Array<{ value: unknown }> };
     }, z.url);

@@ -38,7 +38,10 @@ describe("the command line: config files, flags and exit codes", () => {
     const z = await startZest(["-c", cfg]);
     try {
       const { entries } = await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/*");
-      assert.deepEqual(entries.map((e) => e.key), ["@/router/0A0B/status/plugins/storage_manager/storages/demo"]);
+      assert.deepEqual(
+        entries.map((e) => e.key),
+        ["@/router/0A0B/status/plugins/storage_manager/storages/demo"],
+      );
       await http(z.url, "PUT", "/demo/example/x", { body: "1", headers: { "content-type": "text/plain" } });
       assert.equal((await getJson(z.url, "/demo/example/x")).entries[0]?.value, "1");
     } finally {
@@ -58,7 +61,12 @@ describe("the command line: config files, flags and exit codes", () => {
       ["badke.json5", '{key_expr:"x//y", volume:"memory"}', /not a valid key expression/],
       ["novol.json5", '{key_expr:"x/**", volume:"nosuch"}', /`nosuch` volume not found/],
     ] as const) {
-      const r = await runZestExpectingExit(["--rest-http-port", "127.0.0.1:0", "-c", file(name, `{plugins:{storage_manager:{storages:{s:${storage}}}}}`)]);
+      const r = await runZestExpectingExit([
+        "--rest-http-port",
+        "127.0.0.1:0",
+        "-c",
+        file(name, `{plugins:{storage_manager:{storages:{s:${storage}}}}}`),
+      ]);
       assert.equal(r.code, 2, r.stderr);
       assert.match(r.stderr, /^zest: invalid storage_manager configuration: /);
       assert.match(r.stderr, re);
@@ -81,7 +89,22 @@ describe("the command line: config files, flags and exit codes", () => {
   test("--help lists every flag", () => {
     const r = spawnSync(process.execPath, [CLI, "--help"], { encoding: "utf8" });
     assert.equal(r.status, 0);
-    for (const flag of ["-c, --config", "--cfg", "--rest-http-port", "--rest-variant", "--id", "--adminspace-permissions", "-P, --plugin", "--data-dir", "--nats", "--query-timeout", "--body-limit", "-v, --verbose", "-V, --version", "-h, --help"]) {
+    for (const flag of [
+      "-c, --config",
+      "--cfg",
+      "--rest-http-port",
+      "--rest-variant",
+      "--id",
+      "--adminspace-permissions",
+      "-P, --plugin",
+      "--data-dir",
+      "--nats",
+      "--query-timeout",
+      "--body-limit",
+      "-v, --verbose",
+      "-V, --version",
+      "-h, --help",
+    ]) {
       assert.ok(r.stdout.includes(flag), flag);
     }
   });

@@ -20,19 +20,34 @@ const WRITERS = 4;
 const ROUNDS = 6;
 
 const cfg = (path: string, value: unknown): string[] => ["--cfg", `${path}:${JSON.stringify(value)}`];
-const storage = (name: string, keyExpr: string, volume: unknown): string[] => cfg(`plugins/storage_manager/storages/${name}`, { key_expr: keyExpr, volume });
+const storage = (name: string, keyExpr: string, volume: unknown): string[] =>
+  cfg(`plugins/storage_manager/storages/${name}`, { key_expr: keyExpr, volume });
 
 /** `WRITERS` conditional PUTs of `key` at once, writer `i` through `urls[i % urls.length]`; returns the responses in writer order. */
-function race(urls: readonly string[], key: string, headers: Record<string, string>, round: number): Promise<HttpResult[]> {
-  return Promise.all(Array.from({ length: WRITERS }, (_, i) => http(urls[i % urls.length]!, "PUT", `/${key}`, { body: `r${round}w${i}`, headers: { ...TEXT, ...headers } })));
+function race(
+  urls: readonly string[],
+  key: string,
+  headers: Record<string, string>,
+  round: number,
+): Promise<HttpResult[]> {
+  return Promise.all(
+    Array.from({ length: WRITERS }, (_, i) =>
+      http(urls[i % urls.length]!, "PUT", `/${key}`, { body: `r${round}w${i}`, headers: { ...TEXT, ...headers } }),
+    ),
+  );
 }
 
 /** Asserts exactly one writer won (200) and every other got a 412; returns the winner's index. */
 function oneWinner(responses: HttpResult[], what: string): number {
   const statuses = responses.map((r) => r.status);
   const winners = statuses.flatMap((s, i) => (s === 200 ? [i] : []));
-  assert.equal(winners.length, 1, `${what}: exactly one writer wins, got ${JSON.stringify(statuses)} ${responses.map((r) => r.text.trim()).join(" | ")}`);
-  for (const r of responses) if (r.status !== 200) assert.equal(r.status, 412, `${what}: the others get 412, got ${r.status} ${r.text}`);
+  assert.equal(
+    winners.length,
+    1,
+    `${what}: exactly one writer wins, got ${JSON.stringify(statuses)} ${responses.map((r) => r.text.trim()).join(" | ")}`,
+  );
+  for (const r of responses)
+    if (r.status !== 200) assert.equal(r.status, 412, `${what}: the others get 412, got ${r.status} ${r.text}`);
   return winners[0]!;
 }
 
@@ -52,7 +67,11 @@ async function raceOn(urls: readonly string[], prefix: string): Promise<void> {
     const winner = oneWinner(responses, `${prefix} If-Match round ${round}`);
     const after = await http(first, "GET", `/${prefix}/k`);
     assert.match(after.text, new RegExp(`"r${round}w${winner}"`), `${prefix}: the winner's value is stored`);
-    assert.equal(after.headers.get("etag"), responses[winner]!.headers.get("etag"), `${prefix}: the winner's ETag is the key's`);
+    assert.equal(
+      after.headers.get("etag"),
+      responses[winner]!.headers.get("etag"),
+      `${prefix}: the winner's ETag is the key's`,
+    );
   }
 }
 
@@ -74,7 +93,12 @@ describe("concurrent conditional writers, one router, every volume", () => {
       ...storage("mem", "mem/**", "memory"),
       ...storage("sql", "sql/**", "sq"),
       ...storage("jet", "jet/**", "js"),
-      ...(influx ? [...cfg("plugins/storage_manager/volumes/influxdb", { url: influx.url }), ...storage("flux", "flux/**", { id: "influxdb", db: "zest_cond_race", create_db: true })] : []),
+      ...(influx
+        ? [
+            ...cfg("plugins/storage_manager/volumes/influxdb", { url: influx.url }),
+            ...storage("flux", "flux/**", { id: "influxdb", db: "zest_cond_race", create_db: true }),
+          ]
+        : []),
     ]);
   });
   after(async () => {
@@ -86,7 +110,9 @@ describe("concurrent conditional writers, one router, every volume", () => {
   test("memory: exactly one of four concurrent conditional writers wins, each round", () => raceOn([z.url], "mem"));
   test("SQLite: exactly one of four concurrent conditional writers wins, each round", () => raceOn([z.url], "sql"));
   test("JetStream: exactly one of four concurrent conditional writers wins, each round", () => raceOn([z.url], "jet"));
-  test("InfluxDB: exactly one of four concurrent conditional writers wins, each round", { skip: influxSkip }, () => raceOn([z.url], "flux"));
+  test("InfluxDB: exactly one of four concurrent conditional writers wins, each round", { skip: influxSkip }, () =>
+    raceOn([z.url], "flux"),
+  );
 });
 
 describe("concurrent conditional writers on two routers sharing a JetStream bucket", () => {
@@ -94,7 +120,12 @@ describe("concurrent conditional writers on two routers sharing a JetStream buck
   let routers: ZestProcess[];
   before(async () => {
     nats = await startNatsCluster({ size: 1 });
-    const args = [...NO_STORAGES, "--nats", nats.urls[0]!, ...storage("shared", "shared/**", { id: "jetstream", bucket: "zest_cond_shared" })];
+    const args = [
+      ...NO_STORAGES,
+      "--nats",
+      nats.urls[0]!,
+      ...storage("shared", "shared/**", { id: "jetstream", bucket: "zest_cond_shared" }),
+    ];
     routers = await startRouters([
       ["--id", "c1", ...args],
       ["--id", "c2", ...args],
@@ -115,7 +146,13 @@ describe("concurrent conditional writers on two routers sharing a JetStream buck
     });
     // An ETag read on one router is honoured by the other.
     const v = (await http(a.url, "GET", "/shared/k")).headers.get("etag")!;
-    assert.equal((await http(b.url, "PUT", "/shared/k", { body: "from b", headers: { ...TEXT, "if-match": v } })).status, 200);
-    assert.equal((await http(a.url, "PUT", "/shared/k", { body: "from a", headers: { ...TEXT, "if-match": v } })).status, 412);
+    assert.equal(
+      (await http(b.url, "PUT", "/shared/k", { body: "from b", headers: { ...TEXT, "if-match": v } })).status,
+      200,
+    );
+    assert.equal(
+      (await http(a.url, "PUT", "/shared/k", { body: "from a", headers: { ...TEXT, "if-match": v } })).status,
+      412,
+    );
   });
 });

@@ -18,7 +18,8 @@ describe("conditional writes, Variant A", () => {
   });
   after(() => z.stop());
 
-  const put = (path: string, body: string, headers: Record<string, string> = {}): Promise<HttpResult> => http(z.url, "PUT", path, { body, headers: { ...TEXT, ...headers } });
+  const put = (path: string, body: string, headers: Record<string, string> = {}): Promise<HttpResult> =>
+    http(z.url, "PUT", path, { body, headers: { ...TEXT, ...headers } });
   const etag = async (path: string): Promise<string | null> => (await http(z.url, "GET", path)).headers.get("etag");
   const value = async (path: string): Promise<unknown> => (await getJson(z.url, path)).entries[0]?.value;
 
@@ -51,10 +52,16 @@ describe("conditional writes, Variant A", () => {
     assert.match(stale.text, /^write condition failed: the key holds another version\n$/);
     assert.equal(await value("/c/m"), "v2");
     // PATCH is a write like PUT.
-    const patched = await http(z.url, "PATCH", "/c/m", { body: "v4", headers: { ...TEXT, "if-match": ok.headers.get("etag")! } });
+    const patched = await http(z.url, "PATCH", "/c/m", {
+      body: "v4",
+      headers: { ...TEXT, "if-match": ok.headers.get("etag")! },
+    });
     assert.equal(patched.status, 200, patched.text);
     assert.equal(await value("/c/m"), "v4");
-    assert.equal((await http(z.url, "PATCH", "/c/m", { body: "v5", headers: { ...TEXT, "if-match": v1 } })).status, 412);
+    assert.equal(
+      (await http(z.url, "PATCH", "/c/m", { body: "v5", headers: { ...TEXT, "if-match": v1 } })).status,
+      412,
+    );
   });
 
   test("If-None-Match: * creates only if absent; a deleted key counts as absent", async () => {
@@ -110,7 +117,10 @@ describe("conditional writes, Variant A", () => {
       ["DELETE", "/c/**", { "if-match": "*" }, /single key/],
     ];
     for (const [method, path, headers, re] of cases) {
-      const r = await http(z.url, method, path, { body: method === "DELETE" ? undefined : "y", headers: { ...TEXT, ...headers } });
+      const r = await http(z.url, method, path, {
+        body: method === "DELETE" ? undefined : "y",
+        headers: { ...TEXT, ...headers },
+      });
       assert.equal(r.status, 400, `${method} ${path} ${JSON.stringify(headers)}: ${r.text}`);
       assert.match(r.text, re);
       assert.equal(r.text.trimEnd().split("\n").length, 1);
@@ -129,7 +139,11 @@ describe("conditional writes, Variant A", () => {
     assert.equal(nm.status, 304);
     assert.equal(nm.headers.get("etag"), v);
     assert.equal(nm.text, "");
-    assert.equal((await http(z.url, "GET", "/c/g", { headers: { "if-none-match": `W/${v}` } })).status, 304, "If-None-Match compares weakly");
+    assert.equal(
+      (await http(z.url, "GET", "/c/g", { headers: { "if-none-match": `W/${v}` } })).status,
+      304,
+      "If-None-Match compares weakly",
+    );
     assert.equal((await http(z.url, "GET", "/c/g", { headers: { "if-none-match": "*" } })).status, 304);
     assert.equal((await http(z.url, "GET", "/c/g", { headers: { "if-match": v } })).status, 200);
     await put("/c/g", "y");
@@ -182,13 +196,19 @@ describe("conditional writes, Variant B", () => {
     assert.equal(created.status, 204);
     const v = created.headers.get("etag")!;
     assert.match(v, ETAG);
-    assert.equal((await http(z.url, "PUT", "/b/c", { body: "dup", headers: { ...TEXT, "if-none-match": "*" } })).status, 412);
+    assert.equal(
+      (await http(z.url, "PUT", "/b/c", { body: "dup", headers: { ...TEXT, "if-none-match": "*" } })).status,
+      412,
+    );
     const nm = await http(z.url, "GET", "/b/c", { headers: { "if-none-match": v } });
     assert.equal(nm.status, 304);
     assert.equal(nm.headers.get("etag"), v);
     const next = await http(z.url, "PUT", "/b/c", { body: "two", headers: { ...TEXT, "if-match": v } });
     assert.equal(next.status, 204);
-    assert.equal((await http(z.url, "PUT", "/b/c", { body: "three", headers: { ...TEXT, "if-match": v } })).status, 412);
+    assert.equal(
+      (await http(z.url, "PUT", "/b/c", { body: "three", headers: { ...TEXT, "if-match": v } })).status,
+      412,
+    );
     const g = await http(z.url, "GET", "/b/c", { headers: { "if-none-match": v } });
     assert.equal(g.status, 200);
     assert.equal(g.headers.get("etag"), next.headers.get("etag"));
@@ -198,7 +218,9 @@ describe("conditional writes, Variant B", () => {
 
 describe("conditional writes under access control", () => {
   let z: ZestProcess;
-  const basic = (user: string, password: string): Record<string, string> => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` });
+  const basic = (user: string, password: string): Record<string, string> => ({
+    authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`,
+  });
   const acl = {
     enabled: true,
     default_permission: "deny",
@@ -220,12 +242,24 @@ describe("conditional writes under access control", () => {
 
   test("the access decision comes before the condition: a client that may not write gets 403 (401 without credentials), never 412 or 400", async () => {
     const writer = basic("writer", "writer-pw");
-    assert.equal((await http(z.url, "PUT", "/acl/k", { body: "x", headers: { ...TEXT, ...writer, "if-none-match": "*" } })).status, 200);
+    assert.equal(
+      (await http(z.url, "PUT", "/acl/k", { body: "x", headers: { ...TEXT, ...writer, "if-none-match": "*" } })).status,
+      200,
+    );
     const v = (await http(z.url, "GET", "/acl/k", { headers: writer })).headers.get("etag")!;
     const reader = basic("reader", "reader-pw");
-    const conds: Array<Record<string, string>> = [{ "if-match": '"stale/0"' }, { "if-match": v }, { "if-none-match": "*" }, { "if-match": "garbage" }];
+    const conds: Array<Record<string, string>> = [
+      { "if-match": '"stale/0"' },
+      { "if-match": v },
+      { "if-none-match": "*" },
+      { "if-match": "garbage" },
+    ];
     for (const cond of conds) {
-      assert.equal((await http(z.url, "PUT", "/acl/k", { body: "y", headers: { ...TEXT, ...reader, ...cond } })).status, 403, JSON.stringify(cond));
+      assert.equal(
+        (await http(z.url, "PUT", "/acl/k", { body: "y", headers: { ...TEXT, ...reader, ...cond } })).status,
+        403,
+        JSON.stringify(cond),
+      );
       assert.equal((await http(z.url, "PUT", "/acl/k", { body: "y", headers: { ...TEXT, ...cond } })).status, 401);
     }
     const r = await http(z.url, "PUT", "/acl/k", { body: "y", headers: { ...TEXT, ...writer, "if-match": v } });

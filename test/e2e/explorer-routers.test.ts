@@ -8,7 +8,16 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { CHROMIUM, CHROMIUM_ARGS, createStorage, HTML, NO_CHROMIUM, openExplorer, treeRow, watchedPage } from "../support/explorer-page.js";
+import {
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  createStorage,
+  HTML,
+  NO_CHROMIUM,
+  openExplorer,
+  treeRow,
+  watchedPage,
+} from "../support/explorer-page.js";
 import { getJson, http } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { CLI, startZest, type ZestProcess } from "../support/zest-process.js";
@@ -22,7 +31,10 @@ describe("the explorer on routers in a NATS cluster", { skip: NO_CHROMIUM }, () 
 
   before(async () => {
     cluster = await startNatsCluster({ size: 1, jetstream: false });
-    [a, b] = await Promise.all([startZest(["--id", "A7", "--nats", cluster.urls[0]!]), startZest(["--id", "B7", "--nats", cluster.urls[0]!, "--cfg", "plugins/storage_manager/storages:{}"])]);
+    [a, b] = await Promise.all([
+      startZest(["--id", "A7", "--nats", cluster.urls[0]!]),
+      startZest(["--id", "B7", "--nats", cluster.urls[0]!, "--cfg", "plugins/storage_manager/storages:{}"]),
+    ]);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   });
   after(async () => {
@@ -54,24 +66,41 @@ describe("the explorer on routers in a NATS cluster", { skip: NO_CHROMIUM }, () 
 /** Access control (src/access) arrived on another branch: this part runs where it is built. */
 const ACCESS_BUILT = existsSync(fileURLToPath(new URL("../../dist/access/", import.meta.url)));
 
-describe("the explorer with access control (Basic auth)", { skip: NO_CHROMIUM || (!ACCESS_BUILT && "access control is not built") }, () => {
+describe("the explorer with access control (Basic auth)", {
+  skip: NO_CHROMIUM || (!ACCESS_BUILT && "access control is not built"),
+}, () => {
   let z: ZestProcess;
   let browser: Browser;
   let dir: string;
   const errors: string[] = [];
-  const basic = (user: string, pw: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${pw}`).toString("base64")}` });
+  const basic = (user: string, pw: string) => ({
+    authorization: `Basic ${Buffer.from(`${user}:${pw}`).toString("base64")}`,
+  });
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "zest-explorer-acl-"));
-    const hash = execFileSync(process.execPath, [CLI, "passwd"], { input: "pw\n", encoding: "utf8" }).trim().split("\n").pop()!;
+    const hash = execFileSync(process.execPath, [CLI, "passwd"], { input: "pw\n", encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .pop()!;
     const config = {
       access_control: {
         enabled: true,
         default_permission: "deny",
         rules: [
-          { id: "demo", messages: ["query", "declare_subscriber", "put", "delete"], key_exprs: ["demo/**"], permission: "allow" },
+          {
+            id: "demo",
+            messages: ["query", "declare_subscriber", "put", "delete"],
+            key_exprs: ["demo/**"],
+            permission: "allow",
+          },
           { id: "read admin", messages: ["query"], key_exprs: ["@/**"], permission: "allow" },
-          { id: "all", messages: ["query", "declare_subscriber", "put", "delete"], key_exprs: ["**", "@/**"], permission: "allow" },
+          {
+            id: "all",
+            messages: ["query", "declare_subscriber", "put", "delete"],
+            key_exprs: ["**", "@/**"],
+            permission: "allow",
+          },
         ],
         subjects: [
           { id: "alice", usernames: ["alice"] },
@@ -90,7 +119,10 @@ describe("the explorer with access control (Basic auth)", { skip: NO_CHROMIUM ||
     writeFileSync(join(dir, "zest.json5"), JSON.stringify(config));
     z = await startZest(["-c", join(dir, "zest.json5")]);
     for (const key of ["demo/open", "secret/hidden"]) {
-      const r = await http(z.url, "PUT", `/${key}`, { body: key, headers: { "content-type": "text/plain", ...basic("root", "pw") } });
+      const r = await http(z.url, "PUT", `/${key}`, {
+        body: key,
+        headers: { "content-type": "text/plain", ...basic("root", "pw") },
+      });
       assert.equal(r.status, 200, r.text);
     }
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
@@ -118,8 +150,14 @@ describe("the explorer with access control (Basic auth)", { skip: NO_CHROMIUM ||
     await asUser("alice", async (page) => {
       assert.match((await page.locator("#summary").textContent()) ?? "", /^1 key matches \*\*/);
       assert.equal(await treeRow(page, "secret").count(), 0);
-      await http(z.url, "PUT", "/secret/later", { body: "x", headers: { "content-type": "text/plain", ...basic("root", "pw") } });
-      await http(z.url, "PUT", "/demo/later", { body: "y", headers: { "content-type": "text/plain", ...basic("root", "pw") } });
+      await http(z.url, "PUT", "/secret/later", {
+        body: "x",
+        headers: { "content-type": "text/plain", ...basic("root", "pw") },
+      });
+      await http(z.url, "PUT", "/demo/later", {
+        body: "y",
+        headers: { "content-type": "text/plain", ...basic("root", "pw") },
+      });
       await treeRow(page, "demo/later").waitFor({ timeout: 5000 });
       assert.equal(await treeRow(page, "secret").count(), 0);
       await page.locator("#admin p", { hasText: "Read-only here: 403" }).waitFor({ timeout: 5000 });

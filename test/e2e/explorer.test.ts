@@ -5,7 +5,17 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { CHROMIUM, CHROMIUM_ARGS, createStorage, HTML, NO_CHROMIUM, openExplorer, put, treeRow, watchedPage } from "../support/explorer-page.js";
+import {
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  createStorage,
+  HTML,
+  NO_CHROMIUM,
+  openExplorer,
+  put,
+  treeRow,
+  watchedPage,
+} from "../support/explorer-page.js";
 import { getJson, http } from "../support/http.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 
@@ -13,7 +23,10 @@ import { startZest, type ZestProcess } from "../support/zest-process.js";
  * Screenshots go to docs/img (the README shows them) with UPDATE_SCREENSHOTS=1, else to a
  * temporary directory, so an ordinary test run leaves the checkout as it was.
  */
-const SHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? fileURLToPath(new URL("../../docs/img/", import.meta.url)) : join(tmpdir(), "zest-explorer-shots");
+const SHOTS =
+  process.env.UPDATE_SCREENSHOTS === "1"
+    ? fileURLToPath(new URL("../../docs/img/", import.meta.url))
+    : join(tmpdir(), "zest-explorer-shots");
 describe("the explorer page", { skip: NO_CHROMIUM }, () => {
   let z: ZestProcess;
   let browser: Browser;
@@ -26,7 +39,9 @@ describe("the explorer page", { skip: NO_CHROMIUM }, () => {
     await put(z.url, "demo/example/json", '{"temp":21.5,"tags":["a","b"]}', "application/json");
     await put(z.url, "demo/example/markup", '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>');
     await put(z.url, "demo/bin", "\u0000\u0001\u0002zest", "application/octet-stream");
-    for (let b = 1; b <= 2; b++) for (let r = 1; r <= 6; r++) await put(z.url, `sensors/building-${b}/room-${r}/temp`, String(20 + r / 10), "application/float");
+    for (let b = 1; b <= 2; b++)
+      for (let r = 1; r <= 6; r++)
+        await put(z.url, `sensors/building-${b}/room-${r}/temp`, String(20 + r / 10), "application/float");
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     page = await watchedPage(browser, errors, { viewport: { width: 1280, height: 900 } });
     await openExplorer(page, z.url);
@@ -52,12 +67,17 @@ describe("the explorer page", { skip: NO_CHROMIUM }, () => {
     assert.equal((await http(z.url, "GET", "/", { headers: { accept: "application/json" } })).status, 400);
     // Assets, by name under the empty path; unknown names are a 404.
     let total = Buffer.byteLength(pageRes.text);
-    for (const [name, type] of [["app.js", /^text\/javascript/], ["app.css", /^text\/css/]] as const) {
+    for (const [name, type] of [
+      ["app.js", /^text\/javascript/],
+      ["app.css", /^text\/css/],
+    ] as const) {
       const r = await http(z.url, "GET", `/?_explorer=${name}`);
       assert.equal(r.status, 200);
       assert.match(r.headers.get("content-type") ?? "", type);
       assert.equal(r.headers.get("x-content-type-options"), "nosniff");
-      const again = await http(z.url, "GET", `/?_explorer=${name}`, { headers: { "if-none-match": r.headers.get("etag") ?? "" } });
+      const again = await http(z.url, "GET", `/?_explorer=${name}`, {
+        headers: { "if-none-match": r.headers.get("etag") ?? "" },
+      });
       assert.equal(again.status, 304);
       total += Buffer.byteLength(r.text);
     }
@@ -82,23 +102,35 @@ describe("the explorer page", { skip: NO_CHROMIUM }, () => {
     await page.keyboard.press("ArrowDown");
     assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-path")), "sensors/building-1");
     await page.keyboard.press("ArrowRight"); // open: to the first room
-    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-path")), "sensors/building-1/room-1");
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.getAttribute("data-path")),
+      "sensors/building-1/room-1",
+    );
     assert.equal(await treeRow(page, "sensors/building-1/room-1").getAttribute("aria-expanded"), "false");
     await page.keyboard.press("ArrowRight"); // closed: opens it
     assert.equal(await treeRow(page, "sensors/building-1/room-1").getAttribute("aria-expanded"), "true");
     await page.keyboard.press("ArrowRight");
-    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-path")), "sensors/building-1/room-1/temp");
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.getAttribute("data-path")),
+      "sensors/building-1/room-1/temp",
+    );
     await page.keyboard.press("Enter");
     assert.equal(await page.locator("#detail-title").textContent(), "sensors/building-1/room-1/temp");
     assert.equal(await page.locator("#detail-body pre.value").textContent(), "20.1");
     assert.match((await page.locator("#detail-body dl").textContent()) ?? "", /application\/float.*UTC.*router 0E0F/);
     await page.keyboard.press("ArrowLeft");
-    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-path")), "sensors/building-1/room-1");
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.getAttribute("data-path")),
+      "sensors/building-1/room-1",
+    );
   });
 
   test("values show by encoding: JSON pretty-printed, binary as hex and base64 with its size", async () => {
     await treeRow(page, "demo/example/json").click();
-    assert.equal(await page.locator("#detail-body pre.value").textContent(), '{\n  "temp": 21.5,\n  "tags": [\n    "a",\n    "b"\n  ]\n}');
+    assert.equal(
+      await page.locator("#detail-body pre.value").textContent(),
+      '{\n  "temp": 21.5,\n  "tags": [\n    "a",\n    "b"\n  ]\n}',
+    );
     await treeRow(page, "demo/bin").click();
     const pres = await page.locator("#detail-body pre.value").allTextContents();
     assert.equal(pres[0], `00000000  ${"00 01 02 7a 65 73 74".padEnd(47)}  ...zest`);
@@ -108,7 +140,10 @@ describe("the explorer page", { skip: NO_CHROMIUM }, () => {
 
   test("a value with markup is shown as text, and none of it runs", async () => {
     await treeRow(page, "demo/example/markup").click();
-    assert.equal(await page.locator("#detail-body pre.value").textContent(), '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>');
+    assert.equal(
+      await page.locator("#detail-body pre.value").textContent(),
+      '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>',
+    );
     assert.equal(await page.locator("img").count(), 0);
     assert.equal(await page.locator("body script").count(), 0);
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
@@ -135,7 +170,10 @@ describe("the explorer page", { skip: NO_CHROMIUM }, () => {
     await page.click("#write-form button[type=submit]");
     await page.locator("#w-status", { hasText: "Put demo/form/k" }).waitFor({ timeout: 5000 });
     const { entries } = await getJson(z.url, "/demo/form/k");
-    assert.deepEqual(entries.map((e) => [e.value, e.encoding]), [[{ from: "form" }, "application/json"]]);
+    assert.deepEqual(
+      entries.map((e) => [e.value, e.encoding]),
+      [[{ from: "form" }, "application/json"]],
+    );
     await treeRow(page, "demo/form").waitFor({ timeout: 5000 });
     // Delete asks for a second press.
     await page.click("#w-delete");
@@ -177,7 +215,10 @@ describe("the explorer page", { skip: NO_CHROMIUM }, () => {
     await row.getByRole("button", { name: "Remove storage from-page" }).click();
     await row.getByRole("button", { name: "Remove storage from-page" }).click();
     await row.waitFor({ state: "detached", timeout: 5000 });
-    assert.deepEqual((await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/from-page")).entries, []);
+    assert.deepEqual(
+      (await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/from-page")).entries,
+      [],
+    );
     // A refused config shows the router's reason.
     await createStorage(page, "bad", "bad/**", "no-such-volume");
     await page.locator("#admin-status.error", { hasText: "400" }).waitFor({ timeout: 5000 });
@@ -195,12 +236,20 @@ describe("the explorer page", { skip: NO_CHROMIUM }, () => {
     } finally {
       await desktop.close();
     }
-    const phone = await watchedPage(browser, errors, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    const phone = await watchedPage(browser, errors, {
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+      deviceScaleFactor: 2,
+    });
     try {
       await openExplorer(phone, z.url);
       await phone.locator('#tree li[data-path="demo/example/hello"]').click();
       await phone.locator("#routers td", { hasText: "0E0F" }).waitFor({ timeout: 5000 });
-      const widths = await phone.evaluate(() => ({ doc: document.documentElement.scrollWidth, view: window.innerWidth }));
+      const widths = await phone.evaluate(() => ({
+        doc: document.documentElement.scrollWidth,
+        view: window.innerWidth,
+      }));
       assert.ok(widths.doc <= widths.view, `the page is ${widths.doc} px wide on a ${widths.view} px screen`);
       await phone.evaluate(() => window.scrollTo(0, 0));
       await phone.screenshot({ path: join(SHOTS, "explorer-phone.png") });
@@ -213,4 +262,3 @@ describe("the explorer page", { skip: NO_CHROMIUM }, () => {
     assert.deepEqual(errors, []);
   });
 });
-

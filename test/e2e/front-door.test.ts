@@ -16,15 +16,34 @@ const STORAGES = "/@/router/local/config/plugins/storage_manager/storages";
 const ALLOWED = "http://allowed.example:3000";
 
 /** One raw HTTP/1.1 request with exactly the headers given (fetch forbids setting Host and Origin). */
-function raw(base: string, method: string, path: string, headers: Record<string, string>, body = "", localAddress?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+function raw(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body = "",
+  localAddress?: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: u.hostname, port: u.port, method, path, headers: { ...headers, "content-length": Buffer.byteLength(body) }, setHost: false, localAddress, agent: false }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (text += c));
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, text }));
-    });
+    const req = httpRequest(
+      {
+        host: u.hostname,
+        port: u.port,
+        method,
+        path,
+        headers: { ...headers, "content-length": Buffer.byteLength(body) },
+        setHost: false,
+        localAddress,
+        agent: false,
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (text += c));
+        res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -34,14 +53,25 @@ describe("browser checks: Origin on writes, preflight, Host on admin writes", ()
   let z: ZestProcess;
   let host: string;
   before(async () => {
-    z = await startZest(["--cfg", `plugins/rest/cors:{allowed_origins:["${ALLOWED}"]}`, "--cfg", 'plugins/rest/allowed_hosts:["zest.internal"]']);
+    z = await startZest([
+      "--cfg",
+      `plugins/rest/cors:{allowed_origins:["${ALLOWED}"]}`,
+      "--cfg",
+      'plugins/rest/allowed_hosts:["zest.internal"]',
+    ]);
     host = new URL(z.url).host;
   });
   after(() => z?.stop());
 
   test("a write from a foreign Origin is a 403 and writes nothing", async () => {
     for (const method of ["PUT", "PATCH", "DELETE"]) {
-      const r = await raw(z.url, method, "/demo/o/k", { host, origin: "http://evil.example", "content-type": "text/plain" }, "x");
+      const r = await raw(
+        z.url,
+        method,
+        "/demo/o/k",
+        { host, origin: "http://evil.example", "content-type": "text/plain" },
+        "x",
+      );
       assert.equal(r.status, 403, method);
       assert.match(r.text, /plugins\.rest\.cors\.allowed_origins/);
     }
@@ -49,23 +79,48 @@ describe("browser checks: Origin on writes, preflight, Host on admin writes", ()
   });
 
   test("a write from an allowed Origin or the router's own origin is accepted", async () => {
-    assert.equal((await raw(z.url, "PUT", "/demo/o/a", { host, origin: ALLOWED, "content-type": "text/plain" }, "a")).status, 200);
-    assert.equal((await raw(z.url, "PUT", "/demo/o/b", { host, origin: `http://${host}`, "content-type": "text/plain" }, "b")).status, 200);
+    assert.equal(
+      (await raw(z.url, "PUT", "/demo/o/a", { host, origin: ALLOWED, "content-type": "text/plain" }, "a")).status,
+      200,
+    );
+    assert.equal(
+      (await raw(z.url, "PUT", "/demo/o/b", { host, origin: `http://${host}`, "content-type": "text/plain" }, "b"))
+        .status,
+      200,
+    );
     assert.equal((await getJson(z.url, "/demo/o/**")).entries.length, 2);
   });
 
   test("a rebinding page (Origin and Host both its own domain) cannot write", async () => {
-    const r = await raw(z.url, "PUT", "/demo/o/rebind", { host: "evil.example:8000", origin: "http://evil.example:8000", "content-type": "text/plain" }, "x");
+    const r = await raw(
+      z.url,
+      "PUT",
+      "/demo/o/rebind",
+      { host: "evil.example:8000", origin: "http://evil.example:8000", "content-type": "text/plain" },
+      "x",
+    );
     assert.equal(r.status, 403);
   });
 
   test("the preflight reflects only allowed origins, with a fixed header list", async () => {
-    const ok = await raw(z.url, "OPTIONS", "/demo/o/a", { host, origin: ALLOWED, "access-control-request-method": "PUT", "access-control-request-headers": "content-type, x-anything" });
+    const ok = await raw(z.url, "OPTIONS", "/demo/o/a", {
+      host,
+      origin: ALLOWED,
+      "access-control-request-method": "PUT",
+      "access-control-request-headers": "content-type, x-anything",
+    });
     assert.equal(ok.status, 204);
     assert.equal(ok.headers["access-control-allow-origin"], ALLOWED);
     assert.match(String(ok.headers["access-control-allow-methods"]), /PUT/);
-    assert.equal(ok.headers["access-control-allow-headers"], "accept, authorization, content-type, if-match, if-none-match, last-event-id");
-    const foreign = await raw(z.url, "OPTIONS", "/demo/o/a", { host, origin: "http://evil.example", "access-control-request-method": "DELETE" });
+    assert.equal(
+      ok.headers["access-control-allow-headers"],
+      "accept, authorization, content-type, if-match, if-none-match, last-event-id",
+    );
+    const foreign = await raw(z.url, "OPTIONS", "/demo/o/a", {
+      host,
+      origin: "http://evil.example",
+      "access-control-request-method": "DELETE",
+    });
     assert.equal(foreign.headers["access-control-allow-origin"], "*");
     assert.equal(foreign.headers["access-control-allow-methods"], "GET");
   });
@@ -80,7 +135,13 @@ describe("browser checks: Origin on writes, preflight, Host on admin writes", ()
   test("admin writes check Host: IP literals, localhost and configured names pass, others are 403", async () => {
     const port = new URL(z.url).port;
     const body = '{key_expr:"h/**",volume:"memory"}';
-    for (const [h, status] of [[`evil.example:${port}`, 403], [`127.0.0.1:${port}`, 200], [`localhost:${port}`, 200], [`zest.internal:${port}`, 200], [`[::1]:${port}`, 200]] as const) {
+    for (const [h, status] of [
+      [`evil.example:${port}`, 403],
+      [`127.0.0.1:${port}`, 200],
+      [`localhost:${port}`, 200],
+      [`zest.internal:${port}`, 200],
+      [`[::1]:${port}`, 200],
+    ] as const) {
       const r = await raw(z.url, "PUT", `${STORAGES}/h`, { host: h, "content-type": "application/json" }, body);
       assert.equal(r.status, status, `${h}: ${r.text}`);
       if (status === 403) assert.match(r.text, /Host header naming this router/);
@@ -95,19 +156,48 @@ describe("browser checks: Origin on writes, preflight, Host on admin writes", ()
 function makeCertificate(dir: string): { cert: string; key: string } {
   const cert = join(dir, "cert.pem");
   const key = join(dir, "key.pem");
-  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"], { stdio: "ignore" });
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      "-days",
+      "1",
+      "-subj",
+      "/CN=localhost",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1,DNS:localhost",
+    ],
+    { stdio: "ignore" },
+  );
   return { cert, key };
 }
 
-function httpsCall(base: string, ca: Buffer, method: string, path: string, opts: { body?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; text: string }> {
+function httpsCall(
+  base: string,
+  ca: Buffer,
+  method: string,
+  path: string,
+  opts: { body?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; text: string }> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: u.hostname, port: u.port, method, path, ca, headers: opts.headers, agent: false }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (text += c));
-      res.on("end", () => resolve({ status: res.statusCode!, text }));
-    });
+    const req = httpsRequest(
+      { host: u.hostname, port: u.port, method, path, ca, headers: opts.headers, agent: false },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (text += c));
+        res.on("end", () => resolve({ status: res.statusCode!, text }));
+      },
+    );
     req.on("error", reject);
     req.end(opts.body);
   });
@@ -130,7 +220,10 @@ describe("TLS", () => {
 
   test("the gateway serves HTTPS: PUT and GET over TLS, announced as https://", async () => {
     assert.match(z.url, /^https:\/\//);
-    const put = await httpsCall(z.url, ca, "PUT", "/demo/tls", { body: '{"secure":true}', headers: { "content-type": "application/json" } });
+    const put = await httpsCall(z.url, ca, "PUT", "/demo/tls", {
+      body: '{"secure":true}',
+      headers: { "content-type": "application/json" },
+    });
     assert.equal(put.status, 200);
     const get = await httpsCall(z.url, ca, "GET", "/demo/tls");
     assert.deepEqual((JSON.parse(get.text) as Array<{ value: unknown }>)[0]?.value, { secure: true });
@@ -144,7 +237,14 @@ describe("TLS", () => {
   test("SSE over TLS delivers events", async () => {
     const u = new URL(z.url);
     const events: string[] = [];
-    const req = httpsRequest({ host: u.hostname, port: u.port, path: "/demo/sse/**", ca, headers: { accept: "text/event-stream" }, agent: false });
+    const req = httpsRequest({
+      host: u.hostname,
+      port: u.port,
+      path: "/demo/sse/**",
+      ca,
+      headers: { accept: "text/event-stream" },
+      agent: false,
+    });
     const [res] = (await new Promise((resolve, reject) => {
       req.on("response", (r) => resolve([r]));
       req.on("error", reject);
@@ -166,10 +266,22 @@ describe("TLS", () => {
 
   test("--rest-tls-cert without --rest-tls-key and an unreadable certificate exit 2", async () => {
     const { runZestExpectingExit } = await import("../support/zest-process.js");
-    const lone = await runZestExpectingExit(["--rest-http-port", "127.0.0.1:0", "--rest-tls-cert", join(dir, "cert.pem")]);
+    const lone = await runZestExpectingExit([
+      "--rest-http-port",
+      "127.0.0.1:0",
+      "--rest-tls-cert",
+      join(dir, "cert.pem"),
+    ]);
     assert.equal(lone.code, 2);
     assert.match(lone.stderr, /go together/);
-    const missing = await runZestExpectingExit(["--rest-http-port", "127.0.0.1:0", "--rest-tls-cert", join(dir, "none.pem"), "--rest-tls-key", join(dir, "key.pem")]);
+    const missing = await runZestExpectingExit([
+      "--rest-http-port",
+      "127.0.0.1:0",
+      "--rest-tls-cert",
+      join(dir, "none.pem"),
+      "--rest-tls-key",
+      join(dir, "key.pem"),
+    ]);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /cannot read TLS listen_certificate .*none\.pem: no such file/);
   });
@@ -177,7 +289,11 @@ describe("TLS", () => {
 
 describe("connections", () => {
   test("under ulimit -n 1024, 1,100 half-sent requests from one client do not stop another client", async () => {
-    const proc = spawn("bash", ["-c", `ulimit -n 1024; exec "${process.execPath}" "${CLI}" --rest-http-port 127.0.0.1:0`], { stdio: ["ignore", "ignore", "pipe"] });
+    const proc = spawn(
+      "bash",
+      ["-c", `ulimit -n 1024; exec "${process.execPath}" "${CLI}" --rest-http-port 127.0.0.1:0`],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
     killAtExit(proc);
     let err = "";
     proc.stderr!.setEncoding("utf8");
@@ -194,24 +310,36 @@ describe("connections", () => {
     try {
       // 1,100 connections from 127.0.0.1, each holding a request head that never ends.
       await Promise.all(
-        Array.from({ length: 1100 }, () =>
-          new Promise<void>((resolve) => {
-            const s = connect({ host: "127.0.0.1", port, localAddress: "127.0.0.1" }, () => {
-              s.write("GET /demo/x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
-              resolve();
-            });
-            s.on("error", () => resolve());
-            s.on("close", () => resolve());
-            sockets.push(s);
-          }),
+        Array.from(
+          { length: 1100 },
+          () =>
+            new Promise<void>((resolve) => {
+              const s = connect({ host: "127.0.0.1", port, localAddress: "127.0.0.1" }, () => {
+                s.write("GET /demo/x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
+                resolve();
+              });
+              s.on("error", () => resolve());
+              s.on("close", () => resolve());
+              sockets.push(s);
+            }),
         ),
       );
       // Another client, from another loopback address, is served at once.
       const r = await raw(url, "GET", "/demo/**", { host: "127.0.0.1" }, "", "127.0.0.2");
       assert.equal(r.status, 200);
-      const put = await raw(url, "PUT", "/demo/ok", { host: "127.0.0.1", "content-type": "text/plain" }, "1", "127.0.0.2");
+      const put = await raw(
+        url,
+        "PUT",
+        "/demo/ok",
+        { host: "127.0.0.1", "content-type": "text/plain" },
+        "1",
+        "127.0.0.2",
+      );
       assert.equal(put.status, 200);
-      assert.ok(sockets.filter((s) => !s.destroyed).length < 1100, "the per-address cap closed some of the first client's connections");
+      assert.ok(
+        sockets.filter((s) => !s.destroyed).length < 1100,
+        "the per-address cap closed some of the first client's connections",
+      );
     } finally {
       for (const s of sockets) s.destroy();
       proc.kill("SIGTERM");
@@ -220,7 +348,12 @@ describe("connections", () => {
   });
 
   test("a request head or a body that stalls is dropped after the configured timeout", async () => {
-    const z = await startZest(["--cfg", "plugins/rest/headers_timeout_ms:500", "--cfg", "plugins/rest/body_idle_timeout_ms:500"]);
+    const z = await startZest([
+      "--cfg",
+      "plugins/rest/headers_timeout_ms:500",
+      "--cfg",
+      "plugins/rest/body_idle_timeout_ms:500",
+    ]);
     try {
       const port = Number(new URL(z.url).port);
       const closed = (payload: string): Promise<number> =>
@@ -231,7 +364,10 @@ describe("connections", () => {
           s.on("error", () => undefined);
           s.on("close", () => resolve(Date.now() - t0));
         });
-      const [head, body] = await Promise.all([closed("GET /demo/x HTTP/1.1\r\nHost: 127.0.0.1\r\n"), closed("PUT /demo/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nab")]);
+      const [head, body] = await Promise.all([
+        closed("GET /demo/x HTTP/1.1\r\nHost: 127.0.0.1\r\n"),
+        closed("PUT /demo/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nab"),
+      ]);
       // Closed by the server (the sockets never end on their own), within a few checks of the limit.
       assert.ok(head >= 400 && head < 5000, `head dropped after ${head} ms`);
       assert.ok(body >= 400 && body < 5000, `body dropped after ${body} ms`);

@@ -24,18 +24,78 @@ const BODY_LIMIT = 65_536;
 type Rand = () => number;
 
 const CHUNKS = [
-  "demo", "a", "b", "x", "*", "**", "$*", "a$*", "$*b", "a$*b", "$", "a$", "$$*", "***", "@", "@a", "@$*", "..", ".",
-  "%", "%2", "%2F", "%2f", "%3F", "%23", "%25", "%ZZ", "%00", "%C3%A9", "%E2%82", "%FF%FE", "é", "日本", "😀", "~", "(", ")", ";",
-  "=", "&", "[", "]", "a b", "+", "%20", "router", "local", "config", "_time", "\\", "'", "\"", "<", ">", "{", "}", "|", "^", "`",
+  "demo",
+  "a",
+  "b",
+  "x",
+  "*",
+  "**",
+  "$*",
+  "a$*",
+  "$*b",
+  "a$*b",
+  "$",
+  "a$",
+  "$$*",
+  "***",
+  "@",
+  "@a",
+  "@$*",
+  "..",
+  ".",
+  "%",
+  "%2",
+  "%2F",
+  "%2f",
+  "%3F",
+  "%23",
+  "%25",
+  "%ZZ",
+  "%00",
+  "%C3%A9",
+  "%E2%82",
+  "%FF%FE",
+  "é",
+  "日本",
+  "😀",
+  "~",
+  "(",
+  ")",
+  ";",
+  "=",
+  "&",
+  "[",
+  "]",
+  "a b",
+  "+",
+  "%20",
+  "router",
+  "local",
+  "config",
+  "_time",
+  "\\",
+  "'",
+  '"',
+  "<",
+  ">",
+  "{",
+  "}",
+  "|",
+  "^",
+  "`",
 ];
 
 /** A URL path: mostly small odd keys, sometimes huge or deep ones. */
 function path(r: Rand): string {
   const shape = r();
-  if (shape < 0.05) return `/${Array.from({ length: 400 + Math.floor(r() * 5000) }, () => pick(r, ["a", "*", "**", "$*a"])).join("/")}`;
-  if (shape < 0.1) return `/${pick(r, ["", "**/", "demo/"])}${pick(r, ["a", "$*", "ab", "a$*b"]).repeat(50 + Math.floor(r() * 2000))}`;
-  if (shape < 0.15) return `/${Array.from({ length: 50 + Math.floor(r() * 400) }, (_, i) => (i % 2 === 0 ? "**" : pick(r, ["a", "$*a$*", "*"]))).join("/")}`;
-  if (shape < 0.25) return `/@/router/${pick(r, ["local", "0123", "zz", "*", "**", "LOCAL"])}/${Array.from({ length: Math.floor(r() * 6) }, () => pick(r, [...CHUNKS, "status", "plugins", "storage_manager", "storages", "volumes"])).join("/")}`;
+  if (shape < 0.05)
+    return `/${Array.from({ length: 400 + Math.floor(r() * 5000) }, () => pick(r, ["a", "*", "**", "$*a"])).join("/")}`;
+  if (shape < 0.1)
+    return `/${pick(r, ["", "**/", "demo/"])}${pick(r, ["a", "$*", "ab", "a$*b"]).repeat(50 + Math.floor(r() * 2000))}`;
+  if (shape < 0.15)
+    return `/${Array.from({ length: 50 + Math.floor(r() * 400) }, (_, i) => (i % 2 === 0 ? "**" : pick(r, ["a", "$*a$*", "*"]))).join("/")}`;
+  if (shape < 0.25)
+    return `/@/router/${pick(r, ["local", "0123", "zz", "*", "**", "LOCAL"])}/${Array.from({ length: Math.floor(r() * 6) }, () => pick(r, [...CHUNKS, "status", "plugins", "storage_manager", "storages", "volumes"])).join("/")}`;
   const n = 1 + Math.floor(r() * 6);
   let p = "";
   for (let i = 0; i < n; i++) p += pick(r, ["/", "/", "/", "//", ""]) + pick(r, CHUNKS);
@@ -47,23 +107,92 @@ function query(r: Rand): string {
   const q = r();
   if (q < 0.5) return "";
   const junk = pick(r, [
-    "_time=[..]", "_time=[now(-1h)..]", "_time=[now()..now(-1s)]", "_time=[", "_time=]", "_time=[a..b]", "_time=[2020-01-01T00:00:00Z..2019-01-01T00:00:00Z]",
-    "_time=[now(-99999999999999d)..]", "_time=now()", "_time=[;1h]", "_time=[now(-1h);]", "(a=b;_time=x)", "(", ")", "((((", "_anyke", "_raw=true", "_raw=maybe",
-    "starttime=now()-1m", "stoptime=x", "starttime=now()&stoptime=now()-1h", "%", "%ZZ=1", "a=%E2%82", "=", "&&&", ";;;", `x=${"y".repeat(3000)}`,
+    "_time=[..]",
+    "_time=[now(-1h)..]",
+    "_time=[now()..now(-1s)]",
+    "_time=[",
+    "_time=]",
+    "_time=[a..b]",
+    "_time=[2020-01-01T00:00:00Z..2019-01-01T00:00:00Z]",
+    "_time=[now(-99999999999999d)..]",
+    "_time=now()",
+    "_time=[;1h]",
+    "_time=[now(-1h);]",
+    "(a=b;_time=x)",
+    "(",
+    ")",
+    "((((",
+    "_anyke",
+    "_raw=true",
+    "_raw=maybe",
+    "starttime=now()-1m",
+    "stoptime=x",
+    "starttime=now()&stoptime=now()-1h",
+    "%",
+    "%ZZ=1",
+    "a=%E2%82",
+    "=",
+    "&&&",
+    ";;;",
+    `x=${"y".repeat(3000)}`,
   ]);
   return `?${junk}`;
 }
 
 const BODIES = [
-  "", "{", "}", "[", "{key_expr:", '{"key_expr": 1}', '{"key_expr": "demo/**"}', '{"key_expr": "demo/**", "volume": "nope"}',
-  '{"key_expr": "**", "volume": {"id": "memory", "quota": -5}}', '{"key_expr": "fz/**", "volume": "memory"}', '{"key_expr": "a//b", "volume": "memory"}',
-  "{key_expr: 'fz/**', volume: 'memory', }", "{key_expr: 'fz/**' /* c */}", "null", "true", "1e999", '"str"', "[1,2,3]", "\u0000\u0001", "\uFEFF{}",
-  '{"__proto__": {"x": 1}}', '{"constructor": {"prototype": {}}}', "{a:1,a:2}", "key_expr=fz/**;volume=memory", "path_expr=/fz/**", "backend=memory",
-  `${"[".repeat(40)}${"]".repeat(40)}`, `{"a":${"{\"a\":".repeat(30)}1${"}".repeat(30)}}`, "x".repeat(70_000),
+  "",
+  "{",
+  "}",
+  "[",
+  "{key_expr:",
+  '{"key_expr": 1}',
+  '{"key_expr": "demo/**"}',
+  '{"key_expr": "demo/**", "volume": "nope"}',
+  '{"key_expr": "**", "volume": {"id": "memory", "quota": -5}}',
+  '{"key_expr": "fz/**", "volume": "memory"}',
+  '{"key_expr": "a//b", "volume": "memory"}',
+  "{key_expr: 'fz/**', volume: 'memory', }",
+  "{key_expr: 'fz/**' /* c */}",
+  "null",
+  "true",
+  "1e999",
+  '"str"',
+  "[1,2,3]",
+  "\u0000\u0001",
+  "\uFEFF{}",
+  '{"__proto__": {"x": 1}}',
+  '{"constructor": {"prototype": {}}}',
+  "{a:1,a:2}",
+  "key_expr=fz/**;volume=memory",
+  "path_expr=/fz/**",
+  "backend=memory",
+  `${"[".repeat(40)}${"]".repeat(40)}`,
+  `{"a":${'{"a":'.repeat(30)}1${"}".repeat(30)}}`,
+  "x".repeat(70_000),
 ];
 
-const CONTENT_TYPES = ["text/plain", "application/json", "application/json5", "text/json", "application/x-www-form-urlencoded", "application/properties", "garbage", "text/plain; charset=utf-16", "", "application/octet-stream", "a/b;;;=="];
-const ACCEPTS = ["*/*", "text/event-stream", "text/html", "application/json", "text/event-stream;q=0.5, */*", "garbage", ""];
+const CONTENT_TYPES = [
+  "text/plain",
+  "application/json",
+  "application/json5",
+  "text/json",
+  "application/x-www-form-urlencoded",
+  "application/properties",
+  "garbage",
+  "text/plain; charset=utf-16",
+  "",
+  "application/octet-stream",
+  "a/b;;;==",
+];
+const ACCEPTS = [
+  "*/*",
+  "text/event-stream",
+  "text/html",
+  "application/json",
+  "text/event-stream;q=0.5, */*",
+  "garbage",
+  "",
+];
 
 interface Outcome {
   status: number | undefined;
@@ -72,16 +201,33 @@ interface Outcome {
 
 /** One well-formed HTTP request with odd content, over keep-alive connections. */
 function viaHttp(agent: Agent, base: URL, r: Rand, variantA: boolean): Promise<Outcome> {
-  const method = pick(r, ["GET", "GET", "GET", "PUT", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "POST", "TRACE", "FOO"]);
+  const method = pick(r, [
+    "GET",
+    "GET",
+    "GET",
+    "PUT",
+    "PUT",
+    "PATCH",
+    "DELETE",
+    "HEAD",
+    "OPTIONS",
+    "POST",
+    "TRACE",
+    "FOO",
+  ]);
   let p = path(r) + query(r);
-  if (method !== "GET" && method !== "HEAD" && r() < 0.3) p = `${variantA ? "/@/router/local/config/plugins/storage_manager/storages/" : "/@/router/local/plugin/storages/backend/memory/storage/"}${pick(r, ["fz", "__proto__", "constructor", "fz/x", "%2F", "a b", ""])}`;
+  if (method !== "GET" && method !== "HEAD" && r() < 0.3)
+    p = `${variantA ? "/@/router/local/config/plugins/storage_manager/storages/" : "/@/router/local/plugin/storages/backend/memory/storage/"}${pick(r, ["fz", "__proto__", "constructor", "fz/x", "%2F", "a b", ""])}`;
   const headers: Record<string, string> = {};
   if (r() < 0.7) headers["content-type"] = pick(r, CONTENT_TYPES);
   if (r() < 0.5) headers.accept = pick(r, ACCEPTS);
   if (r() < 0.2) headers.origin = pick(r, ["http://evil.example", "null", "http://127.0.0.1", "x"]);
-  if (r() < 0.1) headers["if-match"] = pick(r, ['"x"', "*", "W/\"1\""]);
+  if (r() < 0.1) headers["if-match"] = pick(r, ['"x"', "*", 'W/"1"']);
   if (r() < 0.1) headers["last-event-id"] = pick(r, ["1", "-1", "x", "99999999999999999999"]);
-  const body = method === "PUT" || method === "PATCH" || method === "POST" || (method === "GET" && r() < 0.05) ? pick(r, BODIES) : undefined;
+  const body =
+    method === "PUT" || method === "PATCH" || method === "POST" || (method === "GET" && r() < 0.05)
+      ? pick(r, BODIES)
+      : undefined;
   // Characters Node would refuse to send go percent-encoded (raw ones are sent by `viaSocket`).
   p = p.replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c));
   const what = `${method} ${p.slice(0, 200)}`;
@@ -89,18 +235,21 @@ function viaHttp(agent: Agent, base: URL, r: Rand, variantA: boolean): Promise<O
   return new Promise((resolve, reject) => {
     let req: ReturnType<typeof request>;
     try {
-      req = request({ agent: sse ? undefined : agent, host: base.hostname, port: base.port, method, path: p, headers }, (res) => {
-        clearTimeout(timer);
-        if (sse && res.statusCode === 200) {
-          // An SSE stream: keep it open a moment, then go away.
-          setTimeout(() => res.destroy(), Math.floor(r() * 30));
-          resolve({ status: res.statusCode, what });
-          return;
-        }
-        res.resume();
-        res.on("end", () => resolve({ status: res.statusCode, what }));
-        res.on("error", () => resolve({ status: res.statusCode, what }));
-      });
+      req = request(
+        { agent: sse ? undefined : agent, host: base.hostname, port: base.port, method, path: p, headers },
+        (res) => {
+          clearTimeout(timer);
+          if (sse && res.statusCode === 200) {
+            // An SSE stream: keep it open a moment, then go away.
+            setTimeout(() => res.destroy(), Math.floor(r() * 30));
+            resolve({ status: res.statusCode, what });
+            return;
+          }
+          res.resume();
+          res.on("end", () => resolve({ status: res.statusCode, what }));
+          res.on("error", () => resolve({ status: res.statusCode, what }));
+        },
+      );
     } catch {
       // Node refuses to send it (an invalid character in the path): not a request at all.
       resolve({ status: 0, what });
@@ -162,7 +311,8 @@ function viaSocket(base: URL, r: Rand): Promise<Outcome> {
     });
     // A truncated request (a body shorter than announced) gets no answer until the client gives up: closing is that.
     // (Blank lines before a request line are allowed: the server waits for the request too.)
-    if (/Content-Length: 5\r\n\r\nab$|Content-Length: 99999999999/.test(raw) || raw === "\r\n\r\n") setTimeout(() => socket.end(), 20);
+    if (/Content-Length: 5\r\n\r\nab$|Content-Length: 99999999999/.test(raw) || raw === "\r\n\r\n")
+      setTimeout(() => socket.end(), 20);
     socket.on("close", () => done(undefined));
     socket.on("error", () => done(undefined));
     socket.write(raw, "latin1");
@@ -182,7 +332,8 @@ async function fuzz(z: ZestProcess, variantA: boolean, seed: number): Promise<Ma
       const out = r() < 0.2 ? await viaSocket(base, r) : await viaHttp(agent, base, r, variantA);
       statuses.set(out.status, (statuses.get(out.status) ?? 0) + 1);
       if (out.status !== undefined && out.status >= 500) failures.push(`${out.status} for ${out.what}`);
-      if (z.proc.exitCode !== null || z.proc.signalCode !== null) failures.push(`the router exited (${z.proc.exitCode ?? z.proc.signalCode}) after ${out.what}`);
+      if (z.proc.exitCode !== null || z.proc.signalCode !== null)
+        failures.push(`the router exited (${z.proc.exitCode ?? z.proc.signalCode}) after ${out.what}`);
     }
   };
   try {
@@ -200,7 +351,8 @@ describe("fuzzing the REST gateway of both variants at once", { concurrency: 2 }
   before(async () => {
     // Anything an admin write might create lands in a directory of its own.
     dir = mkdtempSync(join(tmpdir(), "zest-fuzz-"));
-    for (const v of ["a", "b"] as const) routers.set(v, await startZest(["--rest-variant", v, "--body-limit", String(BODY_LIMIT)], { cwd: dir }));
+    for (const v of ["a", "b"] as const)
+      routers.set(v, await startZest(["--rest-variant", v, "--body-limit", String(BODY_LIMIT)], { cwd: dir }));
   });
   after(async () => {
     for (const z of routers.values()) await z.stop();
@@ -213,9 +365,15 @@ describe("fuzzing the REST gateway of both variants at once", { concurrency: 2 }
       t.diagnostic(`FUZZ_SEED=${SEED}`);
       const t0 = performance.now();
       const statuses = await fuzz(z, variant === "a", SEED + (variant === "a" ? 0 : 1));
-      t.diagnostic(`${REQUESTS} requests in ${Math.round(performance.now() - t0)} ms; statuses ${JSON.stringify([...statuses].sort())}`);
+      t.diagnostic(
+        `${REQUESTS} requests in ${Math.round(performance.now() - t0)} ms; statuses ${JSON.stringify([...statuses].sort())}`,
+      );
       // Still serving, and still right.
-      const put = await fetch(`${z.url}/fuzz/after`, { method: "PUT", body: "ok", headers: { "content-type": "text/plain" } });
+      const put = await fetch(`${z.url}/fuzz/after`, {
+        method: "PUT",
+        body: "ok",
+        headers: { "content-type": "text/plain" },
+      });
       assert.ok(put.ok, `PUT after the fuzz answered ${put.status}`);
       const got = await (await fetch(`${z.url}/fuzz/after`)).text();
       assert.match(got, /"ok"/);

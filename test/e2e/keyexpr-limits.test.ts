@@ -16,12 +16,21 @@ function sized(bytes: number, n: number): string {
 }
 
 /** Sends a request with a raw path and reads the whole answer. */
-function raw(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; text: string }> {
+function raw(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<{ status: number; text: string }> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
     const req = request({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
       let text = "";
-      res.setEncoding("utf8").on("data", (d: string) => (text += d)).on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      res
+        .setEncoding("utf8")
+        .on("data", (d: string) => (text += d))
+        .on("end", () => resolve({ status: res.statusCode ?? 0, text }));
     });
     req.on("error", reject);
     req.end(body);
@@ -52,7 +61,10 @@ describe("Variant A: key expressions past the limits are refused, and never cras
   test("a key of 4,096 bytes and 512 chunks is accepted everywhere; one byte or one chunk more is not", async () => {
     const max = sized(4096, 512);
     assert.equal(Buffer.byteLength(max), 4096);
-    assert.equal((await http(z.url, "PUT", `/${max}`, { body: "v", headers: { "content-type": "text/plain" } })).status, 200);
+    assert.equal(
+      (await http(z.url, "PUT", `/${max}`, { body: "v", headers: { "content-type": "text/plain" } })).status,
+      200,
+    );
     const { entries } = await getJson(z.url, `/${max}`);
     assert.equal(entries[0]?.key, max);
     const sse = await openSse(`${z.url}/${max}`);
@@ -103,7 +115,10 @@ describe("Variant B: key expressions past the limits are refused", () => {
 describe("the default storage's memory quota", () => {
   let z: ZestProcess;
   before(async () => {
-    z = await startZest(["--cfg", 'plugins/storage_manager/storages/default:{key_expr:"**",volume:{id:"memory",quota:2000}}']);
+    z = await startZest([
+      "--cfg",
+      'plugins/storage_manager/storages/default:{key_expr:"**",volume:{id:"memory",quota:2000}}',
+    ]);
   });
   after(() => z.stop());
 
@@ -115,7 +130,10 @@ describe("the default storage's memory quota", () => {
     const bigger = await raw(z.url, "PUT", "/q/a", { "content-type": "text/plain" }, "z".repeat(1900));
     assert.equal(bigger.status, 507);
     const { entries } = await getJson(z.url, "/q/**");
-    assert.deepEqual(entries.map((e) => [e.key, e.value]), [["q/a", "x".repeat(1000)]]);
+    assert.deepEqual(
+      entries.map((e) => [e.key, e.value]),
+      [["q/a", "x".repeat(1000)]],
+    );
     // A DELETE is never refused, and makes room.
     assert.equal((await raw(z.url, "DELETE", "/q/a")).status, 200);
     assert.equal((await raw(z.url, "PUT", "/q/b", { "content-type": "text/plain" }, "y".repeat(1000))).status, 200);

@@ -14,14 +14,30 @@ import { startZest, type ZestProcess } from "../support/zest-process.js";
 interface Family {
   name: string;
   type: string;
-  metrics: Array<{ value?: string; labels?: Record<string, string>; buckets?: Record<string, string>; count?: string; sum?: string }>;
+  metrics: Array<{
+    value?: string;
+    labels?: Record<string, string>;
+    buckets?: Record<string, string>;
+    count?: string;
+    sum?: string;
+  }>;
 }
 
-async function scrape(url: string, how: "raw" | "accept" = "raw"): Promise<{ families: Map<string, Family>; contentType: string; text: string }> {
-  const r = how === "raw" ? await http(url, "GET", "/@/router/local/metrics?_raw=true") : await http(url, "GET", "/@/router/local/metrics", { headers: { accept: "text/plain;version=0.0.4" } });
+async function scrape(
+  url: string,
+  how: "raw" | "accept" = "raw",
+): Promise<{ families: Map<string, Family>; contentType: string; text: string }> {
+  const r =
+    how === "raw"
+      ? await http(url, "GET", "/@/router/local/metrics?_raw=true")
+      : await http(url, "GET", "/@/router/local/metrics", { headers: { accept: "text/plain;version=0.0.4" } });
   assert.equal(r.status, 200);
   const families = parsePrometheusTextFormat(r.text) as Family[];
-  return { families: new Map(families.map((f) => [f.name, f])), contentType: r.headers.get("content-type") ?? "", text: r.text };
+  return {
+    families: new Map(families.map((f) => [f.name, f])),
+    contentType: r.headers.get("content-type") ?? "",
+    text: r.text,
+  };
 }
 
 function value(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number {
@@ -34,13 +50,19 @@ function value(families: Map<string, Family>, name: string, labels: Record<strin
 describe("metrics of a real router", () => {
   let z: ZestProcess;
   before(async () => {
-    z = await startZest(["--id", "0C0D", "--cfg", 'plugins/storage_manager/storages/m:{key_expr:"m/**",volume:"memory"}']);
+    z = await startZest([
+      "--id",
+      "0C0D",
+      "--cfg",
+      'plugins/storage_manager/storages/m:{key_expr:"m/**",volume:"memory"}',
+    ]);
   });
   after(() => z.stop());
 
   test("requests by method, variant and status, latency, bytes, SSE streams, storage sizes and process metrics", async (t) => {
     const before = (await scrape(z.url)).families;
-    const req = (labels: Record<string, string>) => value(before, "zest_http_requests_total", { variant: "a", ...labels });
+    const req = (labels: Record<string, string>) =>
+      value(before, "zest_http_requests_total", { variant: "a", ...labels });
     const put0 = req({ method: "PUT", status: "200" });
     const get0 = req({ method: "GET", status: "200" });
     const nf0 = req({ method: "GET", status: "404" });
@@ -48,7 +70,11 @@ describe("metrics of a real router", () => {
     const in0 = value(before, "zest_http_request_bytes_total");
     const sse = await openSse(`${z.url}/m/**`);
     t.after(() => sse.close());
-    for (let i = 0; i < 3; i++) assert.equal((await http(z.url, "PUT", `/m/k${i}`, { body: "12345", headers: { "content-type": "text/plain" } })).status, 200);
+    for (let i = 0; i < 3; i++)
+      assert.equal(
+        (await http(z.url, "PUT", `/m/k${i}`, { body: "12345", headers: { "content-type": "text/plain" } })).status,
+        200,
+      );
     await sse.next(3);
     assert.equal((await getJson(z.url, "/m/**")).status, 200);
     assert.equal((await http(z.url, "GET", "/m/none?_raw=true")).status, 404);
@@ -56,13 +82,18 @@ describe("metrics of a real router", () => {
 
     const { families: after, contentType, text } = await scrape(z.url);
     assert.match(contentType, /^text\/plain; version=0\.0\.4/);
-    const now = (labels: Record<string, string>) => value(after, "zest_http_requests_total", { variant: "a", ...labels });
+    const now = (labels: Record<string, string>) =>
+      value(after, "zest_http_requests_total", { variant: "a", ...labels });
     assert.equal(now({ method: "PUT", status: "200" }) - put0, 3);
     // The GETs: one of /m/**, and the first scrape (a request is counted once it is answered).
     assert.equal(now({ method: "GET", status: "200" }) - get0, 2);
     assert.equal(now({ method: "GET", status: "404" }) - nf0, 1);
     assert.equal(now({ method: "GET", status: "400" }) - bad0, 1);
-    assert.equal(value(after, "zest_http_request_bytes_total") - in0, 15, JSON.stringify(after.get("zest_http_request_bytes_total")));
+    assert.equal(
+      value(after, "zest_http_request_bytes_total") - in0,
+      15,
+      JSON.stringify(after.get("zest_http_request_bytes_total")),
+    );
     assert.ok(value(after, "zest_http_response_bytes_total") > 0);
     const hist = after.get("zest_http_request_duration_seconds")!;
     assert.equal(hist.type, "HISTOGRAM");
@@ -70,7 +101,10 @@ describe("metrics of a real router", () => {
     const series = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1]);
     const putCount = series('zest_http_request_duration_seconds_count\\{method="PUT",variant="a"\\}');
     assert.ok(putCount >= 3, `PUT latency count ${putCount}`);
-    assert.equal(series('zest_http_request_duration_seconds_bucket\\{le="\\+Inf",method="PUT",variant="a"\\}'), putCount);
+    assert.equal(
+      series('zest_http_request_duration_seconds_bucket\\{le="\\+Inf",method="PUT",variant="a"\\}'),
+      putCount,
+    );
     assert.ok(series('zest_http_request_duration_seconds_sum\\{method="PUT",variant="a"\\}') > 0);
     assert.equal(value(after, "zest_sse_streams"), 1);
     assert.ok(value(after, "zest_sse_events_total") >= 3);
@@ -83,7 +117,11 @@ describe("metrics of a real router", () => {
     assert.ok(after.has("process_cpu_user_seconds_total"));
 
     sse.close();
-    await eventually(async () => value((await scrape(z.url)).families, "zest_sse_streams") === 0, 5_000, "the stream to be released");
+    await eventually(
+      async () => value((await scrape(z.url)).families, "zest_sse_streams") === 0,
+      5_000,
+      "the stream to be released",
+    );
   });
 
   test("Accept: text/plain reads the metrics raw, as a scraper asks", async () => {
@@ -100,7 +138,10 @@ describe("metrics of a real router", () => {
   });
 
   test("methods outside the known set are counted as OTHER, and the router keeps serving", async () => {
-    const other0 = value((await scrape(z.url)).families, "zest_http_requests_total", { method: "OTHER", status: "405" });
+    const other0 = value((await scrape(z.url)).families, "zest_http_requests_total", {
+      method: "OTHER",
+      status: "405",
+    });
     for (const m of ["PROPFIND", "MKCOL"]) assert.equal((await http(z.url, m, "/m/k0")).status, 405);
     const after = (await scrape(z.url)).families;
     assert.equal(value(after, "zest_http_requests_total", { method: "OTHER", status: "405" }) - other0, 2);
@@ -113,14 +154,16 @@ describe("metrics of a real router", () => {
     const socket = net.connect({ host: hostname, port: Number(port) });
     socket.write("GET /slow/** HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n");
     let head = "";
-    await new Promise<void>((resolve) => socket.on("data", function onHead(c: Buffer) {
-      head += c.toString("latin1");
-      if (head.includes("\r\n\r\n")) {
-        socket.off("data", onHead);
-        socket.pause(); // a client that stops reading
-        resolve();
-      }
-    }));
+    await new Promise<void>((resolve) =>
+      socket.on("data", function onHead(c: Buffer) {
+        head += c.toString("latin1");
+        if (head.includes("\r\n\r\n")) {
+          socket.off("data", onHead);
+          socket.pause(); // a client that stops reading
+          resolve();
+        }
+      }),
+    );
     const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
     const mib = "x".repeat(1024 * 1024);
     try {
@@ -148,9 +191,13 @@ describe("metrics of two routers in one process", () => {
   });
 
   test("each router has its own registry: no collision, and each counts its own requests", async () => {
-    for (const id of ["0E01", "0E02"]) routers.push(await startInProcess({ id, plugins: { rest: { http_port: "127.0.0.1:0" } } }, { logger: silentLogger }));
+    for (const id of ["0E01", "0E02"])
+      routers.push(
+        await startInProcess({ id, plugins: { rest: { http_port: "127.0.0.1:0" } } }, { logger: silentLogger }),
+      );
     const [a, b] = routers as [Zest, Zest];
-    for (let i = 0; i < 2; i++) await http(a.restUrl!.replace("localhost", "127.0.0.1"), "PUT", "/two/a", { body: "x" });
+    for (let i = 0; i < 2; i++)
+      await http(a.restUrl!.replace("localhost", "127.0.0.1"), "PUT", "/two/a", { body: "x" });
     await http(b.restUrl!.replace("localhost", "127.0.0.1"), "PUT", "/two/b", { body: "x" });
     const fa = (await scrape(a.restUrl!.replace("localhost", "127.0.0.1"))).families;
     const fb = (await scrape(b.restUrl!.replace("localhost", "127.0.0.1"))).families;

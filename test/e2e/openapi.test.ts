@@ -31,17 +31,26 @@ function conforms(doc: Doc, path: string, method: string, r: HttpResult): void {
   const op = doc.paths[path]?.[method];
   assert.ok(op, `${method.toUpperCase()} ${path} is documented`);
   const response = op.responses[String(r.status)];
-  assert.ok(response, `${method.toUpperCase()} ${path}: status ${r.status} is documented (${Object.keys(op.responses).join(", ")})`);
+  assert.ok(
+    response,
+    `${method.toUpperCase()} ${path}: status ${r.status} is documented (${Object.keys(op.responses).join(", ")})`,
+  );
   const type = (r.headers.get("content-type") ?? "").split(";")[0]!.trim();
   if (response.content === undefined) {
     assert.equal(r.text, "", `${r.status} has no body`);
     return;
   }
   const media = response.content[type] ?? response.content["*/*"];
-  assert.ok(media, `${method.toUpperCase()} ${path} ${r.status}: content type ${type} is documented (${Object.keys(response.content).join(", ")})`);
+  assert.ok(
+    media,
+    `${method.toUpperCase()} ${path} ${r.status}: content type ${type} is documented (${Object.keys(response.content).join(", ")})`,
+  );
   if (type === "application/json") {
     const validate = ajv.compile({ ...media.schema, components: doc.components });
-    assert.ok(validate(JSON.parse(r.text)), `${method.toUpperCase()} ${path} ${r.status}: ${ajv.errorsText(validate.errors)}`);
+    assert.ok(
+      validate(JSON.parse(r.text)),
+      `${method.toUpperCase()} ${path} ${r.status}: ${ajv.errorsText(validate.errors)}`,
+    );
   }
 }
 
@@ -66,7 +75,12 @@ describe("OpenAPI against a Variant A router", () => {
   test("real responses conform: GET, PUT, DELETE, 400, 404, admin GET, storage config", async () => {
     const text = { "content-type": "text/plain" };
     conforms(doc, "/{keyexpr}", "put", await http(z.url, "PUT", "/oa/a", { body: "x", headers: text }));
-    conforms(doc, "/{keyexpr}", "put", await http(z.url, "PUT", "/oa/j", { body: '{"n":1}', headers: { "content-type": "application/json" } }));
+    conforms(
+      doc,
+      "/{keyexpr}",
+      "put",
+      await http(z.url, "PUT", "/oa/j", { body: '{"n":1}', headers: { "content-type": "application/json" } }),
+    );
     conforms(doc, "/{keyexpr}", "get", await http(z.url, "GET", "/oa/**"));
     conforms(doc, "/{keyexpr}", "get", await http(z.url, "GET", "/oa/a?_raw=true"));
     conforms(doc, "/{keyexpr}", "get", await http(z.url, "GET", "/demo/example/zest-eval"));
@@ -80,11 +94,27 @@ describe("OpenAPI against a Variant A router", () => {
     conforms(doc, "/@/router/{zid}", "get", await http(z.url, "GET", "/@/router/local"));
     conforms(doc, "/@/router/{zid}/metrics", "get", await http(z.url, "GET", "/@/router/local/metrics?_raw=true"));
     const storage = "/@/router/{zid}/config/plugins/storage_manager/storages/{name}";
-    conforms(doc, storage, "put", await http(z.url, "PUT", "/@/router/local/config/plugins/storage_manager/storages/oa", { body: '{key_expr:"oa2/**",volume:"memory"}', headers: { "content-type": "application/json" } }));
-    const invalid = await http(z.url, "PUT", "/@/router/local/config/plugins/storage_manager/storages/oa3", { body: "{nope", headers: { "content-type": "application/json" } });
+    conforms(
+      doc,
+      storage,
+      "put",
+      await http(z.url, "PUT", "/@/router/local/config/plugins/storage_manager/storages/oa", {
+        body: '{key_expr:"oa2/**",volume:"memory"}',
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    const invalid = await http(z.url, "PUT", "/@/router/local/config/plugins/storage_manager/storages/oa3", {
+      body: "{nope",
+      headers: { "content-type": "application/json" },
+    });
     assert.equal(invalid.status, 400);
     conforms(doc, storage, "put", invalid);
-    conforms(doc, storage, "delete", await http(z.url, "DELETE", "/@/router/local/config/plugins/storage_manager/storages/oa"));
+    conforms(
+      doc,
+      storage,
+      "delete",
+      await http(z.url, "DELETE", "/@/router/local/config/plugins/storage_manager/storages/oa"),
+    );
   });
 });
 
@@ -100,7 +130,12 @@ describe("OpenAPI against a Variant B router", () => {
     assert.equal(r.status, 200);
     const doc = JSON.parse(r.text) as Doc;
     assert.match(doc.info.title, /Variant B/);
-    conforms(doc, "/{keyexpr}", "put", await http(z.url, "PUT", "/ob/a", { body: "x", headers: { "content-type": "text/plain" } }));
+    conforms(
+      doc,
+      "/{keyexpr}",
+      "put",
+      await http(z.url, "PUT", "/ob/a", { body: "x", headers: { "content-type": "text/plain" } }),
+    );
     conforms(doc, "/{keyexpr}", "get", await http(z.url, "GET", "/ob/**"));
     conforms(doc, "/{keyexpr}", "delete", await http(z.url, "DELETE", "/ob/a"));
   });

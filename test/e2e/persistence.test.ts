@@ -36,16 +36,23 @@ describe("storages created at run time outlast a restart (--data-dir)", () => {
     const db = join(dir, "p.db");
     const config = { key_expr: "p/**", volume: { id: "sqlite", path: db } };
     let z = await start([]);
-    const put = await http(z.url, "PUT", `${STORAGES}/p`, { body: JSON.stringify(config), headers: { "content-type": "application/json" } });
+    const put = await http(z.url, "PUT", `${STORAGES}/p`, {
+      body: JSON.stringify(config),
+      headers: { "content-type": "application/json" },
+    });
     assert.equal(put.status, 200, put.text);
-    for (const k of ["one", "two"]) assert.equal((await http(z.url, "PUT", `/p/${k}`, { body: `value ${k}`, headers: TEXT })).status, 200);
+    for (const k of ["one", "two"])
+      assert.equal((await http(z.url, "PUT", `/p/${k}`, { body: `value ${k}`, headers: TEXT })).status, 200);
     assert.equal((await http(z.url, "DELETE", "/p/two")).status, 200);
     await z.stop();
     assert.ok(existsSync(join(dir, "storage_manager.json")));
 
     z = await start([]);
     const { entries } = await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/p");
-    assert.deepEqual(entries.map((e) => e.value), [config]);
+    assert.deepEqual(
+      entries.map((e) => e.value),
+      [config],
+    );
     // The default memory storage starts empty, so these values can only come from the SQLite file.
     assert.deepEqual([...(await valuesUnder(z.url, "p/**"))], [["p/one", "value one"]]);
     // It keeps working after the restart, and a removal is remembered across the next one.
@@ -61,7 +68,10 @@ describe("storages created at run time outlast a restart (--data-dir)", () => {
   test("a volume from the config file that was removed at run time stays removed after a restart", async () => {
     const VOLUMES = "/@/router/local/config/plugins/storage_manager/volumes";
     const listed = "/@/router/local/status/plugins/storage_manager/volumes/cfgvol";
-    const args = ["--cfg", `plugins/storage_manager/volumes/cfgvol:{backend:"sqlite",path:${JSON.stringify(join(dir, "cfgvol.db"))}}`];
+    const args = [
+      "--cfg",
+      `plugins/storage_manager/volumes/cfgvol:{backend:"sqlite",path:${JSON.stringify(join(dir, "cfgvol.db"))}}`,
+    ];
     let z = await start(args);
     assert.equal((await getJson(z.url, listed)).entries.length, 1);
     assert.equal((await http(z.url, "DELETE", `${VOLUMES}/cfgvol`)).status, 200);
@@ -71,12 +81,18 @@ describe("storages created at run time outlast a restart (--data-dir)", () => {
     z = await start(args);
     assert.deepEqual((await getJson(z.url, listed)).entries, [], "the removal was remembered");
     // Created again at run time, it is back after the next restart.
-    const again = await http(z.url, "PUT", `${VOLUMES}/cfgvol`, { body: JSON.stringify({ backend: "sqlite", path: join(dir, "cfgvol2.db") }), headers: { "content-type": "application/json" } });
+    const again = await http(z.url, "PUT", `${VOLUMES}/cfgvol`, {
+      body: JSON.stringify({ backend: "sqlite", path: join(dir, "cfgvol2.db") }),
+      headers: { "content-type": "application/json" },
+    });
     assert.equal(again.status, 200, again.text);
     await z.stop();
 
     z = await start(args);
-    assert.deepEqual((await getJson(z.url, listed)).entries.map((e) => (e.value as { path: string }).path), [join(dir, "cfgvol2.db")]);
+    assert.deepEqual(
+      (await getJson(z.url, listed)).entries.map((e) => (e.value as { path: string }).path),
+      [join(dir, "cfgvol2.db")],
+    );
     await z.stop();
   });
 
@@ -85,7 +101,14 @@ describe("storages created at run time outlast a restart (--data-dir)", () => {
     const backend = "/@/router/local/plugin/storages/backend/sqlite3";
     let z = await start(["--rest-variant", "b"]);
     assert.equal((await http(z.url, "PUT", backend, { body: JSON.stringify({ lib: "sqlite3", url }) })).status, 204);
-    assert.equal((await http(z.url, "PUT", `${backend}/storage/bs`, { body: JSON.stringify({ selector: "/b/**", table: "bt", on_dispose: "Truncate" }) })).status, 204);
+    assert.equal(
+      (
+        await http(z.url, "PUT", `${backend}/storage/bs`, {
+          body: JSON.stringify({ selector: "/b/**", table: "bt", on_dispose: "Truncate" }),
+        })
+      ).status,
+      204,
+    );
     assert.equal((await http(z.url, "PUT", "/b/x", { body: "from before", headers: TEXT })).status, 204);
     await z.stop();
 
@@ -119,7 +142,10 @@ describe("a crash test: kill -9 in the middle of a stream of PUTs", () => {
     const config = { key_expr: "crash/**", volume: { id: "sqlite", path: join(dir, "crash.db") } };
     const z = await startZest(["--data-dir", dir]);
     running.push(z);
-    const put = await http(z.url, "PUT", `${STORAGES}/crash`, { body: JSON.stringify(config), headers: { "content-type": "application/json" } });
+    const put = await http(z.url, "PUT", `${STORAGES}/crash`, {
+      body: JSON.stringify(config),
+      headers: { "content-type": "application/json" },
+    });
     assert.equal(put.status, 200, put.text);
 
     // Four writers, each sending its PUTs one after the other, so several are in flight at the kill.

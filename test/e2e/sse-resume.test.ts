@@ -11,8 +11,10 @@ import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 import { type SseMessage, TestEventSource } from "../rest/event-source.js";
 
-const put = (url: string, key: string, value: string) => http(url, "PUT", `/${key}`, { body: value, headers: { "content-type": "text/plain" } });
-const values = (ms: readonly SseMessage[]): unknown[] => ms.map((m) => (JSON.parse(m.data) as { value: unknown }).value);
+const put = (url: string, key: string, value: string) =>
+  http(url, "PUT", `/${key}`, { body: value, headers: { "content-type": "text/plain" } });
+const values = (ms: readonly SseMessage[]): unknown[] =>
+  ms.map((m) => (JSON.parse(m.data) as { value: unknown }).value);
 const ID = /^[0-9a-f]{8}-\d+$/;
 const seqOf = (id: string): number => Number(id.slice(id.lastIndexOf("-") + 1));
 
@@ -21,7 +23,10 @@ describe("SSE resume on one router", () => {
   /** A router whose log keeps 3 events. */
   let small: ZestProcess;
   before(async () => {
-    [z, small] = await Promise.all([startZest(["--cfg", "plugins/rest/sse:{retry_ms:1500}"]), startZest(["--cfg", "plugins/rest/sse:{resume_log:3}"])]);
+    [z, small] = await Promise.all([
+      startZest(["--cfg", "plugins/rest/sse:{retry_ms:1500}"]),
+      startZest(["--cfg", "plugins/rest/sse:{resume_log:3}"]),
+    ]);
   });
   after(() => Promise.all([z.stop(), small.stop()]));
 
@@ -55,11 +60,21 @@ describe("SSE resume on one router", () => {
       await put(z.url, "r/mine/c", "m3");
       await es.reconnect();
       const missed = await es.next(4);
-      assert.deepEqual(missed.map((m) => m.event), ["PUT", "PUT", "DELETE", "PUT"]);
+      assert.deepEqual(
+        missed.map((m) => m.event),
+        ["PUT", "PUT", "DELETE", "PUT"],
+      );
       assert.deepEqual(values(missed), ["m1", "m2", "", "m3"]);
-      assert.deepEqual(missed.map((m) => (JSON.parse(m.data) as { key: string }).key), ["r/mine/a", "r/mine/b", "r/mine/a", "r/mine/c"]);
+      assert.deepEqual(
+        missed.map((m) => (JSON.parse(m.data) as { key: string }).key),
+        ["r/mine/a", "r/mine/b", "r/mine/a", "r/mine/c"],
+      );
       const seqs = missed.map((m) => seqOf(m.id));
-      assert.deepEqual([...seqs].sort((x, y) => x - y), seqs, "in order");
+      assert.deepEqual(
+        [...seqs].sort((x, y) => x - y),
+        seqs,
+        "in order",
+      );
       await put(z.url, "r/mine/d", "live");
       assert.deepEqual(values(await es.next(1)), ["live"]);
       assert.equal(es.pending().length, 0, "nothing twice");
@@ -153,7 +168,10 @@ describe("SSE resume on a router in a NATS cluster", () => {
   let b: ZestProcess;
   before(async () => {
     cluster = await startNatsCluster({ size: 1, jetstream: false });
-    [a, b] = await Promise.all([startZest(["--id", "A1", "--nats", cluster.urls[0]!]), startZest(["--id", "B1", "--nats", cluster.urls[0]!])]);
+    [a, b] = await Promise.all([
+      startZest(["--id", "A1", "--nats", cluster.urls[0]!]),
+      startZest(["--id", "B1", "--nats", cluster.urls[0]!]),
+    ]);
   });
   after(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
@@ -163,7 +181,11 @@ describe("SSE resume on a router in a NATS cluster", () => {
   test("samples written on another router are replayed by the router the client reconnects to", async () => {
     const es = await TestEventSource.open(`${a.url}/cl/**`);
     try {
-      await eventually(async () => (await put(b.url, "cl/probe", "p")).status === 200 && es.pending().length > 0, 5_000, "B's samples to reach A");
+      await eventually(
+        async () => (await put(b.url, "cl/probe", "p")).status === 200 && es.pending().length > 0,
+        5_000,
+        "B's samples to reach A",
+      );
       await es.next(es.pending().length);
       es.disconnect();
       await put(b.url, "cl/x", "from B 1");

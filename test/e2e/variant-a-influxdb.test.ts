@@ -35,7 +35,8 @@ describe("Variant A with an InfluxDB storage, through the built CLI", { skip }, 
   };
 
   test("a plain GET returns the latest point; _time=[a..b] and [a;duration] return every point in the range", async () => {
-    const put = async (v: string): Promise<void> => assert.equal((await http(z.url, "PUT", "/ts/k", { body: v, headers: TEXT })).status, 200);
+    const put = async (v: string): Promise<void> =>
+      assert.equal((await http(z.url, "PUT", "/ts/k", { body: v, headers: TEXT })).status, 200);
     await put("v1");
     await put("v2");
     await sleep(50);
@@ -59,9 +60,16 @@ describe("Variant A with an InfluxDB storage, through the built CLI", { skip }, 
   });
 
   test("each entry keeps its encoding and exact time; a DELETE removes the key", async () => {
-    assert.equal((await http(z.url, "PUT", "/ts/json", { body: '{"a":1}', headers: { "content-type": "application/json" } })).status, 200);
+    assert.equal(
+      (await http(z.url, "PUT", "/ts/json", { body: '{"a":1}', headers: { "content-type": "application/json" } }))
+        .status,
+      200,
+    );
     const { entries } = await getJson(z.url, "/ts/json?_time=[now(-1m)..]");
-    assert.deepEqual(entries.map((e) => [e.key, e.value, e.encoding]), [["ts/json", { a: 1 }, "application/json"]]);
+    assert.deepEqual(
+      entries.map((e) => [e.key, e.value, e.encoding]),
+      [["ts/json", { a: 1 }, "application/json"]],
+    );
     assert.match(String(entries[0]!.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z\/[0-9A-F]+$/);
     assert.equal((await http(z.url, "DELETE", "/ts/json")).status, 200);
     assert.deepEqual(await values("/ts/json"), []);

@@ -16,7 +16,9 @@ const JSON_CT = { "content-type": "application/json" };
 function rows(file: string, table: string): Array<[string, string]> {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare(`SELECT key, payload FROM "${table}" ORDER BY key`).all() as Array<{ key: string; payload: Buffer }>).map((r) => [r.key, Buffer.from(r.payload).toString()]);
+    return (
+      db.prepare(`SELECT key, payload FROM "${table}" ORDER BY key`).all() as Array<{ key: string; payload: Buffer }>
+    ).map((r) => [r.key, Buffer.from(r.payload).toString()]);
   } finally {
     db.close();
   }
@@ -43,21 +45,36 @@ describe("Variant A: named volumes", () => {
 
   test("a sqlite volume from the config file, used by a storage by name, keeps its data in its file", async () => {
     const { entries } = await getJson(z.url, `${STATUS}/volumes/mysql`);
-    assert.deepEqual(entries.map((e) => e.value), [{ backend: "sqlite", path: join(dir, "named.db") }]);
+    assert.deepEqual(
+      entries.map((e) => e.value),
+      [{ backend: "sqlite", path: join(dir, "named.db") }],
+    );
     assert.equal((await http(z.url, "PUT", "/named/a", { body: "in the named volume", headers: TEXT })).status, 200);
-    assert.deepEqual((await getJson(z.url, "/named/a")).entries.map((e) => e.value), ["in the named volume"]);
+    assert.deepEqual(
+      (await getJson(z.url, "/named/a")).entries.map((e) => e.value),
+      ["in the named volume"],
+    );
     assert.deepEqual(rows(join(dir, "named.db"), "named"), [["named/a", "in the named volume"]]);
   });
 
   test("a volume created by a PUT on the admin space, then a storage using it", async () => {
     const file = join(dir, "runtime.db");
-    const v = await http(z.url, "PUT", `${CONFIG}/volumes/rtvol`, { body: JSON.stringify({ backend: "sqlite", path: file }), headers: JSON_CT });
+    const v = await http(z.url, "PUT", `${CONFIG}/volumes/rtvol`, {
+      body: JSON.stringify({ backend: "sqlite", path: file }),
+      headers: JSON_CT,
+    });
     assert.equal(v.status, 200, v.text);
     assert.equal((await getJson(z.url, `${STATUS}/volumes/rtvol`)).entries.length, 1);
-    const s = await http(z.url, "PUT", `${CONFIG}/storages/rt`, { body: JSON.stringify({ key_expr: "rt/**", volume: "rtvol" }), headers: JSON_CT });
+    const s = await http(z.url, "PUT", `${CONFIG}/storages/rt`, {
+      body: JSON.stringify({ key_expr: "rt/**", volume: "rtvol" }),
+      headers: JSON_CT,
+    });
     assert.equal(s.status, 200, s.text);
     assert.equal((await http(z.url, "PUT", "/rt/x", { body: "at run time", headers: TEXT })).status, 200);
-    assert.deepEqual((await getJson(z.url, "/rt/x")).entries.map((e) => e.value), ["at run time"]);
+    assert.deepEqual(
+      (await getJson(z.url, "/rt/x")).entries.map((e) => e.value),
+      ["at run time"],
+    );
     assert.deepEqual(rows(file, "rt"), [["rt/x", "at run time"]]);
     // In use, it cannot be removed; once its storage is gone, it can.
     assert.equal((await http(z.url, "DELETE", `${CONFIG}/volumes/rtvol`)).status, 409);

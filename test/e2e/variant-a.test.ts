@@ -27,10 +27,17 @@ describe("Variant A: the example curl sessions", () => {
     assert.equal(v.zid, ZID);
     assert.ok(typeof v.version === "string");
     assert.ok((v.locators as string[]).some((l) => l.startsWith("http://")));
-    assert.ok("rest" in (v.plugins as object) && "storage_manager" in (v.plugins as object) && "eval-plugin" in (v.plugins as object));
+    assert.ok(
+      "rest" in (v.plugins as object) &&
+        "storage_manager" in (v.plugins as object) &&
+        "eval-plugin" in (v.plugins as object),
+    );
     assert.deepEqual(Object.keys(v), [...Object.keys(v)].sort());
     assert.ok(Array.isArray(v.sessions));
-    assert.match(text, /^\[\n\{ "key": "@\/router\/0A0B", "value": \{.*\}, "encoding": "application\/json", "time": "None" \}\n\]\n$/);
+    assert.match(
+      text,
+      /^\[\n\{ "key": "@\/router\/0A0B", "value": \{.*\}, "encoding": "application\/json", "time": "None" \}\n\]\n$/,
+    );
   });
 
   test("plugin status keys: __path__ and version of rest and storage_manager, the bound port, -P plugins", async () => {
@@ -48,7 +55,10 @@ describe("Variant A: the example curl sessions", () => {
   });
 
   test("a storage created through the admin space is listed and serves data", async () => {
-    const put = await http(z.url, "PUT", `${STORAGES}/demo`, { body: '{key_expr:"demo/example/**", volume: "memory"}', headers: { "content-type": "application/json" } });
+    const put = await http(z.url, "PUT", `${STORAGES}/demo`, {
+      body: '{key_expr:"demo/example/**", volume: "memory"}',
+      headers: { "content-type": "application/json" },
+    });
     assert.equal(put.status, 200);
     assert.equal(put.text, "");
     const { entries } = await getJson(z.url, "/@/router/local/status/plugins/storage_manager/storages/*");
@@ -61,13 +71,19 @@ describe("Variant A: the example curl sessions", () => {
   });
 
   test("PUT text/plain then GET shows the exact entry layout", async () => {
-    const put = await http(z.url, "PUT", "/demo/example/test", { body: "Hello World!", headers: { "content-type": "text/plain" } });
+    const put = await http(z.url, "PUT", "/demo/example/test", {
+      body: "Hello World!",
+      headers: { "content-type": "text/plain" },
+    });
     assert.equal(put.status, 200);
     const r = await http(z.url, "GET", "/demo/example/test");
     assert.equal(r.status, 200);
     assert.equal(r.headers.get("content-type"), "application/json");
     assert.equal(r.headers.get("access-control-allow-origin"), "*");
-    const m = /^\[\n\{ "key": "demo\/example\/test", "value": "Hello World!", "encoding": "text\/plain", "time": "([^"]+)" \}\n\]\n$/.exec(r.text);
+    const m =
+      /^\[\n\{ "key": "demo\/example\/test", "value": "Hello World!", "encoding": "text\/plain", "time": "([^"]+)" \}\n\]\n$/.exec(
+        r.text,
+      );
     assert.ok(m, r.text);
     assert.match(m[1]!, TIME);
   });
@@ -81,15 +97,21 @@ describe("Variant A: the example curl sessions", () => {
   });
 
   test("GET demo/** returns every key once, sorted by key", async () => {
-    for (const k of ["c", "a", "b"]) await http(z.url, "PUT", `/demo/sorted/${k}`, { body: `v${k}`, headers: { "content-type": "text/plain" } });
+    for (const k of ["c", "a", "b"])
+      await http(z.url, "PUT", `/demo/sorted/${k}`, { body: `v${k}`, headers: { "content-type": "text/plain" } });
     const { entries } = await getJson(z.url, "/demo/sorted/**");
-    assert.deepEqual(entries.map((e) => e.key), ["demo/sorted/a", "demo/sorted/b", "demo/sorted/c"]);
+    assert.deepEqual(
+      entries.map((e) => e.key),
+      ["demo/sorted/a", "demo/sorted/b", "demo/sorted/c"],
+    );
     assert.ok(entries.every((e) => TIME.test(e.time as string)));
   });
 
   test("the seed's eval: demo/example/*eval?(name=Bob) answers Eval from Bob with time None", async () => {
     const { entries } = await getJson(z.url, "/demo/example/*eval?(name=Bob)");
-    assert.deepEqual(entries, [{ key: "demo/example/zest-eval", value: "Eval from Bob", encoding: "text/plain", time: "None" }]);
+    assert.deepEqual(entries, [
+      { key: "demo/example/zest-eval", value: "Eval from Bob", encoding: "text/plain", time: "None" },
+    ]);
     const amp = await getJson(z.url, "/demo/example/zest-eval?name=Alice");
     assert.equal(amp.entries[0]?.value, "Eval from Alice");
     const plus = await getJson(z.url, "/demo/example/zest-eval?name=Bob+Smith");
@@ -99,7 +121,9 @@ describe("Variant A: the example curl sessions", () => {
   test("@/**/storages/** lists storages, and ** never shows admin keys", async () => {
     const { entries } = await getJson(z.url, "/@/**/storages/**");
     assert.ok(entries.length >= 2);
-    assert.ok(entries.every((e) => (e.key as string).startsWith(`@/router/${ZID}/status/plugins/storage_manager/storages/`)));
+    assert.ok(
+      entries.every((e) => (e.key as string).startsWith(`@/router/${ZID}/status/plugins/storage_manager/storages/`)),
+    );
     const all = await getJson(z.url, "/**");
     assert.ok(all.entries.every((e) => !(e.key as string).startsWith("@")));
   });
@@ -147,7 +171,11 @@ describe("Variant A: the example curl sessions", () => {
 
   test("a non-UTF-8 text/plain body is kept and rendered as base64, never breaking JSON", async () => {
     const bytes = Buffer.from([0xc3, 0x28, 0x0a, 0x22]);
-    const res = await fetch(`${z.url}/demo/raw/bad`, { method: "PUT", body: bytes, headers: { "content-type": "text/plain" } });
+    const res = await fetch(`${z.url}/demo/raw/bad`, {
+      method: "PUT",
+      body: bytes,
+      headers: { "content-type": "text/plain" },
+    });
     assert.equal(res.status, 200);
     const { entries } = await getJson(z.url, "/demo/raw/bad");
     assert.equal(entries[0]?.value, bytes.toString("base64"));
@@ -158,13 +186,19 @@ describe("Variant A: the example curl sessions", () => {
     const { entries, text } = await getJson(z.url, "/demo/raw/nl");
     assert.equal(entries[0]?.value, 'a "quoted"\nline');
     assert.equal(text.split("\n").length, 4);
-    await http(z.url, "PUT", "/demo/raw/pretty", { body: '{\n  "a": 1\n}', headers: { "content-type": "application/json" } });
+    await http(z.url, "PUT", "/demo/raw/pretty", {
+      body: '{\n  "a": 1\n}',
+      headers: { "content-type": "application/json" },
+    });
     const pretty = await http(z.url, "GET", "/demo/raw/pretty");
     assert.equal(pretty.text.split("\n").length, 4);
   });
 
   test("GET with Accept text/html renders an escaped HTML list", async () => {
-    await http(z.url, "PUT", "/demo/html/x", { body: "<script>alert(1)</script>", headers: { "content-type": "text/plain" } });
+    await http(z.url, "PUT", "/demo/html/x", {
+      body: "<script>alert(1)</script>",
+      headers: { "content-type": "text/plain" },
+    });
     const r = await http(z.url, "GET", "/demo/html/x", { headers: { accept: "text/html,application/xhtml+xml" } });
     assert.equal(r.status, 200);
     assert.match(r.headers.get("content-type") ?? "", /^text\/html/);
@@ -173,11 +207,16 @@ describe("Variant A: the example curl sessions", () => {
 
   test("volumes are listed, memory as {__required__: false}", async () => {
     const { entries } = await getJson(z.url, "/@/router/local/**/volumes/*");
-    assert.deepEqual(entries.find((e) => (e.key as string).endsWith("/volumes/memory"))?.value, { __required__: false });
+    assert.deepEqual(entries.find((e) => (e.key as string).endsWith("/volumes/memory"))?.value, {
+      __required__: false,
+    });
   });
 
   test("the seed's @/local/router/config path creates and removes a storage", async () => {
-    const put = await http(z.url, "PUT", "/@/local/router/config/plugins/storage_manager/storages/seedalias", { body: '{"key_expr":"seed/**","volume":"memory"}', headers: { "content-type": "application/json" } });
+    const put = await http(z.url, "PUT", "/@/local/router/config/plugins/storage_manager/storages/seedalias", {
+      body: '{"key_expr":"seed/**","volume":"memory"}',
+      headers: { "content-type": "application/json" },
+    });
     assert.equal(put.status, 200);
     let list = await getJson(z.url, "/@/**/storages/seedalias");
     assert.equal(list.entries.length, 1);
@@ -188,19 +227,31 @@ describe("Variant A: the example curl sessions", () => {
   });
 
   test("admin writes that no admin space takes are a 404, never a silent 200", async () => {
-    for (const path of ["/@/routers/local/config/plugins/storage_manager/storages/lost", "/@/local/config/plugins/storage_manager/storages/lost", "/@/router/FFFF/config/plugins/storage_manager/storages/lost"]) {
+    for (const path of [
+      "/@/routers/local/config/plugins/storage_manager/storages/lost",
+      "/@/local/config/plugins/storage_manager/storages/lost",
+      "/@/router/FFFF/config/plugins/storage_manager/storages/lost",
+    ]) {
       const r = await http(z.url, "PUT", path, { body: '{key_expr:"lost/**",volume:"memory"}' });
       assert.equal(r.status, 404, path);
-      assert.equal(r.text, `no admin key takes writes at ${path}: storages are configured under /@/router/0A0B/config/plugins/storage_manager/storages/<name>\n`);
+      assert.equal(
+        r.text,
+        `no admin key takes writes at ${path}: storages are configured under /@/router/0A0B/config/plugins/storage_manager/storages/<name>\n`,
+      );
       assert.equal(r.text.trim().split("\n").length, 1);
     }
     assert.deepEqual((await getJson(z.url, "/@/**/storages/lost")).entries, []);
   });
 
   test("the router id in an admin path matches case-insensitively", async () => {
-    const put = await http(z.url, "PUT", "/@/router/0a0b/config/plugins/storage_manager/storages/lower", { body: '{key_expr:"lower/**",volume:"memory"}' });
+    const put = await http(z.url, "PUT", "/@/router/0a0b/config/plugins/storage_manager/storages/lower", {
+      body: '{key_expr:"lower/**",volume:"memory"}',
+    });
     assert.equal(put.status, 200);
-    assert.equal((await getJson(z.url, "/@/router/0a0b/status/plugins/storage_manager/storages/lower")).entries.length, 1);
+    assert.equal(
+      (await getJson(z.url, "/@/router/0a0b/status/plugins/storage_manager/storages/lower")).entries.length,
+      1,
+    );
     const del = await http(z.url, "DELETE", "/@/router/0a0b/config/plugins/storage_manager/storages/lower");
     assert.equal(del.status, 200);
     assert.deepEqual((await getJson(z.url, "/@/**/storages/lower")).entries, []);
@@ -219,7 +270,11 @@ describe("Variant A: the example curl sessions", () => {
     assert.equal(offset.status, 200);
     assert.equal(offset.entries.length, 1);
     // Checked before the query: a 400 with one plain line, whether or not a storage holds the key.
-    for (const path of ["/demo/time/k?_time=[yesterday..]", "/@/router/local?_time=[yesterday..]", "/nostorage/here?x=1&_time=[now(-1h)..soon]"]) {
+    for (const path of [
+      "/demo/time/k?_time=[yesterday..]",
+      "/@/router/local?_time=[yesterday..]",
+      "/nostorage/here?x=1&_time=[now(-1h)..soon]",
+    ]) {
       const bad = await http(z.url, "GET", path);
       assert.equal(bad.status, 400, path);
       assert.match(bad.headers.get("content-type") ?? "", /^text\/plain/);
@@ -236,7 +291,11 @@ describe("Variant A: the example curl sessions", () => {
     await http(z.url, "DELETE", "/demo/cache/k");
     assert.deepEqual((await getJson(z.url, "/demo/cache/k")).entries, []);
     // The eval is computed each time; the admin space reflects storage changes at once.
-    for (const name of ["A", "B"]) assert.equal((await getJson(z.url, `/demo/example/zest-eval?name=${name}`)).entries[0]?.value, `Eval from ${name}`);
+    for (const name of ["A", "B"])
+      assert.equal(
+        (await getJson(z.url, `/demo/example/zest-eval?name=${name}`)).entries[0]?.value,
+        `Eval from ${name}`,
+      );
     const before = (await getJson(z.url, "/@/**/storages/**")).entries.length;
     await http(z.url, "PUT", `${STORAGES}/cachetest`, { body: '{key_expr:"cachetest/**",volume:"memory"}' });
     assert.equal((await getJson(z.url, "/@/**/storages/**")).entries.length, before + 1);
@@ -251,10 +310,14 @@ describe("Variant A: the example curl sessions", () => {
   });
 
   test("wildcard DELETE removes every matching key; wildcard PUT updates every existing one", async () => {
-    for (const k of ["a", "b", "c"]) await http(z.url, "PUT", `/demo/wild/${k}`, { body: k, headers: { "content-type": "text/plain" } });
+    for (const k of ["a", "b", "c"])
+      await http(z.url, "PUT", `/demo/wild/${k}`, { body: k, headers: { "content-type": "text/plain" } });
     await http(z.url, "PUT", "/demo/wild/*", { body: "same", headers: { "content-type": "text/plain" } });
     let r = await getJson(z.url, "/demo/wild/*");
-    assert.deepEqual(r.entries.map((e) => e.value), ["same", "same", "same"]);
+    assert.deepEqual(
+      r.entries.map((e) => e.value),
+      ["same", "same", "same"],
+    );
     await http(z.url, "DELETE", "/demo/wild/**");
     r = await getJson(z.url, "/demo/wild/**");
     assert.deepEqual(r.entries, []);
@@ -278,14 +341,24 @@ describe("Variant A: SSE", () => {
     const b = await openSse(`${z.url}/demo/sse/*`);
     assert.equal(a.status, 200);
     assert.equal(a.headers.get("content-type"), "text/event-stream");
-    for (let i = 0; i < 5; i++) await http(z.url, "PUT", `/demo/sse/k${i}`, { body: `v${i}\nwith newline`, headers: { "content-type": "text/plain" } });
+    for (let i = 0; i < 5; i++)
+      await http(z.url, "PUT", `/demo/sse/k${i}`, {
+        body: `v${i}\nwith newline`,
+        headers: { "content-type": "text/plain" },
+      });
     await http(z.url, "DELETE", "/demo/sse/k0");
     await http(z.url, "PUT", "/other/key", { body: "not for us" });
     for (const c of [a, b]) {
       const events = await c.next(6);
-      assert.deepEqual(events.map((e) => e.event), ["PUT", "PUT", "PUT", "PUT", "PUT", "DELETE"]);
+      assert.deepEqual(
+        events.map((e) => e.event),
+        ["PUT", "PUT", "PUT", "PUT", "PUT", "DELETE"],
+      );
       const parsed = events.map((e) => JSON.parse(e.data) as Record<string, unknown>);
-      assert.deepEqual(parsed.slice(0, 5).map((p) => p.value), [0, 1, 2, 3, 4].map((i) => `v${i}\nwith newline`));
+      assert.deepEqual(
+        parsed.slice(0, 5).map((p) => p.value),
+        [0, 1, 2, 3, 4].map((i) => `v${i}\nwith newline`),
+      );
       assert.equal(parsed[5]?.key, "demo/sse/k0");
       assert.match(parsed[0]?.time as string, TIME);
     }
@@ -299,7 +372,10 @@ describe("Variant A: SSE", () => {
     assert.equal(res.status, 200);
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
-    await http(z.url, "PUT", "/demo/frame/a", { body: '{"n": 12345678901234567890}', headers: { "content-type": "application/json" } });
+    await http(z.url, "PUT", "/demo/frame/a", {
+      body: '{"n": 12345678901234567890}',
+      headers: { "content-type": "application/json" },
+    });
     await http(z.url, "DELETE", "/demo/frame/a");
     let text = "";
     const deadline = Date.now() + 5_000;
@@ -337,8 +413,12 @@ describe("Variant A: SSE", () => {
         socket.destroy();
       }
     };
-    const putV = (key: string) => () => http(z.url, "PUT", `/${key}`, { body: "v", headers: { "content-type": "text/plain" } });
-    const message = (key: string): RegExp => new RegExp(`id: [0-9a-f]{8}-\\d+\\nevent: PUT\\ndata: \\{ "key": "${key}", "value": "v", "encoding": "text/plain", "time": "[^"]+" \\}\\n\\n`);
+    const putV = (key: string) => () =>
+      http(z.url, "PUT", `/${key}`, { body: "v", headers: { "content-type": "text/plain" } });
+    const message = (key: string): RegExp =>
+      new RegExp(
+        `id: [0-9a-f]{8}-\\d+\\nevent: PUT\\ndata: \\{ "key": "${key}", "value": "v", "encoding": "text/plain", "time": "[^"]+" \\}\\n\\n`,
+      );
 
     // An event ends in `}` and a blank line, and its chunk in CRLF; the prelude (retry hint and
     // position) is a chunk of its own before it.
@@ -360,7 +440,10 @@ describe("Variant A: SSE", () => {
     const plain = await raw("1.0", "demo/wire10/*", "}\n\n", putV("demo/wire10/a"));
     assert.match(plain, /^HTTP\/1\.1 200 /);
     assert.doesNotMatch(plain, /transfer-encoding: chunked/i);
-    assert.match(plain.slice(plain.indexOf("\r\n\r\n") + 4), new RegExp(`${prelude.source}${message("demo/wire10/a").source}$`));
+    assert.match(
+      plain.slice(plain.indexOf("\r\n\r\n") + 4),
+      new RegExp(`${prelude.source}${message("demo/wire10/a").source}$`),
+    );
   });
 
   test("SSE on an invalid key expression is a 400", async () => {

@@ -20,7 +20,12 @@ const ADMIN = `/@/router/${PID}/plugin/storages/backend`;
 /** curl -d sends this content type, which Variant B stores as a string. */
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
 /** Run-time backends in these tests use files under the temp dir and a local InfluxDB. */
-const ALLOW = ["--cfg", `plugins/storage_manager/allowed_paths:${JSON.stringify([tmpdir()])}`, "--cfg", 'plugins/storage_manager/allowed_hosts:["127.0.0.1","localhost"]'];
+const ALLOW = [
+  "--cfg",
+  `plugins/storage_manager/allowed_paths:${JSON.stringify([tmpdir()])}`,
+  "--cfg",
+  'plugins/storage_manager/allowed_hosts:["127.0.0.1","localhost"]',
+];
 const B_ARGS = ["--rest-variant", "b", "--id", ZID, ...ALLOW];
 /** No storage at all (not even the default one on `**`), as zenoh 0.4 started. */
 const NO_STORAGES = ["--cfg", "plugins/storage_manager/storages:{}"];
@@ -28,25 +33,39 @@ const NO_STORAGES = ["--cfg", "plugins/storage_manager/storages:{}"];
 type Entry = { key: string; value: unknown; time: string };
 
 /** GET whose body must be valid JSON in Variant B's shape. */
-async function getB(base: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; entries: Entry[]; text: string }> {
+async function getB(
+  base: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; entries: Entry[]; text: string }> {
   const r = await getJson(base, path, headers);
   return { status: r.status, entries: r.entries as Entry[], text: r.text };
 }
 
 /** Sends a request with a raw path and exactly the given headers (fetch would add or normalize). */
-function raw(base: string, method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+function raw(
+  base: string,
+  method: string,
+  path: string,
+  body?: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
     const req = request({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
       let text = "";
-      res.setEncoding("utf8").on("data", (d: string) => (text += d)).on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      res
+        .setEncoding("utf8")
+        .on("data", (d: string) => (text += d))
+        .on("end", () => resolve({ status: res.statusCode ?? 0, text }));
     });
     req.on("error", reject);
     req.end(body);
   });
 }
 
-const putJson = (base: string, path: string, value: unknown): ReturnType<typeof http> => http(base, "PUT", path, { body: JSON.stringify(value), headers: FORM });
+const putJson = (base: string, path: string, value: unknown): ReturnType<typeof http> =>
+  http(base, "PUT", path, { body: JSON.stringify(value), headers: FORM });
 
 /** Rows of an SQLite table, read from the file while the router holds it (WAL allows it). */
 function sqliteRows(file: string, sql: string): Array<Record<string, unknown>> {
@@ -74,7 +93,9 @@ describe("Variant B: zenoh 0.4's example sessions (1-9, 11, 12, 14, 15)", () => 
     const r = await http(z.url, "GET", "/@/router/local");
     assert.equal(r.status, 200);
     assert.equal(r.headers.get("access-control-allow-origin"), "*");
-    const m = new RegExp(String.raw`^\[\n\{ "key": "/@/router/${PID}",\n  "value": (\{.*\}),\n  "time": "(${TIME_SRC})" \}\n\]$`).exec(r.text);
+    const m = new RegExp(
+      String.raw`^\[\n\{ "key": "/@/router/${PID}",\n  "value": (\{.*\}),\n  "time": "(${TIME_SRC})" \}\n\]$`,
+    ).exec(r.text);
     assert.ok(m, r.text);
     const router = JSON.parse(m[1]!) as Record<string, unknown>;
     assert.equal(router.pid, PID);
@@ -84,15 +105,24 @@ describe("Variant B: zenoh 0.4's example sessions (1-9, 11, 12, 14, 15)", () => 
     // The id is accepted in either case and always shown in lowercase.
     for (const path of [`/@/router/${PID}`, `/@/router/${ZID}`, "/@/router/local/"]) {
       const { entries } = await getB(z.url, path);
-      assert.deepEqual(entries.map((e) => e.key), [`/@/router/${PID}`], path);
+      assert.deepEqual(
+        entries.map((e) => e.key),
+        [`/@/router/${PID}`],
+        path,
+      );
     }
   });
 
   test("2. GET /@/router/local/plugin/*: the storages view (JSON) and the http plugin", async () => {
     const { status, entries } = await getB(z.url, "/@/router/local/plugin/*");
     assert.equal(status, 200);
-    assert.deepEqual(entries.map((e) => e.key), [`/@/router/${PID}/plugin/storages`, `/@/router/${PID}/plugin/http`]);
-    assert.deepEqual(entries[0]!.value, { backend: { memory: { kind: "memory", storage: { default: { selector: "/**" } } } } });
+    assert.deepEqual(
+      entries.map((e) => e.key),
+      [`/@/router/${PID}/plugin/storages`, `/@/router/${PID}/plugin/http`],
+    );
+    assert.deepEqual(entries[0]!.value, {
+      backend: { memory: { kind: "memory", storage: { default: { selector: "/**" } } } },
+    });
     assert.equal(entries[0]!.time, "None");
     assert.deepEqual(entries[1]!.value, { locators: [z.url] });
   });
@@ -128,7 +158,12 @@ describe("Variant B: zenoh 0.4's example sessions (1-9, 11, 12, 14, 15)", () => 
     const r = await http(z.url, "GET", "/zenoh/examples/test");
     assert.equal(r.status, 200);
     assert.equal(r.headers.get("content-type"), "application/json");
-    assert.match(r.text, new RegExp(String.raw`^\[\n\{ "key": "/zenoh/examples/test",\n  "value": "Hello World!",\n  "time": "${TIME_SRC}" \}\n\]$`));
+    assert.match(
+      r.text,
+      new RegExp(
+        String.raw`^\[\n\{ "key": "/zenoh/examples/test",\n  "value": "Hello World!",\n  "time": "${TIME_SRC}" \}\n\]$`,
+      ),
+    );
   });
 
   test("8. DELETE the key: 204; GET again answers [] (not 0.4's {})", async () => {
@@ -145,26 +180,55 @@ describe("Variant B: zenoh 0.4's example sessions (1-9, 11, 12, 14, 15)", () => 
     const url = `sqlite3://${file}`;
     assert.equal((await putJson(z.url, `${BACKEND}/sqlite3`, { lib: "sqlite3", url })).status, 204);
     const backends = await getB(z.url, "/@/router/local/**/backend/sqlite3");
-    assert.deepEqual(backends.entries.map((e) => e.value), [`kind=sql;lib=sqlite3;url=${url}`]);
+    assert.deepEqual(
+      backends.entries.map((e) => e.value),
+      [`kind=sql;lib=sqlite3;url=${url}`],
+    );
     assert.match(backends.entries[0]!.time, TIME);
 
     const props = { selector: "/zenoh/sql-examples/**", table: "example", on_dispose: "Truncate" };
     assert.equal((await putJson(z.url, `${BACKEND}/sqlite3/storage/my-sql-storage`, props)).status, 204);
     const listed = await getB(z.url, "/@/**/storage/my-sql-storage");
-    assert.deepEqual(listed.entries.map((e) => [e.key, e.value]), [[`${ADMIN}/sqlite3/storage/my-sql-storage`, "on_dispose=Truncate;selector=/zenoh/sql-examples/**;table=example"]]);
+    assert.deepEqual(
+      listed.entries.map((e) => [e.key, e.value]),
+      [
+        [
+          `${ADMIN}/sqlite3/storage/my-sql-storage`,
+          "on_dispose=Truncate;selector=/zenoh/sql-examples/**;table=example",
+        ],
+      ],
+    );
 
-    for (const k of ["A", "B", "C"]) assert.equal((await http(z.url, "PUT", `/zenoh/sql-examples/${k}`, { body: `Value ${k}`, headers: FORM })).status, 204);
+    for (const k of ["A", "B", "C"])
+      assert.equal(
+        (await http(z.url, "PUT", `/zenoh/sql-examples/${k}`, { body: `Value ${k}`, headers: FORM })).status,
+        204,
+      );
     const { entries } = await getB(z.url, "/zenoh/sql-examples/**");
-    assert.deepEqual(entries.map((e) => [e.key, e.value]), [["/zenoh/sql-examples/C", "Value C"], ["/zenoh/sql-examples/B", "Value B"], ["/zenoh/sql-examples/A", "Value A"]]);
+    assert.deepEqual(
+      entries.map((e) => [e.key, e.value]),
+      [
+        ["/zenoh/sql-examples/C", "Value C"],
+        ["/zenoh/sql-examples/B", "Value B"],
+        ["/zenoh/sql-examples/A", "Value A"],
+      ],
+    );
     assert.ok(entries.every((e) => TIME.test(e.time)));
     // The rows are in the named table of the real file.
     const rows = sqliteRows(file, "SELECT key, CAST(payload AS TEXT) AS v FROM example ORDER BY key");
-    assert.deepEqual(rows, [{ key: "zenoh/sql-examples/A", v: "Value A" }, { key: "zenoh/sql-examples/B", v: "Value B" }, { key: "zenoh/sql-examples/C", v: "Value C" }]);
+    assert.deepEqual(rows, [
+      { key: "zenoh/sql-examples/A", v: "Value A" },
+      { key: "zenoh/sql-examples/B", v: "Value B" },
+      { key: "zenoh/sql-examples/C", v: "Value C" },
+    ]);
 
     // GET /zenoh/** gathers every store: the memory storage of scenario 5 and the SQLite one.
     await http(z.url, "PUT", "/zenoh/examples/mem", { body: "in memory", headers: FORM });
     const all = await getB(z.url, "/zenoh/**");
-    assert.deepEqual(all.entries.map((e) => e.key), ["/zenoh/sql-examples/C", "/zenoh/sql-examples/B", "/zenoh/sql-examples/A", "/zenoh/examples/mem"]);
+    assert.deepEqual(
+      all.entries.map((e) => e.key),
+      ["/zenoh/sql-examples/C", "/zenoh/sql-examples/B", "/zenoh/sql-examples/A", "/zenoh/examples/mem"],
+    );
 
     // Removing the storage applies on_dispose=Truncate to its table; then the backend can go.
     assert.equal((await http(z.url, "DELETE", `${BACKEND}/sqlite3/storage/my-sql-storage`)).status, 204);
@@ -180,12 +244,15 @@ describe("Variant B: zenoh 0.4's example sessions (1-9, 11, 12, 14, 15)", () => 
     }
     const { entries } = await getB(z.url, "/demo/**");
     // The eval plugin loaded for scenario 12 answers /demo/** too (an eval is a queryable).
-    assert.deepEqual(entries.map((e) => [e.key, e.value]), [
-      ["/demo/example/zest-eval", "Eval from zest!"],
-      ["/demo/example/zenoh-python-put", "Put from python"],
-      ["/demo/example/zenoh-java-put", "Put from java"],
-      ["/demo/example/zenoh-go-put", "Put from go"],
-    ]);
+    assert.deepEqual(
+      entries.map((e) => [e.key, e.value]),
+      [
+        ["/demo/example/zest-eval", "Eval from zest!"],
+        ["/demo/example/zenoh-python-put", "Put from python"],
+        ["/demo/example/zenoh-java-put", "Put from java"],
+        ["/demo/example/zenoh-go-put", "Put from go"],
+      ],
+    );
     assert.equal(entries[0]!.time, "None");
     assert.ok(entries.slice(1).every((e) => TIME.test(e.time)));
   });
@@ -200,15 +267,24 @@ describe("Variant B: zenoh 0.4's example sessions (1-9, 11, 12, 14, 15)", () => 
   });
 
   test("14. PUT application/json: GET shows the value as JSON", async () => {
-    const r = await http(z.url, "PUT", "/demo/example/test", { body: '{"value": "Hello World!"}', headers: { "content-type": "application/json" } });
+    const r = await http(z.url, "PUT", "/demo/example/test", {
+      body: '{"value": "Hello World!"}',
+      headers: { "content-type": "application/json" },
+    });
     assert.equal(r.status, 204);
     const got = await getB(z.url, "/demo/example/test");
-    assert.deepEqual(got.entries.map((e) => e.value), [{ value: "Hello World!" }]);
+    assert.deepEqual(
+      got.entries.map((e) => e.value),
+      [{ value: "Hello World!" }],
+    );
     assert.match(got.text, /\n {2}"value": \{"value":"Hello World!"\},\n/);
   });
 
   test("15. DELETE a storage: 204 and it is gone from the listing", async () => {
-    assert.equal((await putJson(z.url, `${BACKEND}/memory/storage/my-test`, { selector: "/demo/example/**" })).status, 204);
+    assert.equal(
+      (await putJson(z.url, `${BACKEND}/memory/storage/my-test`, { selector: "/demo/example/**" })).status,
+      204,
+    );
     assert.equal((await getB(z.url, "/@/**/storage/my-test")).entries.length, 1);
     const del = await http(z.url, "DELETE", `${BACKEND}/memory/storage/my-test`);
     assert.equal(del.status, 204);
@@ -248,25 +324,38 @@ describe("Variant B with a real InfluxDB: §B.9 4 (as 0.4 started), 10 and 13", 
   test("10. InfluxDB: latest value by default, every point with starttime/stoptime, DropDB on removal", async () => {
     assert.equal((await putJson(z.url, `${BACKEND}/influxdb`, { lib: "influxdb", url: influx.url })).status, 204);
     const backend = await getB(z.url, "/@/router/local/**/backend/influxdb");
-    assert.deepEqual(backend.entries.map((e) => e.value), [`kind=time-series;lib=influxdb;url=${influx.url}`]);
+    assert.deepEqual(
+      backend.entries.map((e) => e.value),
+      [`kind=time-series;lib=influxdb;url=${influx.url}`],
+    );
     const props = { selector: "/zenoh/ifx-examples/**", db: "zenoh", on_dispose: "DropDB" };
     assert.equal((await putJson(z.url, `${BACKEND}/influxdb/storage/my-influxdb-storage`, props)).status, 204);
     assert.match(await influxql("SHOW DATABASES"), /"zenoh"/);
 
-    for (const v of ["1", "2", "3"]) assert.equal((await http(z.url, "PUT", "/zenoh/ifx-examples/A", { body: v, headers: FORM })).status, 204);
+    for (const v of ["1", "2", "3"])
+      assert.equal((await http(z.url, "PUT", "/zenoh/ifx-examples/A", { body: v, headers: FORM })).status, 204);
 
     const latest = await getB(z.url, "/zenoh/ifx-examples/A");
-    assert.deepEqual(latest.entries.map((e) => [e.key, e.value]), [["/zenoh/ifx-examples/A", "3"]]);
+    assert.deepEqual(
+      latest.entries.map((e) => [e.key, e.value]),
+      [["/zenoh/ifx-examples/A", "3"]],
+    );
 
     const untilNow = await getB(z.url, "/zenoh/ifx-examples/A?(stoptime=now())");
     assert.equal(untilNow.status, 200);
     // Every point, unconsolidated, newest first within the key.
-    assert.deepEqual(untilNow.entries.map((e) => e.value), ["3", "2", "1"]);
+    assert.deepEqual(
+      untilNow.entries.map((e) => e.value),
+      ["3", "2", "1"],
+    );
     const times = untilNow.entries.map((e) => e.time);
     assert.ok(times.every((t) => TIME.test(t)));
     assert.ok(times[0]! > times[1]! && times[1]! > times[2]!, times.join(" "));
 
-    assert.deepEqual((await getB(z.url, "/zenoh/ifx-examples/**?(starttime=now()-1m)")).entries.map((e) => e.value), ["3", "2", "1"]);
+    assert.deepEqual(
+      (await getB(z.url, "/zenoh/ifx-examples/**?(starttime=now()-1m)")).entries.map((e) => e.value),
+      ["3", "2", "1"],
+    );
     const past = await http(z.url, "GET", "/zenoh/ifx-examples/**?(starttime=now()-30m;stoptime=now()-10m)");
     assert.equal(past.status, 200);
     assert.equal(past.text, "[]");
@@ -281,27 +370,58 @@ describe("Variant B with a real InfluxDB: §B.9 4 (as 0.4 started), 10 and 13", 
 
   test("13. GET /@/**/storage/**: SQLite, InfluxDB and memory storages with properties strings and PUT times", async () => {
     const file = join(dir, "example.db");
-    assert.equal((await putJson(z.url, `${BACKEND}/sqlite3`, { lib: "sqlite3", url: `sqlite3://${file}` })).status, 204);
-    assert.equal((await putJson(z.url, `${BACKEND}/sqlite3/storage/my-sql`, { selector: "/demo/example/sql/**", table: "example", on_dispose: "Truncate" })).status, 204);
-    assert.equal((await putJson(z.url, `${BACKEND}/influxdb/storage/my-influx`, { selector: "/demo/example/influx/**", db: "example", on_dispose: "DropDB" })).status, 204);
-    assert.equal((await putJson(z.url, `${BACKEND}/memory/storage/my-mem`, { selector: "/demo/example/**" })).status, 204);
+    assert.equal(
+      (await putJson(z.url, `${BACKEND}/sqlite3`, { lib: "sqlite3", url: `sqlite3://${file}` })).status,
+      204,
+    );
+    assert.equal(
+      (
+        await putJson(z.url, `${BACKEND}/sqlite3/storage/my-sql`, {
+          selector: "/demo/example/sql/**",
+          table: "example",
+          on_dispose: "Truncate",
+        })
+      ).status,
+      204,
+    );
+    assert.equal(
+      (
+        await putJson(z.url, `${BACKEND}/influxdb/storage/my-influx`, {
+          selector: "/demo/example/influx/**",
+          db: "example",
+          on_dispose: "DropDB",
+        })
+      ).status,
+      204,
+    );
+    assert.equal(
+      (await putJson(z.url, `${BACKEND}/memory/storage/my-mem`, { selector: "/demo/example/**" })).status,
+      204,
+    );
 
     const r = await http(z.url, "GET", "/@/**/storage/**");
     assert.equal(r.status, 200);
     const entries = JSON.parse(r.text) as Entry[];
-    assert.deepEqual(entries.map((e) => [e.key, e.value]), [
-      [`${ADMIN}/sqlite3/storage/my-sql`, "on_dispose=Truncate;selector=/demo/example/sql/**;table=example"],
-      [`${ADMIN}/memory/storage/my-mem`, "selector=/demo/example/**"],
-      [`${ADMIN}/influxdb/storage/my-influx`, "db=example;on_dispose=DropDB;selector=/demo/example/influx/**"],
-    ]);
+    assert.deepEqual(
+      entries.map((e) => [e.key, e.value]),
+      [
+        [`${ADMIN}/sqlite3/storage/my-sql`, "on_dispose=Truncate;selector=/demo/example/sql/**;table=example"],
+        [`${ADMIN}/memory/storage/my-mem`, "selector=/demo/example/**"],
+        [`${ADMIN}/influxdb/storage/my-influx`, "db=example;on_dispose=DropDB;selector=/demo/example/influx/**"],
+      ],
+    );
     assert.ok(entries.every((e) => TIME.test(e.time)));
 
     // The nested view shows the same tree.
     const view = await getB(z.url, "/@/router/local/plugin/storages");
-    const tree = view.entries[0]!.value as { backend: Record<string, { kind: string; storage?: Record<string, Record<string, string>> }> };
+    const tree = view.entries[0]!.value as {
+      backend: Record<string, { kind: string; storage?: Record<string, Record<string, string>> }>;
+    };
     assert.deepEqual(Object.keys(tree.backend), ["influxdb", "memory", "sqlite3"]);
     assert.equal(tree.backend.sqlite3!.kind, "sql");
-    assert.deepEqual(tree.backend.influxdb!.storage, { "my-influx": { db: "example", on_dispose: "DropDB", selector: "/demo/example/influx/**" } });
+    assert.deepEqual(tree.backend.influxdb!.storage, {
+      "my-influx": { db: "example", on_dispose: "DropDB", selector: "/demo/example/influx/**" },
+    });
     assert.match(view.entries[0]!.time, TIME);
 
     // A backend in use cannot be removed.
@@ -330,7 +450,10 @@ describe("Variant B with a real InfluxDB: §B.9 4 (as 0.4 started), 10 and 13", 
     assert.equal(entries.at(-1)!.key, "ERROR");
     assert.match(String(entries.at(-1)!.value), /influxdb/);
     assert.equal(entries.at(-1)!.time, "None");
-    assert.deepEqual((await getB(z.url, "/demo/example/plain")).entries.map((e) => e.value), ["still here"]);
+    assert.deepEqual(
+      (await getB(z.url, "/demo/example/plain")).entries.map((e) => e.value),
+      ["still here"],
+    );
   });
 });
 
@@ -358,9 +481,16 @@ describe("Variant B: layout, values and encodings", () => {
   });
 
   test("* inside a chunk and ** follow the legacy path rules; ** never reaches /@", async () => {
-    for (const k of ["glob/abc/x", "glob/xbc/x", "glob/abd/x", "glob/abc/deep/x"]) await http(z.url, "PUT", `/${k}`, { body: k, headers: { "content-type": "text/plain" } });
-    assert.deepEqual((await getB(z.url, "/glob/*bc/x")).entries.map((e) => e.key), ["/glob/xbc/x", "/glob/abc/x"]);
-    assert.deepEqual((await getB(z.url, "/glob/abc/**")).entries.map((e) => e.key), ["/glob/abc/x", "/glob/abc/deep/x"]);
+    for (const k of ["glob/abc/x", "glob/xbc/x", "glob/abd/x", "glob/abc/deep/x"])
+      await http(z.url, "PUT", `/${k}`, { body: k, headers: { "content-type": "text/plain" } });
+    assert.deepEqual(
+      (await getB(z.url, "/glob/*bc/x")).entries.map((e) => e.key),
+      ["/glob/xbc/x", "/glob/abc/x"],
+    );
+    assert.deepEqual(
+      (await getB(z.url, "/glob/abc/**")).entries.map((e) => e.key),
+      ["/glob/abc/x", "/glob/abc/deep/x"],
+    );
     const all = await getB(z.url, "/**");
     assert.ok(all.entries.length >= 4);
     assert.ok(all.entries.every((e) => !e.key.startsWith("/@")));
@@ -388,7 +518,10 @@ describe("Variant B: layout, values and encodings", () => {
   test("content types map to string, JSON or RAW (checked in a real SQLite file)", async () => {
     const file = join(dir, "enc.db");
     assert.equal((await putJson(z.url, `${BACKEND}/enc`, { lib: "sqlite3", url: `sqlite3://${file}` })).status, 204);
-    assert.equal((await putJson(z.url, `${BACKEND}/enc/storage/enc`, { selector: "/enc/**", table: "enc" })).status, 204);
+    assert.equal(
+      (await putJson(z.url, `${BACKEND}/enc/storage/enc`, { selector: "/enc/**", table: "enc" })).status,
+      204,
+    );
     const cases: Array<[string, string | undefined, string]> = [
       ["plain", "text/plain", "text/plain"],
       ["html", "text/html; charset=utf-8", "text/plain"],
@@ -407,7 +540,9 @@ describe("Variant B: layout, values and encodings", () => {
       const r = await raw(z.url, "PUT", `/enc/${k}`, k === "json" ? "{}" : "v", ct ? { "content-type": ct } : {});
       assert.equal(r.status, 204, k);
     }
-    const rows = Object.fromEntries(sqliteRows(file, "SELECT key, encoding FROM enc").map((row) => [row.key, row.encoding]));
+    const rows = Object.fromEntries(
+      sqliteRows(file, "SELECT key, encoding FROM enc").map((row) => [row.key, row.encoding]),
+    );
     for (const [k, ct, enc] of cases) assert.equal(rows[`enc/${k}`], enc, `${ct ?? "(no content type)"}`);
   });
 
@@ -416,13 +551,19 @@ describe("Variant B: layout, values and encodings", () => {
     const r = await http(z.url, "GET", "/sse/k", { headers: { accept: "text/event-stream" } });
     assert.equal(r.status, 200);
     assert.equal(r.headers.get("content-type"), "application/json");
-    assert.deepEqual((JSON.parse(r.text) as Entry[]).map((e) => e.value), ["v"]);
+    assert.deepEqual(
+      (JSON.parse(r.text) as Entry[]).map((e) => e.value),
+      ["v"],
+    );
   });
 
   test("PUT, PATCH and DELETE answer 204 (DELETE of an absent key too)", async () => {
     assert.equal((await http(z.url, "PUT", "/w/k", { body: "1", headers: FORM })).status, 204);
     assert.equal((await http(z.url, "PATCH", "/w/k", { body: "2", headers: FORM })).status, 204);
-    assert.deepEqual((await getB(z.url, "/w/k")).entries.map((e) => e.value), ["2"]);
+    assert.deepEqual(
+      (await getB(z.url, "/w/k")).entries.map((e) => e.value),
+      ["2"],
+    );
     assert.equal((await http(z.url, "DELETE", "/w/k")).status, 204);
     assert.equal((await http(z.url, "DELETE", "/w/never")).status, 204);
   });
@@ -432,7 +573,10 @@ describe("Variant B: layout, values and encodings", () => {
     await http(z.url, "PUT", "/dup/k", { body: "once", headers: FORM });
     // The default storage on /** and "dup" both hold it; a time query turns consolidation off.
     const { entries } = await getB(z.url, "/dup/**?(stoptime=now())");
-    assert.deepEqual(entries.map((e) => [e.key, e.value]), [["/dup/k", "once"]]);
+    assert.deepEqual(
+      entries.map((e) => [e.key, e.value]),
+      [["/dup/k", "once"]],
+    );
   });
 
   test("Variant A's _time is understood too, parentheses inside a value included", async () => {
@@ -440,7 +584,11 @@ describe("Variant B: layout, values and encodings", () => {
     for (const q of ["?_time=[now(-1m)..]", "?_time=[now(-1m)..now()]", "?(_time=[now(-1m)..now(1m)];name=x)"]) {
       const r = await raw(z.url, "GET", `/range/k${q}`);
       assert.equal(r.status, 200, q);
-      assert.deepEqual((JSON.parse(r.text) as Entry[]).map((e) => e.value), ["in range"], q);
+      assert.deepEqual(
+        (JSON.parse(r.text) as Entry[]).map((e) => e.value),
+        ["in range"],
+        q,
+      );
     }
   });
 
@@ -460,7 +608,10 @@ describe("Variant B: bad input gets a clear status and message, and loses nothin
   after(() => z.stop());
 
   const stillServing = async (): Promise<void> => {
-    assert.deepEqual((await getB(z.url, "/keep/me")).entries.map((e) => e.value), ["safe"]);
+    assert.deepEqual(
+      (await getB(z.url, "/keep/me")).entries.map((e) => e.value),
+      ["safe"],
+    );
   };
 
   test("a malformed backend or storage JSON is a 400", async () => {
@@ -526,7 +677,10 @@ describe("Variant B: bad input gets a clear status and message, and loses nothin
     const dupBackend = await putJson(z.url, `${BACKEND}/memory`, { lib: "sqlite3" });
     assert.equal(dupBackend.status, 409);
     const { entries } = await getB(z.url, "/@/**/storage/twice");
-    assert.deepEqual(entries.map((e) => e.value), ["selector=/twice/**"]);
+    assert.deepEqual(
+      entries.map((e) => e.value),
+      ["selector=/twice/**"],
+    );
   });
 
   test("times that do not parse are a 400 before any storage is asked", async () => {
@@ -579,10 +733,16 @@ describe("Variant B: bad input gets a clear status and message, and loses nothin
   });
 
   test("admin writes that no admin space takes are a 404 naming Variant B's layout, never a silent 204", async () => {
-    for (const path of ["/@/routers/local/plugin/storages/backend/memory/storage/lost", "/@/router/FFFF/plugin/storages/backend/memory/storage/lost"]) {
+    for (const path of [
+      "/@/routers/local/plugin/storages/backend/memory/storage/lost",
+      "/@/router/FFFF/plugin/storages/backend/memory/storage/lost",
+    ]) {
       const r = await putJson(z.url, path, { selector: "/lost/**" });
       assert.equal(r.status, 404, path);
-      assert.equal(r.text, `no admin key takes writes at ${path}: storages are configured under /@/router/${ZID}/plugin/storages/backend/<backend>/storage/<name>\n`);
+      assert.equal(
+        r.text,
+        `no admin key takes writes at ${path}: storages are configured under /@/router/${ZID}/plugin/storages/backend/<backend>/storage/<name>\n`,
+      );
     }
     assert.deepEqual((await getB(z.url, "/@/**/storage/lost")).entries, []);
     await stillServing();
@@ -614,7 +774,10 @@ describe("Variant B: the seed's §4.5 admin PUT and the variant from the config"
     );
     // And it stores: a value under its selector is read back.
     assert.equal((await raw(z.url, "PUT", "/raw/k", "v")).status, 204);
-    assert.deepEqual((await getB(z.url, "/raw/k")).entries.map((e) => [e.key, e.value]), [["/raw/k", "v"]]);
+    assert.deepEqual(
+      (await getB(z.url, "/raw/k")).entries.map((e) => [e.key, e.value]),
+      [["/raw/k", "v"]],
+    );
   });
 
   test('plugins.rest.variant "b" from the config (--cfg, or a -c file) serves Variant B', async () => {
@@ -622,13 +785,24 @@ describe("Variant B: the seed's §4.5 admin PUT and the variant from the config"
     try {
       const file = join(dir, "zest.json5");
       writeFileSync(file, '{ plugins: { rest: { variant: "b" } } }');
-      for (const args of [["--cfg", 'plugins/rest/variant:"b"'], ["-c", file]]) {
+      for (const args of [
+        ["--cfg", 'plugins/rest/variant:"b"'],
+        ["-c", file],
+      ]) {
         const z = await startZest([...args, "--id", ZID]);
         running.push(z);
-        assert.equal((await http(z.url, "PUT", "/cfg/k", { body: "b value", headers: FORM })).status, 204, args.join(" "));
+        assert.equal(
+          (await http(z.url, "PUT", "/cfg/k", { body: "b value", headers: FORM })).status,
+          204,
+          args.join(" "),
+        );
         const r = await http(z.url, "GET", "/cfg/k");
         assert.equal(r.status, 200);
-        assert.match(r.text, new RegExp(String.raw`^\[\n\{ "key": "/cfg/k",\n  "value": "b value",\n  "time": "${TIME_SRC}" \}\n\]$`), args.join(" "));
+        assert.match(
+          r.text,
+          new RegExp(String.raw`^\[\n\{ "key": "/cfg/k",\n  "value": "b value",\n  "time": "${TIME_SRC}" \}\n\]$`),
+          args.join(" "),
+        );
         assert.equal((await getB(z.url, "/@/router/local")).entries[0]!.key, `/@/router/${PID}`);
         await z.stop();
       }

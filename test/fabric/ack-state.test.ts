@@ -29,11 +29,18 @@ async function advance(ms: number, step = 25): Promise<void> {
 
 describe("acknowledged writes", () => {
   test("a write resolves once every router with a matching subscriber has it", async () => {
-    const [a, b, c] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["k/**"] }, { zid: "C1", subs: ["other/**"] }]);
+    const [a, b, c] = await cluster(hub, clock, [
+      { zid: "A1" },
+      { zid: "B1", subs: ["k/**"] },
+      { zid: "C1", subs: ["other/**"] },
+    ]);
     const w = track(a!.fabric.publish(sample("k/x", "hello")));
     await settle();
     assert.equal(w.state, "resolved");
-    assert.deepEqual(b!.delivered.map((s) => s.payload.toString()), ["hello"]);
+    assert.deepEqual(
+      b!.delivered.map((s) => s.payload.toString()),
+      ["hello"],
+    );
     assert.equal(c!.delivered.length, 0, "C declared no matching subscriber: the bus sends it nothing");
   });
 
@@ -71,14 +78,20 @@ describe("acknowledged writes", () => {
     const before = a!.transport!.published;
     await Promise.all(["1", "2", "3", "4"].map((v) => a!.fabric.publish(sample("k/same", v))));
     assert.equal(a!.transport!.published - before, 1);
-    assert.deepEqual(b!.delivered.map((s) => s.payload.toString()), ["1", "2", "3", "4"]);
+    assert.deepEqual(
+      b!.delivered.map((s) => s.payload.toString()),
+      ["1", "2", "3", "4"],
+    );
   });
 
   test("samples on several keys keep their order for a subscriber of all of them", async () => {
     const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["k/**"] }]);
     const keys = ["k/x", "k/x", "k/y", "k/x", "k/**", "k/y"];
     await Promise.all(keys.map((k, i) => a!.fabric.publish(sample(k, String(i), k === "k/**" ? "delete" : "put"))));
-    assert.deepEqual(b!.delivered.map((s) => `${s.key}=${s.payload}`), keys.map((k, i) => `${k}=${i}`));
+    assert.deepEqual(
+      b!.delivered.map((s) => `${s.key}=${s.payload}`),
+      keys.map((k, i) => `${k}=${i}`),
+    );
   });
 
   test("a batch that reaches nobody is resent whole when the router comes back", async () => {
@@ -86,11 +99,20 @@ describe("acknowledged writes", () => {
     b!.transport!.disconnect();
     const writes = ["1", "2", "3"].map((v) => track(a!.fabric.publish(sample("k/same", v))));
     await advance(100);
-    assert.deepEqual(writes.map((w) => w.state), ["pending", "pending", "pending"]);
+    assert.deepEqual(
+      writes.map((w) => w.state),
+      ["pending", "pending", "pending"],
+    );
     b!.transport!.reconnect();
     await advance(50);
-    assert.deepEqual(writes.map((w) => w.state), ["resolved", "resolved", "resolved"]);
-    assert.deepEqual(b!.delivered.map((s) => s.payload.toString()), ["1", "2", "3"]);
+    assert.deepEqual(
+      writes.map((w) => w.state),
+      ["resolved", "resolved", "resolved"],
+    );
+    assert.deepEqual(
+      b!.delivered.map((s) => s.payload.toString()),
+      ["1", "2", "3"],
+    );
   });
 
   test("a router whose subscriptions overlap gets each sample once", async () => {
@@ -111,7 +133,10 @@ describe("acknowledged writes", () => {
     b!.transport!.reconnect();
     await advance(50);
     assert.equal(w.state, "resolved");
-    assert.deepEqual(b!.delivered.map((s) => s.payload.toString()), ["late"]);
+    assert.deepEqual(
+      b!.delivered.map((s) => s.payload.toString()),
+      ["late"],
+    );
     assert.ok(Number(a!.detail().samplesResent) >= 1);
   });
 
@@ -128,11 +153,18 @@ describe("acknowledged writes", () => {
     b!.transport!.reconnect();
     await advance(50);
     assert.equal(w.state, "resolved");
-    assert.deepEqual(b!.delivered.map((s) => s.payload.toString()), ["lost once"]);
+    assert.deepEqual(
+      b!.delivered.map((s) => s.payload.toString()),
+      ["lost once"],
+    );
   });
 
   test("a dead router holds a write until it is forgotten after peer_timeout_ms of silence, then the write resolves", async () => {
-    const [a, b, c] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["k/**"] }, { zid: "C1", subs: ["k/**"] }]);
+    const [a, b, c] = await cluster(hub, clock, [
+      { zid: "A1" },
+      { zid: "B1", subs: ["k/**"] },
+      { zid: "C1", subs: ["k/**"] },
+    ]);
     b!.transport!.kill();
     const w = track(a!.fabric.publish(sample("k/x")));
     await advance(TIMINGS.peerTimeoutMs - 100);
@@ -186,7 +218,10 @@ describe("acknowledged writes", () => {
     await again.start();
     await settle();
     await again.fabric.publish(sample("k/after-restart"));
-    assert.deepEqual(b!.delivered.map((s) => s.key), ["k/0", "k/1", "k/2", "k/after-restart"]);
+    assert.deepEqual(
+      b!.delivered.map((s) => s.key),
+      ["k/0", "k/1", "k/2", "k/after-restart"],
+    );
   });
 
   test("a receiver that restarts (same id, new epoch) gets the writes its previous life did not acknowledge", async () => {
@@ -202,7 +237,10 @@ describe("acknowledged writes", () => {
     await reborn.start();
     await settle();
     assert.equal(w.state, "resolved");
-    assert.deepEqual(reborn.delivered.map((s) => s.payload.toString()), ["again"]);
+    assert.deepEqual(
+      reborn.delivered.map((s) => s.payload.toString()),
+      ["again"],
+    );
   });
 
   test("while disconnected, a write that known routers want fails as unavailable; pending ones fail too", async () => {
@@ -214,7 +252,10 @@ describe("acknowledged writes", () => {
     await settle();
     assert.equal(pending.state, "rejected");
     assert.equal((pending.error as ZestError).kind, "unavailable");
-    await assert.rejects(a!.fabric.publish(sample("k/x")), (e: ZestError) => e.kind === "unavailable" && /router\(s\) B1 with a matching subscriber/.test(e.message));
+    await assert.rejects(
+      a!.fabric.publish(sample("k/x")),
+      (e: ZestError) => e.kind === "unavailable" && /router\(s\) B1 with a matching subscriber/.test(e.message),
+    );
     await a!.fabric.publish(sample("nobody/x"));
     // Our silence is not theirs: B stays known past peer_timeout_ms while we are away.
     await advance(TIMINGS.peerTimeoutMs * 2);
@@ -231,20 +272,34 @@ describe("queries across routers", () => {
     };
 
   test("a query gathers the replies of every router with a matching queryable", async () => {
-    const [a, b, c] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", qbls: [{ key: "q/**", complete: false }] }, { zid: "C1", qbls: [{ key: "q/**", complete: true }] }]);
+    const [a, b, c] = await cluster(hub, clock, [
+      { zid: "A1" },
+      { zid: "B1", qbls: [{ key: "q/**", complete: false }] },
+      { zid: "C1", qbls: [{ key: "q/**", complete: true }] },
+    ]);
     b!.answer = answerWith("from B");
     c!.answer = answerWith("from C");
     const replies: string[] = [];
-    await a!.fabric.query({ key: "q/x", parameters: new Parameters("a=1") }, 1_000, (r) => replies.push(r.kind === "ok" ? r.sample.payload.toString() : "err"));
+    await a!.fabric.query({ key: "q/x", parameters: new Parameters("a=1") }, 1_000, (r) =>
+      replies.push(r.kind === "ok" ? r.sample.payload.toString() : "err"),
+    );
     assert.deepEqual(replies.sort(), ["from B", "from C"]);
   });
 
   test("a router that does not answer in time adds a timeout error entry; what arrived is kept", async () => {
-    const [a, b, c] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", qbls: [{ key: "q/**", complete: false }] }, { zid: "C1", qbls: [{ key: "q/**", complete: false }] }]);
+    const [a, b, c] = await cluster(hub, clock, [
+      { zid: "A1" },
+      { zid: "B1", qbls: [{ key: "q/**", complete: false }] },
+      { zid: "C1", qbls: [{ key: "q/**", complete: false }] },
+    ]);
     b!.answer = answerWith("from B");
     c!.answer = () => new Promise(() => undefined);
     const replies: string[] = [];
-    const q = track(a!.fabric.query({ key: "q/x", parameters: new Parameters("") }, 300, (r) => replies.push(r.kind === "ok" ? r.sample.payload.toString() : r.payload.toString())));
+    const q = track(
+      a!.fabric.query({ key: "q/x", parameters: new Parameters("") }, 300, (r) =>
+        replies.push(r.kind === "ok" ? r.sample.payload.toString() : r.payload.toString()),
+      ),
+    );
     await advance(350);
     assert.equal(q.state, "resolved");
     assert.deepEqual(replies, ["from B", "Timeout: router C1 did not answer within 300 ms"]);
@@ -254,14 +309,20 @@ describe("queries across routers", () => {
     const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", qbls: [{ key: "q/**", complete: false }] }]);
     b!.transport!.kill();
     const errors: string[] = [];
-    await a!.fabric.query({ key: "q/x", parameters: new Parameters("") }, 5_000, (r) => errors.push(r.kind === "err" ? `${r.errorKind}: ${r.payload}` : "ok"));
+    await a!.fabric.query({ key: "q/x", parameters: new Parameters("") }, 5_000, (r) =>
+      errors.push(r.kind === "err" ? `${r.errorKind}: ${r.payload}` : "ok"),
+    );
     assert.deepEqual(errors, ["unavailable: router B1 is unreachable (no responders on NATS)"]);
   });
 });
 
 describe("declarations", () => {
   test("interest(key, kind) tells which routers declared a subscriber, a queryable or a liveliness token", async () => {
-    const [a, b, c] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["s/**"] }, { zid: "C1", qbls: [{ key: "s/q", complete: true }] }]);
+    const [a, b, c] = await cluster(hub, clock, [
+      { zid: "A1" },
+      { zid: "B1", subs: ["s/**"] },
+      { zid: "C1", qbls: [{ key: "s/q", complete: true }] },
+    ]);
     await c!.declare({ tokens: ["alive/c"] });
     assert.deepEqual(a!.fabric.interest("s/q", "subscriber"), ["B1"]);
     assert.deepEqual(a!.fabric.interest("s/**", "queryable"), ["C1"]);
@@ -292,7 +353,13 @@ describe("declarations", () => {
   test("malformed messages are dropped and counted, and the fabric keeps working", async () => {
     const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["k/**"] }]);
     const rogue = hub.connect("rogue");
-    const junk = [Buffer.alloc(0), Buffer.of(4, 0, 0), Buffer.of(99), Buffer.of(1, 7, 0, 0, 0, 0), Buffer.from('{"t":"decl"}')];
+    const junk = [
+      Buffer.alloc(0),
+      Buffer.of(4, 0, 0),
+      Buffer.of(99),
+      Buffer.of(1, 7, 0, 0, 0, 0),
+      Buffer.from('{"t":"decl"}'),
+    ];
     for (const j of junk) {
       rogue.publish("zest.d.EE", j);
       rogue.publish("zest.hello", j);
@@ -306,6 +373,9 @@ describe("declarations", () => {
     assert.ok(Number(b!.detail().malformedDropped) >= 15, `B dropped ${String(b!.detail().malformedDropped)}`);
     assert.ok(Number(a!.detail().malformedDropped) >= 10);
     await a!.fabric.publish(sample("k/still-works"));
-    assert.deepEqual(b!.delivered.map((s) => s.key), ["k/still-works"]);
+    assert.deepEqual(
+      b!.delivered.map((s) => s.key),
+      ["k/still-works"],
+    );
   });
 });

@@ -8,7 +8,15 @@ import { after, before, describe, test } from "node:test";
 import { eventually, getJson, http, openSse } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
-import { fabricTimings, getValues, memoryStorage, NO_STORAGES, putText, routerStatus, startRouters } from "./helpers.js";
+import {
+  fabricTimings,
+  getValues,
+  memoryStorage,
+  NO_STORAGES,
+  putText,
+  routerStatus,
+  startRouters,
+} from "./helpers.js";
 
 /** Above the frozen-router test's 1.5 s query timeout: B is not forgotten while it is frozen. */
 const TIMINGS = fabricTimings({ heartbeatMs: 250, peerTimeoutMs: 2_500, ackTimeoutMs: 3_500 });
@@ -29,12 +37,37 @@ describe("three routers over a NATS cluster", () => {
   before(async () => {
     cluster = await startNatsCluster();
     [a, b, c] = (await startRouters([
-      ["--id", "A1", "--nats", cluster.urls[0]!, ...TIMINGS, "--query-timeout", "1500", ...memoryStorage("demo_a", "demo/**"), ...memoryStorage("late_a", "late/**")],
-      ["--id", "B1", "--nats", cluster.urls[1]!, ...TIMINGS, "-P", "examples/eval-plugin.js", ...memoryStorage("demo_b", "demo/**"), ...memoryStorage("bonly", "bonly/**")],
+      [
+        "--id",
+        "A1",
+        "--nats",
+        cluster.urls[0]!,
+        ...TIMINGS,
+        "--query-timeout",
+        "1500",
+        ...memoryStorage("demo_a", "demo/**"),
+        ...memoryStorage("late_a", "late/**"),
+      ],
+      [
+        "--id",
+        "B1",
+        "--nats",
+        cluster.urls[1]!,
+        ...TIMINGS,
+        "-P",
+        "examples/eval-plugin.js",
+        ...memoryStorage("demo_b", "demo/**"),
+        ...memoryStorage("bonly", "bonly/**"),
+      ],
       ["--id", "C1", "--nats", cluster.urls[2]!, ...TIMINGS, ...NO_STORAGES],
     ])) as [ZestProcess, ZestProcess, ZestProcess];
     // Routers started together learn each other from their announcements.
-    for (const z of [a, b, c]) await eventually(async () => (await routerStatus(z.url)).fabric.detail.routers.length === 2, 5_000, "routers to meet");
+    for (const z of [a, b, c])
+      await eventually(
+        async () => (await routerStatus(z.url)).fabric.detail.routers.length === 2,
+        5_000,
+        "routers to meet",
+      );
   });
   after(async () => {
     if (b && b.proc.exitCode === null) b.proc.kill("SIGCONT"); // never leave a stopped process behind
@@ -60,7 +93,9 @@ describe("three routers over a NATS cluster", () => {
     assert.equal((await putText(c.url, "bonly/k", "stored")).status, 200);
     assert.deepEqual((await getValues(c.url, "bonly/k")).values, { "bonly/k": "stored" });
     // A storage created on B through A's REST gateway exists when A answers.
-    const r = await http(a.url, "PUT", `/${STORAGES.replace("local", "B1")}/remote`, { body: '{key_expr:"remote/**",volume:"memory"}' });
+    const r = await http(a.url, "PUT", `/${STORAGES.replace("local", "B1")}/remote`, {
+      body: '{key_expr:"remote/**",volume:"memory"}',
+    });
     assert.equal(r.status, 200, r.text);
     const { entries } = await getJson(a.url, "/@/router/B1/status/plugins/storage_manager/storages/remote");
     assert.deepEqual(entries[0]?.value, { key_expr: "remote/**", volume: "memory" });
@@ -92,13 +127,17 @@ describe("three routers over a NATS cluster", () => {
     try {
       // The others learn B's new subscriber a moment after the stream opened: probe until they do.
       for (const z of [a, c]) {
-        await eventually(async () => {
-          await putText(z.url, "sse/ready", "1");
-          return sse.next(1, 300).then(
-            () => true,
-            () => false,
-          );
-        }, 5_000, "B's SSE subscriber to be known");
+        await eventually(
+          async () => {
+            await putText(z.url, "sse/ready", "1");
+            return sse.next(1, 300).then(
+              () => true,
+              () => false,
+            );
+          },
+          5_000,
+          "B's SSE subscriber to be known",
+        );
       }
       await putText(a.url, "sse/1", "first");
       await putText(c.url, "sse/2", "second");
@@ -119,18 +158,30 @@ describe("three routers over a NATS cluster", () => {
   });
 
   test("interest decides: a router with no matching subscriber receives no sample", async () => {
-    const before = { b: (await routerStatus(b.url)).fabric.detail.samplesReceived, c: (await routerStatus(c.url)).fabric.detail.samplesReceived };
+    const before = {
+      b: (await routerStatus(b.url)).fabric.detail.samplesReceived,
+      c: (await routerStatus(c.url)).fabric.detail.samplesReceived,
+    };
     for (let i = 0; i < 20; i++) assert.equal((await putText(a.url, `demo/interest/${i}`, String(i))).status, 200);
-    const after = { b: (await routerStatus(b.url)).fabric.detail.samplesReceived, c: (await routerStatus(c.url)).fabric.detail.samplesReceived };
+    const after = {
+      b: (await routerStatus(b.url)).fabric.detail.samplesReceived,
+      c: (await routerStatus(c.url)).fabric.detail.samplesReceived,
+    };
     assert.equal(after.b - before.b, 20);
     assert.equal(after.c, 0, "C declared no subscriber: NATS must not have sent it anything");
   });
 
   test("interest decides: a router whose subscribers do not match a key receives nothing for it", async () => {
     // A stores demo/** and late/**, B demo/** and bonly/**: a bonly key is for B alone.
-    const before = { a: (await routerStatus(a.url)).fabric.detail.samplesReceived, b: (await routerStatus(b.url)).fabric.detail.samplesReceived };
+    const before = {
+      a: (await routerStatus(a.url)).fabric.detail.samplesReceived,
+      b: (await routerStatus(b.url)).fabric.detail.samplesReceived,
+    };
     for (let i = 0; i < 10; i++) assert.equal((await putText(c.url, `bonly/interest/${i}`, String(i))).status, 200);
-    const after = { a: (await routerStatus(a.url)).fabric.detail.samplesReceived, b: (await routerStatus(b.url)).fabric.detail.samplesReceived };
+    const after = {
+      a: (await routerStatus(a.url)).fabric.detail.samplesReceived,
+      b: (await routerStatus(b.url)).fabric.detail.samplesReceived,
+    };
     assert.equal(after.b - before.b, 10);
     assert.equal(after.a, before.a, "A's subscribers do not match bonly/**: NATS must not have sent it anything");
   });
@@ -152,8 +203,12 @@ describe("three routers over a NATS cluster", () => {
   });
 
   test("an eval on one router answers a GET on another", async () => {
-    assert.deepEqual((await getValues(a.url, "demo/example/*eval?(name=Bob)")).values, { "demo/example/zest-eval": "Eval from Bob" });
-    assert.deepEqual((await getValues(c.url, "demo/example/zest-eval?name=Alice")).values, { "demo/example/zest-eval": "Eval from Alice" });
+    assert.deepEqual((await getValues(a.url, "demo/example/*eval?(name=Bob)")).values, {
+      "demo/example/zest-eval": "Eval from Bob",
+    });
+    assert.deepEqual((await getValues(c.url, "demo/example/zest-eval?name=Alice")).values, {
+      "demo/example/zest-eval": "Eval from Alice",
+    });
   });
 
   test("the admin space of every router is visible from any router; @/router/local stays local", async () => {
@@ -165,7 +220,11 @@ describe("three routers over a NATS cluster", () => {
       "@/router/B1/status/plugins/storage_manager/storages/demo_b",
       "@/router/B1/status/plugins/storage_manager/storages/remote",
     ]);
-    const remote = (await getValues(a.url, "@/router/B1")).values["@/router/B1"] as { zid: string; sessions: unknown[]; fabric: { connected: boolean } };
+    const remote = (await getValues(a.url, "@/router/B1")).values["@/router/B1"] as {
+      zid: string;
+      sessions: unknown[];
+      fabric: { connected: boolean };
+    };
     assert.equal(remote.zid, "B1");
     assert.deepEqual(remote.sessions, [
       { peer: "A1", whatami: "router" },
@@ -174,7 +233,10 @@ describe("three routers over a NATS cluster", () => {
     assert.equal(remote.fabric.connected, true);
     const local = await getValues(a.url, "@/router/local");
     assert.deepEqual(Object.keys(local.values), ["@/router/A1"]);
-    const health = (await getValues(b.url, "@/router/local/health")).values["@/router/B1/health"] as { status: string; fabric: { kind: string } };
+    const health = (await getValues(b.url, "@/router/local/health")).values["@/router/B1/health"] as {
+      status: string;
+      fabric: { kind: string };
+    };
     assert.equal(health.status, "ok");
     assert.equal(health.fabric.kind, "nats");
   });
@@ -187,7 +249,10 @@ describe("three routers over a NATS cluster", () => {
     assert.equal((await http(a.url, "DELETE", `/${STORAGES}/late_a`)).status, 200);
     const { values } = await getValues(c.url, "late/**");
     assert.deepEqual(values, { "late/x": "v-x", "late/y/z": "v-y/z" });
-    assert.ok((await routerStatus(c.url)).fabric.detail.samplesReceived === 0, "alignment is a query, not a replay of samples");
+    assert.ok(
+      (await routerStatus(c.url)).fabric.detail.samplesReceived === 0,
+      "alignment is a query, not a replay of samples",
+    );
   });
 
   test("a frozen router: the GET returns the other replies plus an error entry, with 504, within the timeout", async () => {
@@ -205,15 +270,30 @@ describe("three routers over a NATS cluster", () => {
       b.proc.kill("SIGCONT");
     }
     // Once it runs again, it is part of the key space again.
-    await eventually(async () => (await routerStatus(b.url)).fabric.detail.routers.length === 2, 10_000, "B to see A and C again");
-    await eventually(async () => (await routerStatus(a.url)).fabric.detail.routers.includes("B1"), 10_000, "A to see B again");
+    await eventually(
+      async () => (await routerStatus(b.url)).fabric.detail.routers.length === 2,
+      10_000,
+      "B to see A and C again",
+    );
+    await eventually(
+      async () => (await routerStatus(a.url)).fabric.detail.routers.includes("B1"),
+      10_000,
+      "A to see B again",
+    );
     assert.deepEqual((await getValues(a.url, "demo/frozen")).errors, []);
   });
 
   test("a router started late aligns its storages at start, and serves the data once the others are gone", async () => {
     await putText(b.url, "demo/before-d", "old");
     // D forgets a silent router after 1.5 s (the others keep 2.5 s).
-    d = await startZest(["--id", "D1", "--nats", cluster.urls[0]!, ...fabricTimings({ heartbeatMs: 250, peerTimeoutMs: 1_500, ackTimeoutMs: 2_500 }), ...memoryStorage("demo_d", "demo/**")]);
+    d = await startZest([
+      "--id",
+      "D1",
+      "--nats",
+      cluster.urls[0]!,
+      ...fabricTimings({ heartbeatMs: 250, peerTimeoutMs: 1_500, ackTimeoutMs: 2_500 }),
+      ...memoryStorage("demo_d", "demo/**"),
+    ]);
     assert.deepEqual((await routerStatus(d.url)).fabric.detail.routers, ["A1", "B1", "C1"]);
     await Promise.all([a.kill9(), b.kill9()]);
     // A and B are gone without a goodbye. Until D forgets them (no heartbeat for 1 s), NATS
@@ -223,10 +303,17 @@ describe("three routers over a NATS cluster", () => {
     const first = await getValues(d.url, "demo/**");
     assert.ok(Date.now() - t0 < 1_000, `took ${Date.now() - t0} ms`);
     assert.equal(first.status, 503);
-    assert.deepEqual(first.errors.sort(), ["router A1 is unreachable (no responders on NATS)", "router B1 is unreachable (no responders on NATS)"]);
+    assert.deepEqual(first.errors.sort(), [
+      "router A1 is unreachable (no responders on NATS)",
+      "router B1 is unreachable (no responders on NATS)",
+    ]);
     assert.equal(first.values["demo/before-d"], "old");
     // Once forgotten, they are no longer part of the key space: a plain 200.
-    await eventually(async () => (await routerStatus(d!.url)).fabric.detail.routers.join() === "C1", 5_000, "D to forget A and B");
+    await eventually(
+      async () => (await routerStatus(d!.url)).fabric.detail.routers.join() === "C1",
+      5_000,
+      "D to forget A and B",
+    );
     const { status, values, errors } = await getValues(d.url, "demo/**");
     assert.equal(status, 200);
     assert.deepEqual(errors, []);

@@ -53,8 +53,18 @@ test("a sample round-trips with its origin, kind, timestamp and raw payload; a r
   assert.equal(again.resend, true);
   assert.equal(decodeSample(data).resend, false, "markResend copies: the original is untouched");
   const many = decodeSamples(encodeSamples([data, encodeSample(del, { zid: "AB", epoch: 0xfffffffe, seq: 43 })]));
-  assert.deepEqual(many.map((x) => [x.origin.seq, x.sample.kind]), [[42, "put"], [43, "delete"]]);
-  assert.deepEqual(decodeSamples(data).map((x) => x.origin.seq), [42], "a single sample reads as a batch of one");
+  assert.deepEqual(
+    many.map((x) => [x.origin.seq, x.sample.kind]),
+    [
+      [42, "put"],
+      [43, "delete"],
+    ],
+  );
+  assert.deepEqual(
+    decodeSamples(data).map((x) => x.origin.seq),
+    [42],
+    "a single sample reads as a batch of one",
+  );
   const d = decodeSample(encodeSample(del, { zid: "CD", epoch: 1, seq: 1 }));
   assert.equal(d.sample.kind, "delete");
   assert.equal(d.sample.timestamp, undefined);
@@ -69,11 +79,25 @@ test("attachments and QoS travel with samples and replies; a query carries its t
   assert.deepEqual(m.sample.payload, put.payload);
   assert.equal(m.resend, true);
   assert.equal(m.sample.kind, "put");
-  const onlyQos = decodeSample(encodeSample({ ...del, qos: { priority: 7, congestionControl: "drop", express: false } }, { zid: "AB", epoch: 1, seq: 8 })).sample;
-  assert.deepEqual([onlyQos.kind, onlyQos.attachment, onlyQos.qos], ["delete", undefined, { priority: 7, congestionControl: "drop", express: false }]);
-  const onlyAtt = decodeSample(markResend(encodeSample({ ...put, attachment: Buffer.alloc(0) }, { zid: "AB", epoch: 1, seq: 9 })));
+  const onlyQos = decodeSample(
+    encodeSample(
+      { ...del, qos: { priority: 7, congestionControl: "drop", express: false } },
+      { zid: "AB", epoch: 1, seq: 8 },
+    ),
+  ).sample;
+  assert.deepEqual(
+    [onlyQos.kind, onlyQos.attachment, onlyQos.qos],
+    ["delete", undefined, { priority: 7, congestionControl: "drop", express: false }],
+  );
+  const onlyAtt = decodeSample(
+    markResend(encodeSample({ ...put, attachment: Buffer.alloc(0) }, { zid: "AB", epoch: 1, seq: 9 })),
+  );
   assert.deepEqual([onlyAtt.sample.attachment, onlyAtt.sample.qos, onlyAtt.resend], [Buffer.alloc(0), undefined, true]);
-  assert.equal(decodeSample(encodeSample({ ...put, qos: { ...qos, priority: 0 } }, { zid: "AB", epoch: 1, seq: 1 })).sample.qos, undefined, "a priority zenoh does not know is not carried");
+  assert.equal(
+    decodeSample(encodeSample({ ...put, qos: { ...qos, priority: 0 } }, { zid: "AB", epoch: 1, seq: 1 })).sample.qos,
+    undefined,
+    "a priority zenoh does not know is not carried",
+  );
   assert.equal(decodeSample(encodeSample(put, { zid: "AB", epoch: 1, seq: 1 })).sample.attachment, undefined);
 
   const batch = new ReplyBatch();
@@ -85,22 +109,35 @@ test("attachments and QoS travel with samples and replies; a query carries its t
   assert.deepEqual([r2.sample.kind, r2.sample.attachment, r2.sample.qos], ["delete", Buffer.from("z"), undefined]);
 
   const content = { payload: Buffer.from('{"n":3}'), encoding: "application/json", attachment: Buffer.from([1, 2]) };
-  assert.deepEqual(decodeControl(encodeQuery({ key: "q/x", parameters: "a=1", timeoutMs: 9, target: "all_complete", content })), {
+  assert.deepEqual(
+    decodeControl(encodeQuery({ key: "q/x", parameters: "a=1", timeoutMs: 9, target: "all_complete", content })),
+    {
+      type: "query",
+      query: { key: "q/x", parameters: "a=1", timeoutMs: 9, target: "all_complete", content },
+    },
+  );
+  assert.deepEqual(decodeControl(encodeQuery({ key: "q", parameters: "", timeoutMs: 9, target: "best_matching" })), {
     type: "query",
-    query: { key: "q/x", parameters: "a=1", timeoutMs: 9, target: "all_complete", content },
+    query: { key: "q", parameters: "", timeoutMs: 9, target: "best_matching" },
   });
-  assert.deepEqual(decodeControl(encodeQuery({ key: "q", parameters: "", timeoutMs: 9, target: "best_matching" })), { type: "query", query: { key: "q", parameters: "", timeoutMs: 9, target: "best_matching" } });
-  assert.deepEqual(decodeControl(encodeQuery({ key: "q", parameters: "", timeoutMs: 9, content: { encoding: "text/plain" } })), {
-    type: "query",
-    query: { key: "q", parameters: "", timeoutMs: 9, target: "all", content: { encoding: "text/plain" } },
-  });
+  assert.deepEqual(
+    decodeControl(encodeQuery({ key: "q", parameters: "", timeoutMs: 9, content: { encoding: "text/plain" } })),
+    {
+      type: "query",
+      query: { key: "q", parameters: "", timeoutMs: 9, target: "all", content: { encoding: "text/plain" } },
+    },
+  );
   const plain = encodeQuery({ key: "q", parameters: "", timeoutMs: 9, target: "all", content: {} });
   assert.equal(plain.length, 1 + 4 + 2 + 1 + 2, "a query with nothing more keeps the short layout");
 });
 
 test("replies, acknowledgements, declarations, heartbeats, goodbyes, queries and pings round-trip", () => {
   const batch = new ReplyBatch();
-  const replies: Reply[] = [{ kind: "ok", sample: put }, { kind: "ok", sample: del }, { kind: "err", errorKind: "timeout", encoding: Encoding.TEXT_PLAIN, payload: Buffer.from("late") }];
+  const replies: Reply[] = [
+    { kind: "ok", sample: put },
+    { kind: "ok", sample: del },
+    { kind: "err", errorKind: "timeout", encoding: Encoding.TEXT_PLAIN, payload: Buffer.from("late") },
+  ];
   for (const r of replies) batch.addEncoded(encodeReply(r));
   const decoded = decodeReplies(batch.take(true));
   assert.equal(decoded.final, true);
@@ -108,7 +145,13 @@ test("replies, acknowledgements, declarations, heartbeats, goodbyes, queries and
   assert.deepEqual(decoded.replies[2], replies[2]);
   assert.equal(decoded.replies[0]!.kind === "ok" && decoded.replies[0].sample.key, put.key);
 
-  const acks = { zid: "B1", acks: [{ seq: 1, errorKind: undefined, message: "" }, { seq: 2, errorKind: "conflict" as const, message: "nope" }] };
+  const acks = {
+    zid: "B1",
+    acks: [
+      { seq: 1, errorKind: undefined, message: "" },
+      { seq: 2, errorKind: "conflict" as const, message: "nope" },
+    ],
+  };
   assert.deepEqual(decodeAcks(encodeAcks(acks)), acks);
 
   const decls = {
@@ -123,9 +166,18 @@ test("replies, acknowledgements, declarations, heartbeats, goodbyes, queries and
   };
   assert.deepEqual(decodeDeclarations(encodeDeclarations(decls)), decls);
   assert.deepEqual(decodeAnnouncement(encodeDeclarations(decls)), { type: "declarations", m: decls });
-  assert.deepEqual(decodeAnnouncement(encodeHeartbeat({ zid: "C1", epoch: 7, ver: 3 })), { type: "heartbeat", m: { zid: "C1", epoch: 7, ver: 3 } });
-  assert.deepEqual(decodeAnnouncement(encodeGoodbye({ zid: "C1", epoch: 7 })), { type: "goodbye", m: { zid: "C1", epoch: 7 } });
-  assert.deepEqual(decodeControl(encodeQuery({ key: "q/x", parameters: "a=1;b=é", timeoutMs: 1500 })), { type: "query", query: { key: "q/x", parameters: "a=1;b=é", timeoutMs: 1500 } });
+  assert.deepEqual(decodeAnnouncement(encodeHeartbeat({ zid: "C1", epoch: 7, ver: 3 })), {
+    type: "heartbeat",
+    m: { zid: "C1", epoch: 7, ver: 3 },
+  });
+  assert.deepEqual(decodeAnnouncement(encodeGoodbye({ zid: "C1", epoch: 7 })), {
+    type: "goodbye",
+    m: { zid: "C1", epoch: 7 },
+  });
+  assert.deepEqual(decodeControl(encodeQuery({ key: "q/x", parameters: "a=1;b=é", timeoutMs: 1500 })), {
+    type: "query",
+    query: { key: "q/x", parameters: "a=1;b=é", timeoutMs: 1500 },
+  });
   assert.deepEqual(decodeControl(encodeControl("ping")), { type: "ping" });
   assert.deepEqual(decodeControl(encodeControl("declarations_request")), { type: "declarations_request" });
   assert.equal(decodePong(encodePong("D1")), "D1");
@@ -138,20 +190,86 @@ test("the decoders refuse what a peer could get wrong, with a reason", () => {
     ["wrong type", () => decodeSample(encodePong("AB")), /not a sample message/],
     ["truncated", () => decodeSample(sample.subarray(0, 20)), /truncated/],
     ["unknown flags", () => decodeSample(Buffer.concat([Buffer.of(1, 16), sample.subarray(2)])), /unknown flags/],
-    ["priority 0", () => decodeSample(encodeSample({ ...put, qos: { priority: 5, congestionControl: "drop", express: false } }, { zid: "AB", epoch: 1, seq: 1 }).map((b, i, all) => (i === all.length - 6 ? 0 : b))), /priority 0 is not 1 to 7/],
-    ["unknown QoS flags", () => decodeSample(encodeSample({ ...put, qos: { priority: 5, congestionControl: "drop", express: false } }, { zid: "AB", epoch: 1, seq: 1 }).map((b, i, all) => (i === all.length - 5 ? 4 : b))), /unknown QoS flags 4/],
-    ["lying attachment length", () => decodeSample(encodeSample({ ...put, attachment: Buffer.from("ab") }, { zid: "AB", epoch: 1, seq: 1 }).map((b, i, all) => (i === all.length - 10 ? 0xff : b))), /truncated/],
-    ["error reply with extras", () => decodeReplies(Buffer.of(2, 1, 0, 0, 0, 1, 6, 1, 0, 0, 0, 0, 0, 0)), /unknown reply kind 6/],
-    ["unknown query target", () => decodeControl(Buffer.concat([encodeQuery({ key: "q", parameters: "", timeoutMs: 1 }), Buffer.of(3, 0)])), /unknown target 3/],
-    ["unknown query flags", () => decodeControl(Buffer.concat([encodeQuery({ key: "q", parameters: "", timeoutMs: 1 }), Buffer.of(0, 8)])), /unknown flags 8/],
-    ["query tail cut", () => decodeControl(Buffer.concat([encodeQuery({ key: "q", parameters: "", timeoutMs: 1 }), Buffer.of(1)])), /truncated/],
+    [
+      "priority 0",
+      () =>
+        decodeSample(
+          encodeSample(
+            { ...put, qos: { priority: 5, congestionControl: "drop", express: false } },
+            { zid: "AB", epoch: 1, seq: 1 },
+          ).map((b, i, all) => (i === all.length - 6 ? 0 : b)),
+        ),
+      /priority 0 is not 1 to 7/,
+    ],
+    [
+      "unknown QoS flags",
+      () =>
+        decodeSample(
+          encodeSample(
+            { ...put, qos: { priority: 5, congestionControl: "drop", express: false } },
+            { zid: "AB", epoch: 1, seq: 1 },
+          ).map((b, i, all) => (i === all.length - 5 ? 4 : b)),
+        ),
+      /unknown QoS flags 4/,
+    ],
+    [
+      "lying attachment length",
+      () =>
+        decodeSample(
+          encodeSample({ ...put, attachment: Buffer.from("ab") }, { zid: "AB", epoch: 1, seq: 1 }).map((b, i, all) =>
+            i === all.length - 10 ? 0xff : b,
+          ),
+        ),
+      /truncated/,
+    ],
+    [
+      "error reply with extras",
+      () => decodeReplies(Buffer.of(2, 1, 0, 0, 0, 1, 6, 1, 0, 0, 0, 0, 0, 0)),
+      /unknown reply kind 6/,
+    ],
+    [
+      "unknown query target",
+      () => decodeControl(Buffer.concat([encodeQuery({ key: "q", parameters: "", timeoutMs: 1 }), Buffer.of(3, 0)])),
+      /unknown target 3/,
+    ],
+    [
+      "unknown query flags",
+      () => decodeControl(Buffer.concat([encodeQuery({ key: "q", parameters: "", timeoutMs: 1 }), Buffer.of(0, 8)])),
+      /unknown flags 8/,
+    ],
+    [
+      "query tail cut",
+      () => decodeControl(Buffer.concat([encodeQuery({ key: "q", parameters: "", timeoutMs: 1 }), Buffer.of(1)])),
+      /truncated/,
+    ],
     ["bad seq", () => decodeSample(encodeSample(put, { zid: "AB", epoch: 1, seq: 0.5 })), /sequence number/],
     ["bad zid", () => decodeSample(encodeSample(put, { zid: "zz", epoch: 1, seq: 1 })), /malformed router id/],
-    ["bad utf-8", () => decodeSample(encodeSample({ ...put, key: "a" }, { zid: "AB", epoch: 1, seq: 1 }).fill(0xff, 26, 27)), /UTF-8/],
-    ["bad timestamp", () => decodeSample(encodeSample({ ...put, timestamp: new Timestamp(1n, "xyz") }, { zid: "AB", epoch: 1, seq: 1 })), /malformed timestamp/],
-    ["lying count", () => decodeAcks(Buffer.of(3, 2, 0x41, 0x42, 0xff, 0xff, 0xff, 0xff)), /count 4294967295 exceeds the message/],
-    ["trailing bytes", () => decodeAnnouncement(Buffer.concat([encodeHeartbeat({ zid: "C1", epoch: 1, ver: 1 }), Buffer.of(0)])), /trailing bytes/],
-    ["unknown declaration kind", () => decodeDeclarations(Buffer.of(4, 0, 0, 0, 1, 0, 0, 0, 1, 2, 0x43, 0x31, 0, 0, 0, 1, 9, 0, 0, 1, 0x61)), /unknown declaration kind 9/],
+    [
+      "bad utf-8",
+      () => decodeSample(encodeSample({ ...put, key: "a" }, { zid: "AB", epoch: 1, seq: 1 }).fill(0xff, 26, 27)),
+      /UTF-8/,
+    ],
+    [
+      "bad timestamp",
+      () =>
+        decodeSample(encodeSample({ ...put, timestamp: new Timestamp(1n, "xyz") }, { zid: "AB", epoch: 1, seq: 1 })),
+      /malformed timestamp/,
+    ],
+    [
+      "lying count",
+      () => decodeAcks(Buffer.of(3, 2, 0x41, 0x42, 0xff, 0xff, 0xff, 0xff)),
+      /count 4294967295 exceeds the message/,
+    ],
+    [
+      "trailing bytes",
+      () => decodeAnnouncement(Buffer.concat([encodeHeartbeat({ zid: "C1", epoch: 1, ver: 1 }), Buffer.of(0)])),
+      /trailing bytes/,
+    ],
+    [
+      "unknown declaration kind",
+      () => decodeDeclarations(Buffer.of(4, 0, 0, 0, 1, 0, 0, 0, 1, 2, 0x43, 0x31, 0, 0, 0, 1, 9, 0, 0, 1, 0x61)),
+      /unknown declaration kind 9/,
+    ],
     ["flag not 0/1", () => decodeReplies(Buffer.of(2, 7, 0, 0, 0, 0)), /neither 0 nor 1/],
     ["unknown message on the query subject", () => decodeControl(Buffer.of(42)), /not a query message/],
     ["JSON of the old protocol", () => decodeAnnouncement(Buffer.from('{"t":"hb","zid":"A1"}')), /not an announcement/],
@@ -174,7 +292,18 @@ test("inbox subjects are built and read back by type; foreign subjects read as n
   ] as const;
   for (const a of addresses) assert.deepEqual(inbox.parse(inbox.subject(a)), a);
   assert.equal(inbox.acksSubjectOf("B1"), "zest.in.B1.k");
-  for (const s of ["zest.in.A1", "zest.in.A1x.k", "zest.in.A1.a", "zest.in.A1.a.01", "zest.in.A1.a.1.b1", "zest.in.A1.r.1", "zest.in.A1.k.1", "zest.in.A1.q", "zest.in.B1.k", "zest.in.A1.a.1e3"]) {
+  for (const s of [
+    "zest.in.A1",
+    "zest.in.A1x.k",
+    "zest.in.A1.a",
+    "zest.in.A1.a.01",
+    "zest.in.A1.a.1.b1",
+    "zest.in.A1.r.1",
+    "zest.in.A1.k.1",
+    "zest.in.A1.q",
+    "zest.in.B1.k",
+    "zest.in.A1.a.1e3",
+  ]) {
     assert.equal(inbox.parse(s), undefined, s);
   }
 });
@@ -185,25 +314,67 @@ test("fuzz: 100,000 random and mutated messages decode or throw MalformedMessage
   const int = (n: number): number => Math.floor(rand() * n);
   const batch = new ReplyBatch();
   batch.addEncoded(encodeReply({ kind: "ok", sample: put }));
-  batch.addEncoded(encodeReply({ kind: "ok", sample: { ...put, attachment: Buffer.from("r"), qos: { priority: 3, congestionControl: "drop", express: false } } }));
-  batch.addEncoded(encodeReply({ kind: "err", errorKind: "internal", encoding: Encoding.TEXT_PLAIN, payload: Buffer.from("x") }));
+  batch.addEncoded(
+    encodeReply({
+      kind: "ok",
+      sample: { ...put, attachment: Buffer.from("r"), qos: { priority: 3, congestionControl: "drop", express: false } },
+    }),
+  );
+  batch.addEncoded(
+    encodeReply({ kind: "err", errorKind: "internal", encoding: Encoding.TEXT_PLAIN, payload: Buffer.from("x") }),
+  );
   const valid: Buffer[] = [
     encodeSample(put, { zid: "AB", epoch: 3, seq: 9 }),
-    encodeSample({ ...put, attachment: Buffer.from("att"), qos: { priority: 1, congestionControl: "block", express: true } }, { zid: "AB", epoch: 3, seq: 12 }),
+    encodeSample(
+      { ...put, attachment: Buffer.from("att"), qos: { priority: 1, congestionControl: "block", express: true } },
+      { zid: "AB", epoch: 3, seq: 12 },
+    ),
     encodeSample({ ...del, attachment: Buffer.from("a") }, { zid: "AB", epoch: 3, seq: 13 }),
     encodeSample(del, { zid: "ABCD", epoch: 0, seq: 1 }, true),
     batch.take(false),
-    encodeAcks({ zid: "B1", acks: [{ seq: 1, errorKind: undefined, message: "" }, { seq: 3, errorKind: "forbidden", message: "no" }] }),
-    encodeDeclarations({ zid: "C1", epoch: 1, ver: 2, decls: [{ kind: "subscriber", key: "a/**", complete: false }, { kind: "queryable", key: "b", complete: true }] }),
+    encodeAcks({
+      zid: "B1",
+      acks: [
+        { seq: 1, errorKind: undefined, message: "" },
+        { seq: 3, errorKind: "forbidden", message: "no" },
+      ],
+    }),
+    encodeDeclarations({
+      zid: "C1",
+      epoch: 1,
+      ver: 2,
+      decls: [
+        { kind: "subscriber", key: "a/**", complete: false },
+        { kind: "queryable", key: "b", complete: true },
+      ],
+    }),
     encodeHeartbeat({ zid: "C1", epoch: 1, ver: 2 }),
     encodeGoodbye({ zid: "C1", epoch: 1 }),
     encodeQuery({ key: "q/*", parameters: "x=1", timeoutMs: 10 }),
-    encodeQuery({ key: "q/*", parameters: "", timeoutMs: 10, target: "best_matching", content: { payload: Buffer.from("body"), encoding: "text/plain", attachment: Buffer.from("a") } }),
+    encodeQuery({
+      key: "q/*",
+      parameters: "",
+      timeoutMs: 10,
+      target: "best_matching",
+      content: { payload: Buffer.from("body"), encoding: "text/plain", attachment: Buffer.from("a") },
+    }),
     encodeControl("ping"),
     encodePong("D1"),
-    encodeSamples([encodeSample(put, { zid: "AB", epoch: 3, seq: 10 }), encodeSample(del, { zid: "AB", epoch: 3, seq: 11 })]),
+    encodeSamples([
+      encodeSample(put, { zid: "AB", epoch: 3, seq: 10 }),
+      encodeSample(del, { zid: "AB", epoch: 3, seq: 11 }),
+    ]),
   ];
-  const decoders = [decodeSample, decodeSamples, decodeReplies, decodeAcks, decodeDeclarations, decodeAnnouncement, decodeControl, decodePong];
+  const decoders = [
+    decodeSample,
+    decodeSamples,
+    decodeReplies,
+    decodeAcks,
+    decodeDeclarations,
+    decodeAnnouncement,
+    decodeControl,
+    decodePong,
+  ];
   const mutate = (b: Buffer): Buffer => {
     const m = Buffer.from(b);
     switch (int(5)) {
@@ -251,7 +422,8 @@ test("fuzz: 100,000 random and mutated messages decode or throw MalformedMessage
         decode(data);
         decoded++;
       } catch (e) {
-        if (!(e instanceof MalformedMessage)) assert.fail(`seed ${seed}, case ${i}, ${decode.name}(${data.toString("hex")}) threw ${String(e)}`);
+        if (!(e instanceof MalformedMessage))
+          assert.fail(`seed ${seed}, case ${i}, ${decode.name}(${data.toString("hex")}) threw ${String(e)}`);
         refused++;
       }
     }

@@ -28,24 +28,41 @@ describe("fabrics on a hand-moved clock", () => {
   });
 
   test("a sample's attachment and QoS reach the other router, and so do a reply's", async () => {
-    const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["k/**"], qbls: [{ key: "k/**", complete: false }] }]);
+    const [a, b] = await cluster(hub, clock, [
+      { zid: "A1" },
+      { zid: "B1", subs: ["k/**"], qbls: [{ key: "k/**", complete: false }] },
+    ]);
     await a!.fabric.publish({ ...sample("k/x", "v"), attachment: Buffer.from("meta"), qos });
-    assert.deepEqual(b!.delivered.map((s) => [s.payload.toString(), s.attachment?.toString(), s.qos]), [["v", "meta", qos]]);
-    b!.answer = async (_sel, onReply) => onReply({ kind: "ok", sample: { ...sample("k/y", "r"), attachment: Buffer.from("ra"), qos } });
+    assert.deepEqual(
+      b!.delivered.map((s) => [s.payload.toString(), s.attachment?.toString(), s.qos]),
+      [["v", "meta", qos]],
+    );
+    b!.answer = async (_sel, onReply) =>
+      onReply({ kind: "ok", sample: { ...sample("k/y", "r"), attachment: Buffer.from("ra"), qos } });
     const replies: Sample[] = [];
     await a!.fabric.query({ key: "k/**", parameters: new Parameters("") }, 500, (r) => {
       if (r.kind === "ok") replies.push(r.sample);
     });
-    assert.deepEqual(replies.map((s) => [s.key, s.attachment?.toString(), s.qos]), [["k/y", "ra", qos]]);
+    assert.deepEqual(
+      replies.map((s) => [s.key, s.attachment?.toString(), s.qos]),
+      [["k/y", "ra", qos]],
+    );
   });
 
   /** Queries `key` from `from` with `options` and returns the routers asked, with what they were given. */
-  async function asked(from: FakeRouter, others: FakeRouter[], key: string, options: RemoteQueryOptions): Promise<string[]> {
+  async function asked(
+    from: FakeRouter,
+    others: FakeRouter[],
+    key: string,
+    options: RemoteQueryOptions,
+  ): Promise<string[]> {
     const seen: string[] = [];
     for (const o of others) {
       o.answer = async (sel, _onReply, opts) => {
         const c = opts.content;
-        seen.push(`${o.zid} ${opts.target} ${sel.key} ${c?.payload?.toString() ?? "-"} ${c?.encoding ?? "-"} ${c?.attachment?.toString() ?? "-"}`);
+        seen.push(
+          `${o.zid} ${opts.target} ${sel.key} ${c?.payload?.toString() ?? "-"} ${c?.encoding ?? "-"} ${c?.attachment?.toString() ?? "-"}`,
+        );
       };
     }
     await from.fabric.query({ key, parameters: new Parameters("") }, 500, () => {}, options);
@@ -66,17 +83,31 @@ describe("fabrics on a hand-moved clock", () => {
       "C1 all q/x body application/json att",
       "D1 all q/x body application/json att",
     ]);
-    assert.deepEqual(await asked(a!, others, "q/x", { target: "best_matching" }), ["B1 best_matching q/x - - -"], "the first router (by id) with a complete queryable including the key, alone");
-    assert.deepEqual(await asked(a!, others, "q/x", { target: "all_complete" }), ["B1 all_complete q/x - - -", "D1 all_complete q/x - - -"]);
+    assert.deepEqual(
+      await asked(a!, others, "q/x", { target: "best_matching" }),
+      ["B1 best_matching q/x - - -"],
+      "the first router (by id) with a complete queryable including the key, alone",
+    );
+    assert.deepEqual(await asked(a!, others, "q/x", { target: "all_complete" }), [
+      "B1 all_complete q/x - - -",
+      "D1 all_complete q/x - - -",
+    ]);
     assert.deepEqual(await asked(a!, others, "q/y", { target: "all_complete" }), ["D1 all_complete q/y - - -"]);
-    assert.deepEqual(await asked(a!, others, "q/*", { target: "all_complete" }), ["D1 all_complete q/* - - -"], "B1's q/x does not include q/*");
+    assert.deepEqual(
+      await asked(a!, others, "q/*", { target: "all_complete" }),
+      ["D1 all_complete q/* - - -"],
+      "B1's q/x does not include q/*",
+    );
     assert.deepEqual(await asked(a!, others, "q/*", { target: "best_matching" }), ["D1 best_matching q/* - - -"]);
     assert.deepEqual(a!.fabric.completeQueryables("q/x"), ["B1", "D1"]);
     // D1 stops being complete, B1 undeclares: no complete queryable left, best matching asks every matching router.
     await d!.declare({ qbls: [{ key: "q/**", complete: false }] });
     await b!.declare({ qbls: [] });
     assert.deepEqual(a!.fabric.completeQueryables("q/x"), []);
-    assert.deepEqual(await asked(a!, [c!, d!], "q/x", { target: "best_matching" }), ["C1 best_matching q/x - - -", "D1 best_matching q/x - - -"]);
+    assert.deepEqual(await asked(a!, [c!, d!], "q/x", { target: "best_matching" }), [
+      "C1 best_matching q/x - - -",
+      "D1 best_matching q/x - - -",
+    ]);
     assert.deepEqual(await asked(a!, [c!, d!], "q/x", { target: "all_complete" }), []);
   });
 });
@@ -88,12 +119,20 @@ test("a query whose content exceeds the bus's payload limit becomes a too_large 
   let asked = 0;
   b!.answer = async () => void asked++;
   const replies: string[] = [];
-  await a!.fabric.query({ key: "q/x", parameters: new Parameters("") }, 500, (r) => void replies.push(r.kind === "err" ? `${r.errorKind}: ${r.payload}` : "ok"), {
-    content: { attachment: Buffer.alloc(5000) },
-  });
+  await a!.fabric.query(
+    { key: "q/x", parameters: new Parameters("") },
+    500,
+    (r) => void replies.push(r.kind === "err" ? `${r.errorKind}: ${r.payload}` : "ok"),
+    {
+      content: { attachment: Buffer.alloc(5000) },
+    },
+  );
   assert.equal(asked, 0);
   assert.equal(replies.length, 1);
-  assert.match(replies[0]!, /^too_large: the query on q\/x \(\d+ bytes\) is larger than NATS accepts between routers \(4096 bytes\)$/);
+  assert.match(
+    replies[0]!,
+    /^too_large: the query on q\/x \(\d+ bytes\) is larger than NATS accepts between routers \(4096 bytes\)$/,
+  );
 });
 
 describe("routers and sessions over the in-memory bus", () => {
@@ -132,7 +171,10 @@ describe("routers and sessions over the in-memory bus", () => {
     s2.declareSubscriber("k/**", (s) => void got.push(s));
     await until(() => s1.matchingStatus("k/x", "subscribers"));
     await s1.put("k/x", "v", { attachment: Buffer.from("meta"), qos });
-    assert.deepEqual(got.map((s) => [s.payload.toString(), s.attachment?.toString(), s.qos]), [["v", "meta", qos]]);
+    assert.deepEqual(
+      got.map((s) => [s.payload.toString(), s.attachment?.toString(), s.qos]),
+      [["v", "meta", qos]],
+    );
   });
 
   test("a get's payload, encoding and attachment reach a queryable on the other router", async () => {
@@ -144,11 +186,18 @@ describe("routers and sessions over the in-memory bus", () => {
       q.reply("q/a", "ok", { attachment: Buffer.from("back") });
     });
     await until(() => s1.matchingStatus("q/a", "queryables"));
-    const replies = await s1.get("q/a", { payload: '{"n":3}', encoding: "application/json", attachment: Buffer.from("att") });
+    const replies = await s1.get("q/a", {
+      payload: '{"n":3}',
+      encoding: "application/json",
+      attachment: Buffer.from("att"),
+    });
     assert.equal(seen?.payload?.toString(), '{"n":3}');
     assert.equal(seen?.encoding, "application/json");
     assert.equal(seen?.attachment?.toString(), "att");
-    assert.deepEqual(replies.map((r) => r.kind === "ok" && [r.sample.payload.toString(), r.sample.attachment?.toString()]), [["ok", "back"]]);
+    assert.deepEqual(
+      replies.map((r) => r.kind === "ok" && [r.sample.payload.toString(), r.sample.attachment?.toString()]),
+      [["ok", "back"]],
+    );
   });
 
   test("best matching: a complete queryable on another router answers alone; storages do not count as complete", async () => {
@@ -173,7 +222,11 @@ describe("routers and sessions over the in-memory bus", () => {
       await s1.get("q/a", { target, consolidation: "none" });
       return answered.sort();
     };
-    assert.deepEqual(await get("best_matching"), ["local", "storage"], "a storage is not complete: every matching queryable answers");
+    assert.deepEqual(
+      await get("best_matching"),
+      ["local", "storage"],
+      "a storage is not complete: every matching queryable answers",
+    );
     assert.deepEqual(await get("all_complete"), []);
     assert.equal(s1.matchingStatus("q/a", "queryables", { target: "all_complete" }), false);
     const complete = qbl(s3, "complete", true);

@@ -11,7 +11,16 @@ import { defaultBucket, keyToKvKey } from "../../src/storage/volumes/jetstream.j
 import { eventually, http } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import type { ZestProcess } from "../support/zest-process.js";
-import { fabricTimings, getValues, memoryStorage, NO_STORAGES, putText, routerStatus, sleep, startRouters } from "./helpers.js";
+import {
+  fabricTimings,
+  getValues,
+  memoryStorage,
+  NO_STORAGES,
+  putText,
+  routerStatus,
+  sleep,
+  startRouters,
+} from "./helpers.js";
 
 /**
  * Shorter fabric timings than the defaults (4 s peer timeout). The peer timeout stays well above
@@ -35,11 +44,25 @@ describe("failures over a NATS cluster", () => {
   before(async () => {
     cluster = await startNatsCluster();
     [j, k, m] = (await startRouters([
-      ["--id", "11", "--nats", cluster.urls[0]!, ...fabricTimings(TIMINGS), "--cfg", 'plugins/storage_manager/storages/js:{key_expr:"js/**",volume:{id:"jetstream",replicas:3}}', ...memoryStorage("s", "s/**")],
+      [
+        "--id",
+        "11",
+        "--nats",
+        cluster.urls[0]!,
+        ...fabricTimings(TIMINGS),
+        "--cfg",
+        'plugins/storage_manager/storages/js:{key_expr:"js/**",volume:{id:"jetstream",replicas:3}}',
+        ...memoryStorage("s", "s/**"),
+      ],
       ["--id", "22", "--nats", cluster.urls[1]!, ...fabricTimings(TIMINGS), ...memoryStorage("s", "s/**")],
       ["--id", "33", "--nats", cluster.urls[2]!, ...fabricTimings(TIMINGS), ...NO_STORAGES],
     ])) as [ZestProcess, ZestProcess, ZestProcess];
-    for (const z of [j, k, m]) await eventually(async () => (await routerStatus(z.url)).fabric.detail.routers.length === 2, 5_000, "routers to meet");
+    for (const z of [j, k, m])
+      await eventually(
+        async () => (await routerStatus(z.url)).fabric.detail.routers.length === 2,
+        5_000,
+        "routers to meet",
+      );
   });
 
   after(async () => {
@@ -60,22 +83,41 @@ describe("failures over a NATS cluster", () => {
         else failed++;
       }
     };
-    const writers = [writer(j, "j0"), writer(j, "j1"), writer(k, "k0"), writer(k, "k1"), writer(m, "m0"), writer(m, "m1")];
+    const writers = [
+      writer(j, "j0"),
+      writer(j, "j1"),
+      writer(k, "k0"),
+      writer(k, "k1"),
+      writer(m, "m0"),
+      writer(m, "m1"),
+    ];
     const ackedThrough = (p: string): number => [...acked].filter((key) => key.startsWith(`js/${p}`)).length;
     try {
-      await eventually(() => acked.size >= 60 && ackedThrough("k") > 0 && ackedThrough("m") > 0, 15_000, "PUTs before the kill");
+      await eventually(
+        () => acked.size >= 60 && ackedThrough("k") > 0 && ackedThrough("m") > 0,
+        15_000,
+        "PUTs before the kill",
+      );
       const before = { all: acked.size, k: ackedThrough("k"), m: ackedThrough("m") };
       // Node 0 is the one J is connected to: J loses its connection and fails over too.
       await cluster.kill9(0);
       // Writes resume once J reconnected and the stream has a leader again, through every router.
-      await eventually(() => acked.size >= before.all + 60 && ackedThrough("k") > before.k + 5 && ackedThrough("m") > before.m + 5, 30_000, "PUTs to be acknowledged again after the kill");
+      await eventually(
+        () => acked.size >= before.all + 60 && ackedThrough("k") > before.k + 5 && ackedThrough("m") > before.m + 5,
+        30_000,
+        "PUTs to be acknowledged again after the kill",
+      );
     } finally {
       stop = true;
       await Promise.all(writers);
     }
     // Reads resume: through J (which reconnected to another node), K and M.
     await eventually(async () => (await routerStatus(j.url)).fabric.connected, 10_000, "J to reconnect");
-    for (const [where, z] of [["J", j], ["K", k], ["M", m]] as const) {
+    for (const [where, z] of [
+      ["J", j],
+      ["K", k],
+      ["M", m],
+    ] as const) {
       let last: Awaited<ReturnType<typeof getValues>> = { status: 0, values: {}, errors: [] };
       const missing = (): string[] => [...acked].filter((key) => !(key in last.values));
       await eventually(async () => {
@@ -106,8 +148,14 @@ describe("failures over a NATS cluster", () => {
     // The storage keeps working with the node back.
     assert.equal((await putText(j.url, "js/after", "ok")).status, 200);
     assert.deepEqual((await getValues(m.url, "js/after")).values, { "js/after": "ok" });
-    const resent = (await Promise.all([j, k, m].map(async (z) => Number((await routerStatus(z.url)).fabric.detail.samplesResent ?? 0)))).reduce((x, y) => x + y, 0);
-    t.diagnostic(`${acked.size} PUTs acknowledged, ${failed} refused while the cluster failed over, ${resent} samples resent`);
+    const resent = (
+      await Promise.all(
+        [j, k, m].map(async (z) => Number((await routerStatus(z.url)).fabric.detail.samplesResent ?? 0)),
+      )
+    ).reduce((x, y) => x + y, 0);
+    t.diagnostic(
+      `${acked.size} PUTs acknowledged, ${failed} refused while the cluster failed over, ${resent} samples resent`,
+    );
   });
 
   test("a router killed during a stream of PUTs holds writes up at most until it is forgotten, and loses none", async () => {
@@ -125,30 +173,52 @@ describe("failures over a NATS cluster", () => {
     assert.equal(status, 200);
     assert.equal(Object.keys(values).length, 150);
     for (let i = 0; i < 150; i++) assert.equal(values[`s/${i}`], `v${i}`);
-    await eventually(async () => !(await routerStatus(j.url)).fabric.detail.routers.includes("22"), PEER_TIMEOUT_MS + 2_000, "J to forget K");
+    await eventually(
+      async () => !(await routerStatus(j.url)).fabric.detail.routers.includes("22"),
+      PEER_TIMEOUT_MS + 2_000,
+      "J to forget K",
+    );
     assert.deepEqual((await routerStatus(m.url)).sessions, [{ peer: "11", whatami: "router" }]);
   });
 
   test("a router that loses NATS keeps serving locally, answers 503 for what remote routers should get, and reconnects", async () => {
     // M stores s/m/**, which J's s/** storage covers too.
-    const created = await http(m.url, "PUT", "/@/router/local/config/plugins/storage_manager/storages/m_s", { body: '{key_expr:"s/m/**",volume:"memory"}' });
+    const created = await http(m.url, "PUT", "/@/router/local/config/plugins/storage_manager/storages/m_s", {
+      body: '{key_expr:"s/m/**",volume:"memory"}',
+    });
     assert.equal(created.status, 200, created.text);
-    await eventually(async () => (await putText(j.url, "s/m/0", "zero")).status === 200 && (await getValues(m.url, "s/m/0")).values["s/m/0"] === "zero", 5_000, "J to write to M's storage");
+    await eventually(
+      async () =>
+        (await putText(j.url, "s/m/0", "zero")).status === 200 &&
+        (await getValues(m.url, "s/m/0")).values["s/m/0"] === "zero",
+      5_000,
+      "J to write to M's storage",
+    );
 
     for (let i = 0; i < cluster.nodes.length; i++) await cluster.kill9(i);
-    await eventually(async () => !(await routerStatus(j.url)).fabric.connected, 15_000, "J to notice the lost connection");
+    await eventually(
+      async () => !(await routerStatus(j.url)).fabric.connected,
+      15_000,
+      "J to notice the lost connection",
+    );
     const t0 = Date.now();
     assert.equal((await putText(j.url, "s/offline", "still here")).status, 200);
     assert.deepEqual((await getValues(j.url, "s/offline")).values, { "s/offline": "still here" });
     assert.ok(Date.now() - t0 < 1_000, "local PUT and GET do not wait for NATS");
-    const down = (await getValues(j.url, "@/router/local/health")).values["@/router/11/health"] as { status: string; fabric: { connected: boolean } };
+    const down = (await getValues(j.url, "@/router/local/health")).values["@/router/11/health"] as {
+      status: string;
+      fabric: { connected: boolean };
+    };
     assert.equal(down.status, "degraded");
     assert.equal(down.fabric.connected, false);
 
     // Never a silent 200: M should get this write and cannot.
     const put = await putText(j.url, "s/m/1", "one");
     assert.equal(put.status, 503, put.text);
-    assert.match(put.text, /not connected to NATS: router\(s\) 33 with a matching subscriber did not get the write on s\/m\/1; it reached this router's subscribers only/);
+    assert.match(
+      put.text,
+      /not connected to NATS: router\(s\) 33 with a matching subscriber did not get the write on s\/m\/1; it reached this router's subscribers only/,
+    );
     // A GET returns the local answers plus an error entry for M, with a non-200 status.
     const got = await getValues(j.url, "s/m/**");
     assert.equal(got.status, 503);
@@ -157,21 +227,33 @@ describe("failures over a NATS cluster", () => {
     // A router that stayed alive while we were away is still known (its silence was ours), past
     // its peer timeout: checked every 250 ms.
     for (const end = Date.now() + PEER_TIMEOUT_MS + 500; Date.now() < end; ) {
-      assert.ok((await routerStatus(j.url)).fabric.detail.routers.includes("33"), "J forgot M while J itself was disconnected");
+      assert.ok(
+        (await routerStatus(j.url)).fabric.detail.routers.includes("33"),
+        "J forgot M while J itself was disconnected",
+      );
       await sleep(250);
     }
     assert.equal((await putText(j.url, "s/m/2", "two")).status, 503);
 
     for (let i = 0; i < cluster.nodes.length; i++) await cluster.restart(i, { wait: false });
     await cluster.waitReady();
-    for (const z of [j, m]) await eventually(async () => (await routerStatus(z.url)).fabric.connected, 15_000, "reconnection");
-    await eventually(async () => (await routerStatus(m.url)).fabric.detail.routers.includes("11"), 10_000, "M to see J again");
+    for (const z of [j, m])
+      await eventually(async () => (await routerStatus(z.url)).fabric.connected, 15_000, "reconnection");
+    await eventually(
+      async () => (await routerStatus(m.url)).fabric.detail.routers.includes("11"),
+      10_000,
+      "M to see J again",
+    );
     const up = (await getValues(j.url, "@/router/local/health")).values["@/router/11/health"] as { status: string };
     assert.equal(up.status, "ok");
     // The key space is whole again: M reads J's storage, J writes to M's and reads it.
     assert.deepEqual((await getValues(m.url, "s/offline")).values, { "s/offline": "still here" });
     assert.equal((await http(m.url, "PUT", "/s/back", { body: "1" })).status, 200);
-    await eventually(async () => (await putText(j.url, "s/m/3", "three")).status === 200, 10_000, "J's PUTs to reach M again");
+    await eventually(
+      async () => (await putText(j.url, "s/m/3", "three")).status === 200,
+      10_000,
+      "J's PUTs to reach M again",
+    );
     const again = await getValues(j.url, "s/m/3");
     assert.equal(again.status, 200, again.errors.join("; "));
     assert.deepEqual(again.values, { "s/m/3": "three" });

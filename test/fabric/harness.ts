@@ -13,7 +13,13 @@ import { type MemoryHub, MemoryTransport } from "../../src/fabric/memory-transpo
 import { NatsFabric, type NatsFabricOptions } from "../../src/fabric/nats-fabric.js";
 
 /** Short timings, as a test would configure them. */
-export const TIMINGS = { heartbeatMs: 100, peerTimeoutMs: 400, ackTimeoutMs: 600, probeAfterMs: 50, helloWaitMs: 200 } as const;
+export const TIMINGS = {
+  heartbeatMs: 100,
+  peerTimeoutMs: 400,
+  ackTimeoutMs: 600,
+  probeAfterMs: 50,
+  helloWaitMs: 200,
+} as const;
 
 /** Lets queued messages (microtasks) and acknowledgement batches (setImmediate) through. */
 export async function settle(rounds = 4): Promise<void> {
@@ -64,7 +70,9 @@ export class FakeRouter {
       queryables: () => [...this.qbls],
       livelinessTokens: () => [...this.tokens],
       remoteDeclarationsChanged: (c) => {
-        this.declarationChanges.push(`${c.zid} ${c.kind} ${[...c.added.map((k) => `+${k}`), ...c.removed.map((k) => `-${k}`)].join(" ")}`);
+        this.declarationChanges.push(
+          `${c.zid} ${c.kind} ${[...c.added.map((k) => `+${k}`), ...c.removed.map((k) => `-${k}`)].join(" ")}`,
+        );
       },
     };
   }
@@ -97,7 +105,11 @@ export class FakeRouter {
 }
 
 /** Starts routers with the given ids and declarations, and lets them meet. */
-export async function cluster(hub: MemoryHub, clock: ManualClock, specs: Array<{ zid: string; subs?: string[]; qbls?: QueryableInfo[]; options?: Partial<NatsFabricOptions> }>): Promise<FakeRouter[]> {
+export async function cluster(
+  hub: MemoryHub,
+  clock: ManualClock,
+  specs: Array<{ zid: string; subs?: string[]; qbls?: QueryableInfo[]; options?: Partial<NatsFabricOptions> }>,
+): Promise<FakeRouter[]> {
   const routers = specs.map((s) => {
     const r = new FakeRouter(s.zid, hub, clock, s.options);
     r.subs = s.subs ?? [];

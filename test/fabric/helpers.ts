@@ -22,9 +22,13 @@ export interface FabricView {
 }
 
 /** Reads `@/router/local` and returns its fabric status and sessions. */
-export async function routerStatus(url: string): Promise<{ zid: string; fabric: FabricView; sessions: Array<Record<string, unknown>> }> {
+export async function routerStatus(
+  url: string,
+): Promise<{ zid: string; fabric: FabricView; sessions: Array<Record<string, unknown>> }> {
   const { entries } = await getJson(url, "/@/router/local");
-  const v = entries[0]?.value as { zid: string; fabric: FabricView; sessions: Array<Record<string, unknown>> } | undefined;
+  const v = entries[0]?.value as
+    | { zid: string; fabric: FabricView; sessions: Array<Record<string, unknown>> }
+    | undefined;
   if (!v) throw new Error(`no router status at ${url}`);
   return v;
 }
@@ -35,7 +39,10 @@ export function putText(url: string, key: string, value: string): Promise<HttpRe
 }
 
 /** GET `key` and return the entries as `{key: value}` plus the status and error entries. */
-export async function getValues(url: string, selector: string): Promise<{ status: number; values: Record<string, unknown>; errors: string[] }> {
+export async function getValues(
+  url: string,
+  selector: string,
+): Promise<{ status: number; values: Record<string, unknown>; errors: string[] }> {
   const { status, entries } = await getJson(url, `/${selector}`);
   const values: Record<string, unknown> = {};
   const errors: string[] = [];

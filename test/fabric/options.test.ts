@@ -8,10 +8,21 @@ import type { ZestConfig } from "../../src/config/config.js";
 const refused = (re: RegExp) => (e: Error & { kind?: string }) => e.kind === "bad_input" && re.test(e.message);
 
 test("ack_timeout_ms must be greater than peer_timeout_ms: a write waits for a silent router until it is forgotten", () => {
-  assert.throws(() => new NatsFabric({ servers: ["nats://127.0.0.1:4222"], ackTimeoutMs: 4_000 }), refused(/ack_timeout_ms \(4000\) must be greater than peer_timeout_ms \(4000\)/));
-  assert.throws(() => new NatsFabric({ servers: ["nats://127.0.0.1:4222"], peerTimeoutMs: 6_000 }), refused(/peer_timeout_ms \(6000\)/));
-  const config = { fabric: { nats: { servers: "nats://127.0.0.1:4222", ack_timeout_ms: 2_000 } } } as unknown as ZestConfig;
+  assert.throws(
+    () => new NatsFabric({ servers: ["nats://127.0.0.1:4222"], ackTimeoutMs: 4_000 }),
+    refused(/ack_timeout_ms \(4000\) must be greater than peer_timeout_ms \(4000\)/),
+  );
+  assert.throws(
+    () => new NatsFabric({ servers: ["nats://127.0.0.1:4222"], peerTimeoutMs: 6_000 }),
+    refused(/peer_timeout_ms \(6000\)/),
+  );
+  const config = {
+    fabric: { nats: { servers: "nats://127.0.0.1:4222", ack_timeout_ms: 2_000 } },
+  } as unknown as ZestConfig;
   assert.throws(() => natsFabricFromConfig(config, silentLogger), refused(/ack_timeout_ms/));
   assert.ok(new NatsFabric({ servers: ["nats://127.0.0.1:4222"] }) instanceof NatsFabric);
-  assert.ok(new NatsFabric({ servers: ["nats://127.0.0.1:4222"], peerTimeoutMs: 2_000, ackTimeoutMs: 3_000 }) instanceof NatsFabric);
+  assert.ok(
+    new NatsFabric({ servers: ["nats://127.0.0.1:4222"], peerTimeoutMs: 2_000, ackTimeoutMs: 3_000 }) instanceof
+      NatsFabric,
+  );
 });

@@ -24,7 +24,32 @@ import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 const VALID_TOKEN = /^[!-)+-\-/-=?-~]+$/;
 
 /** Chunks that exercise every escape: dots, spaces, wildcards chars, the escape char, unicode. */
-const TRICKY = ["a", "@", "@x", "a.b", "a b", "tab\there", "~", "~7E", ">", "*x", "a*", "x>y", "é", "日本", "😀", "\u0000", "\u007f", "$", "%41", "-_=", ".", "..", " ", "\n"];
+const TRICKY = [
+  "a",
+  "@",
+  "@x",
+  "a.b",
+  "a b",
+  "tab\there",
+  "~",
+  "~7E",
+  ">",
+  "*x",
+  "a*",
+  "x>y",
+  "é",
+  "日本",
+  "😀",
+  "\u0000",
+  "\u007f",
+  "$",
+  "%41",
+  "-_=",
+  ".",
+  "..",
+  " ",
+  "\n",
+];
 
 test("every chunk round-trips and becomes one valid NATS token", () => {
   for (const c of [...TRICKY, ...TRICKY.map((t) => `${t}${t}`), ""]) {
@@ -38,7 +63,14 @@ test("every chunk round-trips and becomes one valid NATS token", () => {
 
 test("keys round-trip through subjects, with one token per chunk", () => {
   const keys = universe(TRICKY.slice(0, 12), 3);
-  for (const key of [...keys, "@/router/0A0B/status/plugins/storage_manager/storages/x", "demo/example/zest-eval", "a//b", "/a", "a/"]) {
+  for (const key of [
+    ...keys,
+    "@/router/0A0B/status/plugins/storage_manager/storages/x",
+    "demo/example/zest-eval",
+    "a//b",
+    "/a",
+    "a/",
+  ]) {
     const subject = keyToSubject(key);
     assert.ok(subject.startsWith("zest.k."), subject);
     const tokens = subject.slice("zest.k.".length).split(".");
@@ -77,7 +109,9 @@ test("wildcards map to covering subscriptions", () => {
 });
 
 /** Every key expression of up to three chunks over a small alphabet, canonized. */
-const KE_POOL = [...new Set(universe(["a", "b", "a.b", "é", "*", "**", "a$*", "$*b", "@x"], 3).map((raw) => canonize(raw)))];
+const KE_POOL = [
+  ...new Set(universe(["a", "b", "a.b", "é", "*", "**", "a$*", "$*b", "@x"], 3).map((raw) => canonize(raw))),
+];
 const KEY_POOL = universe(["a", "b", "ab", "a.b", "é", "@x"], 4);
 
 test("every key a key expression matches is on one of its covering subjects", () => {
@@ -115,8 +149,14 @@ test("coverAll drops subscriptions included in others and keeps the union", () =
   for (let i = 0; i < KE_POOL.length; i += 7) {
     const kes = KE_POOL.slice(i, i + 5);
     const cover = coverAll(kes);
-    for (const s of cover) assert.ok(!cover.some((t) => t !== s && subjectIncludes(t, s)), `${s} is redundant in ${cover.join(", ")}`);
-    for (const ke of kes) for (const s of coveringSubjects(ke)) assert.ok(cover.some((t) => subjectIncludes(t, s)), `${s} lost`);
+    for (const s of cover)
+      assert.ok(!cover.some((t) => t !== s && subjectIncludes(t, s)), `${s} is redundant in ${cover.join(", ")}`);
+    for (const ke of kes)
+      for (const s of coveringSubjects(ke))
+        assert.ok(
+          cover.some((t) => subjectIncludes(t, s)),
+          `${s} lost`,
+        );
   }
 });
 
@@ -152,7 +192,9 @@ describe("against a real nats-server", () => {
     const subs = kes.map((ke) => {
       const seen = new Set<string>();
       got.set(ke, seen);
-      return coveringSubjects(ke).map((s) => nc.subscribe(s, { callback: (_e, m) => void seen.add(subjectToKey(m.subject)) }));
+      return coveringSubjects(ke).map((s) =>
+        nc.subscribe(s, { callback: (_e, m) => void seen.add(subjectToKey(m.subject)) }),
+      );
     });
     await nc.flush();
     for (const key of keys) nc.publish(keyToSubject(key), key);

@@ -28,7 +28,10 @@ test("add, intersecting and including on a small tree", () => {
   assert.deepEqual(sorted(t.including("demo/example/*")), ["ALL", "DEMO", "STAR"]);
   assert.deepEqual(sorted(t.including("demo/**")), ["ALL", "DEMO"]);
   assert.deepEqual(sorted(t.including("@/router/x")), ["ADMIN"]);
-  assert.deepEqual(sorted(t.keys()), sorted(["demo/example/a", "demo/example/*", "demo/**", "demo/example/$*eval", "**", "@/router/x", "other"]));
+  assert.deepEqual(
+    sorted(t.keys()),
+    sorted(["demo/example/a", "demo/example/*", "demo/**", "demo/example/$*eval", "**", "@/router/x", "other"]),
+  );
 });
 
 test("a key may hold many values; each value is reported once", () => {
@@ -176,7 +179,19 @@ test("deep ** declarations against long queries (several positions alive at once
   const t = new KeTrie<string>();
   const decls = ["**/a/**/b", "a/**/a/b", "**/a/b", "a/**/@x/b", "**/c/**", "*/**/b", "a$*/**/$*b"];
   for (const ke of decls) t.add(ke, ke);
-  const queries = ["a/a/a/b", "a/c/a/b", "a/@x/b", "a/a/@x/b", "a/**/b", "**/b", "a/*/*/*/b", "c", "a/ab/b", "**", "*/*/**"];
+  const queries = [
+    "a/a/a/b",
+    "a/c/a/b",
+    "a/@x/b",
+    "a/a/@x/b",
+    "a/**/b",
+    "**/b",
+    "a/*/*/*/b",
+    "c",
+    "a/ab/b",
+    "**",
+    "*/*/**",
+  ];
   for (const q of queries) {
     assert.deepEqual(sorted(t.intersecting(q)), sorted(decls.filter((d) => intersects(d, q))), `intersecting ${q}`);
     assert.deepEqual(sorted(t.including(q)), sorted(decls.filter((d) => includes(d, q))), `including ${q}`);

@@ -1,6 +1,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { checkKeyExpr, isValid, isWild, KeyExprError, validate, type KeyExprErrorKind } from "../../src/keyexpr/index.js";
+import {
+  checkKeyExpr,
+  isValid,
+  isWild,
+  KeyExprError,
+  validate,
+  type KeyExprErrorKind,
+} from "../../src/keyexpr/index.js";
 
 const VALID = [
   "a",
@@ -115,7 +122,10 @@ test("a KeyExprError message is one line naming the rule and the input", () => {
     assert.ok(!err.message.includes("\n"));
   }
   // control characters in the input do not break the one-line message
-  assert.throws(() => validate("a\n#"), (err: unknown) => err instanceof Error && !err.message.includes("\n"));
+  assert.throws(
+    () => validate("a\n#"),
+    (err: unknown) => err instanceof Error && !err.message.includes("\n"),
+  );
 });
 
 test("isWild is true exactly when a KE holds *, ** or $*", () => {

@@ -19,17 +19,32 @@ import type { Zest } from "../../src/runtime.js";
 const hash = (s: string): string => hashSecret(s, { ln: 6 });
 const ALICE_TOKEN = "alice.t0ken-value";
 const ROOT_TOKEN = "root.r00t-token";
-const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+const basic = (user: string, password: string): string =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
 
 const ACCESS = {
   enabled: true,
   default_permission: "deny",
   rules: [
-    { id: "read demo", messages: ["query", "declare_subscriber", "declare_liveliness_subscriber", "liveliness_query"], key_exprs: ["demo/**"], permission: "allow" },
+    {
+      id: "read demo",
+      messages: ["query", "declare_subscriber", "declare_liveliness_subscriber", "liveliness_query"],
+      key_exprs: ["demo/**"],
+      permission: "allow",
+    },
     { id: "write demo", messages: ["put", "delete", "liveliness_token"], key_exprs: ["demo/**"], permission: "allow" },
     {
       id: "everything",
-      messages: ["put", "delete", "query", "declare_subscriber", "declare_queryable", "liveliness_token", "declare_liveliness_subscriber", "liveliness_query"],
+      messages: [
+        "put",
+        "delete",
+        "query",
+        "declare_subscriber",
+        "declare_queryable",
+        "liveliness_token",
+        "declare_liveliness_subscriber",
+        "liveliness_query",
+      ],
       key_exprs: ["**", "@/**"],
       permission: "allow",
     },
@@ -53,7 +68,10 @@ const ACCESS = {
 };
 
 /** The HTTP status the upgrade got (101 when the WebSocket opened). */
-function upgradeStatus(url: string, headers: Record<string, string> = {}): Promise<{ status: number; challenge?: string }> {
+function upgradeStatus(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; challenge?: string }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { headers });
     ws.on("open", () => {
@@ -146,7 +164,9 @@ describe("access control on the remote API", () => {
     const t1 = await root.liveliness().declareToken("demo/alive");
     const t2 = await root.liveliness().declareToken("other/alive");
     const events: string[] = [];
-    const sub = await alice.liveliness().declareSubscriber("**", { history: true, handler: (s: Sample) => void events.push(showSample(s)) });
+    const sub = await alice
+      .liveliness()
+      .declareSubscriber("**", { history: true, handler: (s: Sample) => void events.push(showSample(s)) });
     assert.deepEqual(await collect(await alice.liveliness().get("**")), ["put:demo/alive="]);
     await t1.undeclare();
     await t2.undeclare();
@@ -160,7 +180,10 @@ describe("access control on the remote API", () => {
 
 describe("admin-space permissions still apply under access control", () => {
   test("with adminspace write off, even a user allowed @/** may not declare a publisher there", async () => {
-    const z = await startRemoteRouter({ access_control: ACCESS, adminspace: { permissions: { read: true, write: false } } } as never);
+    const z = await startRemoteRouter({
+      access_control: ACCESS,
+      adminspace: { permissions: { read: true, write: false } },
+    } as never);
     const root = await openClient(`${z.locator}?token=${ROOT_TOKEN}`);
     try {
       await assert.rejects(root.declarePublisher("@/router/local/config/x"), /forbidden/);
@@ -177,7 +200,10 @@ describe("anonymous clients under access control", () => {
   test("a client without credentials that a cidrs subject matches connects and gets what its rules allow", async () => {
     const section = {
       ...ACCESS,
-      rules: [...ACCESS.rules, { id: "public read", messages: ["query", "declare_subscriber"], key_exprs: ["public/**"], permission: "allow" }],
+      rules: [
+        ...ACCESS.rules,
+        { id: "public read", messages: ["query", "declare_subscriber"], key_exprs: ["public/**"], permission: "allow" },
+      ],
       subjects: [...ACCESS.subjects, { id: "local", cidrs: ["127.0.0.0/8", "::1/128"] }],
       policies: [...ACCESS.policies, { rules: ["public read"], subjects: ["local"] }],
     };
@@ -204,8 +230,29 @@ describe("wss from the REST TLS config", () => {
     const dir = mkdtempSync(join(tmpdir(), "zest-wss-rt-"));
     const cert = join(dir, "cert.pem");
     const key = join(dir, "key.pem");
-    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-subj", "/CN=127.0.0.1", "-days", "1"], { stdio: "ignore" });
-    const z = await startRemoteRouter({ access_control: ACCESS, plugins: { rest: { tls: { listen_certificate: cert, listen_private_key: key } } } } as never);
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+        "-subj",
+        "/CN=127.0.0.1",
+        "-days",
+        "1",
+      ],
+      { stdio: "ignore" },
+    );
+    const z = await startRemoteRouter({
+      access_control: ACCESS,
+      plugins: { rest: { tls: { listen_certificate: cert, listen_private_key: key } } },
+    } as never);
     // A self-signed certificate: this test process trusts it for the connections below.
     process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
     try {
@@ -215,7 +262,9 @@ describe("wss from the REST TLS config", () => {
       await c.put("demo/tls", "over wss");
       await roundTrip(c);
       await c.close();
-      const r = await fetch(`${z.restUrl!.replace("localhost", "127.0.0.1")}/demo/tls`, { headers: { authorization: `Bearer ${ROOT_TOKEN}` } });
+      const r = await fetch(`${z.restUrl!.replace("localhost", "127.0.0.1")}/demo/tls`, {
+        headers: { authorization: `Bearer ${ROOT_TOKEN}` },
+      });
       assert.equal(r.status, 200);
       assert.match(await r.text(), new RegExp(Buffer.from("over wss").toString("base64")));
       // Bad credentials are refused over TLS too.

@@ -47,8 +47,31 @@ describe("remote API over TLS", () => {
     const router = new Router();
     let server: RemoteApiServer | undefined;
     try {
-      execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-subj", "/CN=127.0.0.1", "-days", "1"], { stdio: "ignore" });
-      server = new RemoteApiServer({ router, port: 0, logger: silentLogger, tls: { cert: readFileSync(join(dir, "cert.pem")), key: readFileSync(join(dir, "key.pem")) } });
+      execFileSync(
+        "openssl",
+        [
+          "req",
+          "-x509",
+          "-newkey",
+          "rsa:2048",
+          "-nodes",
+          "-keyout",
+          join(dir, "key.pem"),
+          "-out",
+          join(dir, "cert.pem"),
+          "-subj",
+          "/CN=127.0.0.1",
+          "-days",
+          "1",
+        ],
+        { stdio: "ignore" },
+      );
+      server = new RemoteApiServer({
+        router,
+        port: 0,
+        logger: silentLogger,
+        tls: { cert: readFileSync(join(dir, "cert.pem")), key: readFileSync(join(dir, "key.pem")) },
+      });
       const { port } = await server.listen();
       // A self-signed certificate: this test process trusts it for the connection below.
       process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";

@@ -71,7 +71,14 @@ describe("remote API with the zenoh-ts client", () => {
     const got: Sample[] = [];
     const sub = await b.declareSubscriber("pd/**", { handler: (s: Sample) => void got.push(s) });
     const ts = await a.newTimestamp();
-    await a.put("pd/x", "hello", { encoding: Encoding.TEXT_PLAIN, attachment: "meta", timestamp: ts, priority: Priority.INTERACTIVE_HIGH, congestionControl: CongestionControl.BLOCK, express: true });
+    await a.put("pd/x", "hello", {
+      encoding: Encoding.TEXT_PLAIN,
+      attachment: "meta",
+      timestamp: ts,
+      priority: Priority.INTERACTIVE_HIGH,
+      congestionControl: CongestionControl.BLOCK,
+      express: true,
+    });
     await a.put("pd/y", "json", { encoding: "application/json;schema1" });
     await a.put("pd/z", "custom", { encoding: "application/x-zest" });
     await a.delete("pd/x", { attachment: "gone" });
@@ -99,8 +106,14 @@ describe("remote API with the zenoh-ts client", () => {
   test("subscriber locality: SESSION_LOCAL hears its own connection only, REMOTE the others only", async () => {
     const local: string[] = [];
     const remote: string[] = [];
-    const s1 = await a.declareSubscriber("loc/*", { handler: (s: Sample) => void local.push(s.payload().toString()), allowedOrigin: Locality.SESSION_LOCAL });
-    const s2 = await a.declareSubscriber("loc/*", { handler: (s: Sample) => void remote.push(s.payload().toString()), allowedOrigin: Locality.REMOTE });
+    const s1 = await a.declareSubscriber("loc/*", {
+      handler: (s: Sample) => void local.push(s.payload().toString()),
+      allowedOrigin: Locality.SESSION_LOCAL,
+    });
+    const s2 = await a.declareSubscriber("loc/*", {
+      handler: (s: Sample) => void remote.push(s.payload().toString()),
+      allowedOrigin: Locality.REMOTE,
+    });
     await a.put("loc/k", "self");
     await b.put("loc/k", "other");
     await b.put("loc/k", "other-local-only", { allowedDestination: Locality.SESSION_LOCAL });
@@ -159,7 +172,14 @@ describe("remote API with the zenoh-ts client", () => {
   });
 
   test("a get reaches queryables on other connections: payload, encoding, attachment, parameters; replies, delete replies, errors, final", async () => {
-    const seen: Array<{ key: string; params: string; payload?: string; encoding?: string; attachment?: string; accepts: ReplyKeyExpr }> = [];
+    const seen: Array<{
+      key: string;
+      params: string;
+      payload?: string;
+      encoding?: string;
+      attachment?: string;
+      accepts: ReplyKeyExpr;
+    }> = [];
     const q = await b.declareQueryable("qa/**", {
       handler: async (query: Query) => {
         seen.push({
@@ -176,9 +196,23 @@ describe("remote API with the zenoh-ts client", () => {
         await query.finalize();
       },
     });
-    const replies = await collect(await a.get("qa/**?x=1", { payload: "body", encoding: Encoding.APPLICATION_JSON, attachment: "att", consolidation: ConsolidationMode.NONE }));
+    const replies = await collect(
+      await a.get("qa/**?x=1", {
+        payload: "body",
+        encoding: Encoding.APPLICATION_JSON,
+        attachment: "att",
+        consolidation: ConsolidationMode.NONE,
+      }),
+    );
     assert.deepEqual(replies, ["put:qa/one=1", "delete:qa/two", "err:boom"]);
-    assert.deepEqual(seen[0], { key: "qa/**", params: "x=1", payload: "body", encoding: "application/json", attachment: "att", accepts: ReplyKeyExpr.MATCHING_QUERY });
+    assert.deepEqual(seen[0], {
+      key: "qa/**",
+      params: "x=1",
+      payload: "body",
+      encoding: "application/json",
+      attachment: "att",
+      accepts: ReplyKeyExpr.MATCHING_QUERY,
+    });
     // Without payload or encoding, neither is sent.
     await collect(await a.get("qa/x"));
     assert.equal(seen[1]!.payload, undefined);
@@ -202,8 +236,12 @@ describe("remote API with the zenoh-ts client", () => {
         await query.finalize();
       },
     });
-    assert.deepEqual(await collect(await a.get("ak/in", { consolidation: ConsolidationMode.NONE })), ["put:ak/in=inside"]);
-    const any = await collect(await a.get("ak/in?p=1", { acceptReplies: ReplyKeyExpr.ANY, consolidation: ConsolidationMode.NONE }));
+    assert.deepEqual(await collect(await a.get("ak/in", { consolidation: ConsolidationMode.NONE })), [
+      "put:ak/in=inside",
+    ]);
+    const any = await collect(
+      await a.get("ak/in?p=1", { acceptReplies: ReplyKeyExpr.ANY, consolidation: ConsolidationMode.NONE }),
+    );
     assert.deepEqual(any, ["put:ak/in=inside", "put:ak/elsewhere=outside"]);
     assert.deepEqual(params, ["", "p=1;_anyke"]);
     await q.undeclare();
@@ -218,7 +256,8 @@ describe("remote API with the zenoh-ts client", () => {
         await query.finalize();
       },
     });
-    const run = async (consolidation: ConsolidationMode): Promise<string[]> => collect(await a.get("cons/k", { consolidation }));
+    const run = async (consolidation: ConsolidationMode): Promise<string[]> =>
+      collect(await a.get("cons/k", { consolidation }));
     assert.deepEqual(await run(ConsolidationMode.NONE), ["delete:cons/k", "put:cons/k=v", "err:bad"]);
     assert.deepEqual(await run(ConsolidationMode.LATEST), ["err:bad", "put:cons/k=v"]);
     assert.deepEqual(await run(ConsolidationMode.AUTO), ["err:bad", "put:cons/k=v"]);
@@ -236,9 +275,16 @@ describe("remote API with the zenoh-ts client", () => {
         await query.finalize();
       },
     });
-    assert.deepEqual(await collect(await a.get("mono/k", { consolidation: ConsolidationMode.MONOTONIC })), ["put:mono/k=new"]);
-    assert.deepEqual(await collect(await a.get("mono/k", { consolidation: ConsolidationMode.LATEST })), ["put:mono/k=new"]);
-    assert.deepEqual(await collect(await a.get("mono/k", { consolidation: ConsolidationMode.NONE })), ["put:mono/k=new", "put:mono/k=old"]);
+    assert.deepEqual(await collect(await a.get("mono/k", { consolidation: ConsolidationMode.MONOTONIC })), [
+      "put:mono/k=new",
+    ]);
+    assert.deepEqual(await collect(await a.get("mono/k", { consolidation: ConsolidationMode.LATEST })), [
+      "put:mono/k=new",
+    ]);
+    assert.deepEqual(await collect(await a.get("mono/k", { consolidation: ConsolidationMode.NONE })), [
+      "put:mono/k=new",
+      "put:mono/k=old",
+    ]);
     await q.undeclare();
   });
 
@@ -256,14 +302,16 @@ describe("remote API with the zenoh-ts client", () => {
         await query.finalize();
       },
     });
-    const get = async (target: QueryTarget): Promise<string[]> => (await collect(await a.get("tg/a", { target, consolidation: ConsolidationMode.NONE }))).sort();
+    const get = async (target: QueryTarget): Promise<string[]> =>
+      (await collect(await a.get("tg/a", { target, consolidation: ConsolidationMode.NONE }))).sort();
     assert.deepEqual(await get(QueryTarget.BEST_MATCHING), ["put:tg/a=complete"]);
     assert.deepEqual(await get(QueryTarget.ALL), ["put:tg/a=complete", "put:tg/a=partial"]);
     assert.deepEqual(await get(QueryTarget.ALL_COMPLETE), ["put:tg/a=complete"]);
     await partial.undeclare();
     // With no complete queryable left that includes the key, BEST_MATCHING takes all matching ones.
     await complete.undeclare();
-    const p2 = await b.declareQueryable("tg/*", { handler: async (query: Query) => {
+    const p2 = await b.declareQueryable("tg/*", {
+      handler: async (query: Query) => {
         await query.reply("tg/a", "p2");
         await query.finalize();
       },
@@ -274,12 +322,16 @@ describe("remote API with the zenoh-ts client", () => {
   });
 
   test("queryable locality and a get's destination", async () => {
-    const localOnly = await a.declareQueryable("ql/k", { allowedOrigin: Locality.SESSION_LOCAL, handler: async (q: Query) => {
+    const localOnly = await a.declareQueryable("ql/k", {
+      allowedOrigin: Locality.SESSION_LOCAL,
+      handler: async (q: Query) => {
         await q.reply("ql/k", "local");
         await q.finalize();
       },
     });
-    const remoteOnly = await a.declareQueryable("ql/k", { allowedOrigin: Locality.REMOTE, handler: async (q: Query) => {
+    const remoteOnly = await a.declareQueryable("ql/k", {
+      allowedOrigin: Locality.REMOTE,
+      handler: async (q: Query) => {
         await q.reply("ql/k", "remote");
         await q.finalize();
       },
@@ -293,7 +345,9 @@ describe("remote API with the zenoh-ts client", () => {
   });
 
   test("a queryable that never finalizes: the get times out with the replies so far, a timeout error, then the final", async () => {
-    const q = await b.declareQueryable("slow/k", { handler: async (query: Query) => void (await query.reply("slow/k", "partial")) });
+    const q = await b.declareQueryable("slow/k", {
+      handler: async (query: Query) => void (await query.reply("slow/k", "partial")),
+    });
     const t = Date.now();
     const replies = await collect(await a.get("slow/k", { timeout: Duration.milliseconds.of(300) }));
     assert.ok(Date.now() - t >= 280);
@@ -313,8 +367,14 @@ describe("remote API with the zenoh-ts client", () => {
         await query.finalize();
       },
     });
-    const querier = await a.declareQuerier("qr/**", { consolidation: ConsolidationMode.NONE, timeout: Duration.milliseconds.of(2000) });
-    assert.deepEqual(await collect(await querier.get({ parameters: "n=1", payload: "p" })), ["put:qr/a=1", "put:qr/a=2"]);
+    const querier = await a.declareQuerier("qr/**", {
+      consolidation: ConsolidationMode.NONE,
+      timeout: Duration.milliseconds.of(2000),
+    });
+    assert.deepEqual(await collect(await querier.get({ parameters: "n=1", payload: "p" })), [
+      "put:qr/a=1",
+      "put:qr/a=2",
+    ]);
     assert.deepEqual(seen, ["n=1|p"]);
     await querier.undeclare();
     await q.undeclare();
@@ -324,7 +384,9 @@ describe("remote API with the zenoh-ts client", () => {
     const c = await openClient(z.locator);
     const t1 = await c.liveliness().declareToken("lv/c/1");
     const events: string[] = [];
-    const sub = await a.liveliness().declareSubscriber("lv/**", { history: true, handler: (s: Sample) => void events.push(showSample(s)) });
+    const sub = await a
+      .liveliness()
+      .declareSubscriber("lv/**", { history: true, handler: (s: Sample) => void events.push(showSample(s)) });
     await roundTrip(a);
     assert.deepEqual(events, ["put:lv/c/1="]);
     const t2 = await c.liveliness().declareToken("lv/c/2");

@@ -6,7 +6,15 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { ConsolidationMode, Encoding, Priority, type Query, QueryTarget, type Sample, type Session as ZSession } from "@eclipse-zenoh/zenoh-ts";
+import {
+  ConsolidationMode,
+  Encoding,
+  Priority,
+  type Query,
+  QueryTarget,
+  type Sample,
+  type Session as ZSession,
+} from "@eclipse-zenoh/zenoh-ts";
 import { getWithBody } from "../support/http.js";
 import { type ClientPair, collect, roundTrip, startClientPair, until } from "./helpers.js";
 
@@ -34,14 +42,19 @@ describe("what a write or a query carries, across two routers over NATS", () => 
     });
     const querier = await c1.declareQuerier("att/**");
     const deadline = Date.now() + 5000;
-    while (!(await querier.matchingStatus()).matching() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (!(await querier.matchingStatus()).matching() && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     await c1.put("att/k", "v", { attachment: "meta", priority: Priority.INTERACTIVE_HIGH });
     await until(() => got.length === 1, 5000, "sample across routers");
     assert.equal(got[0]!.attachment()?.toString(), "meta");
     assert.equal(got[0]!.priority(), Priority.INTERACTIVE_HIGH);
 
     const replies: string[] = [];
-    for await (const r of (await c1.get("att/x", { payload: "zbody", encoding: Encoding.APPLICATION_JSON, attachment: "zatt" }))!) {
+    for await (const r of (await c1.get("att/x", {
+      payload: "zbody",
+      encoding: Encoding.APPLICATION_JSON,
+      attachment: "zatt",
+    }))!) {
       const ok = r.result() as Sample;
       replies.push(`${ok.payload().toString()} ${ok.attachment()?.toString()}`);
     }
@@ -70,7 +83,8 @@ describe("what a write or a query carries, across two routers over NATS", () => 
     const remote = await qbl(c2, "remote complete", true);
     const querier = await c1.declareQuerier("bm/a", { target: QueryTarget.ALL_COMPLETE });
     const deadline = Date.now() + 5000;
-    while (!(await querier.matchingStatus()).matching() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (!(await querier.matchingStatus()).matching() && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     const get = async (target: QueryTarget): Promise<string[]> => {
       answered.length = 0;
       await collect(await c1.get("bm/a", { target, consolidation: ConsolidationMode.NONE }));

@@ -25,14 +25,18 @@ describe("liveliness tokens across routers over NATS", () => {
 
   test("a token on router 1 reaches router 2's subscriber and get; undeclared, router 2 sees the DELETE", async () => {
     const events: string[] = [];
-    const sub = await c2.liveliness().declareSubscriber("lv/**", { handler: (s: Sample) => void events.push(showSample(s)) });
+    const sub = await c2
+      .liveliness()
+      .declareSubscriber("lv/**", { handler: (s: Sample) => void events.push(showSample(s)) });
     const token = await c1.liveliness().declareToken("lv/a");
     await until(() => events.length === 1, 5000, "the PUT on router 2");
     assert.deepEqual(events, ["put:lv/a="]);
     assert.deepEqual(await collect(await c2.liveliness().get("lv/**")), ["put:lv/a="]);
     // A subscriber with history on router 2 starts with the token of router 1.
     const late: string[] = [];
-    const historic = await c2.liveliness().declareSubscriber("lv/*", { history: true, handler: (s: Sample) => void late.push(showSample(s)) });
+    const historic = await c2
+      .liveliness()
+      .declareSubscriber("lv/*", { history: true, handler: (s: Sample) => void late.push(showSample(s)) });
     await roundTrip(c2);
     await until(() => late.length === 1, 3000, "history");
     assert.deepEqual(late, ["put:lv/a="]);
@@ -46,7 +50,9 @@ describe("liveliness tokens across routers over NATS", () => {
 
   test("a token on each router: each sees the other's; router 1's dies with it (kill -9)", async () => {
     const events: string[] = [];
-    const sub = await c2.liveliness().declareSubscriber("dead/**", { handler: (s: Sample) => void events.push(showSample(s)) });
+    const sub = await c2
+      .liveliness()
+      .declareSubscriber("dead/**", { handler: (s: Sample) => void events.push(showSample(s)) });
     await c1.liveliness().declareToken("dead/r1");
     await c2.liveliness().declareToken("dead/r2");
     await until(() => events.length === 2, 5000, "both PUTs on router 2");

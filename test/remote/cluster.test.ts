@@ -5,7 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { ConsolidationMode, type MatchingStatus, type Query, type Sample, type Session as ZSession } from "@eclipse-zenoh/zenoh-ts";
+import {
+  ConsolidationMode,
+  type MatchingStatus,
+  type Query,
+  type Sample,
+  type Session as ZSession,
+} from "@eclipse-zenoh/zenoh-ts";
 import { type ClientPair, collect, roundTrip, startClientPair, until } from "./helpers.js";
 
 describe("zenoh-ts clients on two routers over NATS", () => {
@@ -31,7 +37,10 @@ describe("zenoh-ts clients on two routers over NATS", () => {
     const info = await c1.info();
     assert.equal(info.zid().toString(), "000000000000000000000000000000c1");
     const transports = await info.transports();
-    assert.deepEqual(transports.map((t) => [t.zid().toString(), t.whatami()]), [["000000000000000000000000000000c2", 1]]);
+    assert.deepEqual(
+      transports.map((t) => [t.zid().toString(), t.whatami()]),
+      [["000000000000000000000000000000c2", 1]],
+    );
     const links = await info.links();
     assert.equal(links.length, 1);
     assert.match(links[0]!.dst(), /^nats\//);
@@ -39,7 +48,9 @@ describe("zenoh-ts clients on two routers over NATS", () => {
 
   test("a put on router 1 reaches a subscriber on router 2; matching status sees it across the fabric", async () => {
     const got: string[] = [];
-    const sub = await c2.declareSubscriber("x/**", { handler: (s: Sample) => void got.push(`${s.keyexpr()}=${s.payload()}`) });
+    const sub = await c2.declareSubscriber("x/**", {
+      handler: (s: Sample) => void got.push(`${s.keyexpr()}=${s.payload()}`),
+    });
     const pub = await c1.declarePublisher("x/k");
     const changes: boolean[] = [];
     const listener = await pub.matchingListener({ handler: (m: MatchingStatus) => void changes.push(m.matching()) });
@@ -63,8 +74,11 @@ describe("zenoh-ts clients on two routers over NATS", () => {
     });
     const querier = await c1.declareQuerier("ev/**");
     const deadline = Date.now() + 5000;
-    while (!(await querier.matchingStatus()).matching() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.deepEqual(await collect(await c1.get("ev/**?p=1", { consolidation: ConsolidationMode.NONE })), ["put:ev/a=from C2 p=1"]);
+    while (!(await querier.matchingStatus()).matching() && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(await collect(await c1.get("ev/**?p=1", { consolidation: ConsolidationMode.NONE })), [
+      "put:ev/a=from C2 p=1",
+    ]);
     await querier.undeclare();
     await q.undeclare();
     await roundTrip(c2);

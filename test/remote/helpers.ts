@@ -11,7 +11,14 @@ import { NO_STORAGES, startRouters } from "../fabric/helpers.js";
 export async function startRemoteRouter(config: ZestConfig = {}): Promise<Zest & { locator: string }> {
   const plugins = config.plugins ?? {};
   const z = await startZest(
-    { ...config, plugins: { ...plugins, rest: { http_port: "127.0.0.1:0", ...plugins.rest }, remote_api: { websocket_port: 0, ...(plugins.remote_api as object | undefined) } } },
+    {
+      ...config,
+      plugins: {
+        ...plugins,
+        rest: { http_port: "127.0.0.1:0", ...plugins.rest },
+        remote_api: { websocket_port: 0, ...(plugins.remote_api as object | undefined) },
+      },
+    },
     { logger: silentLogger },
   );
   return Object.assign(z, { locator: z.remoteApiUrl!.replace("ws://", "ws/") });
@@ -37,7 +44,9 @@ export function showReply(reply: Reply): string {
 }
 
 export function showSample(s: Sample): string {
-  return s.kind() === 1 ? `delete:${s.keyexpr().toString()}` : `put:${s.keyexpr().toString()}=${s.payload().toString()}`;
+  return s.kind() === 1
+    ? `delete:${s.keyexpr().toString()}`
+    : `put:${s.keyexpr().toString()}=${s.payload().toString()}`;
 }
 
 /** Reads every reply of a get until its final. */
@@ -83,7 +92,16 @@ export interface ClientPair {
 /** Starts a `ClientPair` with router ids `ids` and `extra` arguments for both routers. (Needs `npm run build`.) */
 export async function startClientPair(ids: [string, string], extra: string[] = []): Promise<ClientPair> {
   const cluster = await startNatsCluster({ size: 1, jetstream: false });
-  const args = (id: string): string[] => ["--id", id, "--nats", cluster.urls[0]!, "--remote-api-port", "127.0.0.1:0", ...NO_STORAGES, ...extra];
+  const args = (id: string): string[] => [
+    "--id",
+    id,
+    "--nats",
+    cluster.urls[0]!,
+    "--remote-api-port",
+    "127.0.0.1:0",
+    ...NO_STORAGES,
+    ...extra,
+  ];
   let routers: ZestProcess[] = [];
   try {
     routers = await startRouters([args(ids[0]), args(ids[1])]);

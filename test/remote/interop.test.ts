@@ -1,7 +1,13 @@
 /** One key space: zenoh-ts clients, REST, SSE, storages, evals and the admin space see each other. */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { ConsolidationMode, Encoding, type Query, type Sample, type Session as ZSession } from "@eclipse-zenoh/zenoh-ts";
+import {
+  ConsolidationMode,
+  Encoding,
+  type Query,
+  type Sample,
+  type Session as ZSession,
+} from "@eclipse-zenoh/zenoh-ts";
 import { getJson, http, openSse } from "../support/http.js";
 import { collect, openClient, roundTrip, startRemoteRouter, until } from "./helpers.js";
 
@@ -28,7 +34,10 @@ describe("remote API and REST share one key space", () => {
     await roundTrip(c);
     const events = await sse.next(3);
     sse.close();
-    assert.deepEqual(events.map((e) => e.event), ["PUT", "PUT", "DELETE"]);
+    assert.deepEqual(
+      events.map((e) => e.event),
+      ["PUT", "PUT", "DELETE"],
+    );
     assert.deepEqual(JSON.parse(events[0]!.data).value, { n: 1 });
     const { entries } = await getJson(z.restUrl!, "/io/sse/**");
     assert.equal(entries.length, 1);
@@ -42,7 +51,10 @@ describe("remote API and REST share one key space", () => {
     const got: Sample[] = [];
     const sub = await c.declareSubscriber("io/rest/*", { handler: (s: Sample) => void got.push(s) });
     await http(z.restUrl!, "PUT", "/io/rest/j", { body: "[1]", headers: { "content-type": "application/json" } });
-    await http(z.restUrl!, "PUT", "/io/rest/x", { body: "x", headers: { "content-type": "application/x-custom; charset=utf-8" } });
+    await http(z.restUrl!, "PUT", "/io/rest/x", {
+      body: "x",
+      headers: { "content-type": "application/x-custom; charset=utf-8" },
+    });
     await http(z.restUrl!, "DELETE", "/io/rest/j");
     await until(() => got.length === 3, 2000, "3 samples");
     assert.equal(got[0]!.encoding().toString(), "application/json");
@@ -56,12 +68,17 @@ describe("remote API and REST share one key space", () => {
   test("a zenoh-ts queryable answers REST GETs (an eval living in a client)", async () => {
     const q = await c.declareQueryable("io/eval/*", {
       handler: async (query: Query) => {
-        await query.reply(query.keyExpr(), `hello ${query.parameters().get("name") ?? "?"}`, { encoding: Encoding.TEXT_PLAIN });
+        await query.reply(query.keyExpr(), `hello ${query.parameters().get("name") ?? "?"}`, {
+          encoding: Encoding.TEXT_PLAIN,
+        });
         await query.finalize();
       },
     });
     const { entries } = await getJson(z.restUrl!, "/io/eval/greet?name=Bob");
-    assert.deepEqual(entries.map((e) => [e.key, e.value, e.encoding]), [["io/eval/greet", "hello Bob", "text/plain"]]);
+    assert.deepEqual(
+      entries.map((e) => [e.key, e.value, e.encoding]),
+      [["io/eval/greet", "hello Bob", "text/plain"]],
+    );
     await q.undeclare();
   });
 
@@ -94,7 +111,10 @@ describe("remote API access", () => {
     const z = await startRemoteRouter({ adminspace: { permissions: { read: true, write: false } } });
     const c = await openClient(z.locator);
     try {
-      await assert.rejects(c.declarePublisher(`@/router/${z.router.zid}/config/plugins/storage_manager/storages/x`), /forbidden/);
+      await assert.rejects(
+        c.declarePublisher(`@/router/${z.router.zid}/config/plugins/storage_manager/storages/x`),
+        /forbidden/,
+      );
       const pub = await c.declarePublisher("data/k");
       await pub.undeclare();
     } finally {

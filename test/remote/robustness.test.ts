@@ -12,11 +12,15 @@ import { collect, openClient, roundTrip, startRemoteRouter, until } from "./help
 type Router = Awaited<ReturnType<typeof startRemoteRouter>>;
 
 /** Opens a raw WebSocket to the server. */
-async function raw(url: string): Promise<WebSocket & { closed: Promise<{ code: number; reason: string }>; frames: Buffer[] }> {
+async function raw(
+  url: string,
+): Promise<WebSocket & { closed: Promise<{ code: number; reason: string }>; frames: Buffer[] }> {
   const ws = new WebSocket(url);
   const frames: Buffer[] = [];
   ws.on("message", (d) => void frames.push(d as Buffer));
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   ws.on("error", () => undefined);
   await new Promise<void>((resolve, reject) => {
     ws.once("open", () => resolve());
@@ -31,13 +35,32 @@ const frame = (f: (w: Writer) => void): Buffer => {
   return Buffer.from(w.finish());
 };
 const ping = (seq: number): Buffer => frame((w) => w.u8(25 | 0x80).u32(seq));
-const declareSub = (seq: number, id: number, key: string): Buffer => frame((w) => w.u8(2 | 0x80).u32(seq).u32(id).string(key).u8(2));
-const put = (key: string, payload: Buffer): Buffer => frame((w) => w.u8(14).string(key).bytes(payload).u16(0).string("").bool(false).bool(false).u8(0xa5));
+const declareSub = (seq: number, id: number, key: string): Buffer =>
+  frame((w) =>
+    w
+      .u8(2 | 0x80)
+      .u32(seq)
+      .u32(id)
+      .string(key)
+      .u8(2),
+  );
+const put = (key: string, payload: Buffer): Buffer =>
+  frame((w) => w.u8(14).string(key).bytes(payload).u16(0).string("").bool(false).bool(false).u8(0xa5));
 
 describe("remote API robustness", () => {
   let z: Router;
   before(async () => {
-    z = await startRemoteRouter({ plugins: { storage_manager: { storages: {} }, remote_api: { max_frame_bytes: 64 * 1024, max_declarations: 3, max_pending_gets: 1, max_buffered_bytes: 256 * 1024 } } });
+    z = await startRemoteRouter({
+      plugins: {
+        storage_manager: { storages: {} },
+        remote_api: {
+          max_frame_bytes: 64 * 1024,
+          max_declarations: 3,
+          max_pending_gets: 1,
+          max_buffered_bytes: 256 * 1024,
+        },
+      },
+    });
   });
   after(async () => {
     await z.close();
@@ -83,7 +106,10 @@ describe("remote API robustness", () => {
     const ws = await raw(z.remoteApiUrl!);
     for (let i = 1; i <= 4; i++) ws.send(declareSub(i, 100 + i, `lim/${i}`));
     await until(() => ws.frames.length === 4, 2000, "4 responses");
-    assert.deepEqual(ws.frames.slice(0, 3).map((f) => f[0]), [0x81, 0x81, 0x81]);
+    assert.deepEqual(
+      ws.frames.slice(0, 3).map((f) => f[0]),
+      [0x81, 0x81, 0x81],
+    );
     assert.equal(ws.frames[3]![0], 0x82);
     assert.match(ws.frames[3]!.subarray(6).toString(), /too_large: .*3 declarations/);
     ws.close();
@@ -138,9 +164,19 @@ describe("remote API robustness", () => {
       ping(1),
       declareSub(2, 7, "fz/**"),
       put("fz/a", Buffer.from("v")),
-      frame((w) => w.u8(18).u32(9).string("fz/**").string("").bool(false).bool(false).bool(false).u8(0xa5).u8(0x10).u32(100)),
-      frame((w) => w.u8(8 | 0x80).u32(3).u32(11).string("fz/tok")),
-      frame((w) => w.u8(21).u32(1).string("fz/a").bytes(Buffer.from("r")).u16(0).string("").bool(false).bool(false).u8(0xa5)),
+      frame((w) =>
+        w.u8(18).u32(9).string("fz/**").string("").bool(false).bool(false).bool(false).u8(0xa5).u8(0x10).u32(100),
+      ),
+      frame((w) =>
+        w
+          .u8(8 | 0x80)
+          .u32(3)
+          .u32(11)
+          .string("fz/tok"),
+      ),
+      frame((w) =>
+        w.u8(21).u32(1).string("fz/a").bytes(Buffer.from("r")).u16(0).string("").bool(false).bool(false).u8(0xa5),
+      ),
       frame((w) => w.u8(12 | 0x80).u32(4)),
     ];
     const bystander = await openClient(z.locator);
@@ -153,14 +189,18 @@ describe("remote API robustness", () => {
       if (kind < 0.3) data = base.subarray(0, Math.floor(rand() * base.length));
       else if (kind < 0.7) {
         data = Buffer.from(base);
-        for (let k = 0; k < 1 + Math.floor(rand() * 3); k++) data[Math.floor(rand() * data.length)] = Math.floor(rand() * 256);
+        for (let k = 0; k < 1 + Math.floor(rand() * 3); k++)
+          data[Math.floor(rand() * data.length)] = Math.floor(rand() * 256);
       } else data = Buffer.from(Array.from({ length: Math.floor(rand() * 40) }, () => Math.floor(rand() * 256)));
       // Each frame is followed by a ping: its answer says the frame was taken, a close that it was refused.
       const seq = 0x10000 + i;
       ws.send(data);
       ws.send(ping(seq));
       const answered = (): boolean => ws.frames.some((f) => f[0] === 0x80 && f.readUInt32LE(1) === seq);
-      const outcome = await Promise.race([ws.closed.then((c) => c.code), until(answered, 2000, "ping answer").then(() => 0)]);
+      const outcome = await Promise.race([
+        ws.closed.then((c) => c.code),
+        until(answered, 2000, "ping answer").then(() => 0),
+      ]);
       if (outcome !== 0) {
         codes.set(outcome, (codes.get(outcome) ?? 0) + 1);
         ws = await raw(z.remoteApiUrl!);

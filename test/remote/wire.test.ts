@@ -9,7 +9,13 @@ import { ProtocolError, Reader, Writer } from "../../src/remote/wire.js";
 
 describe("remote API wire format", () => {
   test("a zenoh-ts put frame decodes field by field", () => {
-    const frame = Buffer.concat([Buffer.from([0x0e, 6]), Buffer.from("demo/a"), Buffer.from([5]), Buffer.from("hello"), Buffer.from([0, 0, 0, 0, 0, 0xa5])]);
+    const frame = Buffer.concat([
+      Buffer.from([0x0e, 6]),
+      Buffer.from("demo/a"),
+      Buffer.from([5]),
+      Buffer.from("hello"),
+      Buffer.from([0, 0, 0, 0, 0, 0xa5]),
+    ]);
     const r = new Reader(frame);
     assert.equal(r.u8(), 14);
     assert.equal(r.string(), "demo/a");
@@ -28,7 +34,10 @@ describe("remote API wire format", () => {
       assert.equal(r.bytes().length, n);
       r.end();
     }
-    assert.throws(() => new Reader(Buffer.from([5, 1, 2])).bytes(), (e: unknown) => e instanceof ProtocolError && e.code === 1007);
+    assert.throws(
+      () => new Reader(Buffer.from([5, 1, 2])).bytes(),
+      (e: unknown) => e instanceof ProtocolError && e.code === 1007,
+    );
     assert.throws(() => new Reader(Buffer.from([2])).bool(), ProtocolError);
     assert.throws(() => new Reader(Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0x01])).varint(), ProtocolError);
     assert.throws(() => new Reader(Buffer.from([1, 0xff])).string(), /UTF-8/);
@@ -36,15 +45,34 @@ describe("remote API wire format", () => {
 
   test("QoS and query-settings bytes", () => {
     assert.equal(encodeQos(undefined), 0xa5);
-    assert.equal(encodeQos({ priority: 2, congestionControl: "block", express: true }), 0x02 | 0x08 | 0x10 | 0x20 | 0x80);
-    assert.deepEqual(decodeQuerySettings(0b10000), { target: "best_matching", consolidation: "auto", matchingReplies: true });
-    assert.deepEqual(decodeQuerySettings(0b01010), { target: "all_complete", consolidation: "monotonic", matchingReplies: false });
+    assert.equal(
+      encodeQos({ priority: 2, congestionControl: "block", express: true }),
+      0x02 | 0x08 | 0x10 | 0x20 | 0x80,
+    );
+    assert.deepEqual(decodeQuerySettings(0b10000), {
+      target: "best_matching",
+      consolidation: "auto",
+      matchingReplies: true,
+    });
+    assert.deepEqual(decodeQuerySettings(0b01010), {
+      target: "all_complete",
+      consolidation: "monotonic",
+      matchingReplies: false,
+    });
     assert.throws(() => decodeQuerySettings(3), ProtocolError);
     assert.throws(() => decodeQos(0), ProtocolError);
   });
 
   test("encodings map both ways between zenoh ids and MIME types, as the client prints them", () => {
-    for (const mime of ["text/plain", "application/json", "zenoh/bytes", "image/png", "application/x-www-form-urlencoded", "video/vp9", "text/json5"]) {
+    for (const mime of [
+      "text/plain",
+      "application/json",
+      "zenoh/bytes",
+      "image/png",
+      "application/x-www-form-urlencoded",
+      "video/vp9",
+      "text/json5",
+    ]) {
       const { id, schema } = toZenohEncoding(mime);
       assert.equal(new ZEncoding(id, schema === "" ? undefined : schema).toString(), mime);
       assert.equal(fromZenohEncoding(id, schema), mime);

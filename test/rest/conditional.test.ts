@@ -15,7 +15,10 @@ describe("conditional writes over REST (Variant A)", () => {
   let z: Zest;
   let url: string;
   before(async () => {
-    z = await startZest({ plugins: { rest: { http_port: "127.0.0.1:0" } } }, { ...defaultStartOptions(), logger: silentLogger });
+    z = await startZest(
+      { plugins: { rest: { http_port: "127.0.0.1:0" } } },
+      { ...defaultStartOptions(), logger: silentLogger },
+    );
     url = z.restUrl!;
   });
   after(async () => {
@@ -26,8 +29,15 @@ describe("conditional writes over REST (Variant A)", () => {
     assert.equal((await http(url, "PUT", "/etag/a", { body: "v1", headers: TEXT })).status, 200);
     const got = await http(url, "GET", "/etag/a");
     assert.match(got.headers.get("etag") ?? "", /^"[0-9a-f]{16}\/[0-9A-F]+"$/);
-    assert.ok(got.headers.get("etag")!.endsWith(`/${z.router.zid}"`), "made from the sample's timestamp, stamped by this router");
-    assert.equal((await http(url, "GET", "/etag/a")).headers.get("etag"), got.headers.get("etag"), "a cached answer keeps its ETag");
+    assert.ok(
+      got.headers.get("etag")!.endsWith(`/${z.router.zid}"`),
+      "made from the sample's timestamp, stamped by this router",
+    );
+    assert.equal(
+      (await http(url, "GET", "/etag/a")).headers.get("etag"),
+      got.headers.get("etag"),
+      "a cached answer keeps its ETag",
+    );
     assert.equal((await http(url, "GET", "/etag/*")).headers.get("etag"), null);
     assert.equal((await http(url, "GET", "/etag/none")).headers.get("etag"), null);
   });
@@ -51,7 +61,10 @@ describe("conditional writes over REST (Variant A)", () => {
   it("If-None-Match: * creates only if absent", async () => {
     const first = await http(url, "PUT", "/create/k", { body: "mine", headers: { ...TEXT, "if-none-match": "*" } });
     assert.equal(first.status, 200);
-    assert.equal((await http(url, "PUT", "/create/k", { body: "yours", headers: { ...TEXT, "if-none-match": "*" } })).status, 412);
+    assert.equal(
+      (await http(url, "PUT", "/create/k", { body: "yours", headers: { ...TEXT, "if-none-match": "*" } })).status,
+      412,
+    );
     assert.match((await http(url, "GET", "/create/k")).text, /"mine"/);
   });
 
@@ -59,13 +72,23 @@ describe("conditional writes over REST (Variant A)", () => {
     await http(url, "PUT", "/race/k", { body: "start", headers: TEXT });
     for (let round = 0; round < 10; round++) {
       const etag = (await http(url, "GET", "/race/k")).headers.get("etag")!;
-      const statuses = await Promise.all(["a", "b"].map((who) => http(url, "PUT", "/race/k", { body: `${who}${round}`, headers: { ...TEXT, "if-match": etag } }).then((r) => r.status)));
+      const statuses = await Promise.all(
+        ["a", "b"].map((who) =>
+          http(url, "PUT", "/race/k", { body: `${who}${round}`, headers: { ...TEXT, "if-match": etag } }).then(
+            (r) => r.status,
+          ),
+        ),
+      );
       assert.deepEqual(statuses.sort(), [200, 412]);
     }
   });
 
   it("malformed conditions are 400s saying what to send", async () => {
-    const cases: Array<Record<string, string>> = [{ "if-match": "no-quotes" }, { "if-none-match": '"x"' }, { "if-match": '"a"', "if-none-match": "*" }];
+    const cases: Array<Record<string, string>> = [
+      { "if-match": "no-quotes" },
+      { "if-none-match": '"x"' },
+      { "if-match": '"a"', "if-none-match": "*" },
+    ];
     for (const headers of cases) {
       const r = await http(url, "PUT", "/bad/k", { body: "x", headers: { ...TEXT, ...headers } });
       assert.equal(r.status, 400, JSON.stringify(headers));

@@ -51,7 +51,8 @@ export class TestEventSource {
     const deadline = Date.now() + timeoutMs;
     while (this.queue.length < n) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`expected ${n} SSE messages, got ${this.queue.length}: ${JSON.stringify(this.queue)}`);
+      if (left <= 0)
+        throw new Error(`expected ${n} SSE messages, got ${this.queue.length}: ${JSON.stringify(this.queue)}`);
       await new Promise<void>((r) => {
         this.wake = r;
         setTimeout(r, Math.min(left, 100));

@@ -10,7 +10,14 @@ import { startZest, type ZestProcess } from "../support/zest-process.js";
 describe("_raw=true and GET bodies, Variant A", () => {
   let z: ZestProcess;
   before(async () => {
-    z = await startZest(["-P", "test/fixtures/echo-payload-plugin.js", "-P", "examples/eval-plugin.js", "--cfg", "plugins/rest/body_limit:1024"]);
+    z = await startZest([
+      "-P",
+      "test/fixtures/echo-payload-plugin.js",
+      "-P",
+      "examples/eval-plugin.js",
+      "--cfg",
+      "plugins/rest/body_limit:1024",
+    ]);
   });
   after(() => z.stop());
 
@@ -49,14 +56,20 @@ describe("_raw=true and GET bodies, Variant A", () => {
   });
 
   test("a GET body is the query payload, with its content type as encoding", async () => {
-    const r = await getWithBody(z.url, "/test/echo?_raw=true", "hello from the body", { "content-type": "text/x-custom; charset=utf-8" });
+    const r = await getWithBody(z.url, "/test/echo?_raw=true", "hello from the body", {
+      "content-type": "text/x-custom; charset=utf-8",
+    });
     assert.equal(r.status, 200);
     assert.equal(r.text, "hello from the body");
     assert.equal(r.headers.get("content-type"), "text/x-custom;echo");
     const none = await http(z.url, "GET", "/test/echo?_raw=true");
     assert.equal(none.text, "no payload");
     const octets = await getWithBody(z.url, "/test/echo?_raw=true", "x");
-    assert.equal(octets.headers.get("content-type"), "application/octet-stream;echo", "no content type: octet-stream, as for PUT");
+    assert.equal(
+      octets.headers.get("content-type"),
+      "application/octet-stream;echo",
+      "no content type: octet-stream, as for PUT",
+    );
   });
 
   test("the example eval reads the GET body: curl -X GET -d Alice answers Eval from Alice", async () => {

@@ -24,7 +24,10 @@ test("the resume log replays the events after an id that match the key expressio
   log.append("a/2", msg("2"));
   const r = log.since(last, "a/**", since);
   assert.ok("events" in r);
-  assert.deepEqual(text(r.events).map((t) => t.split("data: ")[1]), ["2\n\n"]);
+  assert.deepEqual(
+    text(r.events).map((t) => t.split("data: ")[1]),
+    ["2\n\n"],
+  );
 });
 
 test("the resume log resets for another epoch, a future id, an unwatched gap and an evicted gap", () => {

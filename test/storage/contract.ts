@@ -68,10 +68,19 @@ export function runStorageContract(target: StorageContractTarget): void {
       assert.equal(await s.lookup("a/b"), undefined);
       assert.equal(await s.put(entry("a/b", "hello", 10, "application/json")), "inserted");
       const found = await s.lookup("a/b");
-      assert.deepEqual(found && { t: found.timestamp.encode(), d: found.deleted, v: found.version }, { t: ts(10).encode(), d: false, v: versionOf(ts(10)) });
+      assert.deepEqual(found && { t: found.timestamp.encode(), d: found.deleted, v: found.version }, {
+        t: ts(10).encode(),
+        d: false,
+        v: versionOf(ts(10)),
+      });
       const [e, ...rest] = await s.query("a/b");
       assert.equal(rest.length, 0);
-      assert.deepEqual(e && [e.key, e.payload.toString(), e.encoding, e.timestamp.encode()], ["a/b", "hello", "application/json", ts(10).encode()]);
+      assert.deepEqual(e && [e.key, e.payload.toString(), e.encoding, e.timestamp.encode()], [
+        "a/b",
+        "hello",
+        "application/json",
+        ts(10).encode(),
+      ]);
       assert.deepEqual(await s.query("a/c"), []);
     }));
 
@@ -81,12 +90,18 @@ export function runStorageContract(target: StorageContractTarget): void {
       const older = await s.put(entry("k", "one", 1));
       // A time series keeps every point, so an older one is stored too; either way the latest is the newest.
       assert.equal(older, s.capability.history === "latest" ? "outdated" : "inserted");
-      assert.equal(await s.put(entry("k", "two again", 2)), s.capability.history === "latest" ? "outdated" : "inserted");
+      assert.equal(
+        await s.put(entry("k", "two again", 2)),
+        s.capability.history === "latest" ? "outdated" : "inserted",
+      );
       // A time series writes a second sample with the same timestamp over the first.
       assert.deepEqual(values(await s.query("k")), [s.capability.history === "latest" ? "two" : "two again"]);
       assert.equal((await s.lookup("k"))?.version, versionOf(ts(2)));
       assert.equal(await s.put(entry("k", "three", 3, "")), "inserted");
-      assert.deepEqual((await s.query("k")).map((e) => [e.payload.toString(), e.encoding]), [["three", ""]]);
+      assert.deepEqual(
+        (await s.query("k")).map((e) => [e.payload.toString(), e.encoding]),
+        [["three", ""]],
+      );
     }));
 
   it(`${n}: concurrent puts on one key leave the newest, whatever order they land in`, () =>
@@ -106,7 +121,11 @@ export function runStorageContract(target: StorageContractTarget): void {
       assert.deepEqual(await s.query("t/a"), []);
       assert.deepEqual(keysOf(await s.query("t/**")), ["t/b"]);
       const tomb = await s.lookup("t/a");
-      assert.deepEqual(tomb && [tomb.deleted, tomb.timestamp.encode(), tomb.version], [true, ts(3).encode(), versionOf(ts(3))]);
+      assert.deepEqual(tomb && [tomb.deleted, tomb.timestamp.encode(), tomb.version], [
+        true,
+        ts(3).encode(),
+        versionOf(ts(3)),
+      ]);
       assert.equal((await s.lookup("t/never"))?.deleted, true);
       assert.equal(await s.put(entry("t/a", "late", 2)), "outdated", "an older put does not bring the key back");
       assert.equal(await s.delete("t/a", ts(2)), "outdated");
@@ -135,7 +154,8 @@ export function runStorageContract(target: StorageContractTarget): void {
 
   it(`${n}: wildcard queries return every intersecting key, a/** includes a itself`, () =>
     withStorage(async (s) => {
-      for (const [i, k] of ["a", "a/b", "a/b/c", "a/x/c", "ab", "a-b", "b", "b/a", "c/b"].entries()) await s.put(entry(k, k, i + 1));
+      for (const [i, k] of ["a", "a/b", "a/b/c", "a/x/c", "ab", "a-b", "b", "b/a", "c/b"].entries())
+        await s.put(entry(k, k, i + 1));
       assert.deepEqual(keysOf(await s.query("a/**")), ["a", "a/b", "a/b/c", "a/x/c"]);
       assert.deepEqual(keysOf(await s.query("a/*")), ["a/b"]);
       assert.deepEqual(keysOf(await s.query("a/*/c")), ["a/b/c", "a/x/c"]);
@@ -161,21 +181,41 @@ export function runStorageContract(target: StorageContractTarget): void {
     withStorage(async (s) => {
       const failed = /write condition failed/;
       assert.equal(await s.put(entry("c/k", "first", 1), { ifAbsent: true }), "inserted");
-      await rejectsWith(Promise.resolve().then(() => s.put(entry("c/k", "again", 2), { ifAbsent: true })), "precondition_failed", failed);
-      await rejectsWith(Promise.resolve().then(() => s.put(entry("c/none", "x", 2), { ifVersion: versionOf(ts(1)) })), "precondition_failed", failed);
+      await rejectsWith(
+        Promise.resolve().then(() => s.put(entry("c/k", "again", 2), { ifAbsent: true })),
+        "precondition_failed",
+        failed,
+      );
+      await rejectsWith(
+        Promise.resolve().then(() => s.put(entry("c/none", "x", 2), { ifVersion: versionOf(ts(1)) })),
+        "precondition_failed",
+        failed,
+      );
       const v1 = (await s.lookup("c/k"))!.version;
       assert.equal(await s.put(entry("c/k", "second", 3), { ifVersion: v1 }), "inserted");
-      await rejectsWith(Promise.resolve().then(() => s.put(entry("c/k", "stale", 4), { ifVersion: v1 })), "precondition_failed", failed);
+      await rejectsWith(
+        Promise.resolve().then(() => s.put(entry("c/k", "stale", 4), { ifVersion: v1 })),
+        "precondition_failed",
+        failed,
+      );
       assert.deepEqual(values(await s.query("c/k")), ["second"], "a refused write changes nothing");
       const v3 = (await s.lookup("c/k"))!.version;
-      await rejectsWith(Promise.resolve().then(() => s.delete("c/k", ts(5), { ifVersion: v1 })), "precondition_failed", failed);
+      await rejectsWith(
+        Promise.resolve().then(() => s.delete("c/k", ts(5), { ifVersion: v1 })),
+        "precondition_failed",
+        failed,
+      );
       assert.equal(await s.delete("c/k", ts(5), { ifVersion: v3 }), "inserted");
       assert.deepEqual(await s.query("c/k"), []);
       // A deleted key is absent for ifAbsent, and its tombstone has a version for ifVersion.
       const tomb = (await s.lookup("c/k"))!.version;
       assert.equal(await s.put(entry("c/k", "reborn", 6), { ifAbsent: true }), "inserted");
       await s.delete("c/k", ts(7));
-      await rejectsWith(Promise.resolve().then(() => s.put(entry("c/k", "x", 8), { ifVersion: tomb })), "precondition_failed", failed);
+      await rejectsWith(
+        Promise.resolve().then(() => s.put(entry("c/k", "x", 8), { ifVersion: tomb })),
+        "precondition_failed",
+        failed,
+      );
       assert.equal(await s.put(entry("c/k", "from the tombstone", 8), { ifVersion: versionOf(ts(7)) }), "inserted");
       assert.deepEqual(values(await s.query("c/k")), ["from the tombstone"]);
     }));
@@ -196,7 +236,11 @@ export function runStorageContract(target: StorageContractTarget): void {
         ]);
         const won = outcomes.filter((o) => o.status === "fulfilled");
         const lost = outcomes.filter((o): o is PromiseRejectedResult => o.status === "rejected");
-        assert.equal(won.length, 1, `round ${round}: ${JSON.stringify(outcomes.map((o) => (o.status === "fulfilled" ? o.value : String(o.reason))))}`);
+        assert.equal(
+          won.length,
+          1,
+          `round ${round}: ${JSON.stringify(outcomes.map((o) => (o.status === "fulfilled" ? o.value : String(o.reason))))}`,
+        );
         assert.equal((won[0] as PromiseFulfilledResult<string>).value, "inserted");
         assert.equal((lost[0]!.reason as { kind?: string }).kind, "precondition_failed");
         const winner = outcomes[0]!.status === "fulfilled" ? `a${round}` : `b${round}`;
@@ -219,7 +263,8 @@ export function runStorageContract(target: StorageContractTarget): void {
       t.skip("the volume takes no options");
       return;
     }
-    for (const { options, message } of target.badOptions) await rejectsWith(target.open(fresh(), options), "bad_input", message);
+    for (const { options, message } of target.badOptions)
+      await rejectsWith(target.open(fresh(), options), "bad_input", message);
   });
 
   it(`${n}: the storage service applies wildcard writes to every matching key, and remembers wildcard deletes`, async () => {
@@ -229,14 +274,16 @@ export function runStorageContract(target: StorageContractTarget): void {
     await svc.start({ align: false });
     const changes: string[] = [];
     const stop = session.changes.subscribe((e) => changes.push(`${e.kind} ${e.key}`));
-    const put = (key: string, value: string, s: number): Promise<void> => session.put(key, value, { timestamp: ts(s), encoding: "text/plain" });
+    const put = (key: string, value: string, s: number): Promise<void> =>
+      session.put(key, value, { timestamp: ts(s), encoding: "text/plain" });
     try {
       await put("w/a", "a", 1);
       await put("w/b", "b", 1);
       await put("w/c/d", "d", 1);
       assert.deepEqual(changes, ["put w/a", "put w/b", "put w/c/d"], "each applied write publishes a change event");
       await put("w/*", "star", 2);
-      const latest = async (): Promise<Record<string, string>> => Object.fromEntries((await backend.query("w/**")).map((e) => [e.key, e.payload.toString()]));
+      const latest = async (): Promise<Record<string, string>> =>
+        Object.fromEntries((await backend.query("w/**")).map((e) => [e.key, e.payload.toString()]));
       assert.deepEqual(await latest(), { "w/a": "star", "w/b": "star", "w/c/d": "d" });
       await session.delete("w/**", { timestamp: ts(5) });
       assert.deepEqual(await latest(), {});
@@ -259,7 +306,11 @@ export function runStorageContract(target: StorageContractTarget): void {
     await svc.start({ align: false });
     try {
       await session.put("cond/k", "v1", { ifAbsent: true });
-      await rejectsWith(session.put("cond/k", "v2", { ifAbsent: true }), "precondition_failed", /write condition failed/);
+      await rejectsWith(
+        session.put("cond/k", "v2", { ifAbsent: true }),
+        "precondition_failed",
+        /write condition failed/,
+      );
       const v1 = (await backend.lookup("cond/k"))!.version;
       await session.put("cond/k", "v2", { ifVersion: v1 });
       await rejectsWith(session.delete("cond/k", { ifVersion: v1 }), "precondition_failed", /write condition failed/);
@@ -281,10 +332,13 @@ export function runStorageContract(target: StorageContractTarget): void {
       await session.put("al/a", "A", { timestamp: ts(1), encoding: "text/plain" });
       await session.put("al/b/c", "C", { timestamp: ts(2), encoding: "text/plain" });
       await second.start({ alignTimeoutMs: 2_000 });
-      assert.deepEqual((await backend.query("al/**")).map((e) => [e.key, e.payload.toString(), e.timestamp.encode()]).sort(), [
-        ["al/a", "A", ts(1).encode()],
-        ["al/b/c", "C", ts(2).encode()],
-      ]);
+      assert.deepEqual(
+        (await backend.query("al/**")).map((e) => [e.key, e.payload.toString(), e.timestamp.encode()]).sort(),
+        [
+          ["al/a", "A", ts(1).encode()],
+          ["al/b/c", "C", ts(2).encode()],
+        ],
+      );
     } finally {
       await second.stop(false);
       await first.stop(false);
@@ -294,7 +348,10 @@ export function runStorageContract(target: StorageContractTarget): void {
   it(`${n}: a _time range returns every point in it when the storage keeps history, the latest otherwise`, () =>
     withStorage(async (s) => {
       for (const i of [1, 2, 3]) await s.put(entry("ts/k", String(i), i));
-      const range = (a: number, ai: boolean, b: number, bi: boolean) => ({ start: { ns: at(a), inclusive: ai }, end: { ns: at(b), inclusive: bi } });
+      const range = (a: number, ai: boolean, b: number, bi: boolean) => ({
+        start: { ns: at(a), inclusive: ai },
+        end: { ns: at(b), inclusive: bi },
+      });
       if (s.capability.history === "all") {
         assert.deepEqual(values(await s.query("ts/k", range(0, true, 10, true))), ["1", "2", "3"]);
         assert.deepEqual(values(await s.query("ts/k", range(1, false, 3, true))), ["2", "3"]);
@@ -323,7 +380,10 @@ export function runStorageContract(target: StorageContractTarget): void {
     try {
       assert.deepEqual(values(await again.query("keep/a")), ["A"]);
       assert.deepEqual(await again.query("keep/**"), await again.query("keep/a"));
-      assert.equal(await again.put(entry("keep/a", "older", 0)), again.capability.history === "latest" ? "outdated" : "inserted");
+      assert.equal(
+        await again.put(entry("keep/a", "older", 0)),
+        again.capability.history === "latest" ? "outdated" : "inserted",
+      );
       assert.deepEqual(values(await again.query("keep/a")), ["A"]);
     } finally {
       await again.close(false);

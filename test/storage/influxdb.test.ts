@@ -25,7 +25,8 @@ describe("influxdb volume", { skip }, () => {
   let volume: Volume;
   let n = 0;
   /** A storage on a fresh database. */
-  const fresh = (options: Record<string, unknown> = {}): Promise<StorageBackend> => volume.createStorage(`s${n++}`, "**", options);
+  const fresh = (options: Record<string, unknown> = {}): Promise<StorageBackend> =>
+    volume.createStorage(`s${n++}`, "**", options);
 
   async function influxql(q: string, db?: string): Promise<unknown> {
     const params = new URLSearchParams({ q, ...(db && { db }) });
@@ -37,7 +38,9 @@ describe("influxdb volume", { skip }, () => {
   }
   /** `/write` requests the server has answered so far. */
   async function writeRequests(): Promise<number> {
-    const stats = (await influxql("SHOW STATS FOR 'httpd'")) as { results: Array<{ series: Array<{ columns: string[]; values: number[][] }> }> };
+    const stats = (await influxql("SHOW STATS FOR 'httpd'")) as {
+      results: Array<{ series: Array<{ columns: string[]; values: number[][] }> }>;
+    };
     const httpd = stats.results[0]!.series[0]!;
     return httpd.values[0]![httpd.columns.indexOf("writeReq")]!;
   }
@@ -88,7 +91,12 @@ describe("influxdb volume", { skip }, () => {
     const base = unixNanosToNtp64(at(1));
     const stamps = [0n, 1n, 2n, 3n].map((d) => new Timestamp(base + d, "AB"));
     assert.equal(new Set(stamps.map((t) => t.unixNanos)).size, 1, "the timestamps collide");
-    const sample = (key: string, i: number): StoredEntry => ({ key, payload: Buffer.from(`v${i}`), encoding: "text/plain", timestamp: stamps[i]! });
+    const sample = (key: string, i: number): StoredEntry => ({
+      key,
+      payload: Buffer.from(`v${i}`),
+      encoding: "text/plain",
+      timestamp: stamps[i]!,
+    });
     // One after the other (one /write each), and together (one /write for all).
     for (let i = 0; i < stamps.length; i++) await s.put(sample("ns/one", i));
     await Promise.all(stamps.map((_, i) => s.put(sample("ns/batch", i))));
@@ -96,7 +104,11 @@ describe("influxdb volume", { skip }, () => {
     for (const key of ["ns/one", "ns/batch"]) {
       const all = await s.query(key, range);
       assert.deepEqual(values(all), ["v0", "v1", "v2", "v3"], key);
-      assert.deepEqual(all.map((e) => e.timestamp.encode()), stamps.map((t) => t.encode()), key);
+      assert.deepEqual(
+        all.map((e) => e.timestamp.encode()),
+        stamps.map((t) => t.encode()),
+        key,
+      );
       assert.deepEqual(values(await s.query(key)), ["v3"], `${key}: latest`);
     }
     // A delete newer than them all removes every one, though some sit a few ns after their time.
@@ -108,8 +120,13 @@ describe("influxdb volume", { skip }, () => {
     const s = await fresh();
     assert.ok(s instanceof InfluxBackend);
     for (const k of ["m/a", "m/b/c", "top"]) await s.put(entry(k, "v", 1));
-    const shown = (await influxql("SHOW MEASUREMENTS", s.db)) as { results: Array<{ series: Array<{ values: string[][] }> }> };
-    assert.deepEqual(shown.results[0]!.series[0]!.values.map((row) => row[0]), ["m/a", "m/b/c", "top"]);
+    const shown = (await influxql("SHOW MEASUREMENTS", s.db)) as {
+      results: Array<{ series: Array<{ values: string[][] }> }>;
+    };
+    assert.deepEqual(
+      shown.results[0]!.series[0]!.values.map((row) => row[0]),
+      ["m/a", "m/b/c", "top"],
+    );
   });
 
   it("wildcard queries return the latest point of every intersecting key", async () => {
@@ -121,12 +138,17 @@ describe("influxdb volume", { skip }, () => {
     await s.put(entry("w", "root", 1));
     await s.put(entry("wx/a", "no", 1));
     await s.put(entry("v/a", "va", 1));
-    const map = (es: StoredEntry[]): Record<string, string> => Object.fromEntries(es.map((e) => [e.key, e.payload.toString()]));
+    const map = (es: StoredEntry[]): Record<string, string> =>
+      Object.fromEntries(es.map((e) => [e.key, e.payload.toString()]));
     assert.deepEqual(map(await s.query("w/*")), { "w/a": "a2", "w/b": "b1" });
     assert.deepEqual(map(await s.query("w/**")), { w: "root", "w/a": "a2", "w/b": "b1", "w/b/c": "c1" });
     assert.deepEqual(keysOf(await s.query("*/a")), ["v/a", "w/a", "wx/a"]);
     assert.deepEqual(keysOf(await s.query("**")), ["v/a", "w", "w/a", "w/b", "w/b/c", "wx/a"]);
-    assert.deepEqual(values(await s.query("w/*", { start: { ns: at(0), inclusive: true } })).sort(), ["a1", "a2", "b1"]);
+    assert.deepEqual(values(await s.query("w/*", { start: { ns: at(0), inclusive: true } })).sort(), [
+      "a1",
+      "a2",
+      "b1",
+    ]);
   });
 
   it("queries over many keys are batched and return them all", async () => {
@@ -170,8 +192,15 @@ describe("influxdb volume", { skip }, () => {
       for (const e of es) {
         const m = /^text\/plain;n=(\d+)$/.exec(e.encoding);
         const want = m ? point(Number(m[1])) : undefined;
-        if (!want || e.key !== key || !e.payload.equals(want.payload) || e.timestamp.encode() !== want.timestamp.encode()) {
-          problems.push(`${what}: ${JSON.stringify({ key: e.key, payload: e.payload.toString(), encoding: e.encoding, timestamp: e.timestamp.encode() })}`);
+        if (
+          !want ||
+          e.key !== key ||
+          !e.payload.equals(want.payload) ||
+          e.timestamp.encode() !== want.timestamp.encode()
+        ) {
+          problems.push(
+            `${what}: ${JSON.stringify({ key: e.key, payload: e.payload.toString(), encoding: e.encoding, timestamp: e.timestamp.encode() })}`,
+          );
         }
       }
     };
@@ -187,7 +216,10 @@ describe("influxdb volume", { skip }, () => {
         if (latest.length !== 1) problems.push(`latest: ${latest.length} entries`);
         check(latest, "latest");
         // A narrow range over the points being written now.
-        check(await s.query(key, { start: { ns: point(Math.max(0, next - 20)).timestamp.unixNanos, inclusive: true } }), "range");
+        check(
+          await s.query(key, { start: { ns: point(Math.max(0, next - 20)).timestamp.unixNanos, inclusive: true } }),
+          "range",
+        );
         queries += 2;
       }
     };
@@ -213,14 +245,21 @@ describe("influxdb volume", { skip }, () => {
     const partial = `legacy/half timestamp="${ts(3).encode()}" ${at(3)}`;
     const res = await fetch(`${influxd.url}/write?db=${db}&precision=ns`, {
       method: "POST",
-      body: [old("legacy/a", "a1", 1), old("legacy/a", "a2", 2), old("legacy/half", "h1", 1), old("legacy/b", "b1", 1), partial].join("\n"),
+      body: [
+        old("legacy/a", "a1", 1),
+        old("legacy/a", "a2", 2),
+        old("legacy/half", "h1", 1),
+        old("legacy/b", "b1", 1),
+        partial,
+      ].join("\n"),
     });
     assert.equal(res.status, 204, await res.text());
     await s.put(entry("legacy/b", "b2", 2));
     const [a] = await s.query("legacy/a");
     assert.deepEqual([a?.payload.toString(), a?.encoding, a?.timestamp.encode()], ["a2", "text/x-old", ts(2).encode()]);
     assert.equal((await s.lookup("legacy/a"))?.timestamp.encode(), ts(2).encode());
-    const map = (es: StoredEntry[]): Record<string, string> => Object.fromEntries(es.map((e) => [e.key, `${e.payload.toString()} ${e.encoding}`]));
+    const map = (es: StoredEntry[]): Record<string, string> =>
+      Object.fromEntries(es.map((e) => [e.key, `${e.payload.toString()} ${e.encoding}`]));
     assert.deepEqual(map(await s.query("legacy/*")), { "legacy/a": "a2 text/x-old", "legacy/b": "b2 text/plain" });
     assert.deepEqual(values(await s.query("legacy/b", { start: { ns: at(0), inclusive: true } })), ["b1", "b2"]);
     assert.deepEqual(values(await s.query("legacy/half", { start: { ns: at(0), inclusive: true } })), ["h1"]);
@@ -228,7 +267,12 @@ describe("influxdb volume", { skip }, () => {
 
   it("writes and deletes apply in call order, and a query sees the writes called before it", async () => {
     const s = await fresh();
-    const calls = [s.put(entry("order/k", "1", 1)), s.put(entry("order/k", "2", 2)), s.delete("order/k", ts(2)), s.put(entry("order/k", "3", 3))];
+    const calls = [
+      s.put(entry("order/k", "1", 1)),
+      s.put(entry("order/k", "2", 2)),
+      s.delete("order/k", ts(2)),
+      s.put(entry("order/k", "3", 3)),
+    ];
     assert.deepEqual(values(await s.query("order/k", { start: { ns: at(0), inclusive: true } })), ["3"]);
     await Promise.all(calls);
     const put = s.put(entry("order/j", "j", 1));
@@ -245,7 +289,10 @@ describe("influxdb volume", { skip }, () => {
     assert.equal((await s.query("batch/*")).length, 200);
     // A point InfluxDB refuses (its `sample` field is a number already) fails its batch.
     assert.ok(s instanceof InfluxBackend);
-    const res = await fetch(`${influxd.url}/write?db=${s.db}&precision=ns`, { method: "POST", body: `batch/bad sample=1 ${at(1)}` });
+    const res = await fetch(`${influxd.url}/write?db=${s.db}&precision=ns`, {
+      method: "POST",
+      body: `batch/bad sample=1 ${at(1)}`,
+    });
     assert.equal(res.status, 204);
     await s.put(entry("batch/first", "f", 1));
     const bad = Promise.resolve(s.put(entry("batch/bad", "x", 2)));
@@ -264,7 +311,9 @@ describe("influxdb volume", { skip }, () => {
     await svc.start({ align: false });
     try {
       const writesBefore = await writeRequests();
-      await Promise.all(Array.from({ length: 100 }, (_, i) => session.put(`svc/k${i % 10}`, `v${i}`, { encoding: "text/plain" })));
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) => session.put(`svc/k${i % 10}`, `v${i}`, { encoding: "text/plain" })),
+      );
       const writes = (await writeRequests()) - writesBefore;
       assert.ok(writes < 10, `${writes} /write requests for 100 puts`);
       assert.equal((await backend.query("svc/**", { start: { ns: 0n, inclusive: true } })).length, 100);
@@ -315,8 +364,16 @@ describe("influxdb volume", { skip }, () => {
   });
 
   it("create_db false refuses a missing database", async () => {
-    await rejectsWith(volume.createStorage("nodb", "**", { db: "does_not_exist", create_db: false }), "bad_input", /does_not_exist.*`create_db`/);
-    await rejectsWith(volume.createStorage("nodb", "**", { db: "does_not_exist", create_db: "false" }), "bad_input", /`create_db`/);
+    await rejectsWith(
+      volume.createStorage("nodb", "**", { db: "does_not_exist", create_db: false }),
+      "bad_input",
+      /does_not_exist.*`create_db`/,
+    );
+    await rejectsWith(
+      volume.createStorage("nodb", "**", { db: "does_not_exist", create_db: "false" }),
+      "bad_input",
+      /`create_db`/,
+    );
     assert.doesNotMatch(await databases(), /does_not_exist/);
   });
 
@@ -339,7 +396,11 @@ describe("influxdb volume", { skip }, () => {
   it("an unreachable server is a 503 naming the URL, quickly", async () => {
     const url = `http://127.0.0.1:${await freePort()}`;
     const started = Date.now();
-    await rejectsWith(influxdbDriver.open("gone", { url }, ctx), "unavailable", new RegExp(`^influxdb at ${url} is unreachable: .*ECONNREFUSED`));
+    await rejectsWith(
+      influxdbDriver.open("gone", { url }, ctx),
+      "unavailable",
+      new RegExp(`^influxdb at ${url} is unreachable: .*ECONNREFUSED`),
+    );
     assert.ok(Date.now() - started < 6_000);
   });
 
@@ -347,7 +408,12 @@ describe("influxdb volume", { skip }, () => {
     // Answers the volume's start-up requests, then never answers a /write.
     const hung = createServer((req, res) => {
       if (req.url === "/ping") res.writeHead(204).end();
-      else if (req.url?.startsWith("/query")) res.end(JSON.stringify({ results: [{ series: [{ name: "databases", columns: ["name"], values: [["zest_hung"]] }] }] }));
+      else if (req.url?.startsWith("/query"))
+        res.end(
+          JSON.stringify({
+            results: [{ series: [{ name: "databases", columns: ["name"], values: [["zest_hung"]] }] }],
+          }),
+        );
     });
     await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
@@ -355,7 +421,11 @@ describe("influxdb volume", { skip }, () => {
       const v = await influxdbDriver.open("hung", { url }, ctx);
       const s = await v.createStorage("hung", "**", {});
       const started = Date.now();
-      await rejectsWith(Promise.resolve(s.put(entry("k", "v", 1))), "unavailable", new RegExp(`^influxdb at ${url}: no answer within 5 s`));
+      await rejectsWith(
+        Promise.resolve(s.put(entry("k", "v", 1))),
+        "unavailable",
+        new RegExp(`^influxdb at ${url}: no answer within 5 s`),
+      );
       assert.ok(Date.now() - started < 7_000);
       await v.close();
     } finally {
@@ -370,7 +440,11 @@ describe("influxdb volume", { skip }, () => {
     const s = await v.createStorage("short", "**", {});
     await s.put(entry("k", "v", 1));
     await other.stop();
-    await rejectsWith(Promise.resolve(s.put(entry("k", "v2", 2))), "unavailable", new RegExp(`^influxdb at ${other.url}: `));
+    await rejectsWith(
+      Promise.resolve(s.put(entry("k", "v2", 2))),
+      "unavailable",
+      new RegExp(`^influxdb at ${other.url}: `),
+    );
     await rejectsWith(s.query("**"), "unavailable", /influxdb at/);
   });
 });

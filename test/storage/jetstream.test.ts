@@ -9,7 +9,16 @@ import { Kvm } from "@nats-io/kv";
 import { silentLogger } from "../../src/core/log.js";
 import { Timestamp } from "../../src/core/timestamp.js";
 import type { Volume } from "../../src/storage/backend.js";
-import { createJetstreamDriver, decodeKvToken, NatsLink, defaultBucket, encodeKvToken, jetstreamDriver, keyToKvKey, kvKeyToKey } from "../../src/storage/volumes/jetstream.js";
+import {
+  createJetstreamDriver,
+  decodeKvToken,
+  NatsLink,
+  defaultBucket,
+  encodeKvToken,
+  jetstreamDriver,
+  keyToKvKey,
+  kvKeyToKey,
+} from "../../src/storage/volumes/jetstream.js";
 import { universe } from "../keyexpr/reference.js";
 import { runStorageContract } from "./contract.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
@@ -18,7 +27,11 @@ const KV_KEY = /^[-/=.\w]+$/;
 const ts = (n: number): Timestamp => new Timestamp(BigInt(n) << 32n, "0A");
 
 test("keys map to valid KV keys and back", () => {
-  for (const key of [...universe(["a", "a.b", "a b", "@", "é", "=", "x/y", "-_"], 3), "@/router/0A/x", "demo/example/test"]) {
+  for (const key of [
+    ...universe(["a", "a.b", "a b", "@", "é", "=", "x/y", "-_"], 3),
+    "@/router/0A/x",
+    "demo/example/test",
+  ]) {
     const k = keyToKvKey(key);
     assert.match(k, KV_KEY, key);
     assert.ok(!k.startsWith(".") && !k.endsWith(".") && !k.includes(".."), k);
@@ -87,7 +100,9 @@ describe("jetstream volume on a nats-server", () => {
     const b = await volume.createStorage("big", "big/**", {});
     const keys = Array.from({ length: 1_100 }, (_, i) => `big/${i % 2 === 0 ? "even" : "odd"}/${i}`);
     for (let i = 0; i < keys.length; i += 100) {
-      await Promise.all(keys.slice(i, i + 100).map((k) => b.put({ key: k, payload: Buffer.from(k), encoding: "", timestamp: ts(1) })));
+      await Promise.all(
+        keys.slice(i, i + 100).map((k) => b.put({ key: k, payload: Buffer.from(k), encoding: "", timestamp: ts(1) })),
+      );
     }
     await b.delete("big/even/0", ts(2));
     const all = await b.query("big/**");
@@ -102,7 +117,8 @@ describe("jetstream volume on a nats-server", () => {
     try {
       const mine = await volume.createStorage("shared", "c/**", {});
       const theirs = await other.createStorage("shared", "c/**", {});
-      const put = (b: typeof mine, key: string, n: number) => b.put({ key, payload: Buffer.from(String(n)), encoding: "", timestamp: ts(n) });
+      const put = (b: typeof mine, key: string, n: number) =>
+        b.put({ key, payload: Buffer.from(String(n)), encoding: "", timestamp: ts(n) });
       // The other router wrote a newer value: ours, older, is outdated and the bucket keeps theirs.
       assert.equal(await put(theirs, "c/k", 50), "inserted");
       assert.equal(await put(mine, "c/k", 30), "outdated");
@@ -123,17 +139,24 @@ describe("jetstream volume on a nats-server", () => {
     const b = await volume.createStorage("pipe", "p/**", {});
     // More than MAX_IN_FLIGHT writes at once, to one key, in shuffled timestamp order.
     const times = Array.from({ length: 150 }, (_, i) => 10 + ((i * 37) % 150));
-    const outcomes = await Promise.all(times.map((n) => b.put({ key: "p/one", payload: Buffer.from(String(n)), encoding: "", timestamp: ts(n) })));
+    const outcomes = await Promise.all(
+      times.map((n) => b.put({ key: "p/one", payload: Buffer.from(String(n)), encoding: "", timestamp: ts(n) })),
+    );
     assert.equal((await b.query("p/one"))[0]?.payload.toString(), "159");
     assert.ok(outcomes.includes("inserted") && outcomes.includes("outdated"));
     assert.equal((await b.lookup("p/one"))?.timestamp.compare(ts(159)), 0);
     // A delete in the same stream of writes is ordered like them: an older put after it is refused.
     assert.equal(await b.delete("p/one", ts(200)), "inserted");
-    assert.equal(await b.put({ key: "p/one", payload: Buffer.from("old"), encoding: "", timestamp: ts(199) }), "outdated");
+    assert.equal(
+      await b.put({ key: "p/one", payload: Buffer.from("old"), encoding: "", timestamp: ts(199) }),
+      "outdated",
+    );
     // Many keys at once, mixed with rewrites of some of them: every key holds its newest value.
     const keys = Array.from({ length: 300 }, (_, i) => `p/k/${i}`);
     const writes = keys.flatMap((k, i) => (i % 3 === 0 ? [1, 3, 2] : [1]).map((n) => ({ k, n })));
-    const results = await Promise.all(writes.map(({ k, n }) => b.put({ key: k, payload: Buffer.from(`${k}@${n}`), encoding: "", timestamp: ts(n) })));
+    const results = await Promise.all(
+      writes.map(({ k, n }) => b.put({ key: k, payload: Buffer.from(`${k}@${n}`), encoding: "", timestamp: ts(n) })),
+    );
     assert.equal(results.filter((r) => r === "inserted").length >= keys.length, true);
     const held = new Map((await b.query("p/k/*")).map((e) => [e.key, e.payload.toString()]));
     assert.equal(held.size, keys.length);
@@ -145,12 +168,16 @@ describe("jetstream volume on a nats-server", () => {
     try {
       const mine = await volume.createStorage("stale", "s/**", {});
       const theirs = await other.createStorage("stale", "s/**", {});
-      const put = async (b: typeof mine, n: number, condition?: { ifVersion: string }) => b.put({ key: "s/k", payload: Buffer.from(String(n)), encoding: "", timestamp: ts(n) }, condition);
+      const put = async (b: typeof mine, n: number, condition?: { ifVersion: string }) =>
+        b.put({ key: "s/k", payload: Buffer.from(String(n)), encoding: "", timestamp: ts(n) }, condition);
       assert.equal(await put(mine, 10), "inserted");
       const v10 = (await mine.lookup("s/k"))!.version;
       // The other router writes after us: what we remember (version 10) is stale.
       assert.equal(await put(theirs, 20), "inserted");
-      await assert.rejects(put(mine, 30, { ifVersion: v10 }), (e: Error & { kind?: string }) => e.kind === "precondition_failed");
+      await assert.rejects(
+        put(mine, 30, { ifVersion: v10 }),
+        (e: Error & { kind?: string }) => e.kind === "precondition_failed",
+      );
       assert.equal(await put(mine, 15), "outdated");
       assert.equal((await theirs.query("s/k"))[0]?.payload.toString(), "20");
       assert.equal(await put(mine, 30), "inserted");
@@ -164,7 +191,10 @@ describe("jetstream volume on a nats-server", () => {
     const nc = await connect({ servers: cluster.urls[0]! });
     const link = new NatsLink(nc);
     await Promise.all(Array.from({ length: 200 }, (_, i) => link.run(() => nc.flush().then(() => i))));
-    await assert.rejects(link.run(() => Promise.reject(new Error("refused"))), /refused/);
+    await assert.rejects(
+      link.run(() => Promise.reject(new Error("refused"))),
+      /refused/,
+    );
     assert.equal(link.inFlight, 0);
     const hanging = link.run(() => new Promise<never>(() => undefined));
     assert.equal(link.inFlight, 1);
@@ -211,7 +241,13 @@ describe("jetstream volume on a nats-server", () => {
   });
 
   test("bad volume options are 400s naming the option", async () => {
-    await assert.rejects(createJetstreamDriver().open("v", {}, { logger: silentLogger }), (e: Error & { kind?: string }) => e.kind === "bad_input" && /servers/.test(e.message));
-    await assert.rejects(jetstreamDriver.open("v", { servers: 12 }, { logger: silentLogger }), (e: Error & { kind?: string }) => e.kind === "bad_input");
+    await assert.rejects(
+      createJetstreamDriver().open("v", {}, { logger: silentLogger }),
+      (e: Error & { kind?: string }) => e.kind === "bad_input" && /servers/.test(e.message),
+    );
+    await assert.rejects(
+      jetstreamDriver.open("v", { servers: 12 }, { logger: silentLogger }),
+      (e: Error & { kind?: string }) => e.kind === "bad_input",
+    );
   });
 });

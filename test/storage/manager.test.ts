@@ -33,7 +33,12 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
 
   async function manager(statePath?: string): Promise<{ session: Session; sm: StorageManager }> {
     const session = new Session(new Router({ zid: "0A" }));
-    const sm = new StorageManager(session, { drivers: [memoryDriver, sqliteDriver], ctx: { logger: silentLogger, dataDir: dir }, statePath, retryEveryMs: RETRY_MS });
+    const sm = new StorageManager(session, {
+      drivers: [memoryDriver, sqliteDriver],
+      ctx: { logger: silentLogger, dataDir: dir },
+      statePath,
+      retryEveryMs: RETRY_MS,
+    });
     return { session, sm };
   }
 
@@ -43,8 +48,15 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
     await sm.start({ storages: { sql: config, mem: { key_expr: "mem/**", volume: "memory" } } });
     try {
       await session.put("mem/a", "ok");
-      assert.deepEqual((await session.get("mem/a")).map((r) => r.kind), ["ok"]);
-      await rejectsWith(session.put("sql/a", "x"), "unavailable", /^storage sql is unavailable: sqlite storage sql \(.*blocker.*\): /);
+      assert.deepEqual(
+        (await session.get("mem/a")).map((r) => r.kind),
+        ["ok"],
+      );
+      await rejectsWith(
+        session.put("sql/a", "x"),
+        "unavailable",
+        /^storage sql is unavailable: sqlite storage sql \(.*blocker.*\): /,
+      );
       const replies = await session.get("sql/**");
       assert.equal(replies.length, 1);
       const [err] = replies;
@@ -66,7 +78,10 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
       assert.equal(sm.listStorages().find((s) => s.name === "sql")?.error, undefined);
       await session.put("sql/a", "stored");
       const got = await session.get("sql/a");
-      assert.deepEqual(got.map((r) => (r.kind === "ok" ? r.sample.payload.toString() : r.kind)), ["stored"]);
+      assert.deepEqual(
+        got.map((r) => (r.kind === "ok" ? r.sample.payload.toString() : r.kind)),
+        ["stored"],
+      );
     } finally {
       await sm.close();
     }
@@ -97,7 +112,11 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
 
   it("a config error still fails start-up", async () => {
     const { sm } = await manager();
-    await rejectsWith(sm.start({ storages: { bad: { key_expr: "a/**", volume: "no-such-volume" } } }), "bad_input", /no-such-volume/);
+    await rejectsWith(
+      sm.start({ storages: { bad: { key_expr: "a/**", volume: "no-such-volume" } } }),
+      "bad_input",
+      /no-such-volume/,
+    );
     await sm.close();
   });
 });

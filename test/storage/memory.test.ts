@@ -99,7 +99,10 @@ test("plain-key queries and lookups see the latest value and tombstones", async 
   m.delete("demo/a", ts);
   assert.deepEqual(await m.lookup("demo/a"), { timestamp: ts, deleted: true, version: ts.encode() });
   assert.deepEqual(await m.query("demo/a"), []);
-  assert.deepEqual((await m.query("demo/**")).map((e) => e.key), ["demo/b"]);
+  assert.deepEqual(
+    (await m.query("demo/**")).map((e) => e.key),
+    ["demo/b"],
+  );
   await m.purgeTombstones(ts.time + 1n);
   assert.equal(await m.lookup("demo/a"), undefined);
   assert.equal(m.size, 1);
@@ -113,12 +116,19 @@ test("a write beyond the quota is refused with insufficient_storage and loses no
   // A new key that does not fit.
   assert.throws(
     () => m.put(entry("q/b", "y".repeat(600))),
-    (e: unknown) => e instanceof ZestError && e.kind === "insufficient_storage" && /memory storage small is full/.test(e.message) && /quota of 1000 bytes/.test(e.message),
+    (e: unknown) =>
+      e instanceof ZestError &&
+      e.kind === "insufficient_storage" &&
+      /memory storage small is full/.test(e.message) &&
+      /quota of 1000 bytes/.test(e.message),
   );
   assert.equal(m.used, usedBefore);
   assert.equal(await m.lookup("q/b"), undefined);
   // A larger value for an existing key: the old value stays.
-  assert.throws(() => m.put(entry("q/a", "z".repeat(990))), (e: unknown) => e instanceof ZestError && e.kind === "insufficient_storage");
+  assert.throws(
+    () => m.put(entry("q/a", "z".repeat(990))),
+    (e: unknown) => e instanceof ZestError && e.kind === "insufficient_storage",
+  );
   assert.equal((await m.query("q/a"))[0]?.payload.toString(), "x".repeat(400));
   assert.equal(m.used, usedBefore);
   // A smaller value always fits, and a delete is never refused.
@@ -150,8 +160,14 @@ test("the memory volume takes a quota from the volume or the storage, 256 MiB by
   assert.equal(((await v.createStorage("s", "**", { quota: 5000 })) as MemoryBackend).quota, 5000);
   const small = await memoryDriver.open("small", { quota: 100 }, ctx);
   assert.equal(((await small.createStorage("s", "**", {})) as MemoryBackend).quota, 100);
-  await assert.rejects(v.createStorage("s", "**", { quota: -1 }), (e: unknown) => e instanceof ZestError && e.kind === "bad_input" && /quota/.test(e.message));
-  await assert.rejects(memoryDriver.open("m2", { quota: "big" }, ctx), (e: unknown) => e instanceof ZestError && e.kind === "bad_input");
+  await assert.rejects(
+    v.createStorage("s", "**", { quota: -1 }),
+    (e: unknown) => e instanceof ZestError && e.kind === "bad_input" && /quota/.test(e.message),
+  );
+  await assert.rejects(
+    memoryDriver.open("m2", { quota: "big" }, ctx),
+    (e: unknown) => e instanceof ZestError && e.kind === "bad_input",
+  );
 });
 
 test("a wide query over 100,000 keys gives the event loop back: a one-key query finishes first", async () => {
@@ -170,7 +186,10 @@ test("a wide query over 100,000 keys gives the event loop back: a one-key query 
   });
   const [found] = await Promise.all([wide, tick]);
   assert.deepEqual(order, ["one", "wide"]);
-  assert.equal(found.length, [...Array(100_000).keys()].filter((i) => String(i).includes("9") || String(i % 100).includes("9")).length);
+  assert.equal(
+    found.length,
+    [...Array(100_000).keys()].filter((i) => String(i).includes("9") || String(i % 100).includes("9")).length,
+  );
 });
 
 test("a query over 300,000 keys under one prefix gives the event loop back within the scan", async () => {

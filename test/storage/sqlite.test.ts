@@ -60,7 +60,11 @@ describe("sqlite volume", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function openStorage(path: string, options: Record<string, unknown> = {}, name = "s"): Promise<{ volume: Volume; storage: StorageBackend }> {
+  async function openStorage(
+    path: string,
+    options: Record<string, unknown> = {},
+    name = "s",
+  ): Promise<{ volume: Volume; storage: StorageBackend }> {
     const volume = await sqliteDriver.open("vol", { path }, ctx);
     return { volume, storage: await volume.createStorage(name, "**", options) };
   }
@@ -90,9 +94,14 @@ describe("sqlite volume", () => {
     await s2.close(false);
     assert.equal(isSqliteFileOpen(path), false);
     const db = new Database(path, { readonly: true });
-    const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
+    const tables = db
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      .all();
     db.close();
-    assert.deepEqual(tables.map((t) => t.name), ["one", "second"]);
+    assert.deepEqual(
+      tables.map((t) => t.name),
+      ["one", "second"],
+    );
     await volume.close();
   });
 
@@ -104,16 +113,26 @@ describe("sqlite volume", () => {
     const reader = new Database(path, { readonly: true });
     try {
       const count = (table: string, key: string): number =>
-        reader.prepare<[string], { n: number }>(`SELECT count(*) AS n FROM ${table} WHERE key = ? AND deleted = 0`).get(key)!.n;
+        reader
+          .prepare<[string], { n: number }>(`SELECT count(*) AS n FROM ${table} WHERE key = ? AND deleted = 0`)
+          .get(key)!.n;
       const seen: string[] = [];
       await Promise.all(
         Array.from({ length: 50 }, (_, i) => [
-          Promise.resolve(s1.put(entry(`x/${i}`, `v${i}`, i + 1))).then(() => seen.push(`one ${count("one", `x/${i}`)}`)),
-          Promise.resolve(s2.put(entry(`x/${i}`, `w${i}`, i + 1))).then(() => seen.push(`second ${count("second", `x/${i}`)}`)),
+          Promise.resolve(s1.put(entry(`x/${i}`, `v${i}`, i + 1))).then(() =>
+            seen.push(`one ${count("one", `x/${i}`)}`),
+          ),
+          Promise.resolve(s2.put(entry(`x/${i}`, `w${i}`, i + 1))).then(() =>
+            seen.push(`second ${count("second", `x/${i}`)}`),
+          ),
         ]).flat(),
       );
       assert.equal(seen.length, 100);
-      assert.deepEqual(seen.filter((s) => !s.endsWith(" 1")), [], "every resolved put is committed");
+      assert.deepEqual(
+        seen.filter((s) => !s.endsWith(" 1")),
+        [],
+        "every resolved put is committed",
+      );
     } finally {
       reader.close();
     }
@@ -146,7 +165,11 @@ describe("sqlite volume", () => {
   it("bad volume options are 400s that name the option", async () => {
     await rejectsWith(sqliteDriver.open("v", { url: "postgres://x/y" }, ctx), "bad_input", /`url` of volume v/);
     await rejectsWith(sqliteDriver.open("v", { url: "sqlite3://somehost/x.db" }, ctx), "bad_input", /`url`/);
-    await rejectsWith(sqliteDriver.open("v", { url: "sqlite3:///a", path: "/b" }, ctx), "bad_input", /either `url` or `path`/);
+    await rejectsWith(
+      sqliteDriver.open("v", { url: "sqlite3:///a", path: "/b" }, ctx),
+      "bad_input",
+      /either `url` or `path`/,
+    );
     const path = freshPath();
     const volume = await sqliteDriver.open("v", { path }, ctx);
     await rejectsWith(volume.createStorage("s", "**", { table: "1abc" }), "bad_input", /`table`/);
@@ -175,7 +198,11 @@ describe("sqlite volume", () => {
     await s.close(false);
     assert.equal(existsSync(join(dataDir, "my-store.sqlite")), true);
     const bare = await sqliteDriver.open("sqlite", {}, ctx);
-    await rejectsWith(bare.createStorage("nowhere", "**", {}), "bad_input", /sqlite storage nowhere needs a `path` \(or run with --data-dir\)/);
+    await rejectsWith(
+      bare.createStorage("nowhere", "**", {}),
+      "bad_input",
+      /sqlite storage nowhere needs a `path` \(or run with --data-dir\)/,
+    );
   });
 
   it("on_dispose Truncate empties the table, Drop drops it, unset keeps the data", async () => {
@@ -194,7 +221,10 @@ describe("sqlite volume", () => {
     for (const s of [trunc, trunc2, drop, keep]) await s.close(true);
     const db = new Database(path, { readonly: true });
     const count = (t: string): number => db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM "${t}"`).get()!.n;
-    const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name);
+    const tables = db
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .all()
+      .map((r) => r.name);
     assert.equal(count("trunc"), 0);
     assert.equal(count("trunc2"), 0);
     assert.equal(tables.includes("drop"), false);
@@ -224,7 +254,10 @@ describe("sqlite volume", () => {
     const s = await volume.createStorage("my-store.v2", "**", {});
     const s2 = await volume.createStorage("9lives", "**", {});
     const db = new Database(path, { readonly: true });
-    const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name);
+    const tables = db
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      .all()
+      .map((r) => r.name);
     db.close();
     assert.deepEqual(tables, ["_9lives", "my_store_v2"]);
     await s.close(false);
@@ -239,7 +272,11 @@ describe("sqlite volume", () => {
     db.close();
     // Another application's file: opened only when adopted (see test/config/sqlite-files.test.ts).
     const volume = await sqliteDriver.open("v", { path, adopt_existing: true }, ctx);
-    await rejectsWith(volume.createStorage("s", "**", { table: "example" }), "bad_input", /table "example" exists with another schema/);
+    await rejectsWith(
+      volume.createStorage("s", "**", { table: "example" }),
+      "bad_input",
+      /table "example" exists with another schema/,
+    );
     assert.equal(isSqliteFileOpen(path), false);
   });
 
@@ -262,18 +299,26 @@ describe("sqlite volume", () => {
     const path = join(dir, "a-directory");
     mkdirSync(path, { recursive: true });
     const volume = await sqliteDriver.open("v", { path }, ctx);
-    await rejectsWith(volume.createStorage("s", "**", {}), "unavailable", new RegExp(`^sqlite storage s \\(${path}\\): `));
+    await rejectsWith(
+      volume.createStorage("s", "**", {}),
+      "unavailable",
+      new RegExp(`^sqlite storage s \\(${path}\\): `),
+    );
   });
 
   it("every acknowledged put survives a kill -9 of the writing process", async () => {
     const path = freshPath();
     const script = fileURLToPath(new URL("../support/sqlite-writer.ts", import.meta.url));
-    const child = spawn(process.execPath, ["--import", "tsx", script, path, "1000000"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", script, path, "1000000"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
     const acked: string[] = [];
     let partial = "";
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on("exit", (_code, signal) => resolve(signal)),
+    );
     await new Promise<void>((resolve, reject) => {
       child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
         const lines = (partial + chunk).split("\n");

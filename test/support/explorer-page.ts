@@ -6,22 +6,40 @@ import { http } from "./http.js";
 
 /** Debian's Chromium, driven by playwright-core. */
 export const CHROMIUM = "/usr/bin/chromium";
-export const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 /** What a browser navigation sends. */
 export const HTML = { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
 /**
  * Requests expected to fail (the browser logs every fetch answered >= 400 as a console error):
  * the admin write probe (404 or 403), and the refusals the tests ask for.
  */
-const EXPECTED_FAILURES = new Set(["/@/explorer/write-probe", "/@/router/0E0F/config/plugins/storage_manager/storages/bad", "/demo/**/"]);
+const EXPECTED_FAILURES = new Set([
+  "/@/explorer/write-probe",
+  "/@/router/0E0F/config/plugins/storage_manager/storages/bad",
+  "/demo/**/",
+]);
 
 /** A page that records every script error and console error (the expected failures excepted). */
-export async function watchedPage(browser: Browser, errors: string[], options: Parameters<Browser["newPage"]>[0] = {}): Promise<Page> {
+export async function watchedPage(
+  browser: Browser,
+  errors: string[],
+  options: Parameters<Browser["newPage"]>[0] = {},
+): Promise<Page> {
   const page = await browser.newPage(options);
   page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
   page.on("console", (m: ConsoleMessage) => {
     if (m.type() !== "error") return;
-    if (m.text().startsWith("Failed to load resource") && EXPECTED_FAILURES.has(new URL(m.location().url).pathname)) return;
+    if (m.text().startsWith("Failed to load resource") && EXPECTED_FAILURES.has(new URL(m.location().url).pathname))
+      return;
     errors.push(`console: ${m.text()} (${m.location().url})`);
   });
   return page;
@@ -51,4 +69,5 @@ export async function createStorage(page: Page, name: string, keyExpr: string, v
 }
 
 /** Why a browser test cannot run here, or false. */
-export const NO_CHROMIUM: string | false = !existsSync(CHROMIUM) && process.env.CI !== "true" ? "chromium not installed" : false;
+export const NO_CHROMIUM: string | false =
+  !existsSync(CHROMIUM) && process.env.CI !== "true" ? "chromium not installed" : false;

@@ -9,13 +9,22 @@ export interface HttpResult {
 }
 
 /** Sends one request and reads the whole body. */
-export async function http(base: string, method: string, path: string, opts: { body?: string; headers?: Record<string, string> } = {}): Promise<HttpResult> {
+export async function http(
+  base: string,
+  method: string,
+  path: string,
+  opts: { body?: string; headers?: Record<string, string> } = {},
+): Promise<HttpResult> {
   const res = await fetch(base + path, { method, body: opts.body, headers: opts.headers });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
 /** GET and parse the JSON array body (asserting it is valid JSON). */
-export async function getJson(base: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; entries: Array<Record<string, unknown>>; text: string }> {
+export async function getJson(
+  base: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; entries: Array<Record<string, unknown>>; text: string }> {
   const r = await http(base, "GET", path, { headers });
   return { status: r.status, entries: JSON.parse(r.text) as Array<Record<string, unknown>>, text: r.text };
 }
@@ -28,7 +37,10 @@ export interface SseClient {
 }
 
 /** Opens an SSE stream (resolves once the response headers arrived, i.e. the subscription exists). */
-export async function openSse(url: string, headers: Record<string, string> = {}): Promise<SseClient & { status: number; headers: Headers }> {
+export async function openSse(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<SseClient & { status: number; headers: Headers }> {
   const ac = new AbortController();
   const res = await fetch(url, { headers: { accept: "text/event-stream", ...headers }, signal: ac.signal });
   const reader = res.body!.getReader();
@@ -85,7 +97,11 @@ export async function openSse(url: string, headers: Record<string, string> = {})
 }
 
 /** Polls `fn` until it returns true (or throws after `timeoutMs`). */
-export async function eventually(fn: () => Promise<boolean> | boolean, timeoutMs = 5_000, what = "condition"): Promise<void> {
+export async function eventually(
+  fn: () => Promise<boolean> | boolean,
+  timeoutMs = 5_000,
+  what = "condition",
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await fn()) return;
@@ -95,18 +111,27 @@ export async function eventually(fn: () => Promise<boolean> | boolean, timeoutMs
 }
 
 /** A GET with a body (fetch refuses to send one; curl and Node's http do). */
-export function getWithBody(base: string, path: string, body: string, headers: Record<string, string> = {}): Promise<HttpResult> {
+export function getWithBody(
+  base: string,
+  path: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
-    const req = nodeHttp.request(`${base}${path}`, { method: "GET", headers: { ...headers, "content-length": Buffer.byteLength(body) } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (text += c));
-      res.on("end", () => {
-        const h = new Headers();
-        for (const [k, v] of Object.entries(res.headers)) if (typeof v === "string") h.set(k, v);
-        resolve({ status: res.statusCode ?? 0, headers: h, text });
-      });
-    });
+    const req = nodeHttp.request(
+      `${base}${path}`,
+      { method: "GET", headers: { ...headers, "content-length": Buffer.byteLength(body) } },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (text += c));
+        res.on("end", () => {
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) if (typeof v === "string") h.set(k, v);
+          resolve({ status: res.statusCode ?? 0, headers: h, text });
+        });
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });

@@ -26,7 +26,8 @@ export function influxdAvailable(): boolean {
  */
 export function influxdSkipReason(): string | undefined {
   if (influxdAvailable()) return undefined;
-  if (process.env.CI === "true") throw new Error("influxd is not on PATH, and CI=true: InfluxDB tests cannot be skipped on CI");
+  if (process.env.CI === "true")
+    throw new Error("influxd is not on PATH, and CI=true: InfluxDB tests cannot be skipped on CI");
   return "influxd is not on PATH (install InfluxDB 1.x to run these tests)";
 }
 

@@ -18,7 +18,8 @@ import { join } from "node:path";
 import { killAtExit } from "./child-processes.js";
 
 /** The `nats-server` binary: `$NATS_SERVER`, else the Debian path, else whatever `PATH` finds. */
-export const NATS_SERVER = process.env.NATS_SERVER ?? (existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : "nats-server");
+export const NATS_SERVER =
+  process.env.NATS_SERVER ?? (existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : "nats-server");
 
 /** One server of the cluster. Its ports stay the same across `restart`. */
 export interface NatsNode {
@@ -117,7 +118,8 @@ async function startOnce(options: NatsClusterOptions): Promise<NatsCluster> {
   const launch = (node: NatsNode): void => {
     const args = ["-a", "127.0.0.1", "-p", String(node.port), "-m", String(node.monitorPort), "-n", node.name];
     if (jetstream) args.push("-js", "-sd", node.storeDir);
-    if (size > 1) args.push("--cluster_name", clusterName, "--cluster", `nats://127.0.0.1:${node.clusterPort}`, "--routes", routes);
+    if (size > 1)
+      args.push("--cluster_name", clusterName, "--cluster", `nats://127.0.0.1:${node.clusterPort}`, "--routes", routes);
     const proc = spawn(NATS_SERVER, args, { stdio: ["ignore", "ignore", "pipe"] });
     killAtExit(proc);
     node.log = "";
@@ -160,7 +162,8 @@ async function startOnce(options: NatsClusterOptions): Promise<NatsCluster> {
     for (const node of nodes) {
       if (!node.proc) continue;
       while (!(await healthy(node))) {
-        if (Date.now() > deadline) throw new Error(`nats-server ${node.name} not ready within ${timeoutMs} ms:\n${node.log}`);
+        if (Date.now() > deadline)
+          throw new Error(`nats-server ${node.name} not ready within ${timeoutMs} ms:\n${node.log}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     }

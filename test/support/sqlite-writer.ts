@@ -21,7 +21,12 @@ let next = 0;
 async function writer(): Promise<void> {
   while (next < Number(countArg)) {
     const key = `durable/${next++}`;
-    await storage.put({ key, payload: Buffer.from(`value ${key}`), encoding: "text/plain", timestamp: hlc.newTimestamp() });
+    await storage.put({
+      key,
+      payload: Buffer.from(`value ${key}`),
+      encoding: "text/plain",
+      timestamp: hlc.newTimestamp(),
+    });
     // stdout is a pipe: writes are synchronous on Linux, so the parent never sees an unacknowledged key.
     process.stdout.write(`${key}\n`);
   }

@@ -22,7 +22,10 @@ export interface ZestProcess {
  * Starts the real `zest` command on a free loopback port (unless the args choose one) and waits
  * for the line announcing its URL.
  */
-export async function startZest(args: string[] = [], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<ZestProcess> {
+export async function startZest(
+  args: string[] = [],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<ZestProcess> {
   const hasPort = args.some((a) => a.startsWith("--rest-http-port"));
   const proc = spawn(process.execPath, [CLI, ...(hasPort ? [] : ["--rest-http-port", "127.0.0.1:0"]), ...args], {
     stdio: ["ignore", "ignore", "pipe"],
@@ -72,7 +75,10 @@ export async function startZest(args: string[] = [], opts: { env?: NodeJS.Proces
 }
 
 /** Runs `zest` with args expected to fail, returning its exit code and stderr. */
-export async function runZestExpectingExit(args: string[], timeoutMs = 15_000): Promise<{ code: number | null; stderr: string }> {
+export async function runZestExpectingExit(
+  args: string[],
+  timeoutMs = 15_000,
+): Promise<{ code: number | null; stderr: string }> {
   const proc = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "ignore", "pipe"] });
   killAtExit(proc);
   let stderr = "";

@@ -94,7 +94,11 @@ const $ = <T extends HTMLElement>(id: string): T => {
 };
 
 /** Creates an element; strings become text nodes, never markup. */
-function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Record<string, string> = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] {
+function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Record<string, string> = {},
+  ...children: Array<Node | string>
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(props)) {
     if (k === "text") el.textContent = v;
@@ -247,12 +251,21 @@ function renderTree(): void {
   const els: HTMLElement[] = [];
   let focusEl: HTMLElement | undefined;
   for (const row of rows) {
-    const li = h("li", { role: "treeitem", "aria-level": String(row.level), "aria-setsize": String(row.size), "aria-posinset": String(row.pos), tabindex: "-1" });
+    const li = h("li", {
+      role: "treeitem",
+      "aria-level": String(row.level),
+      "aria-setsize": String(row.size),
+      "aria-posinset": String(row.pos),
+      tabindex: "-1",
+    });
     li.style.setProperty("--level", String(row.level));
     rowNode.set(li, row);
     if (row.more !== undefined) {
       li.className = "more";
-      li.append(h("span", { class: "twisty", "aria-hidden": "true" }), h("span", { text: `show ${Math.min(row.more, PAGE_ROWS * 5)} more of ${row.more}` }));
+      li.append(
+        h("span", { class: "twisty", "aria-hidden": "true" }),
+        h("span", { text: `show ${Math.min(row.more, PAGE_ROWS * 5)} more of ${row.more}` }),
+      );
       li.dataset.path = `${row.node.path}\u0000more`;
     } else {
       const node = row.node;
@@ -260,7 +273,10 @@ function renderTree(): void {
       if (branch) li.setAttribute("aria-expanded", String(node.expanded));
       li.setAttribute("aria-selected", String(node.path === selectedPath));
       li.dataset.path = node.path;
-      li.append(h("span", { class: "twisty", "aria-hidden": "true", text: branch ? (node.expanded ? "▾" : "▸") : "" }), h("span", { class: "name", text: node.name || "(empty chunk)" }));
+      li.append(
+        h("span", { class: "twisty", "aria-hidden": "true", text: branch ? (node.expanded ? "▾" : "▸") : "" }),
+        h("span", { class: "name", text: node.name || "(empty chunk)" }),
+      );
       if (branch) li.append(h("span", { class: "count", title: `${node.count} keys`, text: String(node.count) }));
       if (node.entry) li.append(h("span", { class: "preview", text: previewOf(node.entry) }));
     }
@@ -369,8 +385,20 @@ function onTreeClick(ev: MouseEvent): void {
 // ---------------------------------------------------------------------------------------------
 // The value view.
 
-const JSON_ENCODINGS = new Set(["application/json", "text/json", "application/integer", "application/float", "application/properties"]);
-const TEXT_ENCODINGS = new Set(["application/xml", "application/x-www-form-urlencoded", "application/javascript", "application/yaml", "application/sql"]);
+const JSON_ENCODINGS = new Set([
+  "application/json",
+  "text/json",
+  "application/integer",
+  "application/float",
+  "application/properties",
+]);
+const TEXT_ENCODINGS = new Set([
+  "application/xml",
+  "application/x-www-form-urlencoded",
+  "application/javascript",
+  "application/yaml",
+  "application/sql",
+]);
 
 function mediaType(encoding: string): string {
   return (encoding.split(";")[0] ?? "").trim().toLowerCase();
@@ -483,9 +511,17 @@ function renderDetail(): void {
     return;
   }
   const parts: HTMLElement[] = [];
-  if (node.children.size > 0) parts.push(h("p", { class: "muted small", text: `${node.count} key${node.count === 1 ? "" : "s"} at or below ${node.path}` }));
+  if (node.children.size > 0)
+    parts.push(
+      h("p", {
+        class: "muted small",
+        text: `${node.count} key${node.count === 1 ? "" : "s"} at or below ${node.path}`,
+      }),
+    );
   if (node.history) {
-    parts.push(h("p", { class: "small", text: `${node.history.length} samples (consolidation off); the newest first` }));
+    parts.push(
+      h("p", { class: "small", text: `${node.history.length} samples (consolidation off); the newest first` }),
+    );
     for (const e of [...node.history].reverse()) parts.push(...valueView(e));
   } else if (node.entry) parts.push(...valueView(node.entry));
   if (node.children.size > 0) {
@@ -569,7 +605,8 @@ async function load(selector: string, resubscribe = true): Promise<void> {
   summary.className = "muted";
   summary.textContent = `Reading ${selector} …`;
   liveSelector = selector;
-  if (location.hash !== `#sel=${encodeURIComponent(selector)}` && (selector !== "**" || location.hash)) history.replaceState(null, "", `#sel=${encodeURIComponent(selector)}`);
+  if (location.hash !== `#sel=${encodeURIComponent(selector)}` && (selector !== "**" || location.hash))
+    history.replaceState(null, "", `#sel=${encodeURIComponent(selector)}`);
   buffered = [];
   if (resubscribe) subscribe(selector);
   let entries: Entry[];
@@ -577,7 +614,8 @@ async function load(selector: string, resubscribe = true): Promise<void> {
   try {
     const res = await fetch(urlOf(selector), { headers: { accept: "application/json" } });
     status = res.status;
-    if (!res.ok && res.headers.get("content-type")?.startsWith("application/json") !== true) throw new Error(await reasonOf(res));
+    if (!res.ok && res.headers.get("content-type")?.startsWith("application/json") !== true)
+      throw new Error(await reasonOf(res));
     entries = (await res.json()) as Entry[];
   } catch (err) {
     if (seq !== loadSeq) return;
@@ -681,7 +719,8 @@ function fillWriteForm(e: Entry): void {
   ($("w-key") as HTMLInputElement).value = e.key;
   if (isBinary(e)) return;
   ($("w-enc") as HTMLInputElement).value = e.encoding;
-  ($("w-value") as HTMLTextAreaElement).value = typeof e.value === "string" ? e.value : JSON.stringify(e.value, null, 2);
+  ($("w-value") as HTMLTextAreaElement).value =
+    typeof e.value === "string" ? e.value : JSON.stringify(e.value, null, 2);
 }
 
 function setupWriteForm(): void {
@@ -751,7 +790,11 @@ function zidOf(key: string): string {
 async function loadAdmin(): Promise<void> {
   const out = $("admin-status");
   try {
-    const [local, routers, sm] = await Promise.all([adminGet("@/router/local"), adminGet("@/router/*"), adminGet(`@/router/*/${SM}/*/*`)]);
+    const [local, routers, sm] = await Promise.all([
+      adminGet("@/router/local"),
+      adminGet("@/router/*"),
+      adminGet(`@/router/*/${SM}/*/*`),
+    ]);
     localZid = local[0] ? zidOf(local[0].key) : "";
     $("router").textContent = localZid ? `router ${localZid}` : "";
     renderRouters(routers);
@@ -796,11 +839,21 @@ function configUrl(zid: string, kind: "storages" | "volumes", name: string): str
 }
 
 function removeButton(zid: string, kind: "storages" | "volumes", name: string): HTMLElement {
-  const b = h("button", { type: "button", class: "danger admin-write", "aria-label": `Remove ${kind === "storages" ? "storage" : "volume"} ${name}`, text: "Remove" });
+  const b = h("button", {
+    type: "button",
+    class: "danger admin-write",
+    "aria-label": `Remove ${kind === "storages" ? "storage" : "volume"} ${name}`,
+    text: "Remove",
+  });
   b.hidden = !adminWritable;
   b.addEventListener("click", () =>
     armOrRun(b, "Remove", () => {
-      void adminWrite("DELETE", configUrl(zid, kind, name), undefined, `Removed ${kind === "storages" ? "storage" : "volume"} ${name}`);
+      void adminWrite(
+        "DELETE",
+        configUrl(zid, kind, name),
+        undefined,
+        `Removed ${kind === "storages" ? "storage" : "volume"} ${name}`,
+      );
     }),
   );
   return b;
@@ -819,7 +872,17 @@ function renderStorageManager(entries: Entry[]): void {
     const error = typeof v.error === "string" ? h("div", { class: "error small", text: v.error }) : "";
     if (kind === "storages") {
       const volume = typeof v.volume === "string" ? v.volume : JSON.stringify(v.volume ?? "");
-      storages.push(h("tr", {}, cell(code(zid)), cell(name, error), cell(code(String(v.key_expr ?? ""))), cell(code(volume)), cell(removeButton(zid, "storages", name))));
+      storages.push(
+        h(
+          "tr",
+          {},
+          cell(code(zid)),
+          cell(name, error),
+          cell(code(String(v.key_expr ?? ""))),
+          cell(code(volume)),
+          cell(removeButton(zid, "storages", name)),
+        ),
+      );
     } else if (kind === "volumes") {
       volumeNames.add(name);
       const rm = name === "memory" ? "" : removeButton(zid, "volumes", name);
@@ -831,7 +894,12 @@ function renderStorageManager(entries: Entry[]): void {
   $("volume-names").replaceChildren(...[...volumeNames].map((n) => h("option", { value: n })));
 }
 
-async function adminWrite(method: "PUT" | "DELETE", key: string, body: string | undefined, done: string): Promise<void> {
+async function adminWrite(
+  method: "PUT" | "DELETE",
+  key: string,
+  body: string | undefined,
+  done: string,
+): Promise<void> {
   const out = $("admin-status");
   try {
     const res = await write(method, key, body, body === undefined ? undefined : "application/json");
@@ -878,13 +946,23 @@ function setupAdminForms(): void {
       status($("admin-status"), false, `Not JSON: ${(err as Error).message}`);
       return;
     }
-    void adminWrite("PUT", configUrl(val("router") || "local", "storages", val("name")), JSON.stringify(config), `Created storage ${val("name")}`);
+    void adminWrite(
+      "PUT",
+      configUrl(val("router") || "local", "storages", val("name")),
+      JSON.stringify(config),
+      `Created storage ${val("name")}`,
+    );
   });
   $<HTMLFormElement>("volume-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const f = ev.target as HTMLFormElement;
     const val = (name: string): string => (f.elements.namedItem(name) as HTMLInputElement).value.trim();
-    void adminWrite("PUT", configUrl(val("router") || "local", "volumes", val("name")), val("config"), `Created volume ${val("name")}`);
+    void adminWrite(
+      "PUT",
+      configUrl(val("router") || "local", "volumes", val("name")),
+      val("config"),
+      `Created volume ${val("name")}`,
+    );
   });
 }
 
@@ -910,7 +988,8 @@ function start(): void {
   // Keeps "n s ago" honest for the key on show (only the text of its time: no scroll lost).
   setInterval(() => {
     if (document.hidden) return;
-    for (const dd of document.querySelectorAll<HTMLElement>("#detail-body dd[data-time]")) dd.textContent = describeTime(dd.dataset.time ?? "None");
+    for (const dd of document.querySelectorAll<HTMLElement>("#detail-body dd[data-time]"))
+      dd.textContent = describeTime(dd.dataset.time ?? "None");
   }, 10_000);
 }
 

@@ -100,7 +100,10 @@ function loadAssets(): Map<string, Asset> {
 
 function readClientScript(): string {
   // Built: dist/rest/explorer/client.js. From the sources (tsx), the last build's copy.
-  const candidates = [new URL("./client.js", import.meta.url), new URL("../../../dist/rest/explorer/client.js", import.meta.url)];
+  const candidates = [
+    new URL("./client.js", import.meta.url),
+    new URL("../../../dist/rest/explorer/client.js", import.meta.url),
+  ];
   for (const file of candidates) {
     if (existsSync(file)) return readFileSync(file, "utf8").replace(/\n\/\/# sourceMappingURL=.*\s*$/, "\n");
   }

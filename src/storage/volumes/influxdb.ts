@@ -5,7 +5,18 @@ import { errorMessage, ZestError } from "../../core/errors.js";
 import type { TimeRange } from "../../core/time-range.js";
 import { Timestamp } from "../../core/timestamp.js";
 import { checkCondition, versionOf } from "../backend.js";
-import type { Insertion, StorageBackend, StorageCapability, StoredEntry, StoredLookup, Volume, VolumeContext, VolumeDriver, WriteCondition, WriteResult } from "../backend.js";
+import type {
+  Insertion,
+  StorageBackend,
+  StorageCapability,
+  StoredEntry,
+  StoredLookup,
+  Volume,
+  VolumeContext,
+  VolumeDriver,
+  WriteCondition,
+  WriteResult,
+} from "../backend.js";
 import { booleanOption, choiceOption, credentialsOption, stringOption, type RawOptions } from "../options.js";
 
 /** Every request gets this long, so a dead server fails a put or a query instead of hanging it. */
@@ -55,7 +66,8 @@ class InfluxHttp {
 
   constructor(url: string, credentials: { username: string; password: string } | undefined, agent: HttpAgent) {
     this.url = url;
-    this.auth = credentials && `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}`;
+    this.auth =
+      credentials && `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}`;
     this.agent = agent;
     this.request = url.startsWith("https:") ? httpsRequest : httpRequest;
   }
@@ -68,7 +80,8 @@ class InfluxHttp {
     } catch (err) {
       throw ZestError.unavailable(`influxdb at ${this.url} is unreachable: ${failure(err)}`, err);
     }
-    if (res.status < 200 || res.status > 299) throw ZestError.unavailable(`influxdb at ${this.url} is unreachable: /ping answered HTTP ${res.status}`);
+    if (res.status < 200 || res.status > 299)
+      throw ZestError.unavailable(`influxdb at ${this.url} is unreachable: /ping answered HTTP ${res.status}`);
   }
 
   /** Runs `;`-separated statements; one result per statement, in order. */
@@ -89,7 +102,8 @@ class InfluxHttp {
     }
     return results.map((r: unknown, i) => {
       if (!isObject(r)) throw ZestError.unavailable(`influxdb at ${this.url}: malformed result for "${statements[i]}"`);
-      if (typeof r.error === "string") throw ZestError.unavailable(`influxdb at ${this.url}: ${r.error} (in "${statements[i]}")`);
+      if (typeof r.error === "string")
+        throw ZestError.unavailable(`influxdb at ${this.url}: ${r.error} (in "${statements[i]}")`);
       return { series: Array.isArray(r.series) ? r.series.filter(isSeries) : [] };
     });
   }
@@ -107,12 +121,18 @@ class InfluxHttp {
     } catch (err) {
       throw ZestError.unavailable(`influxdb at ${this.url}: ${failure(err)}`, err);
     }
-    if (res.status < 200 || res.status > 299) throw ZestError.unavailable(`influxdb at ${this.url}: HTTP ${res.status}: ${influxError(res.text)}`);
+    if (res.status < 200 || res.status > 299)
+      throw ZestError.unavailable(`influxdb at ${this.url}: HTTP ${res.status}: ${influxError(res.text)}`);
     return res.text;
   }
 
   /** One request, answered in full within `REQUEST_TIMEOUT_MS` or failed. */
-  private send(method: string, path: string, body: string | undefined, contentType: string | undefined): Promise<HttpAnswer> {
+  private send(
+    method: string,
+    path: string,
+    body: string | undefined,
+    contentType: string | undefined,
+  ): Promise<HttpAnswer> {
     const headers: Record<string, string | number> = {};
     if (contentType !== undefined) headers["content-type"] = contentType;
     if (body !== undefined) headers["content-length"] = Buffer.byteLength(body);
@@ -232,7 +252,10 @@ export class InfluxBackend implements StorageBackend {
     const tombstone = this.tombstones.get(key);
     if (tombstone) return { timestamp: tombstone, deleted: true, version: versionOf(tombstone) };
     await this.settled;
-    const [result] = await this.http.query([`SELECT ${FIELDS} FROM ${quoteIdent(key)} ORDER BY time DESC LIMIT 1`], this.db);
+    const [result] = await this.http.query(
+      [`SELECT ${FIELDS} FROM ${quoteIdent(key)} ORDER BY time DESC LIMIT 1`],
+      this.db,
+    );
     const series = result?.series[0];
     const entry = series && toEntries(series)[0];
     return entry && { timestamp: entry.timestamp, deleted: false, version: versionOf(entry.timestamp) };
@@ -278,7 +301,8 @@ export class InfluxBackend implements StorageBackend {
       return Promise.reject(err);
     }
     let batch = this.batch;
-    if (!batch || batch.points >= POINTS_PER_WRITE || batch.body.length + line.length > CHARS_PER_WRITE) batch = this.nextBatch();
+    if (!batch || batch.points >= POINTS_PER_WRITE || batch.body.length + line.length > CHARS_PER_WRITE)
+      batch = this.nextBatch();
     batch.body += line;
     batch.points++;
     return batch.inserted;
@@ -294,7 +318,10 @@ export class InfluxBackend implements StorageBackend {
     this.batch = undefined; // puts called after this delete are written after it
     // Points of older samples may sit a few ns after their own time (see `lastPoint`).
     const last = this.lastPoint.get(key);
-    const upTo = last && last.timestamp.compare(timestamp) < 0 && last.time > timestamp.unixNanos ? last.time : timestamp.unixNanos;
+    const upTo =
+      last && last.timestamp.compare(timestamp) < 0 && last.time > timestamp.unixNanos
+        ? last.time
+        : timestamp.unixNanos;
     remember(this.tombstones, key, timestamp);
     const done = this.settled.then(async (): Promise<Insertion> => {
       await this.http.query([`DELETE FROM ${quoteIdent(key)} WHERE time <= ${upTo}`], this.db);
@@ -311,7 +338,8 @@ export class InfluxBackend implements StorageBackend {
     await this.settled;
     const keys = isWild(keyExpr) ? await this.matchingKeys(keyExpr) : [keyExpr];
     const where = range ? timeCondition(range) : "";
-    const select = (key: string): string => `SELECT ${FIELDS} FROM ${quoteIdent(key)}${where}${range ? "" : " ORDER BY time DESC LIMIT 1"}`;
+    const select = (key: string): string =>
+      `SELECT ${FIELDS} FROM ${quoteIdent(key)}${where}${range ? "" : " ORDER BY time DESC LIMIT 1"}`;
     const out: StoredEntry[] = [];
     for (let i = 0; i < keys.length; i += STATEMENTS_PER_REQUEST) {
       const results = await this.http.query(keys.slice(i, i + STATEMENTS_PER_REQUEST).map(select), this.db);
@@ -353,7 +381,12 @@ export class InfluxBackend implements StorageBackend {
 
   /** A new batch for puts, sent once the writes and deletes called before it are done. */
   private nextBatch(): WriteBatch {
-    const batch: WriteBatch = { body: "", points: 0, written: Promise.resolve(), inserted: Promise.resolve("inserted") };
+    const batch: WriteBatch = {
+      body: "",
+      points: 0,
+      written: Promise.resolve(),
+      inserted: Promise.resolve("inserted"),
+    };
     batch.written = this.settled.then(() => this.send(batch));
     batch.inserted = batch.written.then((): Insertion => "inserted");
     batch.inserted.catch(() => undefined);
@@ -370,7 +403,10 @@ export class InfluxBackend implements StorageBackend {
   /** Measurements whose name intersects `keyExpr`, narrowed on the server by the literal prefix. */
   private async matchingKeys(keyExpr: string): Promise<string[]> {
     const prefix = literalPrefix(keyExpr);
-    const show = prefix === undefined ? "SHOW MEASUREMENTS" : `SHOW MEASUREMENTS WITH MEASUREMENT =~ /^${escapeRegex(prefix)}(\\/|$)/`;
+    const show =
+      prefix === undefined
+        ? "SHOW MEASUREMENTS"
+        : `SHOW MEASUREMENTS WITH MEASUREMENT =~ /^${escapeRegex(prefix)}(\\/|$)/`;
     const [result] = await this.http.query([show], this.db);
     const keys: string[] = [];
     for (const s of result?.series ?? []) {
@@ -385,7 +421,9 @@ export class InfluxBackend implements StorageBackend {
   /** The key as a line-protocol measurement; keys the protocol cannot carry are a 400. */
   private measurement(key: string): string {
     if (/[\\\n\r]/.test(key) || key.startsWith("#")) {
-      throw ZestError.badRequest(`influxdb storage ${this.name} cannot store key "${key}": backslashes, line breaks and a leading '#' are not supported`);
+      throw ZestError.badRequest(
+        `influxdb storage ${this.name} cannot store key "${key}": backslashes, line breaks and a leading '#' are not supported`,
+      );
     }
     return key.replace(/[, ]/g, "\\$&");
   }
@@ -489,7 +527,13 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 function isSeries(v: unknown): v is Series {
-  return isObject(v) && typeof v.name === "string" && Array.isArray(v.columns) && Array.isArray(v.values) && v.values.every(Array.isArray);
+  return (
+    isObject(v) &&
+    typeof v.name === "string" &&
+    Array.isArray(v.columns) &&
+    Array.isArray(v.values) &&
+    v.values.every(Array.isArray)
+  );
 }
 
 const ON_DISPOSE: ReadonlyMap<string, DisposePolicy> = new Map([
@@ -509,7 +553,8 @@ const ON_CLOSURE: ReadonlyMap<string, DisposePolicy> = new Map([
 function disposePolicy(options: RawOptions, where: string): DisposePolicy {
   const a = choiceOption(options, "on_dispose", where, ON_DISPOSE, "DropDB, DropAllSeries or Truncate");
   const b = choiceOption(options, "on_closure", where, ON_CLOSURE, "do_nothing, drop_db or drop_series");
-  if (a && b && a !== b) throw ZestError.badRequest(`${where}: \`on_dispose\` and \`on_closure\` disagree; give one of them`);
+  if (a && b && a !== b)
+    throw ZestError.badRequest(`${where}: \`on_dispose\` and \`on_closure\` disagree; give one of them`);
   return a ?? b ?? "keep";
 }
 
@@ -524,8 +569,14 @@ interface InfluxStorageOptions {
 /** Reads a storage's options; throws a `bad_input` naming the bad one. */
 function parseStorageOptions(name: string, options: RawOptions, where: string): InfluxStorageOptions {
   const db = stringOption(options, "db", where) ?? `zest_${name.replace(/[^A-Za-z0-9_]/g, "_")}`;
-  if (!DB_NAME.test(db)) throw ZestError.badRequest(`invalid \`db\` "${db}" for ${where}: use letters, digits, '_', '-' and '.'`);
-  return { db, createDb: booleanOption(options, "create_db", where) ?? true, onDispose: disposePolicy(options, where), credentials: credentialsOption(options, where) };
+  if (!DB_NAME.test(db))
+    throw ZestError.badRequest(`invalid \`db\` "${db}" for ${where}: use letters, digits, '_', '-' and '.'`);
+  return {
+    db,
+    createDb: booleanOption(options, "create_db", where) ?? true,
+    onDispose: disposePolicy(options, where),
+    credentials: credentialsOption(options, where),
+  };
 }
 
 const DB_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -545,22 +596,29 @@ export const influxdbDriver: VolumeDriver = {
   async open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume> {
     const where = `volume ${id}`;
     const rawUrl = stringOption(options, "url", where);
-    if (rawUrl === undefined) throw ZestError.badRequest(`\`url\` of ${where} is required (e.g. http://127.0.0.1:8086)`);
+    if (rawUrl === undefined)
+      throw ZestError.badRequest(`\`url\` of ${where} is required (e.g. http://127.0.0.1:8086)`);
     let parsed: URL;
     try {
       parsed = new URL(rawUrl);
     } catch {
       throw ZestError.badRequest(`\`url\` of ${where} is not a URL (got "${rawUrl}")`);
     }
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw ZestError.badRequest(`\`url\` of ${where} must be an http(s) URL (got "${rawUrl}")`);
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+      throw ZestError.badRequest(`\`url\` of ${where} must be an http(s) URL (got "${rawUrl}")`);
     // Credentials in the URL go in the Authorization header, so the URL kept, shown and put in
     // messages carries none.
-    const volumeCredentials = credentialsOption(options, where) ?? (parsed.username !== "" ? { username: decodeURIComponent(parsed.username), password: decodeURIComponent(parsed.password) } : undefined);
+    const volumeCredentials =
+      credentialsOption(options, where) ??
+      (parsed.username !== ""
+        ? { username: decodeURIComponent(parsed.username), password: decodeURIComponent(parsed.password) }
+        : undefined);
     parsed.username = "";
     parsed.password = "";
     const url = parsed.href.replace(/\/+$/, "");
     // Keep-alive connections, shared by the volume's storages; idle ones do not keep Node running.
-    const agent = parsed.protocol === "https:" ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+    const agent =
+      parsed.protocol === "https:" ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
     try {
       await new InfluxHttp(url, volumeCredentials, agent).ping();
     } catch (err) {
@@ -578,7 +636,10 @@ export const influxdbDriver: VolumeDriver = {
         const [dbs] = await http.query(["SHOW DATABASES"]);
         const exists = (dbs?.series ?? []).some((s) => s.values.some((row) => row[0] === db));
         if (!exists) {
-          if (!createDb) throw ZestError.badRequest(`${swhere}: database "${db}" does not exist at ${url} and \`create_db\` is false`);
+          if (!createDb)
+            throw ZestError.badRequest(
+              `${swhere}: database "${db}" does not exist at ${url} and \`create_db\` is false`,
+            );
           await http.query([`CREATE DATABASE ${quoteIdent(db)}`]);
         }
         logger.info({ storage: name, db, created: !exists }, "influxdb storage opened");

@@ -39,7 +39,17 @@ import type { Logger } from "../../core/log.js";
 import { Timestamp } from "../../core/timestamp.js";
 import { tokenEscaper } from "../../core/token-escape.js";
 import { decideWrite, versionOf } from "../backend.js";
-import type { Insertion, StorageBackend, StorageCapability, StoredEntry, StoredLookup, Volume, VolumeContext, VolumeDriver, WriteCondition } from "../backend.js";
+import type {
+  Insertion,
+  StorageBackend,
+  StorageCapability,
+  StoredEntry,
+  StoredLookup,
+  Volume,
+  VolumeContext,
+  VolumeDriver,
+  WriteCondition,
+} from "../backend.js";
 import { choiceOption, positiveIntOption, stringOption, type RawOptions } from "../options.js";
 
 const ENVELOPE_VERSION = 1;
@@ -217,7 +227,12 @@ export class JetstreamBackend implements StorageBackend {
   }
 
   async put(entry: StoredEntry, condition?: WriteCondition): Promise<Insertion> {
-    const outcome = await this.write(entry.key, entry.timestamp, encodeValue(entry.timestamp, false, entry.encoding, entry.payload), condition);
+    const outcome = await this.write(
+      entry.key,
+      entry.timestamp,
+      encodeValue(entry.timestamp, false, entry.encoding, entry.payload),
+      condition,
+    );
     if (outcome === "inserted") this.tombstones.delete(entry.key);
     return outcome;
   }
@@ -232,7 +247,12 @@ export class JetstreamBackend implements StorageBackend {
    * Writes `value` on `key` in the key's chain (one write per key at a time), within the
    * storage's in-flight bound.
    */
-  private write(key: string, timestamp: Timestamp, value: Buffer, condition: WriteCondition | undefined): Promise<Insertion> {
+  private write(
+    key: string,
+    timestamp: Timestamp,
+    value: Buffer,
+    condition: WriteCondition | undefined,
+  ): Promise<Insertion> {
     const previous = this.chains.get(key);
     const run = async (): Promise<Insertion> => {
       await this.slots.acquire();
@@ -258,7 +278,12 @@ export class JetstreamBackend implements StorageBackend {
    * routers may write one bucket (storages with the same name share it): when another wrote in
    * between, the key is read and decided again.
    */
-  private async writeNow(key: string, timestamp: Timestamp, value: Buffer, condition: WriteCondition | undefined): Promise<Insertion> {
+  private async writeNow(
+    key: string,
+    timestamp: Timestamp,
+    value: Buffer,
+    condition: WriteCondition | undefined,
+  ): Promise<Insertion> {
     const kvKey = keyToKvKey(key);
     const deleted = value[1] === DELETED;
     // A key never seen is guessed absent (revision 0 means "no message on this key" to JetStream).
@@ -275,7 +300,10 @@ export class JetstreamBackend implements StorageBackend {
     for (let attempt = 0; ; attempt++) {
       const current = await this.read(key);
       const held = current?.value;
-      if (decideWrite(held && { timestamp: held.timestamp, deleted: held.deleted }, timestamp, condition) === "outdated") return "outdated";
+      if (
+        decideWrite(held && { timestamp: held.timestamp, deleted: held.deleted }, timestamp, condition) === "outdated"
+      )
+        return "outdated";
       try {
         await this.commit(kvKey, key, value, current?.revision ?? 0, timestamp, deleted);
         return "inserted";
@@ -287,7 +315,14 @@ export class JetstreamBackend implements StorageBackend {
   }
 
   /** One KV put over `revision`; remembers what the key holds once JetStream acknowledged it. */
-  private async commit(kvKey: string, key: string, value: Buffer, revision: number, timestamp: Timestamp, deleted: boolean): Promise<void> {
+  private async commit(
+    kvKey: string,
+    key: string,
+    value: Buffer,
+    revision: number,
+    timestamp: Timestamp,
+    deleted: boolean,
+  ): Promise<void> {
     const seq = await this.link.run(() => this.kv.put(kvKey, value, { previousSeq: revision }));
     this.remember(key, { revision: seq, timestamp, deleted });
   }
@@ -318,7 +353,9 @@ export class JetstreamBackend implements StorageBackend {
     // The stream leader lists the keys under the prefix; reading each of them needs nothing
     // else. A consumer (one ordered scan) is faster for many keys but needs JetStream's meta
     // leader, which may be in an election for seconds after a server dies.
-    const listed = await this.link.run(() => this.jsm.streams.info(this.stream, { subjects_filter: `${this.subjectPrefix}${filter}` }));
+    const listed = await this.link.run(() =>
+      this.jsm.streams.info(this.stream, { subjects_filter: `${this.subjectPrefix}${filter}` }),
+    );
     const subjects = Object.keys(listed.state.subjects ?? {});
     if (subjects.length <= DIRECT_READ_LIMIT) {
       const keys: string[] = [];
@@ -467,14 +504,25 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
         try {
           // noAsyncTraces: otherwise every request builds two Error objects (stack traces) up
           // front, in case it fails; that was a fifth of the router's CPU per put.
-          nc = await connect({ servers, name: `zest-volume-${id}`, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout, noAsyncTraces: true });
+          nc = await connect({
+            servers,
+            name: `zest-volume-${id}`,
+            maxReconnectAttempts: -1,
+            reconnectTimeWait: 250,
+            timeout,
+            noAsyncTraces: true,
+          });
         } catch (err) {
-          throw ZestError.unavailable(`${where}: cannot connect to NATS at ${servers.join(", ")}: ${errorMessage(err)}`, err);
+          throw ZestError.unavailable(
+            `${where}: cannot connect to NATS at ${servers.join(", ")}: ${errorMessage(err)}`,
+            err,
+          );
         }
         own = true;
       } else {
         const fabric = shared?.();
-        if (!fabric) throw ZestError.badRequest(`${where}: \`servers\` is required when the router runs without --nats`);
+        if (!fabric)
+          throw ZestError.badRequest(`${where}: \`servers\` is required when the router runs without --nats`);
         nc = fabric;
       }
       const js: JetStreamClient = jetstream(nc, { timeout });
@@ -489,7 +537,8 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
         async createStorage(name, _keyExpr, opts) {
           const sw = `jetstream storage ${name}`;
           const bucketOpt = stringOption(opts, "bucket", sw);
-          if (bucketOpt !== undefined && !/^[-\w]+$/.test(bucketOpt)) throw ZestError.badRequest(`invalid \`bucket\` "${bucketOpt}" for ${sw}: use letters, digits, '-' and '_'`);
+          if (bucketOpt !== undefined && !/^[-\w]+$/.test(bucketOpt))
+            throw ZestError.badRequest(`invalid \`bucket\` "${bucketOpt}" for ${sw}: use letters, digits, '-' and '_'`);
           const bucket = bucketOpt ?? defaultBucket(name);
           const asked = replicasOption(opts, sw) ?? volumeReplicas;
           const r = asked ?? replicas;
@@ -505,7 +554,9 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
           }
           if (asked !== undefined && actual !== asked) {
             // Never silently fewer copies than asked for (nor more): the operator decides.
-            throw ZestError.conflict(`${sw}: the JetStream bucket ${bucket} exists with ${actual} replica(s), not the ${asked} asked for; change \`replicas\` or the bucket's stream`);
+            throw ZestError.conflict(
+              `${sw}: the JetStream bucket ${bucket} exists with ${actual} replica(s), not the ${asked} asked for; change \`replicas\` or the bucket's stream`,
+            );
           }
           buckets.set(bucket, actual);
           return new JetstreamBackend(bucket, kv, jsm, link, drop, logger.child({ storage: name }));
@@ -539,8 +590,14 @@ function replicasOption(options: RawOptions, where: string): number | undefined 
 function serversOption(options: RawOptions, where: string): string[] | undefined {
   const v = options.servers;
   if (v === undefined || v === null) return undefined;
-  const list = typeof v === "string" ? v.split(",") : Array.isArray(v) && v.every((s) => typeof s === "string") ? (v as string[]) : undefined;
-  if (!list) throw ZestError.badRequest(`\`servers\` of ${where} must be a list of NATS URLs or a comma-separated string`);
+  const list =
+    typeof v === "string"
+      ? v.split(",")
+      : Array.isArray(v) && v.every((s) => typeof s === "string")
+        ? (v as string[])
+        : undefined;
+  if (!list)
+    throw ZestError.badRequest(`\`servers\` of ${where} must be a list of NATS URLs or a comma-separated string`);
   const servers = list.map((s) => s.trim()).filter(Boolean);
   if (servers.length === 0) throw ZestError.badRequest(`\`servers\` of ${where} is empty`);
   return servers;
@@ -560,6 +617,7 @@ const ON_DISPOSE: ReadonlyMap<string, boolean> = new Map([
 function dropOption(options: RawOptions, where: string): boolean {
   const a = choiceOption(options, "on_closure", where, ON_CLOSURE, "do_nothing or drop");
   const b = choiceOption(options, "on_dispose", where, ON_DISPOSE, "Drop or Keep");
-  if (a !== undefined && b !== undefined && a !== b) throw ZestError.badRequest(`${where}: \`on_closure\` and \`on_dispose\` disagree; give one of them`);
+  if (a !== undefined && b !== undefined && a !== b)
+    throw ZestError.badRequest(`${where}: \`on_closure\` and \`on_dispose\` disagree; give one of them`);
   return a ?? b ?? false;
 }

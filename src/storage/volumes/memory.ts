@@ -3,7 +3,16 @@ import { ZestError } from "../../core/errors.js";
 import { Slice, SLICE_MS } from "../../core/slices.js";
 import type { Timestamp } from "../../core/timestamp.js";
 import { decideWrite, versionOf } from "../backend.js";
-import type { Insertion, StorageBackend, StorageCapability, StoredEntry, StoredLookup, Volume, VolumeDriver, WriteCondition } from "../backend.js";
+import type {
+  Insertion,
+  StorageBackend,
+  StorageCapability,
+  StoredEntry,
+  StoredLookup,
+  Volume,
+  VolumeDriver,
+  WriteCondition,
+} from "../backend.js";
 
 interface Slot {
   payload: Buffer | undefined; // undefined = tombstone
@@ -49,13 +58,16 @@ export class MemoryBackend implements StorageBackend {
 
   async lookup(key: string): Promise<StoredLookup | undefined> {
     const slot = this.index.get(key);
-    return slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined, version: versionOf(slot.timestamp) };
+    return (
+      slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined, version: versionOf(slot.timestamp) }
+    );
   }
 
   /** Decided and applied before it returns: the outcome comes back directly. */
   put(entry: StoredEntry, condition?: WriteCondition): Insertion {
     const outcome = this.decide(entry.key, entry.timestamp, condition);
-    if (outcome === "inserted") this.write(entry.key, { payload: entry.payload, encoding: entry.encoding, timestamp: entry.timestamp }, true);
+    if (outcome === "inserted")
+      this.write(entry.key, { payload: entry.payload, encoding: entry.encoding, timestamp: entry.timestamp }, true);
     return outcome;
   }
 
@@ -68,7 +80,11 @@ export class MemoryBackend implements StorageBackend {
 
   private decide(key: string, timestamp: Timestamp, condition: WriteCondition | undefined): Insertion {
     const slot = this.index.get(key);
-    return decideWrite(slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined }, timestamp, condition);
+    return decideWrite(
+      slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined },
+      timestamp,
+      condition,
+    );
   }
 
   /** Stores `slot` at `key`; with `check`, refuses (and undoes) a write that overflows the quota. */

@@ -7,7 +7,18 @@ import { errorMessage, ZestError } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import { Timestamp } from "../../core/timestamp.js";
 import { decideWrite, versionOf } from "../backend.js";
-import type { Insertion, StorageBackend, StorageCapability, StoredEntry, StoredLookup, Volume, VolumeContext, VolumeDriver, WriteCondition, WriteResult } from "../backend.js";
+import type {
+  Insertion,
+  StorageBackend,
+  StorageCapability,
+  StoredEntry,
+  StoredLookup,
+  Volume,
+  VolumeContext,
+  VolumeDriver,
+  WriteCondition,
+  WriteResult,
+} from "../backend.js";
 import { choiceOption, stringOption, type RawOptions } from "../options.js";
 
 /** What a storage does to its table when it is removed (`on_dispose`); `keep` when unset. */
@@ -55,7 +66,9 @@ function claimDb(db: Database.Database, path: string, existed: boolean, adopt: b
     return true;
   }
   if (adopt) return false;
-  throw ZestError.forbidden(`${path} is an SQLite database zest did not create; to use it anyway, set \`adopt_existing: true\` on its volume in the configuration file`);
+  throw ZestError.forbidden(
+    `${path} is an SQLite database zest did not create; to use it anyway, set \`adopt_existing: true\` on its volume in the configuration file`,
+  );
 }
 
 /** A transaction collecting the writes of one event-loop turn (see `writeInBatch`). */
@@ -240,7 +253,13 @@ export class SqliteBackend implements StorageBackend {
   };
 
   /** Use `sqliteDriver`; this assumes the table exists with the zest schema. */
-  constructor(name: string, shared: SharedDb, table: string, onDispose: DisposePolicy, onClose: (b: SqliteBackend) => void) {
+  constructor(
+    name: string,
+    shared: SharedDb,
+    table: string,
+    onDispose: DisposePolicy,
+    onClose: (b: SqliteBackend) => void,
+  ) {
     this.name = name;
     this.shared = shared;
     this.path = shared.path;
@@ -269,7 +288,9 @@ export class SqliteBackend implements StorageBackend {
 
   async lookup(key: string): Promise<StoredLookup | undefined> {
     const slot = this.slot(key);
-    return slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined, version: versionOf(slot.timestamp) };
+    return (
+      slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined, version: versionOf(slot.timestamp) }
+    );
   }
 
   /**
@@ -279,7 +300,9 @@ export class SqliteBackend implements StorageBackend {
    */
   put(entry: StoredEntry, condition?: WriteCondition): WriteResult {
     if (this.decide(entry.key, entry.timestamp, condition) === "outdated") return "outdated";
-    const durable = this.write(() => this.stmt.upsert.run(entry.key, entry.payload, entry.encoding, entry.timestamp.encode()));
+    const durable = this.write(() =>
+      this.stmt.upsert.run(entry.key, entry.payload, entry.encoding, entry.timestamp.encode()),
+    );
     this.remember(entry.key, { payload: entry.payload, encoding: entry.encoding, timestamp: entry.timestamp });
     return durable;
   }
@@ -293,16 +316,24 @@ export class SqliteBackend implements StorageBackend {
 
   private decide(key: string, timestamp: Timestamp, condition: WriteCondition | undefined): Insertion {
     const slot = this.slot(key);
-    return decideWrite(slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined }, timestamp, condition);
+    return decideWrite(
+      slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined },
+      timestamp,
+      condition,
+    );
   }
 
   async query(keyExpr: string): Promise<StoredEntry[]> {
     if (!isWild(keyExpr)) {
       const slot = this.slot(keyExpr);
-      return slot?.payload ? [{ key: keyExpr, payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp }] : [];
+      return slot?.payload
+        ? [{ key: keyExpr, payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp }]
+        : [];
     }
     const prefix = literalPrefix(keyExpr);
-    const rows = this.run(() => (prefix === undefined ? this.stmt.all.all() : this.stmt.range.all(prefix, prefix + AFTER_SLASH)));
+    const rows = this.run(() =>
+      prefix === undefined ? this.stmt.all.all() : this.stmt.range.all(prefix, prefix + AFTER_SLASH),
+    );
     const out: StoredEntry[] = [];
     for (const row of rows) if (intersects(keyExpr, row.key)) out.push(toEntry(row));
     return out;
@@ -313,7 +344,8 @@ export class SqliteBackend implements StorageBackend {
     // exactly `before` ("<hex>/<id>") sorts after "<hex>" and is kept, as in the memory volume.
     const bound = before.toString(16).padStart(16, "0");
     this.write(() => this.stmt.purge.run(bound)).catch(() => undefined); // a lost purge is redone next time
-    for (const [key, slot] of this.cache) if (slot.payload === undefined && slot.timestamp.time < before) this.forget(key);
+    for (const [key, slot] of this.cache)
+      if (slot.payload === undefined && slot.timestamp.time < before) this.forget(key);
   }
 
   /** The row of exactly `key` (value or tombstone), from the cache or the file. */
@@ -322,7 +354,11 @@ export class SqliteBackend implements StorageBackend {
     if (cached) return cached;
     const row = this.run(() => this.stmt.row.get(key));
     if (!row) return undefined;
-    const slot: Slot = { payload: row.deleted === 0 ? (row.payload ?? Buffer.alloc(0)) : undefined, encoding: row.encoding, timestamp: Timestamp.decode(row.ts) };
+    const slot: Slot = {
+      payload: row.deleted === 0 ? (row.payload ?? Buffer.alloc(0)) : undefined,
+      encoding: row.encoding,
+      timestamp: Timestamp.decode(row.ts),
+    };
     this.remember(key, slot);
     return slot;
   }
@@ -367,7 +403,8 @@ export class SqliteBackend implements StorageBackend {
     } finally {
       releaseDb(this.shared);
     }
-    if (removeFile) this.run(() => {
+    if (removeFile)
+      this.run(() => {
         for (const suffix of ["", "-wal", "-shm"]) rmSync(this.path + suffix, { force: true });
       });
   }
@@ -387,7 +424,11 @@ export class SqliteBackend implements StorageBackend {
       case "dropdb": {
         this.run(() => this.shared.db.exec(`DROP TABLE IF EXISTS ${t}`));
         // The file goes only when nothing else lives in it and no other storage has it open.
-        const row = this.run(() => this.shared.db.prepare<[], { n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get());
+        const row = this.run(() =>
+          this.shared.db
+            .prepare<[], { n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'")
+            .get(),
+        );
         // ...and only a file zest created (an adopted database is never deleted).
         return row?.n === 0 && this.shared.refs === 1 && this.shared.ours;
       }
@@ -406,7 +447,12 @@ export class SqliteBackend implements StorageBackend {
 
 function toEntry(row: Row): StoredEntry {
   // Live rows always have a payload (NULL only in tombstones); `?? empty` satisfies the type.
-  return { key: row.key, payload: row.payload ?? Buffer.alloc(0), encoding: row.encoding, timestamp: Timestamp.decode(row.ts) };
+  return {
+    key: row.key,
+    payload: row.payload ?? Buffer.alloc(0),
+    encoding: row.encoding,
+    timestamp: Timestamp.decode(row.ts),
+  };
 }
 
 function quoteIdent(name: string): string {
@@ -417,7 +463,8 @@ function quoteIdent(name: string): string {
 function fileOption(options: RawOptions, where: string): string | undefined {
   const url = stringOption(options, "url", where);
   const path = stringOption(options, "path", where);
-  if (url !== undefined && path !== undefined) throw ZestError.badRequest(`${where}: give either \`url\` or \`path\`, not both`);
+  if (url !== undefined && path !== undefined)
+    throw ZestError.badRequest(`${where}: give either \`url\` or \`path\`, not both`);
   if (path !== undefined) {
     if (path === "") throw ZestError.badRequest(`\`path\` of ${where} must not be empty`);
     return resolve(path);
@@ -455,7 +502,9 @@ interface SqliteStorageOptions {
 function parseStorageOptions(options: RawOptions, where: string): SqliteStorageOptions {
   const table = stringOption(options, "table", where);
   if (table !== undefined && (!TABLE_NAME.test(table) || /^sqlite_/i.test(table))) {
-    throw ZestError.badRequest(`invalid \`table\` "${table}" for ${where}: use up to 128 letters, digits and '_', not starting with a digit or "sqlite_"`);
+    throw ZestError.badRequest(
+      `invalid \`table\` "${table}" for ${where}: use up to 128 letters, digits and '_', not starting with a digit or "sqlite_"`,
+    );
   }
   const onDispose = choiceOption(options, "on_dispose", where, DISPOSE_POLICIES, "Truncate, Drop or DropDB") ?? "keep";
   return { file: fileOption(options, where), table, onDispose };
@@ -482,7 +531,12 @@ function sameSchema(existing: readonly ColumnInfo[]): boolean {
     existing.every((c, i) => {
       const [name, type, notnull, pk] = SCHEMA[i]!;
       // A WITHOUT ROWID primary key is implicitly NOT NULL, so `notnull` is only checked elsewhere.
-      return c.name === name && c.type.toUpperCase() === type && (pk === 1 || c.notnull === notnull) && (c.pk !== 0 ? 1 : 0) === pk;
+      return (
+        c.name === name &&
+        c.type.toUpperCase() === type &&
+        (pk === 1 || c.notnull === notnull) &&
+        (c.pk !== 0 ? 1 : 0) === pk
+      );
     })
   );
 }
@@ -504,7 +558,9 @@ function ensureTable(db: Database.Database, table: string, where: string): void 
   }
   if (!sameSchema(existing)) {
     const found = existing.map((c) => `${c.name} ${c.type}`).join(", ");
-    throw ZestError.badRequest(`${where}: table "${table}" exists with another schema (${found}); choose another \`table\``);
+    throw ZestError.badRequest(
+      `${where}: table "${table}" exists with another schema (${found}); choose another \`table\``,
+    );
   }
 }
 
@@ -530,7 +586,8 @@ export const sqliteDriver: VolumeDriver = {
         const parsed = parseStorageOptions(opts, where);
         let file = parsed.file ?? volumeFile;
         if (file === undefined) {
-          if (ctx.dataDir === undefined) throw ZestError.badRequest(`sqlite storage ${name} needs a \`path\` (or run with --data-dir)`);
+          if (ctx.dataDir === undefined)
+            throw ZestError.badRequest(`sqlite storage ${name} needs a \`path\` (or run with --data-dir)`);
           file = resolve(join(ctx.dataDir, `${name}.sqlite`));
         }
         const table = parsed.table ?? defaultTable(name);
@@ -548,7 +605,9 @@ export const sqliteDriver: VolumeDriver = {
             ensureTable(shared.db, table, where);
             backend = new SqliteBackend(name, shared, table, onDispose, (b) => backends.delete(b));
           } catch (err) {
-            throw err instanceof ZestError ? err : ZestError.unavailable(`${where} (${file}): ${errorMessage(err)}`, err);
+            throw err instanceof ZestError
+              ? err
+              : ZestError.unavailable(`${where} (${file}): ${errorMessage(err)}`, err);
           }
           backends.add(backend);
           logger.info({ storage: name, path: file, table }, "sqlite storage opened");
@@ -558,7 +617,11 @@ export const sqliteDriver: VolumeDriver = {
           throw err;
         }
       },
-      status: () => ({ __required__: false, ...(volumeFile !== undefined && { path: volumeFile }), storages: backends.size }),
+      status: () => ({
+        __required__: false,
+        ...(volumeFile !== undefined && { path: volumeFile }),
+        storages: backends.size,
+      }),
       async close() {
         // The manager stops storages first; anything still open is closed keeping its data.
         for (const b of [...backends]) await b.close(false);
