@@ -3,7 +3,6 @@
  * openssl for the run) against a bare `node:https` server with the same certificate: GET of one
  * key (60-byte JSON) and PUT of 100 bytes, 32 keep-alive connections each, in alternation.
  */
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
@@ -12,6 +11,7 @@ import { compareGetPut } from "../lib/get-put.js";
 import { JSON_60 } from "../lib/payloads.js";
 import { type ServerProcess, spawnBaseline, spawnZest } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
+import { makeCertificate } from "../../test/support/certificate.js";
 
 const TARGET = 0.85;
 
@@ -53,29 +53,7 @@ export async function run(): Promise<BenchResult> {
   const dir = mkdtempSync(join(tmpdir(), "zest-bench-tls-"));
   const servers: ServerProcess[] = [];
   try {
-    const cert = join(dir, "cert.pem");
-    const key = join(dir, "key.pem");
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        key,
-        "-out",
-        cert,
-        "-days",
-        "1",
-        "-subj",
-        "/CN=localhost",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-      ],
-      { stdio: "ignore" },
-    );
+    const { cert, key } = makeCertificate(dir);
     const ca = readFileSync(cert);
     const zest = await spawnZest("zest-https", ["--rest-tls-cert", cert, "--rest-tls-key", key]);
     servers.push(zest);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
@@ -11,6 +11,7 @@ import { after, before, describe, test } from "node:test";
 import { killAtExit } from "../support/child-processes.js";
 import { getJson, http } from "../support/http.js";
 import { CLI, startZest, type ZestProcess } from "../support/zest-process.js";
+import { makeCertificate } from "../support/certificate.js";
 
 const STORAGES = "/@/router/local/config/plugins/storage_manager/storages";
 const ALLOWED = "http://allowed.example:3000";
@@ -151,34 +152,6 @@ describe("browser checks: Origin on writes, preflight, Host on admin writes", ()
     assert.ok(noHost.status === 400 || noHost.status === 403, String(noHost.status));
   });
 });
-
-/** A self-signed certificate for 127.0.0.1, made with openssl at test time. */
-function makeCertificate(dir: string): { cert: string; key: string } {
-  const cert = join(dir, "cert.pem");
-  const key = join(dir, "key.pem");
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      key,
-      "-out",
-      cert,
-      "-days",
-      "1",
-      "-subj",
-      "/CN=localhost",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1,DNS:localhost",
-    ],
-    { stdio: "ignore" },
-  );
-  return { cert, key };
-}
 
 function httpsCall(
   base: string,

@@ -4,7 +4,6 @@
  * per key, writes outside the rules are refused whole, bad credentials are a 401.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +13,7 @@ import { WebSocket } from "ws";
 import { hashSecret } from "../../src/access/hash.js";
 import { collect, openClient, roundTrip, showSample, startRemoteRouter, until } from "./helpers.js";
 import type { Zest } from "../../src/runtime.js";
+import { makeCertificate } from "../support/certificate.js";
 
 // A low scrypt cost keeps the test fast; the format and the check are the same.
 const hash = (s: string): string => hashSecret(s, { ln: 6 });
@@ -228,27 +228,7 @@ describe("anonymous clients under access control", () => {
 describe("wss from the REST TLS config", () => {
   test("plugins.rest.tls makes the remote API speak wss; zenoh-ts connects with credentials and REST sees its put", async () => {
     const dir = mkdtempSync(join(tmpdir(), "zest-wss-rt-"));
-    const cert = join(dir, "cert.pem");
-    const key = join(dir, "key.pem");
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        key,
-        "-out",
-        cert,
-        "-subj",
-        "/CN=127.0.0.1",
-        "-days",
-        "1",
-      ],
-      { stdio: "ignore" },
-    );
+    const { cert, key } = makeCertificate(dir);
     const z = await startRemoteRouter({
       access_control: ACCESS,
       plugins: { rest: { tls: { listen_certificate: cert, listen_private_key: key } } },

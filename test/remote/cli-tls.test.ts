@@ -1,6 +1,5 @@
 /** The remote API from the real `zest` command (flag and config checks) and over TLS (`wss`). */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +10,7 @@ import { Router } from "../../src/core/router.js";
 import { RemoteApiServer } from "../../src/remote/server.js";
 import { runZestExpectingExit, startZest } from "../support/zest-process.js";
 import { openClient, roundTrip } from "./helpers.js";
+import { makeCertificate } from "../support/certificate.js";
 
 describe("remote API from the command line", () => {
   test("--remote-api-port starts it and the startup line names its URL", async () => {
@@ -47,25 +47,7 @@ describe("remote API over TLS", () => {
     const router = new Router();
     let server: RemoteApiServer | undefined;
     try {
-      execFileSync(
-        "openssl",
-        [
-          "req",
-          "-x509",
-          "-newkey",
-          "rsa:2048",
-          "-nodes",
-          "-keyout",
-          join(dir, "key.pem"),
-          "-out",
-          join(dir, "cert.pem"),
-          "-subj",
-          "/CN=127.0.0.1",
-          "-days",
-          "1",
-        ],
-        { stdio: "ignore" },
-      );
+      makeCertificate(dir);
       server = new RemoteApiServer({
         router,
         port: 0,
