@@ -145,6 +145,11 @@ export class Session {
     return new Session(router, "embedder");
   }
 
+  /** The size limits on key expressions the router accepts (front doors check paths with them). */
+  get keyExprLimits(): KeyExprLimits {
+    return this.router.keyExprLimits;
+  }
+
   /** Router id (uppercase hex). */
   get zid(): string {
     return this.router.zid;

@@ -246,7 +246,7 @@ export class RemoteConnection {
       case In.GetTimestamp: {
         r.end();
         const w = this.frame(Out.ResponseTimestamp, seq);
-        writeTimestamp(w, this.session.router.hlc.newTimestamp());
+        writeTimestamp(w, this.session.clock.newTimestamp());
         return w.finish();
       }
       case In.DeclarePublisher: {

@@ -258,7 +258,7 @@ export class RestServer {
           const html = accept === "text/html";
           const cacheKey = this.cache ? cacheKeyOf(method, url, accept) : undefined;
           const version = this.cache?.version ?? 0;
-          const key = codec.pathToKey(path, session.zid, false, session.router.keyExprLimits);
+          const key = codec.pathToKey(path, session.zid, false, session.keyExprLimits);
           checkRead(permissions, key);
           const parameters = new Parameters(codec.parameters(query));
           const sse = accept === "text/event-stream" && codec.supportsSse && method === "GET";
@@ -380,7 +380,7 @@ export class RestServer {
         );
       }
       const path = q === -1 ? url : url.slice(0, q);
-      key = codec.pathToKey(path, session.zid, true, session.router.keyExprLimits);
+      key = codec.pathToKey(path, session.zid, true, session.keyExprLimits);
       if (isAdmin(key)) {
         checkWrite(permissions, key, req);
         // A page that rebinds its own domain name to this router's address passes every
