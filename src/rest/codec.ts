@@ -42,6 +42,12 @@ export interface RestCodec {
    */
   render(replies: Reply[], html: boolean): Promise<Rendered>;
   /**
+   * The JSON body of a GET with a handful of replies (a single key's), rendered at once: the same
+   * bytes `render(replies, false)` gives, for the synchronous single-key path. Absent: that path
+   * is not taken.
+   */
+  renderNow?(replies: readonly Reply[]): Rendered;
+  /**
    * One SSE message for a sample, as bytes: computed once per sample (the codec caches it) and
    * written as is to every stream, so 1,000 subscribers cost one rendering and one UTF-8 encoding.
    */

@@ -10,9 +10,9 @@ import { Parameters } from "../core/selector.js";
 import { isWild } from "../keyexpr/index.js";
 import type { ConditionOptions, Session } from "../core/session.js";
 import { checkRead, checkWrite, DEFAULT_ADMIN_PERMISSIONS, isAdmin, type AdminPermissions } from "./access.js";
-import type { RestCodec } from "./codec.js";
+import type { Rendered, RestCodec } from "./codec.js";
 import { httpStatus } from "./http-status.js";
-import { cacheableReplies, ReadCache } from "./read-cache.js";
+import { type CachedResponse, cacheableReplies, ReadCache } from "./read-cache.js";
 import { hasBody, rawResponse, wantsRaw } from "./raw.js";
 import {
   etagOf,
@@ -122,7 +122,7 @@ export class RestServer {
       metrics?.track(req, res);
       const method = req.method;
       if (method === "PUT" || method === "PATCH" || method === "DELETE") this.write(req, res, method);
-      else if (!this.serveCached(req, res)) void this.handle(req, res);
+      else if (!this.serveCached(req, res) && !this.serveStored(req, res)) void this.handle(req, res);
     };
     // Timeouts are checked every second (Node's default is every 30 s), so a head that is not
     // complete within headersTimeout is dropped within a second of it.
@@ -212,6 +212,48 @@ export class RestServer {
       res.writeHead(200, hit.headers);
     }
     res.end(method === "HEAD" ? undefined : hit.body);
+    return true;
+  }
+
+  /**
+   * The synchronous single-key path: a plain GET of one key, with no parameters, body or
+   * conditions, held only by local storages that read synchronously (`readStored`), is answered
+   * here, without a query, a promise or a slice. The answer is the one `handle` gives, byte for
+   * byte. Returns false when the full pipeline must answer, errors included (it words them).
+   */
+  private serveStored(req: IncomingMessage, res: ServerResponse): boolean {
+    const method = req.method;
+    if (method !== "GET" && method !== "HEAD") return false;
+    const { codec, session } = this.opts;
+    const url = req.url;
+    if (codec.renderNow === undefined || url === undefined || url.length < 2 || url.includes("?")) return false;
+    const headers = req.headers;
+    const accept = firstAccept(headers.accept);
+    if (accept !== undefined && accept !== "*/*" && accept !== "application/json") return false;
+    if (hasConditions(headers) || hasBody(headers)) return false;
+    let key: string;
+    try {
+      key = codec.pathToKey(url, session.zid, false, session.keyExprLimits);
+      if (isWild(key) || isAdmin(key)) return false;
+      if (this.access.enabled) {
+        const p = this.access.knownPrincipal(credentialsOf(req));
+        if (p === undefined || this.access.decide(p, "query", key) !== "allow") return false;
+      }
+    } catch {
+      return false;
+    }
+    const replies = session.interest.readStored?.(key);
+    if (replies === undefined) return false;
+    for (const r of replies) if (r.kind !== "ok") return false;
+    const rendered = codec.renderNow(replies);
+    const body = Buffer.from(rendered.body);
+    const ts = codec.etags ? newestTimestamp(key, replies) : undefined;
+    const etag = ts && etagOf(ts);
+    if (this.cache !== undefined && cacheableReplies(replies)) {
+      const cacheKey = cacheKeyOf(method, url, accept);
+      if (cacheKey !== undefined) this.cache.set(cacheKey, cacheEntry(this.cache.version, key, rendered, body, etag));
+    }
+    send(res, method, corsHeaders(req), 200, rendered.contentType, body, etag);
     return true;
   }
 
@@ -326,13 +368,7 @@ export class RestServer {
             cacheableReplies(replies) &&
             session.interest.storagesOnly(key)
           ) {
-            const headers: Record<string, string | number> = {
-              "access-control-allow-origin": "*",
-              "content-length": body.length,
-            };
-            if (rendered.contentType) headers["content-type"] = rendered.contentType;
-            if (etagHeader) headers.etag = etagHeader;
-            this.cache!.set(cacheKey, { version, keyExpr: key, headers, body });
+            this.cache!.set(cacheKey, cacheEntry(version, key, rendered, body, etagHeader));
           }
           return send(
             res,
@@ -610,6 +646,14 @@ function send(
   }
   res.writeHead(status, headers);
   res.end(method === "HEAD" ? undefined : body);
+}
+
+/** A read-cache entry: the response as `send` writes it to a client without an Origin. */
+function cacheEntry(version: number, keyExpr: string, rendered: Rendered, body: Buffer, etag: string | undefined): CachedResponse {
+  const headers: Record<string, string | number> = { "access-control-allow-origin": "*", "content-length": body.length };
+  if (rendered.contentType) headers["content-type"] = rendered.contentType;
+  if (etag) headers.etag = etag;
+  return { version, keyExpr, headers, body };
 }
 
 /**

@@ -47,6 +47,10 @@ function errorEntryJson(r: Reply & { kind: "err" }): string {
   return `{ "key": "ERROR", "value": ${renderValueJson(r.payload, r.encoding)}, "encoding": ${JSON.stringify(r.encoding)}}`;
 }
 
+function replyJson(r: Reply): string {
+  return r.kind === "ok" ? entryJson(r.sample) : errorEntryJson(r);
+}
+
 const sseCache = new WeakMap<Sample, Buffer>();
 
 /** Variant A's codec: Zenoh 0.6 REST, with zest's own decisions (valid JSON always, sorted keys). */
@@ -76,8 +80,15 @@ export const codecA: RestCodec = {
       );
       return { contentType: "text/html; charset=utf-8", body: `<dl>\n${items.join("\n")}\n</dl>\n` };
     }
-    const lines = await mapInSlices(replies, (r) => (r.kind === "ok" ? entryJson(r.sample) : errorEntryJson(r)));
+    const lines = await mapInSlices(replies, replyJson);
     return { contentType: "application/json", body: `[\n${lines.join(",\n")}\n]\n` };
+  },
+
+  renderNow(replies: readonly Reply[]): Rendered {
+    // One entry (a single key's answer) is the common case: no array, no join.
+    const body =
+      replies.length === 1 ? `[\n${replyJson(replies[0]!)}\n]\n` : `[\n${replies.map(replyJson).join(",\n")}\n]\n`;
+    return { contentType: "application/json", body };
   },
 
   sseEvent(sample: Sample): Buffer {
