@@ -96,7 +96,7 @@ for (const [k, us] of [...selfByFn]
   console.log(`  ${pct(us)}  ${k}`);
 console.log(`\ntop ${top} zest functions (dist/) by inclusive time:`);
 for (const [k, us] of [...inclByFn]
-  .filter(([k]) => k.includes("dist/"))
+  .filter(([k]) => k.includes(process.env.PROF_FILTER ?? "dist/"))
   .sort((a, b) => b[1] - a[1])
   .slice(0, top))
   console.log(`  ${pct(us)}  ${k}`);

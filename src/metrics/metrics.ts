@@ -81,6 +81,19 @@ export class RouterMetrics {
     res.on("close", onClose);
   }
 
+  /**
+   * Counts a response already ended (answered synchronously): `start` and `written` are the
+   * time and the socket's bytes written taken before it was answered.
+   */
+  served(req: IncomingMessage, res: ServerResponse, start: number, written: number): void {
+    this.observe(
+      req.method ?? "OTHER",
+      res.statusCode,
+      (performance.now() - start) / 1000,
+      req.socket.bytesWritten - written,
+    );
+  }
+
   /** @internal */
   observe(method: string, status: number, seconds: number | undefined, bytesOut: number): void {
     // Methods are bounded by what the server accepts; anything else is counted as OTHER.

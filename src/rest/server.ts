@@ -60,8 +60,15 @@ export interface RestServerOptions {
   bodyIdleTimeoutMs?: number;
   /** SSE event ids and resume (docs/sse.md). */
   sse?: SseOptions;
-  /** Request metrics (docs/metrics.md): `track` is called once per request. */
-  metrics?: { track(req: IncomingMessage, res: ServerResponse): void };
+  /**
+   * Request metrics (docs/metrics.md): `track` is called once for a request answered later;
+   * `served` once for a request answered at once (from the read cache or the storage index),
+   * with the time and the socket's byte count taken before it was answered.
+   */
+  metrics?: {
+    track(req: IncomingMessage, res: ServerResponse): void;
+    served(req: IncomingMessage, res: ServerResponse, start: number, written: number): void;
+  };
   logger: Logger;
 }
 
@@ -119,10 +126,20 @@ export class RestServer {
     this.sse = new SseHub(options.session, (s) => options.codec.sseEvent!(s), options.sse);
     const metrics = options.metrics;
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-      metrics?.track(req, res);
       const method = req.method;
-      if (method === "PUT" || method === "PATCH" || method === "DELETE") this.write(req, res, method);
-      else if (!this.serveCached(req, res) && !this.serveStored(req, res)) void this.handle(req, res);
+      if (method === "PUT" || method === "PATCH" || method === "DELETE") {
+        metrics?.track(req, res);
+        this.write(req, res, method);
+        return;
+      }
+      // The synchronous answers are counted at once: no listener on the response.
+      const start = metrics === undefined ? 0 : performance.now();
+      const written = metrics === undefined ? 0 : req.socket.bytesWritten;
+      if (this.serveCached(req, res) || this.serveStored(req, res)) metrics?.served(req, res, start, written);
+      else {
+        metrics?.track(req, res);
+        void this.handle(req, res);
+      }
     };
     // Timeouts are checked every second (Node's default is every 30 s), so a head that is not
     // complete within headersTimeout is dropped within a second of it.
@@ -649,8 +666,17 @@ function send(
 }
 
 /** A read-cache entry: the response as `send` writes it to a client without an Origin. */
-function cacheEntry(version: number, keyExpr: string, rendered: Rendered, body: Buffer, etag: string | undefined): CachedResponse {
-  const headers: Record<string, string | number> = { "access-control-allow-origin": "*", "content-length": body.length };
+function cacheEntry(
+  version: number,
+  keyExpr: string,
+  rendered: Rendered,
+  body: Buffer,
+  etag: string | undefined,
+): CachedResponse {
+  const headers: Record<string, string | number> = {
+    "access-control-allow-origin": "*",
+    "content-length": body.length,
+  };
   if (rendered.contentType) headers["content-type"] = rendered.contentType;
   if (etag) headers.etag = etag;
   return { version, keyExpr, headers, body };
@@ -662,7 +688,9 @@ function cacheEntry(version: number, keyExpr: string, rendered: Rendered, body: 
  */
 function cacheKeyOf(_method: string, url: string, accept: string | undefined): string | undefined {
   if (url.includes("?") || accept === "text/event-stream") return undefined;
-  return accept === "text/html" ? `h${url}` : `j${url}`;
+  // A URL starts with `/`, so the JSON key (the URL itself: no string built per request) never
+  // meets an HTML one.
+  return accept === "text/html" ? `h${url}` : url;
 }
 
 /** The first media type of an `Accept` header, without parameters. */

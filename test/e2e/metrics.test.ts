@@ -124,6 +124,27 @@ describe("metrics of a real router", () => {
     );
   });
 
+  test("single-key GETs answered at once, from the storage index or the read cache, are counted with their bytes", async () => {
+    assert.equal(
+      (await http(z.url, "PUT", "/m/one", { body: "hello", headers: { "content-type": "text/plain" } })).status,
+      200,
+    );
+    const before = (await scrape(z.url)).families;
+    const get0 = value(before, "zest_http_requests_total", { variant: "a", method: "GET", status: "200" });
+    const out0 = value(before, "zest_http_response_bytes_total");
+    let bodies = 0;
+    for (let i = 0; i < 3; i++) {
+      const r = await http(z.url, "GET", "/m/one");
+      assert.equal(r.status, 200);
+      assert.match(r.text, /"value": "hello"/);
+      bodies += Buffer.byteLength(r.text);
+    }
+    const after = (await scrape(z.url)).families;
+    // The three GETs and the first scrape (counted once answered).
+    assert.equal(value(after, "zest_http_requests_total", { variant: "a", method: "GET", status: "200" }) - get0, 4);
+    assert.ok(value(after, "zest_http_response_bytes_total") - out0 > bodies, "headers and bodies of the GETs");
+  });
+
   test("Accept: text/plain reads the metrics raw, as a scraper asks", async () => {
     const { families, contentType } = await scrape(z.url, "accept");
     assert.match(contentType, /^text\/plain/);
