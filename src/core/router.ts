@@ -301,25 +301,50 @@ export class Router {
    * (`precondition_failed` when a condition failed), and with `not_supported` when no storage
    * here holds the key. See docs/storage-contract.md.
    */
-  async routeConditional(sample: Sample, condition: WriteCondition): Promise<void> {
+  routeConditional(sample: Sample, condition: WriteCondition): Promise<void> {
     const subs = this.matchingSubscribers(sample.key);
-    const storages = subs.filter((s) => s.storage === true);
-    if (storages.length === 0)
-      throw new ZestError("not_supported", `a conditional write needs a storage on this router holding ${sample.key}`);
-    const outcomes = await Promise.allSettled(storages.map(async (s) => s.handler(sample, condition)));
-    for (const o of outcomes) if (o.status === "rejected") throw o.reason;
-    const pending: Promise<void>[] = [];
+    // Every storage decides, even after one refused; a storage that decided at once (the memory
+    // volume) costs no promise, so the common case settles without waiting a turn.
+    let outcomes: Array<Promise<void> | undefined> | undefined;
+    let waiting = false;
+    for (const s of subs) {
+      if (s.storage !== true) continue;
+      let r: Promise<void> | undefined;
+      try {
+        r = s.handler(sample, condition) ?? undefined;
+      } catch (err) {
+        r = Promise.reject(err);
+      }
+      if (r !== undefined) waiting = true;
+      (outcomes ??= []).push(r);
+    }
+    if (outcomes === undefined)
+      return Promise.reject(
+        new ZestError("not_supported", `a conditional write needs a storage on this router holding ${sample.key}`),
+      );
+    if (!waiting) return this.routeAccepted(sample, subs);
+    return Promise.allSettled(outcomes).then((settled) => {
+      // The first refusal, in storage order.
+      for (const o of settled) if (o.status === "rejected") throw o.reason;
+      return this.routeAccepted(sample, subs);
+    });
+  }
+
+  /** A conditional write every storage here accepted: to the other subscribers, here and elsewhere. */
+  private routeAccepted(sample: Sample, subs: readonly SubscriberDecl[]): Promise<void> {
+    let pending: Promise<void>[] | undefined;
     for (const sub of subs) {
       if (sub.storage === true) continue;
       try {
         const r = sub.handler(sample);
-        if (r) pending.push(r);
+        if (r) (pending ??= []).push(r);
       } catch (err) {
         this.logger.error({ key: sample.key, subscriber: sub.key, err: errorMessage(err) }, "subscriber failed");
       }
     }
-    if (this.fabric) pending.push(this.fabric.publish(sample));
-    await Promise.all(pending);
+    if (this.fabric) (pending ??= []).push(this.fabric.publish(sample));
+    if (pending === undefined) return RESOLVED;
+    return pending.length === 1 ? pending[0]! : Promise.all(pending).then(ignore);
   }
 
   private matchingSubscribers(key: string): SubscriberDecl[] {

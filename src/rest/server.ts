@@ -7,6 +7,7 @@ import { isAllowedHost, originAllowed } from "../access/origin.js";
 import { errorMessage, toZestError, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { Parameters } from "../core/selector.js";
+import type { Timestamp } from "../core/timestamp.js";
 import { isWild } from "../keyexpr/index.js";
 import type { ConditionOptions, Session } from "../core/session.js";
 import { checkRead, checkWrite, DEFAULT_ADMIN_PERMISSIONS, isAdmin, type AdminPermissions } from "./access.js";
@@ -500,7 +501,12 @@ export class RestServer {
         return;
       }
       if (precondition) {
-        this.conditionalWrite(method, key, body!, req.headers["content-type"], precondition).then(
+        this.conditionalWrite(
+          method,
+          key,
+          body!,
+          req.headers["content-type"],
+          precondition,
           (etag) => {
             res.writeHead(
               codec.writeStatus,
@@ -531,10 +537,10 @@ export class RestServer {
   }
 
   /**
-   * A write with condition headers (docs/rest-gateway.md §A.4); resolves with the new ETag (none
-   * for a DELETE: a deleted key has no representation). One ETag is checked by the storages
-   * with the write. A list of ETags, or `*`, reads the key's version first and writes on that
-   * version; a writer that got in between makes it read again (three tries).
+   * A write with condition headers (docs/rest-gateway.md §A.4); `done` gets the new ETag (none
+   * for a DELETE: a deleted key has no representation), `failed` the refusal. One ETag is checked
+   * by the storages with the write. A list of ETags, or `*`, reads the key's version first and
+   * writes on that version; a writer that got in between makes it read again (three tries).
    */
   private conditionalWrite(
     method: "PUT" | "PATCH" | "DELETE",
@@ -542,33 +548,38 @@ export class RestServer {
     body: Buffer,
     contentType: string | undefined,
     precondition: WritePrecondition,
-  ): Promise<string | undefined> {
-    if (precondition.kind === "oneOf")
-      return this.writeOnReadVersion(method, key, body, contentType, precondition.versions);
-    return this.writeOnce(
+    done: (etag: string | undefined) => void,
+    failed: (err: unknown) => void,
+  ): void {
+    if (precondition.kind === "oneOf") {
+      this.writeOnReadVersion(method, key, body, contentType, precondition.versions).then(done, failed);
+      return;
+    }
+    const timestamp = this.opts.session.clock.newTimestamp();
+    const etag = method === "DELETE" ? undefined : etagOf(timestamp);
+    this.writeOnce(
       method,
       key,
       body,
       contentType,
       precondition.kind === "version" ? { ifVersion: precondition.version } : IF_ABSENT,
-    );
+      timestamp,
+    ).then(() => done(etag), failed);
   }
 
-  /** One write on `condition`, checked by the storages; resolves with the new ETag (PUT, PATCH). */
+  /** One write on `condition`, stamped `timestamp`, checked by the storages. */
   private writeOnce(
     method: "PUT" | "PATCH" | "DELETE",
     key: string,
     body: Buffer,
     contentType: string | undefined,
     condition: ConditionOptions,
-  ): Promise<string | undefined> {
+    timestamp: Timestamp,
+  ): Promise<void> {
     const { codec, session } = this.opts;
-    const timestamp = session.clock.newTimestamp();
     const { ifVersion, ifAbsent } = condition;
-    if (method === "DELETE") return session.delete(key, { ifVersion, ifAbsent, timestamp }).then(() => undefined);
-    return session
-      .put(key, body, { ifVersion, ifAbsent, timestamp, encoding: codec.encodingFor(contentType) })
-      .then(() => etagOf(timestamp));
+    if (method === "DELETE") return session.delete(key, { ifVersion, ifAbsent, timestamp });
+    return session.put(key, body, { ifVersion, ifAbsent, timestamp, encoding: codec.encodingFor(contentType) });
   }
 
   /** `If-Match: *` or a list: reads the key's version, then writes on it (three tries). */
@@ -589,7 +600,9 @@ export class RestServer {
       if (versions !== "any" && !versions.has(current))
         throw new ZestError("precondition_failed", "write condition failed: the key holds another version");
       try {
-        return await this.writeOnce(method, key, body, contentType, { ifVersion: current });
+        const timestamp = this.opts.session.clock.newTimestamp();
+        await this.writeOnce(method, key, body, contentType, { ifVersion: current }, timestamp);
+        return method === "DELETE" ? undefined : etagOf(timestamp);
       } catch (err) {
         // A writer got in between the read and the write: read again.
         if (attempt >= 3 || toZestError(err).kind !== "precondition_failed") throw err;
