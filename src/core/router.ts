@@ -305,7 +305,7 @@ export class Router {
     const subs = this.matchingSubscribers(sample.key);
     // Every storage decides, even after one refused; a storage that decided at once (the memory
     // volume) costs no promise, so the common case settles without waiting a turn.
-    let outcomes: Array<Promise<void> | undefined> | undefined;
+    const outcomes: Array<Promise<void> | undefined> = [];
     let waiting = false;
     for (const s of subs) {
       if (s.storage !== true) continue;
@@ -316,9 +316,9 @@ export class Router {
         r = Promise.reject(err);
       }
       if (r !== undefined) waiting = true;
-      (outcomes ??= []).push(r);
+      outcomes.push(r);
     }
-    if (outcomes === undefined)
+    if (outcomes.length === 0)
       return Promise.reject(
         new ZestError("not_supported", `a conditional write needs a storage on this router holding ${sample.key}`),
       );
@@ -332,18 +332,18 @@ export class Router {
 
   /** A conditional write every storage here accepted: to the other subscribers, here and elsewhere. */
   private routeAccepted(sample: Sample, subs: readonly SubscriberDecl[]): Promise<void> {
-    let pending: Promise<void>[] | undefined;
+    const pending: Promise<void>[] = [];
     for (const sub of subs) {
       if (sub.storage === true) continue;
       try {
         const r = sub.handler(sample);
-        if (r) (pending ??= []).push(r);
+        if (r) pending.push(r);
       } catch (err) {
         this.logger.error({ key: sample.key, subscriber: sub.key, err: errorMessage(err) }, "subscriber failed");
       }
     }
-    if (this.fabric) (pending ??= []).push(this.fabric.publish(sample));
-    if (pending === undefined) return RESOLVED;
+    if (this.fabric) pending.push(this.fabric.publish(sample));
+    if (pending.length === 0) return RESOLVED;
     return pending.length === 1 ? pending[0]! : Promise.all(pending).then(ignore);
   }
 

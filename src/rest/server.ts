@@ -7,6 +7,7 @@ import { isAllowedHost, originAllowed } from "../access/origin.js";
 import { errorMessage, toZestError, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { Parameters } from "../core/selector.js";
+import type { Reply } from "../core/reply.js";
 import type { Timestamp } from "../core/timestamp.js";
 import { isWild } from "../keyexpr/index.js";
 import type { ConditionOptions, Session } from "../core/session.js";
@@ -260,7 +261,12 @@ export class RestServer {
     } catch {
       return false;
     }
-    const replies = session.interest.readStored?.(key);
+    let replies: Reply[] | undefined;
+    try {
+      replies = session.interest.readStored?.(key);
+    } catch {
+      return false; // a storage that cannot read now: the full pipeline words the failure
+    }
     if (replies === undefined) return false;
     for (const r of replies) if (r.kind !== "ok") return false;
     const rendered = codec.renderNow(replies);

@@ -82,8 +82,10 @@ export interface StorageBackend {
   query(keyExpr: string, range?: TimeRange): Promise<StoredEntry[]>;
   /**
    * Optional: the value held for exactly the plain key `key` (null: none, or a tombstone), read
-   * synchronously, as `query(key)` would answer it. Only backends that hold their data in memory
-   * offer it; it lets a GET of one key skip building a query (`Router.readStored`).
+   * synchronously, as `query(key)` would answer it. Only backends that can read synchronously
+   * offer it (memory; SQLite, whose driver is synchronous); it lets a GET of one key skip
+   * building a query (`Router.readStored`). It may throw (a closed or broken file): the caller
+   * then runs the query, which reports the failure.
    */
   peek?(key: string): StoredEntry | null;
   /** Drops tombstones older than `before` (NTP64): after this, older writes are accepted again. */

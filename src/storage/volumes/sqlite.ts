@@ -339,6 +339,15 @@ export class SqliteBackend implements StorageBackend {
     return out;
   }
 
+  /**
+   * better-sqlite3 reads synchronously, so a GET of one key is answered from the row cache, or
+   * one indexed SELECT, without building a query (`Router.readStored`).
+   */
+  peek(key: string): StoredEntry | null {
+    const slot = this.slot(key);
+    return slot?.payload ? { key, payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp } : null;
+  }
+
   async purgeTombstones(before: bigint): Promise<void> {
     // `ts` starts with the time as 16 hex digits, so string order is time order; a tombstone at
     // exactly `before` ("<hex>/<id>") sorts after "<hex>" and is kept, as in the memory volume.
