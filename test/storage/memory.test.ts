@@ -5,7 +5,13 @@ import { runStorageContract } from "./contract.js";
 import { canonize, KeyIndex } from "../../src/keyexpr/index.js";
 import { HLC } from "../../src/core/timestamp.js";
 import { ZestError } from "../../src/core/errors.js";
-import { DEFAULT_MEMORY_QUOTA, MemoryBackend, memoryDriver } from "../../src/storage/volumes/memory.js";
+import {
+  DEFAULT_MEMORY_QUOTA,
+  INDEX_NODE_BYTES,
+  MemoryBackend,
+  memoryDriver,
+} from "../../src/storage/volumes/memory.js";
+import { RECORD_HEADER_BYTES, type Records, SLOT_BYTES } from "../../src/storage/volumes/memory-records.js";
 import { silentLogger } from "../../src/core/log.js";
 import { matchesKey, pick, rng, universe } from "../keyexpr/reference.js";
 
@@ -139,17 +145,113 @@ test("a write beyond the quota is refused with insufficient_storage and loses no
   m.put(entry("q/b", "y".repeat(600)));
 });
 
-test("the quota counts payloads, encodings and key-index nodes, and deletes give it back", async () => {
+test("the quota counts index nodes, slots, payloads with their header, and each encoding once", async () => {
   const m = new MemoryBackend("acct", 1_000_000);
-  m.put(entry("a/bc", "12345", "text/plain")); // nodes a, bc: 2×64 + 3; value 5 + 10
-  assert.equal(m.used, 2 * 64 + 3 + 5 + 10);
-  m.put(entry("a/d", "1", "x")); // node d: 64 + 1; value 1 + 1
-  assert.equal(m.used, 2 * 64 + 3 + 5 + 10 + 64 + 1 + 2);
-  const ts = hlc.newTimestamp();
-  m.delete("a/d", ts); // tombstone: the value goes, the key stays until purged
-  assert.equal(m.used, 2 * 64 + 3 + 5 + 10 + 64 + 1);
-  await m.purgeTombstones(ts.time + 1n);
-  assert.equal(m.used, 2 * 64 + 3 + 5 + 10);
+  const node = (chars: number) => INDEX_NODE_BYTES + chars;
+  const value = (bytes: number) => RECORD_HEADER_BYTES + bytes;
+  const clock = "01".length; // the clock id of every timestamp here, held once
+  m.put(entry("a/bc", "12345", "text/plain")); // nodes a, bc; one slot; value 5; encoding 10
+  let want = node(1) + node(2) + SLOT_BYTES + value(5) + "text/plain".length + clock;
+  assert.equal(m.used, want);
+  m.put(entry("a/d", "1", "x"));
+  want += node(1) + SLOT_BYTES + value(1) + "x".length;
+  assert.equal(m.used, want);
+  // Another key with a known encoding: the encoding is not counted again.
+  m.put(entry("a/e", "22", "text/plain"));
+  assert.equal(m.used, want + node(1) + SLOT_BYTES + value(2));
+  const e = hlc.newTimestamp();
+  m.delete("a/e", e);
+  m.delete("a/d", hlc.newTimestamp()); // the value and its encoding go; the key stays until purged
+  want -= value(1) + "x".length;
+  assert.equal(m.used, want + node(1) + SLOT_BYTES);
+  await m.purgeTombstones(hlc.newTimestamp().time + 1n);
+  assert.equal(m.used, node(1) + node(2) + SLOT_BYTES + value(5) + "text/plain".length + clock);
+  // Overwriting a value replaces its share.
+  m.put(entry("a/bc", "1234567890", "text/plain"));
+  assert.equal(m.used, node(1) + node(2) + SLOT_BYTES + value(10) + "text/plain".length + clock);
+});
+
+test("overwritten and deleted values' slab space is reclaimed: dead bytes stay bounded", async () => {
+  const m = new MemoryBackend("churn", 64 * 1024 * 1024);
+  const rec = (m as unknown as { records: Records }).records;
+  const keys = 2000;
+  for (let round = 0; round < 30; round++) {
+    for (let i = 0; i < keys; i++) {
+      // Sizes change from round to round, so records do not line up.
+      const k = `churn/${(i * 7919 + round) % keys}`;
+      if ((i + round) % 11 === 0) m.delete(k, hlc.newTimestamp());
+      else m.put(entry(k, `${round}:${"x".repeat((i + round * 13) % 300)}`));
+    }
+    const live = m.used;
+    assert.ok(m.deadBytes <= live / 4 + 4096, `round ${round}: ${m.deadBytes} dead bytes for ${live} used`);
+    // Every slab byte is live, dead, or the newest slab's unwritten end (at most one slab).
+    assert.ok(rec.slabBytes <= live + m.deadBytes + (1 << 20), `round ${round}: ${rec.slabBytes} slab bytes`);
+  }
+  // Every key still reads back its last value.
+  for (let i = 0; i < keys; i++) {
+    const k = `churn/${i}`;
+    const e = m.peek(k);
+    if (e) assert.match(e.payload.toString(), /^29:x*$/, k);
+  }
+  // Once every key is gone (deleted, then purged), no slab is left.
+  for (let i = 0; i < keys; i++) m.delete(`churn/${i}`, hlc.newTimestamp());
+  await m.purgeTombstones(hlc.newTimestamp().time + 1n);
+  assert.equal(m.size, 0);
+  assert.equal(m.used, 0);
+  assert.ok(rec.slabBytes <= 1 << 20, `${rec.slabBytes} slab bytes left`);
+});
+
+test("a payload read from the memory volume never changes, even after overwrites and compaction", () => {
+  const m = new MemoryBackend("views");
+  m.put(entry("v/a", "first"));
+  const held = m.peek("v/a")!.payload;
+  // Enough churn to compact, many times, the slabs the first value is moved through.
+  for (let i = 0; i < 20_000; i++) m.put(entry(`v/${i % 50}`, `${i}`.padEnd(200, ".")));
+  assert.equal(m.peek("v/a")!.payload.toString(), "first");
+  m.put(entry("v/a", "second"));
+  for (let i = 0; i < 2_000; i++) m.put(entry(`v/${i % 50}`, `${i}`.padEnd(200, ".")));
+  assert.equal(held.toString(), "first");
+  assert.equal(m.peek("v/a")!.payload.toString(), "second");
+});
+
+test("binary payloads and large values round-trip through the slabs", async () => {
+  const m = new MemoryBackend("bin");
+  const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+  const big = Buffer.alloc(3 * 1024 * 1024, 0xab);
+  m.put({ ...entry("b/bytes", ""), payload: bytes, encoding: "application/octet-stream" });
+  m.put({ ...entry("b/big", ""), payload: big });
+  m.put({ ...entry("b/empty", ""), payload: Buffer.alloc(0) });
+  assert.deepEqual(m.peek("b/bytes")!.payload, bytes);
+  assert.equal(m.peek("b/bytes")!.encoding, "application/octet-stream");
+  assert.deepEqual(m.peek("b/big")!.payload, big);
+  assert.equal(m.peek("b/empty")!.payload.length, 0);
+  assert.deepEqual((await m.query("b/*")).map((e) => [e.key, e.payload.length]).sort(), [
+    ["b/big", big.length],
+    ["b/bytes", 256],
+    ["b/empty", 0],
+  ]);
+  // A large value has a buffer of its own, given back when it is overwritten.
+  const rec = (m as unknown as { records: Records }).records;
+  m.put(entry("b/big", "small now"));
+  assert.ok(rec.slabBytes < 1024 * 1024, `${rec.slabBytes} slab bytes`);
+});
+
+test("a wide query answers each key with its own value while keys are deleted and their slots reused", async () => {
+  const m = new MemoryBackend("reuse");
+  const n = 100_000;
+  for (let i = 0; i < n; i++) m.put(entry(`r/${i}`, `r/${i}`));
+  let yielded = false;
+  const wide = m.query("r/*");
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  yielded = true;
+  // Meanwhile every key is deleted and purged, and new keys take the freed slots.
+  for (let i = 0; i < n; i++) m.delete(`r/${i}`, hlc.newTimestamp());
+  await m.purgeTombstones(hlc.newTimestamp().time + 1n);
+  for (let i = 0; i < n; i++) m.put(entry(`s/${i}`, `s/${i}`));
+  const found = await wide;
+  assert.ok(yielded);
+  assert.ok(found.length > 0 && found.length < n, `${found.length} keys found before the deletes`);
+  for (const e of found) assert.equal(e.payload.toString(), e.key);
 });
 
 test("the memory volume takes a quota from the volume or the storage, 256 MiB by default", async () => {
