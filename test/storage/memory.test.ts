@@ -214,6 +214,27 @@ test("a payload read from the memory volume never changes, even after overwrites
   assert.equal(m.peek("v/a")!.payload.toString(), "second");
 });
 
+test("reads after overwrites, deletes and slot reuse see the current value, never a remembered one", async () => {
+  const m = new MemoryBackend("cache");
+  m.put(entry("c/a", "1", "text/plain"));
+  assert.equal(m.peek("c/a")!.payload.toString(), "1");
+  m.put(entry("c/a", "2", "application/json"));
+  const second = m.peek("c/a")!;
+  assert.deepEqual([second.payload.toString(), second.encoding], ["2", "application/json"]);
+  const ts = hlc.newTimestamp();
+  m.delete("c/a", ts);
+  assert.equal(m.peek("c/a"), null);
+  await m.purgeTombstones(ts.time + 1n);
+  // The freed slot goes to the next new key.
+  m.put(entry("c/b", "3"));
+  assert.equal(m.peek("c/a"), null);
+  assert.deepEqual([m.peek("c/b")!.key, m.peek("c/b")!.payload.toString()], ["c/b", "3"]);
+  assert.deepEqual(
+    (await m.query("c/*")).map((e) => [e.key, e.payload.toString()]),
+    [["c/b", "3"]],
+  );
+});
+
 test("binary payloads and large values round-trip through the slabs", async () => {
   const m = new MemoryBackend("bin");
   const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));

@@ -12,6 +12,7 @@
  * most about four times over its life, and dead space stays bounded (`deadBytes`).
  */
 import { Timestamp } from "../../core/timestamp.js";
+import type { StoredEntry } from "../backend.js";
 
 /** A slot's `slab` when it holds a tombstone (no payload). */
 const TOMBSTONE = 0xffffffff;
@@ -25,6 +26,8 @@ const MAX_SLAB = 1 << 20;
 const OWN_BUFFER = MAX_SLAB >> 2;
 /** Dead bytes allowed besides a quarter of the live ones before a compaction runs. */
 const DEAD_SLACK = MIN_SLAB;
+/** Most entries kept made (`entry`), per storage. */
+const ENTRY_CACHE_MAX = 8192;
 
 /** Strings shared by many slots (encodings, clock ids), kept while some slot uses them. */
 class Interner {
@@ -95,6 +98,15 @@ export class Records {
   #liveBytes = 0;
   #deadBytes = 0;
 
+  /**
+   * Entries recently made, by slot (direct-mapped, `slot & mask`): a key read often is read
+   * without making its payload view and timestamp again, and its timestamp keeps its rendered
+   * text. An entry leaves the cache when its slot is written, freed, or its record moved (so the
+   * cache never holds a dropped slab).
+   */
+  #cachedSlot = new Int32Array(0);
+  #cached: Array<StoredEntry | undefined> = [];
+
   /** Slots in use (keys held, tombstones included). */
   get slots(): number {
     return this.#slots;
@@ -153,6 +165,7 @@ export class Records {
 
   /** Frees `slot` and what it holds; it may be handed out again by `alloc`. */
   free(slot: number): void {
+    this.#uncache(slot);
     this.#drop(slot);
     this.#clocks.release(this.#clock[slot]!);
     this.#encodings.release(this.#enc[slot]!);
@@ -163,6 +176,7 @@ export class Records {
 
   /** Stores a value (or, with `payload` undefined, a tombstone) in `slot`. */
   set(slot: number, timestamp: Timestamp, encoding: string, payload: Uint8Array | undefined): void {
+    this.#uncache(slot);
     this.#drop(slot);
     const clock = this.#clocks.acquire(timestamp.id);
     this.#clocks.release(this.#clock[slot]!);
@@ -208,8 +222,43 @@ export class Records {
     return this.#slabs[s]!.subarray(off, off + this.#len[slot]!);
   }
 
+  /** The entry of the value at `key`, held in `slot`, or null for a tombstone. */
+  entry(key: string, slot: number): StoredEntry | null {
+    const mask = this.#cachedSlot.length - 1;
+    const i = slot & mask;
+    if (mask >= 0 && this.#cachedSlot[i] === slot) return this.#cached[i]!;
+    const payload = this.payload(slot);
+    if (payload === undefined) return null;
+    const e: StoredEntry = { key, payload, encoding: this.encoding(slot), timestamp: this.timestamp(slot) };
+    if (mask < 0 || (mask + 1 < ENTRY_CACHE_MAX && this.#slots > mask + 1)) return this.#resizeCache(e, slot);
+    this.#cachedSlot[i] = slot;
+    this.#cached[i] = e;
+    return e;
+  }
+
+  /** Grows the entry cache with the number of slots (emptying it), and caches `e`. */
+  #resizeCache(e: StoredEntry, slot: number): StoredEntry {
+    let size = 64;
+    while (size < ENTRY_CACHE_MAX && size < this.#slots) size <<= 1;
+    this.#cachedSlot = new Int32Array(size).fill(-1);
+    this.#cached = new Array<StoredEntry | undefined>(size);
+    this.#cachedSlot[slot & (size - 1)] = slot;
+    this.#cached[slot & (size - 1)] = e;
+    return e;
+  }
+
+  #uncache(slot: number): void {
+    const i = slot & (this.#cachedSlot.length - 1);
+    if (this.#cachedSlot[i] === slot) {
+      this.#cachedSlot[i] = -1;
+      this.#cached[i] = undefined;
+    }
+  }
+
   /** Forgets everything. */
   clear(): void {
+    this.#cachedSlot = new Int32Array(0);
+    this.#cached = [];
     this.#cap = 0;
     this.#time = new BigUint64Array(0);
     this.#clock = new Uint32Array(0);
@@ -351,6 +400,7 @@ export class Records {
       this.#live[s]! -= RECORD_HEADER_BYTES + len;
       this.#liveBytes -= RECORD_HEADER_BYTES + len;
       this.#deadBytes += RECORD_HEADER_BYTES + len;
+      this.#uncache(slot);
       this.#append(slot, buf, off, len);
     }
     this.#dropSlab(s);

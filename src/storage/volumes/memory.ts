@@ -138,16 +138,7 @@ export class MemoryBackend implements StorageBackend {
 
   peek(key: string): StoredEntry | null {
     const slot = this.index.get(key);
-    return slot === undefined ? null : this.entry(key, slot);
-  }
-
-  /** The entry of the value in `slot`, or null for a tombstone. */
-  private entry(key: string, slot: number): StoredEntry | null {
-    const records = this.records;
-    const payload = records.payload(slot);
-    return payload === undefined
-      ? null
-      : { key, payload, encoding: records.encoding(slot), timestamp: records.timestamp(slot) };
+    return slot === undefined ? null : this.records.entry(key, slot);
   }
 
   async query(keyExpr: string): Promise<StoredEntry[]> {
@@ -165,7 +156,7 @@ export class MemoryBackend implements StorageBackend {
     for (;;) {
       const done = walk.step(found, SLICE_MS);
       for (const [key, slot] of found) {
-        const e = this.entry(key, slot);
+        const e = this.records.entry(key, slot);
         if (e) out.push(e);
       }
       found.length = 0;
