@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import type { Volume } from "../../src/storage/backend.js";
 import { runStorageContract } from "./contract.js";
 import { canonize, KeyIndex } from "../../src/keyexpr/index.js";
@@ -325,4 +327,22 @@ test("a query over 300,000 keys under one prefix gives the event loop back withi
   // One node with 300,000 children: the scan stops and resumes inside it, every few hundred.
   assert.ok(steps > 100, `${steps} slices`);
   assert.equal(found.length, 30_000);
+});
+
+test("a long key chunk held by the index does not keep its whole key string alive", () => {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  const n = 50_000;
+  gc();
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const index = new KeyIndex<number>();
+  for (let i = 0; i < n; i++) index.set(`uuid/${crypto.randomUUID()}`, i);
+  gc();
+  gc();
+  const perKey = (process.memoryUsage().heapUsed - before) / n;
+  // A map entry and a 36-character string: about 95 bytes. A slice of the key (a view holding
+  // the 41-character key) made it about 127.
+  assert.ok(perKey < 112, `${perKey.toFixed(1)} heap bytes per key`);
+  assert.equal(index.size, n);
 });
