@@ -16,6 +16,8 @@ import type { StoredEntry } from "../backend.js";
 
 /** A slot's `slab` when it holds a tombstone (no payload). */
 const TOMBSTONE = 0xffffffff;
+/** A slot's clock or encoding before its first `set`. */
+const NO_ID = 0xffffffff;
 /** Bytes before each payload in a slab: the slot it belongs to (u32) and its length (u32). */
 export const RECORD_HEADER_BYTES = 8;
 /** What one slot costs in the typed arrays: time (8), clock, encoding, slab, offset, length (4 each). */
@@ -42,8 +44,12 @@ class Interner {
     return this.#ids.has(s);
   }
 
+  /** The last string acquired and its id: most writes repeat the previous one's. */
+  #last: string | undefined;
+  #lastId = 0;
+
   acquire(s: string): number {
-    let id = this.#ids.get(s);
+    let id = s === this.#last ? this.#lastId : this.#ids.get(s);
     if (id === undefined) {
       id = this.#free.pop() ?? this.#strings.length;
       this.#strings[id] = s;
@@ -52,12 +58,16 @@ class Interner {
       this.chars += s.length;
     }
     this.#refs[id]!++;
+    this.#last = s;
+    this.#lastId = id;
     return id;
   }
 
+  /** Gives back one use of `id` (`NO_ID`: none). */
   release(id: number): void {
-    if (--this.#refs[id]! > 0) return;
+    if (id === NO_ID || --this.#refs[id]! > 0) return;
     const s = this.#strings[id]!;
+    if (s === this.#last) this.#last = undefined;
     this.#ids.delete(s);
     this.#strings[id] = undefined;
     this.#free.push(id);
@@ -147,7 +157,7 @@ export class Records {
     return this.#slab[slot] === TOMBSTONE ? 0 : RECORD_HEADER_BYTES + this.#len[slot]!;
   }
 
-  /** A new slot, holding a tombstone at time 0 until `set`. */
+  /** A new slot; it holds nothing readable until `set` (or goes back with `free`). */
   alloc(): number {
     let slot = this.#freeSlots.pop();
     if (slot === undefined) {
@@ -157,8 +167,8 @@ export class Records {
     this.#slab[slot] = TOMBSTONE;
     this.#len[slot] = 0;
     this.#time[slot] = 0n;
-    this.#clock[slot] = this.#clocks.acquire("");
-    this.#enc[slot] = this.#encodings.acquire("");
+    this.#clock[slot] = NO_ID;
+    this.#enc[slot] = NO_ID;
     this.#slots++;
     return slot;
   }
