@@ -237,6 +237,62 @@ test("reads after overwrites, deletes and slot reuse see the current value, neve
   );
 });
 
+test("random puts, deletes and purges: every read and the quota's count match a plain model", async () => {
+  const m = new MemoryBackend("model", 1 << 30);
+  const rec = (m as unknown as { records: Records }).records;
+  const next = rng(12);
+  const encodings = ["text/plain", "application/json", "x/y", ""];
+  // key → [payload, encoding] for values; null for tombstones.
+  const model = new Map<string, [Buffer, string] | null>();
+  for (let op = 0; op < 6000; op++) {
+    const key = `f/${Math.floor(next() * 300)}`;
+    const r = next();
+    if (r < 0.15) {
+      m.delete(key, hlc.newTimestamp());
+      model.set(key, null);
+    } else if (r < 0.17) {
+      // Every tombstone so far is older than now: all of them go.
+      await m.purgeTombstones(hlc.newTimestamp().time + 1n);
+      for (const [k, v] of model) if (v === null) model.delete(k);
+    } else {
+      // Mostly small values, now and then one big enough for a buffer of its own.
+      const size = next() < 0.01 ? 300_000 + Math.floor(next() * 1000) : Math.floor(next() * 400);
+      const payload = Buffer.alloc(size, op & 0xff);
+      if (size >= 4) payload.writeUInt32LE(op, 0);
+      const encoding = pick(next, encodings);
+      m.put({ key, payload, encoding, timestamp: hlc.newTimestamp() });
+      model.set(key, [payload, encoding]);
+    }
+    if (op % 500 === 0 || op === 5999) {
+      for (const [k, v] of model) {
+        const e = m.peek(k);
+        if (v === null) assert.equal(e, null, k);
+        else assert.deepEqual(e && [e.payload, e.encoding], v, k);
+      }
+      let want = INDEX_NODE_BYTES + 1 + "01".length;
+      const encs = new Set<string>();
+      for (const [k, v] of model) {
+        want += INDEX_NODE_BYTES + k.length - 2 + SLOT_BYTES;
+        if (v) {
+          want += RECORD_HEADER_BYTES + v[0].length;
+          encs.add(v[1]);
+        }
+      }
+      for (const e of encs) want += e.length;
+      assert.equal(m.used, model.size === 0 ? 0 : want, `op ${op}`);
+      assert.ok(m.deadBytes <= (m.used >> 2) + 4096, `op ${op}: ${m.deadBytes} dead`);
+      assert.ok(rec.slabBytes <= m.used + m.deadBytes + (1 << 20), `op ${op}: ${rec.slabBytes} slab bytes`);
+    }
+  }
+  assert.deepEqual(
+    (await m.query("f/*")).map((e) => e.key).sort(),
+    [...model]
+      .filter(([, v]) => v !== null)
+      .map(([k]) => k)
+      .sort(),
+  );
+});
+
 test("binary payloads and large values round-trip through the slabs", async () => {
   const m = new MemoryBackend("bin");
   const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
