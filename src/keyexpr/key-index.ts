@@ -16,6 +16,20 @@ const STAR = 1;
 const DOUBLE = 2;
 const GLOB = 3;
 
+/**
+ * `chunk` as a string of its own. V8 makes a slice of 13 characters or more a view that keeps
+ * the whole sliced string alive: a chunk kept as an index key would hold its entire key (for a
+ * UUID chunk, 40 bytes more per key). Rebuilding it from its code units costs about half a
+ * microsecond, once per new key; very long chunks stay views (the key is mostly that chunk).
+ */
+function ownString(chunk: string): string {
+  const n = chunk.length;
+  if (n < 13 || n > 1024) return chunk;
+  const units = new Array<number>(n);
+  for (let i = 0; i < n; i++) units[i] = chunk.charCodeAt(i);
+  return String.fromCharCode.apply(null, units);
+}
+
 /** A key prefix that has longer keys under it; `value` is set when it is a key itself. */
 class KeyNode<V> {
   kids: Map<string, KeyNode<V> | V> | null = null;
@@ -76,7 +90,7 @@ export class KeyIndex<V> {
       if (end === key.length) {
         let old: V | undefined;
         if (e === undefined) {
-          kids.set(chunk, value);
+          kids.set(ownString(chunk), value);
           nodes++;
           chars += chunk.length;
         } else if (e instanceof KeyNode) {
@@ -98,10 +112,11 @@ export class KeyIndex<V> {
         if (e === undefined) {
           nodes++;
           chars += chunk.length;
+          kids.set(ownString(chunk), next);
         } else {
           next.value = e;
+          kids.set(chunk, next);
         }
-        kids.set(chunk, next);
       }
       node = next;
       start = end + 1;

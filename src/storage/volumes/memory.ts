@@ -3,6 +3,7 @@ import { ZestError } from "../../core/errors.js";
 import { Slice, SLICE_MS } from "../../core/slices.js";
 import type { Timestamp } from "../../core/timestamp.js";
 import { decideWrite, versionOf } from "../backend.js";
+import { Records, SLOT_BYTES } from "./memory-records.js";
 import type {
   Insertion,
   StorageBackend,
@@ -14,12 +15,6 @@ import type {
   WriteCondition,
 } from "../backend.js";
 
-interface Slot {
-  payload: Buffer | undefined; // undefined = tombstone
-  encoding: string;
-  timestamp: Timestamp;
-}
-
 /** Default quota of a memory storage, in bytes (256 MiB): see `MemoryBackend.used`. */
 export const DEFAULT_MEMORY_QUOTA = 256 * 1024 * 1024;
 /** What one node of the key index costs against the quota, besides its chunk's characters. */
@@ -28,8 +23,10 @@ export const INDEX_NODE_BYTES = 64;
 /**
  * A storage held in process memory; each storage has its own index. Keys live in a chunk trie
  * (`KeyIndex`), so a wild query visits only the subtrees that can match, in slices that let
- * other requests through, and a plain key is one lookup per chunk. Writes beyond the quota are
- * refused (`insufficient_storage`) and leave what was stored untouched.
+ * other requests through, and a plain key is one lookup per chunk. The trie maps each key to a
+ * record number whose fields, payload bytes included, are held in typed arrays and shared slabs
+ * (`Records`, docs/memory-volume.md): no JS object per key. Writes beyond the quota are refused
+ * (`insufficient_storage`) and leave what was stored untouched.
  */
 export class MemoryBackend implements StorageBackend {
   readonly capability: StorageCapability = { history: "latest", persistence: "volatile" };
@@ -37,10 +34,12 @@ export class MemoryBackend implements StorageBackend {
   readonly name: string;
   /** Most bytes this storage may hold (see `used`). */
   readonly quota: number;
-  private readonly index = new KeyIndex<Slot>();
-  /** Keys holding a tombstone, with its time, so purging does not scan every key. */
-  private readonly tombstones = new Map<string, Timestamp>();
-  #used = 0;
+  private readonly index = new KeyIndex<number>();
+  private readonly records = new Records();
+  /** Keys holding a tombstone, with their slot, so purging does not scan every key. */
+  private readonly tombstones = new Map<string, number>();
+  /** Bytes of the key index's nodes (see `used`). */
+  #nodeBytes = 0;
 
   constructor(name = "memory", quota = DEFAULT_MEMORY_QUOTA) {
     this.name = name;
@@ -48,66 +47,98 @@ export class MemoryBackend implements StorageBackend {
   }
 
   /**
-   * Bytes held, as the quota counts them: every value's payload and encoding (UTF-16 code
-   * units), plus, for each node of the key index (one per distinct key prefix), its chunk's
-   * characters and `INDEX_NODE_BYTES`. A key shares the nodes of its prefix with other keys.
+   * Bytes held, as the quota counts them: for each node of the key index (one per distinct key
+   * prefix; a key shares the nodes of its prefix with other keys) its chunk's characters and
+   * `INDEX_NODE_BYTES`; for each key `SLOT_BYTES`; for each value its payload and
+   * `RECORD_HEADER_BYTES`; each distinct encoding and clock id once (UTF-16 code units).
+   * Space freed by overwrites and deletes is counted free at once; compaction keeps what is not
+   * yet reclaimed under a quarter of the live bytes (`Records.deadBytes`).
    */
   get used(): number {
-    return this.#used;
+    return this.#nodeBytes + this.records.bytes;
+  }
+
+  /** Slab bytes of overwritten or deleted values not yet reclaimed (for tests). */
+  get deadBytes(): number {
+    return this.records.deadBytes;
   }
 
   async lookup(key: string): Promise<StoredLookup | undefined> {
     const slot = this.index.get(key);
-    return (
-      slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined, version: versionOf(slot.timestamp) }
-    );
+    if (slot === undefined) return undefined;
+    const timestamp = this.records.timestamp(slot);
+    return { timestamp, deleted: this.records.deleted(slot), version: versionOf(timestamp) };
   }
 
   /** Decided and applied before it returns: the outcome comes back directly. */
   put(entry: StoredEntry, condition?: WriteCondition): Insertion {
-    const outcome = this.decide(entry.key, entry.timestamp, condition);
-    if (outcome === "inserted")
-      this.write(entry.key, { payload: entry.payload, encoding: entry.encoding, timestamp: entry.timestamp }, true);
+    const slot = this.index.get(entry.key);
+    const outcome = this.decide(slot, entry.timestamp, condition);
+    if (outcome === "inserted") this.write(entry.key, slot, entry.timestamp, entry.encoding, entry.payload);
     return outcome;
   }
 
   delete(key: string, timestamp: Timestamp, condition?: WriteCondition): Insertion {
-    const outcome = this.decide(key, timestamp, condition);
+    const slot = this.index.get(key);
+    const outcome = this.decide(slot, timestamp, condition);
     // A delete frees space: it is never refused, even by a full storage.
-    if (outcome === "inserted") this.write(key, { payload: undefined, encoding: "", timestamp }, false);
+    if (outcome === "inserted") this.write(key, slot, timestamp, "", undefined);
     return outcome;
   }
 
-  private decide(key: string, timestamp: Timestamp, condition: WriteCondition | undefined): Insertion {
-    const slot = this.index.get(key);
-    return decideWrite(
-      slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined },
-      timestamp,
-      condition,
-    );
+  private decide(slot: number | undefined, timestamp: Timestamp, condition: WriteCondition | undefined): Insertion {
+    if (slot === undefined) return decideWrite(undefined, timestamp, condition);
+    if (condition)
+      return decideWrite(
+        { timestamp: this.records.timestamp(slot), deleted: this.records.deleted(slot) },
+        timestamp,
+        condition,
+      );
+    // What decideWrite decides without a condition, without making a Timestamp.
+    return this.records.compare(slot, timestamp) >= 0 ? "outdated" : "inserted";
   }
 
-  /** Stores `slot` at `key`; with `check`, refuses (and undoes) a write that overflows the quota. */
-  private write(key: string, slot: Slot, check: boolean): void {
-    const change = this.index.set(key, slot);
-    const old = change.old;
-    const grown = nodeBytes(change) + slotBytes(slot) - (old ? slotBytes(old) : 0);
-    if (check && grown > 0 && this.#used + grown > this.quota) {
-      if (old) this.index.set(key, old);
-      else this.index.delete(key);
+  /**
+   * Stores a value (`payload` undefined: a tombstone) at `key`, whose slot is `slot` (undefined:
+   * a new key). A value that overflows the quota is refused and changes nothing.
+   */
+  private write(
+    key: string,
+    slot: number | undefined,
+    timestamp: Timestamp,
+    encoding: string,
+    payload: Buffer | undefined,
+  ): void {
+    const records = this.records;
+    const used = this.used;
+    let nodes = 0;
+    let at = slot;
+    if (at === undefined) {
+      at = records.alloc();
+      nodes = nodeBytes(this.index.set(key, at));
+    }
+    const grown =
+      nodes + (slot === undefined ? SLOT_BYTES : 0) + records.cost(timestamp, encoding, payload) - records.heldCost(at);
+    if (payload !== undefined && grown > 0 && used + grown > this.quota) {
+      if (slot === undefined) {
+        this.index.delete(key);
+        records.free(at);
+      }
       throw new ZestError(
         "insufficient_storage",
-        `memory storage ${this.name} is full: the write on ${key} needs ${grown} bytes, ${this.quota - this.#used} of its quota of ${this.quota} bytes are left`,
+        `memory storage ${this.name} is full: the write on ${key} needs ${grown} bytes, ${this.quota - used} of its quota of ${this.quota} bytes are left`,
       );
     }
-    this.#used += grown;
-    if (slot.payload === undefined) this.tombstones.set(key, slot.timestamp);
-    else if (old?.payload === undefined) this.tombstones.delete(key);
+    const wasDeleted = slot !== undefined && records.deleted(at);
+    records.set(at, timestamp, encoding, payload);
+    this.#nodeBytes += nodes;
+    if (payload === undefined) this.tombstones.set(key, at);
+    else if (wasDeleted) this.tombstones.delete(key);
   }
 
   peek(key: string): StoredEntry | null {
     const slot = this.index.get(key);
-    return slot?.payload ? { key, payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp } : null;
+    return slot === undefined ? null : this.records.entry(key, slot);
   }
 
   async query(keyExpr: string): Promise<StoredEntry[]> {
@@ -116,33 +147,42 @@ export class MemoryBackend implements StorageBackend {
       return e ? [e] : [];
     }
     const walk = this.index.walk(keyExpr);
-    const found: Array<[string, Slot]> = [];
-    // A walk over many keys, or a costly selector, must not hold the event loop: other clients'
-    // requests run between slices. What a write changes meanwhile may or may not be seen.
-    const slice = new Slice();
-    while (!walk.step(found, SLICE_MS)) await slice.next();
+    const found: Array<[string, number]> = [];
     const out: StoredEntry[] = [];
-    for (const [key, slot] of found) {
-      if (slot.payload) out.push({ key, payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp });
+    // A walk over many keys, or a costly selector, must not hold the event loop: other clients'
+    // requests run between slices. What a write changes meanwhile may or may not be seen, but
+    // what a slice finds is read in that slice (a slot freed later may hold another key).
+    const slice = new Slice();
+    for (;;) {
+      const done = walk.step(found, SLICE_MS);
+      for (const [key, slot] of found) {
+        const e = this.records.entry(key, slot);
+        if (e) out.push(e);
+      }
+      found.length = 0;
+      if (done) return out;
+      await slice.next();
     }
-    return out;
   }
 
   async purgeTombstones(before: bigint): Promise<void> {
-    for (const [key, time] of this.tombstones) {
-      if (time.time >= before) continue;
+    const records = this.records;
+    for (const [key, slot] of this.tombstones) {
+      if (records.time(slot) >= before) continue;
       this.tombstones.delete(key);
-      const slot = this.index.get(key);
-      if (slot === undefined || slot.payload !== undefined) continue;
+      if (!records.deleted(slot)) continue;
       const change = this.index.delete(key);
-      if (change.old) this.#used -= nodeBytes(change) + slotBytes(change.old);
+      if (change.old === undefined) continue;
+      this.#nodeBytes -= nodeBytes(change);
+      records.free(slot);
     }
   }
 
   async close(): Promise<void> {
     this.index.clear();
+    this.records.clear();
     this.tombstones.clear();
-    this.#used = 0;
+    this.#nodeBytes = 0;
   }
 
   /** Number of keys held, tombstones included (for status and tests). */
@@ -151,11 +191,7 @@ export class MemoryBackend implements StorageBackend {
   }
 }
 
-function slotBytes(slot: Slot): number {
-  return (slot.payload?.length ?? 0) + slot.encoding.length;
-}
-
-function nodeBytes(change: IndexChange<Slot>): number {
+function nodeBytes(change: IndexChange<number>): number {
   return change.nodes * INDEX_NODE_BYTES + change.chars;
 }
 

@@ -1,0 +1,418 @@
+/**
+ * What a memory storage holds per key, without one JS object per key (docs/memory-volume.md):
+ * each key has a record number (a "slot"), and the slot's fields live in typed arrays; payload
+ * bytes live in shared slabs; encodings and clock ids are interned strings, counted by use.
+ *
+ * Slabs are append-only: bytes once written are never changed, so a payload handed out as a
+ * view (`payload`) stays what it was even after the key is overwritten or its slab compacted
+ * (a compacted slab is dropped, and freed by the GC once no view holds it). The space of
+ * overwritten and deleted values is reclaimed: a slab left with no live record is dropped at
+ * once, and when dead bytes exceed a quarter of the live ones, the slab with the most dead bytes
+ * is compacted (its live records copied to the newest slab). Each byte written is thus copied at
+ * most about four times over its life, and dead space stays bounded (`deadBytes`).
+ */
+import { Timestamp } from "../../core/timestamp.js";
+import type { StoredEntry } from "../backend.js";
+
+/** A slot's `slab` when it holds a tombstone (no payload). */
+const TOMBSTONE = 0xffffffff;
+/** A slot's clock or encoding before its first `set`. */
+const NO_ID = 0xffffffff;
+/** Bytes before each payload in a slab: the slot it belongs to (u32) and its length (u32). */
+export const RECORD_HEADER_BYTES = 8;
+/** What one slot costs in the typed arrays: time (8), clock, encoding, slab, offset, length (4 each). */
+export const SLOT_BYTES = 28;
+const MIN_SLAB = 4096;
+const MAX_SLAB = 1 << 20;
+/** A value bigger than this gets a buffer of its own (dropped as soon as the value dies). */
+const OWN_BUFFER = MAX_SLAB >> 2;
+/** Dead bytes allowed besides a quarter of the live ones before a compaction runs. */
+const DEAD_SLACK = MIN_SLAB;
+/** Most entries kept made (`entry`), per storage. */
+const ENTRY_CACHE_MAX = 8192;
+
+/** Strings shared by many slots (encodings, clock ids), kept while some slot uses them. */
+class Interner {
+  readonly #ids = new Map<string, number>();
+  readonly #strings: Array<string | undefined> = [];
+  readonly #refs: number[] = [];
+  readonly #free: number[] = [];
+  /** UTF-16 code units of the strings held. */
+  chars = 0;
+
+  has(s: string): boolean {
+    return this.#ids.has(s);
+  }
+
+  /** The last string acquired and its id: most writes repeat the previous one's. */
+  #last: string | undefined;
+  #lastId = 0;
+
+  acquire(s: string): number {
+    let id = s === this.#last ? this.#lastId : this.#ids.get(s);
+    if (id === undefined) {
+      id = this.#free.pop() ?? this.#strings.length;
+      this.#strings[id] = s;
+      this.#refs[id] = 0;
+      this.#ids.set(s, id);
+      this.chars += s.length;
+    }
+    this.#refs[id]!++;
+    this.#last = s;
+    this.#lastId = id;
+    return id;
+  }
+
+  /** Gives back one use of `id` (`NO_ID`: none). */
+  release(id: number): void {
+    if (id === NO_ID || --this.#refs[id]! > 0) return;
+    const s = this.#strings[id]!;
+    if (s === this.#last) this.#last = undefined;
+    this.#ids.delete(s);
+    this.#strings[id] = undefined;
+    this.#free.push(id);
+    this.chars -= s.length;
+  }
+
+  get(id: number): string {
+    return this.#strings[id]!;
+  }
+}
+
+/**
+ * The slots and slabs of one memory storage. A slot is allocated for a key (`alloc`), written
+ * any number of times (`set`), and freed with its key (`free`).
+ */
+export class Records {
+  #cap = 0;
+  #time = new BigUint64Array(0);
+  #clock = new Uint32Array(0);
+  #enc = new Uint32Array(0);
+  #slab = new Uint32Array(0);
+  #off = new Uint32Array(0);
+  #len = new Uint32Array(0);
+  /** Slots never used yet start at `#next`; freed ones are reused first. */
+  #next = 0;
+  readonly #freeSlots: number[] = [];
+  #slots = 0;
+
+  readonly #encodings = new Interner();
+  readonly #clocks = new Interner();
+
+  readonly #slabs: Array<Buffer | undefined> = [];
+  /** Bytes written in each slab (its end, for the head), and bytes of its live records. */
+  readonly #fill: number[] = [];
+  readonly #live: number[] = [];
+  readonly #freeSlabs: number[] = [];
+  #head = -1;
+  #liveBytes = 0;
+  #deadBytes = 0;
+
+  /**
+   * Entries recently made, by slot (direct-mapped, `slot & mask`): a key read often is read
+   * without making its payload view and timestamp again, and its timestamp keeps its rendered
+   * text. An entry leaves the cache when its slot is written, freed, or its record moved (so the
+   * cache never holds a dropped slab).
+   */
+  #cachedSlot = new Int32Array(0);
+  #cached: Array<StoredEntry | undefined> = [];
+
+  /** Slots in use (keys held, tombstones included). */
+  get slots(): number {
+    return this.#slots;
+  }
+
+  /**
+   * Bytes this storage holds for its values, as its quota counts them: `SLOT_BYTES` per slot,
+   * each live payload with its record header, and each distinct encoding and clock id once.
+   */
+  get bytes(): number {
+    return this.#slots * SLOT_BYTES + this.#liveBytes + this.#encodings.chars + this.#clocks.chars;
+  }
+
+  /** Slab bytes written and no longer live (overwritten or deleted values, not yet compacted). */
+  get deadBytes(): number {
+    return this.#deadBytes;
+  }
+
+  /** Slab bytes allocated, written or not (for tests: live + dead + the head slab's unwritten end). */
+  get slabBytes(): number {
+    let n = 0;
+    for (const s of this.#slabs) n += s?.length ?? 0;
+    return n;
+  }
+
+  /**
+   * What storing `payload` (undefined: a tombstone) with `encoding` at `timestamp` would add to
+   * `bytes`, at most (the held value's share aside: see `heldCost`).
+   */
+  cost(timestamp: Timestamp, encoding: string, payload: Uint8Array | undefined): number {
+    const clock = this.#clocks.has(timestamp.id) ? 0 : timestamp.id.length;
+    if (payload === undefined) return clock;
+    return clock + RECORD_HEADER_BYTES + payload.length + (this.#encodings.has(encoding) ? 0 : encoding.length);
+  }
+
+  /** What the value held in `slot` counts in `bytes` (its encoding aside). */
+  heldCost(slot: number): number {
+    return this.#slab[slot] === TOMBSTONE ? 0 : RECORD_HEADER_BYTES + this.#len[slot]!;
+  }
+
+  /** A new slot; it holds nothing readable until `set` (or goes back with `free`). */
+  alloc(): number {
+    let slot = this.#freeSlots.pop();
+    if (slot === undefined) {
+      if (this.#next === this.#cap) this.#grow();
+      slot = this.#next++;
+    }
+    this.#slab[slot] = TOMBSTONE;
+    this.#len[slot] = 0;
+    this.#time[slot] = 0n;
+    this.#clock[slot] = NO_ID;
+    this.#enc[slot] = NO_ID;
+    this.#slots++;
+    return slot;
+  }
+
+  /** Frees `slot` and what it holds; it may be handed out again by `alloc`. */
+  free(slot: number): void {
+    this.#uncache(slot);
+    this.#drop(slot);
+    this.#clocks.release(this.#clock[slot]!);
+    this.#encodings.release(this.#enc[slot]!);
+    this.#freeSlots.push(slot);
+    this.#slots--;
+    this.#compactIfWasteful();
+  }
+
+  /** Stores a value (or, with `payload` undefined, a tombstone) in `slot`. */
+  set(slot: number, timestamp: Timestamp, encoding: string, payload: Uint8Array | undefined): void {
+    this.#uncache(slot);
+    this.#drop(slot);
+    const clock = this.#clocks.acquire(timestamp.id);
+    this.#clocks.release(this.#clock[slot]!);
+    this.#clock[slot] = clock;
+    const enc = this.#encodings.acquire(payload === undefined ? "" : encoding);
+    this.#encodings.release(this.#enc[slot]!);
+    this.#enc[slot] = enc;
+    this.#time[slot] = timestamp.time;
+    if (payload !== undefined) this.#append(slot, payload, 0, payload.length);
+    this.#compactIfWasteful();
+  }
+
+  deleted(slot: number): boolean {
+    return this.#slab[slot] === TOMBSTONE;
+  }
+
+  /** NTP64 time of what `slot` holds. */
+  time(slot: number): bigint {
+    return this.#time[slot]!;
+  }
+
+  timestamp(slot: number): Timestamp {
+    return new Timestamp(this.#time[slot]!, this.#clocks.get(this.#clock[slot]!));
+  }
+
+  /** Same as `timestamp(slot).compare(other)`, without making the timestamp. */
+  compare(slot: number, other: Timestamp): number {
+    const t = this.#time[slot]!;
+    if (t !== other.time) return t < other.time ? -1 : 1;
+    const id = this.#clocks.get(this.#clock[slot]!);
+    return id < other.id ? -1 : id > other.id ? 1 : 0;
+  }
+
+  encoding(slot: number): string {
+    return this.#encodings.get(this.#enc[slot]!);
+  }
+
+  /** The payload held in `slot` (a view of a slab: it never changes), or undefined for a tombstone. */
+  payload(slot: number): Buffer | undefined {
+    const s = this.#slab[slot]!;
+    if (s === TOMBSTONE) return undefined;
+    const off = this.#off[slot]!;
+    return this.#slabs[s]!.subarray(off, off + this.#len[slot]!);
+  }
+
+  /** The entry of the value at `key`, held in `slot`, or null for a tombstone. */
+  entry(key: string, slot: number): StoredEntry | null {
+    const mask = this.#cachedSlot.length - 1;
+    const i = slot & mask;
+    if (mask >= 0 && this.#cachedSlot[i] === slot) return this.#cached[i]!;
+    const payload = this.payload(slot);
+    if (payload === undefined) return null;
+    const e: StoredEntry = { key, payload, encoding: this.encoding(slot), timestamp: this.timestamp(slot) };
+    if (mask < 0 || (mask + 1 < ENTRY_CACHE_MAX && this.#slots > mask + 1)) return this.#resizeCache(e, slot);
+    this.#cachedSlot[i] = slot;
+    this.#cached[i] = e;
+    return e;
+  }
+
+  /** Grows the entry cache with the number of slots (emptying it), and caches `e`. */
+  #resizeCache(e: StoredEntry, slot: number): StoredEntry {
+    let size = 64;
+    while (size < ENTRY_CACHE_MAX && size < this.#slots) size <<= 1;
+    this.#cachedSlot = new Int32Array(size).fill(-1);
+    this.#cached = new Array<StoredEntry | undefined>(size);
+    this.#cachedSlot[slot & (size - 1)] = slot;
+    this.#cached[slot & (size - 1)] = e;
+    return e;
+  }
+
+  #uncache(slot: number): void {
+    const i = slot & (this.#cachedSlot.length - 1);
+    if (this.#cachedSlot[i] === slot) {
+      this.#cachedSlot[i] = -1;
+      this.#cached[i] = undefined;
+    }
+  }
+
+  /** Forgets everything. */
+  clear(): void {
+    this.#cachedSlot = new Int32Array(0);
+    this.#cached = [];
+    this.#cap = 0;
+    this.#time = new BigUint64Array(0);
+    this.#clock = new Uint32Array(0);
+    this.#enc = new Uint32Array(0);
+    this.#slab = new Uint32Array(0);
+    this.#off = new Uint32Array(0);
+    this.#len = new Uint32Array(0);
+    this.#next = 0;
+    this.#freeSlots.length = 0;
+    this.#slots = 0;
+    this.#slabs.length = 0;
+    this.#fill.length = 0;
+    this.#live.length = 0;
+    this.#freeSlabs.length = 0;
+    this.#head = -1;
+    this.#liveBytes = 0;
+    this.#deadBytes = 0;
+  }
+
+  #grow(): void {
+    // 1.5× rather than 2×: at a million keys the unused end costs less.
+    const cap = Math.max(64, Math.ceil(this.#cap * 1.5));
+    const grow = <T extends BigUint64Array | Uint32Array>(a: T, make: (n: number) => T): T => {
+      const b = make(cap);
+      b.set(a as never);
+      return b;
+    };
+    this.#time = grow(this.#time, (n) => new BigUint64Array(n));
+    this.#clock = grow(this.#clock, (n) => new Uint32Array(n));
+    this.#enc = grow(this.#enc, (n) => new Uint32Array(n));
+    this.#slab = grow(this.#slab, (n) => new Uint32Array(n));
+    this.#off = grow(this.#off, (n) => new Uint32Array(n));
+    this.#len = grow(this.#len, (n) => new Uint32Array(n));
+    this.#cap = cap;
+  }
+
+  /** Marks the payload of `slot` dead (the slot then holds a tombstone). */
+  #drop(slot: number): void {
+    const s = this.#slab[slot]!;
+    if (s === TOMBSTONE) return;
+    const n = RECORD_HEADER_BYTES + this.#len[slot]!;
+    this.#slab[slot] = TOMBSTONE;
+    this.#live[s]! -= n;
+    this.#liveBytes -= n;
+    this.#deadBytes += n;
+    if (this.#live[s] === 0 && s !== this.#head) this.#dropSlab(s);
+  }
+
+  /** Writes `len` bytes of `src` from `start` as the payload of `slot`, at the head's end. */
+  #append(slot: number, src: Uint8Array, start: number, len: number): void {
+    const n = RECORD_HEADER_BYTES + len;
+    let s = this.#head;
+    if (n > OWN_BUFFER) {
+      s = this.#newSlab(n);
+    } else if (s === -1 || this.#fill[s]! + n > this.#slabs[s]!.length) {
+      this.#retireHead();
+      s = this.#head = this.#newSlab(this.#headSize(n));
+    }
+    const buf = this.#slabs[s]!;
+    const at = this.#fill[s]!;
+    buf.writeUInt32LE(slot, at);
+    buf.writeUInt32LE(len, at + 4);
+    buf.set(start === 0 && len === src.length ? src : src.subarray(start, start + len), at + RECORD_HEADER_BYTES);
+    this.#fill[s] = at + n;
+    this.#live[s]! += n;
+    this.#liveBytes += n;
+    this.#slab[slot] = s;
+    this.#off[slot] = at + RECORD_HEADER_BYTES;
+    this.#len[slot] = len;
+  }
+
+  /** A slab size that grows with what is held: small storages stay small. */
+  #headSize(need: number): number {
+    let size = MIN_SLAB;
+    while (size < MAX_SLAB && size < this.#liveBytes >> 4) size <<= 1;
+    return Math.max(size, need);
+  }
+
+  #newSlab(size: number): number {
+    const s = this.#freeSlabs.pop() ?? this.#slabs.length;
+    // Not from Node's shared pool: a slab's memory is its own, freed when it is dropped.
+    this.#slabs[s] = Buffer.allocUnsafeSlow(size);
+    this.#fill[s] = 0;
+    this.#live[s] = 0;
+    return s;
+  }
+
+  /** The head slab is full: its unwritten end becomes dead space (or the slab goes, if empty). */
+  #retireHead(): void {
+    const h = this.#head;
+    if (h === -1) return;
+    this.#head = -1;
+    this.#deadBytes += this.#slabs[h]!.length - this.#fill[h]!;
+    if (this.#live[h] === 0) this.#dropSlab(h);
+  }
+
+  /** Drops slab `s`, which holds no live record. */
+  #dropSlab(s: number): void {
+    const size = s === this.#head ? this.#fill[s]! : this.#slabs[s]!.length;
+    this.#deadBytes -= size - this.#live[s]!;
+    if (s === this.#head) this.#head = -1;
+    this.#slabs[s] = undefined;
+    this.#freeSlabs.push(s);
+  }
+
+  #compactIfWasteful(): void {
+    // A few slabs at most per write (a compaction may leave the head's unwritten end as dead).
+    for (let round = 0; round < 4 && this.#deadBytes > (this.#liveBytes >> 2) + DEAD_SLACK; round++) {
+      // The slab with the most dead bytes: copying its live records out frees the most.
+      let victim = -1;
+      let most = 0;
+      for (let s = 0; s < this.#slabs.length; s++) {
+        const buf = this.#slabs[s];
+        if (buf === undefined) continue;
+        const dead = (s === this.#head ? this.#fill[s]! : buf.length) - this.#live[s]!;
+        if (dead > most) {
+          most = dead;
+          victim = s;
+        }
+      }
+      if (victim === -1) return;
+      this.#compact(victim);
+    }
+  }
+
+  /** Copies the live records of slab `s` to the head, then drops `s`. */
+  #compact(s: number): void {
+    if (s === this.#head) this.#retireHead();
+    if (this.#slabs[s] === undefined) return; // it held nothing live: retiring dropped it
+    const buf = this.#slabs[s]!;
+    const end = this.#fill[s]!;
+    for (let at = 0; at < end; ) {
+      const slot = buf.readUInt32LE(at);
+      const len = buf.readUInt32LE(at + 4);
+      const off = at + RECORD_HEADER_BYTES;
+      at = off + len;
+      // A record is live when its slot still points at it (slots are reused: check both).
+      if (slot >= this.#next || this.#slab[slot] !== s || this.#off[slot] !== off) continue;
+      this.#live[s]! -= RECORD_HEADER_BYTES + len;
+      this.#liveBytes -= RECORD_HEADER_BYTES + len;
+      this.#deadBytes += RECORD_HEADER_BYTES + len;
+      this.#uncache(slot);
+      this.#append(slot, buf, off, len);
+    }
+    this.#dropSlab(s);
+  }
+}
