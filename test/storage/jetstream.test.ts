@@ -9,7 +9,7 @@ import { Kvm } from "@nats-io/kv";
 import { silentLogger } from "../../src/core/log.js";
 import { Timestamp } from "../../src/core/timestamp.js";
 import type { Volume } from "../../src/storage/backend.js";
-import { JetStreamPublisher } from "../../src/storage/volumes/jetstream-publisher.js";
+import { ackSequence, JetStreamPublisher } from "../../src/storage/volumes/jetstream-publisher.js";
 import {
   createJetstreamDriver,
   decodeKvToken,
@@ -28,6 +28,22 @@ import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 
 const KV_KEY = /^[-/=.\w]+$/;
 const ts = (n: number): Timestamp => new Timestamp(BigInt(n) << 32n, "0A");
+
+test("a PubAck's sequence is read without JSON.parse; anything else is left to the full parse", () => {
+  const ack = (s: string) => ackSequence(Buffer.from(s));
+  assert.equal(ack('{"stream":"KV_b","seq":42}'), 42);
+  assert.equal(ack('{"stream":"KV_b", "seq": 7,"duplicate":true}'), 7);
+  assert.equal(ack('{"stream":"KV_b","domain":"d","seq":123456789012}'), 123456789012);
+  assert.equal(
+    ack('{"error":{"code":400,"err_code":10071,"description":"wrong last sequence: 3"},"seq":1}'),
+    undefined,
+  );
+  assert.equal(ack('{"stream":"KV_b"}'), undefined);
+  assert.equal(ack('{"stream":"KV_b","seq":-1}'), undefined);
+  assert.equal(ack('{"stream":"KV_b","seq":1.5}'), undefined);
+  assert.equal(ack('{"stream":"KV_b","seq":12345678901234567}'), undefined);
+  assert.equal(ack(""), undefined);
+});
 
 test("keys map to valid KV keys and back", () => {
   for (const key of [

@@ -147,6 +147,11 @@ export class JetStreamPublisher {
       p.reject(ZestError.unavailable(`JetStream did not take the write (status ${code ?? "none"})`));
       return;
     }
+    const seq = ackSequence(msg.data);
+    if (seq !== undefined) {
+      p.resolve(seq);
+      return;
+    }
     let reply: PubAckReply;
     try {
       reply = msg.json<PubAckReply>();
@@ -187,6 +192,25 @@ export class JetStreamPublisher {
     this.pending.clear();
     for (const p of all) p.reject(err);
   }
+}
+
+/**
+ * The `seq` of a PubAck without an error (`{"stream":"KV_b","seq":42}`), read without decoding
+ * and parsing it as JSON; undefined for anything else, which is then parsed in full.
+ */
+export function ackSequence(data: Uint8Array): number | undefined {
+  const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("latin1");
+  if (text.charCodeAt(0) !== 0x7b || text.includes('"error"')) return undefined;
+  let i = text.indexOf('"seq":');
+  if (i < 0) return undefined;
+  i += 6;
+  while (text.charCodeAt(i) === 0x20) i++;
+  const start = i;
+  let n = 0;
+  for (let c = text.charCodeAt(i); c >= 0x30 && c <= 0x39; c = text.charCodeAt(++i)) n = n * 10 + (c - 0x30);
+  const digits = i - start;
+  const after = text.charCodeAt(i);
+  return digits > 0 && digits <= 15 && (after === 0x2c || after === 0x7d) ? n : undefined;
 }
 
 /** A timer that does not keep the process alive (the NATS connection does, while it is open). */
