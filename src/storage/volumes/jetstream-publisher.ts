@@ -60,7 +60,7 @@ export class JetStreamPublisher {
   private readonly timeoutMs: number;
   /** `<inbox>.`: replies come to `<inbox>.<token>`. */
   private readonly replyPrefix: string;
-  /** Publishes sent and not yet answered, by token, in deadline order (insertion order). */
+  /** Publishes not yet settled (queued ones included), by token, in deadline order (insertion order). */
   private readonly pending = new Map<number, Pending>();
   /** Publishes asked for in this event-loop turn, sent at its end. */
   private queue: Queued[] = [];
@@ -84,9 +84,9 @@ export class JetStreamPublisher {
     this.absentHeaders = revisionHeaders(0);
   }
 
-  /** Publishes in flight or queued (each is forgotten once it settles, so this stays bounded). */
+  /** Publishes not yet settled, sent or still queued (each is forgotten once it settles). */
   get inFlight(): number {
-    return this.pending.size + this.queue.length;
+    return this.pending.size;
   }
 
   /**
