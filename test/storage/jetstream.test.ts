@@ -50,9 +50,13 @@ test("keys map to valid KV keys and back", () => {
     ...universe(["a", "a.b", "a b", "@", "é", "=", "x/y", "-_"], 3),
     "@/router/0A/x",
     "demo/example/test",
+    "js/k12345",
+    "a-b_C/9/z",
   ]) {
     const k = keyToKvKey(key);
     assert.match(k, KV_KEY, key);
+    // The shortcut for plain keys gives what escaping every chunk gives.
+    assert.equal(k, key.split("/").map(encodeKvToken).join("."), key);
     assert.ok(!k.startsWith(".") && !k.endsWith(".") && !k.includes(".."), k);
     assert.equal(kvKeyToKey(k), key);
   }

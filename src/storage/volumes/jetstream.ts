@@ -85,8 +85,13 @@ export const encodeKvToken: (chunk: string) => string = KV_TOKEN.encode;
 /** Inverse of `encodeKvToken`; throws on a token it cannot have produced. */
 export const decodeKvToken: (token: string) => string = KV_TOKEN.decode;
 
+/** Keys whose chunks are all non-empty and plain: their KV key only swaps `/` for `.`. */
+const PLAIN_KEY = /^[-\w]+(?:\/[-\w]+)*$/;
+
 /** A zest key as a KV key. */
 export function keyToKvKey(key: string): string {
+  // The common case without splitting, one string per chunk and joining (once per write).
+  if (PLAIN_KEY.test(key)) return key.replaceAll("/", ".");
   return key.split("/").map(encodeKvToken).join(".");
 }
 
