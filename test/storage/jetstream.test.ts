@@ -9,9 +9,12 @@ import { Kvm } from "@nats-io/kv";
 import { silentLogger } from "../../src/core/log.js";
 import { Timestamp } from "../../src/core/timestamp.js";
 import type { Volume } from "../../src/storage/backend.js";
+import { ackSequence, JetStreamPublisher } from "../../src/storage/volumes/jetstream-publisher.js";
 import {
   createJetstreamDriver,
   decodeKvToken,
+  JetstreamBackend,
+  MAX_IN_FLIGHT,
   NatsLink,
   defaultBucket,
   encodeKvToken,
@@ -26,14 +29,34 @@ import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 const KV_KEY = /^[-/=.\w]+$/;
 const ts = (n: number): Timestamp => new Timestamp(BigInt(n) << 32n, "0A");
 
+test("a PubAck's sequence is read without JSON.parse; anything else is left to the full parse", () => {
+  const ack = (s: string) => ackSequence(Buffer.from(s));
+  assert.equal(ack('{"stream":"KV_b","seq":42}'), 42);
+  assert.equal(ack('{"stream":"KV_b", "seq": 7,"duplicate":true}'), 7);
+  assert.equal(ack('{"stream":"KV_b","domain":"d","seq":123456789012}'), 123456789012);
+  assert.equal(
+    ack('{"error":{"code":400,"err_code":10071,"description":"wrong last sequence: 3"},"seq":1}'),
+    undefined,
+  );
+  assert.equal(ack('{"stream":"KV_b"}'), undefined);
+  assert.equal(ack('{"stream":"KV_b","seq":-1}'), undefined);
+  assert.equal(ack('{"stream":"KV_b","seq":1.5}'), undefined);
+  assert.equal(ack('{"stream":"KV_b","seq":12345678901234567}'), undefined);
+  assert.equal(ack(""), undefined);
+});
+
 test("keys map to valid KV keys and back", () => {
   for (const key of [
     ...universe(["a", "a.b", "a b", "@", "é", "=", "x/y", "-_"], 3),
     "@/router/0A/x",
     "demo/example/test",
+    "js/k12345",
+    "a-b_C/9/z",
   ]) {
     const k = keyToKvKey(key);
     assert.match(k, KV_KEY, key);
+    // The shortcut for plain keys gives what escaping every chunk gives.
+    assert.equal(k, key.split("/").map(encodeKvToken).join("."), key);
     assert.ok(!k.startsWith(".") && !k.endsWith(".") && !k.includes(".."), k);
     assert.equal(kvKeyToKey(k), key);
   }
@@ -80,6 +103,8 @@ describe("jetstream volume on a nats-server", () => {
       { options: { bucket: "a.b" }, message: /`bucket`/ },
       { options: { replicas: 7 }, message: /`replicas`/ },
       { options: { on_closure: "explode" }, message: /`on_closure`/ },
+      { options: { max_in_flight: 0 }, message: /`max_in_flight`/ },
+      { options: { max_in_flight: 5_000 }, message: /`max_in_flight`/ },
     ],
   });
 
@@ -161,6 +186,102 @@ describe("jetstream volume on a nats-server", () => {
     const held = new Map((await b.query("p/k/*")).map((e) => [e.key, e.payload.toString()]));
     assert.equal(held.size, keys.length);
     for (const [i, k] of keys.entries()) assert.equal(held.get(k), `${k}@${i % 3 === 0 ? 3 : 1}`);
+  });
+
+  test("max_in_flight bounds the writes a storage has in flight; writes to different keys overlap up to it", async () => {
+    const small = await volume.createStorage("bound", "bd/**", { max_in_flight: 4 });
+    assert.ok(small instanceof JetstreamBackend);
+    const keys = Array.from({ length: 100 }, (_, i) => `bd/${i}`);
+    const outcomes = await Promise.all(
+      keys.map((k) => small.put({ key: k, payload: Buffer.from(k), encoding: "", timestamp: ts(1) })),
+    );
+    assert.ok(outcomes.every((o) => o === "inserted"));
+    assert.deepEqual(small.writeStats, { inFlight: 0, peak: 4, limit: 4 });
+    assert.equal((await small.query("bd/*")).length, keys.length);
+    // The default bound, on more writes than it at once.
+    const big = await volume.createStorage("bound2", "bd2/**", {});
+    assert.ok(big instanceof JetstreamBackend);
+    await Promise.all(
+      Array.from({ length: 3 * MAX_IN_FLIGHT }, (_, i) =>
+        big.put({ key: `bd2/${i}`, payload: Buffer.from("x"), encoding: "", timestamp: ts(1) }),
+      ),
+    );
+    assert.deepEqual(big.writeStats, { inFlight: 0, peak: MAX_IN_FLIGHT, limit: MAX_IN_FLIGHT });
+  });
+
+  test("two routers pipelining writes to the same keys at once: every key ends with its newest write", async () => {
+    const other = await jetstreamDriver.open("js5", { servers: cluster.urls[0] }, { logger: silentLogger });
+    try {
+      const mine = await volume.createStorage("race", "r/**", { max_in_flight: 8 });
+      const theirs = await other.createStorage("race", "r/**", { max_in_flight: 8 });
+      // 10 keys, 40 writes each with distinct timestamps in a scattered order, each key's writes
+      // alternating between the routers; some deletes.
+      const writes = Array.from({ length: 400 }, (_, i) => ({ key: `r/${i % 10}`, n: 1 + ((i * 263) % 400), i }));
+      const newest = new Map<string, { n: number; deleted: boolean }>();
+      for (const w of writes) {
+        const deleted = w.n % 9 === 0;
+        if ((newest.get(w.key)?.n ?? 0) < w.n) newest.set(w.key, { n: w.n, deleted });
+      }
+      const outcomes = await Promise.all(
+        writes.map(({ key, n, i }) => {
+          const b = Math.floor(i / 10) % 2 ? mine : theirs;
+          return n % 9 === 0
+            ? b.delete(key, ts(n))
+            : b.put({ key, payload: Buffer.from(String(n)), encoding: "", timestamp: ts(n) });
+        }),
+      );
+      assert.ok(outcomes.includes("outdated"));
+      for (const [key, want] of newest) {
+        for (const b of [mine, theirs]) {
+          const held = await b.lookup(key);
+          assert.equal(held?.timestamp.compare(ts(want.n)), 0, key);
+          assert.equal(held?.deleted, want.deleted, key);
+          const got = (await b.query(key))[0]?.payload.toString();
+          assert.equal(got, want.deleted ? undefined : String(want.n), key);
+        }
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
+  test("the publisher: no stream on the subject is 503 at once; no answer fails at the timeout; a lost connection fails what is in flight", async () => {
+    const nc = await connect({ servers: cluster.urls[0]! });
+    const silent = await connect({ servers: cluster.urls[0]! });
+    try {
+      const link = new NatsLink(nc);
+      const publisher = new JetStreamPublisher(nc, link, 300);
+      const data = Buffer.from("x");
+      await assert.rejects(
+        publisher.publish("nostream.x", data, 0),
+        (e: Error & { kind?: string }) => e.kind === "unavailable" && /status 503/.test(e.message),
+      );
+      // A subscriber that never answers: the publish waits for its timeout, then fails.
+      silent.subscribe("silent.>");
+      await silent.flush();
+      const t0 = performance.now();
+      await assert.rejects(
+        publisher.publish("silent.a", data, 0),
+        (e: Error & { kind?: string }) => e.kind === "unavailable" && /within 300 ms/.test(e.message),
+      );
+      assert.ok(performance.now() - t0 >= 290);
+      assert.equal(publisher.inFlight, 0);
+      // Many in flight when the connection drops: all fail at once, and later ones too.
+      const patient = new JetStreamPublisher(nc, link, 60_000);
+      const hanging = Array.from({ length: 20 }, (_, i) => patient.publish(`silent.${i}`, data, i));
+      await nc.flush();
+      assert.equal(patient.inFlight, 20);
+      await nc.close();
+      for (const p of hanging) await assert.rejects(p, (e: Error & { kind?: string }) => e.kind === "unavailable");
+      assert.equal(patient.inFlight, 0);
+      await assert.rejects(
+        patient.publish("silent.z", data, 0),
+        (e: Error & { kind?: string }) => e.kind === "unavailable",
+      );
+    } finally {
+      await nc.close();
+      await silent.close();
+    }
   });
 
   test("what a storage remembers of a key never decides a write that another router overtook", async () => {

@@ -24,10 +24,11 @@
  * Pipeline. A write does not need a read round trip when the backend knows what the key holds:
  * a bounded cache keeps the (revision, timestamp) pair of keys this backend wrote or read last,
  * and a key it never saw is guessed absent (revision 0). A guess is only ever used to insert,
- * and JetStream checks it (`previousSeq`): a stale guess costs one refused publish, then a read.
- * Writes to one key run one after the other (a per-key chain), writes to different keys run
- * concurrently, at most `MAX_IN_FLIGHT` per storage; each resolves only once JetStream
- * acknowledged it.
+ * and JetStream checks it (the expected revision): a stale guess costs one refused publish, then
+ * a read. Writes to one key run one after the other (`KeyedPipeline`), writes to different keys
+ * run concurrently, at most `max_in_flight` per storage (default `MAX_IN_FLIGHT`); each resolves
+ * only once JetStream acknowledged it. The publishes themselves (`JetStreamPublisher`, one per
+ * volume) leave in one batch per event-loop turn, with their acknowledgements on one inbox.
  */
 import { jetstreamDescriptor } from "./descriptors.js";
 import { jetstream, JetStreamApiError, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
@@ -39,6 +40,8 @@ import type { Logger } from "../../core/log.js";
 import { Timestamp } from "../../core/timestamp.js";
 import { tokenEscaper } from "../../core/token-escape.js";
 import { decideWrite, versionOf } from "../backend.js";
+import { JetStreamPublisher, type LinkState } from "./jetstream-publisher.js";
+import { KeyedPipeline } from "./keyed-pipeline.js";
 import type {
   Insertion,
   StorageBackend,
@@ -59,8 +62,13 @@ const DIRECT_READ_LIMIT = 1_000;
 const READ_CONCURRENCY = 32;
 /** JetStream's error code for a conditional write whose expected revision is stale. */
 const WRONG_LAST_SEQUENCE = 10071;
-/** Writes one storage has in flight at most (to different keys); the others wait their turn. */
+/**
+ * Writes one storage has in flight at most by default (to different keys; option
+ * `max_in_flight`); the others wait their turn.
+ */
 export const MAX_IN_FLIGHT = 64;
+/** The highest `max_in_flight` accepted. */
+const MAX_IN_FLIGHT_LIMIT = 4_096;
 /** Keys whose last known revision a storage remembers (see "Pipeline" above). */
 const KNOWN_REVISIONS = 16_384;
 
@@ -77,8 +85,13 @@ export const encodeKvToken: (chunk: string) => string = KV_TOKEN.encode;
 /** Inverse of `encodeKvToken`; throws on a token it cannot have produced. */
 export const decodeKvToken: (token: string) => string = KV_TOKEN.decode;
 
+/** Keys whose chunks are all non-empty and plain: their KV key only swaps `/` for `.`. */
+const PLAIN_KEY = /^[-\w]+(?:\/[-\w]+)*$/;
+
 /** A zest key as a KV key. */
 export function keyToKvKey(key: string): string {
+  // The common case without splitting, one string per chunk and joining (once per write).
+  if (PLAIN_KEY.test(key)) return key.replaceAll("/", ".");
   return key.split("/").map(encodeKvToken).join(".");
 }
 
@@ -135,10 +148,12 @@ function decodeValue(data: Uint8Array): Decoded {
  * new ones fail at once until it is back. Failing early never loses an acknowledged write: a
  * write is acknowledged only when JetStream's answer arrived.
  */
-export class NatsLink {
+export class NatsLink implements LinkState {
   private up = true;
   /** Rejecters of the requests in flight, failed at once when the connection drops. */
   private readonly pending = new Set<(err: Error) => void>();
+  /** Told each time the connection drops (the publisher fails its writes in flight). */
+  private readonly downListeners = new Set<(err: Error) => void>();
 
   constructor(nc: NatsConnection) {
     void (async () => {
@@ -148,6 +163,7 @@ export class NatsLink {
           this.up = false;
           const err = ZestError.unavailable("lost the connection to NATS");
           for (const fail of [...this.pending]) fail(err);
+          for (const listener of [...this.downListeners]) listener(err);
         } else if (s.type === "reconnect") {
           this.up = true;
         }
@@ -158,6 +174,12 @@ export class NatsLink {
   /** True while connected. */
   get connected(): boolean {
     return this.up;
+  }
+
+  /** Calls `listener` each time the connection drops; returns the function that stops it. */
+  onDown(listener: (err: Error) => void): () => void {
+    this.downListeners.add(listener);
+    return () => this.downListeners.delete(listener);
   }
 
   /** Requests in flight (each is forgotten once it settles, so this stays bounded). */
@@ -200,25 +222,38 @@ export class JetstreamBackend implements StorageBackend {
   private readonly kv: KV;
   private readonly jsm: JetStreamManager;
   private readonly link: NatsLink;
+  private readonly publisher: JetStreamPublisher;
   private readonly drop: boolean;
   private readonly logger: Logger;
   /** Tombstones this backend wrote or read, by key: the candidates for `purgeTombstones`. */
   private readonly tombstones = new Map<string, bigint>();
   /** What each key held at a revision this backend saw last (insertion order = age, bounded). */
   private readonly known = new Map<string, Known>();
-  /** The last write queued on each key: the next one on that key starts after it settles. */
-  private readonly chains = new Map<string, Promise<unknown>>();
-  private readonly slots = new Slots(MAX_IN_FLIGHT);
+  /** Writes: one at a time per key, at most `max_in_flight` at once. */
+  private readonly writes: KeyedPipeline;
 
-  constructor(bucket: string, kv: KV, jsm: JetStreamManager, link: NatsLink, drop: boolean, logger: Logger) {
+  constructor(
+    bucket: string,
+    kv: KV,
+    io: { jsm: JetStreamManager; link: NatsLink; publisher: JetStreamPublisher },
+    options: { drop: boolean; maxInFlight: number },
+    logger: Logger,
+  ) {
     this.bucket = bucket;
     this.stream = `KV_${bucket}`;
     this.subjectPrefix = `$KV.${bucket}.`;
     this.kv = kv;
-    this.jsm = jsm;
-    this.link = link;
-    this.drop = drop;
+    this.jsm = io.jsm;
+    this.link = io.link;
+    this.publisher = io.publisher;
+    this.drop = options.drop;
+    this.writes = new KeyedPipeline(options.maxInFlight);
     this.logger = logger;
+  }
+
+  /** Writes in flight now, the most ever in flight at once, and the bound (`max_in_flight`). */
+  get writeStats(): { inFlight: number; peak: number; limit: number } {
+    return { inFlight: this.writes.running, peak: this.writes.peak, limit: this.writes.limit };
   }
 
   async lookup(key: string): Promise<StoredLookup | undefined> {
@@ -226,49 +261,14 @@ export class JetstreamBackend implements StorageBackend {
     return v && { timestamp: v.timestamp, deleted: v.deleted, version: versionOf(v.timestamp) };
   }
 
-  async put(entry: StoredEntry, condition?: WriteCondition): Promise<Insertion> {
-    const outcome = await this.write(
-      entry.key,
-      entry.timestamp,
-      encodeValue(entry.timestamp, false, entry.encoding, entry.payload),
-      condition,
-    );
-    if (outcome === "inserted") this.tombstones.delete(entry.key);
-    return outcome;
+  put(entry: StoredEntry, condition?: WriteCondition): Promise<Insertion> {
+    const value = encodeValue(entry.timestamp, false, entry.encoding, entry.payload);
+    return this.writes.run(entry.key, () => this.writeNow(entry.key, entry.timestamp, value, condition));
   }
 
-  async delete(key: string, timestamp: Timestamp, condition?: WriteCondition): Promise<Insertion> {
-    const outcome = await this.write(key, timestamp, encodeValue(timestamp, true, "", Buffer.alloc(0)), condition);
-    if (outcome === "inserted") this.tombstones.set(key, timestamp.time);
-    return outcome;
-  }
-
-  /**
-   * Writes `value` on `key` in the key's chain (one write per key at a time), within the
-   * storage's in-flight bound.
-   */
-  private write(
-    key: string,
-    timestamp: Timestamp,
-    value: Buffer,
-    condition: WriteCondition | undefined,
-  ): Promise<Insertion> {
-    const previous = this.chains.get(key);
-    const run = async (): Promise<Insertion> => {
-      await this.slots.acquire();
-      try {
-        return await this.writeNow(key, timestamp, value, condition);
-      } finally {
-        this.slots.release();
-      }
-    };
-    const p = previous ? previous.then(run, run) : run();
-    const settled = p.catch(() => undefined);
-    this.chains.set(key, settled);
-    void settled.then(() => {
-      if (this.chains.get(key) === settled) this.chains.delete(key);
-    });
-    return p;
+  delete(key: string, timestamp: Timestamp, condition?: WriteCondition): Promise<Insertion> {
+    const value = encodeValue(timestamp, true, "", Buffer.alloc(0));
+    return this.writes.run(key, () => this.writeNow(key, timestamp, value, condition));
   }
 
   /**
@@ -323,8 +323,10 @@ export class JetstreamBackend implements StorageBackend {
     timestamp: Timestamp,
     deleted: boolean,
   ): Promise<void> {
-    const seq = await this.link.run(() => this.kv.put(kvKey, value, { previousSeq: revision }));
+    const seq = await this.publisher.publish(this.subjectPrefix + kvKey, value, revision);
     this.remember(key, { revision: seq, timestamp, deleted });
+    if (deleted) this.tombstones.set(key, timestamp.time);
+    else this.tombstones.delete(key);
   }
 
   private remember(key: string, known: Known): void {
@@ -452,27 +454,6 @@ function isWrongRevision(err: unknown): boolean {
   return err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE;
 }
 
-/** A counting semaphore: at most `size` holders, the others queued in arrival order. */
-class Slots {
-  private free: number;
-  private readonly waiting: Array<() => void> = [];
-  constructor(size: number) {
-    this.free = size;
-  }
-  acquire(): Promise<void> | void {
-    if (this.free > 0) {
-      this.free--;
-      return;
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-  release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.free++;
-  }
-}
-
 function toEntry(key: string, v: Decoded): StoredEntry {
   return { key, payload: v.payload, encoding: v.encoding, timestamp: v.timestamp };
 }
@@ -483,10 +464,11 @@ export type NatsConnectionSource = () => NatsConnection | undefined;
 /**
  * The `jetstream` volume driver. Volume options: `servers` (NATS URLs, a list or a
  * comma-separated string; default: the connection of the router's NATS fabric, from `--nats`),
- * `replicas` (1; an existing bucket with another count is refused with 409), `timeout_ms` (JetStream request timeout, 5000). Storage options: `bucket`
- * (default `zest_<storage name>`), `replicas` (overrides the volume's), and what removing the
- * storage does to the bucket: `on_closure: "drop"` (or `on_dispose: "Drop"`) deletes it; the
- * default keeps it.
+ * `replicas` (1; an existing bucket with another count is refused with 409), `timeout_ms`
+ * (JetStream request timeout, 5000), `max_in_flight` (writes one storage has in flight at once,
+ * `MAX_IN_FLIGHT`). Storage options: `bucket` (default `zest_<storage name>`), `replicas` and
+ * `max_in_flight` (override the volume's), and what removing the storage does to the bucket:
+ * `on_closure: "drop"` (or `on_dispose: "Drop"`) deletes it; the default keeps it.
  */
 export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriver {
   return {
@@ -497,6 +479,7 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
       const volumeReplicas = replicasOption(options, where);
       const replicas = volumeReplicas ?? 1;
       const timeout = positiveIntOption(options, "timeout_ms", where) ?? 5_000;
+      const volumeInFlight = maxInFlightOption(options, where) ?? MAX_IN_FLIGHT;
       const logger = ctx.logger.child({ volume: id });
       let nc: NatsConnection;
       let own = false;
@@ -527,6 +510,7 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
       }
       const js: JetStreamClient = jetstream(nc, { timeout });
       const link = new NatsLink(nc);
+      const publisher = new JetStreamPublisher(nc, link, timeout);
       const kvm = new Kvm(js);
       const jsm = await js.jetstreamManager(false);
       /** Bucket → the replica count its stream really has. */
@@ -543,6 +527,7 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
           const asked = replicasOption(opts, sw) ?? volumeReplicas;
           const r = asked ?? replicas;
           const drop = dropOption(opts, sw);
+          const maxInFlight = maxInFlightOption(opts, sw) ?? volumeInFlight;
           let kv: KV;
           let actual: number;
           try {
@@ -559,11 +544,18 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
             );
           }
           buckets.set(bucket, actual);
-          return new JetstreamBackend(bucket, kv, jsm, link, drop, logger.child({ storage: name }));
+          return new JetstreamBackend(
+            bucket,
+            kv,
+            { jsm, link, publisher },
+            { drop, maxInFlight },
+            logger.child({ storage: name }),
+          );
         },
         status: () => ({
           __required__: false,
           replicas,
+          max_in_flight: volumeInFlight,
           servers: servers ?? "fabric",
           connected: link.connected,
           buckets: [...buckets.keys()].sort(),
@@ -571,6 +563,7 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
           bucket_replicas: Object.fromEntries([...buckets].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
         }),
         async close() {
+          publisher.close();
           if (own) await nc.drain().catch(() => nc.close());
         },
       };
@@ -584,6 +577,13 @@ export const jetstreamDriver: VolumeDriver = createJetstreamDriver();
 function replicasOption(options: RawOptions, where: string): number | undefined {
   const n = positiveIntOption(options, "replicas", where);
   if (n !== undefined && n > 5) throw ZestError.badRequest(`\`replicas\` of ${where} must be between 1 and 5`);
+  return n;
+}
+
+function maxInFlightOption(options: RawOptions, where: string): number | undefined {
+  const n = positiveIntOption(options, "max_in_flight", where);
+  if (n !== undefined && n > MAX_IN_FLIGHT_LIMIT)
+    throw ZestError.badRequest(`\`max_in_flight\` of ${where} must be between 1 and ${MAX_IN_FLIGHT_LIMIT}`);
   return n;
 }
 
