@@ -8,6 +8,7 @@ import { errorMessage, toZestError, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { Parameters } from "../core/selector.js";
 import type { Reply } from "../core/reply.js";
+import type { Sample } from "../core/sample.js";
 import type { Timestamp } from "../core/timestamp.js";
 import { isWild } from "../keyexpr/index.js";
 import type { ConditionOptions, Session } from "../core/session.js";
@@ -102,6 +103,8 @@ export class RestServer {
   private readonly bodyWatch: BodyWatch;
   /** Connection caps (per client address and in all). */
   readonly connections: ConnectionGuard;
+  /** A stored sample's rendered single-key answer, kept while the storage holds the sample. */
+  private readonly stored = new WeakMap<Sample, StoredAnswer>();
   /** Read-request paths → key expressions, for the cached-GET access check (emptied when full). */
   private readonly readKeys = new Map<string, string>();
 
@@ -269,10 +272,17 @@ export class RestServer {
     }
     if (replies === undefined) return false;
     for (const r of replies) if (r.kind !== "ok") return false;
-    const rendered = codec.renderNow(replies);
-    const body = Buffer.from(rendered.body);
-    const ts = codec.etags ? newestTimestamp(key, replies) : undefined;
-    const etag = ts && etagOf(ts);
+    // One stored sample (the common case): its answer is rendered once and kept with the sample,
+    // which a storage hands out again until the key is written (docs/rest-gateway.md §A.4).
+    const only = replies.length === 1 ? (replies[0] as Reply & { kind: "ok" }).sample : undefined;
+    let answer = only && this.stored.get(only);
+    if (answer === undefined) {
+      const rendered = codec.renderNow(replies);
+      const ts = codec.etags ? newestTimestamp(key, replies) : undefined;
+      answer = { rendered, body: Buffer.from(rendered.body), etag: ts && etagOf(ts) };
+      if (only !== undefined && only.key === key) this.stored.set(only, answer);
+    }
+    const { rendered, body, etag } = answer;
     if (this.cache !== undefined && cacheableReplies(replies)) {
       const cacheKey = cacheKeyOf(method, url, accept);
       if (cacheKey !== undefined) this.cache.set(cacheKey, cacheEntry(this.cache.version, key, rendered, body, etag));
@@ -682,6 +692,13 @@ function send(
   }
   res.writeHead(status, headers);
   res.end(method === "HEAD" ? undefined : body);
+}
+
+/** What `serveStored` sends for one stored sample. */
+interface StoredAnswer {
+  readonly rendered: Rendered;
+  readonly body: Buffer;
+  readonly etag: string | undefined;
 }
 
 /** A read-cache entry: the response as `send` writes it to a client without an Origin. */

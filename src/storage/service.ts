@@ -56,11 +56,20 @@ export class StorageService {
     if (options.align !== false) await this.align(options.alignTimeoutMs ?? 5_000);
     const backend = this.backend;
     // A backend that reads synchronously answers a GET of one key without a query (`Router.readStored`).
+    // The same stored entry gives the same Sample object, so that what a reader derives from a
+    // sample (the REST gateway's rendered answer) can be remembered by the sample itself.
+    const samples = new WeakMap<StoredEntry, Sample>();
     const peek =
       backend.peek &&
       ((key: string): Sample | null => {
         const e = backend.peek!(key);
-        return e && { key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp };
+        if (e === null) return null;
+        let s = samples.get(e);
+        if (s === undefined) {
+          s = { key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp };
+          samples.set(e, s);
+        }
+        return s;
       });
     this.queryable = this.session.declareQueryable(this.keyExpr, (q) => this.answer(q), {
       complete: true,

@@ -38,3 +38,39 @@ test("a storage whose synchronous read throws gets the query's error answer, and
     await zest.close();
   }
 });
+
+test("with the read cache off, a GET of one stored key answers each new value and ETag after every write (the rendered answer is kept per sample)", async () => {
+  const zest = await startZest(
+    { plugins: { rest: { http_port: "127.0.0.1:0", cache_entries: 0 } } },
+    { logger: silentLogger },
+  );
+  try {
+    const url = zest.restUrl!.replace("localhost", "127.0.0.1");
+    const etags = new Set<string>();
+    for (let i = 0; i < 3; i++) {
+      assert.equal(
+        (await http(url, "PUT", "/memo/key", { body: String(i), headers: { "content-type": "application/json" } }))
+          .status,
+        200,
+      );
+      // Twice each: the second answer comes from what the first one rendered.
+      for (let r = 0; r < 2; r++) {
+        const got = await http(url, "GET", "/memo/key");
+        assert.equal(got.status, 200);
+        assert.equal(JSON.parse(got.text)[0].value, i);
+        const etag = got.headers.get("etag")!;
+        assert.match(etag, /^"[^"]+"$/);
+        if (r === 0) etags.add(etag);
+        else assert.ok(etags.has(etag));
+      }
+    }
+    assert.equal(etags.size, 3);
+    // A HEAD of the same key sends the same headers and no body.
+    const head = await http(url, "HEAD", "/memo/key");
+    assert.equal(head.status, 200);
+    assert.equal(head.text, "");
+    assert.ok(etags.has(head.headers.get("etag")!));
+  } finally {
+    await zest.close();
+  }
+});
