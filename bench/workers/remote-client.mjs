@@ -2,8 +2,11 @@
 // `node --experimental-wasm-modules --experimental-websocket`). Prints one JSON line.
 //   pubsub <locator> <seconds> <window>: one publisher connection, one subscriber connection,
 //     at most <window> samples in flight; samples/s and latency.
+//   pubsub-split <locator> <seconds> <window>: the same with the subscriber in a child process.
 //   fanout <locator> <subscribers> <rate> <seconds>: one publisher at <rate> samples/s on a fixed
 //     schedule, <subscribers> subscriber connections; latency of every delivery, losses.
+import { fork } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { Config, open } from "@eclipse-zenoh/zenoh-ts";
 
 const [mode, locator, ...rest] = process.argv.slice(2);
@@ -77,6 +80,112 @@ async function pubsub(seconds, window) {
   return out;
 }
 
+/**
+ * `pubsub` with the subscriber in a child process of its own, as a publishing application and a
+ * subscribing one would run: the publisher keeps at most <window> samples in flight from the
+ * counts the child reports over IPC (one message per event-loop turn that received samples).
+ * Send times are wall-clock (`timeOrigin + now()`), so both processes read one clock.
+ */
+async function pubsubSplit(seconds, window) {
+  const child = fork(fileURLToPath(import.meta.url), ["sub-child", locator], { execArgv: process.execArgv });
+  let received = 0;
+  let wake;
+  let report;
+  child.on("message", (m) => {
+    if (m.received !== undefined) {
+      received = m.received;
+      wake?.();
+    } else report?.(m);
+  });
+  await new Promise((r) => (wake = r)); // the child's subscriber is declared (received: 0)
+  const pubS = await openSession();
+  const pub = await pubS.declarePublisher("bench/ws/k");
+  let sent = 0;
+  const runFor = async (ms) => {
+    const end = performance.now() + ms;
+    while (performance.now() < end) {
+      while (sent - received >= window) await new Promise((r) => (wake = r));
+      await pub.put(wallPayload(sent++));
+    }
+    while (received < sent) await new Promise((r) => (wake = r));
+  };
+  await runFor(1000); // warm-up
+  child.send({ measure: true });
+  const cpu0 = process.cpuUsage();
+  const r0 = received;
+  const t0 = performance.now();
+  await runFor(seconds * 1000);
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const sub = await new Promise((r) => {
+    report = r;
+    child.send({ done: true });
+  });
+  await pubS.close();
+  return {
+    samples: received - r0,
+    samplesPerSec: (received - r0) / wall,
+    p50Ms: sub.p50Ms,
+    p99Ms: sub.p99Ms,
+    lost: sent - received,
+    clientCpuPct: (100 * (cpu.user + cpu.system)) / 1e6 / wall,
+    subscriberCpuPct: (100 * sub.cpuSeconds) / wall,
+    childCpuSeconds: sub.totalCpuSeconds,
+  };
+}
+
+/** Like `payload`, with the send time on the wall clock shared by every process. */
+function wallPayload(seq) {
+  const b = new Uint8Array(100);
+  const v = new DataView(b.buffer);
+  v.setUint32(0, seq, true);
+  v.setFloat64(4, performance.timeOrigin + performance.now(), true);
+  return b;
+}
+
+/** The subscriber process of `pubsubSplit`. */
+async function subChild() {
+  const subS = await openSession();
+  let received = 0;
+  let measuring = false;
+  let cpu0;
+  const lat = [];
+  let flushing = false;
+  const flush = () => {
+    flushing = false;
+    process.send({ received });
+  };
+  await subS.declareSubscriber("bench/ws/**", {
+    handler: (s) => {
+      const [, sent] = decode(s);
+      received++;
+      if (measuring) lat.push(performance.timeOrigin + performance.now() - sent);
+      if (!flushing) {
+        flushing = true;
+        setImmediate(flush);
+      }
+    },
+  });
+  process.on("message", async (m) => {
+    if (m.measure) {
+      measuring = true;
+      cpu0 = process.cpuUsage();
+    } else if (m.done) {
+      const cpu = process.cpuUsage(cpu0);
+      const total = process.cpuUsage();
+      process.send({
+        p50Ms: percentile(lat, 0.5),
+        p99Ms: percentile(lat, 0.99),
+        cpuSeconds: (cpu.user + cpu.system) / 1e6,
+        totalCpuSeconds: (total.user + total.system) / 1e6,
+      });
+      await subS.close();
+      process.exit(0);
+    }
+  });
+  process.send({ received: 0 });
+}
+
 async function fanout(subscribers, rate, seconds) {
   const pubS = await openSession();
   const sessions = [];
@@ -133,11 +242,19 @@ async function fanout(subscribers, rate, seconds) {
   return out;
 }
 
-const t0 = process.cpuUsage();
-const out =
-  mode === "pubsub"
-    ? await pubsub(Number(rest[0]), Number(rest[1]))
-    : await fanout(Number(rest[0]), Number(rest[1]), Number(rest[2]));
-const c = process.cpuUsage(t0);
-process.stdout.write(`${JSON.stringify({ ...out, cpuSeconds: (c.user + c.system) / 1e6 })}\n`);
-process.exit(0);
+if (mode === "sub-child") {
+  await subChild();
+} else {
+  const t0 = process.cpuUsage();
+  const out =
+    mode === "pubsub"
+      ? await pubsub(Number(rest[0]), Number(rest[1]))
+      : mode === "pubsub-split"
+        ? await pubsubSplit(Number(rest[0]), Number(rest[1]))
+        : await fanout(Number(rest[0]), Number(rest[1]), Number(rest[2]));
+  const c = process.cpuUsage(t0);
+  // A child's CPU counts as the client's, not as interference.
+  const cpuSeconds = (c.user + c.system) / 1e6 + (out.childCpuSeconds ?? 0);
+  process.stdout.write(`${JSON.stringify({ ...out, cpuSeconds })}\n`);
+  process.exit(0);
+}
