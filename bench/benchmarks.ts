@@ -23,7 +23,7 @@ export const BENCHMARKS: BenchEntry[] = [
     issue: 12,
     load: () => import("./suites/mixed.js"),
   },
-  { name: "get-wild", title: "GET demo/** over 1,000 keys", issue: 2, load: () => import("./suites/get-wild.js") },
+  { name: "get-wild", title: "GET demo/** over 1,000 keys", issue: 12, load: () => import("./suites/get-wild.js") },
   {
     name: "routing",
     title: "Routing one put, 100,000 vs 10 subscriptions",

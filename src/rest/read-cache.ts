@@ -29,12 +29,19 @@ export class ReadCache {
   /** Cache keys of answers about wild key expressions. */
   private readonly wild = new Set<string>();
   private dataVersion = 0;
+  /** Body bytes held, at most `maxBytes`. */
+  private heldBytes = 0;
   private readonly unsubscribe: () => void;
 
+  /**
+   * `maxEntries` answers, each at most `maxBodyBytes` (1 MiB: a wild GET of a few thousand keys),
+   * and at most `maxBytes` of bodies in all (32 MiB).
+   */
   constructor(
     changes: ChangeFeed,
     private readonly maxEntries: number,
-    private readonly maxBodyBytes = 64 * 1024,
+    private readonly maxBodyBytes = 1024 * 1024,
+    private readonly maxBytes = 32 * 1024 * 1024,
   ) {
     this.unsubscribe = changes.subscribe((e) => this.onChange(e));
   }
@@ -58,9 +65,14 @@ export class ReadCache {
   /** Keeps a response if it is small enough and nothing changed while its query ran. */
   set(key: string, entry: CachedResponse): void {
     if (this.maxEntries <= 0 || entry.body.length > this.maxBodyBytes || entry.version !== this.dataVersion) return;
-    if (this.map.has(key)) this.remove(key);
-    else if (this.map.size >= this.maxEntries) this.remove(this.map.keys().next().value!);
+    this.remove(key);
+    while (
+      this.map.size > 0 &&
+      (this.map.size >= this.maxEntries || this.heldBytes + entry.body.length > this.maxBytes)
+    )
+      this.remove(this.map.keys().next().value!);
     this.map.set(key, entry);
+    this.heldBytes += entry.body.length;
     if (isWild(entry.keyExpr)) {
       this.wild.add(key);
     } else {
@@ -75,6 +87,11 @@ export class ReadCache {
 
   get size(): number {
     return this.map.size;
+  }
+
+  /** Body bytes held. */
+  get bytes(): number {
+    return this.heldBytes;
   }
 
   private onChange(e: ChangeEvent): void {
@@ -96,6 +113,7 @@ export class ReadCache {
     const entry = this.map.get(key);
     if (!entry) return;
     this.map.delete(key);
+    this.heldBytes -= entry.body.length;
     if (isWild(entry.keyExpr)) {
       this.wild.delete(key);
       return;
@@ -107,6 +125,7 @@ export class ReadCache {
   }
 
   private clear(): void {
+    this.heldBytes = 0;
     this.map.clear();
     this.byKey.clear();
     this.wild.clear();

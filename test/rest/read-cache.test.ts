@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ChangeFeed } from "../../src/core/ports.js";
-import { ReadCache } from "../../src/rest/read-cache.js";
+import { silentLogger } from "../../src/core/log.js";
+import { type CachedResponse, ReadCache } from "../../src/rest/read-cache.js";
+import { startZest } from "../../src/runtime.js";
+import { http } from "../support/http.js";
 
 function entry(cache: ReadCache, keyExpr: string) {
   return { version: cache.version, keyExpr, headers: {}, body: Buffer.from(keyExpr) };
@@ -59,4 +62,51 @@ test("read cache: replacing and evicting entries keeps the per-key index exact",
   assert.equal(cache.get("j/b"), undefined);
   assert.ok(cache.get("j/c"));
   assert.equal(cache.size, 1);
+});
+
+test("read cache: bodies are held to a byte budget (oldest answers go first) and one too large is not kept", () => {
+  const feed = new ChangeFeed();
+  const cache = new ReadCache(feed, 100, 300, 1000);
+  const sized = (keyExpr: string, bytes: number): CachedResponse => ({
+    version: cache.version,
+    keyExpr,
+    headers: {},
+    body: Buffer.alloc(bytes),
+  });
+  cache.set("j/a/**", sized("a/**", 300));
+  cache.set("j/b/**", sized("b/**", 300));
+  cache.set("j/c/**", sized("c/**", 300));
+  assert.equal(cache.bytes, 900);
+  cache.set("j/d/**", sized("d/**", 300)); // 1,200 > 1,000: j/a/** goes
+  assert.equal(cache.get("j/a/**"), undefined);
+  assert.ok(cache.get("j/d/**"));
+  assert.equal(cache.bytes, 900);
+  cache.set("j/e/**", sized("e/**", 301)); // over the per-answer limit: not kept, nothing evicted
+  assert.equal(cache.get("j/e/**"), undefined);
+  assert.equal(cache.size, 3);
+  cache.set("j/d/**", sized("d/**", 100)); // replacing counts the new body only
+  assert.equal(cache.bytes, 700);
+  feed.publish({ key: "b/x", kind: "put" });
+  assert.equal(cache.get("j/b/**"), undefined);
+  assert.equal(cache.bytes, 400);
+  feed.publish({ key: "*", kind: "declaration" });
+  assert.equal(cache.bytes, 0);
+});
+
+test("a wild GET of more than 64 KiB is served again after a write with the written value (its cached answer is dropped)", async () => {
+  const zest = await startZest({ plugins: { rest: { http_port: "127.0.0.1:0" } } }, { logger: silentLogger });
+  try {
+    const url = zest.restUrl!.replace("localhost", "127.0.0.1");
+    const value = "v".repeat(200);
+    for (let i = 0; i < 500; i++) await zest.session.put(`wide/k${i}`, value);
+    const first = await http(url, "GET", "/wide/**");
+    assert.ok(first.text.length > 100_000, `${first.text.length} bytes`);
+    assert.equal((await http(url, "GET", "/wide/**")).text, first.text);
+    assert.equal((await http(url, "PUT", "/wide/k7", { body: "changed" })).status, 200);
+    const after = JSON.parse((await http(url, "GET", "/wide/**")).text) as Array<{ key: string; value: string }>;
+    assert.equal(after.length, 500);
+    assert.equal(after.find((e) => e.key === "wide/k7")?.value, "changed");
+  } finally {
+    await zest.close();
+  }
 });
