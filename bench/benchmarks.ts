@@ -33,7 +33,7 @@ export const BENCHMARKS: BenchEntry[] = [
   {
     name: "sse",
     title: "SSE fan-out, 1,000 subscribers, 50 puts/s for 20 s",
-    issue: 2,
+    issue: 12,
     load: () => import("./suites/sse.js"),
   },
   {

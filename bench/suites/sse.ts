@@ -1,5 +1,5 @@
 /**
- * SSE fan-out (issue 2): 1,000 SSE subscribers on `bench/sse/**` (real HTTP connections from this
+ * SSE fan-out (issues 2 and 12): 1,000 SSE subscribers on `bench/sse/**` (real HTTP connections from this
  * process to a zest child process), 50 HTTP PUTs per second for 20 s on `bench/sse/k`. Each put
  * carries its send time (`performance.now()`; the subscribers are in this process, so clocks
  * agree); each delivery's latency is its arrival time minus that. Reports p50/p99 over every
@@ -18,7 +18,8 @@ import type { BenchResult } from "../lib/types.js";
 const SUBSCRIBERS = 1_000;
 const RATE = 50;
 const SECONDS = 20;
-const TARGET_P99_MS = 100;
+/** Issue 12 (issue 2 asked for 100 ms). */
+const TARGET_P99_MS = 50;
 const SUB_PATH = "/bench/sse/**";
 const PUT_PATH = "/bench/sse/k";
 const OPEN_BATCH = 100;
