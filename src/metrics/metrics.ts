@@ -33,11 +33,6 @@ export interface MetricsSources {
 /** Request latency buckets, in seconds: 0.25 ms to 10 s. */
 const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-const START = Symbol("zest.metrics.start");
-const OWNER = Symbol("zest.metrics.owner");
-const WRITTEN = Symbol("zest.metrics.written");
-type Tracked = ServerResponse & { [START]?: number; [OWNER]?: RouterMetrics; [WRITTEN]?: number };
-
 /** The process-wide metrics (event-loop lag, GC, memory, CPU): one set per process, shared by every router in it. */
 let processRegistry: Registry | undefined;
 
@@ -69,16 +64,28 @@ export class RouterMetrics {
     fabricMetrics(r, sources);
   }
 
-  /** Counts `res` when it closes (answered, or the client left). One listener, no closure. */
+  /** Counts `res` when it closes (answered, or the client left). */
   track(req: IncomingMessage, res: ServerResponse): void {
-    const t = res as Tracked;
-    t[START] = performance.now();
-    t[OWNER] = this;
-    t[WRITTEN] = req.socket.bytesWritten;
+    const start = performance.now();
+    const written = req.socket.bytesWritten;
     const len = req.headers["content-length"];
     if (len !== undefined) this.series.bytesIn += Number(len) || 0;
-    // `on`, not `once`: a response closes once, and once-wrappers cost a closure per request.
-    res.on("close", onClose);
+    // One closure per request: cheaper than properties added to every response object, whose
+    // shape they change (and whose reads in the listener then miss V8's inline caches).
+    res.on("close", () => this.closed(req, res, start, written));
+  }
+
+  private closed(req: IncomingMessage, res: ServerResponse, start: number, written: number): void {
+    // An SSE stream lasts as long as the client wants: its duration is no latency.
+    const sse = res.statusCode === 200 && isEventStream(req.headers.accept);
+    const seconds = sse ? undefined : (performance.now() - start) / 1000;
+    // A response that never got its status out (the client left first) is counted with status 0.
+    this.observe(
+      req.method ?? "OTHER",
+      res.headersSent ? res.statusCode : 0,
+      seconds,
+      req.socket.bytesWritten - written,
+    );
   }
 
   /**
@@ -115,18 +122,8 @@ export class RouterMetrics {
 /** Methods counted by name; any other is counted as OTHER (a client must not mint label values). */
 const KNOWN_METHODS = new Set(["GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS", "POST", "OTHER"]);
 
-function onClose(this: ServerResponse): void {
-  const t = this as Tracked;
-  const owner = t[OWNER];
-  if (owner === undefined) return;
-  const seconds = (performance.now() - t[START]!) / 1000;
-  // An SSE stream lasts as long as the client wants: its duration is no latency.
-  const accept = this.req.headers.accept;
-  const sse =
-    this.statusCode === 200 && accept !== undefined && accept.trimStart().toLowerCase().startsWith("text/event-stream");
-  const written = this.req.socket.bytesWritten - t[WRITTEN]!;
-  // A response that never got its status out (the client left first) is counted with status 0.
-  owner.observe(this.req.method ?? "OTHER", this.headersSent ? this.statusCode : 0, sse ? undefined : seconds, written);
+function isEventStream(accept: string | undefined): boolean {
+  return accept !== undefined && accept.trimStart().toLowerCase().startsWith("text/event-stream");
 }
 
 /** A counter whose value is read from `read()` on scrape (undefined: no sample). */
