@@ -242,6 +242,16 @@ describe("sqlite volume", () => {
     await volume.close();
   });
 
+  it("a storage closed during a wide query ends the query with an unavailable error", async () => {
+    const { volume, storage } = await openStorage(freshPath(), { on_dispose: "Drop" });
+    await fill(storage, "c", 100_000);
+    const wide = storage.query("c/**");
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await storage.close(true);
+    await rejectsWith(wide, "unavailable", /closed during a query/);
+    await volume.close();
+  });
+
   it("bad volume options are 400s that name the option", async () => {
     await rejectsWith(sqliteDriver.open("v", { url: "postgres://x/y" }, ctx), "bad_input", /`url` of volume v/);
     await rejectsWith(sqliteDriver.open("v", { url: "sqlite3://somehost/x.db" }, ctx), "bad_input", /`url`/);

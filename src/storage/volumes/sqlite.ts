@@ -375,7 +375,10 @@ export class SqliteBackend implements StorageBackend {
       if (rows.length < SCAN_PAGE_ROWS) return out;
       cursor = rows[rows.length - 1]!.key;
       first = false;
-      if (due) await slice.next();
+      if (!due) continue;
+      await slice.next();
+      // The storage may have been removed meanwhile (its statements finalized, its table maybe dropped).
+      if (this.closed) throw ZestError.unavailable(`sqlite storage ${this.name} was closed during a query`);
     }
   }
 
