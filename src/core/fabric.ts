@@ -1,3 +1,4 @@
+import type { KeyExprLimits } from "../keyexpr/index.js";
 import type { QueryContent } from "./query.js";
 import type { QueryTarget } from "./query-target.js";
 import type { Reply } from "./reply.js";
@@ -22,6 +23,11 @@ export interface RemoteQueryOptions {
 export interface FabricHost {
   /** Router id (uppercase hex). */
   readonly zid: string;
+  /**
+   * This router's key-expression limits (docs/keyexpr-limits.md), to which the fabric holds the
+   * declarations other routers announce; the defaults when absent.
+   */
+  readonly keyExprLimits?: KeyExprLimits;
   /** Delivers a sample that arrived from another router to the local subscribers only. */
   deliverRemote(sample: Sample): Promise<void>;
   /** Answers a query from another router with the local queryables only, chosen by `options.target`. */

@@ -476,6 +476,7 @@ export class Router {
   private host(): FabricHost {
     return {
       zid: this.zid,
+      keyExprLimits: this.keyExprLimits,
       deliverRemote: async (sample) => {
         // Another router may run with other limits; what it sends is held to ours.
         checkLimits(sample.key, this.keyExprLimits);

@@ -8,6 +8,7 @@ import type { Logger } from "../core/log.js";
 import { NatsFabric, type NatsFabricOptions } from "./nats-fabric.js";
 
 export { NatsFabric, type NatsFabricOptions } from "./nats-fabric.js";
+export { DEFAULT_MAX_DECLARATIONS_PER_PEER } from "./peer-table.js";
 export { coverAll, coveringSubjects, keyToSubject, subjectToKey } from "./subjects.js";
 
 /** Config options of `fabric.nats` besides `servers`, by their config name. */

@@ -10,7 +10,7 @@
  * subjects) and `DuplicateFilter`. Every message is decoded with validation; a malformed one is
  * logged (rate-limited) and dropped.
  */
-import { isValid, isWild } from "../keyexpr/index.js";
+import { DEFAULT_KEYEXPR_LIMITS, isValid, isWild } from "../keyexpr/index.js";
 import { errorMessage, toZestError, ZestError } from "../core/errors.js";
 import type { DeclarationKind, Fabric, FabricHost, FabricStatus, RemoteQueryOptions } from "../core/fabric.js";
 import { silentLogger, type Logger } from "../core/log.js";
@@ -41,7 +41,7 @@ import {
 import { Inbox } from "./inbox.js";
 import { AckOutbox, SampleOutbox } from "./outbox.js";
 import { NatsTransport } from "./nats-transport.js";
-import { PeerTable } from "./peer-table.js";
+import { DEFAULT_MAX_DECLARATIONS_PER_PEER, PeerTable } from "./peer-table.js";
 import { answerQuery, errorReply, QueryGather } from "./query-gather.js";
 import {
   DECL_SUBJECT,
@@ -80,6 +80,11 @@ export interface NatsFabricOptions {
   transport?: () => Promise<Transport>;
   /** Time and timers (tests: a `ManualClock`). */
   clock?: Clock;
+  /**
+   * Most declarations kept per other router (`DEFAULT_MAX_DECLARATIONS_PER_PEER`, 100,000); those
+   * beyond are dropped and logged (docs/fabric-protocol.md, "Limits").
+   */
+  maxDeclarationsPerPeer?: number;
 }
 
 /** Room left in a message for headers and protocol overhead. */
@@ -97,6 +102,7 @@ export class NatsFabric implements Fabric {
   private readonly ackTimeoutMs: number;
   private readonly probeAfterMs: number;
   private readonly helloWaitMs: number;
+  private readonly maxDeclarationsPerPeer: number;
   private readonly makeTransport: () => Promise<Transport>;
   /** Random per instance: tells a restarted router (same id) from its previous life. */
   private readonly epoch = Math.floor(Math.random() * 0xffffffff);
@@ -143,6 +149,11 @@ export class NatsFabric implements Fabric {
     this.ackTimeoutMs = options.ackTimeoutMs ?? 5_000;
     this.probeAfterMs = options.probeAfterMs ?? 300;
     this.helloWaitMs = options.helloWaitMs ?? 1_000;
+    this.maxDeclarationsPerPeer = options.maxDeclarationsPerPeer ?? DEFAULT_MAX_DECLARATIONS_PER_PEER;
+    if (!Number.isSafeInteger(this.maxDeclarationsPerPeer) || this.maxDeclarationsPerPeer < 1)
+      throw ZestError.badRequest(
+        `maxDeclarationsPerPeer must be a positive integer, got ${String(this.maxDeclarationsPerPeer)}`,
+      );
     const connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
     const reconnectTimeWaitMs = options.reconnectTimeWaitMs ?? 250;
     // A write waits for a router that does not answer until it is forgotten (peerTimeoutMs of
@@ -216,6 +227,8 @@ export class NatsFabric implements Fabric {
         declarations: (change) => host.remoteDeclarationsChanged?.(change),
       },
       this.logger,
+      // Another router may run with larger limits: what it declares is held to ours.
+      { keyExpr: host.keyExprLimits ?? DEFAULT_KEYEXPR_LIMITS, maxPerPeer: this.maxDeclarationsPerPeer },
     );
     const onData = this.guard((m) => this.onData(m));
     this.decl = new DeclarationSync(transport, {

@@ -4,7 +4,8 @@
  * their epoch and declarations version, and their declarations indexed by kind so that
  * `interest(key, kind)` answers "which routers want this key". See docs/fabric-protocol.md.
  */
-import { KeTrie } from "../keyexpr/index.js";
+import { checkKeyExprLimits, DEFAULT_KEYEXPR_LIMITS, KeTrie, type KeyExprLimits } from "../keyexpr/index.js";
+import { errorMessage } from "../core/errors.js";
 import type { RemoteDeclarationChange } from "../core/fabric.js";
 import type { Logger } from "../core/log.js";
 import type { Clock } from "./clock.js";
@@ -25,7 +26,29 @@ interface MutablePeer {
   ver: number;
   decls: Declaration[];
   lastSeen: number;
+  /** Dropped declarations were already logged as a warning in this epoch: later ones go to debug. */
+  warned: boolean;
 }
+
+/**
+ * Most declarations one router may announce (docs/fabric-protocol.md, "Limits"): far above what a
+ * router declares (one per distinct subscriber, queryable and token key), low enough that one
+ * router cannot grow this router's index without bound.
+ */
+export const DEFAULT_MAX_DECLARATIONS_PER_PEER = 100_000;
+
+/** What the table holds another router's declarations to. */
+export interface DeclarationLimits {
+  /** This router's key-expression limits (docs/keyexpr-limits.md): another router may run with others. */
+  readonly keyExpr: KeyExprLimits;
+  /** Most declarations kept per router; those beyond are dropped (`DEFAULT_MAX_DECLARATIONS_PER_PEER`). */
+  readonly maxPerPeer: number;
+}
+
+const DEFAULT_LIMITS: DeclarationLimits = {
+  keyExpr: DEFAULT_KEYEXPR_LIMITS,
+  maxPerPeer: DEFAULT_MAX_DECLARATIONS_PER_PEER,
+};
 
 /** Why a router was forgotten: it said goodbye, or it went silent. */
 export type ForgetReason = "left" | "silent";
@@ -61,6 +84,7 @@ export class PeerTable {
     private readonly peerTimeoutMs: number,
     private readonly events: PeerEvents,
     private readonly logger: Logger,
+    private readonly limits: DeclarationLimits = DEFAULT_LIMITS,
   ) {}
 
   /** Router ids, sorted. */
@@ -108,29 +132,60 @@ export class PeerTable {
       return false;
     }
     if (!peer) {
-      peer = { zid: m.zid, epoch: m.epoch, ver: m.ver, decls: [], lastSeen: now };
+      peer = { zid: m.zid, epoch: m.epoch, ver: m.ver, decls: [], lastSeen: now, warned: false };
       this.peers.set(m.zid, peer);
       this.logger.info({ zid: m.zid }, "router joined");
     }
     const before = peer.decls;
     this.unindex(peer);
+    if (peer.epoch !== m.epoch) peer.warned = false;
     peer.epoch = m.epoch;
     peer.ver = m.ver;
     peer.lastSeen = now;
-    peer.decls = [];
-    for (const d of m.decls) {
-      try {
-        this.byKind.get(d.kind)!.add(d.key, peer.zid);
-        if (d.kind === "queryable" && d.complete) this.completeQueryables.add(d.key, peer.zid);
-        peer.decls.push(d);
-      } catch {
-        this.logger.warn({ zid: m.zid, key: d.key, kind: d.kind }, "ignored an invalid declaration");
-      }
-    }
+    peer.decls = this.index(peer, m.decls);
     this.events.alive(m.zid);
     this.events.changed(m.zid);
     this.report(m.zid, before, peer.decls);
     return true;
+  }
+
+  /**
+   * Indexes the declarations of `peer` that this router accepts, and returns them: each key held
+   * to this router's key-expression limits and valid (canonical), at most `maxPerPeer` of them.
+   * The rest are dropped, never thrown: the valid ones of the message still apply.
+   */
+  private index(peer: MutablePeer, decls: readonly Declaration[]): Declaration[] {
+    const kept: Declaration[] = [];
+    let invalid = 0;
+    let firstReason = "";
+    let i = 0;
+    for (; i < decls.length && kept.length < this.limits.maxPerPeer; i++) {
+      const d = decls[i]!;
+      try {
+        // Size first, so validation and indexing cost what this router's limits allow.
+        checkKeyExprLimits(d.key, this.limits.keyExpr);
+        this.byKind.get(d.kind)!.add(d.key, peer.zid);
+        if (d.kind === "queryable" && d.complete) this.completeQueryables.add(d.key, peer.zid);
+        kept.push(d);
+      } catch (err) {
+        if (invalid++ === 0) firstReason = `${d.kind}: ${errorMessage(err)}`;
+      }
+    }
+    const beyond = decls.length - i;
+    if (invalid > 0 || beyond > 0) {
+      const fields = {
+        zid: peer.zid,
+        announced: decls.length,
+        kept: kept.length,
+        ...(invalid > 0 && { invalid, firstInvalid: firstReason }),
+        ...(beyond > 0 && { beyondLimit: beyond, maxPerPeer: this.limits.maxPerPeer }),
+      };
+      const message = "dropped declarations of another router";
+      if (peer.warned) this.logger.debug(fields, message);
+      else this.logger.warn(fields, message);
+      peer.warned = true;
+    }
+    return kept;
   }
 
   /** Tells `events.declarations` what changed, kind by kind. */

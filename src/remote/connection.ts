@@ -44,7 +44,9 @@ export type KeyFilter = (key: string) => boolean;
 
 /**
  * The access-control hook: may this connection do `message` on `keyExpr`? Every operation that
- * names a key expression asks it once. `true` allows it. A `KeyFilter` allows it in part: what a
+ * names a key expression asks it once, and each reply a queryable sends asks it as
+ * `DeclareQueryable` on the reply's key (a reply may name keys its queryable's does not reach).
+ * `true` allows it. A `KeyFilter` allows it in part: what a
  * read delivers (subscriber samples, get replies, liveliness samples) is filtered per key, and a
  * write or a declaration that provides data (publisher, queryable, token) is refused whole.
  * Throw a `ZestError` (`forbidden`) or return false to refuse.
@@ -761,7 +763,11 @@ export class RemoteConnection {
     });
   }
 
-  /** The query a reply is for, or undefined (unknown or finished query, key outside the query: dropped). */
+  /**
+   * The query a reply is for, or undefined when the reply is dropped (and logged): an unknown or
+   * finished query, an invalid key, a key outside the query without `_anyke`, or a key this
+   * client may not answer for (`declare_queryable` on the reply's key, docs/remote-api.md).
+   */
   private replyTarget(queryId: number, key: string): Query | undefined {
     const q = this.incoming.get(queryId)?.query;
     if (q === undefined) {
@@ -779,6 +785,18 @@ export class RemoteConnection {
       this.logger.info(
         { conn: this.id, key: k, query: q.key },
         "remote API reply outside the query's key expression dropped (no _anyke)",
+      );
+      return undefined;
+    }
+    // The queryable was allowed on its own key expression, but a reply names its key: with
+    // `_anyke` any key, and even within the query's key one the queryable's may not reach. What a
+    // reply provides is checked like the declaration was, per reply.
+    try {
+      this.authorized("DeclareQueryable", k);
+    } catch (err) {
+      this.logger.info(
+        { conn: this.id, key: k, query: q.key, err: errorMessage(err) },
+        "remote API reply on a key the client may not answer for dropped",
       );
       return undefined;
     }

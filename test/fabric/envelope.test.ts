@@ -18,6 +18,7 @@ import {
   decodeReplies,
   decodeSample,
   decodeSamples,
+  type DeclarationsMessage,
   encodeAcks,
   encodeControl,
   encodeDeclarations,
@@ -33,6 +34,10 @@ import {
   ReplyBatch,
 } from "../../src/fabric/envelope.js";
 import { Inbox } from "../../src/fabric/inbox.js";
+import { ManualClock } from "../../src/fabric/clock.js";
+import { PeerTable } from "../../src/fabric/peer-table.js";
+import { silentLogger } from "../../src/core/log.js";
+import { isValid, keyExprLimits } from "../../src/keyexpr/index.js";
 import { rng } from "../keyexpr/reference.js";
 
 const ts = new Timestamp(0x1234_5678_9abc_def0n, "A1B2");
@@ -410,6 +415,13 @@ test("fuzz: 100,000 random and mutated messages decode or throw MalformedMessage
     for (let i = 0; i < n; i++) b[i] = int(256);
     return b;
   };
+  // What decodes as declarations goes on to a peer table, as the fabric does: its keys are not
+  // checked by the decoder, and the table must drop the bad ones without throwing.
+  const table = new PeerTable(new ManualClock(), 1000, { alive() {}, changed() {}, forgotten() {} }, silentLogger, {
+    keyExpr: keyExprLimits({ maxLength: 16, maxChunks: 3 }),
+    maxPerPeer: 2,
+  });
+  let ingested = 0;
   let decoded = 0;
   let refused = 0;
   const N = 100_000;
@@ -418,15 +430,25 @@ test("fuzz: 100,000 random and mutated messages decode or throw MalformedMessage
     // Mostly the decoder for the message's type (it gets past the type byte), at times another.
     const own = byType.get(data[0] ?? 0);
     for (const decode of [own && int(8) > 0 ? own : decoders[int(decoders.length)]!]) {
+      let out: unknown;
       try {
-        decode(data);
+        out = decode(data);
         decoded++;
       } catch (e) {
         if (!(e instanceof MalformedMessage))
           assert.fail(`seed ${seed}, case ${i}, ${decode.name}(${data.toString("hex")}) threw ${String(e)}`);
         refused++;
+        continue;
+      }
+      if (decode === decodeDeclarations) {
+        const m = out as DeclarationsMessage;
+        // A new version each time, so every message is indexed, not taken as a repeat.
+        table.ingest({ ...m, ver: ++ingested });
+        for (const d of table.get(m.zid)!.decls)
+          assert.ok(isValid(d.key) && Buffer.byteLength(d.key) <= 16, `seed ${seed}, case ${i}: kept ${d.key}`);
       }
     }
   }
   assert.ok(decoded > 1_000 && refused > 30_000, `decoded ${decoded}, refused ${refused}`);
+  assert.ok(ingested > 100, `${ingested} declarations messages ingested`);
 });

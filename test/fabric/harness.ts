@@ -9,6 +9,7 @@ import { makeSample, type Sample } from "../../src/core/sample.js";
 import type { Selector } from "../../src/core/selector.js";
 import { Timestamp } from "../../src/core/timestamp.js";
 import type { ManualClock } from "../../src/fabric/clock.js";
+import type { KeyExprLimits } from "../../src/keyexpr/index.js";
 import { type MemoryHub, MemoryTransport } from "../../src/fabric/memory-transport.js";
 import { NatsFabric, type NatsFabricOptions } from "../../src/fabric/nats-fabric.js";
 
@@ -39,6 +40,8 @@ export class FakeRouter {
   /** Answers remote queries (default: none). */
   answer: ((selector: Selector, onReply: (r: Reply) => void, options: RemoteQueryOptions) => Promise<void>) | undefined;
   transport: MemoryTransport | undefined;
+  /** The router's key-expression limits, as its host gives them (default: none given). */
+  keyExprLimits: KeyExprLimits | undefined;
   readonly fabric: NatsFabric;
 
   constructor(
@@ -59,6 +62,7 @@ export class FakeRouter {
   host(): FabricHost {
     return {
       zid: this.zid,
+      ...(this.keyExprLimits && { keyExprLimits: this.keyExprLimits }),
       deliverRemote: async (s) => {
         if (this.deliver) return this.deliver(s);
         this.delivered.push(s);

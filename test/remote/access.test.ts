@@ -8,7 +8,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { Sample, Session as ZSession } from "@eclipse-zenoh/zenoh-ts";
+import {
+  ConsolidationMode,
+  type Query,
+  ReplyKeyExpr,
+  type Sample,
+  type Session as ZSession,
+} from "@eclipse-zenoh/zenoh-ts";
 import { WebSocket } from "ws";
 import { hashSecret } from "../../src/access/hash.js";
 import { collect, openClient, roundTrip, showSample, startRemoteRouter, until } from "./helpers.js";
@@ -19,6 +25,7 @@ import { makeCertificate } from "../support/certificate.js";
 const hash = (s: string): string => hashSecret(s, { ln: 6 });
 const ALICE_TOKEN = "alice.t0ken-value";
 const ROOT_TOKEN = "root.r00t-token";
+const CAROL_TOKEN = "carol.c4rol-token";
 const basic = (user: string, password: string): string =>
   `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
 
@@ -48,22 +55,27 @@ const ACCESS = {
       key_exprs: ["**", "@/**"],
       permission: "allow",
     },
+    { id: "serve svc", messages: ["declare_queryable"], key_exprs: ["svc/**"], permission: "allow" },
   ],
   subjects: [
     { id: "alice", usernames: ["alice"] },
     { id: "root", usernames: ["root"] },
+    { id: "carol", usernames: ["carol"] },
   ],
   policies: [
     { rules: ["read demo", "write demo"], subjects: ["alice"] },
     { rules: ["everything"], subjects: ["root"] },
+    { rules: ["serve svc"], subjects: ["carol"] },
   ],
   users: [
     { name: "alice", password_hash: hash("alice-pw") },
     { name: "root", password_hash: hash("root-pw") },
+    { name: "carol", password_hash: hash("carol-pw") },
   ],
   tokens: [
     { id: "alice", user: "alice", token_hash: hash(ALICE_TOKEN) },
     { id: "root", user: "root", token_hash: hash(ROOT_TOKEN) },
+    { id: "carol", user: "carol", token_hash: hash(CAROL_TOKEN) },
   ],
 };
 
@@ -158,6 +170,36 @@ describe("access control on the remote API", () => {
     await assert.rejects(alice.declareSubscriber("other/**", { handler: () => undefined }), /forbidden/);
     const pub = await alice.declarePublisher("demo/p");
     await pub.undeclare();
+  });
+
+  test("a queryable's replies are held to declare_queryable on each reply's key, with _anyke or without", async () => {
+    // Carol may declare queryables on svc/** and nothing else.
+    const carol = await openClient(`${z.locator}?token=${CAROL_TOKEN}`);
+    try {
+      await assert.rejects(carol.declareQueryable("demo/q", { handler: () => undefined }), /forbidden/);
+      const q = await carol.declareQueryable("svc/q", {
+        handler: async (query: Query) => {
+          await query.reply("svc/q", "own");
+          await query.reply("secret/x", "forged");
+          await query.replyDel("secret/y");
+          await query.reply("svc/other", "also hers");
+          await query.finalize();
+        },
+      });
+      await roundTrip(carol);
+      // `_anyke` lets a reply name any key: only the ones under svc/** reach the getter.
+      const any = await collect(
+        await root.get("svc/q", { acceptReplies: ReplyKeyExpr.ANY, consolidation: ConsolidationMode.NONE }),
+      );
+      assert.deepEqual(any, ["put:svc/q=own", "put:svc/other=also hers"]);
+      // Without `_anyke`, a query on ** reaches her queryable and admits every key: the rules still apply.
+      const wide = await collect(await root.get("**", { consolidation: ConsolidationMode.NONE }));
+      assert.ok(!wide.some((r) => r.includes("secret/")), wide.join());
+      assert.ok(wide.includes("put:svc/q=own"), wide.join());
+      await q.undeclare();
+    } finally {
+      await carol.close();
+    }
   });
 
   test("liveliness: a ** liveliness subscriber and get see only the tokens the user may read", async () => {

@@ -162,6 +162,96 @@ describe("sqlite volume", () => {
     await volume.close();
   });
 
+  /** Fills `storage` with `n` keys `<root>/<i % 100>/<i>`, each holding its own key as value. */
+  async function fill(storage: StorageBackend, root: string, n: number): Promise<void> {
+    const writes: Array<Promise<unknown>> = [];
+    for (let i = 0; i < n; i++) {
+      const key = `${root}/${i % 100}/${i}`;
+      writes.push(Promise.resolve(storage.put(entry(key, key, 100))));
+    }
+    await Promise.all(writes);
+  }
+
+  it("a wide query over 100,000 rows gives the event loop back: a one-key query finishes first", async () => {
+    const { volume, storage } = await openStorage(freshPath());
+    const n = 100_000;
+    await fill(storage, "w", n);
+    await storage.put(entry("one/key", "1", 100));
+    const order: string[] = [];
+    // No literal prefix: the whole table is scanned and matched in JS.
+    const wide = storage.query("**/$*9$*").then((r) => {
+      order.push("wide");
+      return r;
+    });
+    // Queued after the wide query started: it must not wait for the whole scan.
+    const tick = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      assert.equal((await storage.query("one/key"))[0]?.payload.toString(), "1");
+      order.push("one");
+    });
+    const [found] = await Promise.all([wide, tick]);
+    assert.deepEqual(order, ["one", "wide"]);
+    const expected = [...Array(n).keys()]
+      .filter((i) => String(i).includes("9") || String(i % 100).includes("9"))
+      .map((i) => `w/${i % 100}/${i}`)
+      .sort();
+    assert.deepEqual(keysOf(found), expected);
+    for (const e of found) assert.equal(e.payload.toString(), e.key);
+    await storage.close(false);
+    await volume.close();
+  });
+
+  it("a wide query under a prefix answers each key once, in key order, while writes land between its pages", async () => {
+    const { volume, storage } = await openStorage(freshPath());
+    const n = 100_000;
+    await fill(storage, "r", n);
+    await storage.put(entry("other/key", "other/key", 100)); // outside the prefix's range
+    const wide = storage.query("r/**");
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    // Meanwhile: keys sorting first and last are added, some keys are deleted, some overwritten.
+    const deleted = new Set<string>();
+    const writes: Array<Promise<unknown>> = [];
+    for (let i = 0; i < n; i += 7) {
+      const key = `r/${i % 100}/${i}`;
+      deleted.add(key);
+      writes.push(Promise.resolve(storage.delete(key, ts(200))));
+    }
+    for (let i = 3; i < n; i += 7)
+      writes.push(Promise.resolve(storage.put(entry(`r/${i % 100}/${i}`, `r/${i % 100}/${i}`, 200))));
+    writes.push(Promise.resolve(storage.put(entry("r/0/0/first", "r/0/0/first", 200))));
+    writes.push(Promise.resolve(storage.put(entry("r/~last", "r/~last", 200))));
+    await Promise.all(writes);
+    const found = await wide;
+    const keys = found.map((e) => e.key);
+    // In key order, each at most once (the page cursor only moves forward).
+    for (let i = 1; i < keys.length; i++) assert.ok(keys[i - 1]! < keys[i]!, `${keys[i - 1]} before ${keys[i]}`);
+    const got = new Set(keys);
+    // Every key left alone is answered, with its own value.
+    for (let i = 0; i < n; i++) {
+      const key = `r/${i % 100}/${i}`;
+      if (!deleted.has(key)) assert.ok(got.has(key), `${key} missing`);
+    }
+    for (const e of found) assert.equal(e.payload.toString(), e.key);
+    assert.ok(!got.has("other/key"));
+    // The scan was still running when the writes landed: it reached the key added last.
+    assert.ok(got.has("r/~last"), "the key written during the query, past the cursor, is answered");
+    assert.ok(
+      [...deleted].some((k) => !got.has(k)),
+      "keys deleted past the cursor are not answered",
+    );
+    await storage.close(false);
+    await volume.close();
+  });
+
+  it("a storage closed during a wide query ends the query with an unavailable error", async () => {
+    const { volume, storage } = await openStorage(freshPath(), { on_dispose: "Drop" });
+    await fill(storage, "c", 100_000);
+    const wide = storage.query("c/**");
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await storage.close(true);
+    await rejectsWith(wide, "unavailable", /closed during a query/);
+    await volume.close();
+  });
+
   it("bad volume options are 400s that name the option", async () => {
     await rejectsWith(sqliteDriver.open("v", { url: "postgres://x/y" }, ctx), "bad_input", /`url` of volume v/);
     await rejectsWith(sqliteDriver.open("v", { url: "sqlite3://somehost/x.db" }, ctx), "bad_input", /`url`/);

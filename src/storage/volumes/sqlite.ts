@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
 import { errorMessage, ZestError } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
+import { Slice } from "../../core/slices.js";
 import { Timestamp } from "../../core/timestamp.js";
 import { decideWrite, versionOf } from "../backend.js";
 import type {
@@ -218,6 +219,12 @@ interface FullRow extends Row {
   deleted: number;
 }
 
+/**
+ * Rows read by one statement of a wild query's scan. Small enough that one page is well under a
+ * slice (`SLICE_MS`), large enough that the statement's own cost is spread over many rows.
+ */
+export const SCAN_PAGE_ROWS = 256;
+
 const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 /** Keys sort with `/` (0x2F) right before `0` (0x30): `[p, p + "0")` is `p` and everything under `p/`. */
@@ -247,8 +254,8 @@ export class SqliteBackend implements StorageBackend {
     row: Database.Statement<[string], FullRow>;
     upsert: Database.Statement<[string, Buffer, string, string]>;
     tombstone: Database.Statement<[string, string]>;
-    range: Database.Statement<[string, string], Row>;
-    all: Database.Statement<[], Row>;
+    range: Database.Statement<[string, string, number], FullRow>;
+    all: Database.Statement<[string, number], FullRow>;
     purge: Database.Statement<[string]>;
   };
 
@@ -280,8 +287,14 @@ export class SqliteBackend implements StorageBackend {
         `INSERT INTO ${t} (key, payload, encoding, ts, deleted) VALUES (?, NULL, '', ?, 1)
          ON CONFLICT(key) DO UPDATE SET payload = NULL, encoding = '', ts = excluded.ts, deleted = 1`,
       ),
-      range: db.prepare<[string, string], Row>(`SELECT ${cols} FROM ${t} WHERE key >= ? AND key < ? AND deleted = 0`),
-      all: db.prepare<[], Row>(`SELECT ${cols} FROM ${t} WHERE deleted = 0`),
+      // One page of a wild query's scan, in key order from a cursor (`query`). Tombstones are
+      // read too (payload NULL, so cheap), so a page bounds the rows scanned, not only those kept.
+      range: db.prepare<[string, string, number], FullRow>(
+        `SELECT ${cols}, deleted FROM ${t} WHERE key >= ? AND key < ? ORDER BY key LIMIT ?`,
+      ),
+      all: db.prepare<[string, number], FullRow>(
+        `SELECT ${cols}, deleted FROM ${t} WHERE key >= ? ORDER BY key LIMIT ?`,
+      ),
       purge: db.prepare<[string]>(`DELETE FROM ${t} WHERE deleted = 1 AND ts < ?`),
     };
   }
@@ -323,6 +336,15 @@ export class SqliteBackend implements StorageBackend {
     );
   }
 
+  /**
+   * A wild query scans the rows of its literal prefix (`literalPrefix`: a range of the primary
+   * key, so SQLite reads only that range) and matches each key in JS. The scan is paged by key
+   * (`key >= cursor ORDER BY key LIMIT SCAN_PAGE_ROWS`) and gives the event loop back between
+   * pages once a slice has run (`SLICE_MS`), so other requests, writes included, run meanwhile.
+   * What that guarantees (docs/storage-contract.md): every key is answered at most once, in key
+   * order, with the value it held when its page was read; a key that holds a value for the whole
+   * query is answered; a key written or deleted during the query may or may not be.
+   */
   async query(keyExpr: string): Promise<StoredEntry[]> {
     if (!isWild(keyExpr)) {
       const slot = this.slot(keyExpr);
@@ -331,12 +353,33 @@ export class SqliteBackend implements StorageBackend {
         : [];
     }
     const prefix = literalPrefix(keyExpr);
-    const rows = this.run(() =>
-      prefix === undefined ? this.stmt.all.all() : this.stmt.range.all(prefix, prefix + AFTER_SLASH),
-    );
     const out: StoredEntry[] = [];
-    for (const row of rows) if (intersects(keyExpr, row.key)) out.push(toEntry(row));
-    return out;
+    const slice = new Slice();
+    // "" sorts before every key; a page starts at the last key of the one before (`>=`, so the
+    // first page includes the prefix itself), and that key, if still there, is skipped.
+    let cursor = prefix ?? "";
+    let first = true;
+    for (;;) {
+      const from = cursor;
+      const rows = this.run(() =>
+        prefix === undefined
+          ? this.stmt.all.all(from, SCAN_PAGE_ROWS)
+          : this.stmt.range.all(from, prefix + AFTER_SLASH, SCAN_PAGE_ROWS),
+      );
+      let due = false;
+      for (const row of rows) {
+        due = slice.due() || due;
+        if (!first && row.key === from) continue;
+        if (row.deleted === 0 && intersects(keyExpr, row.key)) out.push(toEntry(row));
+      }
+      if (rows.length < SCAN_PAGE_ROWS) return out;
+      cursor = rows[rows.length - 1]!.key;
+      first = false;
+      if (!due) continue;
+      await slice.next();
+      // The storage may have been removed meanwhile (its statements finalized, its table maybe dropped).
+      if (this.closed) throw ZestError.unavailable(`sqlite storage ${this.name} was closed during a query`);
+    }
   }
 
   /**
