@@ -305,6 +305,42 @@ describe("queries across routers", () => {
     assert.deepEqual(replies, ["from B", "Timeout: router C1 did not answer within 300 ms"]);
   });
 
+  test("a default query on a key the target reads synchronously is answered without running its queryables", async () => {
+    const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", qbls: [{ key: "q/**", complete: false }] }]);
+    const reads: string[] = [];
+    b!.read = (key) => {
+      reads.push(key);
+      return key === "q/held" ? [{ kind: "ok", sample: sample(key, "read") }] : undefined;
+    };
+    b!.answer = answerWith("queried");
+    const ask = async (key: string, parameters = "", extra: object = {}): Promise<string[]> => {
+      const replies: string[] = [];
+      await a!.fabric.query(
+        { key, parameters: new Parameters(parameters) },
+        1_000,
+        (r) => replies.push(r.kind === "ok" ? r.sample.payload.toString() : "err"),
+        extra,
+      );
+      return replies;
+    };
+    assert.deepEqual(await ask("q/held"), ["read"]);
+    assert.equal(b!.answered, 0);
+    // The host cannot read it that way: the queryables answer, as before.
+    assert.deepEqual(await ask("q/other"), ["queried"]);
+    assert.equal(b!.answered, 1);
+    // Parameters, content or another target need the queryables themselves: no read is tried.
+    assert.deepEqual(await ask("q/held", "x=1"), ["queried"]);
+    assert.deepEqual(await ask("q/held", "", { target: "best_matching" }), ["queried"]);
+    assert.deepEqual(await ask("q/held", "", { content: { payload: Buffer.from("p") } }), ["queried"]);
+    assert.equal(b!.answered, 4);
+    assert.deepEqual(reads, ["q/held", "q/other"]);
+    // No reply read that way: still a final batch, so the query ends at once, not at its timeout.
+    b!.read = () => [];
+    const q = track(ask("q/held"));
+    await settle();
+    assert.equal(q.state, "resolved");
+  });
+
   test("an unreachable router adds an unavailable error entry at once; a silent one a timeout when forgotten", async () => {
     const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", qbls: [{ key: "q/**", complete: false }] }]);
     b!.transport!.kill();
