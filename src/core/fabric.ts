@@ -37,6 +37,13 @@ export interface FabricHost {
     onReply: (reply: Reply) => void,
     options?: RemoteQueryOptions,
   ): Promise<void>;
+  /**
+   * The local replies to another router's default query (target `all`, no parameters, no
+   * content) on the plain key `key`, read synchronously, exactly those `answerRemote` would give;
+   * undefined when they cannot be read that way (then the fabric calls `answerRemote`). Lets a
+   * router answer a one-key GET of a stored key without a query, its promises and its deadline.
+   */
+  readRemote?(key: string): Reply[] | undefined;
   /** Keys of the local subscribers (storages included), deduplicated. */
   subscriberKeys(): string[];
   /** The local queryables, deduplicated by key. */

@@ -255,6 +255,21 @@ export class Router {
    */
   readStored(key: string): Reply[] | undefined {
     if (this.fabric || isWild(key)) return undefined;
+    const peeks = this.peeksOf(key);
+    if (peeks === null) return undefined;
+    let best: Sample | undefined;
+    for (const peek of peeks) {
+      const s = peek(key);
+      if (s !== null && (best === undefined || newer(s, best))) best = s;
+    }
+    return best === undefined ? [] : [{ kind: "ok", sample: best }];
+  }
+
+  /**
+   * The `peek`s of every local queryable a query on the plain key `key` reaches, when each is a
+   * storage that can peek and answers any querier (another router included); null otherwise.
+   */
+  private peeksOf(key: string): Array<(key: string) => Sample | null> | null {
     let peeks = this.peeks.get(key);
     if (peeks === undefined) {
       peeks = [];
@@ -268,13 +283,30 @@ export class Router {
       if (this.peeks.size >= ROUTE_CACHE_MAX) this.peeks.clear();
       this.peeks.set(key, peeks);
     }
-    if (peeks === null) return undefined;
-    let best: Sample | undefined;
-    for (const peek of peeks) {
-      const s = peek(key);
-      if (s !== null && (best === undefined || newer(s, best))) best = s;
+    return peeks;
+  }
+
+  /**
+   * What `answerRemote` would reply, unconsolidated, to another router's default query (target
+   * `all`, no parameters, no content) on the plain key `key`, read synchronously from the local
+   * storages' `peek`s; undefined when that is not possible (the fabric then runs the query).
+   */
+  private readForRemote(key: string): Reply[] | undefined {
+    if (isWild(key)) return undefined;
+    try {
+      checkLimits(key, this.keyExprLimits);
+      const peeks = this.peeksOf(key);
+      if (peeks === null) return undefined;
+      const replies: Reply[] = [];
+      for (const peek of peeks) {
+        const s = peek(key);
+        if (s !== null) replies.push({ kind: "ok", sample: s });
+      }
+      return replies;
+    } catch {
+      // Over a limit, or a storage that cannot read now: the query path words the error.
+      return undefined;
     }
-    return best === undefined ? [] : [{ kind: "ok", sample: best }];
   }
 
   /** Number of subscribers declared on this router. */
@@ -503,6 +535,7 @@ export class Router {
           options.content,
         );
       },
+      readRemote: (key) => this.readForRemote(key),
       remoteDeclarationsChanged: (change) => {
         if (change.kind === "token") this.liveliness.remoteChanged(change.zid, change.added, change.removed);
         // Every kind: connectivity listeners also learn here that a router came or went.

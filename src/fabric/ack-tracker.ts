@@ -35,10 +35,13 @@ interface PendingWrite {
   readonly data: Buffer;
   readonly since: number;
   readonly waiting: Set<string>;
-  /** Routers of `waiting` the bus found nobody behind: resent to when they show life. */
-  readonly unreachable: Set<string>;
+  /**
+   * Routers of `waiting` the bus found nobody behind: resent to when they show life. Made on the
+   * first such notice, like `resentAt`: most writes are acknowledged in time and need neither.
+   */
+  unreachable: Set<string> | undefined;
   /** When the write was last resent to each router: at most once per `probeAfterMs` each. */
-  readonly resentAt: Map<string, number>;
+  resentAt: Map<string, number> | undefined;
   readonly resolve: () => void;
   readonly reject: (err: Error) => void;
   /** When the routers still waited for were last pinged. */
@@ -84,8 +87,8 @@ export class AckTracker {
         data,
         since: now,
         waiting: new Set(targets),
-        unreachable: new Set(),
-        resentAt: new Map(),
+        unreachable: undefined,
+        resentAt: undefined,
         resolve,
         reject,
         probedAt: now,
@@ -129,7 +132,7 @@ export class AckTracker {
     this.unreachable.delete(zid);
     for (const seq of seqs) {
       const p = this.pending.get(seq);
-      if (!p?.unreachable.delete(zid)) continue;
+      if (!p?.unreachable?.delete(zid)) continue;
       this.resend(p, zid);
     }
   }
@@ -142,7 +145,7 @@ export class AckTracker {
     this.unreachable.delete(zid);
     for (const p of this.pending.values()) {
       if (!p.waiting.has(zid)) continue;
-      p.unreachable.delete(zid);
+      p.unreachable?.delete(zid);
       this.resend(p, zid);
     }
   }
@@ -177,8 +180,9 @@ export class AckTracker {
    */
   private resend(p: PendingWrite, zid: string): void {
     const now = this.clock.now();
-    const last = p.resentAt.get(zid);
+    const last = p.resentAt?.get(zid);
     if (last !== undefined && now - last < this.timings.probeAfterMs) return;
+    p.resentAt ??= new Map();
     p.resentAt.set(zid, now);
     this.resent++;
     this.link.resend(zid, p.seq, p.data);
@@ -186,6 +190,7 @@ export class AckTracker {
 
   private mark(p: PendingWrite, zid: string): void {
     if (!p.waiting.has(zid)) return;
+    p.unreachable ??= new Set();
     p.unreachable.add(zid);
     let seqs = this.unreachable.get(zid);
     if (!seqs) {
@@ -196,7 +201,7 @@ export class AckTracker {
   }
 
   private unmark(p: PendingWrite, zid: string): void {
-    if (!p.unreachable.delete(zid)) return;
+    if (!p.unreachable?.delete(zid)) return;
     const seqs = this.unreachable.get(zid);
     if (seqs?.delete(p.seq) && seqs.size === 0) this.unreachable.delete(zid);
   }
@@ -238,7 +243,7 @@ export class AckTracker {
   private settle(p: PendingWrite, err?: Error): void {
     if (this.pending.get(p.seq) !== p) return;
     this.pending.delete(p.seq);
-    for (const zid of [...p.unreachable]) this.unmark(p, zid);
+    if (p.unreachable) for (const zid of [...p.unreachable]) this.unmark(p, zid);
     if (err) p.reject(err);
     else p.resolve();
   }

@@ -89,6 +89,9 @@ export interface NatsFabricOptions {
 
 /** Room left in a message for headers and protocol overhead. */
 const PAYLOAD_MARGIN = 1024;
+/** Keys whose subjects are remembered (then it starts over), and the longest one remembered. */
+const SUBJECT_CACHE_MAX = 4096;
+const SUBJECT_CACHE_KEY_MAX = 256;
 /** At most one warning per this many ms about malformed messages; the rest go to debug. */
 const MALFORMED_WARN_EVERY_MS = 10_000;
 
@@ -124,6 +127,8 @@ export class NatsFabric implements Fabric {
   private samplesOut!: SampleOutbox;
   private acksOut!: AckOutbox;
   private readonly lastPing = new Map<string, number>();
+  /** Key → its data subject, "" for a key sent directly (`subjectOf`). */
+  private readonly subjects = new Map<string, string>();
   private heartbeatTimer: TimerHandle | undefined;
   private sweepTimer: TimerHandle | undefined;
   private clashReported = false;
@@ -333,10 +338,8 @@ export class NatsFabric implements Fabric {
         ),
       );
     }
-    // A wildcard key is no NATS subject, and a very long one would break the protocol line:
-    // both go straight to the routers whose declarations match.
-    const subject = isWild(sample.key) ? undefined : keyToSubject(sample.key);
-    const direct = subject === undefined || subject.length > MAX_SUBJECT_LENGTH;
+    const subject = this.subjectOf(sample.key);
+    const direct = subject === undefined;
     const targets = this.table.interest(sample.key, "subscriber");
     this.counters.samplesSent++;
     if (targets.length === 0) {
@@ -349,6 +352,24 @@ export class NatsFabric implements Fabric {
     if (direct) for (const t of targets) this.samplesOut.queue(`${DIRECT_SUBJECT}.${t}`, t, { seq, data, ack: true });
     else this.samplesOut.queue(subject, undefined, { seq, data, ack: true });
     return acked;
+  }
+
+  /**
+   * The subject samples on `key` travel on, or undefined when they go straight to the routers
+   * whose declarations match: a wildcard key is no NATS subject, and a very long one would break
+   * the protocol line. Remembered per key (writes repeat keys; the mapping never changes).
+   */
+  private subjectOf(key: string): string | undefined {
+    let s = this.subjects.get(key);
+    if (s === undefined) {
+      const subject = isWild(key) ? undefined : keyToSubject(key);
+      s = subject === undefined || subject.length > MAX_SUBJECT_LENGTH ? "" : subject;
+      if (key.length <= SUBJECT_CACHE_KEY_MAX) {
+        if (this.subjects.size >= SUBJECT_CACHE_MAX) this.subjects.clear();
+        this.subjects.set(key, s);
+      }
+    }
+    return s === "" ? undefined : s;
   }
 
   query(
@@ -424,7 +445,7 @@ export class NatsFabric implements Fabric {
 
   /** Ids of the other routers that declared a `kind` intersecting `keyExpr`, sorted. */
   interest(keyExpr: string, kind: DeclarationKind): string[] {
-    return this.table?.interest(keyExpr, kind) ?? [];
+    return [...(this.table?.interest(keyExpr, kind) ?? [])];
   }
 
   /**
@@ -432,7 +453,7 @@ export class NatsFabric implements Fabric {
    * a matching queryable, `all_complete` those with a complete one including the key,
    * `best_matching` the first of those (by id), or every matching one when there is none.
    */
-  private queryTargets(key: string, target: QueryTarget): string[] {
+  private queryTargets(key: string, target: QueryTarget): readonly string[] {
     if (target === "all") return this.table.interest(key, "queryable");
     const complete = this.table.complete(key);
     if (target === "all_complete") return complete;

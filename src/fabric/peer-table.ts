@@ -11,6 +11,11 @@ import type { Logger } from "../core/log.js";
 import type { Clock } from "./clock.js";
 import type { Declaration, DeclarationKind, DeclarationsMessage, HeartbeatMessage } from "./envelope.js";
 
+/** Key expressions whose `interest` answers are remembered, per kind (then it starts over). */
+const INTEREST_CACHE_MAX = 4096;
+/** Longer key expressions are looked up each time: the cache stays small whatever the keys. */
+const INTEREST_CACHE_KEY_MAX = 256;
+
 /** What the table knows of one router. */
 export interface Peer {
   readonly zid: string;
@@ -78,6 +83,16 @@ export class PeerTable {
   ]);
   /** Complete queryables, for the targets `best_matching` and `all_complete`. */
   private readonly completeQueryables = new KeTrie<string>();
+  /**
+   * `interest` answers by kind and key expression: every write asks which routers want its key,
+   * and a walk of the trie per write cost more than the rest of the lookup. Cleared whenever the
+   * index changes (declarations replaced, a router forgotten), so an answer is never stale.
+   */
+  private readonly interestCache = new Map<DeclarationKind, Map<string, readonly string[]>>([
+    ["subscriber", new Map()],
+    ["queryable", new Map()],
+    ["token", new Map()],
+  ]);
 
   constructor(
     private readonly clock: Clock,
@@ -100,11 +115,19 @@ export class PeerTable {
     return this.peers.get(zid);
   }
 
-  /** Routers that declared a `kind` intersecting `keyExpr`, sorted and deduplicated. */
-  interest(keyExpr: string, kind: DeclarationKind): string[] {
-    const hits = this.byKind.get(kind)!.intersecting(keyExpr);
-    if (hits.length <= 1) return hits;
-    return [...new Set(hits)].sort();
+  /** Routers that declared a `kind` intersecting `keyExpr`, sorted and deduplicated (shared: do not modify). */
+  interest(keyExpr: string, kind: DeclarationKind): readonly string[] {
+    const cache = this.interestCache.get(kind)!;
+    let ids = cache.get(keyExpr);
+    if (ids === undefined) {
+      const hits = this.byKind.get(kind)!.intersecting(keyExpr);
+      ids = hits.length <= 1 ? hits : [...new Set(hits)].sort();
+      if (keyExpr.length <= INTEREST_CACHE_KEY_MAX) {
+        if (cache.size >= INTEREST_CACHE_MAX) cache.clear();
+        cache.set(keyExpr, ids);
+      }
+    }
+    return ids;
   }
 
   /** Routers that declared a complete queryable including `keyExpr`, sorted and deduplicated. */
@@ -143,6 +166,7 @@ export class PeerTable {
     peer.ver = m.ver;
     peer.lastSeen = now;
     peer.decls = this.index(peer, m.decls);
+    this.clearInterest();
     this.events.alive(m.zid);
     this.events.changed(m.zid);
     this.report(m.zid, before, peer.decls);
@@ -250,5 +274,10 @@ export class PeerTable {
       this.byKind.get(d.kind)!.delete(d.key, peer.zid);
       if (d.kind === "queryable" && d.complete) this.completeQueryables.delete(d.key, peer.zid);
     }
+    this.clearInterest();
+  }
+
+  private clearInterest(): void {
+    for (const cache of this.interestCache.values()) cache.clear();
   }
 }

@@ -115,6 +115,28 @@ describe("acknowledged writes", () => {
     );
   });
 
+  test("wildcard and very long keys go straight to each router that wants them, plain keys on their subject, every time", async () => {
+    const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["w/**"] }]);
+    const subjects: string[] = [];
+    hub.filter = (subject) => {
+      if (!subject.startsWith("zest.in.") && !subject.startsWith("zest.d.")) subjects.push(subject);
+      return true;
+    };
+    const long = `w/${"x".repeat(3_100)}`;
+    for (let i = 0; i < 2; i++) {
+      for (const key of ["w/*", "w/k", long]) {
+        const w = track(a!.fabric.publish(sample(key, `v${i}`)));
+        await settle();
+        assert.equal(w.state, "resolved", key);
+      }
+    }
+    assert.deepEqual(subjects, ["zest.w.B1", "zest.k.w.k", "zest.w.B1", "zest.w.B1", "zest.k.w.k", "zest.w.B1"]);
+    assert.deepEqual(
+      b!.delivered.map((s) => s.key.slice(0, 5)),
+      ["w/*", "w/k", "w/xxx", "w/*", "w/k", "w/xxx"],
+    );
+  });
+
   test("a router whose subscriptions overlap gets each sample once", async () => {
     const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["a/*/c", "a/b/*"] }]);
     await a!.fabric.publish(sample("a/b/c"));
@@ -305,6 +327,42 @@ describe("queries across routers", () => {
     assert.deepEqual(replies, ["from B", "Timeout: router C1 did not answer within 300 ms"]);
   });
 
+  test("a default query on a key the target reads synchronously is answered without running its queryables", async () => {
+    const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", qbls: [{ key: "q/**", complete: false }] }]);
+    const reads: string[] = [];
+    b!.read = (key) => {
+      reads.push(key);
+      return key === "q/held" ? [{ kind: "ok", sample: sample(key, "read") }] : undefined;
+    };
+    b!.answer = answerWith("queried");
+    const ask = async (key: string, parameters = "", extra: object = {}): Promise<string[]> => {
+      const replies: string[] = [];
+      await a!.fabric.query(
+        { key, parameters: new Parameters(parameters) },
+        1_000,
+        (r) => replies.push(r.kind === "ok" ? r.sample.payload.toString() : "err"),
+        extra,
+      );
+      return replies;
+    };
+    assert.deepEqual(await ask("q/held"), ["read"]);
+    assert.equal(b!.answered, 0);
+    // The host cannot read it that way: the queryables answer, as before.
+    assert.deepEqual(await ask("q/other"), ["queried"]);
+    assert.equal(b!.answered, 1);
+    // Parameters, content or another target need the queryables themselves: no read is tried.
+    assert.deepEqual(await ask("q/held", "x=1"), ["queried"]);
+    assert.deepEqual(await ask("q/held", "", { target: "best_matching" }), ["queried"]);
+    assert.deepEqual(await ask("q/held", "", { content: { payload: Buffer.from("p") } }), ["queried"]);
+    assert.equal(b!.answered, 4);
+    assert.deepEqual(reads, ["q/held", "q/other"]);
+    // No reply read that way: still a final batch, so the query ends at once, not at its timeout.
+    b!.read = () => [];
+    const q = track(ask("q/held"));
+    await settle();
+    assert.equal(q.state, "resolved");
+  });
+
   test("an unreachable router adds an unavailable error entry at once; a silent one a timeout when forgotten", async () => {
     const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", qbls: [{ key: "q/**", complete: false }] }]);
     b!.transport!.kill();
@@ -337,6 +395,35 @@ describe("declarations", () => {
       a!.declarationChanges.filter((c) => c.includes("token")),
       ["C1 token +alive/c", "C1 token +alive/c2", "C1 token -alive/c -alive/c2"],
     );
+  });
+
+  test("interest answers for a key asked before follow every declaration change, join and forget (remembered answers are dropped)", async () => {
+    const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["m/**"] }]);
+    assert.deepEqual(a!.fabric.interest("m/k", "subscriber"), ["B1"]);
+    // A write on the same key then waits for exactly the routers that want it now.
+    await b!.declare({ subs: ["other/**"] });
+    assert.deepEqual(a!.fabric.interest("m/k", "subscriber"), []);
+    const none = track(a!.fabric.publish(sample("m/k")));
+    await settle();
+    assert.equal(none.state, "resolved");
+    assert.equal(b!.delivered.length, 0);
+    await b!.declare({ subs: ["m/k"] });
+    assert.deepEqual(a!.fabric.interest("m/k", "subscriber"), ["B1"]);
+    const c = new FakeRouter("C1", hub, clock);
+    c.subs = ["m/*"];
+    await c.start();
+    await settle();
+    assert.deepEqual(a!.fabric.interest("m/k", "subscriber"), ["B1", "C1"]);
+    const both = track(a!.fabric.publish(sample("m/k")));
+    await settle();
+    assert.equal(both.state, "resolved");
+    assert.deepEqual([b!.delivered.length, c.delivered.length], [1, 1]);
+    // The answer handed out is a copy: changing it changes nothing in the fabric.
+    a!.fabric.interest("m/k", "subscriber").pop();
+    assert.deepEqual(a!.fabric.interest("m/k", "subscriber"), ["B1", "C1"]);
+    c.transport!.kill();
+    await advance(TIMINGS.peerTimeoutMs + 100);
+    assert.deepEqual(a!.fabric.interest("m/k", "subscriber"), ["B1"]);
   });
 
   test("a missed declaration change is fetched when a heartbeat shows a newer version", async () => {

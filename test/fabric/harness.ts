@@ -39,6 +39,10 @@ export class FakeRouter {
   deliver: ((s: Sample) => Promise<void>) | undefined;
   /** Answers remote queries (default: none). */
   answer: ((selector: Selector, onReply: (r: Reply) => void, options: RemoteQueryOptions) => Promise<void>) | undefined;
+  /** Reads remote default queries synchronously (`FabricHost.readRemote`; default: never). */
+  read: ((key: string) => Reply[] | undefined) | undefined;
+  /** How many remote queries went to `answerRemote`. */
+  answered = 0;
   transport: MemoryTransport | undefined;
   /** The router's key-expression limits, as its host gives them (default: none given). */
   keyExprLimits: KeyExprLimits | undefined;
@@ -68,8 +72,10 @@ export class FakeRouter {
         this.delivered.push(s);
       },
       answerRemote: async (selector, _ms, onReply, options = {}) => {
+        this.answered++;
         await this.answer?.(selector, onReply, options);
       },
+      readRemote: (key) => this.read?.(key),
       subscriberKeys: () => [...this.subs],
       queryables: () => [...this.qbls],
       livelinessTokens: () => [...this.tokens],
