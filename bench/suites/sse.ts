@@ -16,7 +16,8 @@ import { interferenceNotes, selfCpuSeconds, spawnZest, startInterference, type S
 import type { BenchResult } from "../lib/types.js";
 
 const SUBSCRIBERS = 1_000;
-const RATE = 50;
+/** PUTs per second (`growth` runs the fan-out at the same rate). */
+export const RATE = 50;
 const SECONDS = 20;
 const TARGET_P99_MS = 100;
 const SUB_PATH = "/bench/sse/**";
@@ -159,8 +160,16 @@ export async function run(): Promise<BenchResult> {
   return fanOut("zest-sse", []);
 }
 
-/** One fan-out run against a zest started with `args`; `sse-resume` runs it twice to compare. */
-export async function fanOut(label: string, args: string[], seconds = SECONDS): Promise<BenchResult> {
+/**
+ * One fan-out run against a zest started with `args`; `sse-resume` runs it twice to compare,
+ * `growth` once per subscriber count.
+ */
+export async function fanOut(
+  label: string,
+  args: string[],
+  seconds = SECONDS,
+  subscribers = SUBSCRIBERS,
+): Promise<BenchResult> {
   // 1,000 subscribers from one address: above the default per-address connection cap (256).
   const zest: ServerProcess = await spawnZest(label, [
     "--cfg",
@@ -168,14 +177,14 @@ export async function fanOut(label: string, args: string[], seconds = SECONDS): 
     ...args,
   ]);
   const puts = RATE * seconds;
-  const expected = puts * SUBSCRIBERS;
+  const expected = puts * subscribers;
   const stats = new Stats(expected);
   const subs: Subscriber[] = [];
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
   try {
     const url = new URL(zest.url);
-    for (let i = 0; i < SUBSCRIBERS; i += OPEN_BATCH) {
-      const batch = Array.from({ length: Math.min(OPEN_BATCH, SUBSCRIBERS - i) }, () => new Subscriber(stats, puts));
+    for (let i = 0; i < subscribers; i += OPEN_BATCH) {
+      const batch = Array.from({ length: Math.min(OPEN_BATCH, subscribers - i) }, () => new Subscriber(stats, puts));
       subs.push(...batch);
       await Promise.all(batch.map((s) => s.open(url)));
     }
@@ -219,7 +228,7 @@ export async function fanOut(label: string, args: string[], seconds = SECONDS): 
     if (duplicates > 0) notes.push(`${fmtInt(duplicates)} events delivered twice`);
     notes.push(...interferenceNotes("sse", { otherCpuPct, stealPct }));
     const figures = {
-      subscribers: SUBSCRIBERS,
+      subscribers,
       puts,
       putsOk: ok,
       putRatePerSec: puts / sendSeconds,
