@@ -339,6 +339,8 @@ export interface SpreadFigures {
   /** CPU of the servers and helpers together, in % of one core, and in µs per 2xx response. */
   systemCpuPct: number;
   systemUsPerReq: number;
+  /** The helpers' part of `systemUsPerReq` (the nats-servers, for the fabric). */
+  helpersUsPerReq: number;
   loadgenCpuPct: number;
   otherCpuPct: number;
   stealPct: number;
@@ -355,7 +357,9 @@ export async function fireSpread(
   opts: { connections: number; seconds: number },
 ): Promise<SpreadFigures> {
   const pids = [...targets.map((t) => t.server.pid), ...helperPids];
-  const cpu0 = pids.reduce((s, p) => s + processCpuSeconds(p), 0);
+  const cpuOf = (ps: number[]): number => ps.reduce((s, p) => s + processCpuSeconds(p), 0);
+  const cpu0 = cpuOf(pids);
+  const helpers0 = cpuOf(helperPids);
   const self0 = selfCpuSeconds();
   const interference = startInterference(pids);
   const t0 = performance.now();
@@ -365,7 +369,8 @@ export async function fireSpread(
     targets.map((t, k) => fire(t.server, t.spec, { connections: Math.max(1, share(k)), seconds: opts.seconds })),
   );
   const wall = (performance.now() - t0) / 1000;
-  const cpu = pids.reduce((s, p) => s + processCpuSeconds(p), 0) - cpu0;
+  const cpu = cpuOf(pids) - cpu0;
+  const helpersCpu = cpuOf(helperPids) - helpers0;
   const { otherCpuPct, stealPct } = interference();
   const requests = runs.reduce((s, r) => s + r.requests, 0);
   return {
@@ -378,6 +383,7 @@ export async function fireSpread(
     non2xx: runs.reduce((s, r) => s + r.non2xx, 0),
     systemCpuPct: (100 * cpu) / wall,
     systemUsPerReq: (1e6 * cpu) / requests,
+    helpersUsPerReq: (1e6 * helpersCpu) / requests,
     loadgenCpuPct: (100 * (selfCpuSeconds() - self0)) / wall,
     otherCpuPct,
     stealPct,

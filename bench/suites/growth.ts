@@ -132,13 +132,22 @@ async function keysPart(): Promise<Part> {
   fig.keysGetRatio = fig[`keys${last}GetReqPerSec`]! / fig[`keys${first}GetReqPerSec`]!;
   fig.keysPutRatio = fig[`keys${last}PutReqPerSec`]! / fig[`keys${first}PutReqPerSec`]!;
   fig.keysRssRatio = fig[`keys${last}RssMb`]! / fig[`keys${first}RssMb`]!;
+  // CPU per request holds up better than req/s when neighbours share the machine.
+  const cpuPer = (n: number, kind: string): number =>
+    fig[`keys${n}${kind}UserUsPerReq`]! + fig[`keys${n}${kind}SysUsPerReq`]!;
+  fig.keysGetCpuPerReqRatio = cpuPer(last, "Get") / cpuPer(first, "Get");
+  fig.keysPutCpuPerReqRatio = cpuPer(last, "Put") / cpuPer(first, "Put");
   part.table = table(
     "keys of 100 B in one memory storage",
     part.steps,
     [
       ["get", "GET one key, read cache off", fmtRatio(fig.keysGetRatio)],
       ["put", "PUT 100 B, scattered over the keys", fmtRatio(fig.keysPutRatio)],
-      ["cpu", "router CPU per GET / per PUT", "—"],
+      [
+        "cpu",
+        "router CPU per GET / per PUT",
+        `${fmtRatio(fig.keysGetCpuPerReqRatio)} / ${fmtRatio(fig.keysPutCpuPerReqRatio)}`,
+      ],
       ["rss", "RSS after GC", fmtRatio(fig.keysRssRatio)],
     ],
     `${fmtInt(last)} / ${fmtInt(first)}`,
@@ -183,13 +192,22 @@ async function ssePart(): Promise<Part> {
   for (const n of SUBSCRIBER_STEPS) {
     const r = await fanOut(`zest-growth-sse-${n}`, [], SSE_SECONDS, n);
     const s = r.figures;
+    // Per PUT rather than per event: with few subscribers the PUT's own handling dominates.
+    const perPut = s.delivered! / s.puts!;
+    const routerUsPerPut = (s.zestUserUsPerEvent! + s.zestSysUsPerEvent!) * perPut;
     Object.assign(part.figures, {
       [`sse${n}P50Ms`]: s.p50Ms!,
       [`sse${n}P99Ms`]: s.p99Ms!,
       [`sse${n}MaxMs`]: s.maxMs!,
       [`sse${n}Lost`]: s.lost!,
       [`sse${n}ZestCpuPct`]: s.zestCpuPct!,
+      [`sse${n}ZestUserUsPerEvent`]: s.zestUserUsPerEvent!,
+      [`sse${n}ZestSysUsPerEvent`]: s.zestSysUsPerEvent!,
       [`sse${n}BenchCpuPct`]: s.benchCpuPct!,
+      [`sse${n}BenchUsPerEvent`]: s.benchUsPerEvent!,
+      [`sse${n}ZestUsPerPut`]: routerUsPerPut,
+      [`sse${n}ZestSysShare`]: s.zestSysUsPerEvent! / (s.zestUserUsPerEvent! + s.zestSysUsPerEvent!),
+      [`sse${n}BenchUsPerPut`]: s.benchUsPerEvent! * perPut,
       [`sse${n}BenchLoopDelayP99Ms`]: s.benchLoopDelayP99Ms!,
     });
     part.notes.push(...(r.notes ?? []).map((note) => `${fmtInt(n)} subscribers: ${note}`));
@@ -199,20 +217,23 @@ async function ssePart(): Promise<Part> {
       cells: {
         p50: fmtMs(s.p50Ms!),
         p99: fmtMs(s.p99Ms!),
-        cpu: `${fmtInt(s.zestCpuPct!)}% / ${fmtInt(s.benchCpuPct!)}%`,
+        cpu: `${fmtMs(routerUsPerPut / 1000)} / ${fmtMs((s.benchUsPerEvent! * perPut) / 1000)}`,
+        sys: `${fmtInt((100 * s.zestSysUsPerEvent!) / (s.zestUserUsPerEvent! + s.zestSysUsPerEvent!))}%`,
       },
     });
   }
   const fig = part.figures;
   fig.sseP99Ratio = fig.sse1000P99Ms! / fig.sse1P99Ms!;
   fig.sseP50Ratio = fig.sse1000P50Ms! / fig.sse1P50Ms!;
+  fig.sseRouterUsPerPutRatio = fig.sse1000ZestUsPerPut! / fig.sse1ZestUsPerPut!;
   part.table = table(
     `SSE subscribers on one key expression, ${RATE} PUTs/s`,
     part.steps,
     [
       ["p50", "put-to-event p50", fmtRatio(fig.sseP50Ratio)],
       ["p99", "put-to-event p99", fmtRatio(fig.sseP99Ratio)],
-      ["cpu", "CPU: router / subscribers' process (% of a core)", "—"],
+      ["cpu", "CPU per PUT: router / subscribers' process", `${fmtRatio(fig.sseRouterUsPerPutRatio)} (router)`],
+      ["sys", "kernel share of the router's CPU", "—"],
     ],
     "1,000 / 1",
   );
@@ -239,6 +260,7 @@ async function routersPart(): Promise<Part> {
           put: `${fmtInt(put.reqPerSec)} req/s`,
           get: `${fmtInt(get.reqPerSec)} req/s`,
           cpu: `${fmtInt(put.systemUsPerReq)} / ${fmtInt(get.systemUsPerReq)} µs`,
+          nats: `${fmtInt(put.helpersUsPerReq)} / ${fmtInt(get.helpersUsPerReq)} µs`,
         },
       });
     }
@@ -248,13 +270,20 @@ async function routersPart(): Promise<Part> {
   const fig = part.figures;
   fig.routersPutRatio = fig.routers3PutReqPerSec! / fig.routers1PutReqPerSec!;
   fig.routersGetRatio = fig.routers3GetReqPerSec! / fig.routers1GetReqPerSec!;
+  fig.routersPutCpuPerReqRatio = fig.routers3PutSystemUsPerReq! / fig.routers1PutSystemUsPerReq!;
+  fig.routersGetCpuPerReqRatio = fig.routers3GetSystemUsPerReq! / fig.routers1GetSystemUsPerReq!;
   part.table = table(
     "routers on a 3-node NATS cluster, one partition each",
     part.steps,
     [
       ["put", "PUT 100 B, all routers together", fmtRatio(fig.routersPutRatio)],
       ["get", "GET one key, all routers together", fmtRatio(fig.routersGetRatio)],
-      ["cpu", "CPU per PUT / per GET, every router and nats-server", "—"],
+      [
+        "cpu",
+        "CPU per PUT / per GET, every router and nats-server",
+        `${fmtRatio(fig.routersPutCpuPerReqRatio)} / ${fmtRatio(fig.routersGetCpuPerReqRatio)}`,
+      ],
+      ["nats", "of which the nats-servers, per PUT / per GET", "—"],
     ],
     "3 / 1",
   );
@@ -335,6 +364,7 @@ function spreadFigures(prefix: string, f: SpreadFigures): Record<string, number>
     [`${prefix}Requests`]: f.requests,
     [`${prefix}SystemCpuPct`]: f.systemCpuPct,
     [`${prefix}SystemUsPerReq`]: f.systemUsPerReq,
+    [`${prefix}NatsUsPerReq`]: f.helpersUsPerReq,
     [`${prefix}LoadgenCpuPct`]: f.loadgenCpuPct,
     [`${prefix}OtherCpuPct`]: f.otherCpuPct,
     ...Object.fromEntries(f.perServerReqPerSec.map((r, i) => [`${prefix}Router${i}ReqPerSec`, r])),

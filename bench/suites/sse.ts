@@ -193,7 +193,7 @@ export async function fanOut(
     // 50 puts per second on a fixed schedule (a late tick fires at once, it does not shift the rest).
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
-    const cpu0 = zest.cpuSeconds();
+    const cpu0 = zest.cpuSplit();
     const self0 = selfCpuSeconds();
     const interference = startInterference([zest.pid]);
     const start = performance.now() + 50;
@@ -210,8 +210,9 @@ export async function fanOut(
     const drainUntil = performance.now() + DRAIN_MS;
     while (stats.count + stats.extra < expected && performance.now() < drainUntil) await sleep(50);
     const wall = (performance.now() - start) / 1000;
-    const serverCpuPct = (100 * (zest.cpuSeconds() - cpu0)) / wall;
-    const benchCpuPct = (100 * (selfCpuSeconds() - self0)) / wall;
+    const cpu1 = zest.cpuSplit();
+    const serverCpuPct = (100 * (cpu1.user + cpu1.sys - cpu0.user - cpu0.sys)) / wall;
+    const benchCpuSeconds = selfCpuSeconds() - self0;
     const { otherCpuPct, stealPct } = interference();
     loop.disable();
 
@@ -241,7 +242,12 @@ export async function fanOut(
       p99Ms: p99,
       maxMs: max,
       zestCpuPct: serverCpuPct,
-      benchCpuPct,
+      // Per delivered event: what each subscriber costs the router (the kernel part is mostly
+      // socket writes, one per subscriber and event) and this process, which reads them.
+      zestUserUsPerEvent: (1e6 * (cpu1.user - cpu0.user)) / delivered,
+      zestSysUsPerEvent: (1e6 * (cpu1.sys - cpu0.sys)) / delivered,
+      benchCpuPct: (100 * benchCpuSeconds) / wall,
+      benchUsPerEvent: (1e6 * benchCpuSeconds) / delivered,
       benchLoopDelayP99Ms: loop.percentile(99) / 1e6,
       otherCpuPct,
     };
