@@ -17,10 +17,15 @@
  *   over every partition, so (n-1)/n of them cross the fabric. PUT 100 B, then GET, over 100
  *   keys per partition. Ratio: aggregate PUT req/s with 3 routers over 1.
  *
+ * Every step also reports the CPU per request (per PUT for SSE, with the kernel's share; for the
+ * routers, of every router and nats-server): unlike req/s it stays comparable across steps when
+ * neighbours take CPU. The suite returns three Markdown tables (`markdown`), which the runner
+ * appends to latest.md for the README's "How cost grows".
+ *
  * `BENCH_GROWTH_MAX_KEYS` caps the key steps (e.g. 100000 while developing).
  */
 import { join } from "node:path";
-import { fmtInt, fmtMs, fmtRatio } from "../lib/format.js";
+import { fmtInt, fmtMs, fmtNum, fmtRatio } from "../lib/format.js";
 import { httpGetText, httpPut } from "../lib/http.js";
 import {
   compare,
@@ -217,7 +222,7 @@ async function ssePart(): Promise<Part> {
       cells: {
         p50: fmtMs(s.p50Ms!),
         p99: fmtMs(s.p99Ms!),
-        cpu: `${fmtMs(routerUsPerPut / 1000)} / ${fmtMs((s.benchUsPerEvent! * perPut) / 1000)}`,
+        cpu: `${fmtNum(routerUsPerPut / 1000, 1)} / ${fmtNum((s.benchUsPerEvent! * perPut) / 1000, 1)} ms`,
         sys: `${fmtInt((100 * s.zestSysUsPerEvent!) / (s.zestUserUsPerEvent! + s.zestSysUsPerEvent!))}%`,
       },
     });
