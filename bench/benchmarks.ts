@@ -106,6 +106,12 @@ export const BENCHMARKS: BenchEntry[] = [
     load: () => import("./suites/remote-fanout.js"),
   },
   {
+    name: "growth",
+    title: "How cost grows: 1k to 1M keys, 1 to 1,000 SSE subscribers, 1 to 3 routers",
+    issue: 12,
+    load: () => import("./suites/growth.js"),
+  },
+  {
     name: "explorer",
     title: "Explorer page: 10,000 keys in headless Chromium",
     issue: 13,

@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- name...]`: runs the benchmarks (all, or the named ones) one after another,
- * prints one line each, and writes bench/results/latest.json and latest.md.
+ * prints one line each, and writes bench/results/latest.json and latest.md (with the Markdown
+ * tables of benchmarks that return some, e.g. `growth`).
  *
  * Before each benchmark it waits (up to BENCH_QUIET_WAIT seconds, 20 by default) for other
  * processes on the machine to stop using CPU; a benchmark that still ran alongside them says so.
@@ -86,6 +87,7 @@ function markdown(rows: Row[], meta: Record<string, string>): string {
   }
   const notes = rows.flatMap((r) => (r.notes ?? []).map((n) => `- ${r.title}: ${n}`));
   if (notes.length > 0) out.push("", ...notes);
+  for (const r of rows) if (r.markdown && !r.error) out.push("", `### ${r.title}`, "", r.markdown.trimEnd());
   return `${out.join("\n")}\n`;
 }
 
@@ -124,7 +126,8 @@ async function main(): Promise<void> {
     cpus: `${os.cpus().length} x ${os.cpus()[0]?.model.trim() ?? "cpu"}`,
     seconds: ((performance.now() - t0) / 1000).toFixed(1),
   };
-  const results = rows.map((r) => ({
+  // `markdown` is left out of the JSON: it is made of the figures already there.
+  const results = rows.map(({ markdown: _markdown, ...r }) => ({
     ...r,
     ratio: r.ratio === undefined ? undefined : roundFigure(r.ratio),
     interferencePct: r.interferencePct === undefined ? undefined : roundFigure(r.interferencePct),

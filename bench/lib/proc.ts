@@ -207,10 +207,16 @@ export function selfCpuSeconds(): number {
   return (u.user + u.system) / 1e6;
 }
 
-/** Starts the built zest CLI on a free loopback port (`BENCH_CPU_PROF=1` profiles it into bench/results/prof). */
-export function spawnZest(label = "zest", extraArgs: string[] = []): Promise<ServerProcess> {
+/**
+ * Starts the built zest CLI on a free loopback port (`BENCH_CPU_PROF=1` profiles it into
+ * bench/results/prof). `nodeArgs`: extra node flags, e.g. `--expose-gc` for a plugin that settles
+ * the heap before the RSS is read.
+ */
+export function spawnZest(label = "zest", extraArgs: string[] = [], nodeArgs: string[] = []): Promise<ServerProcess> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
-  return spawnServer(label, CLI, ["--rest-http-port", "127.0.0.1:0", ...extraArgs], { nodeArgs: profileArgs(label) });
+  return spawnServer(label, CLI, ["--rest-http-port", "127.0.0.1:0", ...extraArgs], {
+    nodeArgs: [...nodeArgs, ...profileArgs(label)],
+  });
 }
 
 /** Starts a baseline server script from bench/baselines/ (profiled too under BENCH_CPU_PROF). */

@@ -14,7 +14,7 @@
 import http from "node:http";
 import { readdirSync, readFileSync } from "node:fs";
 import autocannon from "autocannon";
-import { combine, type LoadFigures, loadFigures, type RequestSpec } from "./load.js";
+import { combine, fire, type LoadFigures, loadFigures, type RequestSpec } from "./load.js";
 import { processCpuSeconds, selfCpuSeconds, type ServerProcess, startInterference } from "./proc.js";
 
 /** One side of a comparison: the server that gets the requests, and the rest of its system. */
@@ -322,4 +322,70 @@ export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** What a load spread over several servers at once measured, as one system. */
+export interface SpreadFigures {
+  /** 2xx responses per second, summed over the servers. */
+  reqPerSec: number;
+  requests: number;
+  /** Each server's 2xx per second, in target order (how even the spread was). */
+  perServerReqPerSec: number[];
+  /** Request-weighted mean of the servers' p50, and the worst server's p99. */
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  non2xx: number;
+  /** CPU of the servers and helpers together, in % of one core, and in µs per 2xx response. */
+  systemCpuPct: number;
+  systemUsPerReq: number;
+  /** The helpers' part of `systemUsPerReq` (the nats-servers, for the fabric). */
+  helpersUsPerReq: number;
+  loadgenCpuPct: number;
+  otherCpuPct: number;
+  stealPct: number;
+}
+
+/**
+ * One autocannon per target, all at once, `connections` split between them: a load spread over
+ * several routers of one system. CPU and interference are measured for the whole system (every
+ * target's server and `helperPids`), over the same window.
+ */
+export async function fireSpread(
+  targets: Array<{ server: ServerProcess; spec: RequestSpec }>,
+  helperPids: number[],
+  opts: { connections: number; seconds: number },
+): Promise<SpreadFigures> {
+  const pids = [...targets.map((t) => t.server.pid), ...helperPids];
+  const cpuOf = (ps: number[]): number => ps.reduce((s, p) => s + processCpuSeconds(p), 0);
+  const cpu0 = cpuOf(pids);
+  const helpers0 = cpuOf(helperPids);
+  const self0 = selfCpuSeconds();
+  const interference = startInterference(pids);
+  const t0 = performance.now();
+  const share = (k: number): number =>
+    Math.floor(opts.connections / targets.length) + (k < opts.connections % targets.length ? 1 : 0);
+  const runs = await Promise.all(
+    targets.map((t, k) => fire(t.server, t.spec, { connections: Math.max(1, share(k)), seconds: opts.seconds })),
+  );
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = cpuOf(pids) - cpu0;
+  const helpersCpu = cpuOf(helperPids) - helpers0;
+  const { otherCpuPct, stealPct } = interference();
+  const requests = runs.reduce((s, r) => s + r.requests, 0);
+  return {
+    reqPerSec: runs.reduce((s, r) => s + r.reqPerSec, 0),
+    requests,
+    perServerReqPerSec: runs.map((r) => r.reqPerSec),
+    p50Ms: runs.reduce((s, r) => s + r.p50Ms * r.requests, 0) / requests,
+    p99Ms: Math.max(...runs.map((r) => r.p99Ms)),
+    errors: runs.reduce((s, r) => s + r.errors, 0),
+    non2xx: runs.reduce((s, r) => s + r.non2xx, 0),
+    systemCpuPct: (100 * cpu) / wall,
+    systemUsPerReq: (1e6 * cpu) / requests,
+    helpersUsPerReq: (1e6 * helpersCpu) / requests,
+    loadgenCpuPct: (100 * (selfCpuSeconds() - self0)) / wall,
+    otherCpuPct,
+    stealPct,
+  };
 }

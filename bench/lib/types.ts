@@ -19,6 +19,11 @@ export interface BenchResult {
    * Above INTERFERENCE_LIMIT_PCT (lib/proc.ts) the runner marks pass/miss as unreliable.
    */
   interferencePct?: number;
+  /**
+   * Markdown the README takes as it is, for results a table row cannot hold (`growth`'s steps):
+   * the runner appends it to latest.md under the benchmark's title.
+   */
+  markdown?: string;
 }
 
 /** A benchmark module: `bench/suites/<name>.ts`. */

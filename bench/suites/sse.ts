@@ -16,7 +16,8 @@ import { interferenceNotes, selfCpuSeconds, spawnZest, startInterference, type S
 import type { BenchResult } from "../lib/types.js";
 
 const SUBSCRIBERS = 1_000;
-const RATE = 50;
+/** PUTs per second (`growth` runs the fan-out at the same rate). */
+export const RATE = 50;
 const SECONDS = 20;
 /** Issue 12 (issue 2 asked for 100 ms). */
 const TARGET_P99_MS = 50;
@@ -160,8 +161,16 @@ export async function run(): Promise<BenchResult> {
   return fanOut("zest-sse", []);
 }
 
-/** One fan-out run against a zest started with `args`; `sse-resume` runs it twice to compare. */
-export async function fanOut(label: string, args: string[], seconds = SECONDS): Promise<BenchResult> {
+/**
+ * One fan-out run against a zest started with `args`; `sse-resume` runs it twice to compare,
+ * `growth` once per subscriber count.
+ */
+export async function fanOut(
+  label: string,
+  args: string[],
+  seconds = SECONDS,
+  subscribers = SUBSCRIBERS,
+): Promise<BenchResult> {
   // 1,000 subscribers from one address: above the default per-address connection cap (256).
   const zest: ServerProcess = await spawnZest(label, [
     "--cfg",
@@ -169,14 +178,14 @@ export async function fanOut(label: string, args: string[], seconds = SECONDS): 
     ...args,
   ]);
   const puts = RATE * seconds;
-  const expected = puts * SUBSCRIBERS;
+  const expected = puts * subscribers;
   const stats = new Stats(expected);
   const subs: Subscriber[] = [];
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
   try {
     const url = new URL(zest.url);
-    for (let i = 0; i < SUBSCRIBERS; i += OPEN_BATCH) {
-      const batch = Array.from({ length: Math.min(OPEN_BATCH, SUBSCRIBERS - i) }, () => new Subscriber(stats, puts));
+    for (let i = 0; i < subscribers; i += OPEN_BATCH) {
+      const batch = Array.from({ length: Math.min(OPEN_BATCH, subscribers - i) }, () => new Subscriber(stats, puts));
       subs.push(...batch);
       await Promise.all(batch.map((s) => s.open(url)));
     }
@@ -185,7 +194,7 @@ export async function fanOut(label: string, args: string[], seconds = SECONDS): 
     // 50 puts per second on a fixed schedule (a late tick fires at once, it does not shift the rest).
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
-    const cpu0 = zest.cpuSeconds();
+    const cpu0 = zest.cpuSplit();
     const self0 = selfCpuSeconds();
     const interference = startInterference([zest.pid]);
     const start = performance.now() + 50;
@@ -202,8 +211,9 @@ export async function fanOut(label: string, args: string[], seconds = SECONDS): 
     const drainUntil = performance.now() + DRAIN_MS;
     while (stats.count + stats.extra < expected && performance.now() < drainUntil) await sleep(50);
     const wall = (performance.now() - start) / 1000;
-    const serverCpuPct = (100 * (zest.cpuSeconds() - cpu0)) / wall;
-    const benchCpuPct = (100 * (selfCpuSeconds() - self0)) / wall;
+    const cpu1 = zest.cpuSplit();
+    const serverCpuPct = (100 * (cpu1.user + cpu1.sys - cpu0.user - cpu0.sys)) / wall;
+    const benchCpuSeconds = selfCpuSeconds() - self0;
     const { otherCpuPct, stealPct } = interference();
     loop.disable();
 
@@ -220,7 +230,7 @@ export async function fanOut(label: string, args: string[], seconds = SECONDS): 
     if (duplicates > 0) notes.push(`${fmtInt(duplicates)} events delivered twice`);
     notes.push(...interferenceNotes("sse", { otherCpuPct, stealPct }));
     const figures = {
-      subscribers: SUBSCRIBERS,
+      subscribers,
       puts,
       putsOk: ok,
       putRatePerSec: puts / sendSeconds,
@@ -233,7 +243,12 @@ export async function fanOut(label: string, args: string[], seconds = SECONDS): 
       p99Ms: p99,
       maxMs: max,
       zestCpuPct: serverCpuPct,
-      benchCpuPct,
+      // Per delivered event: what each subscriber costs the router (the kernel part is mostly
+      // socket writes, one per subscriber and event) and this process, which reads them.
+      zestUserUsPerEvent: (1e6 * (cpu1.user - cpu0.user)) / delivered,
+      zestSysUsPerEvent: (1e6 * (cpu1.sys - cpu0.sys)) / delivered,
+      benchCpuPct: (100 * benchCpuSeconds) / wall,
+      benchUsPerEvent: (1e6 * benchCpuSeconds) / delivered,
       benchLoopDelayP99Ms: loop.percentile(99) / 1e6,
       otherCpuPct,
     };
