@@ -123,7 +123,7 @@ export class RouterMetrics {
 const KNOWN_METHODS = new Set(["GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS", "POST", "OTHER"]);
 
 function isEventStream(accept: string | undefined): boolean {
-  return accept !== undefined && accept.trimStart().toLowerCase().startsWith("text/event-stream");
+  return accept?.trimStart().toLowerCase().startsWith("text/event-stream") === true;
 }
 
 /** A counter whose value is read from `read()` on scrape (undefined: no sample). */
