@@ -23,7 +23,7 @@ import type { Sample, WriteCondition } from "./sample.js";
 import type { Selector } from "./selector.js";
 import { HLC } from "./timestamp.js";
 import { cancel, schedule } from "./deadlines.js";
-import { sortInSlices } from "./slices.js";
+import { Slice, sortInSlices } from "./slices.js";
 
 const RESOLVED: Promise<void> = Promise.resolve();
 const ROUTE_CACHE_MAX = 65_536;
@@ -569,10 +569,14 @@ async function runQueryable(decl: QueryableDecl, query: Query, logger: Logger): 
   }
 }
 
-/** Gathers replies and applies consolidation. */
+/**
+ * Gathers replies and applies consolidation. Replies are kept in arrival order and consolidated
+ * at the end: a stable sort by key (skipped when they came in order), then, for `latest`, one
+ * pass that keeps the newest of each run of equal keys. No per-key Map: a storage's answer
+ * (the common case, already one reply per key) costs one array slot per key.
+ */
 class ReplyCollector {
-  private readonly latest = new Map<string, Reply & { kind: "ok" }>();
-  private readonly all: Reply[] = [];
+  private readonly ok: Array<Reply & { kind: "ok" }> = [];
   private readonly errors: Reply[] = [];
 
   constructor(
@@ -595,21 +599,36 @@ class ReplyCollector {
       !intersects(this.selector.key, key)
     )
       return;
-    if (this.consolidation === "none") {
-      this.all.push(reply);
-      return;
-    }
-    const prev = this.latest.get(key);
-    if (!prev || newer(reply.sample, prev.sample)) this.latest.set(key, reply);
+    this.ok.push(reply);
   }
 
-  /** The replies sorted by key; a large answer is sorted in slices (other requests run meanwhile). */
+  /** The replies sorted by key, errors last; a large answer is sorted in slices (other requests run meanwhile). */
   async result(): Promise<Reply[]> {
-    const ok = this.consolidation === "none" ? this.all : [...this.latest.values()];
-    // Stable sort: within one key, `none` keeps arrival order.
+    const ok: Reply[] = this.ok;
+    // Stable sort: within one key, arrival order is kept (`none` shows it, `latest` breaks ties by it).
     await sortInSlices(ok, byKey);
-    return this.errors.length === 0 ? ok : [...ok, ...this.errors];
+    if (this.consolidation === "latest") await keepNewest(this.ok);
+    for (const e of this.errors) ok.push(e);
+    return ok;
   }
+}
+
+/**
+ * Of each run of replies with the same key (in `sorted`, sorted stably by key), keeps the newest
+ * (`newer`; on a tie the first to arrive), in place. A pass over the keys, in slices.
+ */
+async function keepNewest(sorted: Array<Reply & { kind: "ok" }>): Promise<void> {
+  const n = sorted.length;
+  const slice = new Slice();
+  let w = 0;
+  for (let i = 0; i < n; i++) {
+    const r = sorted[i]!;
+    if (w > 0 && sorted[w - 1]!.sample.key === r.sample.key) {
+      if (newer(r.sample, sorted[w - 1]!.sample)) sorted[w - 1] = r;
+    } else sorted[w++] = r;
+    if (slice.due()) await slice.next();
+  }
+  sorted.length = w;
 }
 
 function byKey(a: Reply, b: Reply): number {

@@ -77,10 +77,29 @@ export function unixNanosToNtp64(ns: bigint): bigint {
   return (secs << 32n) + ((rem << 32n) + NANOS - 1n) / NANOS;
 }
 
-/** NTP64 → `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`. */
+/**
+ * NTP64 → `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`, as `unixNanosToRfc3339(ntp64ToUnixNanos(t))` spells
+ * it. Every entry of a GET answer prints its time: this is done with two BigInt operations and
+ * exact double arithmetic, and the date part is reused while the second does not change.
+ */
 export function ntp64ToRfc3339(t: bigint): string {
-  return unixNanosToRfc3339(ntp64ToUnixNanos(t));
+  const secs = Number(t >> 32n);
+  const frac = Number(t & 0xffff_ffffn);
+  // floor(frac * 1e9 / 2^32) without a product past 2^53: with frac = hi * 2^16 + lo,
+  // floor((hi * 1e9 + floor(lo * 1e9 / 2^16)) / 2^16); every step is an exact integer below 2^53.
+  const hi = Math.floor(frac / 65536);
+  const lo = frac - hi * 65536;
+  const nanos = Math.floor((hi * 1e9 + Math.floor((lo * 1e9) / 65536)) / 65536);
+  if (secs !== lastSecs) {
+    lastSecs = secs;
+    lastSecsText = new Date(secs * 1000).toISOString().slice(0, 19);
+  }
+  return `${lastSecsText}.${String(nanos).padStart(9, "0")}Z`;
 }
+
+/** The second `ntp64ToRfc3339` printed last, and its `YYYY-MM-DDTHH:MM:SS`. */
+let lastSecs = -1;
+let lastSecsText = "";
 
 /** Unix nanoseconds → `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`. */
 export function unixNanosToRfc3339(ns: bigint): string {

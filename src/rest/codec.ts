@@ -5,6 +5,7 @@ import type { Session } from "../core/session.js";
 import type { StorageManager } from "../storage/manager.js";
 import type { KeyExprLimits } from "../keyexpr/index.js";
 import type { Sample } from "../core/sample.js";
+import type { Layout } from "./layout.js";
 
 /** A rendered HTTP response body with its content type. */
 export interface Rendered {
@@ -37,7 +38,13 @@ export interface RestCodec {
   /** The encoding stored for a write with this `Content-Type`. */
   encodingFor(contentType: string | undefined): string;
   /**
-   * The body of a GET. `html` when the client asked for `text/html`. A large answer is rendered
+   * The body of a GET as a list of entries (`layout.ts`), ordered as the variant shows them:
+   * written out as one string (`render`), or streamed in chunks for a large answer. `html` when
+   * the client asked for `text/html`.
+   */
+  layout(replies: Reply[], html: boolean): Promise<Layout>;
+  /**
+   * The body of a GET, as one string: `layout` written out. `html` when the client asked for `text/html`. A large answer is rendered
    * in slices (`core/slices.ts`), so other requests are served meanwhile.
    */
   render(replies: Reply[], html: boolean): Promise<Rendered>;

@@ -15,6 +15,11 @@ export function utf8(payload: Buffer): string | undefined {
 
 /** Rendered values are cached per payload buffer: storages hand out the same buffer each GET. */
 const cache = new WeakMap<Buffer, Map<string, string>>();
+/**
+ * Payloads shorter than this are rendered afresh each time: a WeakMap entry and a Map cost more
+ * to make (and to collect: a wide GET renders 100,000 of them) than the rendering they spare.
+ */
+export const CACHED_VALUE_BYTES = 256;
 
 /**
  * A payload as a JSON value (Variant A rules, docs/rest-gateway.md §A.2): always valid JSON whatever the
@@ -22,6 +27,7 @@ const cache = new WeakMap<Buffer, Map<string, string>>();
  * object, text as a string; anything else, or text that is not UTF-8, as a base64 string.
  */
 export function renderValueJson(payload: Buffer, encoding: string): string {
+  if (payload.length < CACHED_VALUE_BYTES) return computeValueJson(payload, encoding);
   let byEnc = cache.get(payload);
   const hit = byEnc?.get(encoding);
   if (hit !== undefined) return hit;

@@ -25,6 +25,7 @@ import {
   writePrecondition,
   type WritePrecondition,
 } from "./conditions.js";
+import { layoutBody, streamLayout, type Layout } from "./layout.js";
 import { lastEventIdOf, SseHub, type SseOptions, type SseStats } from "./sse.js";
 import { serveExplorer } from "./explorer/index.js";
 
@@ -86,6 +87,11 @@ const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
 /** The whole request (head and body) must arrive within this time. */
 const REQUEST_TIMEOUT_MS = 120_000;
+/**
+ * Answers with more entries than this are streamed (`streamAnswer`); smaller ones are sent whole,
+ * with a Content-Length, and may be cached.
+ */
+export const STREAM_ENTRIES = 2048;
 const CHALLENGE = 'Basic realm="zest", charset="UTF-8"';
 
 /** The HTTP face of the router: one short pipeline, errors turned into responses in one place. */
@@ -394,7 +400,11 @@ export class RestServer {
             const raw = rawResponse(replies, key);
             return send(res, method, cors, 200, raw.contentType, raw.body, etagHeader);
           }
-          const rendered = await codec.render(replies, html);
+          const status = err && err.kind === "err" ? httpStatus(err.errorKind) : 200;
+          const layout = await codec.layout(replies, html);
+          // A large answer is streamed as it is rendered (never one big string), and not cached.
+          if (layout.count > STREAM_ENTRIES) return streamAnswer(res, method, cors, status, layout, etagHeader);
+          const rendered: Rendered = { contentType: layout.contentType, body: await layoutBody(layout) };
           const body = Buffer.from(rendered.body);
           if (
             cacheKey !== undefined &&
@@ -404,15 +414,7 @@ export class RestServer {
           ) {
             this.cache!.set(cacheKey, cacheEntry(version, key, rendered, body, etagHeader));
           }
-          return send(
-            res,
-            method,
-            cors,
-            err && err.kind === "err" ? httpStatus(err.errorKind) : 200,
-            rendered.contentType,
-            body,
-            etagHeader,
-          );
+          return send(res, method, cors, status, rendered.contentType, body, etagHeader);
         }
         default:
           res.setHeader("allow", ALLOWED_METHODS);
@@ -692,6 +694,40 @@ function send(
   }
   res.writeHead(status, headers);
   res.end(method === "HEAD" ? undefined : body);
+}
+
+/**
+ * A large GET answer, streamed: the status and headers (decided from the replies, as for
+ * `send`) go out first, with chunked transfer encoding instead of a Content-Length, then the body
+ * in chunks rendered as the client takes them (`streamLayout`). A client that goes away stops the
+ * rendering. HEAD sends the headers only.
+ */
+async function streamAnswer(
+  res: ServerResponse,
+  method: string,
+  cors: Record<string, string>,
+  status: number,
+  layout: Layout,
+  etag: string | undefined,
+): Promise<void> {
+  const headers: Record<string, string> = { ...cors };
+  if (layout.contentType) headers["content-type"] = layout.contentType;
+  if (etag) {
+    headers.etag = etag;
+    if (cors !== CORS_PLAIN) headers["access-control-expose-headers"] = "ETag";
+  }
+  res.writeHead(status, headers);
+  if (method === "HEAD") {
+    res.end();
+    return;
+  }
+  try {
+    if (await streamLayout(layout, res)) res.end();
+  } catch {
+    // Past the headers there is no status left to answer with: cut the response short, so the
+    // client sees a truncated body rather than a complete-looking one.
+    res.destroy();
+  }
 }
 
 /** What `serveStored` sends for one stored sample. */

@@ -7,7 +7,7 @@ import { AdminSpace } from "../admin/admin-space.js";
 import type { Rendered, RestCodec, RestVariant } from "./codec.js";
 import { escapeHtml, renderValueJson, utf8 } from "./render-value.js";
 import { decodePath } from "./paths.js";
-import { mapInSlices } from "../core/slices.js";
+import { layoutBody, type Layout } from "./layout.js";
 
 const ROUTER_PREFIX = "@/router/";
 
@@ -51,6 +51,12 @@ function replyJson(r: Reply): string {
   return r.kind === "ok" ? entryJson(r.sample) : errorEntryJson(r);
 }
 
+function replyHtml(r: Reply): string {
+  return r.kind === "ok"
+    ? `<dt>${escapeHtml(r.sample.key)}</dt>\n<dd>${escapeHtml(utf8(r.sample.payload) ?? r.sample.payload.toString("base64"))}</dd>\n`
+    : `<dt>ERROR</dt>\n<dd>${escapeHtml(r.payload.toString("utf8"))}</dd>\n`;
+}
+
 const sseCache = new WeakMap<Sample, Buffer>();
 
 /** Variant A's codec: Zenoh 0.6 REST, with zest's own decisions (valid JSON always, sorted keys). */
@@ -71,17 +77,29 @@ export const codecA: RestCodec = {
 
   encodingFor: encodingFromContentType,
 
+  async layout(replies: Reply[], html: boolean): Promise<Layout> {
+    return html
+      ? {
+          contentType: "text/html; charset=utf-8",
+          open: "<dl>\n",
+          separator: "\n",
+          close: "\n</dl>\n",
+          count: replies.length,
+          entry: (i) => replyHtml(replies[i]!),
+        }
+      : {
+          contentType: "application/json",
+          open: "[\n",
+          separator: ",\n",
+          close: "\n]\n",
+          count: replies.length,
+          entry: (i) => replyJson(replies[i]!),
+        };
+  },
+
   async render(replies: Reply[], html: boolean): Promise<Rendered> {
-    if (html) {
-      const items = await mapInSlices(replies, (r) =>
-        r.kind === "ok"
-          ? `<dt>${escapeHtml(r.sample.key)}</dt>\n<dd>${escapeHtml(utf8(r.sample.payload) ?? r.sample.payload.toString("base64"))}</dd>\n`
-          : `<dt>ERROR</dt>\n<dd>${escapeHtml(r.payload.toString("utf8"))}</dd>\n`,
-      );
-      return { contentType: "text/html; charset=utf-8", body: `<dl>\n${items.join("\n")}\n</dl>\n` };
-    }
-    const lines = await mapInSlices(replies, replyJson);
-    return { contentType: "application/json", body: `[\n${lines.join(",\n")}\n]\n` };
+    const layout = await this.layout(replies, html);
+    return { contentType: layout.contentType, body: await layoutBody(layout) };
   },
 
   renderNow(replies: readonly Reply[]): Rendered {

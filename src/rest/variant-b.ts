@@ -9,8 +9,9 @@ import { AdminSpaceB } from "../admin/admin-space-b.js";
 import { checkKeyExprLimits, keyExprToPath, pathToKeyExpr, type KeyExprLimits } from "../keyexpr/index.js";
 import type { Rendered, RestCodec, RestVariant } from "./codec.js";
 import { decodePath } from "./paths.js";
-import { jsonValue, utf8 } from "./render-value.js";
-import { mapInSlices, sortInSlices } from "../core/slices.js";
+import { CACHED_VALUE_BYTES, jsonValue, utf8 } from "./render-value.js";
+import { sortInSlices } from "../core/slices.js";
+import { layoutBody, type Layout } from "./layout.js";
 
 const ADMIN_ALIAS = "/@/router/local";
 const ROUTER_PREFIX = "@/router/";
@@ -72,13 +73,11 @@ const valueCache = new WeakMap<Buffer, { json: string | undefined; other: string
  */
 export function renderValueB(payload: Buffer, encoding: string): string {
   const json = isJsonEncoding(encoding);
+  if (payload.length < CACHED_VALUE_BYTES) return computeValueB(payload, json);
   let slot = valueCache.get(payload);
   const hit = slot && (json ? slot.json : slot.other);
   if (hit !== undefined) return hit;
-  const text = utf8(payload);
-  let out: string;
-  if (text === undefined) out = JSON.stringify(payload.toString("base64"));
-  else out = json ? jsonValue(text) : JSON.stringify(text);
+  const out = computeValueB(payload, json);
   if (!slot) {
     slot = { json: undefined, other: undefined };
     valueCache.set(payload, slot);
@@ -86,6 +85,12 @@ export function renderValueB(payload: Buffer, encoding: string): string {
   if (json) slot.json = out;
   else slot.other = out;
   return out;
+}
+
+function computeValueB(payload: Buffer, json: boolean): string {
+  const text = utf8(payload);
+  if (text === undefined) return JSON.stringify(payload.toString("base64"));
+  return json ? jsonValue(text) : JSON.stringify(text);
 }
 
 /** One entry in zenoh 0.4's three-line layout. */
@@ -199,12 +204,30 @@ export const codecB: RestCodec = {
   encodingFor: encodingForB,
 
   // Variant B has no HTML face: zenoh 0.4 ignored `Accept`.
-  async render(replies: Reply[]): Promise<Rendered> {
-    const lines = await mapInSlices(await orderRepliesB(replies), sampleEntry);
-    for (const r of replies)
-      if (r.kind === "err") lines.push(entry("ERROR", renderValueB(r.payload, r.encoding), "None"));
+  async layout(replies: Reply[]): Promise<Layout> {
+    const samples = await orderRepliesB(replies);
+    const errors: Array<Reply & { kind: "err" }> = [];
+    for (const r of replies) if (r.kind === "err") errors.push(r);
+    const n = samples.length;
     // 0.4 sent no Content-Type; we say what the body is, so clients and browsers need not guess.
-    return { contentType: "application/json", body: lines.length === 0 ? "[]" : `[\n${lines.join(",\n")}\n]` };
+    return {
+      contentType: "application/json",
+      open: "[\n",
+      separator: ",\n",
+      close: "\n]",
+      empty: "[]",
+      count: n + errors.length,
+      entry: (i) => {
+        if (i < n) return sampleEntry(samples[i]!);
+        const e = errors[i - n]!;
+        return entry("ERROR", renderValueB(e.payload, e.encoding), "None");
+      },
+    };
+  },
+
+  async render(replies: Reply[]): Promise<Rendered> {
+    const layout = await this.layout(replies, false);
+    return { contentType: layout.contentType, body: await layoutBody(layout) };
   },
 };
 

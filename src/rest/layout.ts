@@ -1,0 +1,106 @@
+/**
+ * A GET body as a list: an opening, the entries with a separator between them, a closing. Both
+ * ways of writing it out, one string (`layoutBody`) or a stream of chunks (`streamLayout`), go
+ * through this one description, so a streamed answer has exactly the bytes of a buffered one.
+ */
+import { Slice } from "../core/slices.js";
+
+/** A rendered body as a list of entries (what a codec makes of the replies of a GET). */
+export interface Layout {
+  readonly contentType: string | undefined;
+  /** Text before the first entry. */
+  readonly open: string;
+  /** Text between two entries. */
+  readonly separator: string;
+  /** Text after the last entry. */
+  readonly close: string;
+  /** The whole body when there is no entry at all (default: `open` then `close`). */
+  readonly empty?: string;
+  /** Number of entries. */
+  readonly count: number;
+  /** Entry `i` (0 ≤ i < count), rendered. */
+  entry(i: number): string;
+}
+
+/** Below this many entries a body is built in one go: slicing would cost more than it spares. */
+const SMALL = 2048;
+
+/** The body as one string, built in slices for a large answer (other requests run meanwhile). */
+export async function layoutBody(layout: Layout): Promise<string> {
+  const n = layout.count;
+  if (n === 0) return layout.empty ?? layout.open + layout.close;
+  const parts = new Array<string>(n);
+  const slice = n > SMALL ? new Slice() : undefined;
+  for (let i = 0; i < n; i++) {
+    parts[i] = layout.entry(i);
+    if (slice?.due()) await slice.next();
+  }
+  return layout.open + parts.join(layout.separator) + layout.close;
+}
+
+/** Where `streamLayout` writes: a response, or anything that takes chunks the same way. */
+export interface ChunkSink {
+  /** Writes a chunk; false when the sink's buffer is full (wait for `drain`). */
+  write(chunk: string): boolean;
+  /** True once the sink cannot take more (the client went away). */
+  readonly destroyed: boolean;
+  once(event: "drain" | "close", listener: () => void): unknown;
+  off(event: "drain" | "close", listener: () => void): unknown;
+}
+
+/** Characters gathered before a chunk is written: large enough that framing and syscalls are cheap. */
+export const CHUNK_CHARS = 64 * 1024;
+
+/**
+ * Writes the body to `sink` in chunks of about `CHUNK_CHARS` characters, rendering each only
+ * when the previous ones are taken: at most one chunk of the body is held at a time, the event
+ * loop is given back every few milliseconds, and a full sink is waited for (`drain`). Returns
+ * false when the sink was destroyed before the end (the rest is not rendered), true otherwise.
+ * Does not end the sink.
+ */
+export async function streamLayout(layout: Layout, sink: ChunkSink): Promise<boolean> {
+  const n = layout.count;
+  if (n === 0) {
+    if (sink.destroyed) return false;
+    sink.write(layout.empty ?? layout.open + layout.close);
+    return true;
+  }
+  const slice = new Slice();
+  let chunk = layout.open;
+  for (let i = 0; i < n; i++) {
+    if (i > 0) chunk += layout.separator;
+    chunk += layout.entry(i);
+    // A chunk goes out when it is full, or when the slice has run its time (what is rendered so
+    // far need not wait for the next turn).
+    const due = slice.due();
+    if (due || chunk.length >= CHUNK_CHARS) {
+      if (sink.destroyed) return false;
+      const more = sink.write(chunk);
+      chunk = "";
+      if (!more && !(await drained(sink))) return false;
+      // Waiting for `drain` need not give the event loop back: a socket that took the chunk at
+      // once says so on the next tick, before any timer or I/O runs. The clock decides.
+      if (due || slice.over()) await slice.next();
+    }
+  }
+  if (sink.destroyed) return false;
+  sink.write(chunk + layout.close);
+  return true;
+}
+
+/** Resolves true once `sink` drains, false if it closes first. */
+function drained(sink: ChunkSink): Promise<boolean> {
+  if (sink.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onDrain = (): void => {
+      sink.off("close", onClose);
+      resolve(true);
+    };
+    const onClose = (): void => {
+      sink.off("drain", onDrain);
+      resolve(false);
+    };
+    sink.once("drain", onDrain);
+    sink.once("close", onClose);
+  });
+}

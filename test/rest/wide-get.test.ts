@@ -1,0 +1,263 @@
+/**
+ * Wide GETs (issue 12): an answer of more than `STREAM_ENTRIES` entries is streamed with chunked
+ * encoding, rendered as the client takes it. It must have exactly the bytes of the buffered
+ * rendering, stop when the client goes away, and leave the router free for other requests.
+ */
+import assert from "node:assert/strict";
+import { request, type IncomingMessage } from "node:http";
+import { test } from "node:test";
+import { silentLogger } from "../../src/core/log.js";
+import type { Reply } from "../../src/core/reply.js";
+import type { Layout } from "../../src/rest/layout.js";
+import { STREAM_ENTRIES } from "../../src/rest/server.js";
+import { codecA } from "../../src/rest/variant-a.js";
+import { codecB, variantB } from "../../src/rest/variant-b.js";
+import { startZest, type Zest } from "../../src/runtime.js";
+
+const WIDE = STREAM_ENTRIES + 1000;
+
+async function start(variant: "a" | "b"): Promise<{ zest: Zest; url: string }> {
+  const zest = await startZest(
+    { plugins: { rest: { http_port: "127.0.0.1:0", variant } } },
+    { logger: silentLogger, variants: [variantB] },
+  );
+  return { zest, url: zest.restUrl!.replace("localhost", "127.0.0.1") };
+}
+
+/** Keys under `w/` with values of every rendering kind: text, JSON, numbers, binary, long text. */
+async function fill(zest: Zest, n: number, bytes = 0): Promise<void> {
+  const pad = "p".repeat(bytes);
+  for (let i = 0; i < n; i++) {
+    const key = `w/${i % 7}/${i}`;
+    switch (i % 5) {
+      case 0:
+        await zest.session.put(key, `text ${i} "quoted" é${pad}`, { encoding: "text/plain" });
+        break;
+      case 1:
+        await zest.session.put(key, `{ "n": ${i}, "s": "x y" }`, { encoding: "application/json" });
+        break;
+      case 2:
+        await zest.session.put(key, String(i), { encoding: "application/integer" });
+        break;
+      case 3:
+        await zest.session.put(key, Buffer.from([0xff, 0xfe, i & 0xff]), { encoding: "application/octet-stream" });
+        break;
+      default:
+        await zest.session.put(key, `long ${"<&>".repeat(100)} ${i}${pad}`, { encoding: "text/plain" });
+    }
+  }
+}
+
+/** Asserts two (long) texts are equal, naming the first difference (a full diff would take ages). */
+function sameText(got: string, want: string): void {
+  if (got === want) return;
+  let i = 0;
+  while (i < got.length && got[i] === want[i]) i++;
+  assert.fail(
+    `texts differ at ${i} (lengths ${got.length}, ${want.length}): got ${JSON.stringify(got.slice(i, i + 80))}, want ${JSON.stringify(want.slice(i, i + 80))}`,
+  );
+}
+
+interface Response {
+  status: number;
+  headers: IncomingMessage["headers"];
+  body: string;
+}
+
+function get(url: string, path: string, headers: Record<string, string> = {}): Promise<Response> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }),
+      );
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** Counts the entries of a wide answer the codec renders (`layout.entry` calls) while `f` runs. */
+async function countingEntries<T>(
+  codec: typeof codecA,
+  f: (rendered: () => number, total: () => number) => Promise<T>,
+): Promise<T> {
+  const layout = codec.layout;
+  let rendered = 0;
+  let total = 0;
+  codec.layout = async (replies: Reply[], html: boolean): Promise<Layout> => {
+    const l = await layout.call(codec, replies, html);
+    // Only the wide answer is counted, not the one-key GETs answered meanwhile.
+    if (l.count <= STREAM_ENTRIES) return l;
+    total = l.count;
+    return {
+      ...l,
+      entry: (i) => {
+        rendered++;
+        return l.entry(i);
+      },
+    };
+  };
+  try {
+    return await f(
+      () => rendered,
+      () => total,
+    );
+  } finally {
+    codec.layout = layout;
+  }
+}
+
+for (const variant of ["a", "b"] as const) {
+  test(`Variant ${variant.toUpperCase()}: a GET over ${WIDE} keys is streamed with the bytes of the buffered rendering`, async () => {
+    const { zest, url } = await start(variant);
+    const codec = variant === "a" ? codecA : codecB;
+    try {
+      await fill(zest, WIDE);
+      const want = (await codec.render(await zest.session.get("w/**"), false)).body;
+      const r = await get(url, "/w/**?fresh");
+      assert.equal(r.status, 200);
+      assert.equal(r.headers["transfer-encoding"], "chunked", "the answer was not streamed");
+      assert.equal(r.headers["content-length"], undefined);
+      assert.equal(r.headers["content-type"], "application/json");
+      sameText(r.body, want);
+      // The layout, checked on its own: one entry per key, in the variant's order and framing.
+      const entries = JSON.parse(r.body) as Array<{ key: string }>;
+      assert.equal(entries.length, WIDE);
+      const keys = entries.map((e) => e.key);
+      const sorted = [...keys].sort();
+      const order = variant === "a" ? sorted : sorted.reverse();
+      assert.equal(
+        keys.findIndex((k, i) => k !== order[i]),
+        -1,
+        "the keys are out of order",
+      );
+      if (variant === "a") {
+        assert.ok(
+          r.body.startsWith(
+            '[\n{ "key": "w/0/0", "value": "text 0 \\"quoted\\" é", "encoding": "text/plain", "time": "',
+          ),
+        );
+        assert.ok(r.body.endsWith('" }\n]\n'));
+        assert.equal(r.body.split("\n").length, WIDE + 3);
+        assert.equal(r.body.split(" },\n{ ").length, WIDE);
+      } else {
+        assert.match(r.body.slice(0, 40), /^\[\n\{ "key": "\/w\/6\/\d+",\n {2}"value": /);
+        assert.ok(r.body.endsWith('" }\n]'));
+        assert.equal(r.body.split("\n").length, 3 * WIDE + 2);
+        assert.equal(r.body.split(" },\n{ ").length, WIDE);
+      }
+      // A second time, and HEAD: still streamed (never cached), HEAD without a body.
+      sameText((await get(url, "/w/**")).body, want);
+      assert.equal((await get(url, "/w/**")).headers["transfer-encoding"], "chunked");
+      const head = await new Promise<IncomingMessage>((resolve, reject) => {
+        const u = new URL(url);
+        const req = request({ host: u.hostname, port: u.port, path: "/w/**", method: "HEAD" }, (res) => {
+          res.resume();
+          res.on("end", () => resolve(res));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+      assert.equal(head.statusCode, 200);
+      if (variant === "a") {
+        const html = await get(url, "/w/**", { accept: "text/html" });
+        assert.equal(html.headers["transfer-encoding"], "chunked");
+        sameText(html.body, (await codec.render(await zest.session.get("w/**"), true)).body);
+      }
+      // Below the threshold, nothing changes: a Content-Length and the same rendering.
+      const small = await get(url, "/w/1/**");
+      assert.equal(small.headers["content-length"], String(Buffer.byteLength(small.body)));
+      sameText(small.body, (await codec.render(await zest.session.get("w/1/**"), false)).body);
+    } finally {
+      await zest.close();
+    }
+  });
+}
+
+test("a client that goes away mid-stream stops the rendering, and the router goes on serving", async () => {
+  const { zest, url } = await start("a");
+  try {
+    await fill(zest, 20_000, 2000);
+    await zest.session.put("one/key", "1");
+    await countingEntries(codecA, async (rendered, total) => {
+      const u = new URL(url);
+      // Read the head and one chunk, then hang up.
+      await new Promise<void>((resolve, reject) => {
+        const req = request({ host: u.hostname, port: u.port, path: "/w/**?run" }, (res) => {
+          assert.equal(res.statusCode, 200);
+          res.once("data", () => {
+            req.destroy();
+            resolve();
+          });
+        });
+        req.on("error", (err) => (req.destroyed ? undefined : reject(err)));
+        req.end();
+      });
+      // The router answers the next requests; the abandoned answer was not rendered to its end.
+      for (let i = 0; i < 3; i++) {
+        const one = await get(url, "/one/key?run");
+        assert.equal(one.status, 200);
+        assert.match(one.body, /"key": "one\/key"/);
+      }
+      assert.equal(total(), 20_000);
+      assert.ok(rendered() < total(), `all ${total()} entries were rendered for a client that went away`);
+    });
+    const again = await get(url, "/w/**?again");
+    assert.equal(again.status, 200);
+    assert.equal((JSON.parse(again.body) as unknown[]).length, 20_000);
+  } finally {
+    await zest.close();
+  }
+});
+
+test("a one-key GET is answered while a wide GET's client is slow, and the wide answer is rendered only as it is read", async () => {
+  const { zest, url } = await start("a");
+  try {
+    await fill(zest, 20_000, 2000);
+    await zest.session.put("one/key", "1");
+    const want = (await codecA.render(await zest.session.get("w/**"), false)).body;
+    await countingEntries(codecA, async (rendered, total) => {
+      const u = new URL(url);
+      let wideEnded = false;
+      let resume: () => void = () => {};
+      const chunks: Buffer[] = [];
+      const wide = new Promise<string>((resolve, reject) => {
+        const req = request({ host: u.hostname, port: u.port, path: "/w/**?run" }, (res) => {
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => {
+            wideEnded = true;
+            resolve(Buffer.concat(chunks).toString("utf8"));
+          });
+          // After the first chunk the client stops reading, until told to go on.
+          res.once("data", () => {
+            res.pause();
+            resume = () => res.resume();
+          });
+        });
+        req.on("error", reject);
+        req.end();
+      });
+      while (chunks.length === 0) await new Promise((r) => setTimeout(r, 5));
+      const one = await get(url, "/one/key?run");
+      assert.equal(one.status, 200);
+      assert.equal(wideEnded, false, "the wide GET ended before the one-key GET was answered");
+      // The stream waits for the client: once the socket buffers are full it renders nothing
+      // more, and it has not rendered the whole answer ahead of it.
+      let before = -1;
+      while (rendered() !== before && rendered() < total()) {
+        before = rendered();
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      assert.ok(rendered() < total(), `all ${total()} entries were rendered for a client that reads nothing`);
+      resume();
+      sameText(await wide, want);
+      assert.equal(rendered(), total());
+    });
+  } finally {
+    await zest.close();
+  }
+});
