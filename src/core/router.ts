@@ -1,3 +1,4 @@
+import { SETTLED } from "./settled.js";
 import { randomBytes } from "node:crypto";
 import {
   canonize,
@@ -25,7 +26,6 @@ import { HLC } from "./timestamp.js";
 import { cancel, schedule } from "./deadlines.js";
 import { Slice, sortInSlices } from "./slices.js";
 
-const RESOLVED: Promise<void> = Promise.resolve();
 const ROUTE_CACHE_MAX = 65_536;
 
 /**
@@ -322,7 +322,7 @@ export class Router {
   route(sample: Sample, origin?: Origin): Promise<void> {
     const pending = this.deliver(sample, origin);
     if (this.fabric && origin?.destination !== "session_local") pending.push(this.fabric.publish(sample));
-    if (pending.length === 0) return RESOLVED;
+    if (pending.length === 0) return SETTLED;
     return pending.length === 1 ? pending[0]! : Promise.all(pending).then(ignore);
   }
 
@@ -375,7 +375,7 @@ export class Router {
       }
     }
     if (this.fabric) pending.push(this.fabric.publish(sample));
-    if (pending.length === 0) return RESOLVED;
+    if (pending.length === 0) return SETTLED;
     return pending.length === 1 ? pending[0]! : Promise.all(pending).then(ignore);
   }
 

@@ -9,6 +9,7 @@ import type { Logger } from "../core/log.js";
 import { Parameters } from "../core/selector.js";
 import type { Reply } from "../core/reply.js";
 import type { Sample } from "../core/sample.js";
+import { SETTLED } from "../core/settled.js";
 import type { Timestamp } from "../core/timestamp.js";
 import { isWild } from "../keyexpr/index.js";
 import type { ConditionOptions, Session } from "../core/session.js";
@@ -544,13 +545,13 @@ export class RestServer {
         method === "DELETE"
           ? session.delete(key)
           : session.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) });
-      done.then(
-        () => {
-          res.writeHead(codec.writeStatus, cors === CORS_PLAIN ? WRITE_HEADERS : { ...cors, "content-length": 0 });
-          res.end();
-        },
-        (e: unknown) => this.sendError(req, res, cors, e),
-      );
+      const answer = (): void => {
+        res.writeHead(codec.writeStatus, cors === CORS_PLAIN ? WRITE_HEADERS : { ...cors, "content-length": 0 });
+        res.end();
+      };
+      // Every storage took the write synchronously (the memory volume): answer now, not a microtask later.
+      if (done === SETTLED) answer();
+      else done.then(answer, (e: unknown) => this.sendError(req, res, cors, e));
     });
   }
 
@@ -575,14 +576,16 @@ export class RestServer {
     }
     const timestamp = this.opts.session.clock.newTimestamp();
     const etag = method === "DELETE" ? undefined : etagOf(timestamp);
-    this.writeOnce(
+    const written = this.writeOnce(
       method,
       key,
       body,
       contentType,
       precondition.kind === "version" ? { ifVersion: precondition.version } : IF_ABSENT,
       timestamp,
-    ).then(() => done(etag), failed);
+    );
+    if (written === SETTLED) done(etag);
+    else written.then(() => done(etag), failed);
   }
 
   /** One write on `condition`, stamped `timestamp`, checked by the storages. */
