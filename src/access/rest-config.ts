@@ -19,6 +19,7 @@ export interface RestSecurityOptions {
   maxConnections: number | undefined;
   headersTimeoutMs: number | undefined;
   bodyIdleTimeoutMs: number | undefined;
+  responseIdleTimeoutMs: number | undefined;
 }
 
 /**
@@ -44,6 +45,7 @@ export function restSecurityOptions(
     maxConnections: c.max_connections,
     headersTimeoutMs: c.headers_timeout_ms,
     bodyIdleTimeoutMs: c.body_idle_timeout_ms,
+    responseIdleTimeoutMs: c.response_idle_timeout_ms,
   };
 }
 

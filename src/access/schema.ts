@@ -104,6 +104,8 @@ export const restSecuritySchema = z.object({
   headers_timeout_ms: z.number().int().positive().optional(),
   /** Milliseconds a request body may go without receiving a byte (10 000). */
   body_idle_timeout_ms: z.number().int().positive().optional(),
+  /** Milliseconds a streamed GET answer may wait for the client to take the next chunk (30 000). */
+  response_idle_timeout_ms: z.number().int().positive().optional(),
 });
 export type RestSecurityConfig = z.infer<typeof restSecuritySchema>;
 
@@ -116,6 +118,7 @@ export const REST_SECURITY_KEYS = [
   "max_connections",
   "headers_timeout_ms",
   "body_idle_timeout_ms",
+  "response_idle_timeout_ms",
 ] as const;
 
 /** A zod error as one line: `path: message; path: message`. */

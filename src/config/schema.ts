@@ -134,6 +134,9 @@ export const restSchema = closed(
     body_idle_timeout_ms: sections.rest.body_idle_timeout_ms.describe(
       "milliseconds a body may go without a byte (10000)",
     ),
+    response_idle_timeout_ms: sections.rest.response_idle_timeout_ms.describe(
+      "milliseconds a streamed answer may wait for the client to read (30000)",
+    ),
     sse: closed(
       {
         resume_log: z

@@ -54,11 +54,15 @@ export const CHUNK_CHARS = 64 * 1024;
 /**
  * Writes the body to `sink` in chunks of about `CHUNK_CHARS` characters, rendering each only
  * when the previous ones are taken: at most one chunk of the body is held at a time, the event
- * loop is given back every few milliseconds, and a full sink is waited for (`drain`). Returns
- * false when the sink was destroyed before the end (the rest is not rendered), true otherwise.
- * Does not end the sink.
+ * loop is given back every few milliseconds, and a full sink is waited for (`drain`), at most
+ * `idleMs` each time. Returns false when the sink was destroyed before the end, or did not
+ * drain in time (the rest is not rendered), true otherwise. Does not end the sink.
  */
-export async function streamLayout(layout: Layout, sink: ChunkSink): Promise<boolean> {
+export async function streamLayout(
+  layout: Layout,
+  sink: ChunkSink,
+  idleMs = Number.POSITIVE_INFINITY,
+): Promise<boolean> {
   const n = layout.count;
   if (n === 0) {
     if (sink.destroyed) return false;
@@ -77,7 +81,7 @@ export async function streamLayout(layout: Layout, sink: ChunkSink): Promise<boo
       if (sink.destroyed) return false;
       const more = sink.write(chunk);
       chunk = "";
-      if (!more && !(await drained(sink))) return false;
+      if (!more && !(await drained(sink, idleMs))) return false;
       // Waiting for `drain` need not give the event loop back: a socket that took the chunk at
       // once says so on the next tick, before any timer or I/O runs. The clock decides.
       if (due || slice.over()) await slice.next();
@@ -88,18 +92,19 @@ export async function streamLayout(layout: Layout, sink: ChunkSink): Promise<boo
   return true;
 }
 
-/** Resolves true once `sink` drains, false if it closes first. */
-function drained(sink: ChunkSink): Promise<boolean> {
+/** Resolves true once `sink` drains, false if it closes first or `idleMs` pass. */
+function drained(sink: ChunkSink, idleMs: number): Promise<boolean> {
   if (sink.destroyed) return Promise.resolve(false);
   return new Promise((resolve) => {
-    const onDrain = (): void => {
-      sink.off("close", onClose);
-      resolve(true);
-    };
-    const onClose = (): void => {
+    const settle = (ok: boolean): void => {
+      clearTimeout(timer);
       sink.off("drain", onDrain);
-      resolve(false);
+      sink.off("close", onClose);
+      resolve(ok);
     };
+    const onDrain = (): void => settle(true);
+    const onClose = (): void => settle(false);
+    const timer = Number.isFinite(idleMs) ? setTimeout(onClose, idleMs) : undefined;
     sink.once("drain", onDrain);
     sink.once("close", onClose);
   });

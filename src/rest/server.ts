@@ -63,6 +63,8 @@ export interface RestServerOptions {
   headersTimeoutMs?: number;
   /** Milliseconds a request body may go without a byte before the connection is dropped (10 000). */
   bodyIdleTimeoutMs?: number;
+  /** Milliseconds a streamed GET answer may wait for the client to take a chunk before the connection is dropped (30 000). */
+  responseIdleTimeoutMs?: number;
   /** SSE event ids and resume (docs/sse.md). */
   sse?: SseOptions;
   /**
@@ -86,6 +88,7 @@ export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
 export const MAX_HEADER_SIZE = 16 * 1024;
 const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
+const DEFAULT_RESPONSE_IDLE_TIMEOUT_MS = 30_000;
 /** The whole request (head and body) must arrive within this time. */
 const REQUEST_TIMEOUT_MS = 120_000;
 /**
@@ -108,6 +111,7 @@ export class RestServer {
   private readonly allowedOrigins: ReadonlySet<string>;
   private readonly allowedHosts: ReadonlySet<string>;
   private readonly bodyWatch: BodyWatch;
+  private readonly responseIdleMs: number;
   /** Connection caps (per client address and in all). */
   readonly connections: ConnectionGuard;
   /** A stored sample's rendered single-key answer, kept while the storage holds the sample. */
@@ -135,6 +139,7 @@ export class RestServer {
     this.allowedOrigins = new Set((options.allowedOrigins ?? []).map((o) => o.toLowerCase().replace(/\/$/, "")));
     this.allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
     this.bodyWatch = new BodyWatch(options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS);
+    this.responseIdleMs = options.responseIdleTimeoutMs ?? DEFAULT_RESPONSE_IDLE_TIMEOUT_MS;
     this.sse = new SseHub(options.session, (s) => options.codec.sseEvent!(s), options.sse);
     const metrics = options.metrics;
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
@@ -404,7 +409,8 @@ export class RestServer {
           const status = err && err.kind === "err" ? httpStatus(err.errorKind) : 200;
           const layout = await codec.layout(replies, html);
           // A large answer is streamed as it is rendered (never one big string), and not cached.
-          if (layout.count > STREAM_ENTRIES) return streamAnswer(res, method, cors, status, layout, etagHeader);
+          if (layout.count > STREAM_ENTRIES)
+            return streamAnswer(res, method, cors, status, layout, etagHeader, this.responseIdleMs);
           const rendered: Rendered = { contentType: layout.contentType, body: await layoutBody(layout) };
           const body = Buffer.from(rendered.body);
           if (
@@ -712,6 +718,7 @@ async function streamAnswer(
   status: number,
   layout: Layout,
   etag: string | undefined,
+  idleMs: number,
 ): Promise<void> {
   const headers: Record<string, string> = { ...cors };
   if (layout.contentType) headers["content-type"] = layout.contentType;
@@ -725,7 +732,9 @@ async function streamAnswer(
     return;
   }
   try {
-    if (await streamLayout(layout, res)) res.end();
+    // A client that stops reading holds the replies and a chunk: after `idleMs` it is dropped.
+    if (await streamLayout(layout, res, idleMs)) res.end();
+    else res.destroy();
   } catch {
     // Past the headers there is no status left to answer with: cut the response short, so the
     // client sees a truncated body rather than a complete-looking one.

@@ -4,8 +4,11 @@
  * rendering, stop when the client goes away, and leave the router free for other requests.
  */
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import { request, type IncomingMessage } from "node:http";
+import { connect } from "node:net";
 import { test } from "node:test";
+import type { ZestConfig } from "../../src/config/config.js";
 import { silentLogger } from "../../src/core/log.js";
 import type { Reply } from "../../src/core/reply.js";
 import type { Layout } from "../../src/rest/layout.js";
@@ -257,6 +260,41 @@ test("a one-key GET is answered while a wide GET's client is slow, and the wide 
       sameText(await wide, want);
       assert.equal(rendered(), total());
     });
+  } finally {
+    await zest.close();
+  }
+});
+
+test("a client that stops reading a streamed answer is dropped after response_idle_timeout_ms, and the router goes on serving", async () => {
+  const zest = await startZest(
+    { plugins: { rest: { http_port: "127.0.0.1:0", response_idle_timeout_ms: 200 } } } as ZestConfig,
+    { logger: silentLogger },
+  );
+  const url = zest.restUrl!.replace("localhost", "127.0.0.1");
+  try {
+    await fill(zest, 20_000, 2000);
+    await zest.session.put("one/key", "1");
+    const full = Buffer.byteLength((await codecA.render(await zest.session.get("w/**"), false)).body);
+    const u = new URL(url);
+    // A raw socket that reads the first bytes, then nothing: the kernel buffers fill, and only
+    // the router can end this.
+    const socket = connect(Number(u.port), u.hostname);
+    const chunks: Buffer[] = [];
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.write(`GET /w/**?run HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`);
+    await once(socket, "data");
+    socket.pause();
+    await new Promise((r) => setTimeout(r, 1000));
+    // The router answers others meanwhile.
+    const one = await get(url, "/one/key?run");
+    assert.equal(one.status, 200);
+    // Read what the router had sent before it dropped the connection.
+    const ended = new Promise((r) => socket.once("close", r));
+    socket.resume();
+    await ended;
+    const received = Buffer.concat(chunks);
+    assert.ok(received.length < full, `a client that read nothing got the whole ${full}-byte answer`);
+    assert.ok(!received.subarray(-5).equals(Buffer.from("0\r\n\r\n")), "the cut answer ended like a complete one");
   } finally {
     await zest.close();
   }
