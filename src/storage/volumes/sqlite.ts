@@ -184,6 +184,8 @@ interface Slot {
   readonly payload: Buffer | undefined;
   readonly encoding: string;
   readonly timestamp: Timestamp;
+  /** The entry `peek` hands out for this row, made once: a reader may remember what it derived from it. */
+  entry?: StoredEntry;
 }
 
 /** Bounds of each storage's cache of decoded rows. */
@@ -388,7 +390,10 @@ export class SqliteBackend implements StorageBackend {
    */
   peek(key: string): StoredEntry | null {
     const slot = this.slot(key);
-    return slot?.payload ? { key, payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp } : null;
+    if (!slot?.payload) return null;
+    // A row that was cached: the same entry each time (the REST gateway keeps its rendered answer).
+    slot.entry ??= { key, payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp };
+    return slot.entry;
   }
 
   async purgeTombstones(before: bigint): Promise<void> {
