@@ -34,45 +34,69 @@ function decode(sample) {
   return [v.getUint32(0, true), v.getFloat64(4, true)];
 }
 
+/**
+ * Puts with at most `window` samples in flight: `arrived()` is told of what came back (a count,
+ * or one more), and `runFor` publishes for `ms`, then waits for every sample it sent.
+ */
+class Window {
+  sent = 0;
+  received = 0;
+  #wake;
+
+  constructor(pub, window, make) {
+    this.pub = pub;
+    this.window = window;
+    this.make = make;
+  }
+
+  arrived(count = this.received + 1) {
+    this.received = count;
+    this.#wake?.();
+  }
+
+  /** Resolves at the next `arrived`. */
+  next() {
+    return new Promise((r) => (this.#wake = r));
+  }
+
+  async runFor(ms) {
+    const end = performance.now() + ms;
+    while (performance.now() < end) {
+      while (this.sent - this.received >= this.window) await this.next();
+      await this.pub.put(this.make(this.sent++));
+    }
+    while (this.received < this.sent) await this.next();
+  }
+}
+
 async function pubsub(seconds, window) {
   const pubS = await openSession();
   const subS = await openSession();
-  let received = 0;
   let measuring = false;
   const lat = [];
-  let wake;
+  let w;
   await subS.declareSubscriber("bench/ws/**", {
     handler: (s) => {
       const [, sent] = decode(s);
-      received++;
       if (measuring) lat.push(performance.now() - sent);
-      wake?.();
+      w.arrived();
     },
   });
-  const pub = await pubS.declarePublisher("bench/ws/k");
-  let sent = 0;
-  const runFor = async (ms) => {
-    const end = performance.now() + ms;
-    while (performance.now() < end) {
-      while (sent - received >= window) await new Promise((r) => (wake = r));
-      await pub.put(payload(sent++));
-    }
-    while (received < sent) await new Promise((r) => (wake = r));
-  };
-  await runFor(1000); // warm-up
+  w = new Window(await pubS.declarePublisher("bench/ws/k"), window, payload);
+  await w.runFor(1000); // warm-up
   measuring = true;
   const cpu0 = process.cpuUsage();
-  const r0 = received;
+  const r0 = w.received;
   const t0 = performance.now();
-  await runFor(seconds * 1000);
+  await w.runFor(seconds * 1000);
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const out = {
-    samples: received - r0,
-    samplesPerSec: (received - r0) / wall,
+    samples: w.received - r0,
+    samplesPerSec: (w.received - r0) / wall,
     p50Ms: percentile(lat, 0.5),
     p99Ms: percentile(lat, 0.99),
-    lost: sent - received,
+    lost: w.sent - w.received,
     clientCpuPct: (100 * (cpu.user + cpu.system)) / 1e6 / wall,
   };
   await pubS.close();
@@ -88,33 +112,21 @@ async function pubsub(seconds, window) {
  */
 async function pubsubSplit(seconds, window) {
   const child = fork(fileURLToPath(import.meta.url), ["sub-child", locator], { execArgv: process.execArgv });
-  let received = 0;
-  let wake;
+  const w = new Window(undefined, window, wallPayload);
   let report;
   child.on("message", (m) => {
-    if (m.received !== undefined) {
-      received = m.received;
-      wake?.();
-    } else report?.(m);
+    if (m.received !== undefined) w.arrived(m.received);
+    else report?.(m);
   });
-  await new Promise((r) => (wake = r)); // the child's subscriber is declared (received: 0)
+  await w.next(); // the child's subscriber is declared (received: 0)
   const pubS = await openSession();
-  const pub = await pubS.declarePublisher("bench/ws/k");
-  let sent = 0;
-  const runFor = async (ms) => {
-    const end = performance.now() + ms;
-    while (performance.now() < end) {
-      while (sent - received >= window) await new Promise((r) => (wake = r));
-      await pub.put(wallPayload(sent++));
-    }
-    while (received < sent) await new Promise((r) => (wake = r));
-  };
-  await runFor(1000); // warm-up
+  w.pub = await pubS.declarePublisher("bench/ws/k");
+  await w.runFor(1000); // warm-up
   child.send({ measure: true });
   const cpu0 = process.cpuUsage();
-  const r0 = received;
+  const r0 = w.received;
   const t0 = performance.now();
-  await runFor(seconds * 1000);
+  await w.runFor(seconds * 1000);
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const sub = await new Promise((r) => {
@@ -123,11 +135,11 @@ async function pubsubSplit(seconds, window) {
   });
   await pubS.close();
   return {
-    samples: received - r0,
-    samplesPerSec: (received - r0) / wall,
+    samples: w.received - r0,
+    samplesPerSec: (w.received - r0) / wall,
     p50Ms: sub.p50Ms,
     p99Ms: sub.p99Ms,
-    lost: sent - received,
+    lost: w.sent - w.received,
     clientCpuPct: (100 * (cpu.user + cpu.system)) / 1e6 / wall,
     subscriberCpuPct: (100 * sub.cpuSeconds) / wall,
     childCpuSeconds: sub.totalCpuSeconds,
