@@ -59,6 +59,30 @@ class Window {
     return new Promise((r) => (this.#wake = r));
   }
 
+  /**
+   * A 1 s warm-up, `started()`, then `seconds` measured: the samples received, the publishing
+   * figures, and `wall` seconds.
+   */
+  async measure(seconds, started) {
+    await this.runFor(1000);
+    started();
+    const cpu0 = process.cpuUsage();
+    const r0 = this.received;
+    const t0 = performance.now();
+    await this.runFor(seconds * 1000);
+    const wall = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    return {
+      wall,
+      figures: {
+        samples: this.received - r0,
+        samplesPerSec: (this.received - r0) / wall,
+        lost: this.sent - this.received,
+        clientCpuPct: (100 * (cpu.user + cpu.system)) / 1e6 / wall,
+      },
+    };
+  }
+
   async runFor(ms) {
     const end = performance.now() + ms;
     while (performance.now() < end) {
@@ -83,22 +107,8 @@ async function pubsub(seconds, window) {
     },
   });
   w = new Window(await pubS.declarePublisher("bench/ws/k"), window, payload);
-  await w.runFor(1000); // warm-up
-  measuring = true;
-  const cpu0 = process.cpuUsage();
-  const r0 = w.received;
-  const t0 = performance.now();
-  await w.runFor(seconds * 1000);
-  const wall = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  const out = {
-    samples: w.received - r0,
-    samplesPerSec: (w.received - r0) / wall,
-    p50Ms: percentile(lat, 0.5),
-    p99Ms: percentile(lat, 0.99),
-    lost: w.sent - w.received,
-    clientCpuPct: (100 * (cpu.user + cpu.system)) / 1e6 / wall,
-  };
+  const { figures } = await w.measure(seconds, () => (measuring = true));
+  const out = { ...figures, p50Ms: percentile(lat, 0.5), p99Ms: percentile(lat, 0.99) };
   await pubS.close();
   await subS.close();
   return out;
@@ -121,26 +131,16 @@ async function pubsubSplit(seconds, window) {
   await w.next(); // the child's subscriber is declared (received: 0)
   const pubS = await openSession();
   w.pub = await pubS.declarePublisher("bench/ws/k");
-  await w.runFor(1000); // warm-up
-  child.send({ measure: true });
-  const cpu0 = process.cpuUsage();
-  const r0 = w.received;
-  const t0 = performance.now();
-  await w.runFor(seconds * 1000);
-  const wall = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
+  const { wall, figures } = await w.measure(seconds, () => child.send({ measure: true }));
   const sub = await new Promise((r) => {
     report = r;
     child.send({ done: true });
   });
   await pubS.close();
   return {
-    samples: w.received - r0,
-    samplesPerSec: (w.received - r0) / wall,
+    ...figures,
     p50Ms: sub.p50Ms,
     p99Ms: sub.p99Ms,
-    lost: w.sent - w.received,
-    clientCpuPct: (100 * (cpu.user + cpu.system)) / 1e6 / wall,
     subscriberCpuPct: (100 * sub.cpuSeconds) / wall,
     childCpuSeconds: sub.totalCpuSeconds,
   };
