@@ -39,18 +39,13 @@ export interface RestCodec {
   encodingFor(contentType: string | undefined): string;
   /**
    * The body of a GET as a list of entries (`layout.ts`), ordered as the variant shows them:
-   * written out as one string (`render`), or streamed in chunks for a large answer. `html` when
-   * the client asked for `text/html`.
+   * written out as one string (`renderLayout`, in slices for a large answer), or streamed in
+   * chunks. `html` when the client asked for `text/html`.
    */
   layout(replies: Reply[], html: boolean): Promise<Layout>;
   /**
-   * The body of a GET, as one string: `layout` written out. `html` when the client asked for `text/html`. A large answer is rendered
-   * in slices (`core/slices.ts`), so other requests are served meanwhile.
-   */
-  render(replies: Reply[], html: boolean): Promise<Rendered>;
-  /**
    * The JSON body of a GET with a handful of replies (a single key's), rendered at once: the same
-   * bytes `render(replies, false)` gives, for the synchronous single-key path. Absent: that path
+   * bytes `renderLayout(await layout(replies, false))` gives, for the synchronous single-key path. Absent: that path
    * is not taken.
    */
   renderNow?(replies: readonly Reply[]): Rendered;

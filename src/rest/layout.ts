@@ -4,6 +4,7 @@
  * through this one description, so a streamed answer has exactly the bytes of a buffered one.
  */
 import { Slice } from "../core/slices.js";
+import type { Rendered } from "./codec.js";
 
 /** A rendered body as a list of entries (what a codec makes of the replies of a GET). */
 export interface Layout {
@@ -36,6 +37,11 @@ export async function layoutBody(layout: Layout): Promise<string> {
     if (slice?.due()) await slice.next();
   }
   return layout.open + parts.join(layout.separator) + layout.close;
+}
+
+/** The body as one string, with its content type. */
+export async function renderLayout(layout: Layout): Promise<Rendered> {
+  return { contentType: layout.contentType, body: await layoutBody(layout) };
 }
 
 /** Where `streamLayout` writes: a response, or anything that takes chunks the same way. */

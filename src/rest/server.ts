@@ -26,7 +26,7 @@ import {
   writePrecondition,
   type WritePrecondition,
 } from "./conditions.js";
-import { layoutBody, streamLayout, type Layout } from "./layout.js";
+import { renderLayout, streamLayout, type Layout } from "./layout.js";
 import { lastEventIdOf, SseHub, type SseOptions, type SseStats } from "./sse.js";
 import { serveExplorer } from "./explorer/index.js";
 
@@ -411,7 +411,7 @@ export class RestServer {
           // A large answer is streamed as it is rendered (never one big string), and not cached.
           if (layout.count > STREAM_ENTRIES)
             return streamAnswer(res, method, cors, status, layout, etagHeader, this.responseIdleMs);
-          const rendered: Rendered = { contentType: layout.contentType, body: await layoutBody(layout) };
+          const rendered = await renderLayout(layout);
           const body = Buffer.from(rendered.body);
           if (
             cacheKey !== undefined &&

@@ -7,7 +7,7 @@ import { AdminSpace } from "../admin/admin-space.js";
 import type { Rendered, RestCodec, RestVariant } from "./codec.js";
 import { escapeHtml, renderValueJson, utf8 } from "./render-value.js";
 import { decodePath } from "./paths.js";
-import { layoutBody, type Layout } from "./layout.js";
+import type { Layout } from "./layout.js";
 
 const ROUTER_PREFIX = "@/router/";
 
@@ -95,11 +95,6 @@ export const codecA: RestCodec = {
           count: replies.length,
           entry: (i) => replyJson(replies[i]!),
         };
-  },
-
-  async render(replies: Reply[], html: boolean): Promise<Rendered> {
-    const layout = await this.layout(replies, html);
-    return { contentType: layout.contentType, body: await layoutBody(layout) };
   },
 
   renderNow(replies: readonly Reply[]): Rendered {

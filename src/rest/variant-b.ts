@@ -7,11 +7,11 @@ import { parseInstant } from "../core/time-range.js";
 import { nowUnixNanos } from "../core/timestamp.js";
 import { AdminSpaceB } from "../admin/admin-space-b.js";
 import { checkKeyExprLimits, keyExprToPath, pathToKeyExpr, type KeyExprLimits } from "../keyexpr/index.js";
-import type { Rendered, RestCodec, RestVariant } from "./codec.js";
+import type { RestCodec, RestVariant } from "./codec.js";
 import { decodePath } from "./paths.js";
 import { CACHED_VALUE_BYTES, jsonValue, utf8 } from "./render-value.js";
 import { sortInSlices } from "../core/slices.js";
-import { layoutBody, type Layout } from "./layout.js";
+import type { Layout } from "./layout.js";
 
 const ADMIN_ALIAS = "/@/router/local";
 const ROUTER_PREFIX = "@/router/";
@@ -223,11 +223,6 @@ export const codecB: RestCodec = {
         return entry("ERROR", renderValueB(e.payload, e.encoding), "None");
       },
     };
-  },
-
-  async render(replies: Reply[]): Promise<Rendered> {
-    const layout = await this.layout(replies, false);
-    return { contentType: layout.contentType, body: await layoutBody(layout) };
   },
 };
 

@@ -11,7 +11,7 @@ import { test } from "node:test";
 import type { ZestConfig } from "../../src/config/config.js";
 import { silentLogger } from "../../src/core/log.js";
 import type { Reply } from "../../src/core/reply.js";
-import type { Layout } from "../../src/rest/layout.js";
+import { type Layout, renderLayout } from "../../src/rest/layout.js";
 import { STREAM_ENTRIES } from "../../src/rest/server.js";
 import { codecA } from "../../src/rest/variant-a.js";
 import { codecB, variantB } from "../../src/rest/variant-b.js";
@@ -120,7 +120,7 @@ for (const variant of ["a", "b"] as const) {
     const codec = variant === "a" ? codecA : codecB;
     try {
       await fill(zest, WIDE);
-      const want = (await codec.render(await zest.session.get("w/**"), false)).body;
+      const want = (await renderLayout(await codec.layout(await zest.session.get("w/**"), false))).body;
       const r = await get(url, "/w/**?fresh");
       assert.equal(r.status, 200);
       assert.equal(r.headers["transfer-encoding"], "chunked", "the answer was not streamed");
@@ -169,12 +169,12 @@ for (const variant of ["a", "b"] as const) {
       if (variant === "a") {
         const html = await get(url, "/w/**", { accept: "text/html" });
         assert.equal(html.headers["transfer-encoding"], "chunked");
-        sameText(html.body, (await codec.render(await zest.session.get("w/**"), true)).body);
+        sameText(html.body, (await renderLayout(await codec.layout(await zest.session.get("w/**"), true))).body);
       }
       // Below the threshold, nothing changes: a Content-Length and the same rendering.
       const small = await get(url, "/w/1/**");
       assert.equal(small.headers["content-length"], String(Buffer.byteLength(small.body)));
-      sameText(small.body, (await codec.render(await zest.session.get("w/1/**"), false)).body);
+      sameText(small.body, (await renderLayout(await codec.layout(await zest.session.get("w/1/**"), false))).body);
     } finally {
       await zest.close();
     }
@@ -222,7 +222,7 @@ test("a one-key GET is answered while a wide GET's client is slow, and the wide 
   try {
     await fill(zest, 20_000, 2000);
     await zest.session.put("one/key", "1");
-    const want = (await codecA.render(await zest.session.get("w/**"), false)).body;
+    const want = (await renderLayout(await codecA.layout(await zest.session.get("w/**"), false))).body;
     await countingEntries(codecA, async (rendered, total) => {
       const u = new URL(url);
       let wideEnded = false;
@@ -274,7 +274,9 @@ test("a client that stops reading a streamed answer is dropped after response_id
   try {
     await fill(zest, 20_000, 2000);
     await zest.session.put("one/key", "1");
-    const full = Buffer.byteLength((await codecA.render(await zest.session.get("w/**"), false)).body);
+    const full = Buffer.byteLength(
+      (await renderLayout(await codecA.layout(await zest.session.get("w/**"), false))).body,
+    );
     const u = new URL(url);
     // A raw socket that reads the first bytes, then nothing: the kernel buffers fill, and only
     // the router can end this.
