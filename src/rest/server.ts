@@ -694,15 +694,26 @@ function send(
   body: Buffer,
   etag?: string,
 ): void {
-  const headers: Record<string, string | number> = { ...cors, "content-length": body.length };
+  const headers = answerHeaders(cors, contentType, etag);
+  headers["content-length"] = body.length;
+  res.writeHead(status, headers);
+  res.end(method === "HEAD" ? undefined : body);
+}
+
+/** The headers of a GET answer (without its length): CORS, content type, ETag. */
+function answerHeaders(
+  cors: Record<string, string>,
+  contentType: string | undefined,
+  etag: string | undefined,
+): Record<string, string | number> {
+  const headers: Record<string, string | number> = { ...cors };
   if (contentType) headers["content-type"] = contentType;
   if (etag) {
     headers.etag = etag;
     // A page on another origin may read the ETag, to send it back in If-Match.
     if (cors !== CORS_PLAIN) headers["access-control-expose-headers"] = "ETag";
   }
-  res.writeHead(status, headers);
-  res.end(method === "HEAD" ? undefined : body);
+  return headers;
 }
 
 /**
@@ -720,13 +731,7 @@ async function streamAnswer(
   etag: string | undefined,
   idleMs: number,
 ): Promise<void> {
-  const headers: Record<string, string> = { ...cors };
-  if (layout.contentType) headers["content-type"] = layout.contentType;
-  if (etag) {
-    headers.etag = etag;
-    if (cors !== CORS_PLAIN) headers["access-control-expose-headers"] = "ETag";
-  }
-  res.writeHead(status, headers);
+  res.writeHead(status, answerHeaders(cors, layout.contentType, etag));
   if (method === "HEAD") {
     res.end();
     return;
