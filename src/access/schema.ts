@@ -104,8 +104,11 @@ export const restSecuritySchema = z.object({
   headers_timeout_ms: z.number().int().positive().optional(),
   /** Milliseconds a request body may go without receiving a byte (10 000). */
   body_idle_timeout_ms: z.number().int().positive().optional(),
-  /** Milliseconds a streamed GET answer may wait for the client to take the next chunk (30 000). */
-  response_idle_timeout_ms: z.number().int().positive().optional(),
+  /**
+   * Milliseconds a streamed GET answer may wait for the client to take the next chunk (30 000),
+   * at most a day: it becomes a timer, and Node fires a timer past 2^31 - 1 ms after 1 ms.
+   */
+  response_idle_timeout_ms: z.number().int().positive().max(86_400_000).optional(),
 });
 export type RestSecurityConfig = z.infer<typeof restSecuritySchema>;
 

@@ -135,7 +135,7 @@ export const restSchema = closed(
       "milliseconds a body may go without a byte (10000)",
     ),
     response_idle_timeout_ms: sections.rest.response_idle_timeout_ms.describe(
-      "milliseconds a streamed answer may wait for the client to read (30000)",
+      "milliseconds a streamed answer may wait for the client to read (30000, at most 86400000)",
     ),
     sse: closed(
       {

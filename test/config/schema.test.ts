@@ -66,6 +66,13 @@ test("wrong types name the key", () => {
   );
 });
 
+test("response_idle_timeout_ms takes a whole number of milliseconds from 1 to a day", () => {
+  for (const bad of [0, -1, 1.5, "30000", 86_400_001, 2 ** 31, null])
+    assert.match(refusal({ plugins: { rest: { response_idle_timeout_ms: bad } } }), /response_idle_timeout_ms/);
+  validateConfig({ plugins: { rest: { response_idle_timeout_ms: 86_400_000 } } });
+  validateConfig({ plugins: { rest: { response_idle_timeout_ms: 1 } } });
+});
+
 test("a storage named __proto__ is checked like any other (zod's record skips that key)", () => {
   const config = JSON.parse(
     '{"plugins":{"storage_manager":{"storages":{"__proto__":{"key_expr":"a/**","volume":"memory","oops":1}}}}}',
