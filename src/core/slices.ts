@@ -32,18 +32,6 @@ export class Slice {
   }
 }
 
-/** `items.map(f)`, in slices. */
-export async function mapInSlices<T, U>(items: readonly T[], f: (item: T) => U): Promise<U[]> {
-  if (items.length <= SMALL) return items.map(f);
-  const out = new Array<U>(items.length);
-  const slice = new Slice();
-  for (let i = 0; i < items.length; i++) {
-    out[i] = f(items[i]!);
-    if (slice.due()) await slice.next();
-  }
-  return out;
-}
-
 /**
  * A stable sort of `items` (in place, also returned), in slices: runs of `SMALL` items are
  * sorted with `Array.prototype.sort`, then merged pairwise, yielding between slices. Items

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { mapInSlices, sortInSlices } from "../../src/core/slices.js";
+import { sortInSlices } from "../../src/core/slices.js";
 import { rng } from "../keyexpr/reference.js";
 
 test("sortInSlices sorts like Array.prototype.sort, stably, at every size", async () => {
@@ -23,5 +23,16 @@ test("a large sort gives the event loop back while it runs", async () => {
   clearInterval(timer);
   // Each slice ends with a turn of the event loop; timers get to run between them.
   assert.ok(ticks > 0, "no timer ran during the sort");
-  assert.deepEqual(await mapInSlices([1, 2, 3], (x) => x * 2), [2, 4, 6]);
+});
+
+test("input already in order is returned as it is, and one item out of place at the end is still sorted", async () => {
+  const cmp = (a: { k: number }, b: { k: number }): number => a.k - b.k;
+  const ordered = Array.from({ length: 5000 }, (_, i) => ({ k: i >> 1, i }));
+  const copy = [...ordered];
+  assert.equal(await sortInSlices(ordered, cmp), ordered);
+  assert.deepEqual(ordered, copy);
+  const late = [...copy, { k: -1, i: -1 }];
+  const got = await sortInSlices(late, cmp);
+  assert.deepEqual(got[0], { k: -1, i: -1 });
+  assert.deepEqual(got.slice(1), copy);
 });
