@@ -30,10 +30,66 @@ function ownString(chunk: string): string {
   return String.fromCharCode.apply(null, units);
 }
 
+/**
+ * Up to this many children, a scan visits them in sorted order, from a sorted copy of their
+ * chunks kept until a child is added or removed: a wild query's answer then comes out sorted by
+ * key (in the common case: see `KeyIndex.walk`) and needs no sort of its own. Sorting more at
+ * once would hold the event loop (the caller's sort runs in slices).
+ */
+const SORTED_SCAN_MAX = 4096;
+
 /** A key prefix that has longer keys under it; `value` is set when it is a key itself. */
 class KeyNode<V> {
   kids: Map<string, KeyNode<V> | V> | null = null;
   value: V | undefined = undefined;
+  /** `kids`' chunks sorted, once a scan needed them; null again when a child is added or removed. */
+  sorted: string[] | null = null;
+}
+
+/** Where the scan of one node's children is: through its sorted chunks, or its Map in insertion order. */
+class ChildScan<V> {
+  readonly #kids: Map<string, KeyNode<V> | V>;
+  readonly #sorted: string[] | null;
+  readonly #entries: Iterator<[string, KeyNode<V> | V]> | null;
+  #i = 0;
+  /** The child `next` found (valid when it returned true). */
+  chunk = "";
+  child: KeyNode<V> | V | undefined = undefined;
+
+  constructor(node: KeyNode<V>) {
+    const kids = node.kids!;
+    this.#kids = kids;
+    if (kids.size <= SORTED_SCAN_MAX) {
+      node.sorted ??= [...kids.keys()].sort();
+      this.#sorted = node.sorted;
+      this.#entries = null;
+    } else {
+      this.#sorted = null;
+      this.#entries = kids.entries();
+    }
+  }
+
+  /** Moves to the next child; false when there is none left. */
+  next(): boolean {
+    const sorted = this.#sorted;
+    if (sorted !== null) {
+      // A child removed since the copy was made is skipped; one added meanwhile may be missed.
+      while (this.#i < sorted.length) {
+        const c = sorted[this.#i++]!;
+        const e = this.#kids.get(c);
+        if (e === undefined) continue;
+        this.chunk = c;
+        this.child = e;
+        return true;
+      }
+      return false;
+    }
+    const n = this.#entries!.next();
+    if (n.done) return false;
+    this.chunk = n.value[0];
+    this.child = n.value[1];
+    return true;
+  }
 }
 
 /** What `KeyIndex.set` and `delete` did, for memory accounting. */
@@ -91,6 +147,7 @@ export class KeyIndex<V> {
         let old: V | undefined;
         if (e === undefined) {
           kids.set(ownString(chunk), value);
+          node.sorted = null;
           nodes++;
           chars += chunk.length;
         } else if (e instanceof KeyNode) {
@@ -113,6 +170,7 @@ export class KeyIndex<V> {
           nodes++;
           chars += chunk.length;
           kids.set(ownString(chunk), next);
+          node.sorted = null;
         } else {
           next.value = e;
           kids.set(chunk, next);
@@ -154,6 +212,7 @@ export class KeyIndex<V> {
     }
     this.#size--;
     node.kids!.delete(leaf);
+    node.sorted = null;
     nodes++;
     chars += leaf.length;
     // Prune the prefixes left with neither a value nor keys under them.
@@ -162,6 +221,7 @@ export class KeyIndex<V> {
       if (node.value !== undefined) break;
       const parent = path[i]!;
       parent.kids!.delete(chunks[i]!);
+      parent.sorted = null;
       nodes++;
       chars += chunks[i]!.length;
       node = parent;
@@ -179,6 +239,11 @@ export class KeyIndex<V> {
   /**
    * A walk over the keys that intersect the canonical key expression `ke` (validated): call
    * `step` until it returns true. Keys set between steps may or may not be reported.
+   *
+   * Keys come out depth first, a node's children in sorted order (up to `SORTED_SCAN_MAX` of
+   * them): that is the keys' order as strings, except after a sibling chunk that extends another
+   * with a character below `/` (`a.b/x` sorts before `a/x` as a string). Callers that need
+   * sorted output still check it, which costs a comparison per key when it holds.
    */
   walk(ke: string): KeyWalk<V> {
     validate(ke);
@@ -203,7 +268,7 @@ export class KeyWalk<V> {
   readonly #lives: Int32Array[];
   readonly #paths: string[];
   /** For a frame whose children are being scanned, where the scan is. */
-  readonly #iters: Array<Iterator<[string, KeyNode<V> | V]> | null>;
+  readonly #iters: Array<ChildScan<V> | null>;
 
   /** @internal */
   constructor(root: KeyNode<V>, ke: string) {
@@ -230,10 +295,10 @@ export class KeyWalk<V> {
   }
 
   /**
-   * Advances the walk, pushing every matching `[key, value]` onto `out`, until it is over
+   * Advances the walk, calling `visit` with every matching key and its value, until it is over
    * (returns true) or `budgetMs` milliseconds have passed (returns false).
    */
-  step(out: Array<[string, V]>, budgetMs = Infinity): boolean {
+  step(visit: (key: string, value: V) => void, budgetMs = Infinity): boolean {
     const until = performance.now() + budgetMs;
     let work = 0;
     while (this.#nodes.length > 0) {
@@ -244,7 +309,7 @@ export class KeyWalk<V> {
       let kids = this.#iters[top];
       if (kids === null) {
         // First visit: the node itself, then either one lookup or a scan of its children.
-        if (node.value !== undefined && this.#endsIn(live)) out.push([path, node.value]);
+        if (node.value !== undefined && this.#endsIn(live)) visit(path, node.value);
         const lookup = node.kids === null ? null : this.#literalOnly(live);
         if (node.kids === null || lookup !== null) {
           this.#pop();
@@ -252,23 +317,22 @@ export class KeyWalk<V> {
             // Only one literal chunk is alive: its child is found by lookup.
             const c = this.#chunks[lookup]!;
             const e = node.kids!.get(c);
-            if (e !== undefined) this.#child(c, e, live, path, out);
+            if (e !== undefined) this.#child(c, e, live, path, visit);
           }
           work++;
           continue;
         }
-        kids = this.#iters[top] = node.kids.entries();
+        kids = this.#iters[top] = new ChildScan(node);
       }
       // A scan, resumable: a node may have a million children. Children found are pushed above
       // this frame, so they are walked first (depth first) and the scan resumes after them.
       for (;;) {
-        const next = kids.next();
-        if (next.done) {
+        if (!kids.next()) {
           // Every frame pushed above this one is finished: it is on top again.
           this.#pop();
           break;
         }
-        this.#child(next.value[0], next.value[1], live, path, out);
+        this.#child(kids.chunk, kids.child!, live, path, visit);
         // Reading the clock costs; every few hundred children is often enough.
         if (++work >= 256) {
           work = 0;
@@ -308,7 +372,7 @@ export class KeyWalk<V> {
   }
 
   /** Handles the child `c` of a node whose alive positions are `live`. */
-  #child(c: string, e: KeyNode<V> | V, live: Int32Array, path: string, out: Array<[string, V]>): void {
+  #child(c: string, e: KeyNode<V> | V, live: Int32Array, path: string, visit: (key: string, value: V) => void): void {
     const n = this.#n;
     const verbatim = isVerbatimChunk(c);
     if (!(e instanceof KeyNode)) {
@@ -320,7 +384,7 @@ export class KeyWalk<V> {
             ? !verbatim && this.#ends[i] === 1
             : this.#ends[i + 1] === 1 && this.#matches(i, c, verbatim);
         if (hit) {
-          out.push([path === "" ? c : `${path}/${c}`, e]);
+          visit(path === "" ? c : `${path}/${c}`, e);
           return;
         }
       }

@@ -55,12 +55,37 @@ test("KeyIndex walks answer exactly the keys the reference model matches", () =>
     const found: Array<[string, number]> = [];
     const walk = index.walk(ke);
     // Tiny slices, so resuming is exercised too.
-    while (!walk.step(found, 0));
+    while (!walk.step((k, v) => found.push([k, v]), 0));
     const got = found.map(([k]) => k).sort();
     const want = keys.filter((k) => matchesKey(ke, k)).sort();
     assert.deepEqual(got, want, ke);
     for (const [k, v] of found) assert.equal(keys[v], k);
   }
+});
+
+test("KeyIndex walks visit children in sorted order, kept current as keys come and go", () => {
+  const index = new KeyIndex<number>();
+  const keys = ["b/2", "a/10", "a/9", "c", "a/1", "b/10/x", "b/1"];
+  for (const [i, k] of keys.entries()) index.set(k, i);
+  const walked = (ke: string): string[] => {
+    const out: string[] = [];
+    assert.ok(
+      index.walk(ke).step((k) => out.push(k)),
+      "a walk without a time budget ends in one step",
+    );
+    return out;
+  };
+  assert.deepEqual(walked("**"), ["a/1", "a/10", "a/9", "b/1", "b/10/x", "b/2", "c"]);
+  // A sorted order remembered by a node is dropped when a child is added or removed.
+  index.set("a/0", 7);
+  index.delete("b/2");
+  index.set("0", 8);
+  assert.deepEqual(walked("**"), ["0", "a/0", "a/1", "a/10", "a/9", "b/1", "b/10/x", "c"]);
+  assert.deepEqual(walked("a/*"), ["a/0", "a/1", "a/10", "a/9"]);
+  // Pruning an emptied prefix drops it from its parent's order too.
+  index.delete("b/10/x");
+  index.delete("b/1");
+  assert.deepEqual(walked("*/*"), ["a/0", "a/1", "a/10", "a/9"]);
 });
 
 test("KeyIndex set and delete prune and report the nodes they create and remove", () => {
@@ -379,7 +404,7 @@ test("a query over 300,000 keys under one prefix gives the event loop back withi
   const walk = index.walk("flat/$*7");
   const found: Array<[string, number]> = [];
   let steps = 0;
-  while (!walk.step(found, 0)) steps++;
+  while (!walk.step((k, v) => found.push([k, v]), 0)) steps++;
   // One node with 300,000 children: the scan stops and resumes inside it, every few hundred.
   assert.ok(steps > 100, `${steps} slices`);
   assert.equal(found.length, 30_000);

@@ -246,6 +246,15 @@ export class Records {
     return e;
   }
 
+  /** The same as `entry`, without caching what it makes (for scans over many keys). */
+  scanEntry(key: string, slot: number): StoredEntry | null {
+    const mask = this.#cachedSlot.length - 1;
+    if (mask >= 0 && this.#cachedSlot[slot & mask] === slot) return this.#cached[slot & mask]!;
+    const payload = this.payload(slot);
+    if (payload === undefined) return null;
+    return { key, payload, encoding: this.encoding(slot), timestamp: this.timestamp(slot) };
+  }
+
   /** Grows the entry cache with the number of slots (emptying it), and caches `e`. */
   #resizeCache(e: StoredEntry, slot: number): StoredEntry {
     let size = 64;

@@ -147,22 +147,19 @@ export class MemoryBackend implements StorageBackend {
       return e ? [e] : [];
     }
     const walk = this.index.walk(keyExpr);
-    const found: Array<[string, number]> = [];
     const out: StoredEntry[] = [];
+    const records = this.records;
+    // Read as found: a slot freed after this slice may hold another key. A wide scan leaves the
+    // entry cache alone (it would only evict the keys read one by one).
+    const visit = (key: string, slot: number): void => {
+      const e = records.scanEntry(key, slot);
+      if (e !== null) out.push(e);
+    };
     // A walk over many keys, or a costly selector, must not hold the event loop: other clients'
-    // requests run between slices. What a write changes meanwhile may or may not be seen, but
-    // what a slice finds is read in that slice (a slot freed later may hold another key).
+    // requests run between slices. What a write changes meanwhile may or may not be seen.
     const slice = new Slice();
-    for (;;) {
-      const done = walk.step(found, SLICE_MS);
-      for (const [key, slot] of found) {
-        const e = this.records.entry(key, slot);
-        if (e) out.push(e);
-      }
-      found.length = 0;
-      if (done) return out;
-      await slice.next();
-    }
+    while (!walk.step(visit, SLICE_MS)) await slice.next();
+    return out;
   }
 
   async purgeTombstones(before: bigint): Promise<void> {
