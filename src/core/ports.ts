@@ -1,4 +1,5 @@
 import type { Reply } from "./reply.js";
+import type { Sample } from "./sample.js";
 /**
  * The narrow ports a `Session` offers to the parts built on it (storages, the REST read cache,
  * the admin space), so that none of them reaches into the `Router`.
@@ -57,6 +58,11 @@ export interface Interest {
    * or undefined when it cannot be (see `Router.readStored`).
    */
   readStored?(key: string): Reply[] | undefined;
+  /**
+   * A default query's answer on `keyExpr` in batches sorted by key, when a single local storage
+   * gives all of it, or undefined when that is not the case (see `Router.scanStored`).
+   */
+  scanStored?(keyExpr: string): AsyncIterable<readonly Sample[]> | undefined;
   /** True on a router joined to others through a fabric (their writes publish no local events). */
   readonly clustered: boolean;
 }

@@ -69,6 +69,11 @@ export interface QueryableDecl {
    * (see `Router.readStored`).
    */
   readonly peek?: (key: string) => Sample | null;
+  /**
+   * A storage's answer to a default query on a key expression, in batches sorted by key (see
+   * `Router.scanStored`).
+   */
+  readonly scan?: (keyExpr: string) => AsyncIterable<readonly Sample[]>;
 }
 
 /** Where a query's replies go; `matched`: a storage's reply, whose key its index already matched. */
@@ -263,6 +268,21 @@ export class Router {
       if (s !== null && (best === undefined || newer(s, best))) best = s;
     }
     return best === undefined ? [] : [{ kind: "ok", sample: best }];
+  }
+
+  /**
+   * The answer a default query (no parameters, no payload, `latest` consolidation) on `keyExpr`
+   * would get, as batches sorted by key, when the only queryable it reaches is a local storage
+   * that can `scan` and answers any querier (so there is nothing to merge); undefined otherwise
+   * (the caller runs the query). A wide GET is then written out batch by batch, never held whole.
+   */
+  scanStored(keyExpr: string): AsyncIterable<readonly Sample[]> | undefined {
+    if (this.fabric) return undefined;
+    const reached = this.queryablesIndex.intersecting(keyExpr);
+    if (reached.length !== 1) return undefined;
+    const q = reached[0]!;
+    if (q.scan === undefined || (q.allowedOrigin !== undefined && q.allowedOrigin !== "any")) return undefined;
+    return q.scan(keyExpr);
   }
 
   /**

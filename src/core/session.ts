@@ -128,6 +128,7 @@ export class Session {
       hasSubscriber: (key) => router.hasSubscriber(key),
       storagesOnly: (key) => router.storagesOnly(key),
       readStored: (key) => router.readStored(key),
+      scanStored: (keyExpr) => router.scanStored(keyExpr),
       get clustered() {
         return router.fabric !== undefined;
       },
@@ -246,7 +247,12 @@ export class Session {
   declareQueryable(
     keyexpr: IntoKeyExpr,
     handler: QueryHandler,
-    options: DeclareOptions & { complete?: boolean; storage?: boolean; peek?: (key: string) => Sample | null } = {},
+    options: DeclareOptions & {
+      complete?: boolean;
+      storage?: boolean;
+      peek?: (key: string) => Sample | null;
+      scan?: (keyExpr: string) => AsyncIterable<readonly Sample[]>;
+    } = {},
   ): Queryable {
     const decl: QueryableDecl = {
       key: toKeyExpr(keyexpr, this.router.keyExprLimits),
@@ -257,6 +263,7 @@ export class Session {
       sessionId: this.id,
       allowedOrigin: options.allowedOrigin,
       peek: options.peek,
+      scan: options.scan,
     };
     this.router.addQueryable(decl);
     return this.track(decl.key, () => this.router.removeQueryable(decl));

@@ -31,10 +31,11 @@ function ownString(chunk: string): string {
 }
 
 /**
- * Up to this many children, a scan visits them in sorted order, from a sorted copy of their
- * chunks kept until a child is added or removed: a wild query's answer then comes out sorted by
- * key (in the common case: see `KeyIndex.walk`) and needs no sort of its own. Sorting more at
- * once would hold the event loop (the caller's sort runs in slices).
+ * Up to this many children, a scan visits them in key order, from a sorted list of their
+ * "events" kept until the node's children change (see `ChildScan`). A node with more children
+ * is scanned in insertion order, and what the walk finds under it is flagged as out of order
+ * (`KeyWalk.step`): the caller sorts that run in slices, since sorting a million chunks at once
+ * would hold the event loop.
  */
 const SORTED_SCAN_MAX = 4096;
 
@@ -42,11 +43,37 @@ const SORTED_SCAN_MAX = 4096;
 class KeyNode<V> {
   kids: Map<string, KeyNode<V> | V> | null = null;
   value: V | undefined = undefined;
-  /** `kids`' chunks sorted, once a scan needed them; null again when a child is added or removed. */
+  /** The children's events in key order, once a scan needed them; null again when they change. */
   sorted: string[] | null = null;
 }
 
-/** Where the scan of one node's children is: through its sorted chunks, or its Map in insertion order. */
+/** `ChildScan.part`. */
+const BOTH = 0;
+const KEY_ONLY = 1;
+const UNDER_ONLY = 2;
+
+/**
+ * The events of a node's children, sorted so that walking them depth first gives the keys in
+ * string order: a child's own key sorts as its chunk `c`, the keys under it as `c/`. (Sorting
+ * the chunks alone is not enough: `a.b` sorts before `a/x` as a string, after `a` as a chunk.)
+ * A chunk never holds `/`, so a trailing one tells the two kinds apart.
+ */
+function childEvents<V>(kids: Map<string, KeyNode<V> | V>): string[] {
+  const events: string[] = [];
+  for (const [c, e] of kids) {
+    if (!(e instanceof KeyNode)) events.push(c);
+    else {
+      if (e.value !== undefined) events.push(c);
+      if (e.kids !== null) events.push(`${c}/`);
+    }
+  }
+  return events.sort();
+}
+
+/**
+ * Where the scan of one node's children is: through its sorted events, or (a node with more
+ * than `SORTED_SCAN_MAX` children) its Map in insertion order.
+ */
 class ChildScan<V> {
   readonly #kids: Map<string, KeyNode<V> | V>;
   readonly #sorted: string[] | null;
@@ -55,12 +82,17 @@ class ChildScan<V> {
   /** The child `next` found (valid when it returned true). */
   chunk = "";
   child: KeyNode<V> | V | undefined = undefined;
+  /**
+   * What of the child to visit: `KEY_ONLY` its own key (its value, or the value of its node),
+   * `UNDER_ONLY` the keys under it (its node, without its own key), `BOTH` its node whole.
+   */
+  part = BOTH;
 
   constructor(node: KeyNode<V>) {
     const kids = node.kids!;
     this.#kids = kids;
     if (kids.size <= SORTED_SCAN_MAX) {
-      node.sorted ??= [...kids.keys()].sort();
+      node.sorted ??= childEvents(kids);
       this.#sorted = node.sorted;
       this.#entries = null;
     } else {
@@ -69,15 +101,29 @@ class ChildScan<V> {
     }
   }
 
+  /** True when this scan goes through the children in key order. */
+  get ordered(): boolean {
+    return this.#sorted !== null;
+  }
+
   /** Moves to the next child; false when there is none left. */
   next(): boolean {
     const sorted = this.#sorted;
     if (sorted !== null) {
-      // A child removed since the copy was made is skipped; one added meanwhile may be missed.
+      // A child removed since the events were sorted is skipped; one added meanwhile may be missed.
       while (this.#i < sorted.length) {
-        const c = sorted[this.#i++]!;
+        const ev = sorted[this.#i++]!;
+        const under = ev.charCodeAt(ev.length - 1) === 0x2f; // "/"
+        const c = under ? ev.slice(0, -1) : ev;
         const e = this.#kids.get(c);
         if (e === undefined) continue;
+        if (e instanceof KeyNode) {
+          if (under ? e.kids === null : e.value === undefined) continue;
+          this.part = under ? UNDER_ONLY : KEY_ONLY;
+        } else {
+          if (under) continue;
+          this.part = BOTH;
+        }
         this.chunk = c;
         this.child = e;
         return true;
@@ -88,6 +134,7 @@ class ChildScan<V> {
     if (n.done) return false;
     this.chunk = n.value[0];
     this.child = n.value[1];
+    this.part = BOTH;
     return true;
   }
 }
@@ -135,12 +182,18 @@ export class KeyIndex<V> {
     let nodes = 0;
     let chars = 0;
     let node = this.#root;
+    let parent: KeyNode<V> | null = null;
     let start = 0;
+    // Scans remember each node's children events (`KeyNode.sorted`): any change to what they
+    // list (a child added, a child's own key or keys under it appearing) drops that list.
     for (;;) {
       let end = key.indexOf("/", start);
       if (end === -1) end = key.length;
       const chunk = key.slice(start, end);
-      node.kids ??= new Map();
+      if (node.kids === null) {
+        node.kids = new Map();
+        if (parent !== null) parent.sorted = null;
+      }
       const kids = node.kids;
       const e = kids.get(chunk);
       if (end === key.length) {
@@ -153,6 +206,7 @@ export class KeyIndex<V> {
         } else if (e instanceof KeyNode) {
           old = e.value;
           e.value = value;
+          if (old === undefined) node.sorted = null;
         } else {
           old = e;
           kids.set(chunk, value);
@@ -174,8 +228,10 @@ export class KeyIndex<V> {
         } else {
           next.value = e;
           kids.set(chunk, next);
+          node.sorted = null;
         }
       }
+      parent = node;
       node = next;
       start = end + 1;
     }
@@ -240,10 +296,9 @@ export class KeyIndex<V> {
    * A walk over the keys that intersect the canonical key expression `ke` (validated): call
    * `step` until it returns true. Keys set between steps may or may not be reported.
    *
-   * Keys come out depth first, a node's children in sorted order (up to `SORTED_SCAN_MAX` of
-   * them): that is the keys' order as strings, except after a sibling chunk that extends another
-   * with a character below `/` (`a.b/x` sorts before `a/x` as a string). Callers that need
-   * sorted output still check it, which costs a comparison per key when it holds.
+   * Keys come out in string order (UTF-16 code units, as `<` compares them), except under a
+   * node with more than `SORTED_SCAN_MAX` children: `step` tells its caller which keys those are,
+   * and they are one run of consecutive keys in the order, for the caller to sort.
    */
   walk(ke: string): KeyWalk<V> {
     validate(ke);
@@ -269,6 +324,12 @@ export class KeyWalk<V> {
   readonly #paths: string[];
   /** For a frame whose children are being scanned, where the scan is. */
   readonly #iters: Array<ChildScan<V> | null>;
+  /** Per frame: whether its node's own key is still to visit (not when a scan visited it already). */
+  readonly #own: boolean[];
+  /** Frames on the stack whose scan is in insertion order, not key order. */
+  #unordered = 0;
+  /** Keys visited in the current step. */
+  #visited = 0;
 
   /** @internal */
   constructor(root: KeyNode<V>, ke: string) {
@@ -292,16 +353,25 @@ export class KeyWalk<V> {
     this.#lives = [Int32Array.from(start)];
     this.#paths = [""];
     this.#iters = [null];
+    this.#own = [true];
   }
 
   /**
    * Advances the walk, calling `visit` with every matching key and its value, until it is over
-   * (returns true) or `budgetMs` milliseconds have passed (returns false).
+   * (returns true), or `budgetMs` milliseconds have passed, or about `maxKeys` keys were visited
+   * (returns false). `inOrder` is false for the keys found under a node scanned in insertion order
+   * (see `KeyIndex.walk`).
    */
-  step(visit: (key: string, value: V) => void, budgetMs = Infinity): boolean {
+  step(
+    visit: (key: string, value: V, inOrder: boolean) => void,
+    budgetMs = Number.POSITIVE_INFINITY,
+    maxKeys = Number.POSITIVE_INFINITY,
+  ): boolean {
     const until = performance.now() + budgetMs;
     let work = 0;
+    this.#visited = 0;
     while (this.#nodes.length > 0) {
+      if (this.#visited >= maxKeys) return false;
       const top = this.#nodes.length - 1;
       const node = this.#nodes[top]!;
       const live = this.#lives[top]!;
@@ -309,7 +379,10 @@ export class KeyWalk<V> {
       let kids = this.#iters[top];
       if (kids === null) {
         // First visit: the node itself, then either one lookup or a scan of its children.
-        if (node.value !== undefined && this.#endsIn(live)) visit(path, node.value);
+        if (this.#own[top] && node.value !== undefined && this.#endsIn(live)) {
+          this.#visited++;
+          visit(path, node.value, this.#unordered === 0);
+        }
         const lookup = node.kids === null ? null : this.#literalOnly(live);
         if (node.kids === null || lookup !== null) {
           this.#pop();
@@ -317,12 +390,13 @@ export class KeyWalk<V> {
             // Only one literal chunk is alive: its child is found by lookup.
             const c = this.#chunks[lookup]!;
             const e = node.kids!.get(c);
-            if (e !== undefined) this.#child(c, e, live, path, visit);
+            if (e !== undefined) this.#child(c, e, BOTH, live, path, visit);
           }
           work++;
           continue;
         }
         kids = this.#iters[top] = new ChildScan(node);
+        if (!kids.ordered) this.#unordered++;
       }
       // A scan, resumable: a node may have a million children. Children found are pushed above
       // this frame, so they are walked first (depth first) and the scan resumes after them.
@@ -332,23 +406,31 @@ export class KeyWalk<V> {
           this.#pop();
           break;
         }
-        this.#child(kids.chunk, kids.child!, live, path, visit);
+        this.#child(kids.chunk, kids.child!, kids.part, live, path, visit);
         // Reading the clock costs; every few hundred children is often enough.
         if (++work >= 256) {
           work = 0;
           if (performance.now() >= until) return false;
         }
         if (this.#nodes.length - 1 !== top) break; // descend into the child just pushed
+        if (this.#visited >= maxKeys) return false;
       }
     }
     return true;
+  }
+
+  /** False while the walk is under a node it scans in insertion order (see `step`). */
+  get inOrder(): boolean {
+    return this.#unordered === 0;
   }
 
   #pop(): void {
     this.#nodes.pop();
     this.#lives.pop();
     this.#paths.pop();
-    this.#iters.pop();
+    const scan = this.#iters.pop();
+    if (scan && !scan.ordered) this.#unordered--;
+    this.#own.pop();
   }
 
   #endsIn(live: Int32Array): boolean {
@@ -371,12 +453,24 @@ export class KeyWalk<V> {
     return chunkIntersects(this.#chunks[i]!, c);
   }
 
-  /** Handles the child `c` of a node whose alive positions are `live`. */
-  #child(c: string, e: KeyNode<V> | V, live: Int32Array, path: string, visit: (key: string, value: V) => void): void {
+  /**
+   * Handles the child `c` of a node whose alive positions are `live`: its own key, the keys
+   * under it, or both (`part`, see `ChildScan`).
+   */
+  #child(
+    c: string,
+    e: KeyNode<V> | V,
+    part: number,
+    live: Int32Array,
+    path: string,
+    visit: (key: string, value: V, inOrder: boolean) => void,
+  ): void {
     const n = this.#n;
     const verbatim = isVerbatimChunk(c);
-    if (!(e instanceof KeyNode)) {
-      // A key with nothing under it: only "can the query end right after it" matters.
+    const node = e instanceof KeyNode ? e : undefined;
+    if (node === undefined || part === KEY_ONLY) {
+      // The child's own key: only "can the query end right after it" matters.
+      const value = node === undefined ? (e as V) : node.value!;
       for (const i of live) {
         if (i >= n) break;
         const hit =
@@ -384,7 +478,8 @@ export class KeyWalk<V> {
             ? !verbatim && this.#ends[i] === 1
             : this.#ends[i + 1] === 1 && this.#matches(i, c, verbatim);
         if (hit) {
-          visit(path === "" ? c : `${path}/${c}`, e);
+          this.#visited++;
+          visit(path === "" ? c : `${path}/${c}`, value, this.#unordered === 0);
           return;
         }
       }
@@ -404,10 +499,11 @@ export class KeyWalk<V> {
     if (next.length === 0) return;
     // Sorted, so "the query can end here" is the last position.
     next.sort((a, b) => a - b);
-    this.#nodes.push(e);
+    this.#nodes.push(node);
     this.#lives.push(Int32Array.from(next));
     this.#paths.push(path === "" ? c : `${path}/${c}`);
     this.#iters.push(null);
+    this.#own.push(part === BOTH);
   }
 
   #nextGen(): number {

@@ -25,6 +25,11 @@ export interface RestCodec {
   readonly supportsSse: boolean;
   /** Whether every single-key GET answers an `ETag` (A); B answers one only to a GET with condition headers, keeping 0.4's headers otherwise. Conditional writes work in both. */
   readonly etags: boolean;
+  /**
+   * Whether `layout` shows replies in the order given, one entry each, when they come sorted by
+   * key (A): a wide answer can then be laid out batch by batch as a storage scans it.
+   */
+  readonly keyOrdered?: boolean;
   /** Where this variant's admin space takes storage configs, as a client writes it (for error messages; the admin layout owns it). */
   adminConfigPath(zid: string): string;
   /**

@@ -64,37 +64,48 @@ export const CHUNK_CHARS = 64 * 1024;
  * `idleMs` each time. Returns false when the sink was destroyed before the end, or did not
  * drain in time (the rest is not rendered), true otherwise. Does not end the sink.
  */
-export async function streamLayout(
-  layout: Layout,
+export function streamLayout(layout: Layout, sink: ChunkSink, idleMs = Number.POSITIVE_INFINITY): Promise<boolean> {
+  return streamLayouts(layout, noMore, sink, idleMs);
+}
+
+const noMore = (): Promise<undefined> => Promise.resolve(undefined);
+
+/**
+ * `streamLayout` for a body that comes in parts: the entries of `first`, then those of each
+ * layout `more` resolves with until it resolves with undefined, as one list (the opening,
+ * separators and closing of `first`). `more` is called only when everything before is written.
+ */
+export async function streamLayouts(
+  first: Layout,
+  more: () => Promise<Layout | undefined>,
   sink: ChunkSink,
   idleMs = Number.POSITIVE_INFINITY,
 ): Promise<boolean> {
-  const n = layout.count;
-  if (n === 0) {
-    if (sink.destroyed) return false;
-    sink.write(layout.empty ?? layout.open + layout.close);
-    return true;
-  }
   const slice = new Slice();
-  let chunk = layout.open;
-  for (let i = 0; i < n; i++) {
-    if (i > 0) chunk += layout.separator;
-    chunk += layout.entry(i);
-    // A chunk goes out when it is full, or when the slice has run its time (what is rendered so
-    // far need not wait for the next turn).
-    const due = slice.due();
-    if (due || chunk.length >= CHUNK_CHARS) {
-      if (sink.destroyed) return false;
-      const more = sink.write(chunk);
-      chunk = "";
-      if (!more && !(await drained(sink, idleMs))) return false;
-      // Waiting for `drain` need not give the event loop back: a socket that took the chunk at
-      // once says so on the next tick, before any timer or I/O runs. The clock decides.
-      if (due || slice.over()) await slice.next();
+  let chunk = first.open;
+  let written = 0;
+  for (let layout: Layout | undefined = first; layout !== undefined; layout = await more()) {
+    const n = layout.count;
+    for (let i = 0; i < n; i++) {
+      if (written++ > 0) chunk += first.separator;
+      chunk += layout.entry(i);
+      // A chunk goes out when it is full, or when the slice has run its time (what is rendered so
+      // far need not wait for the next turn).
+      const due = slice.due();
+      if (due || chunk.length >= CHUNK_CHARS) {
+        if (sink.destroyed) return false;
+        const taken = sink.write(chunk);
+        chunk = "";
+        if (!taken && !(await drained(sink, idleMs))) return false;
+        // Waiting for `drain` need not give the event loop back: a socket that took the chunk at
+        // once says so on the next tick, before any timer or I/O runs. The clock decides.
+        if (due || slice.over()) await slice.next();
+      }
     }
   }
   if (sink.destroyed) return false;
-  sink.write(chunk + layout.close);
+  // Nothing was written before an empty answer: it is written whole.
+  sink.write(written === 0 ? (first.empty ?? first.open + first.close) : chunk + first.close);
   return true;
 }
 

@@ -26,7 +26,7 @@ import {
   writePrecondition,
   type WritePrecondition,
 } from "./conditions.js";
-import { renderLayout, streamLayout, type Layout } from "./layout.js";
+import { renderLayout, streamLayout, streamLayouts, type Layout } from "./layout.js";
 import { lastEventIdOf, SseHub, type SseOptions, type SseStats } from "./sse.js";
 import { serveExplorer } from "./explorer/index.js";
 
@@ -370,14 +370,21 @@ export class RestServer {
             : undefined;
           // A plain key with no parameters, held only by local storages that read synchronously, is
           // read straight from them (`readStored`): the same answer without building a query.
+          // A wide one answered by one local storage alone is read in batches as it is written out.
+          const reader = decision === "partial" ? principal : undefined;
+          const scanned =
+            payload === undefined
+              ? await this.scanStored(key, parameters, req.headers.accept, html, reader)
+              : undefined;
           let replies =
-            (query === "" && payload === undefined && session.interest.readStored?.(key)) ||
-            (await session.get(
-              { key, parameters },
-              payload && { payload, encoding: codec.encodingFor(req.headers["content-type"]) },
-            ));
-          if (decision === "partial")
-            replies = replies.filter((r) => r.kind !== "ok" || this.access.mayRead(principal!, "query", r.sample.key));
+            scanned?.head ??
+            ((query === "" && payload === undefined && session.interest.readStored?.(key)) ||
+              (await session.get(
+                { key, parameters },
+                payload && { payload, encoding: codec.encodingFor(req.headers["content-type"]) },
+              )));
+          if (reader !== undefined && scanned === undefined)
+            replies = replies.filter((r) => r.kind !== "ok" || this.access.mayRead(reader, "query", r.sample.key));
           const err = replies.find((r) => r.kind === "err");
           // The ETag of a single key (docs/rest-gateway.md §A.4); Variant B answers one only to
           // a client that sends condition headers, and keeps its 0.4 replies otherwise.
@@ -409,8 +416,8 @@ export class RestServer {
           const status = err && err.kind === "err" ? httpStatus(err.errorKind) : 200;
           const layout = await codec.layout(replies, html);
           // A large answer is streamed as it is rendered (never one big string), and not cached.
-          if (layout.count > STREAM_ENTRIES)
-            return streamAnswer(res, method, cors, status, layout, etagHeader, this.responseIdleMs);
+          if (layout.count > STREAM_ENTRIES || scanned?.rest !== undefined)
+            return streamAnswer(res, method, cors, status, layout, etagHeader, this.responseIdleMs, scanned?.rest);
           const rendered = await renderLayout(layout);
           const body = Buffer.from(rendered.body);
           if (
@@ -430,6 +437,58 @@ export class RestServer {
     } catch (err) {
       this.sendError(req, res, cors, err);
     }
+  }
+
+  /**
+   * A GET of a wild key expression that one local storage answers alone (`Router.scanStored`),
+   * read in batches sorted by key: `head` holds the first entries, and `rest`, when there are
+   * more than `STREAM_ENTRIES`, lays out each further batch only as the answer is written out,
+   * so a wide answer is never held whole. `reader`: a user who may read part of the keys only.
+   * Undefined when the GET runs a query instead (parameters a storage reads, `_raw`, a variant
+   * that orders entries otherwise, several answerers).
+   */
+  private async scanStored(
+    key: string,
+    parameters: Parameters,
+    accept: string | undefined,
+    html: boolean,
+    reader: Principal | undefined,
+  ): Promise<Scanned | undefined> {
+    const { codec, session } = this.opts;
+    if (!codec.keyOrdered || !isWild(key) || parameters.has("_time") || wantsRaw(parameters.get("_raw"), key, accept))
+      return undefined;
+    const batches = session.interest.scanStored?.(key);
+    if (batches === undefined) return undefined;
+    const it = batches[Symbol.asyncIterator]();
+    const nextReplies = async (): Promise<Reply[] | undefined> => {
+      const next = await it.next();
+      if (next.done) return undefined;
+      const out: Reply[] = [];
+      for (const sample of next.value)
+        if (reader === undefined || this.access.mayRead(reader, "query", sample.key)) out.push({ kind: "ok", sample });
+      return out;
+    };
+    const head: Reply[] = [];
+    try {
+      while (head.length <= STREAM_ENTRIES) {
+        const batch = await nextReplies();
+        if (batch === undefined) return { head };
+        for (const r of batch) head.push(r);
+      }
+    } catch (err) {
+      void it.return?.();
+      throw err;
+    }
+    return {
+      head,
+      rest: {
+        next: async () => {
+          const batch = await nextReplies();
+          return batch && codec.layout(batch, html);
+        },
+        release: () => void it.return?.(),
+      },
+    };
   }
 
   /** The filter of a partly readable SSE stream. */
@@ -730,21 +789,40 @@ async function streamAnswer(
   layout: Layout,
   etag: string | undefined,
   idleMs: number,
+  rest?: ScannedRest,
 ): Promise<void> {
-  res.writeHead(status, answerHeaders(cors, layout.contentType, etag));
-  if (method === "HEAD") {
-    res.end();
-    return;
-  }
   try {
+    res.writeHead(status, answerHeaders(cors, layout.contentType, etag));
+    if (method === "HEAD") {
+      res.end();
+      return;
+    }
     // A client that stops reading holds the replies and a chunk: after `idleMs` it is dropped.
-    if (await streamLayout(layout, res, idleMs)) res.end();
+    const whole = rest ? await streamLayouts(layout, rest.next, res, idleMs) : await streamLayout(layout, res, idleMs);
+    if (whole) res.end();
     else res.destroy();
   } catch {
     // Past the headers there is no status left to answer with: cut the response short, so the
     // client sees a truncated body rather than a complete-looking one.
     res.destroy();
+  } finally {
+    rest?.release();
   }
+}
+
+/** The first entries of a GET answered by one storage's scan (`RestServer.scanStored`), and the rest. */
+interface Scanned {
+  readonly head: Reply[];
+  /** Absent when `head` is the whole answer. */
+  readonly rest?: ScannedRest;
+}
+
+/** The batches of a scan still to write out after its head, laid out one by one. */
+interface ScannedRest {
+  /** The next batch's layout, or undefined at the end. */
+  next(): Promise<Layout | undefined>;
+  /** Stops the scan (called once the answer is written, or cut). */
+  release(): void;
 }
 
 /** What `serveStored` sends for one stored sample. */

@@ -65,6 +65,7 @@ export const codecA: RestCodec = {
   writeStatus: 200,
   etags: true,
   supportsSse: true,
+  keyOrdered: true,
   adminConfigPath: AdminSpace.storageConfigPath,
 
   pathToKey(path: string, zid: string, _write: boolean, limits?: KeyExprLimits): string {

@@ -88,6 +88,13 @@ export interface StorageBackend {
    * then runs the query, which reports the failure.
    */
   peek?(key: string): StoredEntry | null;
+  /**
+   * Optional: what `query(keyExpr)` answers, in batches sorted by key (string order, as `<`
+   * compares keys), each batch after the previous one: a wide GET answered by this storage alone
+   * is written out as the batches come, never held whole (`Router.scanStored`). Stopping the
+   * iteration early releases what the scan holds.
+   */
+  scan?(keyExpr: string): AsyncIterable<readonly StoredEntry[]>;
   /** Drops tombstones older than `before` (NTP64): after this, older writes are accepted again. */
   purgeTombstones(before: bigint): Promise<void>;
   /**

@@ -71,10 +71,25 @@ export class StorageService {
         }
         return s;
       });
+    // A backend that scans in key order lets a wide GET answered by this storage alone be
+    // written out batch by batch (`Router.scanStored`).
+    const scan =
+      backend.scan &&
+      async function* (keyExpr: string): AsyncGenerator<Sample[]> {
+        for await (const batch of backend.scan!(keyExpr)) {
+          const out = new Array<Sample>(batch.length);
+          for (let i = 0; i < batch.length; i++) {
+            const e = batch[i]!;
+            out[i] = { key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp };
+          }
+          yield out;
+        }
+      };
     this.queryable = this.session.declareQueryable(this.keyExpr, (q) => this.answer(q), {
       complete: true,
       storage: true,
       peek,
+      scan,
     });
     this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS);
     this.purgeTimer.unref();

@@ -1,6 +1,6 @@
 import { isWild, KeyIndex, type IndexChange } from "../../keyexpr/index.js";
 import { ZestError } from "../../core/errors.js";
-import { Slice, SLICE_MS } from "../../core/slices.js";
+import { Slice, SLICE_MS, sortInSlices } from "../../core/slices.js";
 import type { Timestamp } from "../../core/timestamp.js";
 import { decideWrite, versionOf } from "../backend.js";
 import { Records, SLOT_BYTES } from "./memory-records.js";
@@ -14,6 +14,9 @@ import type {
   VolumeDriver,
   WriteCondition,
 } from "../backend.js";
+
+/** Keys a scan hands out per batch, at most (a run sorted after a wide node comes whole). */
+const SCAN_BATCH = 512;
 
 /** Default quota of a memory storage, in bytes (256 MiB): see `MemoryBackend.used`. */
 export const DEFAULT_MEMORY_QUOTA = 256 * 1024 * 1024;
@@ -146,20 +149,50 @@ export class MemoryBackend implements StorageBackend {
       const e = this.peek(keyExpr);
       return e ? [e] : [];
     }
-    const walk = this.index.walk(keyExpr);
     const out: StoredEntry[] = [];
-    const records = this.records;
-    // Read as found: a slot freed after this slice may hold another key. A wide scan leaves the
-    // entry cache alone (it would only evict the keys read one by one).
-    const visit = (key: string, slot: number): void => {
-      const e = records.scanEntry(key, slot);
-      if (e !== null) out.push(e);
-    };
-    // A walk over many keys, or a costly selector, must not hold the event loop: other clients'
-    // requests run between slices. What a write changes meanwhile may or may not be seen.
-    const slice = new Slice();
-    while (!walk.step(visit, SLICE_MS)) await slice.next();
+    for await (const batch of this.scan(keyExpr)) for (const e of batch) out.push(e);
     return out;
+  }
+
+  /**
+   * A walk of the key index in slices, so that a walk over many keys, or a costly selector, does
+   * not hold the event loop: other clients' requests run between batches. What a write changes
+   * meanwhile may or may not be seen. The index gives keys in order, except the run found under a
+   * node with very many children (`KeyIndex.walk`), which is sorted here, in slices too.
+   */
+  async *scan(keyExpr: string): AsyncGenerator<StoredEntry[]> {
+    if (!isWild(keyExpr)) {
+      const e = this.peek(keyExpr);
+      if (e) yield [e];
+      return;
+    }
+    const walk = this.index.walk(keyExpr);
+    const records = this.records;
+    // Runs of entries found in order, or not (to sort); the last one may still be growing.
+    const runs: Array<{ inOrder: boolean; entries: StoredEntry[] }> = [];
+    // Read as found: a slot freed after this slice may hold another key. A scan leaves the entry
+    // cache alone (it would only evict the keys read one by one).
+    const visit = (key: string, slot: number, inOrder: boolean): void => {
+      const e = records.scanEntry(key, slot);
+      if (e === null) return;
+      const last = runs[runs.length - 1];
+      if (last !== undefined && last.inOrder === inOrder) last.entries.push(e);
+      else runs.push({ inOrder, entries: [e] });
+    };
+    const slice = new Slice();
+    for (;;) {
+      // Small batches: a consumer that renders each one as it comes holds few entries at a time.
+      const done = walk.step(visit, SLICE_MS, SCAN_BATCH);
+      // A run not in order is complete once the walk has left the node it came from.
+      const open = done ? 0 : runs.length > 0 && !runs[runs.length - 1]!.inOrder && !walk.inOrder ? 1 : 0;
+      const ready = runs.splice(0, runs.length - open);
+      for (const run of ready) {
+        if (!run.inOrder) await sortInSlices(run.entries, byKey);
+        if (run.entries.length > 0) yield run.entries;
+      }
+      if (done) return;
+      if (slice.over()) await slice.next();
+    }
   }
 
   async purgeTombstones(before: bigint): Promise<void> {
@@ -186,6 +219,10 @@ export class MemoryBackend implements StorageBackend {
   get size(): number {
     return this.index.size;
   }
+}
+
+function byKey(a: StoredEntry, b: StoredEntry): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
 function nodeBytes(change: IndexChange<number>): number {
