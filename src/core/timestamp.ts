@@ -79,12 +79,15 @@ export function unixNanosToNtp64(ns: bigint): bigint {
 
 /**
  * NTP64 → `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`, as `unixNanosToRfc3339(ntp64ToUnixNanos(t))` spells
- * it. Every entry of a GET answer prints its time: this is done with two BigInt operations and
- * exact double arithmetic, and the date part is reused while the second does not change.
+ * it. Every entry of a GET answer prints its time: this is done without BigInt arithmetic (the
+ * halves are read back from memory), with exact double arithmetic, and the date part is reused
+ * while the second does not change.
  */
 export function ntp64ToRfc3339(t: bigint): string {
-  const secs = Number(t >> 32n);
-  const frac = Number(t & 0xffff_ffffn);
+  // The two halves read back from memory: no BigInt made by a shift or a mask.
+  halves.setBigUint64(0, t);
+  const secs = halves.getUint32(0);
+  const frac = halves.getUint32(4);
   // floor(frac * 1e9 / 2^32) without a product past 2^53: with frac = hi * 2^16 + lo,
   // floor((hi * 1e9 + floor(lo * 1e9 / 2^16)) / 2^16); every step is an exact integer below 2^53.
   const hi = Math.floor(frac / 65536);
@@ -96,6 +99,9 @@ export function ntp64ToRfc3339(t: bigint): string {
   }
   return `${lastSecsText}.${String(nanos).padStart(9, "0")}Z`;
 }
+
+/** Where `ntp64ToRfc3339` splits a time into its seconds and its fraction. */
+const halves = new DataView(new ArrayBuffer(8));
 
 /** The second `ntp64ToRfc3339` printed last, and its `YYYY-MM-DDTHH:MM:SS`. */
 let lastSecs = -1;
