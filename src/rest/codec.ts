@@ -25,11 +25,6 @@ export interface RestCodec {
   readonly supportsSse: boolean;
   /** Whether every single-key GET answers an `ETag` (A); B answers one only to a GET with condition headers, keeping 0.4's headers otherwise. Conditional writes work in both. */
   readonly etags: boolean;
-  /**
-   * Whether `layout` shows replies in the order given, one entry each, when they come sorted by
-   * key (A): a wide answer can then be laid out batch by batch as a storage scans it.
-   */
-  readonly keyOrdered?: boolean;
   /** Where this variant's admin space takes storage configs, as a client writes it (for error messages; the admin layout owns it). */
   adminConfigPath(zid: string): string;
   /**
@@ -48,6 +43,12 @@ export interface RestCodec {
    * chunks. `html` when the client asked for `text/html`.
    */
   layout(replies: Reply[], html: boolean): Promise<Layout>;
+  /**
+   * The layout of stored samples sorted by key, the same as `layout` of their replies gives, for
+   * a variant that shows entries in key order, one each (A): a wide answer is then laid out batch
+   * by batch as a storage scans it (`Router.scanStored`). Absent: answers are always queried.
+   */
+  layoutSamples?(samples: readonly Sample[], html: boolean): Layout;
   /**
    * The JSON body of a GET with a handful of replies (a single key's), rendered at once: the same
    * bytes `renderLayout(await layout(replies, false))` gives, for the synchronous single-key path. Absent: that path

@@ -455,25 +455,23 @@ export class RestServer {
     reader: Principal | undefined,
   ): Promise<Scanned | undefined> {
     const { codec, session } = this.opts;
-    if (!codec.keyOrdered || !isWild(key) || parameters.has("_time") || wantsRaw(parameters.get("_raw"), key, accept))
+    const layoutSamples = codec.layoutSamples;
+    if (!layoutSamples || !isWild(key) || parameters.has("_time") || wantsRaw(parameters.get("_raw"), key, accept))
       return undefined;
     const batches = session.interest.scanStored?.(key);
     if (batches === undefined) return undefined;
     const it = batches[Symbol.asyncIterator]();
-    const nextReplies = async (): Promise<Reply[] | undefined> => {
+    const nextBatch = async (): Promise<readonly Sample[] | undefined> => {
       const next = await it.next();
       if (next.done) return undefined;
-      const out: Reply[] = [];
-      for (const sample of next.value)
-        if (reader === undefined || this.access.mayRead(reader, "query", sample.key)) out.push({ kind: "ok", sample });
-      return out;
+      return reader === undefined ? next.value : next.value.filter((s) => this.access.mayRead(reader, "query", s.key));
     };
     const head: Reply[] = [];
     try {
       while (head.length <= STREAM_ENTRIES) {
-        const batch = await nextReplies();
+        const batch = await nextBatch();
         if (batch === undefined) return { head };
-        for (const r of batch) head.push(r);
+        for (const sample of batch) head.push({ kind: "ok", sample });
       }
     } catch (err) {
       void it.return?.();
@@ -483,8 +481,8 @@ export class RestServer {
       head,
       rest: {
         next: async () => {
-          const batch = await nextReplies();
-          return batch && codec.layout(batch, html);
+          const batch = await nextBatch();
+          return batch && layoutSamples.call(codec, batch, html);
         },
         release: () => void it.return?.(),
       },

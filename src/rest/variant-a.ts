@@ -51,11 +51,24 @@ function replyJson(r: Reply): string {
   return r.kind === "ok" ? entryJson(r.sample) : errorEntryJson(r);
 }
 
+function sampleHtml(s: Sample): string {
+  return `<dt>${escapeHtml(s.key)}</dt>\n<dd>${escapeHtml(utf8(s.payload) ?? s.payload.toString("base64"))}</dd>\n`;
+}
+
 function replyHtml(r: Reply): string {
   return r.kind === "ok"
-    ? `<dt>${escapeHtml(r.sample.key)}</dt>\n<dd>${escapeHtml(utf8(r.sample.payload) ?? r.sample.payload.toString("base64"))}</dd>\n`
+    ? sampleHtml(r.sample)
     : `<dt>ERROR</dt>\n<dd>${escapeHtml(r.payload.toString("utf8"))}</dd>\n`;
 }
+
+/** The framing of a JSON answer, and of an HTML one (`<dl>`): what a layout adds around its entries. */
+const JSON_FRAME = { contentType: "application/json", open: "[\n", separator: ",\n", close: "\n]\n" } as const;
+const HTML_FRAME = {
+  contentType: "text/html; charset=utf-8",
+  open: "<dl>\n",
+  separator: "\n",
+  close: "\n</dl>\n",
+} as const;
 
 const sseCache = new WeakMap<Sample, Buffer>();
 
@@ -65,7 +78,6 @@ export const codecA: RestCodec = {
   writeStatus: 200,
   etags: true,
   supportsSse: true,
-  keyOrdered: true,
   adminConfigPath: AdminSpace.storageConfigPath,
 
   pathToKey(path: string, zid: string, _write: boolean, limits?: KeyExprLimits): string {
@@ -79,23 +91,17 @@ export const codecA: RestCodec = {
   encodingFor: encodingFromContentType,
 
   async layout(replies: Reply[], html: boolean): Promise<Layout> {
+    const count = replies.length;
     return html
-      ? {
-          contentType: "text/html; charset=utf-8",
-          open: "<dl>\n",
-          separator: "\n",
-          close: "\n</dl>\n",
-          count: replies.length,
-          entry: (i) => replyHtml(replies[i]!),
-        }
-      : {
-          contentType: "application/json",
-          open: "[\n",
-          separator: ",\n",
-          close: "\n]\n",
-          count: replies.length,
-          entry: (i) => replyJson(replies[i]!),
-        };
+      ? { ...HTML_FRAME, count, entry: (i) => replyHtml(replies[i]!) }
+      : { ...JSON_FRAME, count, entry: (i) => replyJson(replies[i]!) };
+  },
+
+  layoutSamples(samples: readonly Sample[], html: boolean): Layout {
+    const count = samples.length;
+    return html
+      ? { ...HTML_FRAME, count, entry: (i) => sampleHtml(samples[i]!) }
+      : { ...JSON_FRAME, count, entry: (i) => entryJson(samples[i]!) };
   },
 
   renderNow(replies: readonly Reply[]): Rendered {

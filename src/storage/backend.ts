@@ -18,6 +18,11 @@ export interface StoredEntry {
   readonly timestamp: Timestamp;
 }
 
+/** A stored value as the put sample a storage answers with: what `scan` hands out, a reply as is. */
+export interface StoredSample extends StoredEntry {
+  readonly kind: "put";
+}
+
 /**
  * What a storage holds for exactly one key: its latest value, or the tombstone a delete left.
  * `version` is opaque: equal versions mean the key has not changed in between (it is derived
@@ -94,7 +99,7 @@ export interface StorageBackend {
    * is written out as the batches come, never held whole (`Router.scanStored`). Stopping the
    * iteration early releases what the scan holds.
    */
-  scan?(keyExpr: string): AsyncIterable<readonly StoredEntry[]>;
+  scan?(keyExpr: string): AsyncIterable<readonly StoredSample[]>;
   /** Drops tombstones older than `before` (NTP64): after this, older writes are accepted again. */
   purgeTombstones(before: bigint): Promise<void>;
   /**

@@ -73,18 +73,7 @@ export class StorageService {
       });
     // A backend that scans in key order lets a wide GET answered by this storage alone be
     // written out batch by batch (`Router.scanStored`).
-    const scan =
-      backend.scan &&
-      async function* (keyExpr: string): AsyncGenerator<Sample[]> {
-        for await (const batch of backend.scan!(keyExpr)) {
-          const out = new Array<Sample>(batch.length);
-          for (let i = 0; i < batch.length; i++) {
-            const e = batch[i]!;
-            out[i] = { key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp };
-          }
-          yield out;
-        }
-      };
+    const scan = backend.scan && ((keyExpr: string) => backend.scan!(keyExpr));
     this.queryable = this.session.declareQueryable(this.keyExpr, (q) => this.answer(q), {
       complete: true,
       storage: true,

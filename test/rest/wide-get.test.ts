@@ -90,23 +90,26 @@ function get(url: string, path: string, headers: Record<string, string> = {}): P
  * GETs answered meanwhile are not counted.
  */
 async function countingEntries<T>(codec: typeof codecA, f: (rendered: () => number) => Promise<T>): Promise<T> {
-  const layout = codec.layout;
+  const { layout, layoutSamples } = codec;
   let rendered = 0;
-  codec.layout = async (replies: Reply[], html: boolean): Promise<Layout> => {
-    const l = await layout.call(codec, replies, html);
-    return {
-      ...l,
-      entry: (i) => {
-        const r = replies[i];
-        if (r?.kind === "ok" && r.sample.key.startsWith("w/")) rendered++;
-        return l.entry(i);
-      },
-    };
-  };
+  const counting = (l: Layout, keyOf: (i: number) => string | undefined): Layout => ({
+    ...l,
+    entry: (i) => {
+      if (keyOf(i)?.startsWith("w/")) rendered++;
+      return l.entry(i);
+    },
+  });
+  codec.layout = async (replies: Reply[], html: boolean): Promise<Layout> =>
+    counting(await layout.call(codec, replies, html), (i) => {
+      const reply = replies[i];
+      return reply?.kind === "ok" ? reply.sample.key : undefined;
+    });
+  codec.layoutSamples = (samples, html) => counting(layoutSamples!.call(codec, samples, html), (i) => samples[i]?.key);
   try {
     return await f(() => rendered);
   } finally {
     codec.layout = layout;
+    codec.layoutSamples = layoutSamples;
   }
 }
 

@@ -12,7 +12,7 @@
  * most about four times over its life, and dead space stays bounded (`deadBytes`).
  */
 import { Timestamp } from "../../core/timestamp.js";
-import type { StoredEntry } from "../backend.js";
+import type { StoredSample } from "../backend.js";
 
 /** A slot's `slab` when it holds a tombstone (no payload). */
 const TOMBSTONE = 0xffffffff;
@@ -115,7 +115,7 @@ export class Records {
    * cache never holds a dropped slab).
    */
   #cachedSlot = new Int32Array(0);
-  #cached: Array<StoredEntry | undefined> = [];
+  #cached: Array<StoredSample | undefined> = [];
 
   /** Slots in use (keys held, tombstones included). */
   get slots(): number {
@@ -233,13 +233,19 @@ export class Records {
   }
 
   /** The entry of the value at `key`, held in `slot`, or null for a tombstone. */
-  entry(key: string, slot: number): StoredEntry | null {
+  entry(key: string, slot: number): StoredSample | null {
     const mask = this.#cachedSlot.length - 1;
     const i = slot & mask;
     if (mask >= 0 && this.#cachedSlot[i] === slot) return this.#cached[i]!;
     const payload = this.payload(slot);
     if (payload === undefined) return null;
-    const e: StoredEntry = { key, payload, encoding: this.encoding(slot), timestamp: this.timestamp(slot) };
+    const e: StoredSample = {
+      key,
+      kind: "put",
+      payload,
+      encoding: this.encoding(slot),
+      timestamp: this.timestamp(slot),
+    };
     if (mask < 0 || (mask + 1 < ENTRY_CACHE_MAX && this.#slots > mask + 1)) return this.#resizeCache(e, slot);
     this.#cachedSlot[i] = slot;
     this.#cached[i] = e;
@@ -247,20 +253,20 @@ export class Records {
   }
 
   /** The same as `entry`, without caching what it makes (for scans over many keys). */
-  scanEntry(key: string, slot: number): StoredEntry | null {
+  scanEntry(key: string, slot: number): StoredSample | null {
     const mask = this.#cachedSlot.length - 1;
     if (mask >= 0 && this.#cachedSlot[slot & mask] === slot) return this.#cached[slot & mask]!;
     const payload = this.payload(slot);
     if (payload === undefined) return null;
-    return { key, payload, encoding: this.encoding(slot), timestamp: this.timestamp(slot) };
+    return { key, kind: "put", payload, encoding: this.encoding(slot), timestamp: this.timestamp(slot) };
   }
 
   /** Grows the entry cache with the number of slots (emptying it), and caches `e`. */
-  #resizeCache(e: StoredEntry, slot: number): StoredEntry {
+  #resizeCache(e: StoredSample, slot: number): StoredSample {
     let size = 64;
     while (size < ENTRY_CACHE_MAX && size < this.#slots) size <<= 1;
     this.#cachedSlot = new Int32Array(size).fill(-1);
-    this.#cached = new Array<StoredEntry | undefined>(size);
+    this.#cached = new Array<StoredSample | undefined>(size);
     this.#cachedSlot[slot & (size - 1)] = slot;
     this.#cached[slot & (size - 1)] = e;
     return e;

@@ -10,6 +10,7 @@ import type {
   StorageCapability,
   StoredEntry,
   StoredLookup,
+  StoredSample,
   Volume,
   VolumeDriver,
   WriteCondition,
@@ -139,7 +140,7 @@ export class MemoryBackend implements StorageBackend {
     else if (wasDeleted) this.tombstones.delete(key);
   }
 
-  peek(key: string): StoredEntry | null {
+  peek(key: string): StoredSample | null {
     const slot = this.index.get(key);
     return slot === undefined ? null : this.records.entry(key, slot);
   }
@@ -160,7 +161,7 @@ export class MemoryBackend implements StorageBackend {
    * meanwhile may or may not be seen. The index gives keys in order, except the run found under a
    * node with very many children (`KeyIndex.walk`), which is sorted here, in slices too.
    */
-  async *scan(keyExpr: string): AsyncGenerator<StoredEntry[]> {
+  async *scan(keyExpr: string): AsyncGenerator<StoredSample[]> {
     if (!isWild(keyExpr)) {
       const e = this.peek(keyExpr);
       if (e) yield [e];
@@ -169,7 +170,7 @@ export class MemoryBackend implements StorageBackend {
     const walk = this.index.walk(keyExpr);
     const records = this.records;
     // Runs of entries found in order, or not (to sort); the last one may still be growing.
-    const runs: Array<{ inOrder: boolean; entries: StoredEntry[] }> = [];
+    const runs: Array<{ inOrder: boolean; entries: StoredSample[] }> = [];
     // Read as found: a slot freed after this slice may hold another key. A scan leaves the entry
     // cache alone (it would only evict the keys read one by one).
     const visit = (key: string, slot: number, inOrder: boolean): void => {
