@@ -4,6 +4,8 @@
  * so two routers never produce equal timestamps.
  */
 
+import { endianness } from "node:os";
+
 const FRAC = 0x1_0000_0000n;
 const NANOS = 1_000_000_000n;
 
@@ -79,15 +81,14 @@ export function unixNanosToNtp64(ns: bigint): bigint {
 
 /**
  * NTP64 → `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`, as `unixNanosToRfc3339(ntp64ToUnixNanos(t))` spells
- * it. Every entry of a GET answer prints its time: this is done without BigInt arithmetic (the
- * halves are read back from memory), with exact double arithmetic, and the date part is reused
- * while the second does not change.
+ * it. Every entry of a GET answer prints its time, so this makes no BigInt (the two halves are
+ * read back from memory), uses exact double arithmetic, reuses the date part while the second
+ * does not change, and spells the fraction from a table of three-digit groups.
  */
 export function ntp64ToRfc3339(t: bigint): string {
-  // The two halves read back from memory: no BigInt made by a shift or a mask.
-  halves.setBigUint64(0, t);
-  const secs = halves.getUint32(0);
-  const frac = halves.getUint32(4);
+  split64[0] = t;
+  const secs = split32[HIGH]!;
+  const frac = split32[LOW]!;
   // floor(frac * 1e9 / 2^32) without a product past 2^53: with frac = hi * 2^16 + lo,
   // floor((hi * 1e9 + floor(lo * 1e9 / 2^16)) / 2^16); every step is an exact integer below 2^53.
   const hi = Math.floor(frac / 65536);
@@ -95,15 +96,21 @@ export function ntp64ToRfc3339(t: bigint): string {
   const nanos = Math.floor((hi * 1e9 + Math.floor((lo * 1e9) / 65536)) / 65536);
   if (secs !== lastSecs) {
     lastSecs = secs;
-    lastSecsText = new Date(secs * 1000).toISOString().slice(0, 19);
+    lastSecsText = `${new Date(secs * 1000).toISOString().slice(0, 19)}.`;
   }
-  return `${lastSecsText}.${String(nanos).padStart(9, "0")}Z`;
+  const ms = Math.floor(nanos / 1e6);
+  const us = Math.floor(nanos / 1e3) - ms * 1000;
+  return `${lastSecsText}${DIGITS3[ms]}${DIGITS3[us]}${DIGITS3[nanos % 1000]}Z`;
 }
 
-/** Where `ntp64ToRfc3339` splits a time into its seconds and its fraction. */
-const halves = new DataView(new ArrayBuffer(8));
+/** Where `ntp64ToRfc3339` splits a time into its seconds (`HIGH`) and its fraction (`LOW`). */
+const split64 = new BigUint64Array(1);
+const split32 = new Uint32Array(split64.buffer);
+const [HIGH, LOW] = endianness() === "LE" ? [1, 0] : [0, 1];
+/** `000` to `999`. */
+const DIGITS3 = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, "0"));
 
-/** The second `ntp64ToRfc3339` printed last, and its `YYYY-MM-DDTHH:MM:SS`. */
+/** The second `ntp64ToRfc3339` printed last, and its `YYYY-MM-DDTHH:MM:SS.`. */
 let lastSecs = -1;
 let lastSecsText = "";
 

@@ -40,8 +40,19 @@ function upperRouterId(key: string): string {
 /** One entry line: `{ "key": ..., "value": ..., "encoding": ..., "time": ... }`. */
 export function entryJson(sample: Sample): string {
   const time = sample.timestamp ? sample.timestamp.toString() : "None";
-  return `{ "key": ${JSON.stringify(sample.key)}, "value": ${renderValueJson(sample.payload, sample.encoding)}, "encoding": ${JSON.stringify(sample.encoding)}, "time": "${time}" }`;
+  return `{ "key": ${JSON.stringify(sample.key)}, "value": ${renderValueJson(sample.payload, sample.encoding)}, "encoding": ${encodingJson(sample.encoding)}, "time": "${time}" }`;
 }
+
+/** The encoding as a JSON string; the last one is remembered (the entries of an answer mostly share one). */
+function encodingJson(encoding: string): string {
+  if (encoding !== lastEncoding) {
+    lastEncoding = encoding;
+    lastEncodingJson = JSON.stringify(encoding);
+  }
+  return lastEncodingJson;
+}
+let lastEncoding = "";
+let lastEncodingJson = '""';
 
 function errorEntryJson(r: Reply & { kind: "err" }): string {
   return `{ "key": "ERROR", "value": ${renderValueJson(r.payload, r.encoding)}, "encoding": ${JSON.stringify(r.encoding)}}`;
