@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=64
+#!/usr/bin/env node
 import { randomBytes } from "node:crypto";
 import { Command, CommanderError, Option } from "commander";
 import { hashSecret } from "./access/hash.js";

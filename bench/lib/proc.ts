@@ -7,7 +7,6 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { NODE_FLAGS } from "../../src/node-flags.js";
 
 /** Repository root (bench/lib/ is two levels below it). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -215,9 +214,8 @@ export function selfCpuSeconds(): number {
  */
 export function spawnZest(label = "zest", extraArgs: string[] = [], nodeArgs: string[] = []): Promise<ServerProcess> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
-  // With the V8 flags the `zest` command itself runs with (its #! line, `npm start`).
   return spawnServer(label, CLI, ["--rest-http-port", "127.0.0.1:0", ...extraArgs], {
-    nodeArgs: [...NODE_FLAGS, ...nodeArgs, ...profileArgs(label)],
+    nodeArgs: [...nodeArgs, ...profileArgs(label)],
   });
 }
 

@@ -4,7 +4,6 @@
  * Also how RSS grows: the same with 1,000, 10,000 and 100,000 keys (`rssMb<keys>` figures).
  */
 import { fmtInt } from "../lib/format.js";
-import { NODE_FLAGS } from "../../src/node-flags.js";
 import { runWorker } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 
@@ -26,10 +25,10 @@ interface WorkerOut {
 export async function run(): Promise<BenchResult> {
   const growth: Record<string, number> = {};
   for (const keys of [1_000, 10_000, 100_000]) {
-    const { out } = await runWorker<WorkerOut>("memory.mjs", ["--expose-gc", ...NODE_FLAGS], [String(keys)]);
+    const { out } = await runWorker<WorkerOut>("memory.mjs", ["--expose-gc"], [String(keys)]);
     growth[`rssMb${keys}`] = out.rssMb;
   }
-  const { out: w, ...interference } = await runWorker<WorkerOut>("memory.mjs", ["--expose-gc", ...NODE_FLAGS]);
+  const { out: w, ...interference } = await runWorker<WorkerOut>("memory.mjs", ["--expose-gc"]);
   const steps = Object.entries(growth).map(([k, mb]) => `${fmtInt(Number(k.slice(5)))} keys ${fmtInt(mb)} MB`);
   return {
     name: "memory",

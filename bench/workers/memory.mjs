@@ -1,6 +1,6 @@
-// Memory (issue 2), run by suites/memory.ts as `node --expose-gc <NODE_FLAGS> bench/workers/memory.mjs [keys]`.
+// Memory (issue 2), run by suites/memory.ts as `node --expose-gc bench/workers/memory.mjs [keys]`.
 // A full router from the built package (default start options, default memory storage on `**`,
-// REST off), on node with the `zest` command's V8 flags (src/node-flags.ts): 1,000,000 keys put through the Session API with
+// REST off), plain node like the `zest` command: 1,000,000 keys put through the Session API with
 // distinct 100-byte values, then gc() and RSS. Prints one JSON line.
 import { defaultStartOptions, startZest } from "../../dist/index.js";
 import { silentLogger } from "../../dist/core/log.js";

@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
-import { NODE_FLAGS } from "../../src/node-flags.js";
 import { killAtExit } from "./child-processes.js";
 
-/** Path of the built CLI the end-to-end tests run (npm test builds it first), with the flags it runs with. */
+/** Path of the built CLI the end-to-end tests run (npm test builds it first). */
 export const CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
 
 /** A `zest` process started for a test. */
@@ -28,8 +27,7 @@ export async function startZest(
   opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
 ): Promise<ZestProcess> {
   const hasPort = args.some((a) => a.startsWith("--rest-http-port"));
-  const cliArgs = [...(hasPort ? [] : ["--rest-http-port", "127.0.0.1:0"]), ...args];
-  const proc = spawn(process.execPath, [...NODE_FLAGS, CLI, ...cliArgs], {
+  const proc = spawn(process.execPath, [CLI, ...(hasPort ? [] : ["--rest-http-port", "127.0.0.1:0"]), ...args], {
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, ...opts.env },
     cwd: opts.cwd,
@@ -81,7 +79,7 @@ export async function runZestExpectingExit(
   args: string[],
   timeoutMs = 15_000,
 ): Promise<{ code: number | null; stderr: string }> {
-  const proc = spawn(process.execPath, [...NODE_FLAGS, CLI, ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  const proc = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "ignore", "pipe"] });
   killAtExit(proc);
   let stderr = "";
   proc.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
