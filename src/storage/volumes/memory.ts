@@ -44,6 +44,8 @@ export class MemoryBackend implements StorageBackend {
   private readonly tombstones = new Map<string, number>();
   /** Bytes of the key index's nodes (see `used`). */
   #nodeBytes = 0;
+  /** Times `close` ran: a scan that sees it change stops (its walk is over cleared records). */
+  #closings = 0;
 
   constructor(name = "memory", quota = DEFAULT_MEMORY_QUOTA) {
     this.name = name;
@@ -181,7 +183,11 @@ export class MemoryBackend implements StorageBackend {
       else runs.push({ inOrder, entries: [e] });
     };
     const slice = new Slice();
+    const closings = this.#closings;
     for (;;) {
+      // Between two batches the storage may have been removed: its records are gone.
+      if (this.#closings !== closings)
+        throw ZestError.unavailable(`memory storage ${this.name} was closed while a query on ${keyExpr} ran`);
       // Small batches: a consumer that renders each one as it comes holds few entries at a time.
       const done = walk.step(visit, SLICE_MS, SCAN_BATCH);
       // A run not in order is complete once the walk has left the node it came from.
@@ -210,6 +216,7 @@ export class MemoryBackend implements StorageBackend {
   }
 
   async close(): Promise<void> {
+    this.#closings++;
     this.index.clear();
     this.records.clear();
     this.tombstones.clear();
