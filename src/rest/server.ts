@@ -474,7 +474,7 @@ export class RestServer {
         for (const sample of batch) head.push({ kind: "ok", sample });
       }
     } catch (err) {
-      void it.return?.();
+      stopIterator(it);
       throw err;
     }
     return {
@@ -484,7 +484,7 @@ export class RestServer {
           const batch = await nextBatch();
           return batch && layoutSamples.call(codec, batch, html);
         },
-        release: () => void it.return?.(),
+        release: () => stopIterator(it),
       },
     };
   }
@@ -806,6 +806,11 @@ async function streamAnswer(
   } finally {
     rest?.release();
   }
+}
+
+/** Ends an iteration early; what the iterator's own cleanup throws is of no use to anyone here. */
+function stopIterator(it: AsyncIterator<unknown>): void {
+  it.return?.().catch(() => {});
 }
 
 /** The first entries of a GET answered by one storage's scan (`RestServer.scanStored`), and the rest. */
