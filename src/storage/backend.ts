@@ -90,9 +90,11 @@ export interface StorageBackend {
    * synchronously, as `query(key)` would answer it. Only backends that can read synchronously
    * offer it (memory; SQLite, whose driver is synchronous); it lets a GET of one key skip
    * building a query (`Router.readStored`). It may throw (a closed or broken file): the caller
-   * then runs the query, which reports the failure.
+   * then runs the query, which reports the failure. While the key is not written, a backend
+   * should hand out the same object each time: the REST gateway keeps the answer it rendered for
+   * a sample with the sample.
    */
-  peek?(key: string): StoredEntry | null;
+  peek?(key: string): StoredSample | null;
   /**
    * Optional: what `query(keyExpr)` answers, in batches sorted by key (string order, as `<`
    * compares keys), each batch after the previous one: a wide GET answered by this storage alone

@@ -55,25 +55,11 @@ export class StorageService {
     this.subscriber = this.session.declareSubscriber(this.keyExpr, (s, c) => this.apply(s, c), { storage: true });
     if (options.align !== false) await this.align(options.alignTimeoutMs ?? 5_000);
     const backend = this.backend;
-    // A backend that reads synchronously answers a GET of one key without a query (`Router.readStored`).
-    // The same stored entry gives the same Sample object, so that what a reader derives from a
-    // sample (the REST gateway's rendered answer) can be remembered by the sample itself.
-    const samples = new WeakMap<StoredEntry, Sample>();
-    const peek =
-      backend.peek &&
-      ((key: string): Sample | null => {
-        const e = backend.peek!(key);
-        if (e === null) return null;
-        let s = samples.get(e);
-        if (s === undefined) {
-          s = { key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp };
-          samples.set(e, s);
-        }
-        return s;
-      });
-    // A backend that scans in key order lets a wide GET answered by this storage alone be
-    // written out batch by batch (`Router.scanStored`).
-    const scan = backend.scan && ((keyExpr: string) => backend.scan!(keyExpr));
+    // A backend that reads synchronously answers a GET of one key without a query
+    // (`Router.readStored`); one that scans in key order lets a wide GET answered by this storage
+    // alone be written out batch by batch (`Router.scanStored`). Both hand out put samples as is.
+    const peek = backend.peek?.bind(backend);
+    const scan = backend.scan?.bind(backend);
     this.queryable = this.session.declareQueryable(this.keyExpr, (q) => this.answer(q), {
       complete: true,
       storage: true,

@@ -232,20 +232,13 @@ export class Records {
     return this.#slabs[s]!.subarray(off, off + this.#len[slot]!);
   }
 
-  /** The entry of the value at `key`, held in `slot`, or null for a tombstone. */
+  /** The entry of the value at `key`, held in `slot`, or null for a tombstone; kept in the entry cache. */
   entry(key: string, slot: number): StoredSample | null {
     const mask = this.#cachedSlot.length - 1;
     const i = slot & mask;
     if (mask >= 0 && this.#cachedSlot[i] === slot) return this.#cached[i]!;
-    const payload = this.payload(slot);
-    if (payload === undefined) return null;
-    const e: StoredSample = {
-      key,
-      kind: "put",
-      payload,
-      encoding: this.encoding(slot),
-      timestamp: this.timestamp(slot),
-    };
+    const e = this.#make(key, slot);
+    if (e === null) return null;
     if (mask < 0 || (mask + 1 < ENTRY_CACHE_MAX && this.#slots > mask + 1)) return this.#resizeCache(e, slot);
     this.#cachedSlot[i] = slot;
     this.#cached[i] = e;
@@ -256,6 +249,10 @@ export class Records {
   scanEntry(key: string, slot: number): StoredSample | null {
     const mask = this.#cachedSlot.length - 1;
     if (mask >= 0 && this.#cachedSlot[slot & mask] === slot) return this.#cached[slot & mask]!;
+    return this.#make(key, slot);
+  }
+
+  #make(key: string, slot: number): StoredSample | null {
     const payload = this.payload(slot);
     if (payload === undefined) return null;
     return { key, kind: "put", payload, encoding: this.encoding(slot), timestamp: this.timestamp(slot) };

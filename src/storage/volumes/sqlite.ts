@@ -13,6 +13,7 @@ import type {
   StorageBackend,
   StorageCapability,
   StoredEntry,
+  StoredSample,
   StoredLookup,
   Volume,
   VolumeContext,
@@ -185,7 +186,7 @@ interface Slot {
   readonly encoding: string;
   readonly timestamp: Timestamp;
   /** The entry `peek` hands out for this row, made once: a reader may remember what it derived from it. */
-  entry?: StoredEntry;
+  entry?: StoredSample;
 }
 
 /** Bounds of each storage's cache of decoded rows. */
@@ -388,11 +389,11 @@ export class SqliteBackend implements StorageBackend {
    * better-sqlite3 reads synchronously, so a GET of one key is answered from the row cache, or
    * one indexed SELECT, without building a query (`Router.readStored`).
    */
-  peek(key: string): StoredEntry | null {
+  peek(key: string): StoredSample | null {
     const slot = this.slot(key);
     if (!slot?.payload) return null;
     // A row that was cached: the same entry each time (the REST gateway keeps its rendered answer).
-    slot.entry ??= { key, payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp };
+    slot.entry ??= { key, kind: "put", payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp };
     return slot.entry;
   }
 
