@@ -348,3 +348,43 @@ test("a wide GET that one storage answers alone is read by its scan, and filtere
     await zest.close();
   }
 });
+
+test("a wide GET runs the query when a storage cannot answer it alone: _time, _raw, or several storages", async () => {
+  const zest = await startZest(
+    {
+      plugins: {
+        rest: { http_port: "127.0.0.1:0" },
+        storage_manager: {
+          storages: { all: { key_expr: "**", volume: "memory" }, w: { key_expr: "w/**", volume: "memory" } },
+        },
+      },
+    } as ZestConfig,
+    { logger: silentLogger },
+  );
+  const url = zest.restUrl!.replace("localhost", "127.0.0.1");
+  const router = zest.router;
+  const scanStored = router.scanStored.bind(router);
+  let scans = 0;
+  router.scanStored = (keyExpr) => {
+    const batches = scanStored(keyExpr);
+    if (batches !== undefined) scans++;
+    return batches;
+  };
+  const keys = (body: string): string[] => (JSON.parse(body) as Array<{ key: string }>).map((e) => e.key);
+  try {
+    for (const k of ["w/b", "w/a", "x/b", "x/a"]) await zest.session.put(k, `v ${k}`, { encoding: "text/plain" });
+    // Only the `all` storage holds x/**: scanned, in key order.
+    assert.deepEqual(keys((await get(url, "/x/**?run")).body), ["x/a", "x/b"]);
+    assert.equal(scans, 1);
+    // Two storages hold w/**: queried, each key once.
+    assert.deepEqual(keys((await get(url, "/w/**?run")).body), ["w/a", "w/b"]);
+    // A time range the values are not in, and _raw (the first reply alone): queried too.
+    assert.deepEqual(keys((await get(url, "/x/**?_time=[now(-2h)..now(-1h)]")).body), []);
+    const raw = await get(url, "/x/**?_raw=true");
+    assert.equal(raw.body, "v x/a");
+    assert.equal(raw.headers["content-type"], "text/plain");
+    assert.equal(scans, 1, "a GET that a scan cannot answer was scanned");
+  } finally {
+    await zest.close();
+  }
+});
