@@ -47,6 +47,57 @@ describe("Variant A value rendering keeps the original text", () => {
   });
 });
 
+describe("Variant A text values", () => {
+  /** What a text value must render as: its UTF-8 text as a JSON string, or base64 when it is not UTF-8. */
+  const reference = (payload: Buffer): string => {
+    try {
+      return JSON.stringify(new TextDecoder("utf-8", { fatal: true }).decode(payload));
+    } catch {
+      return JSON.stringify(payload.toString("base64"));
+    }
+  };
+
+  test("short text renders as JSON.stringify of its UTF-8 text, whatever its bytes", () => {
+    // Every single byte, and each printable one next to the bytes that need escaping or are not
+    // ASCII: the plain-ASCII shortcut must step aside for all of them.
+    for (let b = 0; b < 256; b++) {
+      for (const payload of [Buffer.from([b]), Buffer.from([0x61, b, 0x7a]), Buffer.from([b, 0x22, 0x5c])]) {
+        assert.equal(renderValueJson(payload, "text/plain"), reference(payload), `bytes ${payload.toString("hex")}`);
+      }
+    }
+    for (const text of [
+      'say "hi"',
+      "back\\slash",
+      "tab\there",
+      "new\nline",
+      "café",
+      "日本",
+      "😀",
+      "\u007f",
+      "~ }{ |",
+    ]) {
+      const payload = Buffer.from(text);
+      assert.equal(renderValueJson(payload, "text/plain"), reference(payload), text);
+    }
+  });
+
+  test("random byte strings around the shortcut's length limit render as the reference", () => {
+    let seed = 7;
+    const rand = (): number => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed;
+    };
+    for (let i = 0; i < 5000; i++) {
+      const n = 56 + (rand() % 16); // 56..71 bytes: both sides of 64
+      // Mostly printable ASCII, now and then any byte.
+      const payload = Buffer.from(
+        Array.from({ length: n }, () => (rand() % 40 === 0 ? rand() % 256 : 0x20 + (rand() % 95))),
+      );
+      assert.equal(renderValueJson(payload, "text/plain"), reference(payload), payload.toString("hex"));
+    }
+  });
+});
+
 describe("Variant B value rendering keeps the original JSON text too", () => {
   test("big integers and number spellings survive, on one line; malformed JSON is a string", () => {
     const b = (text: string, encoding: string): string => renderValueB(Buffer.from(text), encoding);
