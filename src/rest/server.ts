@@ -7,7 +7,7 @@ import { isAllowedHost, originAllowed } from "../access/origin.js";
 import { errorMessage, toZestError, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { Parameters } from "../core/selector.js";
-import type { Reply } from "../core/reply.js";
+import { OkReply, type Reply } from "../core/reply.js";
 import type { Sample } from "../core/sample.js";
 import { SETTLED } from "../core/settled.js";
 import type { Timestamp } from "../core/timestamp.js";
@@ -471,7 +471,7 @@ export class RestServer {
       while (head.length <= STREAM_ENTRIES) {
         const batch = await nextBatch();
         if (batch === undefined) return { head };
-        for (const sample of batch) head.push({ kind: "ok", sample });
+        for (const sample of batch) head.push(new OkReply(sample));
       }
     } catch (err) {
       stopIterator(it);
