@@ -82,7 +82,7 @@ export function unixNanosToNtp64(ns: bigint): bigint {
 /**
  * NTP64 → `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`, as `unixNanosToRfc3339(ntp64ToUnixNanos(t))` spells
  * it. Every entry of a GET answer prints its time, so this makes no BigInt (the two halves are
- * read back from memory), uses exact double arithmetic, reuses the date part while the second
+ * read back from memory), uses exact double arithmetic, reuses the date part while the day
  * does not change, and spells the fraction from a table of three-digit groups.
  */
 export function ntp64ToRfc3339(t: bigint): string {
@@ -94,13 +94,20 @@ export function ntp64ToRfc3339(t: bigint): string {
   const hi = Math.floor(frac / 65536);
   const lo = frac - hi * 65536;
   const nanos = Math.floor((hi * 1e9 + Math.floor((lo * 1e9) / 65536)) / 65536);
-  if (secs !== lastSecs) {
-    lastSecs = secs;
-    lastSecsText = `${new Date(secs * 1000).toISOString().slice(0, 19)}.`;
+  // The date is read from a cache of the last day; the time of day is spelled from tables (the
+  // entries of a wide answer come in key order, so their seconds seldom repeat one after another).
+  const day = Math.floor(secs / 86400);
+  if (day !== lastDay) {
+    lastDay = day;
+    lastDayText = new Date(day * 86_400_000).toISOString().slice(0, 11);
   }
+  const inDay = secs - day * 86400;
+  const hour = Math.floor(inDay / 3600);
+  const minute = Math.floor(inDay / 60) - hour * 60;
+  const second = inDay - hour * 3600 - minute * 60;
   const ms = Math.floor(nanos / 1e6);
   const us = Math.floor(nanos / 1e3) - ms * 1000;
-  return `${lastSecsText}${DIGITS3[ms]}${DIGITS3[us]}${DIGITS3[nanos % 1000]}Z`;
+  return `${lastDayText}${DIGITS2[hour]}:${DIGITS2[minute]}:${DIGITS2[second]}.${DIGITS3[ms]}${DIGITS3[us]}${DIGITS3[nanos % 1000]}Z`;
 }
 
 /** Where `ntp64ToRfc3339` splits a time into its seconds (`HIGH`) and its fraction (`LOW`). */
@@ -110,9 +117,12 @@ const [HIGH, LOW] = endianness() === "LE" ? [1, 0] : [0, 1];
 /** `000` to `999`. */
 const DIGITS3 = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, "0"));
 
-/** The second `ntp64ToRfc3339` printed last, and its `YYYY-MM-DDTHH:MM:SS.`. */
-let lastSecs = -1;
-let lastSecsText = "";
+/** `00` to `99`. */
+const DIGITS2 = DIGITS3.slice(0, 100).map((d) => d.slice(1));
+
+/** The day (since the epoch) `ntp64ToRfc3339` printed last, and its `YYYY-MM-DDT`. */
+let lastDay = -1;
+let lastDayText = "";
 
 /** Unix nanoseconds → `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`. */
 export function unixNanosToRfc3339(ns: bigint): string {

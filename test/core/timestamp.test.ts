@@ -1,6 +1,6 @@
 /**
  * Timestamp text: `ntp64ToRfc3339` (what every entry of a GET prints) is computed with double
- * arithmetic and a cached date part; it must spell exactly what the BigInt conversion spells.
+ * arithmetic, a cached date part and tables for the time of day; it must spell exactly what the BigInt conversion spells.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -25,7 +25,7 @@ test("ntp64ToRfc3339 spells what the BigInt conversion spells, at the edges of t
     }
 });
 
-test("ntp64ToRfc3339 agrees on 200,000 pseudo-random times, the second changing or not between calls", () => {
+test("ntp64ToRfc3339 agrees on 200,000 pseudo-random times, the second and the day changing or not between calls", () => {
   let x = 0x9e3779b9;
   const next = (): number => {
     // xorshift32: a fixed sequence, so a failure can be replayed.
@@ -35,8 +35,14 @@ test("ntp64ToRfc3339 agrees on 200,000 pseudo-random times, the second changing 
     return x >>> 0;
   };
   for (let i = 0; i < 200_000; i++) {
-    // Half the calls stay in the previous second, so the cached date part is used and refreshed.
-    const secs = i % 2 === 0 ? BigInt(1_700_000_000 + (next() % 100_000)) : BigInt(1_700_000_000 + (i % 3));
+    // Calls stay in the same second, or the same day, or go anywhere in the 32-bit range, so the
+    // cached date part is both used and refreshed.
+    const secs =
+      i % 3 === 0
+        ? BigInt(1_700_000_000 + (next() % 100_000))
+        : i % 3 === 1
+          ? BigInt(1_700_000_000 + (i % 3))
+          : BigInt(next());
     const t = (secs << 32n) | BigInt(next());
     assert.equal(ntp64ToRfc3339(t), slow(t));
   }
