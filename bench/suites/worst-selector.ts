@@ -1,9 +1,11 @@
 /**
  * The worst selector (issue 9): 100,000 keys in the default memory storage, 100 of them with a
  * chunk at the maximum length, then GETs with the costliest selectors we could construct within
- * the key-expression limits (4,096 bytes, 512 chunks). Reported: each selector's latency, the
- * worst, and the latency of a one-key GET sent while the worst one runs. The ratio is that
- * concurrent one-key GET over the same GET on an idle router, measured in this run.
+ * the key-expression limits (4,096 bytes, 512 chunks). Each selector runs once to warm up (its
+ * latency is reported apart, not judged), then three times. Reported: each selector's latency
+ * (the slowest of the three), the worst, and the latency of a one-key GET sent while the worst
+ * one runs. The ratio is that concurrent one-key GET over the same GET on an idle router,
+ * measured in this run.
  * Targets: worst selector ≤ 250 ms; one-key GET meanwhile ≤ 50 ms.
  */
 import { Agent, request } from "node:http";
@@ -112,8 +114,15 @@ export async function run(): Promise<BenchResult> {
 
     const figures: Record<string, number> = { keys: KEYS, longKeys: LONG_KEYS, oneKeyIdleMs: idleMs };
     let worst = { name: "", path: "", ms: 0, bytes: 0 };
+    let coldMs = 0;
     for (const [name, ke] of selectors()) {
       const path = `/${ke.split("/").map(encodeURIComponent).join("/")}?run`;
+      // One warm-up of each, not counted, as in the other benchmarks: the first wide GET of a
+      // process runs while V8 is still compiling the walk and the rendering. Reported apart.
+      const cold = await send(base, "GET", path);
+      if (cold.status !== 200) throw new Error(`GET ${name} answered ${cold.status}`);
+      figures[`${name} coldMs`] = cold.ms;
+      coldMs = Math.max(coldMs, cold.ms);
       let ms = 0;
       let bytes = 0;
       for (let r = 0; r < 3; r++) {
@@ -134,6 +143,7 @@ export async function run(): Promise<BenchResult> {
     const wideMs = (await wide).ms;
     const concurrentMax = Math.max(...concurrent);
     figures.worstMs = Math.max(worst.ms, wideMs);
+    figures.coldMs = coldMs;
     figures.worstResponseBytes = worst.bytes;
     figures.concurrentOneKeyMaxMs = concurrentMax;
     figures.concurrentOneKeyGets = concurrent.length;
@@ -144,7 +154,7 @@ export async function run(): Promise<BenchResult> {
       ratio: concurrentMax / idleMs,
       target: "worst <= 250 ms, one-key GET meanwhile <= 50 ms",
       pass,
-      summary: `worst selector (${worst.name}, ${fmtInt(worst.bytes / 1024)} KiB answer) ${fmtMs(figures.worstMs)} over ${fmtInt(KEYS)} keys; one-key GET meanwhile max ${fmtMs(concurrentMax)} (${concurrent.length} GETs) / idle ${fmtMs(idleMs)}`,
+      summary: `worst selector (${worst.name}, ${fmtInt(worst.bytes / 1024)} KiB answer) ${fmtMs(figures.worstMs)} over ${fmtInt(KEYS)} keys (the first, cold GET of each selector, not counted: at most ${fmtMs(coldMs)}); one-key GET meanwhile max ${fmtMs(concurrentMax)} (${concurrent.length} GETs) / idle ${fmtMs(idleMs)}`,
     };
   } finally {
     agent.destroy();
