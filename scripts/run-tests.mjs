@@ -1,7 +1,14 @@
-// Finds every test file (Node 20's --test does not expand globs) and runs them with tsx.
+// Compiles the tests (with the sources they import) once, then runs every test file's compiled
+// copy. Node 20's --test does not expand globs, so the files are found here. Running the
+// compiled copies, rather than each file through tsx, spares every test process the
+// TypeScript loader: about 0.8 s of CPU per file, a third of the suite's time.
 import { spawnSync } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, rmSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
+
+/** Where the compiled tests go (ignored by git; rebuilt on every run, so no stale file runs). */
+const OUT = ".test-build";
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -18,16 +25,31 @@ if (files.length === 0) {
   console.error("no test files found");
   process.exit(1);
 }
+
+// The compile type-checks the tests, the benchmarks and the examples too (tsconfig.test.json):
+// a type error fails the run before any test starts.
+rmSync(OUT, { recursive: true, force: true });
+const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+const built = spawnSync(
+  process.execPath,
+  [tsc, "-p", "tsconfig.test.json", "--noEmit", "false", "--outDir", OUT, "--declaration", "false"],
+  { stdio: "inherit" },
+);
+if (built.status !== 0) process.exit(built.status ?? 1);
+
 // The zenoh-ts client (test/remote) imports a .wasm module and uses the global WebSocket: Node 20
-// needs these flags for it; the test runner hands them to every test file's process.
-const zenohTsFlags = [
+// needs these flags for it; the test runner hands them to every test file's process. Source maps
+// point failures at the TypeScript lines.
+const nodeFlags = [
   "--experimental-wasm-modules",
   "--experimental-websocket",
   "--disable-warning=ExperimentalWarning",
+  "--enable-source-maps",
 ];
+const compiled = files.map((f) => join(OUT, f.replace(/\.ts$/, ".js")));
 const r = spawnSync(
   process.execPath,
-  [...zenohTsFlags, "--import", "tsx", "--test", "--test-concurrency=2", "--test-timeout=120000", ...files],
+  [...nodeFlags, "--test", "--test-concurrency=2", "--test-timeout=120000", ...compiled],
   { stdio: "inherit" },
 );
 process.exit(r.status ?? 1);

@@ -21,6 +21,6 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund
 fi
 npm run build --silent
-npm run typecheck --silent   # tests, benchmarks and examples are type-checked too
 npm run lint --silent        # Biome: the recommended rules and the formatter (biome.json)
+# Compiles (and so type-checks) the tests, the benchmarks and the examples, then runs every test.
 node scripts/run-tests.mjs "$@"

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { test } from "node:test";
+import { REPO_ROOT } from "../support/repo.js";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROOT = REPO_ROOT;
 
 /**
  * Runs `body` as an ES module in a fresh node (from the repository root, against dist/) and

@@ -7,6 +7,7 @@ import { isSecretName, redact, redactText } from "../../src/config/redact.js";
 import { http } from "../support/http.js";
 import { runZestExpectingExit } from "../support/zest-process.js";
 import { startRouter } from "./router.js";
+import { REPO_ROOT } from "../support/repo.js";
 
 const SECRETS = ["s3cret", "hunter2", "tok-123", "pk-xyz"];
 
@@ -111,7 +112,7 @@ test("the router's logs and start-up errors hide URL credentials", async () => {
     createLogger("info").child({ plugin: "p" }).info({ servers: ["nats://u:s3cret@h:4222"], at: { url: "http://a:hunter2@c" } }, "joined");
   `;
   const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
-    cwd: new URL("../..", import.meta.url),
+    cwd: REPO_ROOT,
     encoding: "utf8",
   });
   assert.equal(r.status, 0, r.stderr);

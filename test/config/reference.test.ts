@@ -2,9 +2,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { configReference, REFERENCE_END, REFERENCE_START } from "../../src/config/reference.js";
+import { repoPath } from "../support/repo.js";
 
 test("the README's configuration reference is the one generated from the schema (npm run docs:config)", () => {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const readme = readFileSync(repoPath("README.md"), "utf8");
   const start = readme.indexOf(REFERENCE_START);
   const end = readme.indexOf(REFERENCE_END);
   assert.ok(start !== -1 && end > start, "README.md lacks the generated reference block");

@@ -5,7 +5,6 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
 import {
@@ -21,6 +20,7 @@ import {
 import { getJson, http } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { CLI, startZest, type ZestProcess } from "../support/zest-process.js";
+import { repoPath } from "../support/repo.js";
 
 describe("the explorer on routers in a NATS cluster", { skip: NO_CHROMIUM }, () => {
   let cluster: NatsCluster;
@@ -64,7 +64,7 @@ describe("the explorer on routers in a NATS cluster", { skip: NO_CHROMIUM }, () 
 });
 
 /** Access control (src/access) arrived on another branch: this part runs where it is built. */
-const ACCESS_BUILT = existsSync(fileURLToPath(new URL("../../dist/access/", import.meta.url)));
+const ACCESS_BUILT = existsSync(repoPath("dist", "access"));
 
 describe("the explorer with access control (Basic auth)", {
   skip: NO_CHROMIUM || (!ACCESS_BUILT && "access control is not built"),

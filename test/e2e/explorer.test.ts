@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
 import {
@@ -18,15 +17,14 @@ import {
 } from "../support/explorer-page.js";
 import { getJson, http } from "../support/http.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
+import { repoPath } from "../support/repo.js";
 
 /**
  * Screenshots go to docs/img (the README shows them) with UPDATE_SCREENSHOTS=1, else to a
  * temporary directory, so an ordinary test run leaves the checkout as it was.
  */
 const SHOTS =
-  process.env.UPDATE_SCREENSHOTS === "1"
-    ? fileURLToPath(new URL("../../docs/img/", import.meta.url))
-    : join(tmpdir(), "zest-explorer-shots");
+  process.env.UPDATE_SCREENSHOTS === "1" ? `${repoPath("docs", "img")}/` : join(tmpdir(), "zest-explorer-shots");
 describe("the explorer page", { skip: NO_CHROMIUM }, () => {
   let z: ZestProcess;
   let browser: Browser;

@@ -4,7 +4,6 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { rejectsWith } from "../support/assert.js";
 import { silentLogger } from "../../src/core/log.js";
@@ -13,6 +12,7 @@ import type { StorageBackend, StoredEntry, Volume } from "../../src/storage/back
 import { literalPrefix } from "../../src/keyexpr/index.js";
 import { isSqliteFileOpen, sqliteDriver } from "../../src/storage/volumes/sqlite.js";
 import { runStorageContract } from "./contract.js";
+import { repoPath } from "../support/repo.js";
 
 const ctx = { logger: silentLogger };
 const ts = (t: number, id = "AB"): Timestamp => new Timestamp(BigInt(t), id);
@@ -398,7 +398,7 @@ describe("sqlite volume", () => {
 
   it("every acknowledged put survives a kill -9 of the writing process", async () => {
     const path = freshPath();
-    const script = fileURLToPath(new URL("../support/sqlite-writer.ts", import.meta.url));
+    const script = repoPath("test", "support", "sqlite-writer.ts");
     const child = spawn(process.execPath, ["--import", "tsx", script, path, "1000000"], {
       stdio: ["ignore", "pipe", "pipe"],
     });

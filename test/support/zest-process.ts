@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { fileURLToPath } from "node:url";
 import { killAtExit } from "./child-processes.js";
+import { repoPath } from "./repo.js";
 
 /** Path of the built CLI the end-to-end tests run (npm test builds it first). */
-export const CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
+export const CLI = repoPath("dist", "cli.js");
 
 /** A `zest` process started for a test. */
 export interface ZestProcess {
