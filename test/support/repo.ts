@@ -3,21 +3,12 @@
  * (dist/). Found by walking up to tsconfig.test.json rather than by a fixed `../..`: the suite
  * runs from a compiled copy of the tests (.test-build/test/), one level deeper than the sources.
  */
-import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-
-function findRoot(from: string): string {
-  for (let dir = from; ; ) {
-    if (existsSync(join(dir, "tsconfig.test.json"))) return dir;
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`no tsconfig.test.json above ${from}`);
-    dir = up;
-  }
-}
+import { findUp } from "../../src/find-up.js";
 
 /** The repository root. */
-export const REPO_ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
+export const REPO_ROOT = dirname(findUp(dirname(fileURLToPath(import.meta.url)), "tsconfig.test.json"));
 
 /** A path inside the repository. */
 export function repoPath(...parts: string[]): string {
