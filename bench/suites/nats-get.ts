@@ -15,17 +15,50 @@
  *
  * Ratio: remote p50 / single p50. The CPU per GET of the whole system (both routers and the
  * three nats-servers) is reported too.
+ *
+ * The floor: a bare `@nats-io` request/reply between a plain process on node 2 (where B is) and
+ * a responder in this process on node 1 (where A is), no zest at all (bench/workers/nats-rtt.mjs).
+ * A GET through B costs at least one router's GET plus that round trip, so `floorRatio`,
+ * (single p50 + round trip p50) / single p50, is the lowest ratio any fabric could reach here.
  */
 import { fmtMs, fmtNum } from "../lib/format.js";
 import { httpGetText, httpPut } from "../lib/http.js";
 import { type NatsCluster, natsPids, spawnRouter, startNatsCluster, waitRoutersMeet } from "../lib/nats.js";
 import { memory, storagesCfg } from "../lib/storages.js";
 import { JSON_60 } from "../lib/payloads.js";
-import { interferenceNotes, type ServerProcess, spawnZest } from "../lib/proc.js";
+import { interferenceNotes, runWorker, type ServerProcess, spawnZest } from "../lib/proc.js";
+import { connect } from "@nats-io/transport-node";
 import { compareLatency, latencyFigures, waitUntil } from "../lib/system-load.js";
 import type { BenchResult } from "../lib/types.js";
 
 const KEY = "/g/one";
+const RTT_SUBJECT = "bench.rtt";
+
+interface RttOut {
+  requests: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuSeconds: number;
+}
+
+/** A bare request/reply from node 2 to a responder on node 1 (the floor, see above). */
+async function natsRoundTrip(cluster: NatsCluster): Promise<RttOut> {
+  const responder = await connect({ servers: cluster.urls[0]! });
+  // About the bytes of a one-key GET answer.
+  const answer = new TextEncoder().encode("y".repeat(150));
+  responder.subscribe(RTT_SUBJECT, {
+    callback: (_err, msg) => {
+      msg.respond(answer);
+    },
+  });
+  try {
+    await responder.flush();
+    const { out } = await runWorker<RttOut>("nats-rtt.mjs", [], [cluster.urls[1]!, RTT_SUBJECT, "200", "2000"]);
+    return out;
+  } finally {
+    await responder.close();
+  }
+}
 
 /** Issue 12: the cross-router GET p50 is at most this multiple of one router's. */
 const TARGET = 2;
@@ -67,6 +100,8 @@ export async function run(): Promise<BenchResult> {
     const r = remote!;
     const s = base!;
     const ratio = r.p50Ms / s.p50Ms;
+    const rtt = await natsRoundTrip(cluster);
+    const floorRatio = (s.p50Ms + rtt.p50Ms) / s.p50Ms;
     const all = [r, s, local!, hit!];
     const notes = all.flatMap((f, i) => interferenceNotes(["remote", "single", "local", "cached"][i]!, f));
     for (const [label, f] of [
@@ -85,6 +120,9 @@ export async function run(): Promise<BenchResult> {
         ...latencyFigures("local", local!),
         ...latencyFigures("cached", hit!),
         p99Ratio: r.p99Ms / s.p99Ms,
+        natsRoundTripP50Ms: rtt.p50Ms,
+        natsRoundTripP99Ms: rtt.p99Ms,
+        floorRatio,
         // The remote GET's CPU split: router B (the server), router A, the three nats-servers.
         remoteRouterAUsPerReq: r.helperUsPerReq[0]!,
         remoteNatsUsPerReq: r.helperUsPerReq.slice(1).reduce((x, y) => x + y, 0),
@@ -94,7 +132,8 @@ export async function run(): Promise<BenchResult> {
       pass: ratio <= TARGET,
       summary:
         `through router B p50 ${fmtMs(r.p50Ms)}, p99 ${fmtMs(r.p99Ms)} / one router (cache off) p50 ${fmtMs(s.p50Ms)}, p99 ${fmtMs(s.p99Ms)} ` +
-        `(on A itself p50 ${fmtMs(local!.p50Ms)}; cache on ${fmtMs(hit!.p50Ms)}; CPU per GET, all processes: ${fmtNum(r.systemUsPerReq, 0)} µs / ${fmtNum(s.systemUsPerReq, 0)} µs)`,
+        `(on A itself p50 ${fmtMs(local!.p50Ms)}; cache on ${fmtMs(hit!.p50Ms)}; CPU per GET, all processes: ${fmtNum(r.systemUsPerReq, 0)} µs / ${fmtNum(s.systemUsPerReq, 0)} µs); ` +
+        `a bare NATS request/reply from node 2 to node 1, no zest, p50 ${fmtMs(rtt.p50Ms)}: no fabric gets below ${fmtNum(floorRatio, 2)}x here`,
       interferencePct: Math.max(...all.flatMap((f) => [f.otherCpuPct, f.stealPct])),
       notes,
     };
