@@ -128,6 +128,7 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       storages: () =>
         manager.listStorages().map((s) => ({ name: s.name, volume: s.volume, ...storageSize(manager, s.name) })),
       fabric: () => router.fabric?.status(),
+      responseBytes: () => rest?.responseBytes ?? 0,
     });
     const extras = declareAdminExtras(new Session(router, "admin"), metrics, () => openApiDocument(variant, VERSION));
     closers.push(() => extras.close());

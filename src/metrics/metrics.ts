@@ -28,6 +28,8 @@ export interface MetricsSources {
   sse(): SseSnapshot | undefined;
   storages(): StorageSnapshot[];
   fabric(): FabricStatus | undefined;
+  /** Bytes written to HTTP clients so far. */
+  responseBytes(): number;
 }
 
 /** Request latency buckets, in seconds: 0.25 ms to 10 s. */
@@ -58,7 +60,7 @@ export class RouterMetrics {
     sources: MetricsSources,
   ) {
     const r = this.registry;
-    this.series = new RequestSeries(r, variant, LATENCY_BUCKETS);
+    this.series = new RequestSeries(r, variant, LATENCY_BUCKETS, sources.responseBytes);
     sseMetrics(r, sources);
     storageMetrics(r, sources);
     fabricMetrics(r, sources);
@@ -67,45 +69,39 @@ export class RouterMetrics {
   /** Counts `res` when it closes (answered, or the client left). */
   track(req: IncomingMessage, res: ServerResponse): void {
     const start = performance.now();
-    const written = req.socket.bytesWritten;
-    const len = req.headers["content-length"];
-    if (len !== undefined) this.series.bytesIn += Number(len) || 0;
+    this.bodyIn(req);
     // One closure per request: cheaper than properties added to every response object, whose
     // shape they change (and whose reads in the listener then miss V8's inline caches).
-    res.on("close", () => this.closed(req, res, start, written));
+    res.on("close", () => this.closed(req, res, start));
   }
 
-  private closed(req: IncomingMessage, res: ServerResponse, start: number, written: number): void {
+  private closed(req: IncomingMessage, res: ServerResponse, start: number): void {
     // An SSE stream lasts as long as the client wants: its duration is no latency.
     const sse = res.statusCode === 200 && isEventStream(req.headers.accept);
     const seconds = sse ? undefined : (performance.now() - start) / 1000;
     // A response that never got its status out (the client left first) is counted with status 0.
-    this.observe(
-      req.method ?? "OTHER",
-      res.headersSent ? res.statusCode : 0,
-      seconds,
-      req.socket.bytesWritten - written,
-    );
+    this.observe(req.method ?? "OTHER", res.headersSent ? res.statusCode : 0, seconds);
   }
 
   /**
-   * Counts a response already ended (answered synchronously): `start` and `written` are the
-   * time and the socket's bytes written taken before it was answered.
+   * Counts a response just ended: `start` is the time taken when the request came. A client that
+   * left before the answer counts as status 0.
    */
-  served(req: IncomingMessage, res: ServerResponse, start: number, written: number): void {
-    this.observe(
-      req.method ?? "OTHER",
-      res.statusCode,
-      (performance.now() - start) / 1000,
-      req.socket.bytesWritten - written,
-    );
+  served(req: IncomingMessage, res: ServerResponse, start: number): void {
+    this.bodyIn(req);
+    this.observe(req.method ?? "OTHER", req.socket.destroyed ? 0 : res.statusCode, (performance.now() - start) / 1000);
+  }
+
+  /** Counts the request body's declared length. */
+  private bodyIn(req: IncomingMessage): void {
+    const len = req.headers["content-length"];
+    if (len !== undefined) this.series.bytesIn += Number(len) || 0;
   }
 
   /** @internal */
-  observe(method: string, status: number, seconds: number | undefined, bytesOut: number): void {
+  observe(method: string, status: number, seconds: number | undefined): void {
     // Methods are bounded by what the server accepts; anything else is counted as OTHER.
     this.series.observe(KNOWN_METHODS.has(method) ? method : "OTHER", status, seconds);
-    if (bytesOut > 0) this.series.bytesOut += bytesOut;
   }
 
   /** The exposition text: this router's metrics, then the process's. */

@@ -19,12 +19,13 @@ export class RequestSeries {
   /** method → latency histogram (per-bucket counts, the last one +Inf, then sum and count). */
   private readonly latency = new Map<string, { buckets: number[]; sum: number; count: number }>();
   bytesIn = 0;
-  bytesOut = 0;
 
   constructor(
     r: Registry,
     private readonly variant: string,
     private readonly bounds: readonly number[],
+    /** Bytes written to clients, read on scrape. */
+    bytesOut: () => number,
   ) {
     const self = this;
     new Counter({
@@ -56,7 +57,7 @@ export class RequestSeries {
       help: "Response bytes written to the socket, headers and SSE streams included",
       labelNames: ["variant"],
       registers: [r],
-      collect: setTo(() => this.bytesOut, variant),
+      collect: setTo(bytesOut, variant),
     });
   }
 

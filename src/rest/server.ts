@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { AccessControl, type Principal } from "../access/access.js";
+import { SocketBytes } from "./socket-bytes.js";
 import { ConnectionGuard, connectionLimits } from "../access/connections.js";
 import { isAllowedHost, originAllowed } from "../access/origin.js";
 import { errorMessage, toZestError, ZestError } from "../core/errors.js";
@@ -68,13 +69,13 @@ export interface RestServerOptions {
   /** SSE event ids and resume (docs/sse.md). */
   sse?: SseOptions;
   /**
-   * Request metrics (docs/metrics.md): `track` is called once for a request answered later;
-   * `served` once for a request answered at once (from the read cache or the storage index),
-   * with the time and the socket's byte count taken before it was answered.
+   * Request metrics (docs/metrics.md): `track` is called once for a read answered later;
+   * `served` once a read answered at once (from the read cache or the storage index) or a write
+   * is answered, with the time (`performance.now()`) taken when the request came.
    */
   metrics?: {
     track(req: IncomingMessage, res: ServerResponse): void;
-    served(req: IncomingMessage, res: ServerResponse, start: number, written: number): void;
+    served(req: IncomingMessage, res: ServerResponse, start: number): void;
   };
   logger: Logger;
 }
@@ -114,6 +115,8 @@ export class RestServer {
   private readonly responseIdleMs: number;
   /** Connection caps (per client address and in all). */
   readonly connections: ConnectionGuard;
+  private readonly metrics: RestServerOptions["metrics"];
+  private readonly socketBytes = new SocketBytes();
   /** A stored sample's rendered single-key answer, kept while the storage holds the sample. */
   private readonly stored = new WeakMap<Sample, StoredAnswer>();
   /** Read-request paths → key expressions, for the cached-GET access check (emptied when full). */
@@ -142,17 +145,18 @@ export class RestServer {
     this.responseIdleMs = options.responseIdleTimeoutMs ?? DEFAULT_RESPONSE_IDLE_TIMEOUT_MS;
     this.sse = new SseHub(options.session, (s) => options.codec.sseEvent!(s), options.sse);
     const metrics = options.metrics;
+    this.metrics = metrics;
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
       const method = req.method;
       if (method === "PUT" || method === "PATCH" || method === "DELETE") {
-        metrics?.track(req, res);
-        this.write(req, res, method);
+        // Counted when answered (every write ends in `answered` or `writeFailed`): a listener
+        // on each response cost a twelfth of a PUT.
+        this.write(req, res, method, metrics === undefined ? 0 : performance.now());
         return;
       }
       // The synchronous answers are counted at once: no listener on the response.
       const start = metrics === undefined ? 0 : performance.now();
-      const written = metrics === undefined ? 0 : req.socket.bytesWritten;
-      if (this.serveCached(req, res) || this.serveStored(req, res)) metrics?.served(req, res, start, written);
+      if (this.serveCached(req, res) || this.serveStored(req, res)) metrics?.served(req, res, start);
       else {
         metrics?.track(req, res);
         void this.handle(req, res);
@@ -174,6 +178,12 @@ export class RestServer {
       connectionLimits({ perAddress: options.maxConnectionsPerAddress, total: options.maxConnections }),
     );
     this.connections.attach(this.server);
+    this.socketBytes.attach(this.server, options.tls !== undefined);
+  }
+
+  /** Bytes written to clients so far (headers and SSE streams included), for the metrics. */
+  get responseBytes(): number {
+    return this.socketBytes.total();
   }
 
   /** Starts listening; rejects with a one-line reason when the port is taken. */
@@ -498,7 +508,7 @@ export class RestServer {
    * PUT, PATCH and DELETE, with callbacks rather than an async pipeline: writes are the hot path,
    * and the response goes out as soon as every storage has the sample.
    */
-  private write(req: IncomingMessage, res: ServerResponse, method: "PUT" | "PATCH" | "DELETE"): void {
+  private write(req: IncomingMessage, res: ServerResponse, method: "PUT" | "PATCH" | "DELETE", begun: number): void {
     const cors = corsHeaders(req);
     const { codec, session, permissions } = this.opts;
     const url = req.url ?? "/";
@@ -529,15 +539,32 @@ export class RestServer {
       }
       if (this.access.enabled) principal = this.access.authenticate(credentialsOf(req));
     } catch (err) {
-      this.sendError(req, res, cors, err);
+      this.writeFailed(req, res, cors, err, begun);
       return;
     }
     if (principal instanceof Promise) {
       principal.then(
-        (p) => this.writeAllowed(req, res, method, key, cors, p),
-        (err: unknown) => this.sendError(req, res, cors, err),
+        (p) => this.writeAllowed(req, res, method, key, cors, p, begun),
+        (err: unknown) => this.writeFailed(req, res, cors, err, begun),
       );
-    } else this.writeAllowed(req, res, method, key, cors, principal);
+    } else this.writeAllowed(req, res, method, key, cors, principal, begun);
+  }
+
+  /** Counts a write's answer, just ended. */
+  private answered(req: IncomingMessage, res: ServerResponse, begun: number): void {
+    this.metrics?.served(req, res, begun);
+  }
+
+  /** Answers a write with its error, and counts it. */
+  private writeFailed(
+    req: IncomingMessage,
+    res: ServerResponse,
+    cors: Record<string, string>,
+    err: unknown,
+    begun: number,
+  ): void {
+    this.sendError(req, res, cors, err);
+    this.answered(req, res, begun);
   }
 
   /** The rest of a write, once the client is known: the access decision, then the body. */
@@ -548,6 +575,7 @@ export class RestServer {
     key: string,
     cors: Readonly<Record<string, string>>,
     principal: Principal | undefined,
+    begun: number,
   ): void {
     const { codec, session } = this.opts;
     let precondition: WritePrecondition | undefined;
@@ -574,12 +602,12 @@ export class RestServer {
       // The condition comes after the access decision: a refused client learns nothing of the key.
       precondition = writePrecondition(method, key, req.headers["if-match"], req.headers["if-none-match"]);
     } catch (err) {
-      this.sendError(req, res, cors, err);
+      this.writeFailed(req, res, cors, err, begun);
       return;
     }
     readBody(req, this.opts.bodyLimit, this.bodyWatch, (err, body) => {
       if (err) {
-        this.sendError(req, res, cors, err);
+        this.writeFailed(req, res, cors, err, begun);
         return;
       }
       if (precondition) {
@@ -599,8 +627,9 @@ export class RestServer {
                   : { ...cors, "content-length": 0, etag, "access-control-expose-headers": "ETag" },
             );
             res.end();
+            this.answered(req, res, begun);
           },
-          (e: unknown) => this.sendError(req, res, cors, e),
+          (e: unknown) => this.writeFailed(req, res, cors, e, begun),
         );
         return;
       }
@@ -611,10 +640,11 @@ export class RestServer {
       const answer = (): void => {
         res.writeHead(codec.writeStatus, cors === CORS_PLAIN ? WRITE_HEADERS : { ...cors, "content-length": 0 });
         res.end();
+        this.answered(req, res, begun);
       };
       // Every storage took the write synchronously (the memory volume): answer now, not a microtask later.
       if (done === SETTLED) answer();
-      else done.then(answer, (e: unknown) => this.sendError(req, res, cors, e));
+      else done.then(answer, (e: unknown) => this.writeFailed(req, res, cors, e, begun));
     });
   }
 

@@ -202,6 +202,22 @@ describe("TLS", () => {
     assert.deepEqual((JSON.parse(get.text) as Array<{ value: unknown }>)[0]?.value, { secure: true });
   });
 
+  test("the metrics count what HTTPS clients were sent, on connections closed and still open", async () => {
+    const bytesOut = async (): Promise<number> => {
+      const r = await httpsCall(z.url, ca, "GET", "/@/router/local/metrics?_raw=true");
+      assert.equal(r.status, 200);
+      return Number(/^zest_http_response_bytes_total\{variant="a"\} (\d+)$/m.exec(r.text)?.[1]);
+    };
+    const before = await bytesOut();
+    const body = "x".repeat(50_000);
+    assert.equal((await httpsCall(z.url, ca, "PUT", "/demo/tls-bytes", { body })).status, 200);
+    const get = await httpsCall(z.url, ca, "GET", "/demo/tls-bytes");
+    assert.equal(get.status, 200);
+    // The GET's answer (and the metrics answer before it) went out on connections now closed.
+    const grown = (await bytesOut()) - before;
+    assert.ok(grown > Buffer.byteLength(get.text), `response bytes grew by ${grown}`);
+  });
+
   test("plain HTTP on the TLS port gets no answer, and an untrusted certificate is refused by the client", async () => {
     await assert.rejects(fetch(`${z.url.replace("https:", "http:")}/demo/tls`));
     await assert.rejects(httpsCall(z.url, Buffer.from(""), "GET", "/demo/tls").catch((e: Error) => Promise.reject(e)));

@@ -203,6 +203,67 @@ describe("metrics of a real router", () => {
     const r = await http(z.url, "PUT", "/@/router/local/metrics", { body: "x" });
     assert.equal(r.status, 403);
   });
+
+  test("every write is counted once, with the status it was answered with; a client that left mid-body as 0", async () => {
+    const count = (f: Map<string, Family>, method: string, status: string): number =>
+      value(f, "zest_http_requests_total", { variant: "a", method, status });
+    const latencies = (text: string): number =>
+      Number(/^zest_http_request_duration_seconds_count\{method="PUT",variant="a"\} (\S+)$/m.exec(text)?.[1] ?? 0);
+    const before = await scrape(z.url);
+    const f0 = before.families;
+
+    assert.equal(
+      (await http(z.url, "PUT", "/m/w", { body: "1", headers: { "content-type": "text/plain" } })).status,
+      200,
+    );
+    assert.equal((await http(z.url, "PATCH", "/m/w", { body: "2" })).status, 200);
+    assert.equal((await http(z.url, "DELETE", "/m/w")).status, 200);
+    assert.equal((await http(z.url, "PUT", "/m//bad", { body: "x" })).status, 400);
+    assert.equal((await http(z.url, "PUT", "/@/router/local/metrics", { body: "x" })).status, 403);
+    assert.equal((await http(z.url, "PUT", "/m/w", { body: "x", headers: { "if-match": '"nope"' } })).status, 412);
+
+    const { hostname, port } = new URL(z.url);
+    const raw = async (text: string, leave: boolean): Promise<string> => {
+      const socket = net.connect({ host: hostname, port: Number(port) });
+      let got = "";
+      socket.on("data", (c: Buffer) => (got += c.toString("latin1")));
+      const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
+      await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+      socket.write(text);
+      if (leave) {
+        // Part of the body, then gone: the router waits for the rest until the socket closes.
+        await new Promise((r) => setTimeout(r, 50));
+        socket.destroy();
+      }
+      await closed;
+      return got;
+    };
+    const tooLarge = await raw("PUT /m/big HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n", false);
+    assert.match(tooLarge, /^HTTP\/1\.1 413 /);
+    await raw("PUT /m/half HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n12345", true);
+
+    await eventually(
+      async () => count((await scrape(z.url)).families, "PUT", "0") - count(f0, "PUT", "0") === 1,
+      5_000,
+      "the PUT whose client left to be counted",
+    );
+    const { families: f1, text } = await scrape(z.url);
+    assert.deepEqual(
+      {
+        put200: count(f1, "PUT", "200") - count(f0, "PUT", "200"),
+        patch200: count(f1, "PATCH", "200") - count(f0, "PATCH", "200"),
+        delete200: count(f1, "DELETE", "200") - count(f0, "DELETE", "200"),
+        put400: count(f1, "PUT", "400") - count(f0, "PUT", "400"),
+        put403: count(f1, "PUT", "403") - count(f0, "PUT", "403"),
+        put412: count(f1, "PUT", "412") - count(f0, "PUT", "412"),
+        put413: count(f1, "PUT", "413") - count(f0, "PUT", "413"),
+        put0: count(f1, "PUT", "0") - count(f0, "PUT", "0"),
+      },
+      { put200: 1, patch200: 1, delete200: 1, put400: 1, put403: 1, put412: 1, put413: 1, put0: 1 },
+    );
+    // Every PUT is timed once, the one whose client left included.
+    assert.equal(latencies(text) - latencies(before.text), 6);
+  });
 });
 
 describe("metrics of two routers in one process", () => {
