@@ -3,7 +3,7 @@
  * request kind), each pair measured in alternation; the result's ratio is the lower of the two.
  */
 import { fmtInt, fmtRatio } from "./format.js";
-import { compare, cpuPerReq, loadFigures, loadNotes, type RequestSpec } from "./load.js";
+import { compare, cpuPerReq, loadFigures, loadNotes, pairedRatio, type RequestSpec, roundsNote } from "./load.js";
 import type { ServerProcess } from "./proc.js";
 import { TEXT_100 } from "./payloads.js";
 import type { BenchResult } from "./types.js";
@@ -17,7 +17,7 @@ export interface GetPutSides {
 }
 
 export async function compareGetPut(name: string, target: number, sides: GetPutSides): Promise<BenchResult> {
-  const opts = { connections: 32, warmupSeconds: 2, roundSeconds: 5, rounds: 2 };
+  const opts = { connections: 32, warmupSeconds: 2, roundSeconds: 2, rounds: 5 };
   const headers = sides.headers ?? {};
   const get: RequestSpec = { path: "/bench/one", headers };
   const put: RequestSpec = {
@@ -41,8 +41,8 @@ export async function compareGetPut(name: string, target: number, sides: GetPutS
     ],
     opts,
   );
-  const getRatio = sg.reqPerSec / bg.reqPerSec;
-  const putRatio = sp.reqPerSec / bp.reqPerSec;
+  const getRatio = pairedRatio(sg, bg);
+  const putRatio = pairedRatio(sp, bp);
   const ratio = Math.min(getRatio, putRatio);
   return {
     name,
@@ -60,7 +60,7 @@ export async function compareGetPut(name: string, target: number, sides: GetPutS
     ratio,
     target: `>= ${target}x (the lower of GET and PUT)`,
     pass: ratio >= target,
-    summary: `GET ${s.label} ${fmtInt(sg.reqPerSec)} / ${b.label} ${fmtInt(bg.reqPerSec)} req/s = ${fmtRatio(getRatio)}; PUT ${s.label} ${fmtInt(sp.reqPerSec)} / ${b.label} ${fmtInt(bp.reqPerSec)} req/s = ${fmtRatio(putRatio)}`,
+    summary: `GET ${s.label} ${fmtInt(sg.reqPerSec)} / ${b.label} ${fmtInt(bg.reqPerSec)} req/s = ${fmtRatio(getRatio)} (${roundsNote(sg, bg)}); PUT ${s.label} ${fmtInt(sp.reqPerSec)} / ${b.label} ${fmtInt(bp.reqPerSec)} req/s = ${fmtRatio(putRatio)} (${roundsNote(sp, bp)})`,
     interferencePct: Math.max(...[sg, bg, sp, bp].flatMap((f) => [f.otherCpuPct, f.stealPct])),
     notes: [
       ...loadNotes(`${s.label} GET`, sg),

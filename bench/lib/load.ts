@@ -49,6 +49,8 @@ export interface LoadFigures {
   otherCpuPct: number;
   /** CPU stolen by the hypervisor meanwhile, in % of one core. */
   stealPct: number;
+  /** The runs these figures sum, in the order `compare` made them (absent for a single run). */
+  runs?: readonly LoadFigures[];
 }
 
 export interface LoadOptions {
@@ -120,7 +122,24 @@ export function combine(runs: LoadFigures[]): LoadFigures {
     // Interference: the worst run counts, since one disturbed run is enough to skew a sum.
     otherCpuPct: Math.max(...runs.map((r) => r.otherCpuPct)),
     stealPct: Math.max(...runs.map((r) => r.stealPct)),
+    runs,
   };
+}
+
+/**
+ * `a`'s req/s over `b`'s, for two targets of one `compare`: the median of the ratios of each
+ * round, where the two ran back to back. This host has phases that slow every process for a few
+ * seconds; a phase that falls on one side of one round moves the ratio of the totals, but not
+ * this median. Falls back to the totals with fewer than three rounds.
+ */
+export function pairedRatio(a: LoadFigures, b: LoadFigures): number {
+  const ra = a.runs;
+  const rb = b.runs;
+  if (ra === undefined || rb === undefined || ra.length !== rb.length || ra.length < 3)
+    return a.reqPerSec / b.reqPerSec;
+  const ratios = ra.map((r, i) => r.reqPerSec / rb[i]!.reqPerSec).sort((x, y) => x - y);
+  const m = ratios.length >> 1;
+  return ratios.length % 2 === 1 ? ratios[m]! : (ratios[m - 1]! + ratios[m]!) / 2;
 }
 
 /** A server and the request to send it, for `compare`. */
@@ -139,9 +158,19 @@ export interface CompareOptions {
   rounds: number;
 }
 
+/** How a `pairedRatio` was taken, for a summary: the number of rounds and their spread. */
+export function roundsNote(a: LoadFigures, b: LoadFigures): string {
+  const ra = a.runs;
+  const rb = b.runs;
+  if (ra === undefined || rb === undefined || ra.length !== rb.length || ra.length < 3) return "totals";
+  const ratios = ra.map((r, i) => r.reqPerSec / rb[i]!.reqPerSec);
+  return `median of ${ratios.length} back-to-back rounds, ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}x`;
+}
+
 /**
  * Measures targets in alternation after warming each up: runs go A B C, C B A, A B C..., so slow
- * drift (thermal, neighbours) hits every target alike. Returns the figures in target order.
+ * drift (thermal, neighbours) hits every target alike. Returns the figures in target order
+ * (`pairedRatio` compares two of them round by round).
  */
 export async function compare(targets: Target[], opts: CompareOptions): Promise<LoadFigures[]> {
   if (opts.warmupSeconds > 0) {

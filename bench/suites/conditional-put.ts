@@ -5,7 +5,7 @@
  * conditional PUT succeeds. Runs alternate (warm-up, then cond plain, plain cond).
  */
 import { fmtInt, fmtNum } from "../lib/format.js";
-import { loadNotes, type RequestSpec } from "../lib/load.js";
+import { loadNotes, pairedRatio, type RequestSpec, roundsNote } from "../lib/load.js";
 import { TEXT_100 } from "../lib/payloads.js";
 import { type ServerProcess, spawnZest } from "../lib/proc.js";
 import { memory, storagesCfg } from "../lib/storages.js";
@@ -31,11 +31,11 @@ export async function run(): Promise<BenchResult> {
         { server: zest, spec: put("/cond/k", { "if-none-match": "*" }), distinctKeys: true },
         { server: zest, spec: put("/plain/k"), distinctKeys: true },
       ],
-      { connections: 32, warmupSeconds: 2, roundSeconds: 5, rounds: 2 },
+      { connections: 32, warmupSeconds: 2, roundSeconds: 2, rounds: 5 },
     );
     const c = cond!;
     const p = plain!;
-    const ratio = c.reqPerSec / p.reqPerSec;
+    const ratio = pairedRatio(c, p);
     return {
       name: "conditional-put",
       figures: {
@@ -46,7 +46,7 @@ export async function run(): Promise<BenchResult> {
       ratio,
       target: `>= ${TARGET}x`,
       pass: ratio >= TARGET,
-      summary: `If-None-Match PUT ${fmtInt(c.reqPerSec)} req/s / plain PUT ${fmtInt(p.reqPerSec)} req/s (CPU per PUT ${fmtNum(c.systemUsPerReq, 0)} µs / ${fmtNum(p.systemUsPerReq, 0)} µs)`,
+      summary: `If-None-Match PUT ${fmtInt(c.reqPerSec)} req/s / plain PUT ${fmtInt(p.reqPerSec)} req/s (CPU per PUT ${fmtNum(c.systemUsPerReq, 0)} µs / ${fmtNum(p.systemUsPerReq, 0)} µs; ${roundsNote(c, p)})`,
       interferencePct: Math.max(c.otherCpuPct, c.stealPct, p.otherCpuPct, p.stealPct),
       notes: [...loadNotes("conditional", c), ...loadNotes("plain", p)],
     };

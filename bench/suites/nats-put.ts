@@ -13,7 +13,7 @@
  */
 import { fmtInt, fmtNum } from "../lib/format.js";
 import { httpGetText, httpPut } from "../lib/http.js";
-import { loadNotes, type RequestSpec } from "../lib/load.js";
+import { loadNotes, pairedRatio, type RequestSpec, roundsNote } from "../lib/load.js";
 import {
   fabricStatus,
   type NatsCluster,
@@ -74,7 +74,7 @@ export async function run(): Promise<BenchResult> {
         { server: a!, spec, helperPids: [b!.pid, ...nats] },
         { server: single!, spec },
       ],
-      { connections: 32, warmupSeconds: 2, roundSeconds: 5, rounds: 2 },
+      { connections: 32, warmupSeconds: 2, roundSeconds: 2, rounds: 5 },
     );
     const f = fab!;
     const s = inproc!;
@@ -84,7 +84,7 @@ export async function run(): Promise<BenchResult> {
     if (received < acked)
       notes.push(`router B received ${fmtInt(received)} samples for ${fmtInt(acked)} PUTs acknowledged by A`);
 
-    const ratio = f.reqPerSec / s.reqPerSec;
+    const ratio = pairedRatio(f, s);
     return {
       name: "nats-put",
       figures: {
@@ -100,7 +100,7 @@ export async function run(): Promise<BenchResult> {
       pass: ratio >= TARGET,
       summary:
         `NATS fabric (A → B) ${fmtInt(f.reqPerSec)} req/s / in-process ${fmtInt(s.reqPerSec)} req/s ` +
-        `(CPU per PUT, all processes: ${fmtNum(f.systemUsPerReq, 0)} µs / ${fmtNum(s.systemUsPerReq, 0)} µs; p99 ${fmtNum(f.p99Ms, 1)} ms / ${fmtNum(s.p99Ms, 1)} ms)`,
+        `(CPU per PUT, all processes: ${fmtNum(f.systemUsPerReq, 0)} µs / ${fmtNum(s.systemUsPerReq, 0)} µs; p99 ${fmtNum(f.p99Ms, 1)} ms / ${fmtNum(s.p99Ms, 1)} ms; ${roundsNote(f, s)})`,
       interferencePct: Math.max(f.otherCpuPct, f.stealPct, s.otherCpuPct, s.stealPct),
       notes,
     };

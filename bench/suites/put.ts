@@ -4,7 +4,7 @@
  */
 import { fmtInt } from "../lib/format.js";
 import { httpGetText } from "../lib/http.js";
-import { compare, cpuPerReq, loadFigures, loadNotes, type RequestSpec } from "../lib/load.js";
+import { compare, cpuPerReq, loadFigures, loadNotes, pairedRatio, type RequestSpec, roundsNote } from "../lib/load.js";
 import { TEXT_100 } from "../lib/payloads.js";
 import { spawnBaseline, spawnZest } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
@@ -27,11 +27,11 @@ export async function run(): Promise<BenchResult> {
         { server: zest, spec },
         { server: base, spec },
       ],
-      { connections: 32, warmupSeconds: 2, roundSeconds: 5, rounds: 2 },
+      { connections: 32, warmupSeconds: 2, roundSeconds: 2, rounds: 5 },
     );
     const stored = await httpGetText(zest.url, "/bench/put");
     if (!stored.includes(TEXT_100)) throw new Error(`the PUT value was not stored: ${stored}`);
-    const ratio = z.reqPerSec / b.reqPerSec;
+    const ratio = pairedRatio(z, b);
     return {
       name: "put",
       // Server CPU per response, baseline over zest: the same ratio, read from CPU accounting
@@ -44,7 +44,7 @@ export async function run(): Promise<BenchResult> {
       ratio,
       target: `>= ${TARGET}x`,
       pass: ratio >= TARGET,
-      summary: `zest ${fmtInt(z.reqPerSec)} req/s / node:http ${fmtInt(b.reqPerSec)} req/s`,
+      summary: `zest ${fmtInt(z.reqPerSec)} req/s / node:http ${fmtInt(b.reqPerSec)} req/s (${roundsNote(z, b)})`,
       interferencePct: Math.max(z.otherCpuPct, z.stealPct, b.otherCpuPct, b.stealPct),
       notes: [...loadNotes("zest", z), ...loadNotes("node:http", b)],
     };

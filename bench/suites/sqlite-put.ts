@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { fmtInt, fmtNum } from "../lib/format.js";
-import { loadNotes, type RequestSpec } from "../lib/load.js";
+import { loadNotes, pairedRatio, type RequestSpec, roundsNote } from "../lib/load.js";
 import { TEXT_100 } from "../lib/payloads.js";
 import { type ServerProcess, spawnZest } from "../lib/proc.js";
 import { memory, sqlite, storagesCfg } from "../lib/storages.js";
@@ -43,7 +43,7 @@ export async function run(): Promise<BenchResult> {
         { server: zest, spec: put("/sql/k"), distinctKeys: true },
         { server: zest, spec: put("/mem/k"), distinctKeys: true },
       ],
-      { connections: 32, warmupSeconds: 2, roundSeconds: 5, rounds: 2 },
+      { connections: 32, warmupSeconds: 2, roundSeconds: 2, rounds: 5 },
     );
     const s = sql!;
     const m = mem!;
@@ -60,7 +60,7 @@ export async function run(): Promise<BenchResult> {
     if (rows < acked)
       notes.push(`only ${fmtInt(rows)} rows in the SQLite table for ${fmtInt(acked)} acknowledged PUTs`);
 
-    const ratio = s.reqPerSec / m.reqPerSec;
+    const ratio = pairedRatio(s, m);
     return {
       name: "sqlite-put",
       figures: {
@@ -73,7 +73,7 @@ export async function run(): Promise<BenchResult> {
       ratio,
       target: `>= ${TARGET}x`,
       pass: ratio >= TARGET && rows >= acked,
-      summary: `sqlite ${fmtInt(s.reqPerSec)} req/s / memory ${fmtInt(m.reqPerSec)} req/s (CPU per PUT ${fmtNum(s.systemUsPerReq, 0)} µs / ${fmtNum(m.systemUsPerReq, 0)} µs; ${fmtInt(rows)} rows)`,
+      summary: `sqlite ${fmtInt(s.reqPerSec)} req/s / memory ${fmtInt(m.reqPerSec)} req/s (CPU per PUT ${fmtNum(s.systemUsPerReq, 0)} µs / ${fmtNum(m.systemUsPerReq, 0)} µs; ${fmtInt(rows)} rows; ${roundsNote(s, m)})`,
       interferencePct: Math.max(s.otherCpuPct, s.stealPct, m.otherCpuPct, m.stealPct),
       notes,
     };
