@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { Session, Subscriber } from "../core/session.js";
 import type { Sample } from "../core/sample.js";
 import { DEFAULT_RESUME_LOG, ResumeLog, type ResumeLogLimits, type SseEvent, sseEventOf } from "./sse-log.js";
+import { TurnCork } from "./turn-cork.js";
 
 /** A client that falls this far behind is dropped rather than buffered without bound. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
@@ -71,6 +72,8 @@ export class SseHub {
   /** Logged events by sample: a sample reaching two watches gets one id. */
   private readonly logged = new WeakMap<Sample, SseEvent>();
   readonly stats: SseStats = { opened: 0, dropped: 0, resumed: 0, resets: 0, eventsSent: 0, bytesSent: 0 };
+  /** The streams' writes, gathered per event-loop turn. */
+  private readonly cork = new TurnCork();
 
   /** `render` turns a sample into one SSE message (without an `id:` line). */
   constructor(
@@ -145,10 +148,10 @@ export class SseHub {
       this.stats.resets++;
       prelude += `\nid: ${log!.lastId}\nevent: RESET\ndata: ${JSON.stringify({ reason: resume.reset, last_event_id: lastEventId })}\n`;
     }
-    send(res, sseEventOf(Buffer.from(`${prelude}\n`)), this.stats);
+    send(res, sseEventOf(Buffer.from(`${prelude}\n`)), this.stats, this.cork);
     if (resume && "events" in resume) {
       this.stats.resumed++;
-      for (const ev of resume.events) send(res, ev, this.stats);
+      for (const ev of resume.events) send(res, ev, this.stats, this.cork);
     }
   }
 
@@ -156,9 +159,10 @@ export class SseHub {
     this.watches.set(watch.key, watch);
     const streams = watch.streams;
     const stats = this.stats;
+    const cork = this.cork;
     watch.sub = this.session.declareSubscriber(watch.key, (sample) => {
       const ev = this.eventOf(sample);
-      for (const [res, accept] of streams) if (accept === undefined || accept(sample.key)) send(res, ev, stats);
+      for (const [res, accept] of streams) if (accept === undefined || accept(sample.key)) send(res, ev, stats, cork);
     });
   }
 
@@ -221,6 +225,7 @@ export class SseHub {
   /** Ends every stream. */
   close(): void {
     clearInterval(this.keepalive);
+    this.cork.flush();
     for (const res of [...this.streamWatch.keys()]) res.end();
     for (const w of [...this.watches.values()]) this.unwatch(w);
     this.streamWatch.clear();
@@ -229,16 +234,17 @@ export class SseHub {
 
 /**
  * Writes one event to a stream. A chunked response (HTTP/1.1) gets the event's chunk (framed
- * once per event, shared by every stream) written to the socket in one write, which spares the
- * response's per-write framing; its headers are flushed at open, so the order holds. Anything
- * else (HTTP/1.0, no socket) goes through the response with the bare event.
+ * once per event, shared by every stream) written to the socket, which spares the response's
+ * per-write framing, and gathered with the stream's other writes of this turn (`TurnCork`); its
+ * headers are flushed at open, so the order holds. Anything else (HTTP/1.0, no socket) goes
+ * through the response with the bare event.
  */
-function send(res: ServerResponse, ev: SseEvent, stats: SseStats): void {
+function send(res: ServerResponse, ev: SseEvent, stats: SseStats, cork: TurnCork): void {
   stats.eventsSent++;
   stats.bytesSent += ev.frame.length;
   const socket = res.socket;
   if (res.chunkedEncoding && socket && !socket.destroyed) {
-    socket.write(ev.chunk);
+    cork.write(socket, ev.chunk);
     if (socket.writableLength > MAX_BUFFERED_BYTES) drop(res, stats);
     return;
   }
