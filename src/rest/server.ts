@@ -2,7 +2,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { AccessControl, type Principal } from "../access/access.js";
-import { SocketBytes } from "./socket-bytes.js";
 import { ConnectionGuard, connectionLimits } from "../access/connections.js";
 import { isAllowedHost, originAllowed } from "../access/origin.js";
 import { errorMessage, toZestError, ZestError } from "../core/errors.js";
@@ -29,6 +28,7 @@ import {
 } from "./conditions.js";
 import { renderLayout, streamLayout, streamLayouts, type Layout } from "./layout.js";
 import { lastEventIdOf, SseHub, type SseOptions, type SseStats } from "./sse.js";
+import { SocketBytes } from "./socket-bytes.js";
 import { serveExplorer } from "./explorer/index.js";
 
 /** REST gateway options; every one has a default. */
@@ -149,8 +149,8 @@ export class RestServer {
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
       const method = req.method;
       if (method === "PUT" || method === "PATCH" || method === "DELETE") {
-        // Counted when answered (every write ends in `answered` or `writeFailed`): a listener
-        // on each response cost a twelfth of a PUT.
+        // Counted when answered (every write ends in `answered` or `writeFailed`), with no
+        // listener on the response.
         this.write(req, res, method, metrics === undefined ? 0 : performance.now());
         return;
       }
