@@ -127,17 +127,26 @@ export function combine(runs: LoadFigures[]): LoadFigures {
 }
 
 /**
- * `a`'s req/s over `b`'s, for two targets of one `compare`: the median of the ratios of each
- * round, where the two ran back to back. This host has phases that slow every process for a few
- * seconds; a phase that falls on one side of one round moves the ratio of the totals, but not
- * this median. Falls back to the totals with fewer than three rounds.
+ * `a`'s req/s over `b`'s in each round of one `compare`, where the two ran back to back; undefined
+ * when they do not pair up, or are fewer than three (too few for a median to mean more than the
+ * totals).
  */
-export function pairedRatio(a: LoadFigures, b: LoadFigures): number {
+function roundRatios(a: LoadFigures, b: LoadFigures): number[] | undefined {
   const ra = a.runs;
   const rb = b.runs;
-  if (ra === undefined || rb === undefined || ra.length !== rb.length || ra.length < 3)
-    return a.reqPerSec / b.reqPerSec;
-  const ratios = ra.map((r, i) => r.reqPerSec / rb[i]!.reqPerSec).sort((x, y) => x - y);
+  if (ra === undefined || rb === undefined || ra.length !== rb.length || ra.length < 3) return undefined;
+  return ra.map((r, i) => r.reqPerSec / rb[i]!.reqPerSec);
+}
+
+/**
+ * `a`'s req/s over `b`'s, for two targets of one `compare`: the median of the ratios of each
+ * round. This host has phases that slow every process for a few seconds; a phase that falls on
+ * one side of one round moves the ratio of the totals, but not this median. Falls back to the
+ * totals when the rounds do not pair up (`roundRatios`).
+ */
+export function pairedRatio(a: LoadFigures, b: LoadFigures): number {
+  const ratios = roundRatios(a, b)?.sort((x, y) => x - y);
+  if (ratios === undefined) return a.reqPerSec / b.reqPerSec;
   const m = ratios.length >> 1;
   return ratios.length % 2 === 1 ? ratios[m]! : (ratios[m - 1]! + ratios[m]!) / 2;
 }
@@ -160,10 +169,8 @@ export interface CompareOptions {
 
 /** How a `pairedRatio` was taken, for a summary: the number of rounds and their spread. */
 export function roundsNote(a: LoadFigures, b: LoadFigures): string {
-  const ra = a.runs;
-  const rb = b.runs;
-  if (ra === undefined || rb === undefined || ra.length !== rb.length || ra.length < 3) return "totals";
-  const ratios = ra.map((r, i) => r.reqPerSec / rb[i]!.reqPerSec);
+  const ratios = roundRatios(a, b);
+  if (ratios === undefined) return "totals";
   return `median of ${ratios.length} back-to-back rounds, ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}x`;
 }
 
