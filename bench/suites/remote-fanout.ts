@@ -5,17 +5,18 @@
  * against a fresh router. Latencies are measured in the process that sends and receives.
  */
 import http from "node:http";
-import { WebSocket } from "ws";
 import net from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fmtInt, fmtMs } from "../lib/format.js";
 import { interferenceNotes, spawnZest } from "../lib/proc.js";
+import { connectRawWs, type RawWs } from "../lib/raw-ws.js";
 import type { BenchResult } from "../lib/types.js";
 import { runZenohTs, spawnRemoteZest } from "./remote-lib.js";
 
 const SUBSCRIBERS = 100;
 const RATE = 1_000;
 const SECONDS = 10;
+const WARMUP_SECONDS = 1;
 const TARGET_P99_MS = 20;
 const VALUE_MARK = '"value": "';
 
@@ -29,6 +30,28 @@ interface FanoutFigures {
   maxMs: number;
   clientCpuPct: number;
   cpuSeconds: number;
+}
+
+/** Calls `send(seq)` for seq 0 to `count - 1` at `RATE` per second, on a fixed schedule. */
+async function paced(count: number, first: number, send: (seq: number) => void): Promise<void> {
+  const start = performance.now() + 20;
+  for (let i = 0; i < count; ) {
+    const due = Math.min(count, Math.floor(((performance.now() - start) * RATE) / 1000) + 1);
+    while (i < due) send(first + i++);
+    await sleep(5);
+  }
+}
+
+/**
+ * `WARMUP_SECONDS` of samples numbered from `total` on (which the receivers do not count), then
+ * the `total` measured ones: the router of each run is a fresh process, and its first few
+ * hundred milliseconds of fan-out run while V8 is still compiling that path, as in the other
+ * benchmarks' uncounted warm-up.
+ */
+async function warmUpThenRun(total: number, send: (seq: number) => void): Promise<void> {
+  await paced(RATE * WARMUP_SECONDS, total, send);
+  await sleep(200);
+  await paced(total, 0, send);
 }
 
 /** SSE fan-out: raw-socket SSE readers, values `<seq>:<sent ms>`. */
@@ -66,8 +89,10 @@ async function sseFanout(url: URL): Promise<{ p50Ms: number; p99Ms: number; lost
           if (end === -1) break;
           const colon = buf.indexOf(":", start);
           const seq = Number(buf.slice(start, colon));
-          got[seq] = 1;
-          lat.push(now - Number(buf.slice(colon + 1, end)));
+          if (seq < total) {
+            got[seq] = 1;
+            lat.push(now - Number(buf.slice(colon + 1, end)));
+          }
           buf = buf.slice(end + 1);
         }
         if (at === -1) buf = buf.slice(Math.max(0, buf.length - VALUE_MARK.length));
@@ -96,13 +121,8 @@ async function sseFanout(url: URL): Promise<{ p50Ms: number; p99Ms: number; lost
       req.on("error", () => resolve());
       req.end(body);
     });
-  const start = performance.now() + 20;
   const pending: Array<Promise<void>> = [];
-  for (let seq = 0; seq < total; ) {
-    const due = Math.min(total, Math.floor(((performance.now() - start) * RATE) / 1000) + 1);
-    while (seq < due) pending.push(put(`${seq++}:${performance.now().toFixed(3)}`));
-    await sleep(5);
-  }
+  await warmUpThenRun(total, (seq) => pending.push(put(`${seq}:${performance.now().toFixed(3)}`)));
   await Promise.all(pending);
   const until = performance.now() + 5000;
   while (lat.length < total * SUBSCRIBERS && performance.now() < until) await sleep(20);
@@ -119,40 +139,29 @@ async function sseFanout(url: URL): Promise<{ p50Ms: number; p99Ms: number; lost
   };
 }
 
-function openWs(url: string): Promise<WebSocket> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url);
-    ws.once("open", () => resolve(ws));
-    ws.once("error", reject);
-  });
-}
-
 /**
- * The same fan-out with lean WebSocket clients in this process: 100 connections that each
- * declare a subscriber with one DeclareSubscriber frame and read only the sequence number and
- * send time out of each InSample frame, and a publisher that sends Put frames on the same fixed
- * schedule. What the router itself sustains, without the zenoh-ts client's own decoding (one
- * zenoh-ts process decoding 100,000 frames/s is the bottleneck of the run above).
+ * The same fan-out with lean WebSocket clients in this process: 100 raw-socket connections
+ * (`connectRawWs`, as the SSE comparison's readers are raw sockets) that each declare a
+ * subscriber with one DeclareSubscriber frame and read only the sequence number and send time
+ * out of each InSample frame, and a publisher that sends Put frames on the same fixed schedule.
+ * What the router itself sustains, without a client library's own decoding (one zenoh-ts process
+ * decoding 100,000 frames/s is the bottleneck of the run above).
  */
 async function leanFanout(wsUrl: string): Promise<{ p50Ms: number; p99Ms: number; lost: number; delivered: number }> {
   const total = RATE * SECONDS;
   const lat = new Float64Array(total * SUBSCRIBERS);
   let n = 0;
   const seen: Uint8Array[] = [];
-  const subs: WebSocket[] = [];
+  const subs: RawWs[] = [];
   const key = Buffer.from("bench/fan/**");
   for (let i = 0; i < SUBSCRIBERS; i++) {
-    const ws = await openWs(wsUrl);
-    subs.push(ws);
     const got = new Uint8Array(total);
     seen.push(got);
-    // DeclareSubscriber (2) with a sequence id (flag 0x80): seq 1, subscriber id 1, key, locality any (2).
-    ws.send(Buffer.concat([Buffer.from([0x82, 1, 0, 0, 0, 1, 0, 0, 0, key.length]), key, Buffer.from([2])]));
-    await new Promise((r) => ws.once("message", r));
-    ws.on("message", (data: Buffer) => {
-      const now = performance.now();
+    let declared: () => void = () => {};
+    const ack = new Promise<void>((r) => (declared = r));
+    const ws = await connectRawWs(wsUrl, (data, now) => {
       // InSample (5): u8 id, u32 subscriber id, key (varint length < 128, bytes), payload (varint 100, bytes).
-      if (data[0] !== 5) return;
+      if (data[0] !== 5) return declared();
       const payloadAt = 5 + 1 + data[5]! + 1;
       const seq = data.readUInt32LE(payloadAt);
       if (seq < total) {
@@ -160,8 +169,12 @@ async function leanFanout(wsUrl: string): Promise<{ p50Ms: number; p99Ms: number
         if (n < lat.length) lat[n++] = now - data.readDoubleLE(payloadAt + 4);
       }
     });
+    subs.push(ws);
+    // DeclareSubscriber (2) with a sequence id (flag 0x80): seq 1, subscriber id 1, key, locality any (2).
+    ws.send(Buffer.concat([Buffer.from([0x82, 1, 0, 0, 0, 1, 0, 0, 0, key.length]), key, Buffer.from([2])]));
+    await ack;
   }
-  const pub = await openWs(wsUrl);
+  const pub = await connectRawWs(wsUrl, () => {});
   const pubKey = Buffer.from("bench/fan/k");
   // Put (14): key, payload (100 bytes: u32 seq, f64 send time, padding), then encoding, no attachment, no timestamp, default QoS.
   const frame = Buffer.concat([
@@ -173,18 +186,11 @@ async function leanFanout(wsUrl: string): Promise<{ p50Ms: number; p99Ms: number
   ]);
   const payloadAt = 2 + pubKey.length + 1;
   await sleep(200);
-  const start = performance.now() + 20;
-  for (let seq = 0; seq < total; ) {
-    const due = Math.min(total, Math.floor(((performance.now() - start) * RATE) / 1000) + 1);
-    while (seq < due) {
-      // A copy per send: ws may still hold the buffer when the next one is written.
-      const f = Buffer.from(frame);
-      f.writeUInt32LE(seq++, payloadAt);
-      f.writeDoubleLE(performance.now(), payloadAt + 4);
-      pub.send(f);
-    }
-    await sleep(5);
-  }
+  await warmUpThenRun(total, (seq) => {
+    frame.writeUInt32LE(seq, payloadAt);
+    frame.writeDoubleLE(performance.now(), payloadAt + 4);
+    pub.send(frame); // copied into the masked frame
+  });
   const until = performance.now() + 5000;
   while (n < lat.length && performance.now() < until) await sleep(20);
   pub.close();
