@@ -1,0 +1,88 @@
+/**
+ * SSE streams gather the events of one event-loop turn (docs/sse.md): what a burst of writes
+ * sends to a stream leaves in one socket write at the end of the turn, in order; and a router
+ * that closes sends what it gathered before the streams end. The stream's server-side socket is
+ * found through `node:diagnostics_channel` ("http.server.request.start"), Node's public hook.
+ */
+import assert from "node:assert/strict";
+import diagnostics from "node:diagnostics_channel";
+import type { IncomingMessage } from "node:http";
+import net from "node:net";
+import { test } from "node:test";
+import { silentLogger } from "../../src/core/log.js";
+import { startZest, type Zest } from "../../src/runtime.js";
+
+const REQUEST_START = "http.server.request.start";
+
+/** Starts a router and opens a raw SSE stream on `keyExpr`; `socket` is the server's side. */
+async function openStream(keyExpr: string): Promise<{
+  zest: Zest;
+  socket: net.Socket;
+  received: () => string;
+  client: net.Socket;
+}> {
+  const zest = await startZest({ plugins: { rest: { http_port: "127.0.0.1:0" } } }, { logger: silentLogger });
+  const url = new URL(zest.restUrl!.replace("localhost", "127.0.0.1"));
+  let serverSide: net.Socket | undefined;
+  const onStart = (message: unknown): void => {
+    const { request, socket } = message as { request: IncomingMessage; socket: net.Socket };
+    if (request.headers.accept === "text/event-stream") serverSide = socket;
+  };
+  diagnostics.subscribe(REQUEST_START, onStart);
+  const client = net.connect({ host: url.hostname, port: Number(url.port) });
+  let text = "";
+  client.setEncoding("latin1");
+  client.on("data", (c: string) => (text += c));
+  client.write(`GET /${keyExpr} HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`);
+  for (let i = 0; i < 200 && !text.includes("\r\n\r\n"); i++) await new Promise((r) => setTimeout(r, 5));
+  diagnostics.unsubscribe(REQUEST_START, onStart);
+  assert.ok(text.startsWith("HTTP/1.1 200"), `the stream opened: ${text.slice(0, 80)}`);
+  assert.ok(serverSide, "the stream's server-side socket was seen");
+  return { zest, socket: serverSide, received: () => text, client };
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(check(), what);
+}
+
+test("a burst of one turn waits for the end of the turn, then leaves together, in order", {
+  timeout: 15_000,
+}, async (t) => {
+  const { zest, socket, received, client } = await openStream("burst/**");
+  t.after(async () => {
+    client.destroy();
+    await zest.close();
+  });
+  const before = socket.writableLength;
+  // Ten writes in one turn: memory storage writes and their deliveries complete without I/O.
+  await Promise.all(Array.from({ length: 10 }, (_, i) => zest.session.put(`burst/${i}`, `v${i}`)));
+  assert.equal(socket.writableCorked, 1, "the stream is corked for the rest of the turn");
+  assert.ok(socket.writableLength > before, "the burst's events wait in the socket's buffer");
+  await new Promise((r) => setImmediate(r));
+  assert.equal(socket.writableCorked, 0, "uncorked when the turn ends");
+  await until(() => received().includes('"burst/9"'), "all ten events arrived");
+  const keys = [...received().matchAll(/"key": "(burst\/\d)"/g)].map((m) => m[1]);
+  assert.deepEqual(
+    keys,
+    Array.from({ length: 10 }, (_, i) => `burst/${i}`),
+  );
+});
+
+test("a router that closes sends the events it gathered before ending the streams", { timeout: 15_000 }, async (t) => {
+  const { zest, socket, received, client } = await openStream("last/**");
+  let closing: Promise<void> | undefined;
+  t.after(async () => {
+    client.destroy();
+    await (closing ?? zest.close());
+  });
+  let ended = false;
+  client.on("end", () => (ended = true));
+  await zest.session.put("last/word", "bye");
+  assert.equal(socket.writableCorked, 1, "the event is gathered, not yet sent");
+  // Closing in the same turn: the gathered event still goes out, before the stream ends.
+  closing = zest.close();
+  await closing;
+  await until(() => ended, "the stream ended");
+  assert.match(received(), /"key": "last\/word"/);
+});
