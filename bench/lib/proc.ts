@@ -5,11 +5,15 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync, readdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { findUp } from "../../src/find-up.js";
 
-/** Repository root (bench/lib/ is two levels below it). */
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+/**
+ * Repository root: where the nearest package.json is (bench/lib/ two levels below it, or a
+ * compiled copy of it, as the tests run, in a build directory inside the repository).
+ */
+export const ROOT = dirname(findUp(dirname(fileURLToPath(import.meta.url)), "package.json"));
 export const BENCH_DIR = join(ROOT, "bench");
 export const CLI = join(ROOT, "dist", "cli.js");
 
@@ -171,17 +175,21 @@ export function machineCpuSeconds(): { busy: number; steal: number } {
 /**
  * Measures, over a stretch of time, the CPU used by processes other than the bench and the given
  * server pids (colleagues' test runs, builds...), and the CPU stolen by the hypervisor, both in %
- * of one core. Either above ~15% makes the figures of that stretch unreliable.
+ * of one core. Either above ~15% makes the figures of that stretch unreliable. The function it
+ * returns takes the CPU seconds of any other process that is part of the measurement and was
+ * counted apart (a worker that reports its own).
  */
-export function startInterference(pids: number[]): () => { otherCpuPct: number; stealPct: number } {
+export function startInterference(
+  pids: readonly number[],
+): (alsoOwnSeconds?: number) => { otherCpuPct: number; stealPct: number } {
   const t0 = performance.now();
   const m0 = machineCpuSeconds();
   const own0 = selfCpuSeconds() + pids.reduce((s, p) => s + processCpuSeconds(p), 0);
-  return () => {
+  return (alsoOwnSeconds = 0) => {
     const wall = (performance.now() - t0) / 1000;
     const m1 = machineCpuSeconds();
     const own1 = selfCpuSeconds() + pids.reduce((s, p) => s + processCpuSeconds(p), 0);
-    const other = m1.busy - m0.busy - (own1 - own0);
+    const other = m1.busy - m0.busy - (own1 - own0) - alsoOwnSeconds;
     return { otherCpuPct: Math.max(0, (100 * other) / wall), stealPct: (100 * (m1.steal - m0.steal)) / wall };
   };
 }
@@ -240,14 +248,17 @@ function profileArgs(label: string): string[] {
 /**
  * Runs a worker script from bench/workers/ in a child process and resolves with the JSON line it
  * prints last on stdout. `.mjs` workers run on plain node against dist/ (like the `zest`
- * command); `.ts` ones under tsx.
+ * command); `.ts` ones under tsx. `measuredPids`: the servers the worker drives (a zest child,
+ * say), whose CPU is part of the measurement, not interference; the worker reports its own
+ * (`cpuSeconds`).
  */
 export function runWorker<T extends { cpuSeconds: number }>(
   file: string,
   nodeArgs: string[] = [],
   args: string[] = [],
-  timeoutMs = 180_000,
+  options: { timeoutMs?: number; measuredPids?: readonly number[] } = {},
 ): Promise<{ out: T; otherCpuPct: number; stealPct: number }> {
+  const timeoutMs = options.timeoutMs ?? 180_000;
   const name = file;
   const loader = file.endsWith(".ts") ? ["--import", "tsx"] : [];
   const child = spawn(process.execPath, [...nodeArgs, ...loader, join(BENCH_DIR, "workers", file), ...args], {
@@ -256,9 +267,7 @@ export function runWorker<T extends { cpuSeconds: number }>(
     stdio: ["ignore", "pipe", "pipe"],
   });
   live.add(child);
-  const t0 = performance.now();
-  const m0 = machineCpuSeconds();
-  const self0 = selfCpuSeconds();
+  const interference = startInterference(options.measuredPids ?? []);
   let out = "";
   let err = "";
   child.stdout!.on("data", (c: Buffer) => (out += c.toString("utf8")));
@@ -268,19 +277,12 @@ export function runWorker<T extends { cpuSeconds: number }>(
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
       live.delete(child);
-      const wall = (performance.now() - t0) / 1000;
-      const m1 = machineCpuSeconds();
       const last = out.trim().split("\n").pop() ?? "";
       if (code === 0) {
         try {
           const parsed = JSON.parse(last) as T;
           // The worker reports its own CPU time: whatever else the machine did is interference.
-          const other = m1.busy - m0.busy - (selfCpuSeconds() - self0) - parsed.cpuSeconds;
-          resolvePromise({
-            out: parsed,
-            otherCpuPct: Math.max(0, (100 * other) / wall),
-            stealPct: (100 * (m1.steal - m0.steal)) / wall,
-          });
+          resolvePromise({ out: parsed, ...interference(parsed.cpuSeconds) });
           return;
         } catch {
           /* fall through */

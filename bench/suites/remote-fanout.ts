@@ -214,7 +214,7 @@ export async function run(): Promise<BenchResult> {
   try {
     const cpu0 = zest.cpuSeconds();
     const t0 = performance.now();
-    ws = await runZenohTs<FanoutFigures>(["fanout", locator, String(SUBSCRIBERS), String(RATE), String(SECONDS)]);
+    ws = await runZenohTs<FanoutFigures>(zest, ["fanout", locator, String(SUBSCRIBERS), String(RATE), String(SECONDS)]);
     zestCpuPct = (100 * (zest.cpuSeconds() - cpu0)) / ((performance.now() - t0) / 1000);
   } finally {
     await zest.stop();

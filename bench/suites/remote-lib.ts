@@ -27,9 +27,13 @@ export async function spawnRemoteZest(
   return { zest, locator: `ws/127.0.0.1:${port}`, wsUrl: `ws://127.0.0.1:${port}` };
 }
 
-/** Runs bench/workers/remote-client.mjs (zenoh-ts clients) with `args`; resolves with its figures. */
+/**
+ * Runs bench/workers/remote-client.mjs (zenoh-ts clients) with `args` against `zest` (whose CPU
+ * is part of the measurement, not interference); resolves with its figures.
+ */
 export function runZenohTs<T extends { cpuSeconds: number }>(
+  zest: ServerProcess,
   args: string[],
 ): Promise<{ out: T; otherCpuPct: number; stealPct: number }> {
-  return runWorker<T>("remote-client.mjs", ZENOH_TS_FLAGS, args);
+  return runWorker<T>("remote-client.mjs", ZENOH_TS_FLAGS, args, { measuredPids: [zest.pid] });
 }

@@ -92,7 +92,7 @@ export async function run(): Promise<BenchResult> {
     const cpu0 = zest.cpuSeconds();
     const t0 = performance.now();
     // The publisher and the subscriber as two applications: two processes.
-    const ws = await runZenohTs<PubSubFigures & { subscriberCpuPct: number }>([
+    const ws = await runZenohTs<PubSubFigures & { subscriberCpuPct: number }>(zest, [
       "pubsub-split",
       locator,
       String(SECONDS),
@@ -100,7 +100,7 @@ export async function run(): Promise<BenchResult> {
     ]);
     const zestCpuPct = (100 * (zest.cpuSeconds() - cpu0)) / ((performance.now() - t0) / 1000);
     // Both sessions in one process, as this benchmark first ran: that process's core is the limit.
-    const one = await runZenohTs<PubSubFigures>(["pubsub", locator, String(SECONDS), String(WINDOW)]);
+    const one = await runZenohTs<PubSubFigures>(zest, ["pubsub", locator, String(SECONDS), String(WINDOW)]);
     const raw = await rawFrames(wsUrl, SECONDS);
     const ratio = ws.out.samplesPerSec / rest.reqPerSec;
     const notes = [...loadNotes("REST PUT", rest), ...interferenceNotes("zenoh-ts", ws)];
