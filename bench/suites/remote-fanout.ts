@@ -32,7 +32,7 @@ interface FanoutFigures {
   cpuSeconds: number;
 }
 
-/** Calls `send(seq)` for seq 0 to `count - 1` at `RATE` per second, on a fixed schedule. */
+/** Calls `send(seq)` for seq `first` to `first + count - 1` at `RATE` per second, on a fixed schedule. */
 async function paced(count: number, first: number, send: (seq: number) => void): Promise<void> {
   const start = performance.now() + 20;
   for (let i = 0; i < count; ) {
