@@ -24,7 +24,7 @@ test("a worker's measured servers are not counted as other processes' CPU", asyn
     ]);
     const gap = unmeasured.otherCpuPct - measured.otherCpuPct;
     assert.ok(
-      gap >= 30,
+      gap >= 20,
       `the busy server counted as interference: ${measured.otherCpuPct.toFixed(0)}% with it measured, ${unmeasured.otherCpuPct.toFixed(0)}% without`,
     );
   } finally {
