@@ -157,6 +157,27 @@ describe("remote API robustness", () => {
     await stillServes();
   });
 
+  test("a client that sends WebSocket pings and never reads the pongs is dropped too", async () => {
+    const base = z.router.subscriberCount;
+    const ws = await raw(z.remoteApiUrl!);
+    ws.send(declareSub(1, 1, "pings/**"));
+    await until(() => ws.frames.length === 1, 2000, "declared");
+    assert.equal(z.router.subscriberCount, base + 1);
+    // The server answers every ping with a pong of the same payload; this client reads none of
+    // them, so they pile up in the server's socket (the kernel's buffers first). Our own frames
+    // are checked against max_buffered_bytes; pongs are ws's, which drops a client once 60 of
+    // them wait unwritten (`maxPendingAutoPongs`, ws >= 8.23 as package.json pins it).
+    (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const payload = Buffer.alloc(125, 1);
+    for (let i = 0; i < 400 && z.router.subscriberCount > base && ws.readyState === ws.OPEN; i++) {
+      for (let j = 0; j < 500; j++) ws.ping(payload);
+      await new Promise((r) => setImmediate(r));
+    }
+    await until(() => z.router.subscriberCount === base, 3000, "the client that does not read its pongs dropped");
+    ws.terminate();
+    await stillServes();
+  });
+
   test(`seeded fuzz: mutated and random frames never crash the router or break other clients (seed ${FRAME_FUZZ_SEED}, REMOTE_FUZZ_SEED to replay)`, async () => {
     let seed = FRAME_FUZZ_SEED;
     const rand = (): number => {
