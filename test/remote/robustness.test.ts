@@ -139,14 +139,25 @@ describe("remote API robustness", () => {
     await c.close();
   });
 
-  test("a client that stops reading is dropped once its queue passes max_buffered_bytes", async () => {
+  /**
+   * A raw client that declared a subscriber on `keyExpr`, then stopped reading; `base` is the
+   * router's subscriber count without it (back there once the router dropped the client).
+   */
+  const subscribedThenDeaf = async (
+    keyExpr: string,
+  ): Promise<{ ws: Awaited<ReturnType<typeof raw>>; base: number }> => {
     const base = z.router.subscriberCount;
     const ws = await raw(z.remoteApiUrl!);
-    ws.send(declareSub(1, 1, "flood/**"));
+    ws.send(declareSub(1, 1, keyExpr));
     await until(() => ws.frames.length === 1, 2000, "declared");
     assert.equal(z.router.subscriberCount, base + 1);
-    // Stop reading: the kernel buffers fill, then ws queues, then the server gives up on it.
     (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    return { ws, base };
+  };
+
+  test("a client that stops reading is dropped once its queue passes max_buffered_bytes", async () => {
+    // The kernel buffers fill, then ws queues, then the server gives up on it.
+    const { ws, base } = await subscribedThenDeaf("flood/**");
     const payload = Buffer.alloc(64 * 1024, 1);
     for (let i = 0; i < 2000 && z.router.subscriberCount > base; i++) {
       await z.session.put("flood/k", payload);
@@ -158,16 +169,11 @@ describe("remote API robustness", () => {
   });
 
   test("a client that sends WebSocket pings and never reads the pongs is dropped too", async () => {
-    const base = z.router.subscriberCount;
-    const ws = await raw(z.remoteApiUrl!);
-    ws.send(declareSub(1, 1, "pings/**"));
-    await until(() => ws.frames.length === 1, 2000, "declared");
-    assert.equal(z.router.subscriberCount, base + 1);
     // The server answers every ping with a pong of the same payload; this client reads none of
     // them, so they pile up in the server's socket (the kernel's buffers first). Our own frames
     // are checked against max_buffered_bytes; pongs are ws's, which drops a client once 60 of
     // them wait unwritten (`maxPendingAutoPongs`, ws >= 8.23 as package.json pins it).
-    (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const { ws, base } = await subscribedThenDeaf("pings/**");
     const payload = Buffer.alloc(125, 1);
     for (let i = 0; i < 400 && z.router.subscriberCount > base && ws.readyState === ws.OPEN; i++) {
       for (let j = 0; j < 500; j++) ws.ping(payload);
