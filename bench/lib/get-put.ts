@@ -3,7 +3,16 @@
  * request kind), each pair measured in alternation; the result's ratio is the lower of the two.
  */
 import { fmtInt, fmtRatio } from "./format.js";
-import { compare, cpuPerReq, loadFigures, loadNotes, pairedRatio, type RequestSpec, roundsNote } from "./load.js";
+import {
+  compare,
+  cpuPerReq,
+  loadFigures,
+  loadNotes,
+  PAIRED_ROUNDS,
+  pairedRatio,
+  type RequestSpec,
+  roundsNote,
+} from "./load.js";
 import type { ServerProcess } from "./proc.js";
 import { TEXT_100 } from "./payloads.js";
 import type { BenchResult } from "./types.js";
@@ -17,7 +26,6 @@ export interface GetPutSides {
 }
 
 export async function compareGetPut(name: string, target: number, sides: GetPutSides): Promise<BenchResult> {
-  const opts = { connections: 32, warmupSeconds: 2, roundSeconds: 2, rounds: 5 };
   const headers = sides.headers ?? {};
   const get: RequestSpec = { path: "/bench/one", headers };
   const put: RequestSpec = {
@@ -32,14 +40,14 @@ export async function compareGetPut(name: string, target: number, sides: GetPutS
       { server: s.server, spec: get },
       { server: b.get, spec: get },
     ],
-    opts,
+    PAIRED_ROUNDS,
   );
   const [sp, bp] = await compare(
     [
       { server: s.server, spec: put },
       { server: b.put, spec: put },
     ],
-    opts,
+    PAIRED_ROUNDS,
   );
   const getRatio = pairedRatio(sg, bg);
   const putRatio = pairedRatio(sp, bp);

@@ -167,6 +167,17 @@ export interface CompareOptions {
   rounds: number;
 }
 
+/**
+ * The comparison `pairedRatio` is made for (bench/README.md): 32 connections, 2 s of warm-up per
+ * target, then five back-to-back rounds of 2 s each.
+ */
+export const PAIRED_ROUNDS: Readonly<CompareOptions> = {
+  connections: 32,
+  warmupSeconds: 2,
+  roundSeconds: 2,
+  rounds: 5,
+};
+
 /** How a `pairedRatio` was taken, for a summary: the number of rounds and their spread. */
 export function roundsNote(a: LoadFigures, b: LoadFigures): string {
   const ratios = roundRatios(a, b);

@@ -5,7 +5,7 @@
  * conditional PUT succeeds. Runs alternate (warm-up, then cond plain, plain cond).
  */
 import { fmtInt, fmtNum } from "../lib/format.js";
-import { loadNotes, pairedRatio, type RequestSpec, roundsNote } from "../lib/load.js";
+import { loadNotes, pairedRatio, type RequestSpec, roundsNote, PAIRED_ROUNDS } from "../lib/load.js";
 import { TEXT_100 } from "../lib/payloads.js";
 import { type ServerProcess, spawnZest } from "../lib/proc.js";
 import { memory, storagesCfg } from "../lib/storages.js";
@@ -31,7 +31,7 @@ export async function run(): Promise<BenchResult> {
         { server: zest, spec: put("/cond/k", { "if-none-match": "*" }), distinctKeys: true },
         { server: zest, spec: put("/plain/k"), distinctKeys: true },
       ],
-      { connections: 32, warmupSeconds: 2, roundSeconds: 2, rounds: 5 },
+      PAIRED_ROUNDS,
     );
     const c = cond!;
     const p = plain!;

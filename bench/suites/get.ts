@@ -10,7 +10,7 @@
  */
 import { fmtInt, fmtRatio } from "../lib/format.js";
 import { httpGetText, httpPut } from "../lib/http.js";
-import { compare, cpuPerReq, loadFigures, loadNotes, pairedRatio, roundsNote } from "../lib/load.js";
+import { compare, cpuPerReq, loadFigures, loadNotes, pairedRatio, roundsNote, PAIRED_ROUNDS } from "../lib/load.js";
 import { JSON_60 } from "../lib/payloads.js";
 import { type ServerProcess, spawnBaseline, spawnZest } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
@@ -42,7 +42,7 @@ export async function run(): Promise<BenchResult> {
         { server: base, spec },
         { server: uncached, spec },
       ],
-      { connections: 32, warmupSeconds: 2, roundSeconds: 2, rounds: 5 },
+      PAIRED_ROUNDS,
     );
     const ratio = pairedRatio(z, b);
     const uncachedRatio = pairedRatio(u, b);

@@ -17,6 +17,7 @@ import {
   pairedRatio,
   type RequestSpec,
   roundsNote,
+  PAIRED_ROUNDS,
 } from "../lib/load.js";
 import { JSON_60, TEXT_100 } from "../lib/payloads.js";
 import { type ServerProcess, spawnBaseline, spawnZest } from "../lib/proc.js";
@@ -59,7 +60,7 @@ export async function run(): Promise<BenchResult> {
         { server: base, spec: mixSpec() },
         { server: uncached, spec: mixSpec() },
       ],
-      { connections: 32, warmupSeconds: 2, roundSeconds: 2, rounds: 5 },
+      PAIRED_ROUNDS,
     );
     const check = await httpGetText(zest.url, "/bench/mix/999");
     if (!check.includes(TEXT_100)) throw new Error(`unexpected GET answer: ${check}`);

@@ -13,7 +13,7 @@
  */
 import { fmtInt, fmtNum } from "../lib/format.js";
 import { httpGetText, httpPut } from "../lib/http.js";
-import { loadNotes, pairedRatio, type RequestSpec, roundsNote } from "../lib/load.js";
+import { loadNotes, pairedRatio, type RequestSpec, roundsNote, PAIRED_ROUNDS } from "../lib/load.js";
 import {
   fabricStatus,
   type NatsCluster,
@@ -74,7 +74,7 @@ export async function run(): Promise<BenchResult> {
         { server: a!, spec, helperPids: [b!.pid, ...nats] },
         { server: single!, spec },
       ],
-      { connections: 32, warmupSeconds: 2, roundSeconds: 2, rounds: 5 },
+      PAIRED_ROUNDS,
     );
     const f = fab!;
     const s = inproc!;

@@ -4,7 +4,16 @@
  */
 import { fmtInt } from "../lib/format.js";
 import { httpGetText } from "../lib/http.js";
-import { compare, cpuPerReq, loadFigures, loadNotes, pairedRatio, type RequestSpec, roundsNote } from "../lib/load.js";
+import {
+  compare,
+  cpuPerReq,
+  loadFigures,
+  loadNotes,
+  pairedRatio,
+  type RequestSpec,
+  roundsNote,
+  PAIRED_ROUNDS,
+} from "../lib/load.js";
 import { TEXT_100 } from "../lib/payloads.js";
 import { spawnBaseline, spawnZest } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
@@ -27,7 +36,7 @@ export async function run(): Promise<BenchResult> {
         { server: zest, spec },
         { server: base, spec },
       ],
-      { connections: 32, warmupSeconds: 2, roundSeconds: 2, rounds: 5 },
+      PAIRED_ROUNDS,
     );
     const stored = await httpGetText(zest.url, "/bench/put");
     if (!stored.includes(TEXT_100)) throw new Error(`the PUT value was not stored: ${stored}`);

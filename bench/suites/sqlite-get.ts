@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fmtInt, fmtNum } from "../lib/format.js";
 import { httpGetText, httpPut } from "../lib/http.js";
-import { loadNotes, pairedRatio, roundsNote } from "../lib/load.js";
+import { loadNotes, pairedRatio, roundsNote, PAIRED_ROUNDS } from "../lib/load.js";
 import { JSON_60 } from "../lib/payloads.js";
 import { type ServerProcess, spawnZest } from "../lib/proc.js";
 import { memory, sqlite, storagesCfg } from "../lib/storages.js";
@@ -53,7 +53,7 @@ export async function run(): Promise<BenchResult> {
         { server: uncached, spec: sqlSpec },
         { server: uncached, spec: memSpec },
       ],
-      { connections: 32, warmupSeconds: 2, roundSeconds: 2, rounds: 5 },
+      PAIRED_ROUNDS,
     );
     const {
       figures: [cSql, cMem],

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { fmtInt, fmtNum } from "../lib/format.js";
-import { loadNotes, pairedRatio, type RequestSpec, roundsNote } from "../lib/load.js";
+import { loadNotes, pairedRatio, type RequestSpec, roundsNote, PAIRED_ROUNDS } from "../lib/load.js";
 import { TEXT_100 } from "../lib/payloads.js";
 import { type ServerProcess, spawnZest } from "../lib/proc.js";
 import { memory, sqlite, storagesCfg } from "../lib/storages.js";
@@ -43,7 +43,7 @@ export async function run(): Promise<BenchResult> {
         { server: zest, spec: put("/sql/k"), distinctKeys: true },
         { server: zest, spec: put("/mem/k"), distinctKeys: true },
       ],
-      { connections: 32, warmupSeconds: 2, roundSeconds: 2, rounds: 5 },
+      PAIRED_ROUNDS,
     );
     const s = sql!;
     const m = mem!;
