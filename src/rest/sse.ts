@@ -225,6 +225,8 @@ export class SseHub {
   /** Ends every stream. */
   close(): void {
     clearInterval(this.keepalive);
+    // What this turn gathered goes out before the streams end. (Node's `res.end()` also uncorks
+    // its socket fully today; this does not depend on that.)
     this.cork.flush();
     for (const res of [...this.streamWatch.keys()]) res.end();
     for (const w of [...this.watches.values()]) this.unwatch(w);
