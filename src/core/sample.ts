@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import type { Encoding } from "./encoding.js";
 import type { Qos } from "./qos.js";
 import type { Timestamp } from "./timestamp.js";

@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { isWild, KeyExpr, type KeyExprLimits } from "../keyexpr/index.js";
 import { Encoding } from "./encoding.js";
 import { ZestError } from "./errors.js";

@@ -8,6 +8,7 @@
  * (most of them) is its value stored right in its parent's Map under its last chunk, with no node
  * object; it becomes a `KeyNode` only when a longer key is stored under it.
  */
+import { performance } from "node:perf_hooks";
 import { chunkIntersects } from "./chunk.js";
 import { isVerbatimChunk, validate } from "./validate.js";
 

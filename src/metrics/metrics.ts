@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
 import { RequestSeries } from "./request-series.js";

@@ -15,9 +15,14 @@ import {
  */
 export class RequestSeries {
   /** method → status → answered count. */
-  private readonly counts = new Map<string, Map<number, number>>();
+  private readonly counts = new Map<string, Map<number, { n: number }>>();
+  /** The last request's method and status, and their count and histogram. */
+  private lastMethod = "";
+  private lastStatus = -1;
+  private lastCell: { n: number } | undefined;
+  private lastHistogram: Histogram | undefined;
   /** method → latency histogram (per-bucket counts, the last one +Inf, then sum and count). */
-  private readonly latency = new Map<string, { buckets: number[]; sum: number; count: number }>();
+  private readonly latency = new Map<string, Histogram>();
   bytesIn = 0;
 
   constructor(
@@ -36,7 +41,7 @@ export class RequestSeries {
       collect() {
         this.reset();
         for (const [method, byStatus] of self.counts)
-          for (const [status, n] of byStatus) this.labels(method, self.variant, String(status)).inc(n);
+          for (const [status, { n }] of byStatus) this.labels(method, self.variant, String(status)).inc(n);
       },
     });
     r.registerMetric(
@@ -63,17 +68,35 @@ export class RequestSeries {
 
   /** Counts one answered request (`seconds` undefined: no latency, e.g. an SSE stream). */
   observe(method: string, status: number, seconds: number | undefined): void {
-    let byStatus = this.counts.get(method);
-    if (byStatus === undefined) {
-      byStatus = new Map();
-      this.counts.set(method, byStatus);
+    // Most requests repeat the previous one's method and status (a run of PUTs answered 200):
+    // their counts are found without a lookup.
+    let cell = this.lastCell;
+    if (method !== this.lastMethod || status !== this.lastStatus || cell === undefined) {
+      let byStatus = this.counts.get(method);
+      if (byStatus === undefined) {
+        byStatus = new Map();
+        this.counts.set(method, byStatus);
+      }
+      cell = byStatus.get(status);
+      if (cell === undefined) {
+        cell = { n: 0 };
+        byStatus.set(status, cell);
+      }
+      this.lastMethod = method;
+      this.lastStatus = status;
+      this.lastCell = cell;
+      this.lastHistogram = undefined;
     }
-    byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+    cell.n++;
     if (seconds === undefined) return;
-    let h = this.latency.get(method);
+    let h = this.lastHistogram;
     if (h === undefined) {
-      h = { buckets: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 };
-      this.latency.set(method, h);
+      h = this.latency.get(method);
+      if (h === undefined) {
+        h = { buckets: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 };
+        this.latency.set(method, h);
+      }
+      this.lastHistogram = h;
     }
     let i = 0;
     while (i < this.bounds.length && seconds > this.bounds[i]!) i++;
@@ -108,9 +131,19 @@ export class RequestSeries {
       aggregator: "sum",
       labelNames: ["method", "variant"],
       get,
-      reset: () => this.latency.clear(),
+      reset: () => {
+        this.latency.clear();
+        this.lastHistogram = undefined;
+      },
     } as unknown as Metric;
   }
+}
+
+/** Per-bucket counts (the last one +Inf), then sum and count. */
+interface Histogram {
+  buckets: number[];
+  sum: number;
+  count: number;
 }
 
 /** A counter's collect hook that sets its one series to `read()`. */

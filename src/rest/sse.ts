@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import type { ServerResponse } from "node:http";
 import type { Session, Subscriber } from "../core/session.js";
 import type { Sample } from "../core/sample.js";

@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { encodingFromContentType } from "../core/encoding.js";
 import { toKeyExpr } from "../core/router.js";
 import type { Reply } from "../core/reply.js";

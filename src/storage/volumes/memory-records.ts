@@ -11,6 +11,7 @@
  * is compacted (its live records copied to the newest slab). Each byte written is thus copied at
  * most about four times over its life, and dead space stays bounded (`deadBytes`).
  */
+import { Buffer } from "node:buffer";
 import { Timestamp } from "../../core/timestamp.js";
 import type { StoredSample } from "../backend.js";
 
