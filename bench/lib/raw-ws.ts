@@ -38,6 +38,10 @@ function frame(opcode: number, payload: Buffer): Buffer {
   return out;
 }
 
+/** Most bytes of an upgrade answer, and of one frame, this client holds. */
+const MAX_HEAD = 64 * 1024;
+const MAX_FRAME = 16 * 1024 * 1024;
+
 /**
  * Opens `url` (`ws://host:port/path`); `onFrame` gets each binary frame's payload (a view of the
  * received bytes, valid during the call) with the time its bytes arrived.
@@ -60,6 +64,11 @@ export function connectRawWs(url: string, onFrame: (payload: Buffer, now: number
       );
     });
     socket.on("error", reject);
+    // A peer that misbehaves ends the connection rather than growing `pending` without end.
+    const fail = (why: string): void => {
+      pending = null;
+      socket.destroy(new Error(why));
+    };
     socket.on("data", (chunk: Buffer) => {
       const now = performance.now();
       let buf = pending === null ? chunk : Buffer.concat([pending, chunk]);
@@ -67,7 +76,8 @@ export function connectRawWs(url: string, onFrame: (payload: Buffer, now: number
       if (!upgraded) {
         const end = buf.indexOf("\r\n\r\n");
         if (end === -1) {
-          pending = buf;
+          if (buf.length > MAX_HEAD) fail(`the upgrade answer of ${url} has no end within ${MAX_HEAD} bytes`);
+          else pending = buf;
           return;
         }
         const status = buf.toString("latin1", 0, buf.indexOf("\r\n"));
@@ -93,6 +103,10 @@ export function connectRawWs(url: string, onFrame: (payload: Buffer, now: number
           if (buf.length - at < 10) break;
           len = Number(buf.readBigUInt64BE(at + 2));
           head = 10;
+        }
+        if (len > MAX_FRAME) {
+          fail(`a frame of ${len} bytes from ${url} is over the ${MAX_FRAME}-byte limit`);
+          return;
         }
         if (buf.length - at < head + len) break;
         const payload = buf.subarray(at + head, at + head + len);

@@ -53,7 +53,10 @@ async function natsRoundTrip(cluster: NatsCluster): Promise<RttOut> {
   });
   try {
     await responder.flush();
-    const { out } = await runWorker<RttOut>("nats-rtt.mjs", [], [cluster.urls[1]!, RTT_SUBJECT, "200", "2000"]);
+    // The nats-servers carry the round trip: their CPU is the system under test, not interference.
+    const { out } = await runWorker<RttOut>("nats-rtt.mjs", [], [cluster.urls[1]!, RTT_SUBJECT, "200", "2000"], {
+      measuredPids: natsPids(cluster),
+    });
     return out;
   } finally {
     await responder.close();

@@ -11,6 +11,7 @@ import { fmtInt, fmtMs } from "../lib/format.js";
 import { interferenceNotes, spawnZest } from "../lib/proc.js";
 import { connectRawWs, type RawWs } from "../lib/raw-ws.js";
 import type { BenchResult } from "../lib/types.js";
+import { paced } from "../workers/paced.mjs";
 import { runZenohTs, spawnRemoteZest } from "./remote-lib.js";
 
 const SUBSCRIBERS = 100;
@@ -32,16 +33,6 @@ interface FanoutFigures {
   cpuSeconds: number;
 }
 
-/** Calls `send(seq)` for seq `first` to `first + count - 1` at `RATE` per second, on a fixed schedule. */
-async function paced(count: number, first: number, send: (seq: number) => void): Promise<void> {
-  const start = performance.now() + 20;
-  for (let i = 0; i < count; ) {
-    const due = Math.min(count, Math.floor(((performance.now() - start) * RATE) / 1000) + 1);
-    while (i < due) send(first + i++);
-    await sleep(5);
-  }
-}
-
 /**
  * `WARMUP_SECONDS` of samples numbered from `total` on (which the receivers do not count), then
  * the `total` measured ones: the router of each run is a fresh process, and its first few
@@ -49,9 +40,9 @@ async function paced(count: number, first: number, send: (seq: number) => void):
  * benchmarks' uncounted warm-up.
  */
 async function warmUpThenRun(total: number, send: (seq: number) => void): Promise<void> {
-  await paced(RATE * WARMUP_SECONDS, total, send);
+  await paced(RATE * WARMUP_SECONDS, total, RATE, send);
   await sleep(200);
-  await paced(total, 0, send);
+  await paced(total, 0, RATE, send);
 }
 
 /** SSE fan-out: raw-socket SSE readers, values `<seq>:<sent ms>`. */

@@ -9,6 +9,7 @@
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Config, open } from "@eclipse-zenoh/zenoh-ts";
+import { paced } from "./paced.mjs";
 
 const [mode, locator, ...rest] = process.argv.slice(2);
 console.log = console.warn = () => undefined; // the client's connection chatter
@@ -224,21 +225,12 @@ async function fanout(subscribers, rate, seconds) {
   const pub = await pubS.declarePublisher("bench/fan/k");
   await sleep(200);
   // A fixed schedule: each 5 ms tick sends the samples due by then (a late tick catches up).
-  const paced = async (count, first) => {
-    const start = performance.now() + 20;
-    for (let i = 0; i < count; ) {
-      const due = Math.min(count, Math.floor(((performance.now() - start) * rate) / 1000) + 1);
-      while (i < due) await pub.put(payload(first + i++));
-      await sleep(5);
-    }
-    return start;
-  };
   // One uncounted second first (sequence numbers from `total` on): the router and this client
   // compile the path meanwhile, as in the lean and SSE fan-outs.
-  await paced(rate, total);
+  await paced(rate, total, rate, (seq) => pub.put(payload(seq)));
   await sleep(200);
   const cpu0 = process.cpuUsage();
-  const start = await paced(total, 0);
+  const start = await paced(total, 0, rate, (seq) => pub.put(payload(seq)));
   const sendWall = (performance.now() - start) / 1000;
   const drainUntil = performance.now() + 5000;
   while (n < lat.length && performance.now() < drainUntil) await sleep(20);
