@@ -45,7 +45,19 @@ class KeyNode<V> {
   kids: Map<string, KeyNode<V> | V> | null = null;
   value: V | undefined = undefined;
   /** The children's events in key order, once a scan needed them; null again when they change. */
-  sorted: string[] | null = null;
+  sorted: SortedKids<V> | null = null;
+}
+
+/**
+ * A node's children events in key order (see `childEvents`), each with its chunk, its child and
+ * whether it stands for the child's own key or the keys under it: while the node's `sorted` is
+ * this very object, nothing it lists has changed, and a scan reads it without a Map lookup.
+ */
+interface SortedKids<V> {
+  readonly chunks: string[];
+  readonly children: Array<KeyNode<V> | V>;
+  /** Per event: true for "the keys under the child", false for "the child's own key". */
+  readonly under: boolean[];
 }
 
 /** `ChildScan.part`. */
@@ -59,7 +71,7 @@ const UNDER_ONLY = 2;
  * the chunks alone is not enough: `a.b` sorts before `a/x` as a string, after `a` as a chunk.)
  * A chunk never holds `/`, so a trailing one tells the two kinds apart.
  */
-function childEvents<V>(kids: Map<string, KeyNode<V> | V>): string[] {
+function childEvents<V>(kids: Map<string, KeyNode<V> | V>): SortedKids<V> {
   const events: string[] = [];
   for (const [c, e] of kids) {
     if (!(e instanceof KeyNode)) events.push(c);
@@ -68,7 +80,19 @@ function childEvents<V>(kids: Map<string, KeyNode<V> | V>): string[] {
       if (e.kids !== null) events.push(`${c}/`);
     }
   }
-  return events.sort();
+  events.sort();
+  const chunks: string[] = new Array(events.length);
+  const children: Array<KeyNode<V> | V> = new Array(events.length);
+  const under: boolean[] = new Array(events.length);
+  for (let i = 0; i < events.length; i++) {
+    const ev = events[i]!;
+    const u = ev.charCodeAt(ev.length - 1) === 0x2f; // "/"
+    const c = u ? ev.slice(0, -1) : ev;
+    chunks[i] = c;
+    children[i] = kids.get(c)!;
+    under[i] = u;
+  }
+  return { chunks, children, under };
 }
 
 /**
@@ -76,8 +100,9 @@ function childEvents<V>(kids: Map<string, KeyNode<V> | V>): string[] {
  * than `SORTED_SCAN_MAX` children) its Map in insertion order.
  */
 class ChildScan<V> {
+  readonly #node: KeyNode<V>;
   readonly #kids: Map<string, KeyNode<V> | V>;
-  readonly #sorted: string[] | null;
+  readonly #sorted: SortedKids<V> | null;
   readonly #entries: Iterator<[string, KeyNode<V> | V]> | null;
   #i = 0;
   /** The child `next` found (valid when it returned true). */
@@ -91,6 +116,7 @@ class ChildScan<V> {
 
   constructor(node: KeyNode<V>) {
     const kids = node.kids!;
+    this.#node = node;
     this.#kids = kids;
     if (kids.size <= SORTED_SCAN_MAX) {
       node.sorted ??= childEvents(kids);
@@ -111,18 +137,22 @@ class ChildScan<V> {
   next(): boolean {
     const sorted = this.#sorted;
     if (sorted !== null) {
-      // A child removed since the events were sorted is skipped; one added meanwhile may be missed.
-      while (this.#i < sorted.length) {
-        const ev = sorted[this.#i++]!;
-        const under = ev.charCodeAt(ev.length - 1) === 0x2f; // "/"
-        const c = under ? ev.slice(0, -1) : ev;
-        const e = this.#kids.get(c);
+      const { chunks, children, under } = sorted;
+      // Unchanged since sorted: the listed children are the node's. Otherwise (keys set or
+      // deleted between two slices of this walk) each is looked up: a child removed since is
+      // skipped; one added meanwhile may be missed.
+      const current = this.#node.sorted === sorted;
+      while (this.#i < chunks.length) {
+        const i = this.#i++;
+        const c = chunks[i]!;
+        const u = under[i]!;
+        const e = current ? children[i]! : this.#kids.get(c);
         if (e === undefined) continue;
         if (e instanceof KeyNode) {
-          if (under ? e.kids === null : e.value === undefined) continue;
-          this.part = under ? UNDER_ONLY : KEY_ONLY;
+          if (u ? e.kids === null : e.value === undefined) continue;
+          this.part = u ? UNDER_ONLY : KEY_ONLY;
         } else {
-          if (under) continue;
+          if (u) continue;
           this.part = BOTH;
         }
         this.chunk = c;
@@ -211,6 +241,8 @@ export class KeyIndex<V> {
         } else {
           old = e;
           kids.set(chunk, value);
+          // The sorted list holds the old value (`SortedKids`).
+          if (value !== e) node.sorted = null;
         }
         if (old === undefined) this.#size++;
         return { nodes, chars, old };

@@ -104,6 +104,35 @@ test("KeyIndex walks give keys in string order, kept current as keys come and go
   check("*/*", ["a.b/x", "a/0", "a/1", "a/10", "a/9", "c/e"]);
 });
 
+test("KeyIndex walks report each key's value as it is now, also when set in place or changed between slices", () => {
+  const index = new KeyIndex<number>();
+  for (let i = 0; i < 20; i++) index.set(`p/${i}`, i);
+  const values = (): Map<string, number> => {
+    const found = new Map<string, number>();
+    assert.ok(index.walk("p/*").step((k, v) => found.set(k, v)));
+    return found;
+  };
+  // The first walk makes the node remember its children in order; later walks read that list.
+  assert.equal(values().get("p/3"), 3);
+  index.set("p/3", 33);
+  assert.equal(values().get("p/3"), 33, "a value replaced in place");
+  // Between two slices of one walk, a key deleted is not reported and a replaced value is read anew.
+  const found = new Map<string, number>();
+  const walk = index.walk("p/*");
+  assert.equal(
+    walk.step((k, v) => found.set(k, v), Number.POSITIVE_INFINITY, 1),
+    false,
+  );
+  assert.deepEqual([...found.keys()], ["p/0"]);
+  index.delete("p/5");
+  index.set("p/7", 77);
+  while (!walk.step((k, v) => found.set(k, v)));
+  assert.ok(!found.has("p/5"), "a key deleted meanwhile");
+  assert.equal(found.get("p/7"), 77);
+  assert.equal(found.get("p/3"), 33);
+  assert.equal(found.size, 19);
+});
+
 test("a memory scan gives keys in string order, a node with many children sorted in slices", async () => {
   const b = new MemoryBackend();
   const keys: string[] = [];
