@@ -8,14 +8,20 @@ import assert from "node:assert/strict";
 import diagnostics from "node:diagnostics_channel";
 import type { IncomingMessage } from "node:http";
 import net from "node:net";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 
 const REQUEST_START = "http.server.request.start";
 
-/** Starts a router and opens a raw SSE stream on `keyExpr`; `socket` is the server's side. */
-async function openStream(keyExpr: string): Promise<{
+/**
+ * Starts a router and opens a raw SSE stream on `keyExpr`, both closed when test `t` ends;
+ * `socket` is the server's side.
+ */
+async function openStream(
+  t: TestContext,
+  keyExpr: string,
+): Promise<{
   zest: Zest;
   socket: net.Socket;
   received: () => string;
@@ -30,6 +36,10 @@ async function openStream(keyExpr: string): Promise<{
   };
   diagnostics.subscribe(REQUEST_START, onStart);
   const client = net.connect({ host: url.hostname, port: Number(url.port) });
+  t.after(async () => {
+    client.destroy();
+    await zest.close();
+  });
   let text = "";
   client.setEncoding("latin1");
   client.on("data", (c: string) => (text += c));
@@ -49,11 +59,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
 test("a burst of one turn waits for the end of the turn, then leaves together, in order", {
   timeout: 15_000,
 }, async (t) => {
-  const { zest, socket, received, client } = await openStream("burst/**");
-  t.after(async () => {
-    client.destroy();
-    await zest.close();
-  });
+  const { zest, socket, received, client } = await openStream(t, "burst/**");
   const before = socket.writableLength;
   // Ten writes in one turn: memory storage writes and their deliveries complete without I/O.
   await Promise.all(Array.from({ length: 10 }, (_, i) => zest.session.put(`burst/${i}`, `v${i}`)));
@@ -72,11 +78,7 @@ test("a burst of one turn waits for the end of the turn, then leaves together, i
 test("a gateway that closes sends the events it gathered before it drops the connections", {
   timeout: 15_000,
 }, async (t) => {
-  const { zest, socket, received, client } = await openStream("last/**");
-  t.after(async () => {
-    client.destroy();
-    await zest.close();
-  });
+  const { zest, socket, received, client } = await openStream(t, "last/**");
   let ended = false;
   client.on("close", () => (ended = true));
   await zest.session.put("last/word", "bye");
