@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { Buffer } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import { Command, CommanderError, Option } from "commander";
 import { hashSecret } from "./access/hash.js";

@@ -9,6 +9,7 @@
  * - at most `CONCURRENT` checks run at once and at most `QUEUED` wait, so a flood of wrong
  *   passwords cannot take the thread pool (file I/O shares it) or memory.
  */
+import { Buffer } from "node:buffer";
 import { ZestError } from "../core/errors.js";
 import { parseHash, type ScryptHash, verifySecret } from "./hash.js";
 import { BoundedCache } from "./bounded-cache.js";

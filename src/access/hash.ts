@@ -2,6 +2,7 @@
  * Salted scrypt hashes of passwords and tokens, in the PHC string format
  * `$scrypt$ln=<log2 N>,r=<r>,p=<p>$<salt base64>$<hash base64>`. The config holds only these.
  */
+import { Buffer } from "node:buffer";
 import { randomBytes, scrypt, scryptSync, timingSafeEqual } from "node:crypto";
 
 /** Default cost: N = 2^14, r = 8 (16 MiB, tens of milliseconds per check). */

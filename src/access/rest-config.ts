@@ -3,6 +3,7 @@
  * TLS, browser checks, connection limits, and where to listen when nothing says (protected
  * mode: loopback only unless access control is on).
  */
+import type { Buffer } from "node:buffer";
 import { isIP } from "node:net";
 import type { Logger } from "../core/log.js";
 import { AccessControl } from "./access.js";

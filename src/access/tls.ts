@@ -2,6 +2,7 @@
  * TLS options for a front door's server (`node:https` for REST and SSE, and the remote API's
  * `wss`): the PEM certificate chain and private key named by `plugins.rest.tls`.
  */
+import type { Buffer } from "node:buffer";
 import { readFileSync } from "node:fs";
 import type { TlsConfig } from "./schema.js";
 

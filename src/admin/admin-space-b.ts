@@ -1,3 +1,4 @@
+import type { Buffer } from "node:buffer";
 import { hostname } from "node:os";
 import { isDeepStrictEqual } from "node:util";
 import { intersects, keyExprToPath, pathToKeyExpr } from "../keyexpr/index.js";

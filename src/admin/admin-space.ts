@@ -1,3 +1,4 @@
+import type { Buffer } from "node:buffer";
 import JSON5 from "json5";
 import { intersects } from "../keyexpr/index.js";
 import { Encoding } from "../core/encoding.js";

@@ -3,6 +3,7 @@
  * removal on every GET; most queries finish in microseconds, so one coarse ticking timer,
  * running only while something waits, is much cheaper. Deadlines fire up to `TICK_MS` late.
  */
+import { performance } from "node:perf_hooks";
 const TICK_MS = 20;
 
 /** A registered deadline; pass it to `cancel` once the work finished in time. */

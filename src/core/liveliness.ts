@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { KeTrie } from "../keyexpr/index.js";
 import { Encoding } from "./encoding.js";
 import { errorMessage } from "./errors.js";

@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { Encoding } from "./encoding.js";
 import { type ErrorKind, ZestError } from "./errors.js";
 import type { Reply } from "./reply.js";

@@ -1,3 +1,4 @@
+import type { Buffer } from "node:buffer";
 import type { Encoding } from "./encoding.js";
 import type { ErrorKind } from "./errors.js";
 import type { Sample } from "./sample.js";

@@ -2,6 +2,7 @@
  * Long work in slices: a query over many keys, or its consolidation and rendering, gives the
  * event loop back every few milliseconds so that other clients' requests are not held behind it.
  */
+import { performance } from "node:perf_hooks";
 import { setImmediate as nextTurn } from "node:timers/promises";
 
 /** How long one slice may run before giving the event loop back, in milliseconds. */

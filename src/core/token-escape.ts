@@ -5,6 +5,7 @@
  * character, which no escape produces. Decoding is the exact inverse and throws on a token the
  * encoder cannot have produced.
  */
+import { Buffer } from "node:buffer";
 
 const HEX = "0123456789ABCDEF";
 

@@ -11,6 +11,7 @@
  * resolves; an error acknowledgement rejects it with the receiver's error kind; `ackTimeoutMs`
  * rejects it with `timeout`. So no acknowledged write misses a live router.
  */
+import type { Buffer } from "node:buffer";
 import { ZestError } from "../core/errors.js";
 import type { Clock, TimerHandle } from "./clock.js";
 import type { Ack } from "./envelope.js";

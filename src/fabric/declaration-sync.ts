@@ -4,6 +4,7 @@
  * announced on `zest.d.<me>` when it changes, heartbeats, hello on start and after a reconnect,
  * and requests for another router's declarations when a heartbeat shows we missed a change.
  */
+import type { Buffer } from "node:buffer";
 import { errorMessage } from "../core/errors.js";
 import type { FabricHost } from "../core/fabric.js";
 import type { Logger } from "../core/log.js";

@@ -8,7 +8,7 @@
  * ids and timestamps against their forms, and that nothing trails the message. A malformed
  * message throws `MalformedMessage`; the fabric logs and drops it.
  */
-import { isUtf8 } from "node:buffer";
+import { Buffer, isUtf8 } from "node:buffer";
 import { type ErrorKind, errorKindCode, errorKindOfCode } from "../core/errors.js";
 import type { DeclarationKind } from "../core/fabric.js";
 import type { Qos } from "../core/qos.js";

@@ -10,6 +10,7 @@
  * subjects) and `DuplicateFilter`. Every message is decoded with validation; a malformed one is
  * logged (rate-limited) and dropped.
  */
+import type { Buffer } from "node:buffer";
 import { DEFAULT_KEYEXPR_LIMITS, isValid, isWild } from "../keyexpr/index.js";
 import { errorMessage, toZestError, ZestError } from "../core/errors.js";
 import type { DeclarationKind, Fabric, FabricHost, FabricStatus, RemoteQueryOptions } from "../core/fabric.js";

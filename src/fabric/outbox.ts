@@ -4,6 +4,7 @@
  * and its acknowledgements, one ACKS message per publisher. Both keep the order of what they
  * were given.
  */
+import type { Buffer } from "node:buffer";
 import { errorMessage } from "../core/errors.js";
 import type { Clock } from "./clock.js";
 import { type Ack, encodeAcks, encodeSamples, SAMPLES_OVERHEAD } from "./envelope.js";

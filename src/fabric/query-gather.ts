@@ -5,6 +5,7 @@
  * is kept. `answerQuery` is the answering side: it runs the local queryables and streams the
  * replies back in batches below the bus's payload limit, the last one marked final.
  */
+import { Buffer } from "node:buffer";
 import { Encoding } from "../core/encoding.js";
 import { type ErrorKind, errorMessage, toZestError } from "../core/errors.js";
 import type { FabricHost } from "../core/fabric.js";

@@ -4,6 +4,7 @@
  * these limits, so every walk, match and index over keys has a bounded cost. The key-expression
  * functions themselves (`intersects`, `KeTrie`...) take any size: they never recurse per chunk.
  */
+import { Buffer } from "node:buffer";
 import { KeyExprError } from "./errors.js";
 
 /** Limits on one key expression. */

@@ -3,6 +3,7 @@
  * message, acts on it through the session, and sends samples, queries, replies and finals back.
  * Everything the connection declared is released when it closes. See docs/remote-api.md.
  */
+import { Buffer } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
 import { errorMessage, ZestError } from "../core/errors.js";

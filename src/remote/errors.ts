@@ -4,6 +4,7 @@
  * reply (payload and encoding). Both start with the error kind, so a client can tell a refusal
  * (`forbidden: …`) from a bad key expression (`bad_input: …`) or an overload (`unavailable: …`).
  */
+import { Buffer } from "node:buffer";
 import { Encoding } from "../core/encoding.js";
 import { toZestError } from "../core/errors.js";
 import type { ReplyError } from "../core/reply.js";

@@ -3,6 +3,7 @@
  * official zenoh-ts client talks to zest unchanged. Each connection is one zest `Session` on
  * the router. See docs/remote-api.md.
  */
+import { Buffer } from "node:buffer";
 import { createServer as createHttpServer, type IncomingMessage, type Server, STATUS_CODES } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";

@@ -5,6 +5,7 @@
  */
 
 /** WebSocket close codes zest uses for a broken connection (RFC 6455 §7.4.1). */
+import { Buffer } from "node:buffer";
 export const CloseCode = {
   NORMAL: 1000,
   GOING_AWAY: 1001,

@@ -1,3 +1,4 @@
+import type { Buffer } from "node:buffer";
 import type { AdminLayout } from "../admin/admin-layout.js";
 import type { AdminSources } from "../admin/admin-space.js";
 import type { Reply } from "../core/reply.js";

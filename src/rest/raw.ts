@@ -1,3 +1,4 @@
+import type { Buffer } from "node:buffer";
 import { Encoding } from "../core/encoding.js";
 import { ZestError } from "../core/errors.js";
 import type { Reply } from "../core/reply.js";

@@ -1,3 +1,4 @@
+import type { Buffer } from "node:buffer";
 import type { ChangeEvent, ChangeFeed } from "../core/ports.js";
 import type { Reply } from "../core/reply.js";
 import { intersects, isWild } from "../keyexpr/index.js";

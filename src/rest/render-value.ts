@@ -1,3 +1,4 @@
+import type { Buffer } from "node:buffer";
 import { Encoding, parseProperties } from "../core/encoding.js";
 
 /** A JSON number exactly as RFC 8259 spells it. */

@@ -6,6 +6,7 @@
  * the end of its turn. With 100 SSE streams at 1,000 samples/s this cut the router's CPU per
  * event by a third and its p99 latency by half (README, "SSE fan-out" in Performance).
  */
+import type { Buffer } from "node:buffer";
 import type { Socket } from "node:net";
 
 /**

@@ -3,6 +3,7 @@
  * may rely on. Each clause is stated in `docs/storage-contract.md`; the conformance suite
  * (`test/storage/contract.ts`) checks them on every volume.
  */
+import type { Buffer } from "node:buffer";
 import type { Encoding } from "../core/encoding.js";
 import type { WriteCondition } from "../core/sample.js";
 import { ZestError } from "../core/errors.js";

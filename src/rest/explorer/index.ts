@@ -4,6 +4,7 @@
  * Variant A REST API. Its assets live under the empty path with a `_explorer` query parameter
  * (`/?_explorer=app.js`), which no key can collide with: the empty key expression is invalid.
  */
+import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";

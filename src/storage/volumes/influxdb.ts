@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";

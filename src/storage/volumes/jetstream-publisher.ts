@@ -19,6 +19,8 @@
  * `unavailable` when no answer came (timeout, connection lost: the write may or may not be
  * stored).
  */
+import { Buffer } from "node:buffer";
+import { performance } from "node:perf_hooks";
 import { JetStreamApiError } from "@nats-io/jetstream";
 import { createInbox, headers, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
 import { errorMessage, ZestError } from "../../core/errors.js";

@@ -30,6 +30,7 @@
  * only once JetStream acknowledged it. The publishes themselves (`JetStreamPublisher`, one per
  * volume) leave in one batch per event-loop turn, with their acknowledgements on one inbox.
  */
+import { Buffer } from "node:buffer";
 import { jetstreamDescriptor } from "./descriptors.js";
 import { jetstream, JetStreamApiError, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";

@@ -1,3 +1,4 @@
+import type { Buffer } from "node:buffer";
 import { isWild, KeyIndex, type IndexChange } from "../../keyexpr/index.js";
 import { ZestError } from "../../core/errors.js";
 import { Slice, SLICE_MS, sortInSlices } from "../../core/slices.js";

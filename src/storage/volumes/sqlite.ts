@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { sqliteDescriptor } from "./descriptors.js";
 import { mkdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
