@@ -59,7 +59,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
 test("a burst of one turn waits for the end of the turn, then leaves together, in order", {
   timeout: 15_000,
 }, async (t) => {
-  const { zest, socket, received, client } = await openStream(t, "burst/**");
+  const { zest, socket, received } = await openStream(t, "burst/**");
   const before = socket.writableLength;
   // Ten writes in one turn: memory storage writes and their deliveries complete without I/O.
   await Promise.all(Array.from({ length: 10 }, (_, i) => zest.session.put(`burst/${i}`, `v${i}`)));
