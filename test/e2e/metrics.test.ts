@@ -106,6 +106,19 @@ describe("metrics of a real router", () => {
       putCount,
     );
     assert.ok(series('zest_http_request_duration_seconds_sum\\{method="PUT",variant="a"\\}') > 0);
+    // Every answered request but an SSE stream has a latency, in its own method's histogram: as
+    // many observations per method as answers counted (the stream above is still open).
+    for (const method of ["PUT", "GET"]) {
+      const answered = after
+        .get("zest_http_requests_total")!
+        .metrics.filter((m) => m.labels?.method === method)
+        .reduce((n, m) => n + Number(m.value), 0);
+      assert.equal(
+        series(`zest_http_request_duration_seconds_count\\{method="${method}",variant="a"\\}`),
+        answered,
+        `${method} latencies against ${method} answers`,
+      );
+    }
     assert.equal(value(after, "zest_sse_streams"), 1);
     assert.ok(value(after, "zest_sse_events_total") >= 3);
     assert.equal(value(after, "zest_storage_samples", { storage: "m" }), 3);
