@@ -620,12 +620,14 @@ export class RestServer {
           req.headers["content-type"],
           precondition,
           (etag) => {
+            const plain = cors === CORS_PLAIN;
+            const shown = plain && !codec.corsOnEveryWrite ? NO_CORS : cors;
             res.writeHead(
               codec.writeStatus,
               etag === undefined
-                ? { ...cors, "content-length": 0 }
-                : cors === CORS_PLAIN
-                  ? { "access-control-allow-origin": "*", "content-length": 0, etag }
+                ? { ...shown, "content-length": 0 }
+                : plain
+                  ? { ...shown, "content-length": 0, etag }
                   : { ...cors, "content-length": 0, etag, "access-control-expose-headers": "ETag" },
             );
             res.end();
@@ -640,7 +642,14 @@ export class RestServer {
           ? session.delete(key)
           : session.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) });
       const answer = (): void => {
-        res.writeHead(codec.writeStatus, cors === CORS_PLAIN ? WRITE_HEADERS : { ...cors, "content-length": 0 });
+        res.writeHead(
+          codec.writeStatus,
+          cors !== CORS_PLAIN
+            ? { ...cors, "content-length": 0 }
+            : codec.corsOnEveryWrite
+              ? WRITE_HEADERS
+              : WRITE_HEADERS_NO_CORS,
+        );
         res.end();
         this.answered(req, res, begun);
       };
@@ -915,6 +924,9 @@ const CORS_ORIGIN: Readonly<Record<string, string>> = Object.freeze({
 const IF_ABSENT: ConditionOptions = Object.freeze({ ifAbsent: true });
 
 const WRITE_HEADERS: Readonly<Record<string, string | number>> = Object.freeze({ ...CORS_PLAIN, "content-length": 0 });
+/** A request with no `Origin` is no CORS request: Variant A's write answers then carry no CORS headers. */
+const NO_CORS: Readonly<Record<string, string>> = Object.freeze({});
+const WRITE_HEADERS_NO_CORS: Readonly<Record<string, string | number>> = Object.freeze({ "content-length": 0 });
 
 /** Every response may be read cross-origin; the data carries no credentials. */
 function corsHeaders(req: IncomingMessage): Readonly<Record<string, string>> {

@@ -88,6 +88,7 @@ const sseCache = new WeakMap<Sample, Buffer>();
 export const codecA: RestCodec = {
   variant: "a",
   writeStatus: 200,
+  corsOnEveryWrite: false,
   etags: true,
   supportsSse: true,
   adminConfigPath: AdminSpace.storageConfigPath,

@@ -177,6 +177,7 @@ export function parametersB(query: string): string {
 export const codecB: RestCodec = {
   variant: "b",
   writeStatus: 204,
+  corsOnEveryWrite: true,
   etags: false,
   supportsSse: false,
   adminConfigPath: AdminSpaceB.storageConfigPath,

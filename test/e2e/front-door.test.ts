@@ -92,6 +92,32 @@ describe("browser checks: Origin on writes, preflight, Host on admin writes", ()
     assert.equal((await getJson(z.url, "/demo/o/**")).entries.length, 2);
   });
 
+  test("Variant A answers a write with CORS headers only when the request carries an Origin", async () => {
+    // zenoh 0.6's CORS middleware leaves requests without an Origin alone (docs/rest-gateway.md §A.4).
+    for (const method of ["PUT", "PATCH", "DELETE"]) {
+      const plain = await raw(z.url, method, "/demo/o/c", { host, "content-type": "text/plain" }, "c");
+      assert.equal(plain.status, 200, method);
+      assert.equal(plain.headers["access-control-allow-origin"], undefined, method);
+      assert.equal(plain.headers["content-length"], "0", method);
+      const cross = await raw(z.url, method, "/demo/o/c", { host, origin: ALLOWED, "content-type": "text/plain" }, "c");
+      assert.equal(cross.status, 200, method);
+      assert.equal(cross.headers["access-control-allow-origin"], "*", method);
+      assert.equal(cross.headers["access-control-allow-credentials"], "false", method);
+    }
+    // A conditional write's answer (with its ETag) follows the same rule.
+    const cond = await raw(
+      z.url,
+      "PUT",
+      "/demo/o/d",
+      { host, "if-none-match": "*", "content-type": "text/plain" },
+      "d",
+    );
+    assert.equal(cond.status, 200);
+    assert.ok(cond.headers.etag);
+    assert.equal(cond.headers["access-control-allow-origin"], undefined);
+    assert.equal(cond.headers["access-control-expose-headers"], undefined);
+  });
+
   test("a rebinding page (Origin and Host both its own domain) cannot write", async () => {
     const r = await raw(
       z.url,
