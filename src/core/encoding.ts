@@ -35,10 +35,17 @@ export const Encoding = {
  */
 export function encodingFromContentType(contentType: string | undefined): Encoding {
   if (contentType === undefined) return Encoding.APP_OCTET_STREAM;
+  // A client mostly sends one Content-Type again and again: the last one is remembered, and the
+  // same encoding string comes back (the storages then compare it by identity).
+  if (contentType === lastContentType) return lastEncoding;
   const semi = contentType.indexOf(";");
   const essence = (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
-  return essence === "" ? Encoding.APP_OCTET_STREAM : essence;
+  lastContentType = contentType;
+  lastEncoding = essence === "" ? Encoding.APP_OCTET_STREAM : essence;
+  return lastEncoding;
 }
+let lastContentType: string | undefined;
+let lastEncoding: Encoding = Encoding.APP_OCTET_STREAM;
 
 /** Parses an `application/properties` payload: `k=v;k=v` or one per line, `=` or `:` separators, `#` comments. */
 export function parseProperties(text: string): Record<string, string> {

@@ -360,8 +360,16 @@ export class Records {
     }
     const buf = this.#slabs[s]!;
     const at = this.#fill[s]!;
-    buf.writeUInt32LE(slot, at);
-    buf.writeUInt32LE(len, at + 4);
+    // The record header, little-endian, written byte by byte: `writeUInt32LE` is a call that V8
+    // does not inline, and it validated what is known to fit.
+    buf[at] = slot;
+    buf[at + 1] = slot >>> 8;
+    buf[at + 2] = slot >>> 16;
+    buf[at + 3] = slot >>> 24;
+    buf[at + 4] = len;
+    buf[at + 5] = len >>> 8;
+    buf[at + 6] = len >>> 16;
+    buf[at + 7] = len >>> 24;
     buf.set(start === 0 && len === src.length ? src : src.subarray(start, start + len), at + RECORD_HEADER_BYTES);
     this.#fill[s] = at + n;
     this.#live[s]! += n;
