@@ -1,7 +1,7 @@
 /**
  * Instructions per request of one server, counted by valgrind (callgrind) rather than timed: the
- * same build gives the same count to within about 1%, on a quiet machine or a busy one, so two
- * builds can be told apart by a few percent where req/s and CPU time move by ±8% from run to run.
+ * same build gives the same count to within 1-2%, on a quiet machine or a busy one, so two builds
+ * can be told apart by a few percent where req/s and CPU time move by ±8% from run to run.
  *
  * Usage (valgrind installed, `npm run build` done):
  *   node --import tsx bench/instructions.ts [put|get] [warm=200000] [count=10000] -- <node args>
@@ -14,9 +14,10 @@
  * (`--no-concurrent-recompilation`), so it happens when a function gets hot rather than whenever
  * valgrind lets the compiler thread run; what V8's compiler still spends inside the counted
  * window is shown apart, and left out of the per-request figure to compare builds by.
+ * `INSTRUCTIONS_DUMP=<file>` keeps the callgrind dump, for `callgrind_annotate`.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
@@ -68,6 +69,8 @@ try {
   const dump = readdirSync(dir).find((f) => /^callgrind\.out\.\d+$/.test(f));
   if (dump === undefined) throw new Error("callgrind wrote no dump");
   const { total, compiler } = totals(join(dir, dump));
+  // Kept for callgrind_annotate when asked (INSTRUCTIONS_DUMP=<file>).
+  if (process.env.INSTRUCTIONS_DUMP) copyFileSync(join(dir, dump), process.env.INSTRUCTIONS_DUMP);
   const per = (n: number): string => Math.round(n / count).toLocaleString("en-US");
   console.log(`${kind} ${nodeArgs.join(" ")}`);
   console.log(
