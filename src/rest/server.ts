@@ -511,8 +511,8 @@ export class RestServer {
    * and the response goes out as soon as every storage has the sample.
    */
   private write(req: IncomingMessage, res: ServerResponse, method: "PUT" | "PATCH" | "DELETE", begun: number): void {
-    const cors = corsHeaders(req);
     const { codec, session, permissions } = this.opts;
+    const cors = writeCorsHeaders(req, codec);
     const url = req.url ?? "/";
     const q = url.indexOf("?");
     let key: string;
@@ -620,15 +620,13 @@ export class RestServer {
           req.headers["content-type"],
           precondition,
           (etag) => {
-            const plain = cors === CORS_PLAIN;
-            const shown = plain && !codec.corsOnEveryWrite ? NO_CORS : cors;
             res.writeHead(
               codec.writeStatus,
               etag === undefined
-                ? { ...shown, "content-length": 0 }
-                : plain
-                  ? { ...shown, "content-length": 0, etag }
-                  : { ...cors, "content-length": 0, etag, "access-control-expose-headers": "ETag" },
+                ? { ...cors, "content-length": 0 }
+                : cors === CORS_ORIGIN
+                  ? { ...cors, "content-length": 0, etag, "access-control-expose-headers": "ETag" }
+                  : { ...cors, "content-length": 0, etag },
             );
             res.end();
             this.answered(req, res, begun);
@@ -644,11 +642,11 @@ export class RestServer {
       const answer = (): void => {
         res.writeHead(
           codec.writeStatus,
-          cors !== CORS_PLAIN
-            ? { ...cors, "content-length": 0 }
-            : codec.corsOnEveryWrite
-              ? WRITE_HEADERS
-              : WRITE_HEADERS_NO_CORS,
+          cors === CORS_PLAIN
+            ? WRITE_HEADERS
+            : cors === NO_CORS
+              ? WRITE_HEADERS_NO_CORS
+              : { ...cors, "content-length": 0 },
         );
         res.end();
         this.answered(req, res, begun);
@@ -931,6 +929,15 @@ const WRITE_HEADERS_NO_CORS: Readonly<Record<string, string | number>> = Object.
 /** Every response may be read cross-origin; the data carries no credentials. */
 function corsHeaders(req: IncomingMessage): Readonly<Record<string, string>> {
   return req.headers.origin ? CORS_ORIGIN : CORS_PLAIN;
+}
+
+/**
+ * The CORS headers of a write's answer, refusals included: a request with no `Origin` is no CORS
+ * request, and Variant A then answers none, as zenoh 0.6's CORS middleware did; Variant B keeps
+ * 0.4's header on every write (docs/rest-gateway.md §A.4, §B.4).
+ */
+function writeCorsHeaders(req: IncomingMessage, codec: RestCodec): Readonly<Record<string, string>> {
+  return req.headers.origin ? CORS_ORIGIN : codec.corsOnEveryWrite ? CORS_PLAIN : NO_CORS;
 }
 
 /** What the access control needs to know about a request's client. */

@@ -116,6 +116,13 @@ describe("browser checks: Origin on writes, preflight, Host on admin writes", ()
     assert.ok(cond.headers.etag);
     assert.equal(cond.headers["access-control-allow-origin"], undefined);
     assert.equal(cond.headers["access-control-expose-headers"], undefined);
+    // So does a refusal (a condition on a wildcard expression is a 400).
+    const refused = await raw(z.url, "PUT", "/demo/o/*", { host, "if-none-match": "*" }, "e");
+    assert.equal(refused.status, 400);
+    assert.equal(refused.headers["access-control-allow-origin"], undefined);
+    const refusedCross = await raw(z.url, "PUT", "/demo/o/*", { host, origin: ALLOWED, "if-none-match": "*" }, "e");
+    assert.equal(refusedCross.status, 400);
+    assert.equal(refusedCross.headers["access-control-allow-origin"], "*");
   });
 
   test("a rebinding page (Origin and Host both its own domain) cannot write", async () => {
