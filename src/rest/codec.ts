@@ -23,9 +23,9 @@ export interface RestCodec {
   /** Status of a successful PUT/PATCH/DELETE (A: 200, B: 204). */
   readonly writeStatus: number;
   /**
-   * Whether a successful write answers `Access-Control-Allow-Origin: *` even to a request with no
-   * `Origin` (B: 0.4's plugin set it on every response; A: 0.6's CORS middleware only answered
-   * requests that carried an `Origin`). docs/rest-gateway.md §A.4, §B.4.
+   * Whether a write's answer, a refusal too, carries `Access-Control-Allow-Origin: *` even for a
+   * request with no `Origin` (B: 0.4's plugin set it on every response; A: 0.6's CORS middleware
+   * only answered requests that carried an `Origin`). docs/rest-gateway.md §A.4, §B.4.
    */
   readonly corsOnEveryWrite: boolean;
   /** Whether `Accept: text/event-stream` subscribes (A) or is an ordinary GET (B). */
