@@ -5,6 +5,7 @@
  *
  * Usage (valgrind installed, `npm run build` done):
  *   node --import tsx bench/instructions.ts [put|get] [warm=200000] [count=10000] -- <node args>
+ *   (node flags first, each as one argument: `--flag=value`; then the script and its arguments)
  *   e.g.  ... bench/instructions.ts put -- dist/cli.js --rest-http-port 127.0.0.1:0
  *         ... bench/instructions.ts put -- bench/baselines/put-ok.mjs
  *
@@ -16,11 +17,12 @@
  * window is shown apart, and left out of the per-request figure to compare builds by.
  * `INSTRUCTIONS_DUMP=<file>` keeps the callgrind dump, for `callgrind_annotate`.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
+import { type ServerProcess, spawnServer } from "./lib/proc.js";
 
 const BODY = "x".repeat(100);
 const JSON_60 = '{"sensor":"bench/one","celsius":21.5,"ok":true,"seq":123456}';
@@ -37,6 +39,9 @@ const dash = argv.indexOf("--");
 if (dash === -1 || dash === argv.length - 1) usage();
 const [kindArg = "put", warmArg = "200000", countArg = "10000"] = argv.slice(0, dash);
 const nodeArgs = argv.slice(dash + 1);
+// `<node flags...> <script> <script args...>`: the first argument that is no flag is the script.
+const scriptAt = nodeArgs.findIndex((a) => !a.startsWith("-"));
+if (scriptAt === -1) usage();
 if (kindArg !== "put" && kindArg !== "get") usage();
 const kind = kindArg;
 const warm = Number(warmArg);
@@ -44,24 +49,21 @@ const count = Number(countArg);
 if (!Number.isSafeInteger(warm) || warm < 1 || !Number.isSafeInteger(count) || count < 1) usage();
 
 const dir = mkdtempSync(join(tmpdir(), "zest-instructions-"));
-const child = spawn(
-  "valgrind",
-  [
-    "--tool=callgrind",
-    "--instr-atstart=no",
-    // V8 writes and rewrites machine code: valgrind must notice it.
-    "--smc-check=all-non-file",
-    `--callgrind-out-file=${join(dir, "callgrind.out")}`,
-    process.execPath,
-    "--no-concurrent-recompilation",
-    ...nodeArgs,
-  ],
-  { stdio: ["ignore", "pipe", "pipe"] },
-);
-
+let server: ServerProcess | undefined;
 try {
-  const port = await listening(child, 180_000);
-  const base = `http://127.0.0.1:${port}`;
+  server = await spawnServer("server", nodeArgs[scriptAt]!, nodeArgs.slice(scriptAt + 1), {
+    nodeArgs: ["--no-concurrent-recompilation", ...nodeArgs.slice(0, scriptAt)],
+    wrapper: [
+      "valgrind",
+      "--tool=callgrind",
+      "--instr-atstart=no",
+      // V8 writes and rewrites machine code: valgrind must notice it.
+      "--smc-check=all-non-file",
+      `--callgrind-out-file=${join(dir, "callgrind.out")}`,
+    ],
+    timeoutMs: 180_000,
+  });
+  const base = server.url.replace(/\/$/, "");
   if (kind === "get")
     await fetch(`${base}/bench/one`, { method: "PUT", body: JSON_60, headers: { "content-type": "application/json" } });
   await load(base, warm, count);
@@ -77,27 +79,8 @@ try {
     `  instructions per request: ${per(total - compiler)} (V8's compiler meanwhile: ${per(compiler)}; all: ${per(total)})`,
   );
 } finally {
-  child.kill("SIGKILL");
+  await server?.stop(1_000);
   rmSync(dir, { recursive: true, force: true });
-}
-
-/** Resolves with the port once the server prints its `http://127.0.0.1:<port>` address. */
-function listening(c: ChildProcess, timeoutMs: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    let seen = "";
-    const timer = setTimeout(() => reject(new Error(`no address printed within ${timeoutMs} ms:\n${seen}`)), timeoutMs);
-    const onData = (d: Buffer): void => {
-      seen = (seen + String(d)).slice(-4096);
-      const m = /http:\/\/127\.0\.0\.1:(\d+)/.exec(seen);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    };
-    c.stdout?.on("data", onData);
-    c.stderr?.on("data", onData);
-    c.once("exit", (code) => reject(new Error(`the server exited (${code}) before listening:\n${seen}`)));
-  });
 }
 
 /**
@@ -132,7 +115,7 @@ async function load(base: string, warm: number, count: number): Promise<void> {
 }
 
 function control(...args: string[]): void {
-  execFileSync("callgrind_control", [...args, String(child.pid)], { stdio: "ignore" });
+  execFileSync("callgrind_control", [...args, String(server!.pid)], { stdio: "ignore" });
 }
 
 /** Instructions in a callgrind dump: all of them, and those of V8's optimizing compiler. */

@@ -44,18 +44,24 @@ export interface ServerProcess {
 export interface SpawnServerOptions {
   /** Extra node flags (`--cpu-prof`...). */
   nodeArgs?: string[];
+  /** A command that runs node in its own process, node's path and arguments appended (`valgrind ...`). */
+  wrapper?: readonly string[];
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
 }
 
-/** Starts `node <nodeArgs> <script> <args>` and waits for its `serving http://...` line (stdout or stderr). */
+/**
+ * Starts `node <nodeArgs> <script> <args>` (under `wrapper`, if given) and waits for its
+ * `serving http://...` line (stdout or stderr).
+ */
 export function spawnServer(
   label: string,
   script: string,
   args: string[],
   options: SpawnServerOptions = {},
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
+  const command = [...(options.wrapper ?? []), process.execPath, ...(options.nodeArgs ?? []), script, ...args];
+  const child = spawn(command[0]!, command.slice(1), {
     cwd: ROOT,
     env: { ...process.env, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
