@@ -152,8 +152,15 @@ describe("Variant B: zenoh 0.4's example sessions (1-9, 11, 12, 14, 15)", () => 
     const r = await http(z.url, "PUT", "/zenoh/examples/test", { body: "Hello World!", headers: FORM });
     assert.equal(r.status, 204);
     assert.equal(r.text, "");
-    // 0.4's plugin put the header on every response it wrote, with or without an Origin.
+    // 0.4's plugin put the header on every response it wrote, with or without an Origin,
+    // refusals too (a condition on a wildcard expression is a 400).
     assert.equal(r.headers.get("access-control-allow-origin"), "*");
+    const refused = await http(z.url, "PUT", "/zenoh/examples/*", {
+      body: "x",
+      headers: { ...FORM, "if-none-match": "*" },
+    });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.headers.get("access-control-allow-origin"), "*");
   });
 
   test("7. GET the key: the three-line entry, escaped string value, time without id", async () => {
