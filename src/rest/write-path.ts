@@ -153,7 +153,7 @@ export class WritePath {
             `${message} ${key}${decision === "partial" ? " (it reaches keys outside the allowed ones)" : ""}`,
           );
       }
-      // Never a silent 200 (docs/rest-gateway.md §A.5): an admin write nobody takes (a typo in
+      // Never a silent 200 (docs/rest-gateway.md §A.4): an admin write nobody takes (a typo in
       // the path, a router that does not exist) is refused. Another router's admin space,
       // reached through the fabric, takes writes to its own `@/router/<zid>/...`.
       if (isAdmin(key) && !session.interest.hasSubscriber(key)) {
