@@ -71,6 +71,7 @@ export interface RestServerOptions {
   logger: Logger;
 }
 
+/** The default of `bodyLimit`: 16 MiB. */
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
 /** Largest request head (request line and headers), in bytes. */
 export const MAX_HEADER_SIZE = 16 * 1024;
