@@ -1,5 +1,6 @@
 import { Buffer } from "node:buffer";
 import { isWild, KeyExpr, type KeyExprLimits } from "../keyexpr/index.js";
+import { storageCondition, type WriteIf, writeOnRead } from "./conditional-write.js";
 import { Encoding } from "./encoding.js";
 import { ZestError } from "./errors.js";
 import type { ChangeFeed, Clock, Interest } from "./ports.js";
@@ -13,6 +14,7 @@ import type {
 } from "./router.js";
 import { Router, toKeyExpr } from "./router.js";
 import type { Reply } from "./reply.js";
+import { SETTLED } from "./settled.js";
 import type { Locality, Origin } from "./locality.js";
 import { type MatchingListener, watchMatching } from "./matching.js";
 import type { QueryTarget } from "./query-target.js";
@@ -57,6 +59,12 @@ export interface DeleteOptions extends ConditionOptions {
   qos?: Qos;
   allowedDestination?: Locality;
 }
+
+/** Options of `putIf`: the condition and the timestamp are its own. */
+export type ConditionalPutOptions = Pick<PutOptions, "encoding" | "attachment" | "qos">;
+
+/** Options of `deleteIf`. */
+export type ConditionalDeleteOptions = Pick<DeleteOptions, "attachment" | "qos">;
 
 /** Options of `declareSubscriber` and `declareQueryable`. */
 export interface DeclareOptions {
@@ -199,6 +207,75 @@ export class Session {
       return Promise.reject(err);
     }
     return this.router.routeConditional(sample, condition);
+  }
+
+  /**
+   * Writes `payload` on one key only if `condition` holds (docs/conditional-writes.md), the one
+   * meaning every front door gives a conditional write: `ifMatch` one of some versions, or any
+   * value (`"*"`); `ifAbsent`. The written sample's timestamp is the key's new version (the
+   * ETag REST answers); it is returned as is when every storage took the write at once (the
+   * memory volume), so a door can answer in the same turn, and as a promise otherwise. A
+   * condition that fails rejects with `precondition_failed` and changes nothing.
+   */
+  putIf(
+    keyexpr: IntoKeyExpr,
+    payload: Buffer | Uint8Array | string,
+    condition: WriteIf,
+    options: ConditionalPutOptions = {},
+  ): Timestamp | Promise<Timestamp> {
+    return this.writeIf("put", keyexpr, payload, options.encoding ?? Encoding.APP_OCTET_STREAM, condition, options);
+  }
+
+  /** Deletes one key only if `condition` (`ifMatch`) holds; as `putIf`, the tombstone's timestamp. */
+  deleteIf(
+    keyexpr: IntoKeyExpr,
+    condition: WriteIf,
+    options: ConditionalDeleteOptions = {},
+  ): Timestamp | Promise<Timestamp> {
+    return this.writeIf("delete", keyexpr, EMPTY, Encoding.EMPTY, condition, options);
+  }
+
+  private writeIf(
+    kind: "put" | "delete",
+    keyexpr: IntoKeyExpr,
+    payload: Buffer | Uint8Array | string,
+    encoding: Encoding,
+    condition: WriteIf,
+    options: ConditionalDeleteOptions,
+  ): Timestamp | Promise<Timestamp> {
+    let key: string;
+    let single: WriteCondition | undefined;
+    try {
+      key = toKeyExpr(keyexpr, this.router.keyExprLimits);
+      single = storageCondition(key, condition, kind === "delete");
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (single !== undefined) return this.writeOn(kind, key, payload, encoding, options, single);
+    const versions = (condition as { ifMatch: "*" | readonly string[] }).ifMatch;
+    return writeOnRead(
+      key,
+      versions,
+      () => this.get(key),
+      (c) => this.writeOn(kind, key, payload, encoding, options, c),
+    );
+  }
+
+  /** One conditional write, stamped now; the timestamp once every storage here took it. */
+  private writeOn(
+    kind: "put" | "delete",
+    key: string,
+    payload: Buffer | Uint8Array | string,
+    encoding: Encoding,
+    options: ConditionalDeleteOptions,
+    condition: WriteCondition,
+  ): Timestamp | Promise<Timestamp> {
+    const ts = this.router.hlc.newTimestamp();
+    const written = this.router.routeConditional(
+      withSampleExtras(makeSample(key, kind, payload, encoding, ts), options),
+      condition,
+    );
+    return written === SETTLED ? ts : written.then(() => ts);
   }
 
   /** Queries every matching queryable (storages, evals, the admin space) and returns the replies. */
@@ -373,6 +450,8 @@ export class Session {
     return handle;
   }
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /** The condition of a write's options; a conditional write names one key. */
 function conditionOf(key: string, options: ConditionOptions): WriteCondition {

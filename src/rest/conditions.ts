@@ -2,35 +2,19 @@
  * Conditional requests (docs/rest-gateway.md §A.4): ETags made from storage versions, and the
  * `If-Match` / `If-None-Match` headers turned into write conditions or GET answers.
  */
+import { MAX_MATCH_VERSIONS, type WriteIf } from "../core/conditional-write.js";
 import { ZestError } from "../core/errors.js";
-import type { Reply } from "../core/reply.js";
 import type { Timestamp } from "../core/timestamp.js";
 import { isWild } from "../keyexpr/index.js";
 
 /** Longest opaque part of an ETag we accept (a version is far shorter). */
 export const MAX_ETAG_LENGTH = 256;
-/** Most ETags an `If-Match` or `If-None-Match` list may name. */
-export const MAX_ETAG_LIST = 16;
+/** Most ETags an `If-Match` or `If-None-Match` list may name: as many versions as the core takes. */
+export const MAX_ETAG_LIST = MAX_MATCH_VERSIONS;
 
 /** The strong ETag of a stored sample: its version (the timestamp's encoding), quoted. */
 export function etagOf(timestamp: Timestamp): string {
   return `"${timestamp.encode()}"`;
-}
-
-/**
- * The timestamp a single-key GET's ETag comes from: that of the newest reply for exactly `key`
- * (the consolidated one when several storages hold it). None for a wildcard expression or
- * replies without a timestamp (evals, the admin space).
- */
-export function newestTimestamp(key: string, replies: readonly Reply[]): Timestamp | undefined {
-  if (isWild(key)) return undefined;
-  let newest: Timestamp | undefined;
-  for (const r of replies) {
-    if (r.kind !== "ok" || r.sample.key !== key) continue;
-    const ts = r.sample.timestamp;
-    if (ts && (newest === undefined || ts.compare(newest) > 0)) newest = ts;
-  }
-  return newest;
 }
 
 /** True when a request carries a condition header. */
@@ -39,28 +23,18 @@ export function hasConditions(headers: { "if-match"?: string; "if-none-match"?: 
 }
 
 /**
- * What a write's condition headers ask, once parsed:
- * - `version`: one strong ETag, checked by the storages with the write (the fast path);
- * - `oneOf`: a list of ETags, or `*` (any version: the key exists), decided by reading the
- *   key's version and then writing conditionally on it;
- * - `absent`: `If-None-Match: *`, create only.
- */
-export type WritePrecondition =
-  | { kind: "version"; version: string }
-  | { kind: "oneOf"; versions: ReadonlySet<string> | "any" }
-  | { kind: "absent" };
-
-/**
- * Parses the condition headers of a PUT, PATCH or DELETE on `key`; undefined when there are
- * none. Throws `bad_input` for malformed or unsupported ones, `precondition_failed` for an
- * `If-Match` that can never hold (only weak ETags: If-Match compares strongly).
+ * The write condition of a PUT, PATCH or DELETE on `key`, from its condition headers, as the
+ * core takes it (`Session.putIf`, docs/conditional-writes.md): `If-Match` is `ifMatch` (its
+ * strong ETags, or `*`), `If-None-Match: *` is `ifAbsent`. Undefined when there are none.
+ * Throws `bad_input` for malformed or unsupported ones, `precondition_failed` for an `If-Match`
+ * that can never hold (only weak ETags: If-Match compares strongly).
  */
 export function writePrecondition(
   method: "PUT" | "PATCH" | "DELETE",
   key: string,
   ifMatch: string | undefined,
   ifNoneMatch: string | undefined,
-): WritePrecondition | undefined {
+): WriteIf | undefined {
   if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
   if (ifMatch !== undefined && ifNoneMatch !== undefined)
     throw ZestError.badRequest("give either If-Match or If-None-Match, not both");
@@ -72,20 +46,23 @@ export function writePrecondition(
     if (ifNoneMatch.trim() !== "*")
       throw ZestError.badRequest("on a write, If-None-Match takes only * (create only if absent)");
     if (method === "DELETE") throw ZestError.badRequest("If-None-Match: * applies to PUT and PATCH, not DELETE");
-    return { kind: "absent" };
+    return IF_ABSENT;
   }
   const tags = parseEtagList(ifMatch!, "If-Match");
-  if (tags === "any") return { kind: "oneOf", versions: "any" };
+  if (tags === "any") return IF_MATCH_ANY;
   // RFC 9110 §13.1.1: If-Match compares strongly, so a weak ETag never matches.
-  const strong = tags.filter((t) => !t.weak).map((t) => t.opaque);
+  const strong: string[] = [];
+  for (const t of tags) if (!t.weak) strong.push(t.opaque);
   if (strong.length === 0)
     throw new ZestError(
       "precondition_failed",
       "write condition failed: If-Match compares strong ETags, and a weak one (W/) never matches",
     );
-  if (strong.length === 1) return { kind: "version", version: strong[0]! };
-  return { kind: "oneOf", versions: new Set(strong) };
+  return { ifMatch: strong };
 }
+
+const IF_ABSENT: WriteIf = Object.freeze({ ifAbsent: true });
+const IF_MATCH_ANY: WriteIf = Object.freeze({ ifMatch: "*" });
 
 /** One entity tag of a condition header: its opaque part (without quotes) and weakness. */
 interface EntityTag {

@@ -13,7 +13,7 @@ import type { ZestConfig } from "../../src/config/config.js";
 import { silentLogger } from "../../src/core/log.js";
 import type { Reply } from "../../src/core/reply.js";
 import { type Layout, renderLayout } from "../../src/rest/layout.js";
-import { STREAM_ENTRIES } from "../../src/rest/server.js";
+import { STREAM_ENTRIES } from "../../src/rest/read-path.js";
 import { codecA } from "../../src/rest/variant-a.js";
 import { codecB, variantB } from "../../src/rest/variant-b.js";
 import { startZest, type Zest } from "../../src/runtime.js";

@@ -1,0 +1,236 @@
+/**
+ * The write path of the REST gateway (docs/rest-gateway.md): PUT, PATCH and DELETE, with
+ * callbacks rather than an async pipeline. Writes are the hot path, and the response goes out
+ * as soon as every storage has the sample: in the same turn when every one took it at once.
+ * The order: the page's origin, the key, admin permissions and `Host`, authentication, the
+ * access decision, the conditions, then the body. Conditional writes are the core's
+ * (`Session.putIf`, docs/conditional-writes.md).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AccessControl, Principal } from "../access/access.js";
+import { isAllowedHost } from "../access/origin.js";
+import type { WriteIf } from "../core/conditional-write.js";
+import { ZestError } from "../core/errors.js";
+import type { Logger } from "../core/log.js";
+import type { Session } from "../core/session.js";
+import { SETTLED } from "../core/settled.js";
+import type { Timestamp } from "../core/timestamp.js";
+import { type AdminPermissions, checkWrite, isAdmin } from "./access.js";
+import { type BodyWatch, readBody } from "./body.js";
+import type { RestCodec } from "./codec.js";
+import { etagOf, writePrecondition } from "./conditions.js";
+import { CORS_ORIGIN, CORS_PLAIN, NO_CORS, type OriginPolicy, writeCorsHeaders, writeOriginAllowed } from "./cors.js";
+import { credentialsOf } from "./credentials.js";
+import { sendError } from "./respond.js";
+
+/** Request metrics of the writes: `served` once a write is answered, with the time it came. */
+export interface WriteMetrics {
+  served(req: IncomingMessage, res: ServerResponse, start: number): void;
+}
+
+/** What the write path works with, built once by the server. */
+export interface WritePathOptions {
+  readonly session: Session;
+  readonly codec: RestCodec;
+  readonly access: AccessControl;
+  readonly permissions: AdminPermissions;
+  /** Largest request body accepted, in bytes; larger ones get a 413. */
+  readonly bodyLimit: number;
+  readonly bodyWatch: BodyWatch;
+  /** Which pages may write, and which `Host` names the router. */
+  readonly origins: OriginPolicy;
+  readonly metrics: WriteMetrics | undefined;
+  readonly logger: Logger;
+}
+
+const WRITE_HEADERS: Readonly<Record<string, string | number>> = Object.freeze({ ...CORS_PLAIN, "content-length": 0 });
+const WRITE_HEADERS_NO_CORS: Readonly<Record<string, string | number>> = Object.freeze({ "content-length": 0 });
+
+/** PUT, PATCH and DELETE, each counted once answered (`answered` or `writeFailed`). */
+export class WritePath {
+  private readonly session: Session;
+  private readonly codec: RestCodec;
+  private readonly access: AccessControl;
+  private readonly permissions: AdminPermissions;
+  private readonly bodyLimit: number;
+  private readonly bodyWatch: BodyWatch;
+  private readonly origins: OriginPolicy;
+  private readonly metrics: WriteMetrics | undefined;
+  private readonly logger: Logger;
+
+  constructor(options: WritePathOptions) {
+    this.session = options.session;
+    this.codec = options.codec;
+    this.access = options.access;
+    this.permissions = options.permissions;
+    this.bodyLimit = options.bodyLimit;
+    this.bodyWatch = options.bodyWatch;
+    this.origins = options.origins;
+    this.metrics = options.metrics;
+    this.logger = options.logger;
+  }
+
+  /**
+   * A write, from its arrival (`begun`: `performance.now()` then, 0 without metrics) to its
+   * answer: the checks that need no client identity, then authentication, then `writeAllowed`.
+   */
+  write(req: IncomingMessage, res: ServerResponse, method: "PUT" | "PATCH" | "DELETE", begun: number): void {
+    const { codec, session, permissions } = this;
+    const cors = writeCorsHeaders(req, codec);
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    let key: string;
+    let principal: Principal | Promise<Principal> | undefined;
+    try {
+      const origin = req.headers.origin;
+      if (origin !== undefined && !writeOriginAllowed(this.origins, origin, req.headers.host)) {
+        throw ZestError.forbidden(
+          `writes from pages on ${origin.slice(0, 200)} are refused: add the origin to plugins.rest.cors.allowed_origins`,
+        );
+      }
+      const path = q === -1 ? url : url.slice(0, q);
+      key = codec.pathToKey(path, session.zid, true, session.keyExprLimits);
+      if (isAdmin(key)) {
+        checkWrite(permissions, key, req);
+        // A page that rebinds its own domain name to this router's address passes every
+        // same-origin check; it cannot make the Host header name the router.
+        if (!isAllowedHost(req.headers.host, this.origins.allowedHosts)) {
+          throw ZestError.forbidden(
+            `admin writes need a Host header naming this router (an IP address, localhost, or a name in plugins.rest.allowed_hosts), not ${JSON.stringify((req.headers.host ?? "").slice(0, 200))}`,
+          );
+        }
+      }
+      if (this.access.enabled) principal = this.access.authenticate(credentialsOf(req));
+    } catch (err) {
+      this.writeFailed(req, res, cors, err, begun);
+      return;
+    }
+    if (principal instanceof Promise) {
+      principal.then(
+        (p) => this.writeAllowed(req, res, method, key, cors, p, begun),
+        (err: unknown) => this.writeFailed(req, res, cors, err, begun),
+      );
+    } else this.writeAllowed(req, res, method, key, cors, principal, begun);
+  }
+
+  /** Counts a write's answer, just ended. */
+  private answered(req: IncomingMessage, res: ServerResponse, begun: number): void {
+    this.metrics?.served(req, res, begun);
+  }
+
+  /** Answers a write with its error, and counts it. */
+  private writeFailed(
+    req: IncomingMessage,
+    res: ServerResponse,
+    cors: Record<string, string>,
+    err: unknown,
+    begun: number,
+  ): void {
+    sendError(req, res, cors, err, this.logger);
+    this.answered(req, res, begun);
+  }
+
+  /** The rest of a write, once the client is known: the access decision, then the body. */
+  private writeAllowed(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: "PUT" | "PATCH" | "DELETE",
+    key: string,
+    cors: Readonly<Record<string, string>>,
+    principal: Principal | undefined,
+    begun: number,
+  ): void {
+    const { codec, session } = this;
+    let precondition: WriteIf | undefined;
+    try {
+      if (principal !== undefined) {
+        const message = method === "DELETE" ? "delete" : "put";
+        const decision = this.access.decide(principal, message, key);
+        // A write that reaches outside the user's rules is refused whole: nothing is written.
+        if (decision !== "allow")
+          throw this.access.refusal(
+            principal,
+            `${message} ${key}${decision === "partial" ? " (it reaches keys outside the allowed ones)" : ""}`,
+          );
+      }
+      // Never a silent 200 (docs/rest-gateway.md §A.4): an admin write nobody takes (a typo in
+      // the path, a router that does not exist) is refused. Another router's admin space,
+      // reached through the fabric, takes writes to its own `@/router/<zid>/...`.
+      if (isAdmin(key) && !session.interest.hasSubscriber(key)) {
+        const path = (req.url ?? "/").split("?")[0]!;
+        throw ZestError.notFound(
+          `no admin key takes writes at ${path}: storages are configured under ${codec.adminConfigPath(session.zid)}`,
+        );
+      }
+      // The condition comes after the access decision: a refused client learns nothing of the key.
+      precondition = writePrecondition(method, key, req.headers["if-match"], req.headers["if-none-match"]);
+    } catch (err) {
+      this.writeFailed(req, res, cors, err, begun);
+      return;
+    }
+    readBody(req, this.bodyLimit, this.bodyWatch, (err, body) => {
+      if (err) {
+        this.writeFailed(req, res, cors, err, begun);
+        return;
+      }
+      if (precondition) {
+        const written =
+          method === "DELETE"
+            ? session.deleteIf(key, precondition)
+            : session.putIf(key, body!, precondition, { encoding: codec.encodingFor(req.headers["content-type"]) });
+        // Every storage took the write at once (the memory volume): answer now, not a microtask later.
+        if (!(written instanceof Promise)) this.conditionalAnswer(req, res, method, cors, written, begun);
+        else
+          written.then(
+            (ts) => this.conditionalAnswer(req, res, method, cors, ts, begun),
+            (e: unknown) => this.writeFailed(req, res, cors, e, begun),
+          );
+        return;
+      }
+      const done =
+        method === "DELETE"
+          ? session.delete(key)
+          : session.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) });
+      const answer = (): void => {
+        res.writeHead(
+          codec.writeStatus,
+          cors === CORS_PLAIN
+            ? WRITE_HEADERS
+            : cors === NO_CORS
+              ? WRITE_HEADERS_NO_CORS
+              : { ...cors, "content-length": 0 },
+        );
+        res.end();
+        this.answered(req, res, begun);
+      };
+      // Every storage took the write synchronously (the memory volume): answer now, not a microtask later.
+      if (done === SETTLED) answer();
+      else done.then(answer, (e: unknown) => this.writeFailed(req, res, cors, e, begun));
+    });
+  }
+
+  /**
+   * The answer of a conditional write that took effect: the new ETag, made from the written
+   * sample's timestamp (none for a DELETE: a deleted key has no representation).
+   */
+  private conditionalAnswer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: "PUT" | "PATCH" | "DELETE",
+    cors: Readonly<Record<string, string>>,
+    written: Timestamp,
+    begun: number,
+  ): void {
+    const etag = method === "DELETE" ? undefined : etagOf(written);
+    res.writeHead(
+      this.codec.writeStatus,
+      etag === undefined
+        ? { ...cors, "content-length": 0 }
+        : cors === CORS_ORIGIN
+          ? { ...cors, "content-length": 0, etag, "access-control-expose-headers": "ETag" }
+          : { ...cors, "content-length": 0, etag },
+    );
+    res.end();
+    this.answered(req, res, begun);
+  }
+}
