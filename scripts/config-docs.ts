@@ -3,11 +3,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { configReference, REFERENCE_END, REFERENCE_START } from "../src/config/reference.js";
 import { defaultStartOptions } from "../src/defaults.js";
-import {
-  VOLUME_OPTIONS_END,
-  VOLUME_OPTIONS_START,
-  volumeOptionsReference,
-} from "../src/storage/options-reference.js";
+import { VOLUME_OPTIONS_END, VOLUME_OPTIONS_START, volumeOptionsReference } from "../src/storage/options-reference.js";
 import { memoryDriver } from "../src/storage/volumes/memory.js";
 
 const PAGE = new URL("../docs/configuration.md", import.meta.url);

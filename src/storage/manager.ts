@@ -454,7 +454,9 @@ export class StorageManager {
     };
     for (const [id, v] of volumes) {
       if (typeof v !== "object" || v === null) continue;
-      const driver = this.drivers.get(typeof (v as VolumeConfig).backend === "string" ? String((v as VolumeConfig).backend) : id);
+      const driver = this.drivers.get(
+        typeof (v as VolumeConfig).backend === "string" ? String((v as VolumeConfig).backend) : id,
+      );
       if (driver) add(driver.options.volume, v);
     }
     for (const s of storages.values()) {

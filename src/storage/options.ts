@@ -106,17 +106,12 @@ export function booleanOpt(description: string) {
 /** A whole number option from `min` to `max` (a number, or its decimal string). */
 export function intOpt(description: string, min: number, max: number = Number.MAX_SAFE_INTEGER) {
   const range = max === Number.MAX_SAFE_INTEGER ? `a whole number of at least ${min}` : `between ${min} and ${max}`;
+  const error = (iss: { input?: unknown }) => `must be ${range} (got ${shown(iss.input)})`;
   return labelled(
     z
-      .union([z.number(), z.string().regex(/^\s*\d+\s*$/)], { error: (iss) => `must be ${range} (got ${shown(iss.input)})` })
+      .union([z.number(), z.string().regex(/^\s*\d+\s*$/, { error })], { error })
       .transform((v) => Number(v))
-      .pipe(
-        z
-          .number()
-          .int({ error: (iss) => `must be ${range} (got ${shown(iss.input)})` })
-          .min(min, { error: (iss) => `must be ${range} (got ${shown(iss.input)})` })
-          .max(max, { error: (iss) => `must be ${range} (got ${shown(iss.input)})` }),
-      ),
+      .pipe(z.number().int({ error }).min(min, { error }).max(max, { error })),
     "integer",
     description,
   );
@@ -128,14 +123,12 @@ export function intOpt(description: string, min: number, max: number = Number.MA
  */
 export function choiceOpt<T>(description: string, choices: ReadonlyMap<string, T>, expected: string) {
   return labelled(
-    z
-      .string({ error: (iss) => `must be ${expected} (got ${shown(iss.input)})` })
-      .transform((v, ctx) => {
-        const meaning = choices.get(v.toLowerCase());
-        if (meaning !== undefined) return meaning;
-        ctx.addIssue({ code: "custom", message: `must be ${expected} (got "${v}")` });
-        return z.NEVER;
-      }),
+    z.string({ error: (iss) => `must be ${expected} (got ${shown(iss.input)})` }).transform((v, ctx) => {
+      const meaning = choices.get(v.toLowerCase());
+      if (meaning !== undefined) return meaning;
+      ctx.addIssue({ code: "custom", message: `must be ${expected} (got "${v}")` });
+      return z.NEVER;
+    }),
     "string",
     description,
   );
@@ -148,17 +141,15 @@ export function choiceOpt<T>(description: string, choices: ReadonlyMap<string, T
 export function stringListOpt(description: string, check?: (item: string) => string | undefined) {
   const message = "must be a list of strings or a comma-separated string";
   return labelled(
-    z
-      .union([z.array(z.string()), z.string()], { error: () => message })
-      .transform((v, ctx) => {
-        const list = (typeof v === "string" ? v.split(",") : v).map((s) => s.trim()).filter((s) => s !== "");
-        if (list.length === 0) ctx.addIssue({ code: "custom", message: "must not be empty" });
-        for (const item of list) {
-          const why = check?.(item);
-          if (why !== undefined) ctx.addIssue({ code: "custom", message: why });
-        }
-        return list;
-      }),
+    z.union([z.array(z.string()), z.string()], { error: () => message }).transform((v, ctx) => {
+      const list = (typeof v === "string" ? v.split(",") : v).map((s) => s.trim()).filter((s) => s !== "");
+      if (list.length === 0) ctx.addIssue({ code: "custom", message: "must not be empty" });
+      for (const item of list) {
+        const why = check?.(item);
+        if (why !== undefined) ctx.addIssue({ code: "custom", message: why });
+      }
+      return list;
+    }),
     "list of strings",
     description,
   );

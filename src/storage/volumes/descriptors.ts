@@ -61,7 +61,10 @@ const sqliteFileOpts = {
 };
 
 /** `url` and `path` name the same thing: one of them. */
-function oneFile(o: { url?: string; path?: string }, ctx: { addIssue(issue: { code: "custom"; message: string }): void }) {
+function oneFile(
+  o: { url?: string; path?: string },
+  ctx: { addIssue(issue: { code: "custom"; message: string }): void },
+) {
   if (o.url !== undefined && o.path !== undefined)
     ctx.addIssue({ code: "custom", message: "give either `url` or `path`, not both" });
 }

@@ -221,7 +221,6 @@ interface FullRow extends Row {
  */
 export const SCAN_PAGE_ROWS = 256;
 
-
 /** Keys sort with `/` (0x2F) right before `0` (0x30): `[p, p + "0")` is `p` and everything under `p/`. */
 const AFTER_SLASH = "0";
 
