@@ -73,14 +73,25 @@ export function optionsObject<T extends z.ZodRawShape>(shape: T) {
   });
 }
 
-/** A string option; `check` (optional) refuses some strings with the reason it returns. */
+/** The longest string option (a path, a URL, a name): longer is refused before any check. */
+export const MAX_OPTION_LENGTH = 4096;
+/** The most items a list option holds. */
+export const MAX_OPTION_ITEMS = 64;
+
+/**
+ * A string option, at most `MAX_OPTION_LENGTH` long; `check` (optional) refuses some strings
+ * with the reason it returns.
+ */
 export function stringOpt(description: string, check?: (v: string) => string | undefined) {
-  const base = z.string({
-    error: (iss) => (iss.input === undefined ? "is required" : `must be a string (got ${shown(iss.input)})`),
-  });
+  const base = z
+    .string({
+      error: (iss) => (iss.input === undefined ? "is required" : `must be a string (got ${shown(iss.input)})`),
+    })
+    .max(MAX_OPTION_LENGTH, { error: `must be at most ${MAX_OPTION_LENGTH} characters long` });
   return labelled(
     check
       ? base.superRefine((v, ctx) => {
+          if (v.length > MAX_OPTION_LENGTH) return; // already refused
           const why = check(v);
           if (why !== undefined) ctx.addIssue({ code: "custom", message: why });
         })
@@ -140,10 +151,17 @@ export function choiceOpt<T>(description: string, choices: ReadonlyMap<string, T
  */
 export function stringListOpt(description: string, check?: (item: string) => string | undefined) {
   const message = "must be a list of strings or a comma-separated string";
+  const item = z
+    .string({ error: message })
+    .max(MAX_OPTION_LENGTH, { error: `must be at most ${MAX_OPTION_LENGTH} characters long` });
   return labelled(
-    z.union([z.array(z.string()), z.string()], { error: () => message }).transform((v, ctx) => {
+    z.union([z.array(item), item], { error: () => message }).transform((v, ctx) => {
       const list = (typeof v === "string" ? v.split(",") : v).map((s) => s.trim()).filter((s) => s !== "");
       if (list.length === 0) ctx.addIssue({ code: "custom", message: "must not be empty" });
+      if (list.length > MAX_OPTION_ITEMS) {
+        ctx.addIssue({ code: "custom", message: `must hold at most ${MAX_OPTION_ITEMS} items` });
+        return list;
+      }
       for (const item of list) {
         const why = check?.(item);
         if (why !== undefined) ctx.addIssue({ code: "custom", message: why });

@@ -60,6 +60,27 @@ test("malformed and out-of-range values are refused naming the option and what i
     assert.throws(() => parseOptions(schema, options, "v"), badInput(re), JSON.stringify(options));
 });
 
+test("oversized strings and lists are refused before any other check", () => {
+  const long = "x".repeat(4097);
+  assert.throws(
+    () => parseOptions(schema, { path: long }, "v"),
+    badInput(/`path` of v must be at most 4096 characters long/),
+  );
+  assert.equal(parseOptions(schema, { path: "x".repeat(4096) }, "v").path?.length, 4096);
+  assert.throws(
+    () => parseOptions(sqliteOptions.storage.schema, { table: long }, "s"),
+    badInput(/^`table` of s must be at most 4096 characters long$/),
+  );
+  assert.throws(
+    () => parseOptions(schema, { servers: Array.from({ length: 65 }, (_, i) => `s${i}`) }, "v"),
+    badInput(/`servers` of v must hold at most 64 items/),
+  );
+  assert.throws(
+    () => parseOptions(schema, { servers: [long] }, "v"),
+    badInput(/`servers.0` of v must be at most 4096 characters long/),
+  );
+});
+
 test("an oversized value is shown cut short in the message", () => {
   assert.throws(
     () => parseOptions(schema, { path: 7, flag: "x".repeat(10_000) }, "v"),
