@@ -4,7 +4,7 @@
  * storage manager can refuse a misspelled option and check run-time volumes against
  * `allowed_paths`/`allowed_hosts` without knowing any driver. See docs/adding-a-volume.md.
  */
-import { closest } from "fastest-levenshtein";
+import { closest, distance } from "fastest-levenshtein";
 import { z } from "zod";
 import type { HostRef, Reach } from "../config/admission.js";
 import { ZestError } from "../core/errors.js";
@@ -47,7 +47,7 @@ export const VOLUME_KEYS = {
 /** The label of an option's type in the configuration reference (`docs/configuration.md`). */
 const TYPE_LABELS = new WeakMap<z.ZodType, string>();
 
-/** The type label `schema` was made with (see `optionType`), if any. */
+/** The type label the option readers below gave `schema`, if any. */
 export function optionType(schema: z.ZodType): string | undefined {
   return TYPE_LABELS.get(schema);
 }
@@ -60,17 +60,24 @@ function labelled<T extends z.ZodType>(schema: T, label: string, description: st
 }
 
 /**
- * A closed object of options: an unknown key is an issue whose message is the closest known key,
- * which `parseOptions` turns into `unknown option "pth" of volume v (did you mean "path"?)`.
+ * A closed object of options. An unknown key is an issue whose message is a hint: the closest
+ * known key when it is close enough to be a typo (`did you mean "path"?`), otherwise the known
+ * keys; `parseOptions` words it as `unknown option "pth" of volume v (did you mean "path"?)`.
  */
 export function optionsObject<T extends z.ZodRawShape>(shape: T) {
   const known = Object.keys(shape);
   return z.strictObject(shape, {
-    error: (iss) =>
-      iss.code === "unrecognized_keys" && known.length > 0
-        ? `did you mean "${closest(String(iss.keys[0]), known)}"?`
-        : undefined,
+    error: (iss) => (iss.code === "unrecognized_keys" ? unknownKeyHint(String(iss.keys[0]), known) : undefined),
   });
+}
+
+/** The hint for an unknown key `key` among `known`. */
+function unknownKeyHint(key: string, known: readonly string[]): string {
+  if (known.length === 0) return "this level takes no option";
+  const near = closest(key, known as string[]);
+  // Within half the key's length (at least 2 edits) it reads as a typo; further, it is a guess.
+  if (distance(key, near) <= Math.max(2, Math.ceil(key.length / 2))) return `did you mean "${near}"?`;
+  return `known options: ${known.join(", ")}`;
 }
 
 /** The longest string option (a path, a URL, a name): longer is refused before any check. */
@@ -231,7 +238,7 @@ export function describeOptionIssue(issue: z.core.$ZodIssue, where: string): str
   const path = issue.path.map(String);
   if (issue.code === "unrecognized_keys") {
     const key = [...path, String(issue.keys[0])].join(".");
-    const hint = issue.message.startsWith("did you mean") ? ` (${issue.message})` : "";
+    const hint = /^(did you mean|known options|this level)/.test(issue.message) ? ` (${issue.message})` : "";
     return `unknown option "${key}" of ${where}${hint}`;
   }
   if (path.length === 0) return `${where}: ${issue.message}`;

@@ -10,6 +10,7 @@ import {
   stringOpt,
 } from "../../src/storage/options.js";
 import { jetstreamOptions, sqliteOptions } from "../../src/storage/volumes/descriptors.js";
+import { influxdbOptions } from "../../src/storage/volumes/influxdb.js";
 
 const schema = optionsObject({
   path: stringOpt("a file").optional(),
@@ -25,10 +26,19 @@ test("an unknown option is refused naming it, where it was given, and the closes
     () => parseOptions(schema, { pth: "/x" }, "volume v"),
     badInput(/^unknown option "pth" of volume v \(did you mean "path"\?\)$/),
   );
-  // Nested objects name the full path.
+  // Too far from every known option to be a typo: the known options instead of a guess.
+  assert.throws(
+    () => parseOptions(schema, { token: "t" }, "volume v"),
+    badInput(/^unknown option "token" of volume v \(known options: path, flag, count, servers\)$/),
+  );
   assert.throws(
     () => parseOptions(jetstreamOptions.storage.schema, { bukcet: "b" }, "jetstream storage s"),
     badInput(/unknown option "bukcet" of jetstream storage s \(did you mean "bucket"\?\)/),
+  );
+  // Nested objects name the full path.
+  assert.throws(
+    () => parseOptions(influxdbOptions.volume.schema, { url: "http://h", private: { usrname: "u" } }, "volume v"),
+    badInput(/^unknown option "private\.usrname" of volume v \(did you mean "username"\?\)$/),
   );
 });
 
