@@ -250,9 +250,7 @@ export class StorageManager {
       const cfg = asObject(config, `volume ${id}`);
       checkSchema(volumeSchema, cfg, ["plugins", "storage_manager", "volumes", id]);
       const driver = this.driverFor(id, cfg);
-      // The driver's schema first (a misspelled option is a 400 naming it), then what it reaches.
-      if (opts.runtime !== false) admit(driver.options.volume, cfg, `volume ${id}`, this.admission);
-      else parseOptions(driver.options.volume.schema, cfg, `volume ${id}`);
+      this.checkOptions(driver.options.volume, cfg, `volume ${id}`, opts);
       const prev = this.volumeConfigs.get(id);
       // The same config again is a no-op, unless the volume failed to open: then it is a retry.
       if (prev && isDeepStrictEqual(prev, cfg) && this.volumes.has(id)) return;
@@ -318,9 +316,7 @@ export class StorageManager {
         // Checked before the volume opens, so a misspelled option is refused even while it cannot.
         const { id: volumeId, options } = splitVolume(cfg.volume);
         const driver = this.driverOfVolume(volumeId);
-        const where = `${driver?.name ?? "the"} storage ${name}`;
-        if (driver && opts.runtime !== false) admit(driver.options.storage, options, where, this.admission);
-        else if (driver) parseOptions(driver.options.storage.schema, options, where);
+        if (driver) this.checkOptions(driver.options.storage, options, `${driver.name} storage ${name}`, opts);
       }
       const prev = this.storages.get(name);
       // The same config again is a no-op, unless the storage stands in for an unavailable
@@ -420,6 +416,17 @@ export class StorageManager {
       "storage available again: opened after a retry",
     );
     return true;
+  }
+
+  /**
+   * Checks options with their driver's schema (a 400 naming a bad or misspelled option); for a
+   * change written through the admin space, then what they reach and may set (403 otherwise).
+   */
+  private checkOptions(spec: OptionsSpec, raw: RawOptions, where: string, opts: ChangeOptions): void {
+    const parsed = parseOptions(spec.schema, raw, where);
+    if (opts.runtime === false) return;
+    const declared = { reach: spec.reaches?.(parsed) ?? {}, configFileOnly: spec.configFileOnly };
+    admitRuntimeOptions(raw, declared, where, this.admission);
   }
 
   /** The driver of volume `id` (opened, configured, or named after a driver), if it is known. */
@@ -629,15 +636,6 @@ function fromEntries<T>(entries: Iterable<readonly [string, T]>): Record<string,
   const out = Object.create(null) as Record<string, T>;
   for (const [k, v] of entries) out[k] = v;
   return out;
-}
-
-/**
- * Parses options written through the admin space with their driver's schema (400 naming a bad
- * option), then checks what they reach against the policy (403).
- */
-function admit(spec: OptionsSpec, raw: RawOptions, where: string, policy: AdmissionPolicy): void {
-  const parsed = parseOptions(spec.schema, raw, where);
-  admitRuntimeOptions(raw, { reach: spec.reaches?.(parsed) ?? {}, configFileOnly: spec.configFileOnly }, where, policy);
 }
 
 function restore<V>(map: Map<string, V>, key: string, value: V | undefined): void {
