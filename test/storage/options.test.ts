@@ -42,6 +42,13 @@ test("an unknown option is refused naming it, where it was given, and the closes
   );
 });
 
+test("option names are data: a `__proto__` key is an unknown option like any other", () => {
+  assert.throws(
+    () => parseOptions(schema, JSON.parse('{"__proto__": {"path": "/x"}}') as Record<string, unknown>, "volume v"),
+    badInput(/^unknown option "__proto__" of volume v/),
+  );
+});
+
 test("a misspelled option is reported before the required option it was meant to be", () => {
   const required = optionsObject({ url: stringOpt("a URL") });
   assert.throws(() => parseOptions(required, { ur: "http://h" }, "volume v"), badInput(/unknown option "ur"/));
