@@ -1,14 +1,26 @@
-// Writes the README's configuration reference from the schema (src/config/schema.ts).
+// Writes the generated blocks of docs/configuration.md: the configuration reference (from the
+// config schema) and the volume options reference (from each built-in driver's own schemas).
 import { readFileSync, writeFileSync } from "node:fs";
 import { configReference, REFERENCE_END, REFERENCE_START } from "../src/config/reference.js";
+import { defaultStartOptions } from "../src/defaults.js";
+import { VOLUME_OPTIONS_END, VOLUME_OPTIONS_START, volumeOptionsReference } from "../src/storage/options-reference.js";
+import { memoryDriver } from "../src/storage/volumes/memory.js";
 
-const README = new URL("../README.md", import.meta.url);
-const text = readFileSync(README, "utf8");
-const start = text.indexOf(REFERENCE_START);
-const end = text.indexOf(REFERENCE_END);
-if (start === -1 || end < start) {
-  console.error(`README.md has no ${REFERENCE_START} ... ${REFERENCE_END} block`);
-  process.exit(1);
+const PAGE = new URL("../docs/configuration.md", import.meta.url);
+
+function replaceBlock(text: string, start: string, end: string, body: string): string {
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
+  if (a === -1 || b < a) {
+    console.error(`docs/configuration.md has no ${start} ... ${end} block`);
+    process.exit(1);
+  }
+  return `${text.slice(0, a + start.length)}\n${body}\n${text.slice(b)}`;
 }
-writeFileSync(README, `${text.slice(0, start + REFERENCE_START.length)}\n${configReference()}\n${text.slice(end)}`);
-console.log("README.md: configuration reference written");
+
+let text = readFileSync(PAGE, "utf8");
+text = replaceBlock(text, REFERENCE_START, REFERENCE_END, configReference());
+const drivers = [memoryDriver, ...(defaultStartOptions().drivers ?? [])];
+text = replaceBlock(text, VOLUME_OPTIONS_START, VOLUME_OPTIONS_END, volumeOptionsReference(drivers));
+writeFileSync(PAGE, text);
+console.log("docs/configuration.md: configuration and volume options references written");

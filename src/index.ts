@@ -46,6 +46,25 @@ export type { StorageCapability, StoredLookup, Insertion, WriteResult } from "./
 export { memoryDriver } from "./storage/volumes/memory.js";
 export type { Fabric, FabricHost, FabricStatus } from "./core/fabric.js";
 export type { StorageBackend, Volume, VolumeDriver, VolumeContext, StoredEntry } from "./storage/backend.js";
+// What a volume driver describes its options with (docs/adding-a-volume.md).
+export {
+  booleanOpt,
+  choiceOpt,
+  credentialOpts,
+  driverOptions,
+  hostOf,
+  intOpt,
+  optionsObject,
+  parseOptions,
+  stringListOpt,
+  stringOpt,
+  VOLUME_KEYS,
+  type DriverOptions,
+  type HostRef,
+  type OptionsSpec,
+  type RawOptions,
+  type Reach,
+} from "./storage/options.js";
 export { startZest, type Zest, type StartOptions } from "./runtime.js";
 export { defaultStartOptions } from "./defaults.js";
 // SQLite and NATS are imported on first use (`zest/sqlite` and `zest/nats` export them eagerly).

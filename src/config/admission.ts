@@ -1,29 +1,25 @@
 /**
  * What a volume or storage created through the admin space may reach: files only under
  * `data_dir` or `storage_manager.allowed_paths`, hosts only in `storage_manager.allowed_hosts`
- * (by default the hosts of the volumes in the configuration file). See docs/configuration.md.
+ * (by default the hosts of the volumes in the configuration file). What options reach is
+ * declared by their driver (`reaches`); nothing here knows a driver, a scheme or an option
+ * name. See docs/configuration.md.
  */
 import { lstatSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { ZestError } from "../core/errors.js";
 
-/** Schemes whose URLs name a file; their path part is checked like a `path` option. */
-const FILE_SCHEMES = new Set(["sqlite:", "sqlite3:", "file:"]);
-/** Schemes whose URLs make the router connect somewhere. */
-const NET_SCHEMES = new Set(["http:", "https:", "nats:", "tls:", "ws:", "wss:"]);
-/** Default ports, so `host` and `host:port` entries both match a URL without a port. */
-const DEFAULT_PORT: Readonly<Record<string, string>> = {
-  "http:": "80",
-  "https:": "443",
-  "ws:": "80",
-  "wss:": "443",
-  "nats:": "4222",
-  "tls:": "4222",
-};
-/** Option names that hold a file or directory. */
-const FILE_KEY = /(^|_)(path|dir|file|filename)$/i;
-/** Options only the configuration file may set. */
-const CONFIG_FILE_ONLY = ["adopt_existing"];
+/** A host a volume connects to: its name (lower case) and port (the scheme's default when the URL has none). */
+export interface HostRef {
+  readonly hostname: string;
+  readonly port: string;
+}
+
+/** What a set of options makes the router reach: files it opens or creates, hosts it connects to. */
+export interface Reach {
+  readonly files?: readonly string[];
+  readonly hosts?: readonly HostRef[];
+}
 
 /** Where run-time volumes may reach. */
 export interface AdmissionPolicy {
@@ -38,91 +34,45 @@ export function admissionPolicy(opts: {
   dataDir?: string;
   allowedPaths?: readonly string[];
   allowedHosts?: readonly string[];
-  configuredVolumes: Iterable<unknown>;
+  /** The hosts the configured volumes reach, allowed when `allowedHosts` is not given. */
+  configuredHosts?: Iterable<HostRef>;
 }): AdmissionPolicy {
   const roots = [...(opts.dataDir !== undefined ? [opts.dataDir] : []), ...(opts.allowedPaths ?? [])];
   const hosts = new Set<string>();
   if (opts.allowedHosts) for (const h of opts.allowedHosts) hosts.add(h.toLowerCase());
-  else
-    for (const v of opts.configuredVolumes)
-      for (const u of urlsIn(v)) if (NET_SCHEMES.has(u.protocol)) hosts.add(hostPort(u));
+  else for (const h of opts.configuredHosts ?? []) hosts.add(hostPort(h));
   return { roots, hosts };
 }
 
 /**
- * Checks the options of a volume or storage written through the admin space; throws a
- * `forbidden` ZestError with the reason. Values of the wrong type are left to the driver (400).
+ * Checks what the options of a volume or storage written through the admin space reach, as
+ * their driver declares it, and refuses options only the configuration file may set (`raw`
+ * are the options as written). Throws a `forbidden` ZestError with the reason.
  */
-export function admitRuntimeOptions(options: unknown, what: string, policy: AdmissionPolicy): void {
-  if (typeof options !== "object" || options === null) return;
-  for (const key of CONFIG_FILE_ONLY) {
-    if (Object.hasOwn(options, key))
+export function admitRuntimeOptions(
+  raw: Readonly<Record<string, unknown>>,
+  declared: { reach: Reach; configFileOnly?: readonly string[] },
+  what: string,
+  policy: AdmissionPolicy,
+): void {
+  for (const key of declared.configFileOnly ?? []) {
+    if (Object.hasOwn(raw, key) && raw[key] !== undefined && raw[key] !== null)
       throw ZestError.forbidden(
         `${what}: \`${key}\` is honoured only from the configuration file, not from the admin space`,
       );
   }
-  for (const [key, value] of Object.entries(options)) {
-    for (const text of strings(value)) {
-      const url = parseUrl(text);
-      if (url && FILE_SCHEMES.has(url.protocol))
-        admitFile(decodeFileUrl(url, text, what), `\`${key}\` of ${what}`, policy);
-      else if (url && NET_SCHEMES.has(url.protocol)) admitHost(url, `\`${key}\` of ${what}`, policy);
-      else if (FILE_KEY.test(key)) admitFile(text, `\`${key}\` of ${what}`, policy);
-    }
-  }
+  for (const file of declared.reach.files ?? []) admitFile(file, what, policy);
+  for (const host of declared.reach.hosts ?? []) admitHost(host, what, policy);
 }
 
-/** `value` as strings: itself, the items of a list, or the parts of a comma-separated list of URLs. */
-function strings(value: unknown): string[] {
-  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === "string");
-  if (typeof value !== "string") return [];
-  return value.includes(",") && /^[a-z][a-z0-9+.-]*:\/\//i.test(value.trim())
-    ? value.split(",").map((s) => s.trim())
-    : [value];
+function hostPort(h: HostRef): string {
+  return h.port === "" ? h.hostname : `${h.hostname}:${h.port}`;
 }
 
-function urlsIn(value: unknown): URL[] {
-  if (typeof value !== "object" || value === null) return [];
-  const out: URL[] = [];
-  for (const v of Object.values(value)) {
-    if (typeof v === "object" && v !== null && !Array.isArray(v)) out.push(...urlsIn(v));
-    else
-      for (const s of strings(v)) {
-        const u = parseUrl(s);
-        if (u) out.push(u);
-      }
-  }
-  return out;
-}
-
-function parseUrl(text: string): URL | undefined {
-  if (!/^[a-z][a-z0-9+.-]*:/i.test(text)) return undefined;
-  try {
-    return new URL(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function hostPort(u: URL): string {
-  return `${u.hostname.toLowerCase()}:${u.port || DEFAULT_PORT[u.protocol] || ""}`;
-}
-
-function admitHost(u: URL, what: string, policy: AdmissionPolicy): void {
-  const host = u.hostname.toLowerCase();
-  if (policy.hosts.has(host) || policy.hosts.has(hostPort(u))) return;
+function admitHost(h: HostRef, what: string, policy: AdmissionPolicy): void {
+  if (policy.hosts.has(h.hostname) || policy.hosts.has(hostPort(h))) return;
   const allowed = policy.hosts.size > 0 ? `allowed: ${[...policy.hosts].join(", ")}` : "no host is allowed";
-  throw ZestError.forbidden(`${what}: host ${hostPort(u)} is not in storage_manager.allowed_hosts (${allowed})`);
-}
-
-function decodeFileUrl(u: URL, text: string, what: string): string {
-  if (u.hostname !== "" && u.hostname !== "localhost")
-    throw ZestError.forbidden(`${what}: a file URL must not name a host (got "${text}")`);
-  try {
-    return decodeURIComponent(u.pathname);
-  } catch {
-    throw ZestError.badRequest(`${what}: not a valid URL (got "${text}")`);
-  }
+  throw ZestError.forbidden(`${what}: host ${hostPort(h)} is not in storage_manager.allowed_hosts (${allowed})`);
 }
 
 /**

@@ -5,46 +5,15 @@
  * valid key. The README's configuration reference is generated from this file
  * (`npm run docs:config`).
  */
-import { closest } from "fastest-levenshtein";
 import { z } from "zod";
 import { accessControlSchema, restSecuritySchema } from "../access/schema.js";
 import { remoteApiSchema } from "../remote/schema.js";
+// The storage section lives with the storage side; the root schema is to be composed above both.
+import { storageManagerSchema } from "../storage/schema.js";
+import { closed } from "./closed-schema.js";
 
-/** Deepest nesting accepted in a config value or an admin body (objects and arrays). */
-export const MAX_DEPTH = 64;
-
-/** A schema with the keys it knows, so an unknown key can be answered with the closest one. */
-function closed<T extends z.ZodRawShape>(shape: T, description: string) {
-  const known = Object.keys(shape);
-  return z
-    .strictObject(shape, {
-      error: (iss) =>
-        iss.code === "unrecognized_keys" && known.length > 0
-          ? `did you mean ${closest(String(iss.keys[0]), known)}?`
-          : undefined,
-    })
-    .describe(description);
-}
-
-/** The one name a plain object reads as its prototype. */
-const PROTO = "__proto__";
-
-/**
- * A map of names (storages, volumes) to values. zod's record skips a `__proto__` key, so that
- * entry is checked here: names are data, and every name must be valid like any other.
- */
-function names<T extends z.ZodType>(value: T, description: string) {
-  return z
-    .unknown()
-    .superRefine((map, ctx) => {
-      if (typeof map !== "object" || map === null || !Object.hasOwn(map, PROTO)) return;
-      const r = value.safeParse((map as Record<string, unknown>)[PROTO]);
-      for (const issue of r.error?.issues ?? [])
-        ctx.addIssue({ ...issue, path: [PROTO, ...issue.path] } as Parameters<typeof ctx.addIssue>[0]);
-    })
-    .pipe(z.record(z.string(), value))
-    .describe(description);
-}
+export { depthProblem, describeIssue, MAX_DEPTH, problems } from "./closed-schema.js";
+export { savedStateSchema, storageManagerSchema, storageSchema, volumeSchema } from "../storage/schema.js";
 
 /**
  * Sections whose schemas live with the code that reads them. Replace an entry by that module's
@@ -64,51 +33,6 @@ export const sections = {
 };
 
 const hexId = z.string().regex(/^([0-9a-fA-F]{2}){1,16}$/, "expected 1 to 16 bytes of hex");
-
-/** A volume: `backend` (or Variant B's `lib`) names the driver; the rest are driver options. */
-export const volumeSchema = z
-  .looseObject({
-    backend: z
-      .string()
-      .optional()
-      .describe("driver: `memory`, `sqlite`, `influxdb`, `jetstream` (default: the volume's name)"),
-    lib: z.string().optional().describe("Variant B's name for `backend` (`sqlite3`, `influxdb`...)"),
-    adopt_existing: z
-      .boolean()
-      .optional()
-      .describe("SQLite: open a database zest did not create (config file only; never from the admin space)"),
-  })
-  .describe("a volume; other keys are options of its driver, checked by the driver");
-
-/** A storage: a key expression over a volume. */
-export const storageSchema = closed(
-  {
-    key_expr: z.string().describe("key expression the storage holds"),
-    volume: z
-      .union([z.string(), z.looseObject({ id: z.string().min(1) })])
-      .describe("volume name, or `{ id, ...storage options of its driver }`"),
-    selector: z.string().optional().describe("Variant B: the selector as it was written (shown back in listings)"),
-  },
-  "a storage",
-);
-
-export const storageManagerSchema = closed(
-  {
-    volumes: names(volumeSchema, "volumes by name").optional(),
-    storages: names(storageSchema, "storages by name").optional(),
-    allowed_paths: z
-      .array(z.string())
-      .optional()
-      .describe("directories (besides `data_dir`) where volumes created at run time may open files"),
-    allowed_hosts: z
-      .array(z.string())
-      .optional()
-      .describe(
-        "hosts (`host` or `host:port`) volumes created at run time may reach; default: those of the configured volumes",
-      ),
-  },
-  "storages and volumes",
-);
 
 const httpPort = z
   .union([z.number().int().min(0).max(65535), z.string()])
@@ -225,49 +149,3 @@ export const configSchema = closed(
   },
   "zest configuration",
 );
-
-/** `<data-dir>/storage_manager.json`: run-time changes, and what was removed from the config. */
-export const savedStateSchema = closed(
-  {
-    volumes: names(volumeSchema, "volumes by name").optional(),
-    storages: names(storageSchema, "storages by name").optional(),
-    removedStorages: z.array(z.string()).optional(),
-    removedVolumes: z.array(z.string()).optional(),
-  },
-  "saved storage manager state",
-);
-
-/** One problem found in a value, as a one-line reason. */
-export function describeIssue(issue: z.core.$ZodIssue, prefix: readonly string[]): string {
-  const path = [...prefix, ...issue.path.map(String)];
-  if (issue.code === "unrecognized_keys") {
-    const keys = issue.keys.map((k) => [...path, k].join("."));
-    const hint = issue.message.startsWith("did you mean") ? ` (${issue.message})` : "";
-    return keys.length === 1 ? `unknown key ${keys[0]}${hint}` : `unknown keys ${keys.join(", ")}${hint}`;
-  }
-  return `${path.length > 0 ? path.join(".") : "value"}: ${issue.message}`;
-}
-
-/**
- * Checks `value` against `schema` (after its depth); returns the one-line reasons, first
- * problem first, or an empty list when it is valid.
- */
-export function problems(schema: z.ZodType, value: unknown, prefix: readonly string[] = []): string[] {
-  const deep = depthProblem(value, prefix);
-  if (deep) return [deep];
-  const r = schema.safeParse(value);
-  return r.success ? [] : r.error.issues.map((i) => describeIssue(i, prefix));
-}
-
-/** A reason when `value` nests deeper than `MAX_DEPTH`, measured without recursion. */
-export function depthProblem(value: unknown, prefix: readonly string[] = [], limit = MAX_DEPTH): string | undefined {
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== "object" || v === null) continue;
-    if (depth + 1 > limit)
-      return `${prefix.length > 0 ? `${prefix.join(".")}: ` : ""}value nested deeper than ${limit} levels`;
-    for (const child of Object.values(v)) stack.push([child, depth + 1]);
-  }
-  return undefined;
-}

@@ -10,6 +10,7 @@ import { ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import type { TimeRange } from "../core/time-range.js";
 import type { Timestamp } from "../core/timestamp.js";
+import type { DriverOptions, RawOptions } from "./options.js";
 
 /** A value as a storage keeps it. */
 export interface StoredEntry {
@@ -166,7 +167,7 @@ export interface Volume {
    * Opens (or creates) the storage `name` on `keyExpr` with its volume-specific options.
    * Throws a `bad_input` ZestError for bad options and `unavailable` for an unreachable backend.
    */
-  createStorage(name: string, keyExpr: string, options: Readonly<Record<string, unknown>>): Promise<StorageBackend>;
+  createStorage(name: string, keyExpr: string, options: RawOptions): Promise<StorageBackend>;
   /** Status object shown in the admin space. */
   status(): Record<string, unknown>;
   close(): Promise<void>;
@@ -190,6 +191,16 @@ export interface VolumeDriver {
    * removed (the memory volume).
    */
   readonly builtIn?: boolean;
-  /** Validates the volume options and opens it; throws a `bad_input` ZestError naming the bad option. */
-  open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume>;
+  /**
+   * Its volume and storage options: closed schemas with their defaults, and the files and hosts
+   * they reach. The storage manager checks a volume's or storage's options with them before
+   * anything opens (an unknown option is a 400 naming it, exit 2 at start), and admits
+   * run-time volumes by what they reach (docs/configuration.md). Kept light: no heavy import.
+   */
+  readonly options: DriverOptions;
+  /**
+   * Parses the volume options (with `options.volume`) and opens it; throws a `bad_input`
+   * ZestError naming the bad option. `createStorage` parses its options with `options.storage`.
+   */
+  open(id: string, options: RawOptions, ctx: VolumeContext): Promise<Volume>;
 }

@@ -3,14 +3,16 @@ import JSON5 from "json5";
 import { dirname } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { canonize } from "../keyexpr/index.js";
-import { type AdmissionPolicy, admissionPolicy, admitRuntimeOptions } from "../config/admission.js";
+import { type AdmissionPolicy, admissionPolicy, admitRuntimeOptions, type HostRef } from "../config/admission.js";
+import { problems } from "../config/closed-schema.js";
 import { redactText } from "../config/redact.js";
-import { problems, savedStateSchema, storageSchema, volumeSchema } from "../config/schema.js";
 import { errorMessage, isServerSide, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import type { Session } from "../core/session.js";
 import type { Volume, VolumeContext, VolumeDriver } from "./backend.js";
 import { SerialQueue } from "../core/serial-queue.js";
+import { type OptionsSpec, parseOptions, type RawOptions } from "./options.js";
+import { savedStateSchema, storageSchema, volumeSchema } from "./schema.js";
 import { REOPEN_EVERY_MS, StorageService, UnavailableStorage } from "./service.js";
 
 /** Options of a volume: `backend` names the driver or one of its aliases (default: the volume's own name). */
@@ -125,7 +127,7 @@ export class StorageManager {
     this.statePath = options.statePath;
     this.retryEveryMs = options.retryEveryMs ?? REOPEN_EVERY_MS;
     for (const d of options.drivers) for (const name of [d.name, ...d.aliases]) this.drivers.set(name, d);
-    this.admission = admissionPolicy({ dataDir: this.ctx.dataDir, configuredVolumes: [] });
+    this.admission = admissionPolicy({ dataDir: this.ctx.dataDir });
   }
 
   /**
@@ -144,10 +146,7 @@ export class StorageManager {
       dataDir: this.ctx.dataDir,
       allowedPaths: config.allowed_paths,
       allowedHosts: config.allowed_hosts,
-      configuredVolumes: [
-        ...volumes.values(),
-        ...[...storages.values()].map((s) => (s as { volume?: unknown } | undefined)?.volume),
-      ],
+      configuredHosts: this.hostsOf(volumes, storages),
     });
     const saved = this.loadState();
     if (saved) {
@@ -250,8 +249,8 @@ export class StorageManager {
     return this.serial(async () => {
       const cfg = asObject(config, `volume ${id}`);
       checkSchema(volumeSchema, cfg, ["plugins", "storage_manager", "volumes", id]);
-      if (opts.runtime !== false) admitRuntimeOptions(cfg, `volume ${id}`, this.admission);
       const driver = this.driverFor(id, cfg);
+      this.checkOptions(driver.options.volume, cfg, `volume ${id}`, opts);
       const prev = this.volumeConfigs.get(id);
       // The same config again is a no-op, unless the volume failed to open: then it is a retry.
       if (prev && isDeepStrictEqual(prev, cfg) && this.volumes.has(id)) return;
@@ -313,8 +312,12 @@ export class StorageManager {
   putStorage(name: string, config: unknown, opts: ChangeOptions = {}): Promise<void> {
     return this.serial(async () => {
       const cfg = parseStorageConfig(name, config);
-      if (opts.runtime !== false && typeof cfg.volume === "object")
-        admitRuntimeOptions(cfg.volume, `storage ${name}`, this.admission);
+      if (typeof cfg.volume === "object") {
+        // Checked before the volume opens, so a misspelled option is refused even while it cannot.
+        const { id: volumeId, options } = splitVolume(cfg.volume);
+        const driver = this.driverOfVolume(volumeId);
+        if (driver) this.checkOptions(driver.options.storage, options, `${driver.name} storage ${name}`, opts);
+      }
       const prev = this.storages.get(name);
       // The same config again is a no-op, unless the storage stands in for an unavailable
       // backend: then it is a retry now (a 503 if it still fails, the stand-in staying).
@@ -413,6 +416,66 @@ export class StorageManager {
       "storage available again: opened after a retry",
     );
     return true;
+  }
+
+  /**
+   * Checks options with their driver's schema (a 400 naming a bad or misspelled option); for a
+   * change written through the admin space, then what they reach and may set (403 otherwise).
+   */
+  private checkOptions(spec: OptionsSpec, raw: RawOptions, where: string, opts: ChangeOptions): void {
+    const parsed = parseOptions(spec.schema, raw, where);
+    if (opts.runtime === false) return;
+    const declared = { reach: spec.reaches?.(parsed) ?? {}, configFileOnly: spec.configFileOnly };
+    admitRuntimeOptions(raw, declared, where, this.admission);
+  }
+
+  /** The driver of volume `id` (opened, configured, or named after a driver), if it is known. */
+  private driverOfVolume(id: string): VolumeDriver | undefined {
+    const open = this.volumes.get(id);
+    if (open) return this.drivers.get(open.driver);
+    const cfg = this.volumeConfigs.get(id);
+    if (cfg) {
+      try {
+        return this.driverFor(id, cfg);
+      } catch {
+        return undefined; // reported when the storage asks for its volume
+      }
+    }
+    return this.drivers.get(id);
+  }
+
+  /**
+   * The hosts the configured volumes and storages reach, by their drivers' declarations (the
+   * hosts run-time volumes may reach by default). Options that do not parse reach nothing here:
+   * they are refused when their volume or storage is put.
+   */
+  private hostsOf(volumes: ReadonlyMap<string, unknown>, storages: ReadonlyMap<string, unknown>): HostRef[] {
+    const hosts: HostRef[] = [];
+    const add = (spec: OptionsSpec, raw: unknown): void => {
+      if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return;
+      try {
+        hosts.push(...(spec.reaches?.(parseOptions(spec.schema, raw as RawOptions, "")).hosts ?? []));
+      } catch {
+        // refused later, with its reason
+      }
+    };
+    for (const [id, v] of volumes) {
+      if (typeof v !== "object" || v === null) continue;
+      const driver = this.drivers.get(
+        typeof (v as VolumeConfig).backend === "string" ? String((v as VolumeConfig).backend) : id,
+      );
+      if (driver) add(driver.options.volume, v);
+    }
+    for (const s of storages.values()) {
+      const volume = (s as { volume?: unknown } | undefined)?.volume;
+      if (typeof volume !== "object" || volume === null) continue;
+      const { id, ...options } = volume as { id?: unknown };
+      if (typeof id !== "string") continue;
+      const cfg = volumes.get(id) as VolumeConfig | undefined;
+      const driver = this.drivers.get(typeof cfg?.backend === "string" ? cfg.backend : id);
+      if (driver) add(driver.options.storage, options);
+    }
+    return hosts;
   }
 
   /** The driver name of volume `id` (opened, configured, or a driver's own name). */

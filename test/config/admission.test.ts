@@ -4,8 +4,13 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import type { ZestConfig } from "../../src/config/config.js";
+import { silentLogger } from "../../src/core/log.js";
+import { defaultStartOptions } from "../../src/defaults.js";
+import { startZest, type Zest } from "../../src/runtime.js";
 import { http } from "../support/http.js";
-import { A_CONFIG, B_BACKEND, JSON_CT, startRouter } from "./router.js";
+import { cacheDriver } from "./cache-driver.js";
+import { A_CONFIG, B_BACKEND, JSON_CT, startRouter, tempDir } from "./router.js";
 
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
 
@@ -155,6 +160,88 @@ describe("admin writes reach only allowed hosts", () => {
       assert.notEqual(any.status, 403, any.text);
     } finally {
       await z2.close();
+    }
+  });
+});
+
+describe("admission goes by what a driver declares, whatever its scheme", () => {
+  const dir = tempDir("zest-admission-decl-");
+
+  /** A router with the test `cache` driver (a redis:// host and dump files) registered. */
+  async function cacheRouter(config: ZestConfig): Promise<Zest & { url: string }> {
+    const options = defaultStartOptions();
+    const z = await startZest(
+      { ...config, plugins: { ...config.plugins, rest: { http_port: "127.0.0.1:0" } } },
+      { ...options, drivers: [...(options.drivers ?? []), cacheDriver], logger: silentLogger },
+    );
+    return Object.assign(z, { url: z.restUrl! });
+  }
+  const putVolume = (z: { url: string }, name: string, body: unknown) =>
+    http(z.url, "PUT", `${A_CONFIG}/volumes/${name}`, { body: JSON.stringify(body), headers: JSON_CT });
+
+  test("a redis:// host is refused unless in allowed_hosts (host, or host:port with the driver's default port)", async () => {
+    const z = await cacheRouter({ plugins: { storage_manager: { allowed_hosts: ["cache.example:6379"] } } });
+    try {
+      const refused = await putVolume(z, "evil", { backend: "cache", url: "redis://evil.example:6379" });
+      assert.equal(refused.status, 403, refused.text);
+      assert.match(refused.text, /host evil\.example:6379 is not in storage_manager\.allowed_hosts/);
+      const otherPort = await putVolume(z, "evil", { backend: "cache", url: "redis://cache.example:7000" });
+      assert.equal(otherPort.status, 403, otherPort.text);
+      assert.equal(
+        z.manager.listVolumes().some((v) => v.id === "evil"),
+        false,
+      );
+      // No port: the driver's default (6379) is the one allowed.
+      const allowed = await putVolume(z, "c", { backend: "cache", url: "redis://CACHE.example" });
+      assert.equal(allowed.status, 200, allowed.text);
+    } finally {
+      await z.close();
+    }
+  });
+
+  test("by default the hosts the configured volumes of that driver reach are allowed, and only those", async () => {
+    const z = await cacheRouter({
+      plugins: {
+        storage_manager: { volumes: { cfg: { backend: "cache", url: "redis://cache.example:6380" } }, storages: {} },
+      },
+    });
+    try {
+      assert.equal((await putVolume(z, "same", { backend: "cache", url: "redis://cache.example:6380" })).status, 200);
+      const other = await putVolume(z, "other", { backend: "cache", url: "redis://cache.example" });
+      assert.equal(other.status, 403, other.text);
+      assert.match(other.text, /allowed: cache\.example:6380/);
+    } finally {
+      await z.close();
+    }
+  });
+
+  test("a file the driver declares (on the volume or the storage) must lie under data_dir or allowed_paths", async () => {
+    const dataDir = join(dir(), "data");
+    const outside = join(dir(), "outside");
+    mkdirSync(dataDir);
+    mkdirSync(outside);
+    const z = await cacheRouter({
+      data_dir: dataDir,
+      plugins: { storage_manager: { allowed_hosts: ["cache.example"] } },
+    });
+    try {
+      const url = "redis://cache.example";
+      const out = await putVolume(z, "c", { backend: "cache", url, dump: join(outside, "dump.rdb") });
+      assert.equal(out.status, 403, out.text);
+      assert.match(out.text, /volume c: ".*dump\.rdb" is outside data_dir/);
+      const inside = await putVolume(z, "c", { backend: "cache", url, dump: join(dataDir, "dump.rdb") });
+      assert.equal(inside.status, 200, inside.text);
+      const storage = (snapshot: string) =>
+        http(z.url, "PUT", `${A_CONFIG}/storages/s`, {
+          body: JSON.stringify({ key_expr: "s/**", volume: { id: "c", snapshot } }),
+          headers: JSON_CT,
+        });
+      const sOut = await storage(join(outside, "s.snap"));
+      assert.equal(sOut.status, 403, sOut.text);
+      assert.match(sOut.text, /cache storage s: ".*s\.snap" is outside data_dir/);
+      assert.equal((await storage(join(dataDir, "s.snap"))).status, 200);
+    } finally {
+      await z.close();
     }
   });
 });

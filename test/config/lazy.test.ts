@@ -50,6 +50,25 @@ test("a router with memory storages only loads neither; its first SQLite storage
   assert.deepEqual(heavyModulesAfter(sqlite), ["better-sqlite3"]);
 });
 
+test("options of sqlite and jetstream volumes and storages are checked without loading their modules", () => {
+  const script = `
+    const { startZest, defaultStartOptions } = await import("./dist/index.js");
+    const { silentLogger } = await import("./dist/core/log.js");
+    const z = await startZest({ plugins: { rest: { http_port: "none" } } }, { ...defaultStartOptions(), logger: silentLogger });
+    const refused = [];
+    for (const put of [
+      () => z.manager.putVolume("db", { backend: "sqlite", pth: "/tmp/never.db" }),
+      () => z.manager.putVolume("js", { backend: "jetstream", server: "nats://127.0.0.1:1" }),
+      () => z.manager.putStorage("s", { key_expr: "s/**", volume: { id: "sqlite", tabel: "t" } }),
+      () => z.manager.putStorage("j", { key_expr: "j/**", volume: { id: "jetstream", buckt: "b" } }),
+    ])
+      await put().catch((e) => refused.push(e.kind));
+    if (refused.join() !== "bad_input,bad_input,bad_input,bad_input") throw new Error("not refused: " + refused);
+    await z.close();
+  `;
+  assert.deepEqual(heavyModulesAfter(script), []);
+});
+
 test("the zest/sqlite and zest/nats entry points load their dependencies (so the checks above can fail)", () => {
   assert.deepEqual(heavyModulesAfter('await import("./dist/sqlite.js");'), ["better-sqlite3"]);
   assert.ok(heavyModulesAfter('await import("./dist/nats.js");').includes("@nats-io/transport-node"));

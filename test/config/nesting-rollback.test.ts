@@ -54,7 +54,7 @@ describe("a write that cannot be saved is undone, and the client gets a 500 sayi
       mkdirSync(join(state, "blocker"), { recursive: true });
       const failures = [
         await put("storages", "new", { key_expr: "new/**", volume: "memory" }),
-        await put("storages", "kept", { key_expr: "kept/**", volume: { id: "memory", note: "replaced" } }),
+        await put("storages", "kept", { key_expr: "kept/**", volume: { id: "memory", quota: 4096 } }),
         await http(z.url, "DELETE", `${A_CONFIG}/storages/kept`),
         await put("volumes", "vol", { backend: "memory" }),
       ];

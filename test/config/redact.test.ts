@@ -57,7 +57,7 @@ for (const variant of ["a", "b"] as const) {
       url: "http://admin:s3cret@127.0.0.1:1",
       username: "admin",
       password: "hunter2",
-      token: "tok-123",
+      private: { password: "tok-123" },
     };
     const z = await startRouter(
       {

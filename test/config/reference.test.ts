@@ -2,14 +2,26 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { configReference, REFERENCE_END, REFERENCE_START } from "../../src/config/reference.js";
+import { defaultStartOptions } from "../../src/defaults.js";
+import {
+  VOLUME_OPTIONS_END,
+  VOLUME_OPTIONS_START,
+  volumeOptionsReference,
+} from "../../src/storage/options-reference.js";
+import { DEFAULT_MEMORY_QUOTA, memoryDriver } from "../../src/storage/volumes/memory.js";
 import { repoPath } from "../support/repo.js";
 
-test("the README's configuration reference is the one generated from the schema (npm run docs:config)", () => {
-  const readme = readFileSync(repoPath("README.md"), "utf8");
-  const start = readme.indexOf(REFERENCE_START);
-  const end = readme.indexOf(REFERENCE_END);
-  assert.ok(start !== -1 && end > start, "README.md lacks the generated reference block");
-  assert.equal(readme.slice(start + REFERENCE_START.length, end).trim(), configReference());
+/** The text between `start` and `end` in docs/configuration.md. */
+function block(start: string, end: string): string {
+  const page = readFileSync(repoPath("docs/configuration.md"), "utf8");
+  const a = page.indexOf(start);
+  const b = page.indexOf(end);
+  assert.ok(a !== -1 && b > a, `docs/configuration.md lacks the ${start} block`);
+  return page.slice(a + start.length, b).trim();
+}
+
+test("docs/configuration.md's configuration reference is the one generated from the schema (npm run docs:config)", () => {
+  assert.equal(block(REFERENCE_START, REFERENCE_END), configReference());
   // Every key of the sample config file in the README is in the reference.
   for (const key of [
     "data_dir",
@@ -20,4 +32,15 @@ test("the README's configuration reference is the one generated from the schema 
   ]) {
     assert.ok(configReference().includes(`| \`${key}\` |`), key);
   }
+});
+
+test("docs/configuration.md's volume options are those of the drivers' schemas, defaults included (npm run docs:config)", () => {
+  const drivers = [memoryDriver, ...(defaultStartOptions().drivers ?? [])];
+  const generated = volumeOptionsReference(drivers);
+  assert.equal(block(VOLUME_OPTIONS_START, VOLUME_OPTIONS_END), generated);
+  // Defaults come from the schemas the drivers parse with, so the page shows what the code does.
+  assert.ok(generated.includes(`| volume | \`quota\` | integer | \`${DEFAULT_MEMORY_QUOTA}\` |`), generated);
+  assert.ok(generated.includes("| storage | `create_db` | boolean | `true` |"), generated);
+  assert.ok(generated.includes("| volume | `timeout_ms` | integer | `5000` |"), generated);
+  for (const d of drivers) assert.ok(generated.includes(`#### \`${d.name}\``), d.name);
 });

@@ -267,6 +267,14 @@ export function runStorageContract(target: StorageContractTarget): void {
       await rejectsWith(target.open(fresh(), options), "bad_input", message);
   });
 
+  it(`${n}: an unknown storage option is refused with bad_input naming it`, async () => {
+    await rejectsWith(
+      target.open(fresh(), { no_such_option: 1 }),
+      "bad_input",
+      /unknown option "no_such_option" of \S+ storage \S+ \(known options: [a-z_, ]+\)/,
+    );
+  });
+
   it(`${n}: the storage service applies wildcard writes to every matching key, and remembers wildcard deletes`, async () => {
     const session = new Session(new Router({ zid: "0C" }));
     const backend = await target.open(fresh());

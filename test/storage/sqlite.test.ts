@@ -40,7 +40,7 @@ describe("sqlite volume: the storage contract", () => {
     // One file per storage name, so reopening a name reopens its data.
     open: (name, options = {}) => volume.createStorage(name, "**", { path: join(dir, `${name}.sqlite`), ...options }),
     badOptions: [
-      { options: { table: "bad-name" }, message: /`table` "bad-name"/ },
+      { options: { table: "bad-name" }, message: /`table` of sqlite storage \S+ "bad-name" is invalid/ },
       { options: { on_dispose: "explode" }, message: /`on_dispose`/ },
       { options: { path: 42 }, message: /`path`/ },
     ],

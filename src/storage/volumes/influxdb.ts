@@ -18,7 +18,19 @@ import type {
   WriteCondition,
   WriteResult,
 } from "../backend.js";
-import { booleanOption, choiceOption, credentialsOption, stringOption, type RawOptions } from "../options.js";
+import {
+  booleanOpt,
+  choiceOpt,
+  credentialOpts,
+  credentialsOf,
+  driverOptions,
+  hostOf,
+  optionsObject,
+  parseOptions,
+  type RawOptions,
+  stringOpt,
+  VOLUME_KEYS,
+} from "../options.js";
 
 /** Every request gets this long, so a dead server fails a put or a query instead of hanging it. */
 const REQUEST_TIMEOUT_MS = 5_000;
@@ -550,13 +562,59 @@ const ON_CLOSURE: ReadonlyMap<string, DisposePolicy> = new Map([
   ["drop_series", "drop_series"],
 ]);
 
-/** `on_dispose` (zenoh 0.4) or `on_closure` (zenoh 0.6); giving both with different meanings is a 400. */
-function disposePolicy(options: RawOptions, where: string): DisposePolicy {
-  const a = choiceOption(options, "on_dispose", where, ON_DISPOSE, "DropDB, DropAllSeries or Truncate");
-  const b = choiceOption(options, "on_closure", where, ON_CLOSURE, "do_nothing, drop_db or drop_series");
-  if (a && b && a !== b)
+const DB_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** The URL of an influxdb volume: refused unless it is http(s). */
+function checkUrl(v: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return `is not a URL (got "${v}")`;
+  }
+  return u.protocol === "http:" || u.protocol === "https:" ? undefined : `must be an http(s) URL (got "${v}")`;
+}
+
+/**
+ * The influxdb driver's options. Volume: `url` (required), credentials. Storage: `db`,
+ * `create_db`, credentials, and what removing the storage does: `on_dispose` (zenoh 0.4) or
+ * `on_closure` (zenoh 0.6).
+ */
+export const influxdbOptions = driverOptions({
+  volume: {
+    schema: optionsObject({
+      ...VOLUME_KEYS,
+      url: stringOpt("InfluxDB 1.x base URL, http(s) (e.g. http://127.0.0.1:8086); may carry user:password", checkUrl),
+      ...credentialOpts(),
+    }),
+    reaches: (o) => ({ hosts: [hostOf(new URL(o.url))] }),
+  },
+  storage: {
+    schema: optionsObject({
+      db: stringOpt("database (default `zest_<storage name>`)", (v) =>
+        DB_NAME.test(v) ? undefined : `must use letters, digits, '_', '-' and '.' (got "${v}")`,
+      ).optional(),
+      create_db: booleanOpt("create the database when it does not exist").default(true),
+      on_dispose: choiceOpt(
+        "on removal (zenoh 0.4): `DropDB` (or `Drop`) drops the database, `DropAllSeries` (or `Truncate`) its series; unset keeps the data",
+        ON_DISPOSE,
+        "DropDB, DropAllSeries or Truncate",
+      ).optional(),
+      on_closure: choiceOpt(
+        "on removal (zenoh 0.6): `do_nothing`, `drop_db` or `drop_series`; unset keeps the data",
+        ON_CLOSURE,
+        "do_nothing, drop_db or drop_series",
+      ).optional(),
+      ...credentialOpts(),
+    }),
+  },
+});
+
+/** `on_dispose` or `on_closure`; giving both with different meanings is a 400. */
+function disposePolicy(o: { on_dispose?: DisposePolicy; on_closure?: DisposePolicy }, where: string): DisposePolicy {
+  if (o.on_dispose && o.on_closure && o.on_dispose !== o.on_closure)
     throw ZestError.badRequest(`${where}: \`on_dispose\` and \`on_closure\` disagree; give one of them`);
-  return a ?? b ?? "keep";
+  return o.on_dispose ?? o.on_closure ?? "keep";
 }
 
 /** The typed options of one influxdb storage. */
@@ -569,48 +627,35 @@ interface InfluxStorageOptions {
 
 /** Reads a storage's options; throws a `bad_input` naming the bad one. */
 function parseStorageOptions(name: string, options: RawOptions, where: string): InfluxStorageOptions {
-  const db = stringOption(options, "db", where) ?? `zest_${name.replace(/[^A-Za-z0-9_]/g, "_")}`;
+  const o = parseOptions(influxdbOptions.storage.schema, options, where);
+  const db = o.db ?? `zest_${name.replace(/[^A-Za-z0-9_]/g, "_")}`;
   if (!DB_NAME.test(db))
     throw ZestError.badRequest(`invalid \`db\` "${db}" for ${where}: use letters, digits, '_', '-' and '.'`);
   return {
     db,
-    createDb: booleanOption(options, "create_db", where) ?? true,
-    onDispose: disposePolicy(options, where),
-    credentials: credentialsOption(options, where),
+    createDb: o.create_db,
+    onDispose: disposePolicy(o, where),
+    credentials: credentialsOf(o, where),
   };
 }
 
-const DB_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
-
 /**
- * The `influxdb` volume (InfluxDB 1.x over HTTP). Volume options: `url` (required),
- * `username`/`password` (or under `private`). Storage options: `db` (default
- * `zest_<storage name>`), `create_db` (default true), `username`/`password`, and what to do when
- * the storage is removed: `on_dispose` (`DropDB`/`Drop`, `DropAllSeries`/`Truncate`) or
- * `on_closure` (`do_nothing`, `drop_db`, `drop_series`); unset keeps the data.
+ * The `influxdb` volume (InfluxDB 1.x over HTTP); its options are `influxdbOptions`.
  */
 export const influxdbDriver: VolumeDriver = {
   name: "influxdb",
   aliases: ["influx"],
   kind: "time-series",
   adminPath: "<built-in influxdb>",
-  async open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume> {
+  options: influxdbOptions,
+  async open(id: string, options: RawOptions, ctx: VolumeContext): Promise<Volume> {
     const where = `volume ${id}`;
-    const rawUrl = stringOption(options, "url", where);
-    if (rawUrl === undefined)
-      throw ZestError.badRequest(`\`url\` of ${where} is required (e.g. http://127.0.0.1:8086)`);
-    let parsed: URL;
-    try {
-      parsed = new URL(rawUrl);
-    } catch {
-      throw ZestError.badRequest(`\`url\` of ${where} is not a URL (got "${rawUrl}")`);
-    }
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
-      throw ZestError.badRequest(`\`url\` of ${where} must be an http(s) URL (got "${rawUrl}")`);
+    const o = parseOptions(influxdbOptions.volume.schema, options, where);
+    const parsed = new URL(o.url);
     // Credentials in the URL go in the Authorization header, so the URL kept, shown and put in
     // messages carries none.
     const volumeCredentials =
-      credentialsOption(options, where) ??
+      credentialsOf(o, where) ??
       (parsed.username !== ""
         ? { username: decodeURIComponent(parsed.username), password: decodeURIComponent(parsed.password) }
         : undefined);

@@ -31,7 +31,7 @@
  * volume) leave in one batch per event-loop turn, with their acknowledgements on one inbox.
  */
 import { Buffer } from "node:buffer";
-import { jetstreamDescriptor } from "./descriptors.js";
+import { jetstreamDescriptor, jetstreamOptions } from "./descriptors.js";
 import { jetstream, JetStreamApiError, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -54,7 +54,7 @@ import type {
   VolumeDriver,
   WriteCondition,
 } from "../backend.js";
-import { choiceOption, positiveIntOption, stringOption, type RawOptions } from "../options.js";
+import { parseOptions, type RawOptions } from "../options.js";
 
 const ENVELOPE_VERSION = 1;
 const DELETED = 1;
@@ -63,13 +63,7 @@ const DIRECT_READ_LIMIT = 1_000;
 const READ_CONCURRENCY = 32;
 /** JetStream's error code for a conditional write whose expected revision is stale. */
 const WRONG_LAST_SEQUENCE = 10071;
-/**
- * Writes one storage has in flight at most by default (to different keys; option
- * `max_in_flight`); the others wait their turn.
- */
-export const MAX_IN_FLIGHT = 64;
-/** The highest `max_in_flight` accepted. */
-const MAX_IN_FLIGHT_LIMIT = 4_096;
+export { MAX_IN_FLIGHT } from "./descriptors.js";
 /** Keys whose last known revision a storage remembers (see "Pipeline" above). */
 const KNOWN_REVISIONS = 16_384;
 
@@ -463,24 +457,21 @@ function toEntry(key: string, v: Decoded): StoredEntry {
 export type NatsConnectionSource = () => NatsConnection | undefined;
 
 /**
- * The `jetstream` volume driver. Volume options: `servers` (NATS URLs, a list or a
- * comma-separated string; default: the connection of the router's NATS fabric, from `--nats`),
- * `replicas` (1; an existing bucket with another count is refused with 409), `timeout_ms`
- * (JetStream request timeout, 5000), `max_in_flight` (writes one storage has in flight at once,
- * `MAX_IN_FLIGHT`). Storage options: `bucket` (default `zest_<storage name>`), `replicas` and
- * `max_in_flight` (override the volume's), and what removing the storage does to the bucket:
- * `on_closure: "drop"` (or `on_dispose: "Drop"`) deletes it; the default keeps it.
+ * The `jetstream` volume driver; its volume and storage options are `jetstreamOptions`
+ * (descriptors.ts). A volume without `servers` uses the connection `shared` returns (the
+ * router's NATS fabric, from `--nats`).
  */
 export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriver {
   return {
     ...jetstreamDescriptor,
-    async open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume> {
+    async open(id: string, options: RawOptions, ctx: VolumeContext): Promise<Volume> {
       const where = `volume ${id}`;
-      const servers = serversOption(options, where);
-      const volumeReplicas = replicasOption(options, where);
+      const o = parseOptions(jetstreamOptions.volume.schema, options, where);
+      const servers = o.servers;
+      const volumeReplicas = o.replicas;
       const replicas = volumeReplicas ?? 1;
-      const timeout = positiveIntOption(options, "timeout_ms", where) ?? 5_000;
-      const volumeInFlight = maxInFlightOption(options, where) ?? MAX_IN_FLIGHT;
+      const timeout = o.timeout_ms;
+      const volumeInFlight = o.max_in_flight;
       const logger = ctx.logger.child({ volume: id });
       let nc: NatsConnection;
       let own = false;
@@ -521,14 +512,14 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
         driver: "jetstream",
         async createStorage(name, _keyExpr, opts) {
           const sw = `jetstream storage ${name}`;
-          const bucketOpt = stringOption(opts, "bucket", sw);
-          if (bucketOpt !== undefined && !/^[-\w]+$/.test(bucketOpt))
-            throw ZestError.badRequest(`invalid \`bucket\` "${bucketOpt}" for ${sw}: use letters, digits, '-' and '_'`);
-          const bucket = bucketOpt ?? defaultBucket(name);
-          const asked = replicasOption(opts, sw) ?? volumeReplicas;
+          const so = parseOptions(jetstreamOptions.storage.schema, opts, sw);
+          const bucket = so.bucket ?? defaultBucket(name);
+          const asked = so.replicas ?? volumeReplicas;
           const r = asked ?? replicas;
-          const drop = dropOption(opts, sw);
-          const maxInFlight = maxInFlightOption(opts, sw) ?? volumeInFlight;
+          if (so.on_closure !== undefined && so.on_dispose !== undefined && so.on_closure !== so.on_dispose)
+            throw ZestError.badRequest(`${sw}: \`on_closure\` and \`on_dispose\` disagree; give one of them`);
+          const drop = so.on_closure ?? so.on_dispose ?? false;
+          const maxInFlight = so.max_in_flight ?? volumeInFlight;
           let kv: KV;
           let actual: number;
           try {
@@ -574,51 +565,3 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
 
 /** The `jetstream` driver for embedders without a fabric: volumes must name their `servers`. */
 export const jetstreamDriver: VolumeDriver = createJetstreamDriver();
-
-function replicasOption(options: RawOptions, where: string): number | undefined {
-  const n = positiveIntOption(options, "replicas", where);
-  if (n !== undefined && n > 5) throw ZestError.badRequest(`\`replicas\` of ${where} must be between 1 and 5`);
-  return n;
-}
-
-function maxInFlightOption(options: RawOptions, where: string): number | undefined {
-  const n = positiveIntOption(options, "max_in_flight", where);
-  if (n !== undefined && n > MAX_IN_FLIGHT_LIMIT)
-    throw ZestError.badRequest(`\`max_in_flight\` of ${where} must be between 1 and ${MAX_IN_FLIGHT_LIMIT}`);
-  return n;
-}
-
-function serversOption(options: RawOptions, where: string): string[] | undefined {
-  const v = options.servers;
-  if (v === undefined || v === null) return undefined;
-  const list =
-    typeof v === "string"
-      ? v.split(",")
-      : Array.isArray(v) && v.every((s) => typeof s === "string")
-        ? (v as string[])
-        : undefined;
-  if (!list)
-    throw ZestError.badRequest(`\`servers\` of ${where} must be a list of NATS URLs or a comma-separated string`);
-  const servers = list.map((s) => s.trim()).filter(Boolean);
-  if (servers.length === 0) throw ZestError.badRequest(`\`servers\` of ${where} is empty`);
-  return servers;
-}
-
-const ON_CLOSURE: ReadonlyMap<string, boolean> = new Map([
-  ["drop", true],
-  ["do_nothing", false],
-]);
-const ON_DISPOSE: ReadonlyMap<string, boolean> = new Map([
-  ["drop", true],
-  ["dropdb", true],
-  ["keep", false],
-]);
-
-/** `on_closure` (`do_nothing` | `drop`) or `on_dispose` (`Drop`/`DropDB`/`Keep`); true means delete the bucket. */
-function dropOption(options: RawOptions, where: string): boolean {
-  const a = choiceOption(options, "on_closure", where, ON_CLOSURE, "do_nothing or drop");
-  const b = choiceOption(options, "on_dispose", where, ON_DISPOSE, "Drop or Keep");
-  if (a !== undefined && b !== undefined && a !== b)
-    throw ZestError.badRequest(`${where}: \`on_closure\` and \`on_dispose\` disagree; give one of them`);
-  return a ?? b ?? false;
-}

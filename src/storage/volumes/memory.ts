@@ -5,6 +5,7 @@ import { Slice, SLICE_MS, sortInSlices } from "../../core/slices.js";
 import type { Timestamp } from "../../core/timestamp.js";
 import { decideWrite, versionOf } from "../backend.js";
 import { Records, SLOT_BYTES } from "./memory-records.js";
+import { driverOptions, intOpt, optionsObject, parseOptions, VOLUME_KEYS } from "../options.js";
 import type {
   Insertion,
   StorageBackend,
@@ -239,17 +240,22 @@ function nodeBytes(change: IndexChange<number>): number {
 }
 
 /**
- * The `quota` option (bytes, a positive integer) of a memory volume or storage; a storage's own
- * option wins over its volume's.
+ * The memory driver's options: `quota` (bytes per storage) on the volume, and on a storage to
+ * override its volume's.
  */
-function quotaOption(options: Readonly<Record<string, unknown>>, fallback: number, where: string): number {
-  const q = options.quota;
-  if (q === undefined) return fallback;
-  if (typeof q !== "number" || !Number.isSafeInteger(q) || q < 1) {
-    throw ZestError.badRequest(`${where}: quota must be a positive whole number of bytes, got ${JSON.stringify(q)}`);
-  }
-  return q;
-}
+export const memoryOptions = driverOptions({
+  volume: {
+    schema: optionsObject({
+      ...VOLUME_KEYS,
+      quota: intOpt("bytes each storage of the volume may hold", 1).default(DEFAULT_MEMORY_QUOTA),
+    }),
+  },
+  storage: {
+    schema: optionsObject({
+      quota: intOpt("bytes this storage may hold (default: its volume's `quota`)", 1).optional(),
+    }),
+  },
+});
 
 /** The built-in `memory` volume. Option: `quota` (bytes per storage, default 256 MiB). */
 export const memoryDriver: VolumeDriver = {
@@ -258,13 +264,15 @@ export const memoryDriver: VolumeDriver = {
   kind: "memory",
   adminPath: "<static-memory>",
   builtIn: true,
+  options: memoryOptions,
   async open(id, options = {}): Promise<Volume> {
-    const volumeQuota = quotaOption(options, DEFAULT_MEMORY_QUOTA, `volume ${id}`);
+    const { quota } = parseOptions(memoryOptions.volume.schema, options, `volume ${id}`);
     return {
       id,
       driver: "memory",
       async createStorage(name, _keyExpr, storageOptions) {
-        return new MemoryBackend(name, quotaOption(storageOptions ?? {}, volumeQuota, `storage ${name}`));
+        const own = parseOptions(memoryOptions.storage.schema, storageOptions ?? {}, `memory storage ${name}`);
+        return new MemoryBackend(name, own.quota ?? quota);
       },
       status: () => ({ __required__: false }),
       async close() {},

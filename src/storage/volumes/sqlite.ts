@@ -1,5 +1,5 @@
 import { Buffer } from "node:buffer";
-import { sqliteDescriptor } from "./descriptors.js";
+import { type SqliteDisposePolicy, sqliteAbsoluteFileOf, sqliteDescriptor, sqliteOptions } from "./descriptors.js";
 import { mkdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
@@ -22,10 +22,10 @@ import type {
   WriteCondition,
   WriteResult,
 } from "../backend.js";
-import { choiceOption, stringOption, type RawOptions } from "../options.js";
+import { parseOptions, type RawOptions } from "../options.js";
 
 /** What a storage does to its table when it is removed (`on_dispose`); `keep` when unset. */
-type DisposePolicy = "keep" | "truncate" | "drop" | "dropdb";
+type DisposePolicy = SqliteDisposePolicy;
 
 /** One open database file, shared by every storage (of any volume) on that file. */
 interface SharedDb {
@@ -45,14 +45,6 @@ interface SharedDb {
  * another application's, and is opened only with `adopt_existing: true` from the config file.
  */
 export const ZEST_APPLICATION_ID = 0x7a657374;
-
-/** Whether an existing database without zest's id may be used (`adopt_existing`). */
-function adoptOption(options: Readonly<Record<string, unknown>>, where: string): boolean | undefined {
-  const v = options.adopt_existing;
-  if (v === undefined) return undefined;
-  if (typeof v !== "boolean") throw ZestError.badRequest(`\`adopt_existing\` of ${where} must be true or false`);
-  return v;
-}
 
 /**
  * Marks a new database as zest's, or checks an existing one: it must carry zest's id, hold only
@@ -228,8 +220,6 @@ interface FullRow extends Row {
  * slice (`SLICE_MS`), large enough that the statement's own cost is spread over many rows.
  */
 export const SCAN_PAGE_ROWS = 256;
-
-const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 /** Keys sort with `/` (0x2F) right before `0` (0x30): `[p, p + "0")` is `p` and everything under `p/`. */
 const AFTER_SLASH = "0";
@@ -518,55 +508,19 @@ function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-/** The file named by a `url` (`sqlite3:///abs/path.db`) or `path` option; undefined if neither. */
-function fileOption(options: RawOptions, where: string): string | undefined {
-  const url = stringOption(options, "url", where);
-  const path = stringOption(options, "path", where);
-  if (url !== undefined && path !== undefined)
-    throw ZestError.badRequest(`${where}: give either \`url\` or \`path\`, not both`);
-  if (path !== undefined) {
-    if (path === "") throw ZestError.badRequest(`\`path\` of ${where} must not be empty`);
-    return resolve(path);
-  }
-  if (url === undefined) return undefined;
-  const m = /^sqlite3?:(?:\/\/([^/]*))?([^?#]*)/i.exec(url);
-  if (!m || (m[1] !== undefined && m[1] !== "" && m[1] !== "localhost") || m[2] === "") {
-    throw ZestError.badRequest(`\`url\` of ${where} must look like sqlite3:///absolute/path.db (got "${url}")`);
-  }
-  let file: string;
-  try {
-    file = decodeURIComponent(m[2]!);
-  } catch {
-    throw ZestError.badRequest(`\`url\` of ${where} is not a valid URL (got "${url}")`);
-  }
-  return resolve(file);
-}
-
-const DISPOSE_POLICIES: ReadonlyMap<string, DisposePolicy> = new Map([
-  ["truncate", "truncate"],
-  ["trunc", "truncate"],
-  ["drop", "drop"],
-  ["dropdb", "dropdb"],
-]);
-
 /** The typed options of one sqlite storage. */
 interface SqliteStorageOptions {
   /** Absolute path of the file, when given on the storage. */
   readonly file: string | undefined;
   readonly table: string | undefined;
   readonly onDispose: DisposePolicy;
+  readonly adopt: boolean | undefined;
 }
 
 /** Reads a storage's options; throws a `bad_input` naming the bad one. */
 function parseStorageOptions(options: RawOptions, where: string): SqliteStorageOptions {
-  const table = stringOption(options, "table", where);
-  if (table !== undefined && (!TABLE_NAME.test(table) || /^sqlite_/i.test(table))) {
-    throw ZestError.badRequest(
-      `invalid \`table\` "${table}" for ${where}: use up to 128 letters, digits and '_', not starting with a digit or "sqlite_"`,
-    );
-  }
-  const onDispose = choiceOption(options, "on_dispose", where, DISPOSE_POLICIES, "Truncate, Drop or DropDB") ?? "keep";
-  return { file: fileOption(options, where), table, onDispose };
+  const o = parseOptions(sqliteOptions.storage.schema, options, where);
+  return { file: sqliteAbsoluteFileOf(o), table: o.table, onDispose: o.on_dispose ?? "keep", adopt: o.adopt_existing };
 }
 
 /** The default table of storage `name`: its name with anything but letters, digits and `_` replaced. */
@@ -632,9 +586,10 @@ function ensureTable(db: Database.Database, table: string, where: string): void 
  */
 export const sqliteDriver: VolumeDriver = {
   ...sqliteDescriptor,
-  async open(id: string, options: Readonly<Record<string, unknown>>, ctx: VolumeContext): Promise<Volume> {
-    const volumeFile = fileOption(options, `volume ${id}`);
-    const volumeAdopt = adoptOption(options, `volume ${id}`) ?? false;
+  async open(id: string, options: RawOptions, ctx: VolumeContext): Promise<Volume> {
+    const o = parseOptions(sqliteOptions.volume.schema, options, `volume ${id}`);
+    const volumeFile = sqliteAbsoluteFileOf(o);
+    const volumeAdopt = o.adopt_existing ?? false;
     const logger: Logger = ctx.logger.child({ volume: id });
     const backends = new Set<SqliteBackend>();
     return {
@@ -653,7 +608,7 @@ export const sqliteDriver: VolumeDriver = {
         const onDispose = parsed.onDispose;
         let shared: SharedDb;
         try {
-          shared = acquireDb(file, adoptOption(opts, where) ?? volumeAdopt);
+          shared = acquireDb(file, parsed.adopt ?? volumeAdopt);
         } catch (err) {
           if (err instanceof ZestError) throw err;
           throw ZestError.unavailable(`${where} (${file}): ${errorMessage(err)}`, err);
