@@ -15,9 +15,17 @@ import { SETTLED } from "../core/settled.js";
 import type { Timestamp } from "../core/timestamp.js";
 import { isWild } from "../keyexpr/index.js";
 import type { ConditionOptions, Session } from "../core/session.js";
-import { checkRead, checkWrite, DEFAULT_ADMIN_PERMISSIONS, isAdmin, type AdminPermissions } from "./access.js";
+import {
+  checkAdminRead as checkRead,
+  checkAdminWrite,
+  DEFAULT_ADMIN_PERMISSIONS,
+  isAdminKey as isAdmin,
+  type AdminPermissions,
+} from "../access/admin-permissions.js";
+import { httpCredentials as credentialsOf, isLoopbackRequest } from "../access/client.js";
+import { listen } from "../access/listen.js";
 import type { Rendered, RestCodec } from "./codec.js";
-import { httpStatus } from "./http-status.js";
+import { httpStatus } from "../access/http-status.js";
 import { type CachedResponse, cacheableReplies, ReadCache } from "./read-cache.js";
 import { hasBody, rawResponse, wantsRaw } from "./raw.js";
 import {
@@ -32,6 +40,13 @@ import { renderLayout, streamLayout, streamLayouts, type Layout } from "./layout
 import { lastEventIdOf, SseHub, type SseOptions, type SseStats } from "./sse.js";
 import { SocketBytes } from "./socket-bytes.js";
 import { serveExplorer } from "./explorer/index.js";
+import {
+  DEFAULT_BODY_IDLE_TIMEOUT_MS,
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_CACHE_ENTRIES,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_RESPONSE_IDLE_TIMEOUT_MS,
+} from "./schema.js";
 
 /** REST gateway options; every one has a default. */
 export interface RestServerOptions {
@@ -86,12 +101,9 @@ const ALLOWED_METHODS = "GET, HEAD, PUT, PATCH, DELETE, OPTIONS";
 const CORS_METHODS = "GET, PUT, PATCH, DELETE";
 /** The request headers a preflight allows: a fixed list, never the client's own. */
 const CORS_HEADERS = "accept, authorization, content-type, if-match, if-none-match, last-event-id";
-export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
+export { DEFAULT_BODY_LIMIT } from "./schema.js";
 /** Largest request head (request line and headers), in bytes. */
 export const MAX_HEADER_SIZE = 16 * 1024;
-const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
-const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
-const DEFAULT_RESPONSE_IDLE_TIMEOUT_MS = 30_000;
 /** The whole request (head and body) must arrive within this time. */
 const REQUEST_TIMEOUT_MS = 120_000;
 /**
@@ -135,7 +147,7 @@ export class RestServer {
       port: options.port ?? 8000,
       bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
       permissions: options.permissions ?? DEFAULT_ADMIN_PERMISSIONS,
-      cacheEntries: options.cacheEntries ?? 1024,
+      cacheEntries: options.cacheEntries ?? DEFAULT_CACHE_ENTRIES,
     };
     if (this.opts.cacheEntries > 0 && !options.session.interest.clustered)
       this.cache = new ReadCache(options.session.changes, this.opts.cacheEntries);
@@ -190,23 +202,7 @@ export class RestServer {
 
   /** Starts listening; rejects with a one-line reason when the port is taken. */
   listen(): Promise<AddressInfo> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: NodeJS.ErrnoException): void => {
-        const where = `${this.opts.host ?? "*"}:${this.opts.port}`;
-        reject(
-          new Error(
-            err.code === "EADDRINUSE"
-              ? `cannot listen on ${where}: the port is already in use`
-              : `cannot listen on ${where}: ${err.message}`,
-          ),
-        );
-      };
-      this.server.once("error", onError);
-      this.server.listen(this.opts.port, this.opts.host, () => {
-        this.server.off("error", onError);
-        resolve(this.server.address() as AddressInfo);
-      });
-    });
+    return listen(this.server, this.opts.port, this.opts.host, "REST gateway");
   }
 
   /** The bound address, once listening. */
@@ -530,7 +526,7 @@ export class RestServer {
       const path = q === -1 ? url : url.slice(0, q);
       key = codec.pathToKey(path, session.zid, true, session.keyExprLimits);
       if (isAdmin(key)) {
-        checkWrite(permissions, key, req);
+        checkAdminWrite(permissions, key, isLoopbackRequest(req));
         // A page that rebinds its own domain name to this router's address passes every
         // same-origin check; it cannot make the Host header name the router.
         if (!isAllowedHost(req.headers.host, this.allowedHosts)) {
@@ -938,11 +934,6 @@ function corsHeaders(req: IncomingMessage): Readonly<Record<string, string>> {
  */
 function writeCorsHeaders(req: IncomingMessage, codec: RestCodec): Readonly<Record<string, string>> {
   return req.headers.origin ? CORS_ORIGIN : codec.corsOnEveryWrite ? CORS_PLAIN : NO_CORS;
-}
-
-/** What the access control needs to know about a request's client. */
-function credentialsOf(req: IncomingMessage): { authorization: string | undefined; address: string } {
-  return { authorization: req.headers.authorization, address: req.socket.remoteAddress ?? "" };
 }
 
 /**
