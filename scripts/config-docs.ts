@@ -11,5 +11,8 @@ if (start === -1 || end < start) {
   console.error(`docs/configuration.md has no ${REFERENCE_START} ... ${REFERENCE_END} block`);
   process.exit(1);
 }
-writeFileSync(PAGE, `${text.slice(0, start + REFERENCE_START.length)}\n${configReference(configSchema)}\n${text.slice(end)}`);
+writeFileSync(
+  PAGE,
+  `${text.slice(0, start + REFERENCE_START.length)}\n${configReference(configSchema)}\n${text.slice(end)}`,
+);
 console.log("docs/configuration.md: configuration reference written");

@@ -115,7 +115,7 @@ export async function startZest(input: ZestConfig, options: StartOptions): Promi
     }
 
     const edge = new EdgePolicy({
-      access: AccessControl.fromParsed(config.access_control),
+      access: accessControl(config),
       admin: config.adminspace?.permissions,
       tls: routerTls(config),
       logger,
@@ -185,8 +185,7 @@ export async function startZest(input: ZestConfig, options: StartOptions): Promi
         });
       } catch (err) {
         // A bad value the schema could not see (an endpoint) is a configuration error naming the door.
-        if (err instanceof ZestError && err.kind === "bad_input")
-          throw new ConfigError(`plugins.${door.name}: ${errorMessage(err)}`);
+        if (err instanceof ZestError && err.kind === "bad_input") throw new ConfigError(errorMessage(err));
         throw err;
       }
       if (instance === undefined) continue;
@@ -194,8 +193,7 @@ export async function startZest(input: ZestConfig, options: StartOptions): Promi
       doors.push({ name: door.name, title: door.title, instance: running });
       closers.push(() => running.close());
     }
-    const locatorOf = (name: string): string | undefined =>
-      doors.find((d) => d.name === name)?.instance.locators()[0];
+    const locatorOf = (name: string): string | undefined => doors.find((d) => d.name === name)?.instance.locators()[0];
     return {
       router,
       manager,
@@ -210,6 +208,15 @@ export async function startZest(input: ZestConfig, options: StartOptions): Promi
   } catch (err) {
     await close();
     throw err;
+  }
+}
+
+/** The router's access control; a policy that does not hold together is a configuration error. */
+function accessControl(config: ResolvedConfig): AccessControl {
+  try {
+    return AccessControl.fromParsed(config.access_control);
+  } catch (err) {
+    throw new ConfigError(errorMessage(err));
   }
 }
 

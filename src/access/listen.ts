@@ -5,7 +5,8 @@
  */
 import type { AddressInfo, Server } from "node:net";
 import { isIP } from "node:net";
-import { ZestError } from "../core/errors.js";
+import { z } from "zod";
+import { errorMessage, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 
 /** An interface and port to listen on; no host: the door's default (see `protectedBind`). */
@@ -35,6 +36,21 @@ export function parseEndpoint(value: number | string, what: string, allowNone = 
   if (host !== undefined && (host === "" || /[\s/]/.test(host) || (host.includes(":") && isIP(host) !== 6)))
     throw ZestError.badRequest(`invalid ${what} "${s}": ${expected}`);
   return host === undefined ? { port } : { host, port };
+}
+
+/**
+ * The config schema of an endpoint (`port`, `ip:port`, `[ipv6]:port`, and `none` when
+ * `allowNone`): checked by `parseEndpoint`, so a door's start cannot meet a bad one.
+ */
+export function endpointSchema(what: string, allowNone = false) {
+  return z.union([z.number().int().min(0).max(65535), z.string().min(1).max(MAX_ENDPOINT)]).superRefine((v, ctx) => {
+    if (typeof v === "number") return;
+    try {
+      parseEndpoint(v, what, allowNone);
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: errorMessage(err) });
+    }
+  });
 }
 
 /** True for `localhost` and loopback IP literals. */

@@ -4,11 +4,12 @@
  * (the configuration reference is generated from them).
  */
 import { z } from "zod";
+import { endpointSchema } from "../access/listen.js";
 import { closed } from "../config/schema.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 
-/** `port`, `ip:port` or `[ipv6]:port`; a number is a port (checked by `parseEndpoint`). */
-const portSpec = z.union([z.number().int().min(0).max(65535), z.string().min(1).max(256)]);
+/** `port`, `ip:port` or `[ipv6]:port`; a number is a port. */
+const portSpec = endpointSchema("remote API port");
 
 const positive = () => z.number().int().positive();
 
@@ -16,10 +17,18 @@ export const remoteApiSchema = closed(
   {
     websocket_port: portSpec
       .optional()
-      .describe("where the WebSocket server listens: a port or `ip:port` (off when absent; loopback unless an address is given)"),
-    max_frame_bytes: positive().default(DEFAULT_LIMITS.maxFrameBytes).describe("largest frame a client may send, in bytes (1009 beyond it)"),
-    max_declarations: positive().default(DEFAULT_LIMITS.maxDeclarations).describe("declarations one connection may hold"),
-    max_pending_gets: positive().default(DEFAULT_LIMITS.maxPendingGets).describe("gets one connection may have in flight"),
+      .describe(
+        "where the WebSocket server listens: a port or `ip:port` (off when absent; loopback unless an address is given)",
+      ),
+    max_frame_bytes: positive()
+      .default(DEFAULT_LIMITS.maxFrameBytes)
+      .describe("largest frame a client may send, in bytes (1009 beyond it)"),
+    max_declarations: positive()
+      .default(DEFAULT_LIMITS.maxDeclarations)
+      .describe("declarations one connection may hold"),
+    max_pending_gets: positive()
+      .default(DEFAULT_LIMITS.maxPendingGets)
+      .describe("gets one connection may have in flight"),
     max_pending_queries: positive()
       .default(DEFAULT_LIMITS.maxPendingQueries)
       .describe("queries waiting for one connection's queryables (as zenoh's plugin)"),

@@ -69,7 +69,9 @@ const WRITES: ReadonlySet<RemoteMessageName> = new Set([
 const READS: ReadonlySet<RemoteMessageName> = new Set(["Get", "QuerierGet", "DeclareQuerier", "DeclareSubscriber"]);
 
 /** The admin-space permissions (access/admin-permissions.ts) as the remote API's operations meet them. */
-export function defaultAuthorizer(admin: AdminPermissions = DEFAULT_ADMIN_PERMISSIONS): (req: IncomingMessage) => Authorize {
+export function defaultAuthorizer(
+  admin: AdminPermissions = DEFAULT_ADMIN_PERMISSIONS,
+): (req: IncomingMessage) => Authorize {
   return (req) => {
     const mayWrite = mayWriteAdmin(admin, isLoopbackRequest(req));
     return (message, key) => {

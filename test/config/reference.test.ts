@@ -29,7 +29,10 @@ test("the reference shows the defaults the code uses, read from the schema", () 
   assert.match(ref, /\| `plugins\.rest\.body_limit` \| number \| `16777216` \|/);
   assert.match(ref, /\| `plugins\.rest\.http_port` \| number \\\| string \| `8000` \|/);
   // max_connections_per_address is derived (at most a quarter of the total); its text names the code's constant.
-  assert.match(ref, new RegExp(`\\| \`plugins\\.rest\\.max_connections_per_address\` \\|[^\\n]*\\(${DEFAULT_PER_ADDRESS},`));
+  assert.match(
+    ref,
+    new RegExp(`\\| \`plugins\\.rest\\.max_connections_per_address\` \\|[^\\n]*\\(${DEFAULT_PER_ADDRESS},`),
+  );
   assert.equal(DEFAULT_PER_ADDRESS, 256);
   // A parsed config carries the same defaults.
   const parsed = configSchema.parse({});
