@@ -6,7 +6,7 @@
 import { connect } from "node:net";
 import { Config, open, ReplyError } from "@eclipse-zenoh/zenoh-ts";
 import { WebSocket } from "ws";
-import { type DoorClient, runEdgePolicyContract } from "./edge-contract.js";
+import { runEdgePolicyContract } from "./edge-contract.js";
 import { lineDoor } from "./line/door.js";
 
 const KINDS: Readonly<Record<number, string>> = { 400: "bad_input", 401: "unauthenticated", 403: "forbidden" };
