@@ -27,7 +27,14 @@ export {
   parseAdminPermissions,
   type AdminPermissions,
 } from "./admin-permissions.js";
-export { httpClient, httpClientWithToken, httpCredentials, isLoopbackAddress, type ClientInfo } from "./client.js";
+export {
+  authorizationOf,
+  httpClient,
+  httpClientWithToken,
+  httpCredentials,
+  isLoopbackAddress,
+  type ClientInfo,
+} from "./client.js";
 export { EdgePolicy, type DoorIdentity, type TlsMaterial } from "./edge-policy.js";
 export type {
   AnyFrontDoor,
@@ -39,4 +46,4 @@ export type {
   HttpRequestMetrics,
 } from "./front-door.js";
 export { httpStatus } from "./http-status.js";
-export { isLoopbackHost, listen, parseEndpoint, protectedBind, type Endpoint } from "./listen.js";
+export { endpointSchema, isLoopbackHost, listen, parseEndpoint, protectedBind, type Endpoint } from "./listen.js";
