@@ -38,7 +38,7 @@ export const remoteApiDoor: FrontDoor<"remote_api", typeof remoteApiSchema> = {
       logger: ctx.logger,
       authorizer: accessAuthorizer(edge.access, defaultAuthorizer(edge.admin)),
       tls: edge.tls,
-      maxConnectionsPerAddress: cfg.max_connections_per_address,
+      guard: edge.connectionGuard({ perAddress: cfg.max_connections_per_address, total: cfg.max_connections }),
       limits: {
         maxFrameBytes: cfg.max_frame_bytes,
         maxDeclarations: cfg.max_declarations,

@@ -44,8 +44,11 @@ export interface RemoteApiServerOptions {
   readonly host?: string;
   readonly logger: Logger;
   readonly limits?: Partial<typeof DEFAULT_LIMITS>;
-  /** Open connections per client address (default: 256, at most a quarter of `maxConnections`). */
-  readonly maxConnectionsPerAddress?: number;
+  /**
+   * The connection caps (the edge policy's `connectionGuard`). Default: 256 per address, at most a
+   * quarter of `limits.maxConnections`, and `limits.maxConnections` in total.
+   */
+  readonly guard?: ConnectionGuard;
   /** With a certificate and key the server speaks `wss://` (the router's TLS material). */
   readonly tls?: TlsMaterial;
   /**
@@ -126,9 +129,7 @@ export class RemoteApiServer {
       (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head),
     );
     this.wss.on("error", (err) => options.logger.warn({ err: err.message }, "remote API server error"));
-    this.guard = new ConnectionGuard(
-      connectionLimits({ perAddress: options.maxConnectionsPerAddress, total: this.limits.maxConnections }),
-    );
+    this.guard = options.guard ?? new ConnectionGuard(connectionLimits({ total: this.limits.maxConnections }));
     this.guard.attach(this.server);
   }
 
