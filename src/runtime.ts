@@ -169,22 +169,25 @@ export async function startZest(input: ZestConfig, options: StartOptions): Promi
     // The front doors, each handed its own section, parsed once (docs/adding-a-front-door.md).
     const builtin: readonly AnyFrontDoor[] = builtinDoors(variants);
     const connectivity = router.connectivity();
+    const names = new Set<string>(["storage_manager"]);
     for (const door of [...builtin, ...(options.doors ?? [])]) {
+      // A door's name is where its section lives: two doors (or a door and the storage manager) cannot share one.
+      if (names.has(door.name)) throw new ConfigError(`two parts claim plugins.${door.name}: door names must be unique`);
+      names.add(door.name);
       const section = doorSection(door, config, builtin.includes(door));
-      const doorLogger = door.name === "rest" ? logger : logger.child({ plugin: door.name });
       let instance: FrontDoorInstance | undefined;
       try {
         instance = await door.start({
           config: section,
           zid: router.zid,
-          logger: doorLogger,
+          logger: logger.child({ plugin: door.name }),
           edge,
           connectivity,
           httpMetrics: metrics,
           openSession: (name) => new Session(router, name),
         });
       } catch (err) {
-        // A bad value the schema could not see (an endpoint) is a configuration error naming the door.
+        // A value its schema let through but the door refuses is a configuration error (exit 2).
         if (err instanceof ZestError && err.kind === "bad_input") throw new ConfigError(errorMessage(err));
         throw err;
       }
