@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { connect } from "node:net";
 import { test } from "node:test";
+import type { AnyFrontDoor } from "../../src/access/front-door.js";
+import { ConfigError } from "../../src/config/config.js";
 import { silentLogger } from "../../src/core/log.js";
 import { startZest } from "../../src/runtime.js";
 import { eventually } from "../support/http.js";
@@ -71,4 +73,12 @@ test("every door appears in locators, in the admin space and in the metrics", as
   } finally {
     await zest.close();
   }
+});
+
+test("a door whose name another part already owns is refused at start, naming the section", async () => {
+  const clash: AnyFrontDoor = { ...lineDoor, name: "rest" };
+  await assert.rejects(
+    startZest({ plugins: { rest: { http_port: "none" } } }, { logger: silentLogger, doors: [clash] }),
+    (err: unknown) => err instanceof ConfigError && /two parts claim plugins\.rest/.test(err.message),
+  );
 });
