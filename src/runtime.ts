@@ -172,7 +172,8 @@ export async function startZest(input: ZestConfig, options: StartOptions): Promi
     const names = new Set<string>(["storage_manager"]);
     for (const door of [...builtin, ...(options.doors ?? [])]) {
       // A door's name is where its section lives: two doors (or a door and the storage manager) cannot share one.
-      if (names.has(door.name)) throw new ConfigError(`two parts claim plugins.${door.name}: door names must be unique`);
+      if (names.has(door.name))
+        throw new ConfigError(`two parts claim plugins.${door.name}: door names must be unique`);
       names.add(door.name);
       const section = doorSection(door, config, builtin.includes(door));
       let instance: FrontDoorInstance | undefined;
