@@ -1,10 +1,11 @@
-// Writes the generated blocks of docs/configuration.md: the configuration reference (from the
-// config schema) and the volume options reference (from each built-in driver's own schemas).
+// Writes the generated blocks of docs/configuration.md: the configuration reference (from the root
+// schema, src/zest-config.ts) and the volume options reference (from each built-in driver's own schemas).
 import { readFileSync, writeFileSync } from "node:fs";
 import { configReference, REFERENCE_END, REFERENCE_START } from "../src/config/reference.js";
 import { defaultStartOptions } from "../src/defaults.js";
 import { VOLUME_OPTIONS_END, VOLUME_OPTIONS_START, volumeOptionsReference } from "../src/storage/options-reference.js";
 import { memoryDriver } from "../src/storage/volumes/memory.js";
+import { configSchema } from "../src/zest-config.js";
 
 const PAGE = new URL("../docs/configuration.md", import.meta.url);
 
@@ -19,7 +20,7 @@ function replaceBlock(text: string, start: string, end: string, body: string): s
 }
 
 let text = readFileSync(PAGE, "utf8");
-text = replaceBlock(text, REFERENCE_START, REFERENCE_END, configReference());
+text = replaceBlock(text, REFERENCE_START, REFERENCE_END, configReference(configSchema));
 const drivers = [memoryDriver, ...(defaultStartOptions().drivers ?? [])];
 text = replaceBlock(text, VOLUME_OPTIONS_START, VOLUME_OPTIONS_END, volumeOptionsReference(drivers));
 writeFileSync(PAGE, text);

@@ -2,22 +2,17 @@
 import { Buffer } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import { Command, CommanderError, Option } from "commander";
+import { parseAdminPermissions } from "./access/admin-permissions.js";
 import { hashSecret } from "./access/hash.js";
-import {
-  applyCfgOverride,
-  ConfigError,
-  loadConfigFile,
-  parseHttpPort,
-  validateConfig,
-  type ZestConfig,
-} from "./config/config.js";
+import { parseEndpoint } from "./access/listen.js";
+import { applyCfgOverride, ConfigError, type ConfigInput, loadConfigFile } from "./config/config.js";
 import { errorMessage } from "./core/errors.js";
 import { redactText } from "./config/redact.js";
 import { createLogger } from "./core/log.js";
-import { parseAdminPermissions } from "./rest/access.js";
 import { defaultStartOptions } from "./defaults.js";
 import { startZest, type Zest } from "./runtime.js";
 import { VERSION } from "./version.js";
+import { builtinDoors, validateConfig, type ZestConfig } from "./zest-config.js";
 
 interface Flags {
   config?: string;
@@ -33,15 +28,22 @@ interface Flags {
   bodyLimit?: string;
   restTlsCert?: string;
   restTlsKey?: string;
-  remoteApiPort?: string;
   verbose: number;
+  /** The doors' own flags (`--remote-api-port`...), by commander's camel-case name. */
+  [doorFlag: string]: unknown;
 }
+
+/** The flags the front doors declare (docs/adding-a-front-door.md), with the door each belongs to. */
+const DOOR_FLAGS = builtinDoors().flatMap((door) => (door.flags ?? []).map((flag) => ({ door: door.name, ...flag })));
+
+/** `remote-api-port` → `remoteApiPort`, as commander names an option's value. */
+const camel = (flag: string): string => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
 const collect = (v: string, prev: string[]): string[] => [...prev, v];
 const count = (_: string, prev: number): number => prev + 1;
 
 function program(): Command {
-  return new Command("zest")
+  const cmd = new Command("zest")
     .description("A key/value router with a REST gateway (Zenoh-compatible).")
     .version(VERSION, "-V, --version", "print the version and exit")
     .option("-c, --config <file>", "JSON5 configuration file")
@@ -75,11 +77,9 @@ function program(): Command {
       "--rest-tls-cert <file>",
       "serve the REST gateway over HTTPS with this PEM certificate chain (with --rest-tls-key)",
     )
-    .option("--rest-tls-key <file>", "the PEM private key of --rest-tls-cert")
-    .option(
-      "--remote-api-port <port>",
-      "serve the zenoh-ts remote API over WebSocket on a port or ip:port (off by default)",
-    )
+    .option("--rest-tls-key <file>", "the PEM private key of --rest-tls-cert");
+  for (const f of DOOR_FLAGS) cmd.option(`--${f.flag} <${f.value}>`, f.description);
+  return cmd
     .option("-v, --verbose", "more logs: -v info, -vv debug", count, 0)
     .helpOption("-h, --help", "show this help")
     .showSuggestionAfterError(false)
@@ -89,30 +89,26 @@ function program(): Command {
 
 /** Builds the final config: file, then --cfg overrides, then dedicated flags. */
 function buildConfig(flags: Flags): ZestConfig {
-  const config: ZestConfig = flags.config ? loadConfigFile(flags.config) : {};
+  const config: ConfigInput = flags.config ? loadConfigFile(flags.config) : {};
   for (const o of flags.cfg) applyCfgOverride(config, o);
-  const rest = () => {
-    config.plugins ??= {};
-    config.plugins.rest ??= {};
-    return config.plugins.rest;
-  };
+  const rest = () => section(config, "plugins", "rest");
   if (flags.restHttpPort !== undefined) {
-    parseHttpPort(flags.restHttpPort);
+    try {
+      parseEndpoint(flags.restHttpPort, "http port", true);
+    } catch (err) {
+      throw new ConfigError(errorMessage(err));
+    }
     rest().http_port = flags.restHttpPort;
   }
-  if (flags.restVariant !== undefined) rest().variant = flags.restVariant as "a" | "b";
+  if (flags.restVariant !== undefined) rest().variant = flags.restVariant;
   if (flags.bodyLimit !== undefined) rest().body_limit = positiveInt(flags.bodyLimit, "--body-limit");
   if ((flags.restTlsCert === undefined) !== (flags.restTlsKey === undefined))
     throw new ConfigError("--rest-tls-cert and --rest-tls-key go together");
   if (flags.restTlsCert !== undefined)
-    (rest() as Record<string, unknown>).tls = {
-      listen_certificate: flags.restTlsCert,
-      listen_private_key: flags.restTlsKey,
-    };
-  if (flags.remoteApiPort !== undefined) {
-    config.plugins ??= {};
-    const plugins = config.plugins;
-    plugins.remote_api = { ...(plugins.remote_api as object | undefined), websocket_port: flags.remoteApiPort };
+    rest().tls = { listen_certificate: flags.restTlsCert, listen_private_key: flags.restTlsKey };
+  for (const f of DOOR_FLAGS) {
+    const value = flags[camel(f.flag)];
+    if (typeof value === "string") section(config, "plugins", f.door)[f.key] = value;
   }
   if (flags.id !== undefined) config.id = flags.id;
   if (flags.dataDir !== undefined) config.data_dir = flags.dataDir;
@@ -120,22 +116,37 @@ function buildConfig(flags: Flags): ZestConfig {
     config.queries_default_timeout = positiveInt(flags.queryTimeout, "--query-timeout");
   if (flags.adminspacePermissions !== undefined) {
     try {
-      config.adminspace ??= {};
-      config.adminspace.permissions = parseAdminPermissions(flags.adminspacePermissions);
+      section(config, "adminspace").permissions = parseAdminPermissions(flags.adminspacePermissions);
     } catch (err) {
       throw new ConfigError(errorMessage(err));
     }
   }
   if (flags.nats !== undefined) {
-    config.fabric ??= {};
-    config.fabric.nats ??= {};
-    config.fabric.nats.servers = flags.nats
+    section(config, "fabric", "nats").servers = flags.nats
       .split(",")
       .map((s) => s.trim())
       .filter(Boolean);
   }
   validateConfig(config);
   return config;
+}
+
+/**
+ * The object at `path` in `config`, created when absent. A value there that is no object is
+ * replaced: the flag wins, as it always did, and the schema checks the result.
+ */
+function section(config: ConfigInput, ...path: string[]): Record<string, unknown> {
+  let node = config;
+  for (const key of path) {
+    const next = Object.hasOwn(node, key) ? node[key] : undefined;
+    if (typeof next === "object" && next !== null && !Array.isArray(next)) node = next as Record<string, unknown>;
+    else {
+      const created: Record<string, unknown> = {};
+      Object.defineProperty(node, key, { value: created, writable: true, enumerable: true, configurable: true });
+      node = created;
+    }
+  }
+  return node;
 }
 
 function positiveInt(s: string, flag: string): number {
@@ -237,9 +248,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`zest: ${redactText(errorMessage(err))}\n`);
     return err instanceof ConfigError ? 2 : 1;
   }
-  process.stderr.write(
-    `zest ${VERSION} router ${zest.router.zid}${zest.restUrl ? ` serving ${zest.restUrl}` : ""}${zest.remoteApiUrl ? ` remote API ${zest.remoteApiUrl}` : ""}\n`,
-  );
+  process.stderr.write(`${banner(zest)}\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => resolve();
     process.once("SIGINT", stop);
@@ -247,6 +256,19 @@ async function main(argv: string[]): Promise<number> {
   });
   await zest.close();
   return 0;
+}
+
+/**
+ * The startup line: the router, then every door's locators. The REST gateway's URL comes first,
+ * after `serving`, as scripts read it; each other door follows with its title.
+ */
+function banner(zest: Zest): string {
+  const parts = [`zest ${VERSION} router ${zest.router.zid}`];
+  for (const door of zest.doors) {
+    const locators = door.instance.locators().join(" ");
+    parts.push(door.name === "rest" ? `serving ${locators}` : `${door.title} ${locators}`);
+  }
+  return parts.join(" ");
 }
 
 main(process.argv).then(

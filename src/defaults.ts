@@ -15,10 +15,10 @@ export function defaultStartOptions(): Omit<StartOptions, "logger"> {
   return {
     drivers: [sqliteDriver, influxdbDriver, createJetstreamDriver(() => nats?.connection)],
     variants: [variantB],
-    fabric: async (config, logger) => {
-      if (config.fabric?.nats === undefined) return undefined;
+    fabric: async (section, logger) => {
+      if (section?.nats === undefined) return undefined;
       const { natsFabricFromConfig } = await import("./fabric/index.js");
-      nats = natsFabricFromConfig(config, logger);
+      nats = natsFabricFromConfig(section, logger);
       return nats;
     },
   };

@@ -72,6 +72,13 @@ export type { NatsFabric, NatsFabricOptions } from "./fabric/index.js";
 export { createJetstreamDriver, lazyDriver, sqliteDriver } from "./drivers.js";
 export { influxdbDriver } from "./storage/volumes/influxdb.js";
 export type { PluginContext, PluginHandle, PluginStart } from "./plugins.js";
-export type { ZestConfig } from "./config/config.js";
-export { configSchema, sections } from "./config/schema.js";
-export { ConfigError, validateConfig } from "./config/config.js";
+export { configSchema, parseConfig, validateConfig, type ResolvedConfig, type ZestConfig } from "./zest-config.js";
+export { ConfigError } from "./config/config.js";
+export type {
+  AnyFrontDoor,
+  DoorContext,
+  DoorCounters,
+  FrontDoor,
+  FrontDoorInstance,
+} from "./access/front-door.js";
+export { EdgePolicy } from "./access/edge-policy.js";

@@ -1,27 +1,27 @@
 import { join } from "node:path";
-import { protectedBind, restSecurityOptions, type RestSecurityOptions } from "./access/rest-config.js";
+import { AccessControl } from "./access/access.js";
+import { EdgePolicy, type TlsMaterial } from "./access/edge-policy.js";
+import type { AnyFrontDoor, FrontDoorInstance } from "./access/front-door.js";
+import { loadTlsOptions } from "./access/tls.js";
 import type { AdminLayout } from "./admin/admin-layout.js";
-import type { ZestConfig } from "./config/config.js";
-import { ConfigError, parseHttpPort, validateConfig } from "./config/config.js";
+import { ConfigError } from "./config/config.js";
+import { describeIssue, type FabricConfig } from "./config/schema.js";
 import { errorMessage, isServerSide, ZestError } from "./core/errors.js";
 import type { Fabric } from "./core/fabric.js";
 import type { Logger } from "./core/log.js";
 import { Router } from "./core/router.js";
 import { Session } from "./core/session.js";
-import { type AdminPermissions, DEFAULT_ADMIN_PERMISSIONS } from "./rest/access.js";
-import type { RestVariant } from "./rest/codec.js";
-import type { SseOptions } from "./rest/sse.js";
 import { declareAdminExtras } from "./metrics/admin-entries.js";
 import { RouterMetrics } from "./metrics/metrics.js";
-import { openApiDocument } from "./rest/openapi.js";
-import { RestServer } from "./rest/server.js";
-import { variantA } from "./rest/variant-a.js";
 import { loadPluginModule, pluginName, type LoadedPlugin } from "./plugins.js";
-import { startRemoteApi } from "./remote/start.js";
+import type { RestVariant } from "./rest/codec.js";
+import { openApiDocument } from "./rest/openapi.js";
+import { variantA } from "./rest/variant-a.js";
 import type { VolumeDriver } from "./storage/backend.js";
 import { StorageManager, type StorageManagerConfig } from "./storage/manager.js";
 import { memoryDriver } from "./storage/volumes/memory.js";
 import { VERSION } from "./version.js";
+import { builtinDoors, parseConfig, type ResolvedConfig, type ZestConfig } from "./zest-config.js";
 
 /** The storage a router gets when started with no storage configuration: memory on `**`. */
 export const DEFAULT_STORAGES: StorageManagerConfig = { storages: { default: { key_expr: "**", volume: "memory" } } };
@@ -35,8 +35,20 @@ export interface StartOptions {
   drivers?: VolumeDriver[];
   /** REST variants besides Variant A (which is always there). */
   variants?: RestVariant[];
-  /** Builds the fabric for `config.fabric` (none: one process). */
-  fabric?: (config: ZestConfig, logger: Logger) => Fabric | undefined | Promise<Fabric | undefined>;
+  /**
+   * Front doors besides the built-in ones (docs/adding-a-front-door.md); each reads
+   * `plugins.<name>`, checked with its schema.
+   */
+  doors?: AnyFrontDoor[];
+  /** Builds the fabric for the `fabric` section (none: one process). */
+  fabric?: (config: FabricConfig | undefined, logger: Logger) => Fabric | undefined | Promise<Fabric | undefined>;
+}
+
+/** A running front door, as the router lists it. */
+export interface RunningDoor {
+  readonly name: string;
+  readonly title: string;
+  readonly instance: FrontDoorInstance;
 }
 
 /** A running router with its plugins. */
@@ -45,7 +57,10 @@ export interface Zest {
   readonly manager: StorageManager;
   /** The admin space in the layout of the REST variant (A: `config/`/`status/`, B: `plugin/storages/`). */
   readonly admin: AdminLayout;
-  readonly rest: RestServer | undefined;
+  /** The running front doors, in start order (only those the config turns on). */
+  readonly doors: readonly RunningDoor[];
+  /** The REST door, when enabled. */
+  readonly rest: FrontDoorInstance | undefined;
   /** `http://host:port` of the REST gateway, when enabled. */
   readonly restUrl: string | undefined;
   /** A session for embedders. */
@@ -55,11 +70,14 @@ export interface Zest {
   close(): Promise<void>;
 }
 
-/** Starts a router from its config: fabric, storages, admin space, plugins, then REST. */
-export async function startZest(config: ZestConfig, options: StartOptions): Promise<Zest> {
+/**
+ * Starts a router from its config, parsed once here: fabric, storages, admin space, plugins,
+ * then every front door, each handed its own typed section.
+ */
+export async function startZest(input: ZestConfig, options: StartOptions): Promise<Zest> {
   const { logger } = options;
-  validateConfig(config); // embedders get the CLI's checks (a ConfigError naming the key)
-  const fabric = await options.fabric?.(config, logger);
+  const config = parseConfig(input); // embedders get the CLI's checks (a ConfigError naming the key)
+  const fabric = await options.fabric?.(config.fabric, logger);
   const router = new Router({ zid: config.id, queryTimeoutMs: config.queries_default_timeout, fabric, logger });
   const closers: Array<() => Promise<void> | void> = [];
   const close = async (): Promise<void> => {
@@ -85,7 +103,7 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     closers.push(() => manager.close());
     try {
       // `allowed_paths`/`allowed_hosts` alone are policy: the default storage stays.
-      const sm = config.plugins?.storage_manager;
+      const sm = config.plugins.storage_manager;
       await manager.start(
         sm?.storages === undefined && sm?.volumes === undefined ? { ...sm, ...DEFAULT_STORAGES } : sm,
       );
@@ -96,51 +114,48 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       throw err;
     }
 
-    const restCfg = config.plugins?.rest ?? {};
-    const bind = parseHttpPort(restCfg.http_port);
-    let security: RestSecurityOptions;
-    try {
-      security = restSecurityOptions(config.access_control, restCfg as Record<string, unknown>);
-    } catch (err) {
-      throw new ConfigError(errorMessage(err));
-    }
+    const edge = new EdgePolicy({
+      access: accessControl(config),
+      admin: config.adminspace?.permissions,
+      tls: routerTls(config),
+      logger,
+    });
+    const variants = [variantA, ...(options.variants ?? [])];
+    const variant = variants.find((v) => v.name === config.plugins.rest.variant);
+    if (!variant) throw new ConfigError(`REST variant ${config.plugins.rest.variant} is not available`);
     const plugins: LoadedPlugin[] = [];
-    let rest: RestServer | undefined;
-    let restUrl: string | undefined;
-    const variant = restCfg.variant ?? "a";
-    const restVariant = [variantA, ...(options.variants ?? [])].find((v) => v.name === variant);
-    if (!restVariant) throw new ConfigError(`REST variant ${variant} is not available`);
-    const admin = restVariant.admin(new Session(router, "admin"), manager, {
+    const doors: RunningDoor[] = [];
+    const admin = variant.admin(new Session(router, "admin"), manager, {
       version: VERSION,
-      locators: () => (restUrl ? [restUrl] : []),
-      restStatus: () =>
-        bind
-          ? { http_port: boundPort(bind, rest), sse_streams: rest?.sseStreams ?? 0, variant: restCfg.variant ?? "a" }
-          : undefined,
+      locators: () => doors.flatMap((d) => d.instance.locators()),
+      restStatus: () => doors.find((d) => d.name === "rest")?.instance.status(),
+      doors: () => doors.map((d) => [d.name, d.instance.status()] as const),
       sessions: () => (router.fabric?.peers?.() ?? []).map((zid) => ({ peer: zid, whatami: "router" })),
       fabric: () => ({ ...(router.fabric?.status() ?? { kind: "local", connected: true }) }),
       plugins: () => Object.fromEntries(plugins.map((p) => [p.name, p.path])),
     });
     admin.start();
     closers.push(() => admin.close());
-    const metrics = new RouterMetrics(variant, {
-      sse: () => rest?.sseStatus,
+    const metrics = new RouterMetrics(variant.name, {
       storages: () =>
         manager.listStorages().map((s) => ({ name: s.name, volume: s.volume, ...storageSize(manager, s.name) })),
       fabric: () => router.fabric?.status(),
-      responseBytes: () => rest?.responseBytes ?? 0,
+      doors: () => doors.map((d) => ({ door: d.name, ...d.instance.counters() })),
     });
-    const extras = declareAdminExtras(new Session(router, "admin"), metrics, () => openApiDocument(variant, VERSION));
+    const extras = declareAdminExtras(new Session(router, "admin"), metrics, () =>
+      openApiDocument(variant.name === "b" ? "b" : "a", VERSION),
+    );
     closers.push(() => extras.close());
 
     for (const spec of options.plugins ?? []) {
       const { path, start } = await loadPluginModule(spec);
       const name = pluginName(path);
       const session = new Session(router, name);
+      const pluginsSection = config.plugins as Record<string, unknown>;
       const handle =
         (await start({
           session,
-          config: config.plugins && Object.hasOwn(config.plugins, name) ? config.plugins[name] : undefined,
+          config: Object.hasOwn(pluginsSection, name) ? pluginsSection[name] : undefined,
           logger: logger.child({ plugin: name }),
         })) ?? undefined;
       plugins.push({ name, path, handle });
@@ -151,48 +166,47 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       logger.info({ plugin: name, path }, "plugin loaded");
     }
 
-    if (bind) {
-      const codec = restVariant.codec;
-      const permissions: AdminPermissions = { ...DEFAULT_ADMIN_PERMISSIONS, ...config.adminspace?.permissions };
-      bind.host = protectedBind(bind.host, bind.port, security.access, logger);
-      rest = new RestServer({
-        session: new Session(router, "rest"),
-        codec,
-        port: bind.port,
-        host: bind.host,
-        bodyLimit: restCfg.body_limit,
-        cacheEntries: restCfg.cache_entries,
-        permissions,
-        logger,
-        ...security,
-        metrics,
-        sse: sseOptions(restCfg.sse),
-      });
-      const addr = await rest.listen();
-      const server = rest;
-      closers.push(() => server.close());
-      const host = bind.host && bind.host !== "0.0.0.0" && bind.host !== "::" ? bind.host : "localhost";
-      restUrl = `${security.tls ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${addr.port}`;
-      logger.info({ zid: router.zid, url: restUrl, variant }, "REST gateway listening");
+    // The front doors, each handed its own section, parsed once (docs/adding-a-front-door.md).
+    const builtin: readonly AnyFrontDoor[] = builtinDoors(variants);
+    const connectivity = router.connectivity();
+    const names = new Set<string>(["storage_manager"]);
+    for (const door of [...builtin, ...(options.doors ?? [])]) {
+      // A door's name is where its section lives: two doors (or a door and the storage manager) cannot share one.
+      if (names.has(door.name))
+        throw new ConfigError(`two parts claim plugins.${door.name}: door names must be unique`);
+      names.add(door.name);
+      const section = doorSection(door, config, builtin.includes(door));
+      let instance: FrontDoorInstance | undefined;
+      try {
+        instance = await door.start({
+          config: section,
+          zid: router.zid,
+          logger: logger.child({ plugin: door.name }),
+          edge,
+          connectivity,
+          httpMetrics: metrics,
+          openSession: (name) => new Session(router, name),
+        });
+      } catch (err) {
+        // A value its schema let through but the door refuses is a configuration error (exit 2).
+        if (err instanceof ZestError && err.kind === "bad_input") throw new ConfigError(errorMessage(err));
+        throw err;
+      }
+      if (instance === undefined) continue;
+      const running = instance;
+      doors.push({ name: door.name, title: door.title, instance: running });
+      closers.push(() => running.close());
     }
-    // The remote API (zenoh-ts clients over WebSocket): off unless plugins.remote_api.websocket_port is set.
-    // It shares REST's access control and TLS certificate (`wss`): docs/remote-api.md.
-    const remote = await startRemoteApi(router, config.plugins?.remote_api, {
-      logger,
-      adminWrite: config.adminspace?.permissions?.write,
-      adminRead: config.adminspace?.permissions?.read,
-      access: security.access,
-      tls: security.tls,
-    });
-    if (remote) closers.push(() => remote.server.close());
+    const locatorOf = (name: string): string | undefined => doors.find((d) => d.name === name)?.instance.locators()[0];
     return {
       router,
       manager,
       admin,
-      rest,
-      restUrl,
+      doors,
+      rest: doors.find((d) => d.name === "rest")?.instance,
+      restUrl: locatorOf("rest"),
       session: new Session(router, "embedder"),
-      remoteApiUrl: remote?.url,
+      remoteApiUrl: locatorOf("remote_api"),
       close,
     };
   } catch (err) {
@@ -201,25 +215,41 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
   }
 }
 
-/** `host:port` (or `port`) the REST gateway is bound to: the real port once listening, not `0`. */
-function boundPort(bind: { host?: string; port: number }, rest: RestServer | undefined): string {
-  const port = rest?.address()?.port ?? bind.port;
-  return bind.host ? `${bind.host}:${port}` : String(port);
+/** The router's access control; a policy that does not hold together is a configuration error. */
+function accessControl(config: ResolvedConfig): AccessControl {
+  try {
+    return AccessControl.fromParsed(config.access_control);
+  } catch (err) {
+    throw new ConfigError(errorMessage(err));
+  }
+}
+
+/** The router's TLS material (`plugins.rest.tls`), shared by every door that speaks TLS. */
+function routerTls(config: ResolvedConfig): TlsMaterial | undefined {
+  const tls = config.plugins.rest.tls;
+  if (tls === undefined) return undefined;
+  try {
+    return loadTlsOptions(tls);
+  } catch (err) {
+    throw new ConfigError(errorMessage(err));
+  }
+}
+
+/**
+ * A door's section: a built-in door's was parsed with the root schema; another door's is parsed
+ * here, once, with its own schema (a ConfigError naming the key when it does not fit).
+ */
+function doorSection(door: AnyFrontDoor, config: ResolvedConfig, builtin: boolean): unknown {
+  const plugins = config.plugins as Record<string, unknown>;
+  const raw = Object.hasOwn(plugins, door.name) ? plugins[door.name] : undefined;
+  if (builtin) return raw;
+  const r = door.schema.safeParse(raw ?? {});
+  if (r.success) return r.data;
+  throw new ConfigError(describeIssue(r.error.issues[0]!, ["plugins", door.name]));
 }
 
 /** Sizes a storage's backend can tell without a scan (a memory backend's key count). */
 function storageSize(manager: StorageManager, name: string): { samples?: number } {
   const backend = manager.storage(name)?.backend as { size?: unknown } | undefined;
   return typeof backend?.size === "number" ? { samples: backend.size } : {};
-}
-
-/** `plugins.rest.sse` as the SSE hub takes it (docs/sse.md). */
-function sseOptions(cfg: NonNullable<NonNullable<ZestConfig["plugins"]>["rest"]>["sse"]): SseOptions | undefined {
-  if (cfg === undefined) return undefined;
-  return {
-    resumeLog: cfg.resume_log,
-    resumeLogBytes: cfg.resume_log_bytes,
-    resumeLingerMs: cfg.resume_linger_ms,
-    retryMs: cfg.retry_ms,
-  };
 }

@@ -15,7 +15,8 @@ import { ZestError } from "../core/errors.js";
 import { Authenticator } from "./authenticator.js";
 import { BoundedCache } from "./bounded-cache.js";
 import { type Decision, Policy } from "./policy.js";
-import { accessControlSchema, type AccessControlInput, MESSAGES, type Message, zodMessage } from "./schema.js";
+import { problems } from "../config/schema.js";
+import { type AccessControlConfig, accessControlSchema, MESSAGES, type Message } from "./schema.js";
 
 export type { Decision } from "./policy.js";
 export type { Message } from "./schema.js";
@@ -70,10 +71,15 @@ export class AccessControl {
    */
   static fromConfig(section: unknown): AccessControl {
     if (section === undefined) return AccessControl.OPEN;
-    const parsed = accessControlSchema.safeParse(section as AccessControlInput);
-    if (!parsed.success) throw new Error(zodMessage("access_control", parsed.error));
-    if (!parsed.data.enabled) return AccessControl.OPEN;
-    return new AccessControl(new Policy(parsed.data), new Authenticator(parsed.data));
+    const found = problems(accessControlSchema, section, ["access_control"]);
+    if (found.length > 0) throw new Error(found.slice(0, 3).join("; "));
+    return AccessControl.fromParsed(accessControlSchema.parse(section));
+  }
+
+  /** Compiles an `access_control` section already parsed with `accessControlSchema` (by `startZest`). */
+  static fromParsed(section: AccessControlConfig | undefined): AccessControl {
+    if (section === undefined || !section.enabled) return AccessControl.OPEN;
+    return new AccessControl(new Policy(section), new Authenticator(section));
   }
 
   /** True when access control is on: requests are authenticated and decided. */

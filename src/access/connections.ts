@@ -17,7 +17,8 @@ export interface ConnectionLimits {
 
 /** Descriptors kept for files, storages and the fabric when sizing the total cap. */
 const RESERVED_FDS = 128;
-const DEFAULT_PER_ADDRESS = 256;
+/** Open connections per client address when the config does not say (at most a quarter of the total). */
+export const DEFAULT_PER_ADDRESS = 256;
 
 let fdLimit: number | undefined;
 
@@ -62,6 +63,11 @@ export class ConnectionGuard {
 
   constructor(limits: ConnectionLimits) {
     this.limits = limits;
+  }
+
+  /** Connections open now. */
+  get open(): number {
+    return this.#total;
   }
 
   /** Connections refused so far. */

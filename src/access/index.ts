@@ -10,14 +10,40 @@ export {
 export { hashSecret } from "./hash.js";
 export {
   accessControlSchema,
-  restSecuritySchema,
   tlsSchema,
-  REST_SECURITY_KEYS,
   MESSAGES,
   type AccessControlConfig,
-  type RestSecurityConfig,
   type TlsConfig,
 } from "./schema.js";
 export { loadTlsOptions } from "./tls.js";
 export { ConnectionGuard, connectionLimits, fileDescriptorLimit, type ConnectionLimits } from "./connections.js";
 export { isAllowedHost, originAllowed } from "./origin.js";
+export {
+  checkAdminRead,
+  checkAdminWrite,
+  DEFAULT_ADMIN_PERMISSIONS,
+  isAdminKey,
+  mayWriteAdmin,
+  parseAdminPermissions,
+  type AdminPermissions,
+} from "./admin-permissions.js";
+export {
+  authorizationOf,
+  httpClient,
+  httpClientWithToken,
+  httpCredentials,
+  isLoopbackAddress,
+  type ClientInfo,
+} from "./client.js";
+export { EdgePolicy, type DoorIdentity, type TlsMaterial } from "./edge-policy.js";
+export type {
+  AnyFrontDoor,
+  DoorContext,
+  DoorCounters,
+  DoorFlag,
+  FrontDoor,
+  FrontDoorInstance,
+  HttpRequestMetrics,
+} from "./front-door.js";
+export { httpStatus } from "./http-status.js";
+export { endpointSchema, isLoopbackHost, listen, parseEndpoint, protectedBind, type Endpoint } from "./listen.js";

@@ -1,7 +1,7 @@
 /**
  * Config schemas of the security sections (docs/security.md): the top-level `access_control`
- * (zenoh 1.x's shape plus zest's credentials and `cidrs`) and the security options of
- * `plugins.rest` (TLS, CORS, allowed hosts, connection limits). Objects are strict: an unknown
+ * (zenoh 1.x's shape plus zest's credentials and `cidrs`) and the TLS material every door that
+ * speaks TLS shares (`plugins.rest.tls` today). Objects are strict: an unknown
  * field is a mistake worth a one-line error, not something to ignore.
  */
 import * as z from "zod";
@@ -85,47 +85,3 @@ export const tlsSchema = z.strictObject({
   listen_private_key: z.string().min(1),
 });
 export type TlsConfig = z.infer<typeof tlsSchema>;
-
-/**
- * The security options of `plugins.rest` (the other options, `http_port`, `variant`...,
- * belong to the root schema): parse `plugins.rest` with `restSecuritySchema` after picking
- * these keys, or merge its shape into the REST plugin's schema.
- */
-export const restSecuritySchema = z.object({
-  tls: tlsSchema.optional(),
-  cors: z.strictObject({ allowed_origins: z.array(z.string().min(1).max(2048)).max(1000).default([]) }).optional(),
-  /** Host names admin writes (and same-origin browser writes) accept besides IP literals and `localhost`. */
-  allowed_hosts: z.array(z.string().min(1).max(253)).max(1000).optional(),
-  /** Open connections per client address (64). */
-  max_connections_per_address: z.number().int().positive().optional(),
-  /** Open connections in all (derived from the file-descriptor limit when unset). */
-  max_connections: z.number().int().positive().optional(),
-  /** Milliseconds to receive a request head (10 000). */
-  headers_timeout_ms: z.number().int().positive().optional(),
-  /** Milliseconds a request body may go without receiving a byte (10 000). */
-  body_idle_timeout_ms: z.number().int().positive().optional(),
-  /**
-   * Milliseconds a streamed GET answer may wait for the client to take the next chunk (30 000),
-   * at most a day: it becomes a timer, and Node fires a timer past 2^31 - 1 ms after 1 ms.
-   */
-  response_idle_timeout_ms: z.number().int().positive().max(86_400_000).optional(),
-});
-export type RestSecurityConfig = z.infer<typeof restSecuritySchema>;
-
-/** The keys of `plugins.rest` that `restSecuritySchema` reads. */
-export const REST_SECURITY_KEYS = [
-  "tls",
-  "cors",
-  "allowed_hosts",
-  "max_connections_per_address",
-  "max_connections",
-  "headers_timeout_ms",
-  "body_idle_timeout_ms",
-  "response_idle_timeout_ms",
-] as const;
-
-/** A zod error as one line: `path: message; path: message`. */
-export function zodMessage(prefix: string, err: z.ZodError): string {
-  const issues = err.issues.slice(0, 3).map((i) => `${[prefix, ...i.path.map(String)].join(".")}: ${i.message}`);
-  return issues.join("; ");
-}

@@ -150,7 +150,9 @@ export class AdminSpaceB extends AdminLayout {
       timestamp,
     });
     const out: AdminEntryB[] = [json(p, this.routerStatus(), this.session.clock.newTimestamp())];
-    out.push(json(`${p}/plugin/http`, { locators: this.sources.locators() }));
+    // 0.4's HTTP plugin entry lists the HTTP locators only; the router's own lists every door's.
+    const http = this.sources.locators().filter((l) => l.startsWith("http://") || l.startsWith("https://"));
+    out.push(json(`${p}/plugin/http`, { locators: http }));
     // Volume and storage names are data: null-prototype objects keep `__proto__` a name.
     const tree = Object.create(null) as Record<string, Record<string, unknown>>;
     const backends: AdminEntryB[] = [];

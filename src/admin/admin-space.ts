@@ -16,6 +16,8 @@ export interface AdminSources {
   locators(): string[];
   /** Status of the REST plugin (its config), shown under `status/plugins/rest/port`. */
   restStatus(): Record<string, unknown> | undefined;
+  /** Every running front door's status, by door name (REST's is also `restStatus`). */
+  doors(): ReadonlyArray<readonly [name: string, status: Record<string, unknown>]>;
   /** Other routers reachable through the fabric, and the fabric's health. */
   sessions(): Array<Record<string, unknown>>;
   fabric(): Record<string, unknown>;
@@ -49,6 +51,12 @@ export class AdminSpace extends AdminLayout {
     out.push([`${p}/status/plugins/rest/version`, this.sources.version]);
     const rest = this.sources.restStatus();
     if (rest) out.push([`${p}/status/plugins/rest/port`, rest]);
+    // The other front doors (the remote API...), each under its plugin name.
+    for (const [name, status] of this.sources.doors()) {
+      if (name === "rest") continue;
+      out.push([`${p}/status/plugins/${name}/__path__`, "<built-in>"]);
+      out.push([`${p}/status/plugins/${name}/status`, sortKeys(status)]);
+    }
     out.push([`${sm}/__path__`, "<built-in>"]);
     out.push([`${sm}/version`, this.sources.version]);
     for (const v of this.manager.listVolumes()) {
@@ -68,6 +76,7 @@ export class AdminSpace extends AdminLayout {
       rest: { path: "<built-in>" },
       storage_manager: { path: "<built-in>" },
     });
+    for (const [name] of this.sources.doors()) plugins[name] = { path: "<built-in>" };
     for (const [name, path] of Object.entries(this.sources.plugins())) plugins[name] = { path };
     return sortKeys({
       fabric: this.sources.fabric(),

@@ -66,3 +66,16 @@ export interface Interest {
   /** True on a router joined to others through a fabric (their writes publish no local events). */
   readonly clustered: boolean;
 }
+
+/**
+ * The routers this one is connected to, for front doors that show connectivity to their
+ * clients (the remote API's transport and link events), so no door reaches into the `Router`.
+ */
+export interface Connectivity {
+  /** Ids of the other routers reachable now (empty on a router alone). */
+  peers(): readonly string[];
+  /** Where the links go (the fabric's server, e.g. a NATS URL), if the fabric says. */
+  server(): string | undefined;
+  /** Calls `listener` when the peers (or declarations) may have changed; returns its unsubscriber. */
+  onChange(listener: () => void): () => void;
+}

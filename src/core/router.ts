@@ -19,7 +19,7 @@ import { FROM_ANOTHER_ROUTER, type Locality, localityMatches, type Origin } from
 import { Query, type QueryContent } from "./query.js";
 import { type QueryTarget, selectQueryables } from "./query-target.js";
 import type { Consolidation, Reply } from "./reply.js";
-import { ChangeFeed } from "./ports.js";
+import { ChangeFeed, type Connectivity } from "./ports.js";
 import type { Sample, WriteCondition } from "./sample.js";
 import type { Selector } from "./selector.js";
 import { HLC } from "./timestamp.js";
@@ -161,6 +161,18 @@ export class Router {
   onDeclarationsChanged(listener: () => void): () => void {
     this.declarationListeners.add(listener);
     return () => void this.declarationListeners.delete(listener);
+  }
+
+  /** The connectivity port front doors are handed (peers, where links go, change notification). */
+  connectivity(): Connectivity {
+    return {
+      peers: () => this.fabric?.peers?.() ?? [],
+      server: () => {
+        const server = this.fabric?.status().detail?.server;
+        return typeof server === "string" ? server : undefined;
+      },
+      onChange: (listener) => this.onDeclarationsChanged(listener),
+    };
   }
 
   private declarationsChanged(): void {

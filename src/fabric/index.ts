@@ -2,8 +2,7 @@
  * How routers reach each other. Without configuration a router runs alone (no fabric);
  * `fabric.nats.servers` (or `--nats`) joins a NATS cluster through `NatsFabric`.
  */
-import type { ZestConfig } from "../config/config.js";
-import { ZestError } from "../core/errors.js";
+import type { FabricConfig } from "../config/schema.js";
 import type { Logger } from "../core/log.js";
 import { NatsFabric, type NatsFabricOptions } from "./nats-fabric.js";
 
@@ -21,28 +20,23 @@ const NUMERIC_OPTIONS = {
 } as const satisfies Record<string, keyof NatsFabricOptions>;
 
 /**
- * The NATS fabric the config asks for, or undefined when it names no servers. `fabric.nats`:
- * `servers` (a list or a comma-separated string), and optionally `heartbeat_ms` (1000),
- * `peer_timeout_ms` (4000), `ack_timeout_ms` (5000), `connect_timeout_ms` (5000),
- * `reconnect_time_wait_ms` (250). Throws a `bad_input` ZestError naming a bad option.
+ * The NATS fabric the `fabric` section (parsed with `fabricSchema`) asks for, or undefined when it
+ * names no servers. `fabric.nats`: `servers` (a list or a comma-separated string), and optionally
+ * `heartbeat_ms` (1000), `peer_timeout_ms` (4000), `ack_timeout_ms` (5000), `connect_timeout_ms`
+ * (5000), `reconnect_time_wait_ms` (250). Throws a `bad_input` ZestError for timings that do not
+ * fit together.
  */
-export function natsFabricFromConfig(config: ZestConfig, logger: Logger): NatsFabric | undefined {
-  const nats = config.fabric?.nats;
+export function natsFabricFromConfig(fabric: FabricConfig | undefined, logger: Logger): NatsFabric | undefined {
+  const nats = fabric?.nats;
   if (nats === undefined) return undefined;
   const raw = nats.servers;
-  const list = typeof raw === "string" ? raw.split(",") : Array.isArray(raw) ? raw : undefined;
-  if (raw !== undefined && !list?.every((s) => typeof s === "string")) {
-    throw ZestError.badRequest("fabric.nats.servers must be a list of NATS URLs or a comma-separated string");
-  }
-  const servers = (list ?? []).map((s) => s.trim()).filter(Boolean);
+  const list = typeof raw === "string" ? raw.split(",") : (raw ?? []);
+  const servers = list.map((s) => s.trim()).filter(Boolean);
   if (servers.length === 0) return undefined;
   const options: { -readonly [K in keyof NatsFabricOptions]: NatsFabricOptions[K] } = { servers, logger };
   for (const [name, field] of Object.entries(NUMERIC_OPTIONS)) {
-    const v = nats[name];
-    if (v === undefined) continue;
-    if (typeof v !== "number" || !Number.isInteger(v) || v <= 0)
-      throw ZestError.badRequest(`fabric.nats.${name} must be a positive integer (milliseconds)`);
-    options[field] = v;
+    const v = nats[name as keyof typeof NUMERIC_OPTIONS];
+    if (v !== undefined) options[field] = v;
   }
   return new NatsFabric(options);
 }

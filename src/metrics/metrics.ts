@@ -24,13 +24,26 @@ export interface StorageSnapshot {
   readonly bytes?: number;
 }
 
+/** One front door's counts (docs/adding-a-front-door.md). */
+export interface DoorSnapshot {
+  readonly door: string;
+  readonly connections: number;
+  readonly refused: number;
+  readonly requests?: number;
+}
+
 /** The parts of the router the metrics read on scrape (never on the request path). */
 export interface MetricsSources {
-  sse(): SseSnapshot | undefined;
   storages(): StorageSnapshot[];
   fabric(): FabricStatus | undefined;
-  /** Bytes written to HTTP clients so far. */
+  /** The running front doors' counts. */
+  doors(): DoorSnapshot[];
+}
+
+/** What the HTTP door reports (`reportHttp`): bytes written to its clients, its SSE hub. */
+interface HttpSource {
   responseBytes(): number;
+  sse?(): SseSnapshot | undefined;
 }
 
 /** Request latency buckets, in seconds: 0.25 ms to 10 s. */
@@ -55,16 +68,23 @@ function processMetrics(): Registry {
 export class RouterMetrics {
   readonly registry = new Registry();
   private readonly series: RequestSeries;
+  private http: HttpSource | undefined;
 
   constructor(
     readonly variant: string,
     sources: MetricsSources,
   ) {
     const r = this.registry;
-    this.series = new RequestSeries(r, variant, LATENCY_BUCKETS, sources.responseBytes);
-    sseMetrics(r, sources);
+    this.series = new RequestSeries(r, variant, LATENCY_BUCKETS, () => this.http?.responseBytes() ?? 0);
+    sseMetrics(r, () => this.http?.sse?.());
     storageMetrics(r, sources);
     fabricMetrics(r, sources);
+    doorMetrics(r, sources);
+  }
+
+  /** The HTTP door registers what it counts: read on scrape. */
+  reportHttp(source: HttpSource): void {
+    this.http = source;
   }
 
   /** Counts `res` when it closes (answered, or the client left). */
@@ -161,7 +181,8 @@ function readInto<M extends { reset(): void }>(
   };
 }
 
-function sseMetrics(r: Registry, sources: MetricsSources): void {
+function sseMetrics(r: Registry, read: () => SseSnapshot | undefined): void {
+  const sources = { sse: read };
   gaugeOf(r, "zest_sse_streams", "Open SSE streams", () => sources.sse()?.streams ?? 0);
   gaugeOf(r, "zest_sse_resume_log_entries", "Events kept in the SSE resume log", () => sources.sse()?.logEntries ?? 0);
   counterOf(r, "zest_sse_streams_opened_total", "SSE streams opened", () => sources.sse()?.opened ?? 0);
@@ -190,6 +211,39 @@ function sseMetrics(r: Registry, sources: MetricsSources): void {
     () => sources.sse()?.eventsSent ?? 0,
   );
   counterOf(r, "zest_sse_bytes_total", "SSE bytes written, every stream counted", () => sources.sse()?.bytesSent ?? 0);
+}
+
+function doorMetrics(r: Registry, sources: MetricsSources): void {
+  new Gauge({
+    name: "zest_door_connections",
+    help: "Open connections, per front door",
+    labelNames: ["door"],
+    registers: [r],
+    collect() {
+      this.reset();
+      for (const d of sources.doors()) this.labels(d.door).set(d.connections);
+    },
+  });
+  new Counter({
+    name: "zest_door_connections_refused_total",
+    help: "Connections refused by a front door's caps (per address and in total)",
+    labelNames: ["door"],
+    registers: [r],
+    collect() {
+      this.reset();
+      for (const d of sources.doors()) this.labels(d.door).inc(d.refused);
+    },
+  });
+  new Counter({
+    name: "zest_door_requests_total",
+    help: "Requests (or operations) a front door handled, where the door counts them",
+    labelNames: ["door"],
+    registers: [r],
+    collect() {
+      this.reset();
+      for (const d of sources.doors()) if (d.requests !== undefined) this.labels(d.door).inc(d.requests);
+    },
+  });
 }
 
 function storageMetrics(r: Registry, sources: MetricsSources): void {

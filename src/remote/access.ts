@@ -5,7 +5,8 @@
  * provide data must be allowed whole.
  */
 import type { IncomingMessage } from "node:http";
-import type { AccessControl, Credentials, Message, Principal } from "../access/access.js";
+import type { AccessControl, Message, Principal } from "../access/access.js";
+import { httpClientWithToken } from "../access/client.js";
 import { ZestError } from "../core/errors.js";
 import type { Authorize, RemoteMessageName } from "./connection.js";
 
@@ -26,22 +27,9 @@ const MESSAGES: ReadonlyMap<RemoteMessageName, Message> = new Map<RemoteMessageN
 ]);
 
 /**
- * The credentials of an upgrade request: its `Authorization` header (Basic or Bearer; a browser
- * turns `ws://user:password@host` into Basic), else a `token` query parameter taken as a Bearer
- * token, since a browser cannot set headers on a WebSocket.
- */
-export function upgradeCredentials(req: IncomingMessage): Credentials {
-  const address = req.socket.remoteAddress ?? "";
-  const header = req.headers.authorization;
-  if (header !== undefined && header !== "") return { authorization: header, address };
-  const url = req.url ?? "/";
-  const q = url.indexOf("?");
-  const token = q === -1 ? null : new URLSearchParams(url.slice(q + 1)).get("token");
-  return { authorization: token ? `Bearer ${token}` : undefined, address };
-}
-
-/**
- * Adds access control to `base` (the admin-space permissions): both must allow an operation.
+ * Adds access control to `base` (the admin-space permissions): both must allow an operation. The
+ * upgrade's credentials are its `Authorization` header, else a `token` query parameter, since a
+ * browser cannot set headers on a WebSocket (access/client.ts).
  * Authentication throws (or rejects with) an `unauthenticated` ZestError for bad credentials.
  */
 export function accessAuthorizer(
@@ -51,7 +39,7 @@ export function accessAuthorizer(
   if (!access.enabled) return base;
   return (req) => {
     const admin = base(req);
-    const principal = access.authenticate(upgradeCredentials(req));
+    const principal = access.authenticate(httpClientWithToken(req));
     return principal instanceof Promise
       ? principal.then((p) => decider(access, p, admin))
       : decider(access, principal, admin);

@@ -10,6 +10,7 @@ import { errorMessage, ZestError } from "../core/errors.js";
 import { intersects } from "../keyexpr/index.js";
 import type { Logger } from "../core/log.js";
 import type { MatchingListener } from "../core/matching.js";
+import type { Connectivity } from "../core/ports.js";
 import type { Query } from "../core/query.js";
 import type { Reply } from "../core/reply.js";
 import type { Sample } from "../core/sample.js";
@@ -68,8 +69,18 @@ export interface RemoteLimits {
   readonly maxQueryTimeoutMs: number;
 }
 
+/** The part of the connection's TCP (or TLS) socket it uses: batching frames into one write. */
+export interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
 export interface ConnectionOptions {
   readonly session: Session;
+  /** The routers this one reaches, for the connectivity events (a port, not `session.router`). */
+  readonly connectivity: Connectivity;
+  /** The socket under the WebSocket, corked while one incoming frame is handled. */
+  readonly socket?: Corkable;
   readonly logger: Logger;
   readonly limits: RemoteLimits;
   readonly authorize: Authorize;
@@ -125,6 +136,8 @@ export class RemoteConnection {
   private readonly logger: Logger;
   private readonly limits: RemoteLimits;
   private readonly authorizeHook: Authorize;
+  private readonly connectivity: Connectivity;
+  private readonly socket: Corkable | undefined;
   private readonly publishers = new Map<number, Publisher>();
   private readonly queriers = new Map<number, Querier>();
   private readonly subscribers = new Map<number, Subscriber>();
@@ -148,6 +161,8 @@ export class RemoteConnection {
     this.session = options.session;
     this.logger = options.logger;
     this.limits = options.limits;
+    this.connectivity = options.connectivity;
+    this.socket = options.socket;
     this.authorizeHook = options.authorize;
     ws.on("message", (data, isBinary) => this.onFrame(data as Buffer, isBinary));
     ws.on("close", () => {
@@ -807,7 +822,7 @@ export class RemoteConnection {
   // ---- connectivity -------------------------------------------------------------------------
 
   private peers(): string[] {
-    return this.session.router.fabric?.peers?.() ?? [];
+    return [...this.connectivity.peers()];
   }
 
   private writeTransport(w: Writer, zid: string): void {
@@ -816,8 +831,7 @@ export class RemoteConnection {
   }
 
   private writeLink(w: Writer, zid: string): void {
-    const detail = this.session.router.fabric?.status().detail;
-    const server = typeof detail?.server === "string" ? detail.server : "nats";
+    const server = this.connectivity.server() ?? "nats";
     writeZenohId(w, zid);
     w.string(`nats/${this.session.zid}`).string(`nats/${server}`);
     w.bool(false).u16(0xffff).bool(true).varint(0).bool(false).bool(false).bool(false);
@@ -833,7 +847,7 @@ export class RemoteConnection {
       else this.writeLink(w, zid);
       this.send(w.finish());
     };
-    const stop = this.session.router.onDeclarationsChanged(() => {
+    const stop = this.connectivity.onChange(() => {
       const now = new Set(this.peers());
       for (const z of now) if (!known.has(z)) emit(true, z);
       for (const z of known) if (!now.has(z)) emit(false, z);
@@ -889,7 +903,7 @@ export class RemoteConnection {
     }
     // Frames sent while one incoming frame is handled (a put fanned out, a burst of replies) go
     // to the kernel in one write: the socket is corked until the current tick ends.
-    const socket = (this.ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+    const socket = this.socket;
     if (socket && !this.corked) {
       this.corked = true;
       socket.cork();

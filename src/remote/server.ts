@@ -9,26 +9,35 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
+import {
+  type AdminPermissions,
+  DEFAULT_ADMIN_PERMISSIONS,
+  isAdminKey,
+  mayWriteAdmin,
+} from "../access/admin-permissions.js";
+import { isLoopbackRequest } from "../access/client.js";
+import { ConnectionGuard, connectionLimits } from "../access/connections.js";
+import type { TlsMaterial } from "../access/edge-policy.js";
+import { httpStatus } from "../access/http-status.js";
+import { listen } from "../access/listen.js";
 import { errorMessage, toZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
-import { httpStatus } from "../rest/http-status.js";
-import type { Router } from "../core/router.js";
-import { Session } from "../core/session.js";
-import { type Authorize, type RemoteLimits, type RemoteMessageName, RemoteConnection } from "./connection.js";
+import type { Connectivity } from "../core/ports.js";
+import type { Session } from "../core/session.js";
+import { type Authorize, type RemoteMessageName, RemoteConnection } from "./connection.js";
+import { DEFAULT_LIMITS } from "./limits.js";
 import { CloseCode } from "./wire.js";
 
-export const DEFAULT_LIMITS: RemoteLimits & { maxFrameBytes: number; maxConnections: number } = {
-  maxDeclarations: 10_000,
-  maxPendingGets: 1_000,
-  maxPendingQueries: 1_000,
-  maxBufferedBytes: 16 * 1024 * 1024,
-  maxQueryTimeoutMs: 600_000,
-  maxFrameBytes: 16 * 1024 * 1024,
-  maxConnections: 1_000,
-};
+export { DEFAULT_LIMITS } from "./limits.js";
+
+/** How logs and errors name this door. */
+export const REMOTE_API_TITLE = "remote API";
 
 export interface RemoteApiServerOptions {
-  readonly router: Router;
+  /** A new session on the router: each connection gets its own. */
+  readonly openSession: (name: string) => Session;
+  /** The routers this one reaches, for the connectivity events. */
+  readonly connectivity: Connectivity;
   /** 0 picks a free port. */
   readonly port: number;
   /** Default 127.0.0.1 (loopback): give an address to be reachable from elsewhere. */
@@ -36,21 +45,21 @@ export interface RemoteApiServerOptions {
   readonly logger: Logger;
   readonly limits?: Partial<typeof DEFAULT_LIMITS>;
   /**
-   * TLS hook: with a certificate and key the server speaks `wss://`. The lead wires the REST
-   * gateway's TLS config (`plugins.rest.tls`) here.
+   * The connection caps (the edge policy's `connectionGuard`). Default: 256 per address, at most a
+   * quarter of `limits.maxConnections`, and `limits.maxConnections` in total.
    */
-  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  readonly guard?: ConnectionGuard;
+  /** With a certificate and key the server speaks `wss://` (the router's TLS material). */
+  readonly tls?: TlsMaterial;
   /**
    * Access-control hook: the `Authorize` function of one connection, from its upgrade request
    * (client address, credentials), or a promise of it. Throwing (or rejecting with) a ZestError
    * refuses the upgrade with that error's HTTP status (`unauthenticated`: 401). Default:
-   * `defaultAuthorizer(adminWrite, adminRead)`; `accessAuthorizer` (access.ts) adds access control.
+   * `defaultAuthorizer(admin)`; `accessAuthorizer` (access.ts) adds access control.
    */
   readonly authorizer?: (req: IncomingMessage) => Authorize | Promise<Authorize>;
-  /** Who may write the admin space (`@/...`) when no authorizer is given (default: loopback clients). */
-  readonly adminWrite?: boolean | "loopback";
-  /** Whether clients may read the admin space when no authorizer is given (default true). */
-  readonly adminRead?: boolean;
+  /** Who may use the admin space when no authorizer is given (default: read for all, write from loopback). */
+  readonly admin?: AdminPermissions;
 }
 
 const WRITES: ReadonlySet<RemoteMessageName> = new Set([
@@ -62,26 +71,16 @@ const WRITES: ReadonlySet<RemoteMessageName> = new Set([
 ]);
 const READS: ReadonlySet<RemoteMessageName> = new Set(["Get", "QuerierGet", "DeclareQuerier", "DeclareSubscriber"]);
 
-function isAdminKey(key: string): boolean {
-  return key === "@" || key.startsWith("@/");
-}
-
-function isLoopback(req: IncomingMessage): boolean {
-  const a = req.socket.remoteAddress ?? "";
-  return a === "::1" || a.startsWith("127.") || a.startsWith("::ffff:127.");
-}
-
-/** The default policy, as on REST: everything, except admin-space writes from non-loopback clients. */
+/** The admin-space permissions (access/admin-permissions.ts) as the remote API's operations meet them. */
 export function defaultAuthorizer(
-  adminWrite: boolean | "loopback" = "loopback",
-  adminRead = true,
+  admin: AdminPermissions = DEFAULT_ADMIN_PERMISSIONS,
 ): (req: IncomingMessage) => Authorize {
   return (req) => {
-    const mayWrite = adminWrite === true || (adminWrite === "loopback" && isLoopback(req));
+    const mayWrite = mayWriteAdmin(admin, isLoopbackRequest(req));
     return (message, key) => {
       if (!isAdminKey(key)) return true;
       if (WRITES.has(message)) return mayWrite;
-      if (READS.has(message)) return adminRead;
+      if (READS.has(message)) return admin.read;
       return true;
     };
   };
@@ -108,11 +107,13 @@ export class RemoteApiServer {
   private readonly connections = new Set<RemoteConnection>();
   private readonly limits: typeof DEFAULT_LIMITS;
   private readonly authorizer: (req: IncomingMessage) => Authorize | Promise<Authorize>;
+  private readonly guard: ConnectionGuard;
+  private refusedAtOpen = 0;
   private closing = false;
 
   constructor(private readonly options: RemoteApiServerOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.authorizer = options.authorizer ?? defaultAuthorizer(options.adminWrite, options.adminRead);
+    this.authorizer = options.authorizer ?? defaultAuthorizer(options.admin);
     this.server = options.tls
       ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key })
       : createHttpServer();
@@ -128,6 +129,13 @@ export class RemoteApiServer {
       (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head),
     );
     this.wss.on("error", (err) => options.logger.warn({ err: err.message }, "remote API server error"));
+    this.guard = options.guard ?? new ConnectionGuard(connectionLimits({ total: this.limits.maxConnections }));
+    this.guard.attach(this.server);
+  }
+
+  /** Connections refused by the caps so far. */
+  get refused(): number {
+    return this.guard.refused + this.refusedAtOpen;
   }
 
   /** Authenticates an upgrade request, then opens the connection or refuses it with an HTTP status. */
@@ -151,18 +159,22 @@ export class RemoteApiServer {
       socket.destroy();
       return;
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, req, authorize));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, req, authorize, socket));
   }
 
-  private open(ws: WebSocket, req: IncomingMessage, authorize: Authorize): void {
+  private open(ws: WebSocket, req: IncomingMessage, authorize: Authorize, socket: Duplex): void {
     const log = this.options.logger;
     if (this.connections.size >= this.limits.maxConnections) {
       log.warn({ client: req.socket.remoteAddress }, "remote API connection refused: too many connections");
       ws.close(CloseCode.GOING_AWAY, "too many connections");
+      this.refusedAtOpen++;
       return;
     }
     const conn: RemoteConnection = new RemoteConnection(ws, {
-      session: new Session(this.options.router, "remote_api"),
+      session: this.options.openSession("remote_api"),
+      connectivity: this.options.connectivity,
+      // The upgraded socket is the TCP (or TLS) socket the WebSocket writes to.
+      socket,
       logger: log,
       limits: this.limits,
       authorize,
@@ -182,24 +194,7 @@ export class RemoteApiServer {
 
   /** Starts listening; rejects with a one-line reason when the port is taken. */
   listen(): Promise<AddressInfo> {
-    const host = this.options.host ?? "127.0.0.1";
-    return new Promise((resolve, reject) => {
-      const onError = (err: NodeJS.ErrnoException): void => {
-        const where = `${host}:${this.options.port}`;
-        reject(
-          new Error(
-            err.code === "EADDRINUSE"
-              ? `cannot listen on ${where} (remote API): the port is already in use`
-              : `cannot listen on ${where} (remote API): ${err.message}`,
-          ),
-        );
-      };
-      this.server.once("error", onError);
-      this.server.listen(this.options.port, host, () => {
-        this.server.off("error", onError);
-        resolve(this.server.address() as AddressInfo);
-      });
-    });
+    return listen(this.server, this.options.port, this.options.host ?? "127.0.0.1", REMOTE_API_TITLE);
   }
 
   /** The bound address, once listening. */

@@ -16,14 +16,18 @@ import type { Sample } from "../core/sample.js";
 import { Parameters } from "../core/selector.js";
 import type { Session } from "../core/session.js";
 import { isWild } from "../keyexpr/index.js";
-import { type AdminPermissions, checkRead, isAdmin } from "./access.js";
+import {
+  type AdminPermissions,
+  checkAdminRead as checkRead,
+  isAdminKey as isAdmin,
+} from "../access/admin-permissions.js";
 import { type BodyWatch, readBodyAsync } from "./body.js";
 import type { Rendered, RestCodec } from "./codec.js";
 import { etagOf, hasConditions, readPrecondition } from "./conditions.js";
 import { ALLOWED_METHODS, corsHeaders, type OriginPolicy, preflight } from "./cors.js";
-import { credentialsOf } from "./credentials.js";
+import { httpCredentials as credentialsOf } from "../access/client.js";
 import { serveExplorer } from "./explorer/index.js";
-import { httpStatus } from "./http-status.js";
+import { httpStatus } from "../access/http-status.js";
 import { renderLayout } from "./layout.js";
 import { hasBody, rawResponse, wantsRaw } from "./raw.js";
 import { type CachedResponse, cacheableReplies, type ReadCache } from "./read-cache.js";

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorMessage, toZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { CORS_PLAIN } from "./cors.js";
-import { httpStatus } from "./http-status.js";
+import { httpStatus } from "../access/http-status.js";
 import { type Layout, streamLayout, streamLayouts } from "./layout.js";
 
 const CHALLENGE = 'Basic realm="zest", charset="UTF-8"';

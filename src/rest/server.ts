@@ -12,7 +12,8 @@ import { AccessControl } from "../access/access.js";
 import { ConnectionGuard, connectionLimits } from "../access/connections.js";
 import type { Logger } from "../core/log.js";
 import type { Session } from "../core/session.js";
-import { type AdminPermissions, DEFAULT_ADMIN_PERMISSIONS } from "./access.js";
+import { type AdminPermissions, DEFAULT_ADMIN_PERMISSIONS } from "../access/admin-permissions.js";
+import { listen } from "../access/listen.js";
 import { BodyWatch } from "./body.js";
 import type { RestCodec } from "./codec.js";
 import { originPolicy } from "./cors.js";
@@ -21,6 +22,13 @@ import { ReadCache } from "./read-cache.js";
 import { SocketBytes } from "./socket-bytes.js";
 import { SseHub, type SseOptions, type SseStats } from "./sse.js";
 import { WritePath } from "./write-path.js";
+import {
+  DEFAULT_BODY_IDLE_TIMEOUT_MS,
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_CACHE_ENTRIES,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_RESPONSE_IDLE_TIMEOUT_MS,
+} from "./schema.js";
 
 /** REST gateway options; every one has a default. */
 export interface RestServerOptions {
@@ -71,13 +79,9 @@ export interface RestServerOptions {
   logger: Logger;
 }
 
-/** The default of `bodyLimit`: 16 MiB. */
-export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
+export { DEFAULT_BODY_LIMIT } from "./schema.js";
 /** Largest request head (request line and headers), in bytes. */
 export const MAX_HEADER_SIZE = 16 * 1024;
-const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
-const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
-const DEFAULT_RESPONSE_IDLE_TIMEOUT_MS = 30_000;
 /** The whole request (head and body) must arrive within this time. */
 const REQUEST_TIMEOUT_MS = 120_000;
 
@@ -97,7 +101,7 @@ export class RestServer {
     // still get its default.
     this.opts = { host: options.host, port: options.port ?? 8000 };
     const { session, codec, logger } = options;
-    const cacheEntries = options.cacheEntries ?? 1024;
+    const cacheEntries = options.cacheEntries ?? DEFAULT_CACHE_ENTRIES;
     if (cacheEntries > 0 && !session.interest.clustered) this.cache = new ReadCache(session.changes, cacheEntries);
     const access = options.access ?? AccessControl.OPEN;
     const permissions = options.permissions ?? DEFAULT_ADMIN_PERMISSIONS;
@@ -172,23 +176,7 @@ export class RestServer {
 
   /** Starts listening; rejects with a one-line reason when the port is taken. */
   listen(): Promise<AddressInfo> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: NodeJS.ErrnoException): void => {
-        const where = `${this.opts.host ?? "*"}:${this.opts.port}`;
-        reject(
-          new Error(
-            err.code === "EADDRINUSE"
-              ? `cannot listen on ${where}: the port is already in use`
-              : `cannot listen on ${where}: ${err.message}`,
-          ),
-        );
-      };
-      this.server.once("error", onError);
-      this.server.listen(this.opts.port, this.opts.host, () => {
-        this.server.off("error", onError);
-        resolve(this.server.address() as AddressInfo);
-      });
-    });
+    return listen(this.server, this.opts.port, this.opts.host, "REST gateway");
   }
 
   /** The bound address, once listening. */

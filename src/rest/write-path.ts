@@ -15,12 +15,13 @@ import type { Logger } from "../core/log.js";
 import type { Session } from "../core/session.js";
 import { SETTLED } from "../core/settled.js";
 import type { Timestamp } from "../core/timestamp.js";
-import { type AdminPermissions, checkWrite, isAdmin } from "./access.js";
+import { type AdminPermissions, checkAdminWrite, isAdminKey as isAdmin } from "../access/admin-permissions.js";
+import { isLoopbackRequest } from "../access/client.js";
 import { type BodyWatch, readBody } from "./body.js";
 import type { RestCodec } from "./codec.js";
 import { etagOf, writePrecondition } from "./conditions.js";
 import { CORS_ORIGIN, CORS_PLAIN, NO_CORS, type OriginPolicy, writeCorsHeaders, writeOriginAllowed } from "./cors.js";
-import { credentialsOf } from "./credentials.js";
+import { httpCredentials as credentialsOf } from "../access/client.js";
 import { sendError } from "./respond.js";
 
 /** Request metrics of the writes: `served` once a write is answered, with the time it came. */
@@ -91,7 +92,7 @@ export class WritePath {
       const path = q === -1 ? url : url.slice(0, q);
       key = codec.pathToKey(path, session.zid, true, session.keyExprLimits);
       if (isAdmin(key)) {
-        checkWrite(permissions, key, req);
+        checkAdminWrite(permissions, key, isLoopbackRequest(req));
         // A page that rebinds its own domain name to this router's address passes every
         // same-origin check; it cannot make the Host header name the router.
         if (!isAllowedHost(req.headers.host, this.origins.allowedHosts)) {

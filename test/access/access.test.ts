@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { AccessControl, type Principal } from "../../src/access/access.js";
 import { hashSecret } from "../../src/access/hash.js";
-import { protectedBind } from "../../src/access/rest-config.js";
+import { protectedBind } from "../../src/access/listen.js";
 import { ZestError } from "../../src/core/errors.js";
 
 const basic = (user: string, password: string): string =>
@@ -152,14 +152,16 @@ describe("protected mode", () => {
     const logger = { warn: (_o: unknown, msg: string) => lines.push(msg) } as unknown as Parameters<
       typeof protectedBind
     >[3];
-    assert.equal(protectedBind(undefined, 8000, AccessControl.OPEN, logger), "127.0.0.1");
-    assert.match(lines[0]!, /protected mode.*--rest-http-port 0\.0\.0\.0:8000/);
-    assert.equal(protectedBind("0.0.0.0", 8000, AccessControl.OPEN, logger), "0.0.0.0");
+    const door = { title: "REST gateway", openHint: "--rest-http-port 0.0.0.0:8000" };
+    const off = AccessControl.OPEN.enabled;
+    assert.equal(protectedBind(door, { port: 8000 }, off, logger), "127.0.0.1");
+    assert.match(lines[0]!, /protected mode.*REST gateway.*--rest-http-port 0\.0\.0\.0:8000/);
+    assert.equal(protectedBind(door, { host: "0.0.0.0", port: 8000 }, off, logger), "0.0.0.0");
     assert.match(lines[1]!, /listens on 0\.0\.0\.0 without access control/);
-    assert.equal(protectedBind("127.0.0.1", 8000, AccessControl.OPEN, logger), "127.0.0.1");
+    assert.equal(protectedBind(door, { host: "127.0.0.1", port: 8000 }, off, logger), "127.0.0.1");
     assert.equal(lines.length, 2);
     const on = make({ default_permission: "allow" });
-    assert.equal(protectedBind(undefined, 8000, on, logger), undefined);
+    assert.equal(protectedBind(door, { port: 8000 }, on.enabled, logger), undefined);
     assert.equal(lines.length, 2);
   });
 });

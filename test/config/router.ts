@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
 import { type Logger, silentLogger } from "../../src/core/log.js";
-import type { ZestConfig } from "../../src/config/config.js";
+import type { ZestConfig } from "../../src/zest-config.js";
 import { defaultStartOptions } from "../../src/defaults.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 

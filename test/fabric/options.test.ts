@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
 import { NatsFabric, natsFabricFromConfig } from "../../src/fabric/index.js";
-import type { ZestConfig } from "../../src/config/config.js";
+import type { ZestConfig } from "../../src/zest-config.js";
 
 const refused = (re: RegExp) => (e: Error & { kind?: string }) => e.kind === "bad_input" && re.test(e.message);
 
@@ -18,8 +18,8 @@ test("ack_timeout_ms must be greater than peer_timeout_ms: a write waits for a s
   );
   const config = {
     fabric: { nats: { servers: "nats://127.0.0.1:4222", ack_timeout_ms: 2_000 } },
-  } as unknown as ZestConfig;
-  assert.throws(() => natsFabricFromConfig(config, silentLogger), refused(/ack_timeout_ms/));
+  } satisfies ZestConfig;
+  assert.throws(() => natsFabricFromConfig(config.fabric, silentLogger), refused(/ack_timeout_ms/));
   assert.ok(new NatsFabric({ servers: ["nats://127.0.0.1:4222"] }) instanceof NatsFabric);
   assert.ok(
     new NatsFabric({ servers: ["nats://127.0.0.1:4222"], peerTimeoutMs: 2_000, ackTimeoutMs: 3_000 }) instanceof

@@ -7,6 +7,7 @@ import { describe, test } from "node:test";
 import type { Sample } from "@eclipse-zenoh/zenoh-ts";
 import { silentLogger } from "../../src/core/log.js";
 import { Router } from "../../src/core/router.js";
+import { Session } from "../../src/core/session.js";
 import { RemoteApiServer } from "../../src/remote/server.js";
 import { runZestExpectingExit, startZest } from "../support/zest-process.js";
 import { openClient, roundTrip } from "./helpers.js";
@@ -49,7 +50,8 @@ describe("remote API over TLS", () => {
     try {
       makeCertificate(dir);
       server = new RemoteApiServer({
-        router,
+        openSession: (name) => new Session(router, name),
+        connectivity: router.connectivity(),
         port: 0,
         logger: silentLogger,
         tls: { cert: readFileSync(join(dir, "cert.pem")), key: readFileSync(join(dir, "key.pem")) },

@@ -2,7 +2,7 @@
 import { Config, open, type Reply, ReplyError, type Sample, type Session as ZSession } from "@eclipse-zenoh/zenoh-ts";
 import { silentLogger } from "../../src/core/log.js";
 import { startZest, type Zest } from "../../src/runtime.js";
-import type { ZestConfig } from "../../src/config/config.js";
+import type { ZestConfig } from "../../src/zest-config.js";
 import type { ZestProcess } from "../support/zest-process.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { NO_STORAGES, startRouters } from "../fabric/helpers.js";

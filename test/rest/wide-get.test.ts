@@ -9,7 +9,7 @@ import { request, type IncomingMessage } from "node:http";
 import { connect } from "node:net";
 import { test } from "node:test";
 import { hashSecret } from "../../src/access/hash.js";
-import type { ZestConfig } from "../../src/config/config.js";
+import type { ZestConfig } from "../../src/zest-config.js";
 import { silentLogger } from "../../src/core/log.js";
 import type { Reply } from "../../src/core/reply.js";
 import { type Layout, renderLayout } from "../../src/rest/layout.js";

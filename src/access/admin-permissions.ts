@@ -1,7 +1,10 @@
-import type { IncomingMessage } from "node:http";
+/**
+ * Who may read and write the admin space (`@/...`), the same rule on every front door
+ * (docs/security.md): reads as configured, writes from loopback clients by default.
+ */
 import { ZestError } from "../core/errors.js";
 
-/** Who may read and write the admin space over HTTP. */
+/** Who may read and write the admin space from a front door. */
 export interface AdminPermissions {
   readonly read: boolean;
   /** `loopback`: only clients on this machine (the default). */
@@ -27,29 +30,28 @@ export function parseAdminPermissions(s: string): AdminPermissions {
   }
 }
 
-/** True for a key in the admin space (`@` and below). */
-export function isAdmin(key: string): boolean {
+/** True for a key (or key expression) in the admin space (`@` and below). */
+export function isAdminKey(key: string): boolean {
   return key === "@" || key.startsWith("@/");
 }
 
-/** True when the request comes from this machine. */
-export function isLoopback(req: IncomingMessage): boolean {
-  const a = req.socket.remoteAddress ?? "";
-  return a === "::1" || a.startsWith("127.") || a.startsWith("::ffff:127.");
+/** True when a client on `loopback` (or not) may write the admin space. */
+export function mayWriteAdmin(perms: AdminPermissions, loopback: boolean): boolean {
+  return perms.write === true || (perms.write === "loopback" && loopback);
 }
 
-/** Throws a 403 when an HTTP client may not read `key`. */
-export function checkRead(perms: AdminPermissions, key: string): void {
-  if (!perms.read && isAdmin(key))
+/** Throws a `forbidden` ZestError when clients may not read `key`. */
+export function checkAdminRead(perms: AdminPermissions, key: string): void {
+  if (!perms.read && isAdminKey(key))
     throw ZestError.forbidden("reading the admin space is disabled (--adminspace-permissions)");
 }
 
-/** Throws a 403 when this HTTP client may not write `key`. */
-export function checkWrite(perms: AdminPermissions, key: string, req: IncomingMessage): void {
-  if (!isAdmin(key)) return;
+/** Throws a `forbidden` ZestError when a client (on `loopback` or not) may not write `key`. */
+export function checkAdminWrite(perms: AdminPermissions, key: string, loopback: boolean): void {
+  if (!isAdminKey(key)) return;
   if (perms.write === false)
     throw ZestError.forbidden("writing the admin space is disabled (start with --adminspace-permissions rw)");
-  if (perms.write === "loopback" && !isLoopback(req)) {
+  if (perms.write === "loopback" && !loopback) {
     throw ZestError.forbidden(
       "admin space writes are allowed from loopback clients only (start with --adminspace-permissions rw)",
     );

@@ -1,4 +1,8 @@
-/** The one place where error kinds become HTTP statuses. */
+/**
+ * The one place where error kinds become HTTP statuses, for every door that answers in HTTP (REST,
+ * and the remote API's upgrade refusals). A door with another wire maps `ErrorKind` in its own
+ * table, in one place (docs/adding-a-front-door.md).
+ */
 import type { ErrorKind } from "../core/errors.js";
 
 const STATUS: Readonly<Record<ErrorKind, number>> = {
@@ -17,7 +21,7 @@ const STATUS: Readonly<Record<ErrorKind, number>> = {
   internal: 500,
 };
 
-/** The HTTP status a REST response answers for an error of `kind`. */
+/** The HTTP status an answer carries for an error of `kind`. */
 export function httpStatus(kind: ErrorKind): number {
   return STATUS[kind];
 }

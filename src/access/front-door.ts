@@ -1,0 +1,104 @@
+/**
+ * The front-door contract (docs/adding-a-front-door.md). A front door turns its wire into
+ * Session calls and zest's errors into its own wire; everything that is policy it asks the
+ * `EdgePolicy`. A door is registered, not wired: a descriptor in the list of doors
+ * (`src/doors.ts`), the way a volume driver is one entry in the list of drivers.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { z } from "zod";
+import type { Logger } from "../core/log.js";
+import type { Connectivity } from "../core/ports.js";
+import type { Session } from "../core/session.js";
+import type { EdgePolicy } from "./edge-policy.js";
+
+/** Counts a door reports for the metrics (`zest_door_*{door}`), read on scrape. */
+export interface DoorCounters {
+  /** Connections open now. */
+  readonly connections: number;
+  /** Connections refused by the caps so far. */
+  readonly refused: number;
+  /** Requests (or operations) handled so far, when the door counts them. */
+  readonly requests?: number;
+}
+
+/** What an SSE hub counts (the metrics' `zest_sse_*`). */
+export interface SseCounters {
+  readonly streams: number;
+  readonly logEntries: number;
+  readonly opened: number;
+  readonly dropped: number;
+  readonly resumed: number;
+  readonly resets: number;
+  readonly eventsSent: number;
+  readonly bytesSent: number;
+}
+
+/** The HTTP request series of the router's metrics, for doors that answer HTTP requests. */
+export interface HttpRequestMetrics {
+  /** Counts a request answered later, when its response closes. */
+  track(req: IncomingMessage, res: ServerResponse): void;
+  /** Counts a request answered now; `start` is `performance.now()` taken when it came. */
+  served(req: IncomingMessage, res: ServerResponse, start: number): void;
+  /** Registers what is read on scrape: bytes written to HTTP clients, and the SSE hub's counters. */
+  reportHttp(source: { responseBytes(): number; sse?(): SseCounters }): void;
+}
+
+/** What a door is handed when it starts. */
+export interface DoorContext<Config> {
+  /** Its config section (`plugins.<name>`), parsed once with the door's schema: defaults applied. */
+  readonly config: Config;
+  /** The router's id (hex). */
+  readonly zid: string;
+  /** A logger already tagged with the door's name. */
+  readonly logger: Logger;
+  /** The shared edge policy: access control, admin permissions, TLS, protected mode, caps. */
+  readonly edge: EdgePolicy;
+  /** The routers this one reaches, and when that changes. */
+  readonly connectivity: Connectivity;
+  /** The router's HTTP request metrics (for a door that answers HTTP requests). */
+  readonly httpMetrics: HttpRequestMetrics;
+  /** A new session on the router, named `name` in logs (one per door, or one per connection). */
+  openSession(name: string): Session;
+}
+
+/** A running door. */
+export interface FrontDoorInstance {
+  /** Where clients reach it: URLs such as `http://127.0.0.1:8000`, `ws://127.0.0.1:10000`. */
+  locators(): readonly string[];
+  /** What the admin space shows under the door's plugin status (JSON-safe). */
+  status(): Record<string, unknown>;
+  /** Counts for the metrics. */
+  counters(): DoorCounters;
+  /** Stops listening and closes every connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * A front door's descriptor. `name` is also where its config lives: `plugins.<name>`. `schema`
+ * checks that section (closed objects, defaults in the schema); `start` gets the parsed section
+ * and answers the running door, or undefined when the config leaves the door off.
+ */
+export interface FrontDoor<Name extends string = string, Schema extends z.ZodType = z.ZodType> {
+  readonly name: Name;
+  /** How logs, the banner and errors name it ("REST gateway"). */
+  readonly title: string;
+  /** The schema of `plugins.<name>`. */
+  readonly schema: Schema;
+  /** Command-line flags that set keys of its section (`--remote-api-port` sets `websocket_port`). */
+  readonly flags?: readonly DoorFlag[];
+  start(ctx: DoorContext<z.output<Schema>>): Promise<FrontDoorInstance | undefined>;
+}
+
+/** A command-line flag of a door: `--<flag> <value>` sets `plugins.<door>.<key>` to the text given. */
+export interface DoorFlag {
+  /** The flag without dashes, e.g. `remote-api-port`. */
+  readonly flag: string;
+  /** The name of its value in the help, e.g. `port`. */
+  readonly value: string;
+  /** The key of the door's section it sets. */
+  readonly key: string;
+  readonly description: string;
+}
+
+/** Any door, whatever its name and schema (for lists of doors; `start` is a method, so it is bivariant). */
+export type AnyFrontDoor = FrontDoor<string, z.ZodType>;

@@ -1,0 +1,94 @@
+/**
+ * `plugins.rest`: the REST gateway's config section, owned by the REST door (docs/rest-gateway.md,
+ * docs/security.md). Defaults live here; the server and the configuration reference read them
+ * from here, so documentation and behaviour cannot drift.
+ */
+import { z } from "zod";
+import { DEFAULT_PER_ADDRESS } from "../access/connections.js";
+import { endpointSchema } from "../access/listen.js";
+import { tlsSchema } from "../access/schema.js";
+import { closed } from "../config/schema.js";
+import { DEFAULT_RESUME_LOG } from "./sse-log.js";
+
+/** Largest request body, in bytes. */
+export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
+/** Rendered GET answers kept by the read cache. */
+export const DEFAULT_CACHE_ENTRIES = 1024;
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
+export const DEFAULT_RESPONSE_IDLE_TIMEOUT_MS = 30_000;
+export const DEFAULT_SSE_LINGER_MS = 300_000;
+export const DEFAULT_SSE_RETRY_MS = 3_000;
+/** Where the gateway listens with no configuration. */
+export const DEFAULT_HTTP_PORT = 8000;
+
+const ms = () => z.number().int().positive();
+const count = () => z.number().int().nonnegative();
+
+export const restSchema = closed(
+  {
+    http_port: endpointSchema("http port", true)
+      .default(DEFAULT_HTTP_PORT)
+      .describe("a port, `ip:port`, or `none` (a port alone listens on 127.0.0.1 unless access control is on)"),
+    variant: z.enum(["a", "b"]).default("a").describe("REST variant: `a` (zenoh 0.6 style) or `b` (zenoh 0.4 style)"),
+    body_limit: z.number().int().positive().default(DEFAULT_BODY_LIMIT).describe("largest request body in bytes"),
+    cache_entries: count().default(DEFAULT_CACHE_ENTRIES).describe("read cache size in entries (0 disables it)"),
+    tls: tlsSchema
+      .optional()
+      .describe("HTTPS (and `wss` for the remote API): `{ listen_certificate, listen_private_key }` (PEM files)"),
+    cors: closed(
+      {
+        allowed_origins: z
+          .array(z.string().min(1).max(2048))
+          .max(1000)
+          .default([])
+          .describe("origins whose pages may write"),
+      },
+      "cross-origin writes",
+    ).optional(),
+    allowed_hosts: z
+      .array(z.string().min(1).max(253))
+      .max(1000)
+      .default([])
+      .describe("host names accepted in `Host` for admin writes, besides IP literals and `localhost`"),
+    max_connections_per_address: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        `open connections per client address (${DEFAULT_PER_ADDRESS}, at most a quarter of \`max_connections\`)`,
+      ),
+    max_connections: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("open connections in all (from the file-descriptor limit)"),
+    headers_timeout_ms: ms().default(DEFAULT_HEADERS_TIMEOUT_MS).describe("milliseconds to receive a request head"),
+    body_idle_timeout_ms: ms()
+      .default(DEFAULT_BODY_IDLE_TIMEOUT_MS)
+      .describe("milliseconds a body may go without a byte"),
+    // At most a day: it becomes a timer, and Node fires a timer past 2^31 - 1 ms after 1 ms.
+    response_idle_timeout_ms: ms()
+      .max(86_400_000)
+      .default(DEFAULT_RESPONSE_IDLE_TIMEOUT_MS)
+      .describe("milliseconds a streamed answer may wait for the client to read (at most 86400000)"),
+    sse: closed(
+      {
+        resume_log: count()
+          .default(DEFAULT_RESUME_LOG.entries)
+          .describe("SSE events kept for resume (0 turns ids off)"),
+        resume_log_bytes: count().default(DEFAULT_RESUME_LOG.bytes).describe("bytes of SSE events kept for resume"),
+        resume_linger_ms: count()
+          .default(DEFAULT_SSE_LINGER_MS)
+          .describe("how long a key expression stays logged after its last stream closed"),
+        retry_ms: count().default(DEFAULT_SSE_RETRY_MS).describe("the `retry:` hint sent to SSE clients"),
+      },
+      "SSE event ids and resume",
+    ).optional(),
+  },
+  "the REST gateway",
+);
+
+export type RestConfig = z.output<typeof restSchema>;
