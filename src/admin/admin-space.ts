@@ -6,22 +6,10 @@ import { errorMessage, ZestError } from "../core/errors.js";
 import type { Query } from "../core/query.js";
 import type { Sample } from "../core/sample.js";
 import { redact, redactText } from "../config/redact.js";
-import { AdminLayout } from "./admin-layout.js";
+import { AdminLayout, type AdminSources } from "./admin-layout.js";
 
-/** What the admin space shows about the parts of the router it does not own. */
-export interface AdminSources {
-  /** zest's version string. */
-  readonly version: string;
-  /** Where the router can be reached (the REST URL among them). */
-  locators(): string[];
-  /** Status of the REST plugin (its config), shown under `status/plugins/rest/port`. */
-  restStatus(): Record<string, unknown> | undefined;
-  /** Other routers reachable through the fabric, and the fabric's health. */
-  sessions(): Array<Record<string, unknown>>;
-  fabric(): Record<string, unknown>;
-  /** Loaded plugin modules by name → path. */
-  plugins(): Record<string, string>;
-}
+/** Declared with the layout that reads it; re-exported for the modules that import it from here. */
+export type { AdminSources } from "./admin-layout.js";
 
 /** A JSON value as the admin space replies it. */
 type AdminEntry = readonly [key: string, value: unknown];
