@@ -6,7 +6,7 @@ import { errorMessage, ZestError } from "../core/errors.js";
 import type { Query } from "../core/query.js";
 import type { Sample } from "../core/sample.js";
 import { redact, redactText } from "../config/redact.js";
-import { AdminLayout, type AdminSources } from "./admin-layout.js";
+import { AdminLayout } from "./admin-layout.js";
 
 /** Declared with the layout that reads it; re-exported for the modules that import it from here. */
 export type { AdminSources } from "./admin-layout.js";
