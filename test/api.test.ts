@@ -37,3 +37,8 @@ test('the library API imports as `import { KeyExpr, Session } from "zest"` and w
   own.close();
   await router.close();
 });
+
+test("zest/sqlite exports the SQLite driver and no test hook", async () => {
+  const sqlite = await import("zest/sqlite");
+  assert.deepEqual(Object.keys(sqlite).sort(), ["sqliteDriver"]);
+});
