@@ -1,5 +1,5 @@
 import { createJetstreamDriver, sqliteDriver } from "./drivers.js";
-import type { NatsFabric } from "./fabric/index.js";
+import { SharedNatsConnection } from "./nats-connection.js";
 import { variantB } from "./rest/variant-b.js";
 import type { StartOptions } from "./runtime.js";
 import { influxdbDriver } from "./storage/volumes/influxdb.js";
@@ -10,16 +10,15 @@ import { influxdbDriver } from "./storage/volumes/influxdb.js";
  * SQLite and NATS modules are imported only when a router uses them.
  */
 export function defaultStartOptions(): Omit<StartOptions, "logger"> {
-  // The NATS fabric (from --nats) and the jetstream volume share the router's one NATS connection.
-  let nats: NatsFabric | undefined;
+  // The NATS fabric (from --nats) and the jetstream volumes share the router's one NATS connection.
+  const nats = new SharedNatsConnection();
   return {
-    drivers: [sqliteDriver, influxdbDriver, createJetstreamDriver(() => nats?.connection)],
+    drivers: [sqliteDriver, influxdbDriver, createJetstreamDriver(nats.source)],
     variants: [variantB],
     fabric: async (section, logger) => {
       if (section?.nats === undefined) return undefined;
       const { natsFabricFromConfig } = await import("./fabric/index.js");
-      nats = natsFabricFromConfig(section, logger);
-      return nats;
+      return nats.attach(natsFabricFromConfig(section, logger));
     },
   };
 }

@@ -2,7 +2,23 @@ import type { Query } from "../core/query.js";
 import type { Sample } from "../core/sample.js";
 import type { Queryable, Session, Subscriber } from "../core/session.js";
 import type { StorageManager } from "../storage/manager.js";
-import type { AdminSources } from "./admin-space.js";
+
+/** What the admin space shows about the parts of the router it does not own. */
+export interface AdminSources {
+  /** zest's version string. */
+  readonly version: string;
+  /** Where the router can be reached (the REST URL among them). */
+  locators(): string[];
+  /** Status of the REST plugin (its config), shown under `status/plugins/rest/port`. */
+  restStatus(): Record<string, unknown> | undefined;
+  /** Every running front door's status, by door name (REST's is also `restStatus`). */
+  doors(): ReadonlyArray<readonly [name: string, status: Record<string, unknown>]>;
+  /** Other routers reachable through the fabric, and the fabric's health. */
+  sessions(): Array<Record<string, unknown>>;
+  fabric(): Record<string, unknown>;
+  /** Loaded plugin modules by name → path. */
+  plugins(): Record<string, string>;
+}
 
 /**
  * What both admin-space layouts share: a queryable answering `@/router/<zid>/**` and a

@@ -8,22 +8,8 @@ import type { Sample } from "../core/sample.js";
 import { redact, redactText } from "../config/redact.js";
 import { AdminLayout } from "./admin-layout.js";
 
-/** What the admin space shows about the parts of the router it does not own. */
-export interface AdminSources {
-  /** zest's version string. */
-  readonly version: string;
-  /** Where the router can be reached (the REST URL among them). */
-  locators(): string[];
-  /** Status of the REST plugin (its config), shown under `status/plugins/rest/port`. */
-  restStatus(): Record<string, unknown> | undefined;
-  /** Every running front door's status, by door name (REST's is also `restStatus`). */
-  doors(): ReadonlyArray<readonly [name: string, status: Record<string, unknown>]>;
-  /** Other routers reachable through the fabric, and the fabric's health. */
-  sessions(): Array<Record<string, unknown>>;
-  fabric(): Record<string, unknown>;
-  /** Loaded plugin modules by name → path. */
-  plugins(): Record<string, string>;
-}
+/** Declared with the layout that reads it; re-exported for the modules that import it from here. */
+export type { AdminSources } from "./admin-layout.js";
 
 /** A JSON value as the admin space replies it. */
 type AdminEntry = readonly [key: string, value: unknown];

@@ -2,6 +2,7 @@ import { intersects } from "../keyexpr/index.js";
 import type { Reply } from "./reply.js";
 import type { Sample } from "./sample.js";
 import type { Selector } from "./selector.js";
+import { Slice, sortInSlices } from "./slices.js";
 
 /**
  * How the replies to one query are merged (Zenoh 1.x): `auto` is `latest`, or `none` when the
@@ -87,4 +88,79 @@ export class StreamConsolidator {
     this.held.clear();
     this.lastSent.clear();
   }
+}
+
+/**
+ * Gathers replies and applies consolidation. Replies are kept in arrival order and consolidated
+ * at the end: a stable sort by key (skipped when they came in order), then, for `latest`, one
+ * pass that keeps the newest of each run of equal keys. No per-key Map: a storage's answer
+ * (the common case, already one reply per key) costs one array slot per key.
+ */
+export class ReplyCollector {
+  private readonly ok: Array<Reply & { kind: "ok" }> = [];
+  private readonly errors: Reply[] = [];
+
+  constructor(
+    private readonly selector: Selector,
+    private readonly consolidation: "latest" | "none",
+  ) {}
+
+  /** `matched`: the key is known to match the query (a storage's reply), so it is not checked again. */
+  add(reply: Reply, matched = false): void {
+    if (reply.kind === "err") {
+      this.errors.push(reply);
+      return;
+    }
+    const key = reply.sample.key;
+    // Replies for keys outside the query are dropped (as Zenoh does), unless `_anyke` is given.
+    if (
+      !matched &&
+      key !== this.selector.key &&
+      !this.selector.parameters.has("_anyke") &&
+      !intersects(this.selector.key, key)
+    )
+      return;
+    this.ok.push(reply);
+  }
+
+  /** The replies sorted by key, errors last; a large answer is sorted in slices (other requests run meanwhile). */
+  async result(): Promise<Reply[]> {
+    const ok: Reply[] = this.ok;
+    // Stable sort: within one key, arrival order is kept (`none` shows it, `latest` breaks ties by it).
+    await sortInSlices(ok, byKey);
+    if (this.consolidation === "latest") await keepNewest(this.ok);
+    for (const e of this.errors) ok.push(e);
+    return ok;
+  }
+}
+
+/**
+ * Of each run of replies with the same key (in `sorted`, sorted stably by key), keeps the newest
+ * (`newer`; on a tie the first to arrive), in place. A pass over the keys, in slices.
+ */
+async function keepNewest(sorted: Array<Reply & { kind: "ok" }>): Promise<void> {
+  const n = sorted.length;
+  const slice = new Slice();
+  let w = 0;
+  for (let i = 0; i < n; i++) {
+    const r = sorted[i]!;
+    if (w > 0 && sorted[w - 1]!.sample.key === r.sample.key) {
+      if (newer(r.sample, sorted[w - 1]!.sample)) sorted[w - 1] = r;
+    } else sorted[w++] = r;
+    if (slice.due()) await slice.next();
+  }
+  sorted.length = w;
+}
+
+function byKey(a: Reply, b: Reply): number {
+  const ka = (a as { sample: Sample }).sample.key;
+  const kb = (b as { sample: Sample }).sample.key;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/** A reply with a timestamp beats one without; between two without, the first wins. */
+export function newer(a: Sample, b: Sample): boolean {
+  if (!a.timestamp) return false;
+  if (!b.timestamp) return true;
+  return a.timestamp.compare(b.timestamp) > 0;
 }

@@ -1,19 +1,11 @@
 import { SETTLED } from "./settled.js";
 import { randomBytes } from "node:crypto";
-import {
-  canonize,
-  checkKeyExprLimits,
-  DEFAULT_KEYEXPR_LIMITS,
-  intersects,
-  isWild,
-  KeTrie,
-  keyExprLimits,
-  type KeyExprLimits,
-} from "../keyexpr/index.js";
-import { errorMessage, toZestError, ZestError } from "./errors.js";
+import { isWild, KeTrie, keyExprLimits, type KeyExprLimits } from "../keyexpr/index.js";
+import { errorMessage, ZestError } from "./errors.js";
 import type { Fabric, FabricHost, QueryableInfo } from "./fabric.js";
 import { silentLogger, type Logger } from "./log.js";
-import { resolveConsolidation, StreamConsolidator } from "./consolidate.js";
+import { newer, ReplyCollector, resolveConsolidation, StreamConsolidator } from "./consolidate.js";
+import { checkLimits } from "./key.js";
 import { Liveliness } from "./liveliness.js";
 import { FROM_ANOTHER_ROUTER, type Locality, localityMatches, type Origin } from "./locality.js";
 import { Query, type QueryContent } from "./query.js";
@@ -24,7 +16,6 @@ import type { Sample, WriteCondition } from "./sample.js";
 import type { Selector } from "./selector.js";
 import { HLC } from "./timestamp.js";
 import { cancel, schedule } from "./deadlines.js";
-import { Slice, sortInSlices } from "./slices.js";
 
 const ROUTE_CACHE_MAX = 65_536;
 
@@ -601,117 +592,5 @@ async function runQueryable(decl: QueryableDecl, query: Query, logger: Logger): 
   }
 }
 
-/**
- * Gathers replies and applies consolidation. Replies are kept in arrival order and consolidated
- * at the end: a stable sort by key (skipped when they came in order), then, for `latest`, one
- * pass that keeps the newest of each run of equal keys. No per-key Map: a storage's answer
- * (the common case, already one reply per key) costs one array slot per key.
- */
-class ReplyCollector {
-  private readonly ok: Array<Reply & { kind: "ok" }> = [];
-  private readonly errors: Reply[] = [];
-
-  constructor(
-    private readonly selector: Selector,
-    private readonly consolidation: "latest" | "none",
-  ) {}
-
-  /** `matched`: the key is known to match the query (a storage's reply), so it is not checked again. */
-  add(reply: Reply, matched = false): void {
-    if (reply.kind === "err") {
-      this.errors.push(reply);
-      return;
-    }
-    const key = reply.sample.key;
-    // Replies for keys outside the query are dropped (as Zenoh does), unless `_anyke` is given.
-    if (
-      !matched &&
-      key !== this.selector.key &&
-      !this.selector.parameters.has("_anyke") &&
-      !intersects(this.selector.key, key)
-    )
-      return;
-    this.ok.push(reply);
-  }
-
-  /** The replies sorted by key, errors last; a large answer is sorted in slices (other requests run meanwhile). */
-  async result(): Promise<Reply[]> {
-    const ok: Reply[] = this.ok;
-    // Stable sort: within one key, arrival order is kept (`none` shows it, `latest` breaks ties by it).
-    await sortInSlices(ok, byKey);
-    if (this.consolidation === "latest") await keepNewest(this.ok);
-    for (const e of this.errors) ok.push(e);
-    return ok;
-  }
-}
-
-/**
- * Of each run of replies with the same key (in `sorted`, sorted stably by key), keeps the newest
- * (`newer`; on a tie the first to arrive), in place. A pass over the keys, in slices.
- */
-async function keepNewest(sorted: Array<Reply & { kind: "ok" }>): Promise<void> {
-  const n = sorted.length;
-  const slice = new Slice();
-  let w = 0;
-  for (let i = 0; i < n; i++) {
-    const r = sorted[i]!;
-    if (w > 0 && sorted[w - 1]!.sample.key === r.sample.key) {
-      if (newer(r.sample, sorted[w - 1]!.sample)) sorted[w - 1] = r;
-    } else sorted[w++] = r;
-    if (slice.due()) await slice.next();
-  }
-  sorted.length = w;
-}
-
-function byKey(a: Reply, b: Reply): number {
-  const ka = (a as { sample: Sample }).sample.key;
-  const kb = (b as { sample: Sample }).sample.key;
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
-}
-
-/** A reply with a timestamp beats one without; between two without, the first wins. */
-function newer(a: Sample, b: Sample): boolean {
-  if (!a.timestamp) return false;
-  if (!b.timestamp) return true;
-  return a.timestamp.compare(b.timestamp) > 0;
-}
-
-/** Throws a ZestError (`too_long`, or `bad_input` for too many chunks) when `ke` breaks `limits`. */
-function checkLimits(ke: string, limits: KeyExprLimits): void {
-  try {
-    checkKeyExprLimits(ke, limits);
-  } catch (err) {
-    throw toZestError(err);
-  }
-}
-
-/**
- * Canonizes a user-given key expression held to `limits`; throws a ZestError: `bad_input`
- * naming the broken rule, `too_long` past the length limit, `bad_input` past the chunk limit.
- */
-export function toKeyExpr(ke: string | { toString(): string }, limits: KeyExprLimits = DEFAULT_KEYEXPR_LIMITS): string {
-  const s = ke.toString();
-  // Checked before canonizing, so canonization's cost is bounded too.
-  checkLimits(s, limits);
-  const known = canonical.get(s);
-  if (known !== undefined) {
-    if (known.length > s.length) checkLimits(known, limits);
-    return known;
-  }
-  let c: string;
-  try {
-    c = canonize(s);
-  } catch (err) {
-    throw toZestError(err);
-  }
-  // Canonizing can lengthen (an in-chunk `*` becomes `$*`).
-  if (c.length > s.length) checkLimits(c, limits);
-  // Bounded: a stream of distinct keys must not grow it without end.
-  if (canonical.size >= CANONICAL_CACHE_MAX) canonical.clear();
-  canonical.set(s, c);
-  return c;
-}
-
-/** Recently canonized key expressions: hot keys are written (and validated) again and again. */
-const canonical = new Map<string, string>();
-const CANONICAL_CACHE_MAX = 4096;
+/** Moved to core/key.ts (toKeyExpr's cache to keyexpr/canonical.ts); re-exported for the modules that import it from here. */
+export { toKeyExpr } from "./key.js";

@@ -1,5 +1,5 @@
 import { Buffer } from "node:buffer";
-import { isWild, KeyExpr, type KeyExprLimits } from "../keyexpr/index.js";
+import { type IntoKeyExpr, isWild, KeyExpr, type KeyExprLimits } from "../keyexpr/index.js";
 import { storageCondition, type WriteIf, writeOnRead } from "./conditional-write.js";
 import { Encoding } from "./encoding.js";
 import { ZestError } from "./errors.js";
@@ -12,7 +12,8 @@ import type {
   SampleHandler,
   SubscriberDecl,
 } from "./router.js";
-import { Router, toKeyExpr } from "./router.js";
+import { toKeyExpr } from "./key.js";
+import { Router } from "./router.js";
 import type { Reply } from "./reply.js";
 import { SETTLED } from "./settled.js";
 import type { Locality, Origin } from "./locality.js";
@@ -23,8 +24,8 @@ import { makeSample, type Sample, type WriteCondition, withSampleExtras } from "
 import { Parameters, splitSelector, type Selector } from "./selector.js";
 import type { Timestamp } from "./timestamp.js";
 
-/** A key expression as the API accepts it: a `KeyExpr`, or a string that is autocanonized. */
-export type IntoKeyExpr = KeyExpr | string;
+/** A key expression as the API accepts it (declared in keyexpr/): a `KeyExpr`, or a string that is autocanonized. */
+export type { IntoKeyExpr } from "../keyexpr/index.js";
 
 /**
  * A condition making a write conditional (at most one of them): it then reaches only the

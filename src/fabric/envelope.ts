@@ -9,6 +9,7 @@
  * message throws `MalformedMessage`; the fabric logs and drops it.
  */
 import { Buffer, isUtf8 } from "node:buffer";
+import { BinaryReader } from "../core/binary.js";
 import { type ErrorKind, errorKindCode, errorKindOfCode } from "../core/errors.js";
 import type { DeclarationKind } from "../core/fabric.js";
 import type { Qos } from "../core/qos.js";
@@ -182,7 +183,7 @@ export function decodeSample(data: Uint8Array): SampleMessage {
   const flags = r.u8();
   if (flags > 15) throw new MalformedMessage(`sample: unknown flags ${flags}`);
   const kind = flags & 1 ? "delete" : "put";
-  const epoch = r.u32();
+  const epoch = r.u32be();
   const seq = r.f64();
   if (!Number.isSafeInteger(seq) || seq < 1)
     throw new MalformedMessage("sample: sequence number is not a positive integer");
@@ -224,8 +225,8 @@ export function decodeSamples(data: Uint8Array): SampleMessage[] {
   // The smallest sample message is 20 bytes, plus its length.
   const count = r.count(24);
   const out: SampleMessage[] = [];
-  for (let i = 0; i < count; i++) out.push(decodeSample(r.view(r.u32())));
-  r.end();
+  for (let i = 0; i < count; i++) out.push(decodeSample(r.bytes(r.u32be())));
+  r.expectEnd();
   return out;
 }
 
@@ -318,7 +319,7 @@ export function decodeReplies(data: Uint8Array): { replies: Reply[]; final: bool
       if (code === 0) throw new MalformedMessage("replies: error reply without an error kind");
       const errorKind = errorKindOfCode(code);
       const encoding = r.str16();
-      const payload = r.bytes(r.u32());
+      const payload = r.copy(r.u32be());
       replies.push({ kind: "err", errorKind, encoding, payload });
       continue;
     }
@@ -328,7 +329,7 @@ export function decodeReplies(data: Uint8Array): { replies: Reply[]; final: bool
     const encoding = r.str16();
     const timestamp = r.timestamp();
     const extras = r.extras(head >> 2);
-    const payload = r.bytes(r.u32());
+    const payload = r.copy(r.u32be());
     const sk = kind === REPLY_PUT ? "put" : "delete";
     const sample: Sample = withExtras(
       timestamp === undefined ? { key, kind: sk, payload, encoding } : { key, kind: sk, payload, encoding, timestamp },
@@ -336,7 +337,7 @@ export function decodeReplies(data: Uint8Array): { replies: Reply[]; final: bool
     );
     replies.push({ kind: "ok", sample });
   }
-  r.end();
+  r.expectEnd();
   return { replies, final };
 }
 
@@ -380,7 +381,7 @@ export function decodeAcks(data: Uint8Array): AckBatch {
     const message = r.str16();
     acks.push({ seq, errorKind: code === 0 ? undefined : errorKindOfCode(code), message });
   }
-  r.end();
+  r.expectEnd();
   return { zid, acks };
 }
 
@@ -416,8 +417,8 @@ export function encodeDeclarations(m: DeclarationsMessage): Buffer {
 /** Decodes `encodeDeclarations`. Keys are checked as UTF-8 here, as key expressions by the peer table. */
 export function decodeDeclarations(data: Uint8Array): DeclarationsMessage {
   const r = new Reader(data, MessageType.DECLARATIONS, "declarations");
-  const epoch = r.u32();
-  const ver = r.u32();
+  const epoch = r.u32be();
+  const ver = r.u32be();
   const zid = r.zid();
   const count = r.count(4);
   const decls: Declaration[] = [];
@@ -430,7 +431,7 @@ export function decodeDeclarations(data: Uint8Array): DeclarationsMessage {
     if (key === "") throw new MalformedMessage("declarations: empty key");
     decls.push({ kind, key, complete });
   }
-  r.end();
+  r.expectEnd();
   return { zid, epoch, ver, decls };
 }
 
@@ -471,17 +472,17 @@ export function decodeAnnouncement(data: Uint8Array): AnnouncementMessage {
   if (type === MessageType.DECLARATIONS) return { type: "declarations", m: decodeDeclarations(data) };
   if (type === MessageType.HEARTBEAT) {
     const r = new Reader(data, type, "heartbeat");
-    const epoch = r.u32();
-    const ver = r.u32();
+    const epoch = r.u32be();
+    const ver = r.u32be();
     const zid = r.zid();
-    r.end();
+    r.expectEnd();
     return { type: "heartbeat", m: { zid, epoch, ver } };
   }
   if (type === MessageType.GOODBYE) {
     const r = new Reader(data, type, "goodbye");
-    const epoch = r.u32();
+    const epoch = r.u32be();
     const zid = r.zid();
-    r.end();
+    r.expectEnd();
     return { type: "goodbye", m: { zid, epoch } };
   }
   throw new MalformedMessage(`not an announcement (type ${type})`);
@@ -553,21 +554,21 @@ export function decodeControl(data: Uint8Array): ControlMessage {
     return type === MessageType.PING ? { type: "ping" } : { type: "declarations_request" };
   }
   const r = new Reader(data, MessageType.QUERY, "query");
-  const timeoutMs = r.u32();
+  const timeoutMs = r.u32be();
   if (timeoutMs === 0) throw new MalformedMessage("query: zero timeout");
   const key = r.str16();
   if (key === "") throw new MalformedMessage("query: empty key");
   const parameters = r.str16();
-  if (r.atEnd()) return { type: "query", query: { key, parameters, timeoutMs } };
+  if (r.done) return { type: "query", query: { key, parameters, timeoutMs } };
   const code = r.u8();
   const target = QUERY_TARGETS[code];
   if (target === undefined) throw new MalformedMessage(`query: unknown target ${code}`);
   const flags = r.u8();
   if (flags > 7) throw new MalformedMessage(`query: unknown flags ${flags}`);
-  const payload = flags & QUERY_PAYLOAD ? r.bytes(r.u32()) : undefined;
+  const payload = flags & QUERY_PAYLOAD ? r.copy(r.u32be()) : undefined;
   const encoding = flags & QUERY_ENCODING ? r.str16() : undefined;
-  const attachment = flags & QUERY_ATTACHMENT ? r.bytes(r.u32()) : undefined;
-  r.end();
+  const attachment = flags & QUERY_ATTACHMENT ? r.copy(r.u32be()) : undefined;
+  r.expectEnd();
   const content: QueryContent = {
     ...(payload ? { payload } : {}),
     ...(encoding !== undefined ? { encoding } : {}),
@@ -591,7 +592,7 @@ export function encodePong(zid: string): Buffer {
 export function decodePong(data: Uint8Array): string {
   const r = new Reader(data, MessageType.PONG, "pong");
   const zid = r.zid();
-  r.end();
+  r.expectEnd();
   return zid;
 }
 
@@ -646,25 +647,21 @@ function checkLengths(zidLen: number, keyLen: number, encLen: number): void {
   if (encLen > 0xffff) throw new MalformedMessage("encoding too long to travel between routers");
 }
 
-/** Sequential reads over a message, bounds-checked: a truncated or malformed message throws. */
-class Reader {
-  private readonly buf: Buffer;
-  private o = 1;
+/**
+ * Sequential reads over a message: core/binary's bounds-checked primitives (this wire is
+ * big-endian), plus this wire's own shapes. A truncated or malformed message throws
+ * `MalformedMessage`.
+ */
+class Reader extends BinaryReader {
+  private readonly what: string;
 
-  constructor(
-    data: Uint8Array,
-    type: number,
-    private readonly what: string,
-  ) {
-    this.buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  constructor(data: Uint8Array, type: number, what: string) {
     if (typeOf(data) !== type) throw new MalformedMessage(`not a ${what} message (type ${typeOf(data)})`);
+    super(data, 1);
+    this.what = what;
   }
-  private need(n: number): void {
-    if (this.o + n > this.buf.length) throw new MalformedMessage(`${this.what}: truncated message`);
-  }
-  u8(): number {
-    this.need(1);
-    return this.buf[this.o++]!;
+  override need(n: number): void {
+    if (n > this.end - this.pos) throw new MalformedMessage(`${this.what}: truncated message`);
   }
   /** A byte that must be 0 or 1. */
   flag(): boolean {
@@ -672,46 +669,33 @@ class Reader {
     if (v > 1) throw new MalformedMessage(`${this.what}: flag byte ${v} is neither 0 nor 1`);
     return v === 1;
   }
-  u16(): number {
-    this.need(2);
-    const v = this.buf.readUInt16BE(this.o);
-    this.o += 2;
-    return v;
-  }
-  u32(): number {
-    this.need(4);
-    const v = this.buf.readUInt32BE(this.o);
-    this.o += 4;
-    return v;
-  }
   f64(): number {
     this.need(8);
-    const v = this.buf.readDoubleBE(this.o);
-    this.o += 8;
+    const v = this.buf.readDoubleBE(this.pos);
+    this.pos += 8;
     return v;
   }
   /** A u32 count of items taking at least `minBytes` each, checked against what is left. */
   count(minBytes: number): number {
-    const n = this.u32();
-    if (n * minBytes > this.buf.length - this.o)
-      throw new MalformedMessage(`${this.what}: count ${n} exceeds the message`);
+    const n = this.u32be();
+    if (n * minBytes > this.end - this.pos) throw new MalformedMessage(`${this.what}: count ${n} exceeds the message`);
     return n;
   }
   private text(n: number): string {
     this.need(n);
-    const start = this.o;
+    const start = this.pos;
     const end = start + n;
     // Read in place: a subarray per string (four per sample) was a measurable part of decoding.
     if (!isAscii(this.buf, start, end) && !isUtf8(this.buf.subarray(start, end)))
       throw new MalformedMessage(`${this.what}: a string is not valid UTF-8`);
-    this.o = end;
+    this.pos = end;
     return this.buf.toString("utf8", start, end);
   }
   str8(): string {
     return this.text(this.u8());
   }
   str16(): string {
-    return this.text(this.u16());
+    return this.text(this.u16be());
   }
   zid(): string {
     const zid = this.str8();
@@ -725,28 +709,18 @@ class Reader {
     if (!TS.test(ts)) throw new MalformedMessage(`${this.what}: malformed timestamp`);
     return Timestamp.decode(ts);
   }
-  /** Copies `n` bytes out. */
-  bytes(n: number): Buffer {
-    this.need(n);
-    const b = Buffer.from(this.buf.subarray(this.o, this.o + n));
-    this.o += n;
-    return b;
-  }
-  /** The next `n` bytes, not copied. */
-  view(n: number): Buffer {
-    this.need(n);
-    const b = this.buf.subarray(this.o, this.o + n);
-    this.o += n;
-    return b;
+  /** Copies `n` bytes out (`bytes(n)` is a view). */
+  copy(n: number): Buffer {
+    return Buffer.from(this.bytes(n));
   }
   /** Copies the remaining bytes out. */
   rest(): Buffer {
-    return this.bytes(this.buf.length - this.o);
+    return this.copy(this.end - this.pos);
   }
   /** A sample's attachment and QoS, as `flags` (two bits) says they follow; undefined when none. */
   extras(flags: number): SampleExtras | undefined {
     if (flags === 0) return undefined;
-    const attachment = flags & EXTRA_ATTACHMENT ? this.bytes(this.u32()) : undefined;
+    const attachment = flags & EXTRA_ATTACHMENT ? this.copy(this.u32be()) : undefined;
     if (!(flags & EXTRA_QOS)) return { attachment };
     const priority = this.u8();
     if (priority < 1 || priority > 7) throw new MalformedMessage(`${this.what}: priority ${priority} is not 1 to 7`);
@@ -759,14 +733,9 @@ class Reader {
     };
     return attachment ? { attachment, qos } : { qos };
   }
-  /** True when every byte was read. */
-  atEnd(): boolean {
-    return this.o === this.buf.length;
-  }
   /** The message must end here. */
-  end(): void {
-    if (this.o !== this.buf.length)
-      throw new MalformedMessage(`${this.what}: ${this.buf.length - this.o} trailing bytes`);
+  expectEnd(): void {
+    if (this.pos !== this.end) throw new MalformedMessage(`${this.what}: ${this.end - this.pos} trailing bytes`);
   }
 }
 

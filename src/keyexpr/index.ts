@@ -12,5 +12,6 @@ export { KeyExpr, type IntoKeyExpr } from "./keyexpr.js";
 export { pathToKeyExpr, keyExprToPath } from "./legacy.js";
 export { KeTrie } from "./trie.js";
 export { literalPrefix } from "./prefix.js";
+export { canonicalKeyExpr } from "./canonical.js";
 export { checkKeyExprLimits, keyExprLimits, DEFAULT_KEYEXPR_LIMITS, type KeyExprLimits } from "./limits.js";
 export { KeyIndex, KeyWalk, type IndexChange } from "./key-index.js";

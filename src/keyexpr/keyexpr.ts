@@ -7,7 +7,10 @@ import { includes } from "./include.js";
 import { intersects } from "./intersect.js";
 import { isWild, validate } from "./validate.js";
 
-/** Anything the KeyExpr methods accept as "another key expression". */
+/**
+ * A key expression as zest's APIs accept it, declared once: a `KeyExpr`, or a string (the
+ * `KeyExpr` methods validate it as it is; `Session` calls autocanonize it).
+ */
 export type IntoKeyExpr = KeyExpr | string;
 
 /** The canonical string of `other`, validating a plain string (no canonization, like the constructor). */

@@ -16,7 +16,7 @@ import type { Reply } from "../core/reply.js";
 import type { Sample } from "../core/sample.js";
 import { Parameters } from "../core/selector.js";
 import type { LivelinessToken, Queryable, Session, Subscriber } from "../core/session.js";
-import { toKeyExpr } from "../core/router.js";
+import { toKeyExpr } from "../core/key.js";
 import { refusalReply, responseErrorText } from "./errors.js";
 import {
   decodeQos,

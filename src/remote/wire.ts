@@ -4,8 +4,10 @@
  * See docs/remote-api.md.
  */
 
+import type { Buffer } from "node:buffer";
+import { BinaryReader, BinaryWriter } from "../core/binary.js";
+
 /** WebSocket close codes zest uses for a broken connection (RFC 6455 §7.4.1). */
-import { Buffer } from "node:buffer";
 export const CloseCode = {
   NORMAL: 1000,
   GOING_AWAY: 1001,
@@ -30,52 +32,50 @@ export class ProtocolError extends Error {
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** Reads one frame; every read past the end or of an invalid value throws a `ProtocolError`. */
-export class Reader {
-  private o = 0;
-
-  constructor(private readonly buf: Buffer) {}
-
-  private need(n: number, what: string): void {
-    if (this.o + n > this.buf.length)
+/** core/binary's reader, its truncation a `ProtocolError` that closes the connection with 1007. */
+class FrameReader extends BinaryReader {
+  override need(n: number): void {
+    if (n > this.end - this.pos)
       throw new ProtocolError(
         CloseCode.INVALID_PAYLOAD,
-        `truncated frame: ${what} needs ${n} byte(s) at offset ${this.o}, the frame has ${this.buf.length}`,
+        `truncated frame: ${n} byte(s) needed at offset ${this.pos}, the frame has ${this.end}`,
       );
+  }
+}
+
+/**
+ * Reads one frame with core/binary's bounds-checked reader; every read past the end or of an
+ * invalid value throws a `ProtocolError`.
+ */
+export class Reader {
+  private readonly r: FrameReader;
+
+  constructor(buf: Buffer) {
+    this.r = new FrameReader(buf);
   }
 
   u8(): number {
-    this.need(1, "u8");
-    return this.buf[this.o++]!;
+    return this.r.u8();
   }
   u16(): number {
-    this.need(2, "u16");
-    const v = this.buf.readUInt16LE(this.o);
-    this.o += 2;
-    return v;
+    return this.r.u16();
   }
   u32(): number {
-    this.need(4, "u32");
-    const v = this.buf.readUInt32LE(this.o);
-    this.o += 4;
-    return v;
+    return this.r.u32();
   }
   u64(): bigint {
-    this.need(8, "u64");
-    const v = this.buf.readBigUInt64LE(this.o);
-    this.o += 8;
-    return v;
+    return this.r.u64();
   }
   bool(): boolean {
-    const v = this.u8();
-    if (v > 1) throw new ProtocolError(CloseCode.INVALID_PAYLOAD, `invalid bool ${v} at offset ${this.o - 1}`);
+    const v = this.r.u8();
+    if (v > 1) throw new ProtocolError(CloseCode.INVALID_PAYLOAD, `invalid bool ${v} at offset ${this.r.pos - 1}`);
     return v === 1;
   }
   /** LEB128, at most 32 bits (lengths and counts). */
   varint(): number {
     let v = 0;
     for (let shift = 0; shift < 35; shift += 7) {
-      const b = this.u8();
+      const b = this.r.u8();
       v += (b & 0x7f) * 2 ** shift;
       if ((b & 0x80) === 0) {
         if (v > 0xffffffff) break;
@@ -84,12 +84,9 @@ export class Reader {
     }
     throw new ProtocolError(CloseCode.INVALID_PAYLOAD, "length prefix too long");
   }
+  /** Bytes prefixed by their `varint` length, as a view. */
   bytes(): Buffer {
-    const n = this.varint();
-    this.need(n, "bytes");
-    const v = this.buf.subarray(this.o, this.o + n);
-    this.o += n;
-    return v;
+    return this.r.bytes(this.varint());
   }
   string(): string {
     const b = this.bytes();
@@ -104,75 +101,55 @@ export class Reader {
   }
   /** Every byte must be used: trailing bytes mean the frame is not what its id says. */
   end(): void {
-    if (this.o !== this.buf.length)
-      throw new ProtocolError(CloseCode.INVALID_PAYLOAD, `${this.buf.length - this.o} unexpected trailing byte(s)`);
+    if (!this.r.done)
+      throw new ProtocolError(CloseCode.INVALID_PAYLOAD, `${this.r.remaining} unexpected trailing byte(s)`);
   }
 }
 
-/** Builds one frame in a growing buffer. */
+/** Builds one frame with core/binary's growable writer. */
 export class Writer {
-  private buf: Buffer;
-  private o = 0;
+  private readonly w: BinaryWriter;
 
   constructor(size = 64) {
-    this.buf = Buffer.allocUnsafe(size);
-  }
-
-  private room(n: number): void {
-    if (this.o + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.o + n));
-    this.buf.copy(next, 0, 0, this.o);
-    this.buf = next;
+    this.w = new BinaryWriter(size);
   }
 
   u8(v: number): this {
-    this.room(1);
-    this.buf[this.o++] = v;
+    this.w.u8(v);
     return this;
   }
   u16(v: number): this {
-    this.room(2);
-    this.o = this.buf.writeUInt16LE(v, this.o);
+    this.w.u16(v);
     return this;
   }
   u32(v: number): this {
-    this.room(4);
-    this.o = this.buf.writeUInt32LE(v >>> 0, this.o);
+    this.w.u32(v);
     return this;
   }
   u64(v: bigint): this {
-    this.room(8);
-    this.o = this.buf.writeBigUInt64LE(v, this.o);
+    this.w.u64(v);
     return this;
   }
   bool(v: boolean): this {
     return this.u8(v ? 1 : 0);
   }
+  /** LEB128 (the same bytes as zenoh's variable-length integers). */
   varint(v: number): this {
-    this.room(5);
-    while (v > 0x7f) {
-      this.buf[this.o++] = (v & 0x7f) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    this.buf[this.o++] = v;
+    this.w.vle(v);
     return this;
   }
+  /** Bytes prefixed by their `varint` length. */
   bytes(b: Uint8Array): this {
-    this.varint(b.length);
-    this.room(b.length);
-    this.buf.set(b, this.o);
-    this.o += b.length;
+    this.w.lenBytes(b);
     return this;
   }
+  /** UTF-8 prefixed by its `varint` byte length. */
   string(s: string): this {
-    const n = Buffer.byteLength(s);
-    this.varint(n);
-    this.room(n);
-    this.o += this.buf.write(s, this.o, "utf8");
+    this.w.lenString(s);
     return this;
   }
   /** The frame so far (a view: copy it before writing more if kept). */
   finish(): Buffer {
-    return this.buf.subarray(0, this.o);
+    return this.w.view();
   }
 }

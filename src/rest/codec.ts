@@ -1,18 +1,14 @@
 import type { Buffer } from "node:buffer";
-import type { AdminLayout } from "../admin/admin-layout.js";
-import type { AdminSources } from "../admin/admin-space.js";
+import type { AdminLayout, AdminSources } from "../admin/admin-layout.js";
 import type { Reply } from "../core/reply.js";
 import type { Session } from "../core/session.js";
 import type { StorageManager } from "../storage/manager.js";
 import type { KeyExprLimits } from "../keyexpr/index.js";
 import type { Sample } from "../core/sample.js";
-import type { Layout } from "./layout.js";
+import type { Layout, Rendered } from "./layout.js";
 
-/** A rendered HTTP response body with its content type. */
-export interface Rendered {
-  readonly contentType: string | undefined;
-  readonly body: string;
-}
+/** Declared with the layouts that produce it; re-exported for the codecs and the server. */
+export type { Rendered } from "./layout.js";
 
 /**
  * One face of the REST gateway. The variants differ only here: how a URL path becomes a key

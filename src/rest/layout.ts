@@ -4,7 +4,12 @@
  * through this one description, so a streamed answer has exactly the bytes of a buffered one.
  */
 import { Slice } from "../core/slices.js";
-import type { Rendered } from "./codec.js";
+
+/** A rendered HTTP response body with its content type. */
+export interface Rendered {
+  readonly contentType: string | undefined;
+  readonly body: string;
+}
 
 /** A rendered body as a list of entries (what a codec makes of the replies of a GET). */
 export interface Layout {

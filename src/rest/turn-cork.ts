@@ -4,7 +4,7 @@
  * turn (a burst of samples) leaves in one `writev` instead of one syscall each. The busier the
  * router, the more each turn holds and the larger the batches; an event alone waits only for
  * the end of its turn. With 100 SSE streams at 1,000 samples/s this cut the router's CPU per
- * event by a third and its p99 latency by half (README, "SSE fan-out" in Performance).
+ * event by a third and its p99 latency by half (bench/results/2026-11-26.md, "SSE fan-out").
  */
 import type { Buffer } from "node:buffer";
 import type { Socket } from "node:net";

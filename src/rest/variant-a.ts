@@ -1,6 +1,6 @@
 import { Buffer } from "node:buffer";
 import { encodingFromContentType } from "../core/encoding.js";
-import { toKeyExpr } from "../core/router.js";
+import { toKeyExpr } from "../core/key.js";
 import type { Reply } from "../core/reply.js";
 import type { KeyExprLimits } from "../keyexpr/index.js";
 import type { Sample } from "../core/sample.js";

@@ -20,7 +20,7 @@ import { startZest, type ZestProcess } from "../support/zest-process.js";
 import { repoPath } from "../support/repo.js";
 
 /**
- * Screenshots go to docs/img (the README shows them) with UPDATE_SCREENSHOTS=1, else to a
+ * Screenshots go to docs/img (the README and docs/explorer.md show them) with UPDATE_SCREENSHOTS=1, else to a
  * temporary directory, so an ordinary test run leaves the checkout as it was.
  */
 const SHOTS =

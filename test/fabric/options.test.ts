@@ -18,11 +18,23 @@ test("ack_timeout_ms must be greater than peer_timeout_ms: a write waits for a s
   );
   const config = {
     fabric: { nats: { servers: "nats://127.0.0.1:4222", ack_timeout_ms: 2_000 } },
-  } satisfies ZestConfig;
+  } as unknown as ZestConfig;
   assert.throws(() => natsFabricFromConfig(config.fabric, silentLogger), refused(/ack_timeout_ms/));
-  assert.ok(new NatsFabric({ servers: ["nats://127.0.0.1:4222"] }) instanceof NatsFabric);
-  assert.ok(
-    new NatsFabric({ servers: ["nats://127.0.0.1:4222"], peerTimeoutMs: 2_000, ackTimeoutMs: 3_000 }) instanceof
-      NatsFabric,
-  );
+});
+
+test("the default timeouts and an ack_timeout_ms just above peer_timeout_ms are accepted, without connecting", () => {
+  for (const timeouts of [{}, { peerTimeoutMs: 2_000, ackTimeoutMs: 2_001 }]) {
+    const fabric = new NatsFabric({ servers: ["nats://127.0.0.1:4222"], ...timeouts });
+    assert.deepEqual(fabric.servers, ["nats://127.0.0.1:4222"]);
+    assert.equal(fabric.connection, undefined, "nothing connects before start");
+  }
+  const config = {
+    fabric: {
+      nats: { servers: "nats://10.0.0.1:4222, nats://10.0.0.2:4222", peer_timeout_ms: 2_000, ack_timeout_ms: 3_000 },
+    },
+  } as unknown as ZestConfig;
+  assert.deepEqual(natsFabricFromConfig(config.fabric, silentLogger)?.servers, [
+    "nats://10.0.0.1:4222",
+    "nats://10.0.0.2:4222",
+  ]);
 });

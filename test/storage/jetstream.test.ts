@@ -10,9 +10,12 @@ import { silentLogger } from "../../src/core/log.js";
 import { Timestamp } from "../../src/core/timestamp.js";
 import type { Volume } from "../../src/storage/backend.js";
 import { ackSequence, JetStreamPublisher } from "../../src/storage/volumes/jetstream-publisher.js";
+import { DecodeError } from "../../src/core/binary.js";
 import {
   createJetstreamDriver,
   decodeKvToken,
+  decodeValue,
+  encodeValue,
   JetstreamBackend,
   MAX_IN_FLIGHT,
   NatsLink,
@@ -64,6 +67,26 @@ test("keys map to valid KV keys and back", () => {
   assert.equal(encodeKvToken(""), "=");
   assert.throws(() => decodeKvToken("a=4"), /malformed/);
   assert.equal(defaultBucket("my.store"), "zest_my_store");
+});
+
+test("a stored value decodes back, and every truncation of it is a DecodeError, never a read past its end", () => {
+  const ts = Timestamp.decode("6b0475e86cd184c3/7C5F5C9CDFF948A3E2F5827F88A2AA66");
+  const value = encodeValue(ts, false, "text/plain;charset=utf-8", Buffer.from("héllo"));
+  const back = decodeValue(value);
+  assert.equal(back.timestamp.compare(ts), 0);
+  assert.equal(back.deleted, false);
+  assert.equal(back.encoding, "text/plain;charset=utf-8");
+  assert.equal(back.payload.toString(), "héllo");
+  assert.equal(decodeValue(encodeValue(ts, true, "", Buffer.alloc(0))).deleted, true);
+  // Cut anywhere before the payload: the timestamp, its length, the encoding's length or the encoding.
+  const payloadAt = value.length - Buffer.byteLength("héllo");
+  for (let n = 0; n < payloadAt; n++) {
+    assert.throws(
+      () => decodeValue(value.subarray(0, n)),
+      (err: unknown) => err instanceof DecodeError && err.kind === "bad_input",
+      `cut at ${n} of ${value.length}`,
+    );
+  }
 });
 
 describe("jetstream volume on a nats-server", () => {
@@ -182,7 +205,11 @@ describe("jetstream volume on a nats-server", () => {
     const results = await Promise.all(
       writes.map(({ k, n }) => b.put({ key: k, payload: Buffer.from(`${k}@${n}`), encoding: "", timestamp: ts(n) })),
     );
-    assert.equal(results.filter((r) => r === "inserted").length >= keys.length, true);
+    // Writes to one key run in arrival order: 1 and 3 are inserted, the 2 after them is outdated.
+    assert.deepEqual(
+      results,
+      writes.map(({ n }) => (n === 2 ? "outdated" : "inserted")),
+    );
     const held = new Map((await b.query("p/k/*")).map((e) => [e.key, e.payload.toString()]));
     assert.equal(held.size, keys.length);
     for (const [i, k] of keys.entries()) assert.equal(held.get(k), `${k}@${i % 3 === 0 ? 3 : 1}`);
@@ -347,6 +374,25 @@ describe("jetstream volume on a nats-server", () => {
       assert.ok(!names.includes(defaultBucket("gone")));
     } finally {
       await nc.close();
+    }
+  });
+
+  test("a key whose bucket entry zest cannot read answers an internal error naming the bucket and the key", async () => {
+    const storage = await volume.createStorage("foreign", "fr/**", {});
+    const nc = await connect({ servers: cluster.urls[0]! });
+    try {
+      const kv = await new Kvm(nc).open(defaultBucket("foreign"));
+      // A zest header whose encoding length points past the end of the value.
+      await kv.put(keyToKvKey("fr/cut"), Uint8Array.from([1, 0, 3, 0x61, 0x62, 0x63, 0xff, 0xff]));
+      await assert.rejects(
+        storage.lookup("fr/cut"),
+        (e: Error & { kind?: string }) =>
+          e.kind === "internal" &&
+          /bucket zest_foreign holds a value zest cannot read at fr\/cut: truncated/.test(e.message),
+      );
+    } finally {
+      await nc.close();
+      await storage.close(true);
     }
   });
 

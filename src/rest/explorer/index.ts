@@ -84,7 +84,7 @@ function acceptsHtml(accept: string | undefined): boolean {
   return /^\s*text\/html\s*(?:[;,]|$)/i.test(accept);
 }
 
-/** The page's files, read once: the app script is the compiled `client.ts` beside this module. */
+/** The page's files, read once: the app script is the bundle of `client/` beside this module. */
 function loadAssets(): Map<string, Asset> {
   if (assets) return assets;
   const map = new Map<string, Asset>();
@@ -100,10 +100,11 @@ function loadAssets(): Map<string, Asset> {
 }
 
 function readClientScript(): string {
-  // Built: dist/rest/explorer/client.js. From the sources (tsx), the last build's copy.
+  // Built: dist/rest/explorer/app.js, esbuild's bundle of client/ (scripts/build-explorer.mjs).
+  // From the sources (tsx), the last build's copy.
   const candidates = [
-    new URL("./client.js", import.meta.url),
-    new URL("../../../dist/rest/explorer/client.js", import.meta.url),
+    new URL("./app.js", import.meta.url),
+    new URL("../../../dist/rest/explorer/app.js", import.meta.url),
   ];
   for (const file of candidates) {
     if (existsSync(file)) return readFileSync(file, "utf8").replace(/\n\/\/# sourceMappingURL=.*\s*$/, "\n");

@@ -36,6 +36,7 @@ import { jetstream, JetStreamApiError, type JetStreamClient, type JetStreamManag
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
+import { BinaryReader, BinaryWriter, DecodeError } from "../../core/binary.js";
 import { errorMessage, ZestError } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import { Timestamp } from "../../core/timestamp.js";
@@ -107,34 +108,31 @@ interface Decoded {
   readonly payload: Buffer;
 }
 
-function encodeValue(timestamp: Timestamp, deleted: boolean, encoding: string, payload: Buffer): Buffer {
+/**
+ * A stored value as the bucket holds it: version, flags (deleted), the timestamp (length-prefixed
+ * latin1), the encoding (u16 big-endian length, UTF-8), then the payload.
+ */
+export function encodeValue(timestamp: Timestamp, deleted: boolean, encoding: string, payload: Buffer): Buffer {
   const ts = timestamp.encode();
-  const encLen = Buffer.byteLength(encoding);
-  const buf = Buffer.allocUnsafe(2 + 1 + ts.length + 2 + encLen + payload.length);
-  let o = buf.writeUInt8(ENVELOPE_VERSION, 0);
-  o = buf.writeUInt8(deleted ? DELETED : 0, o);
-  o = buf.writeUInt8(ts.length, o);
-  o += buf.write(ts, o, "latin1");
-  o = buf.writeUInt16BE(encLen, o);
-  o += buf.write(encoding, o, "utf8");
-  payload.copy(buf, o);
-  return buf;
+  // Room for everything up front (string() reserves three bytes a character), so nothing is copied.
+  const w = new BinaryWriter(5 + 3 * ts.length + 3 * encoding.length + payload.length);
+  w.u8(ENVELOPE_VERSION)
+    .u8(deleted ? DELETED : 0)
+    .u8(ts.length)
+    .string(ts);
+  w.u16be(Buffer.byteLength(encoding)).string(encoding).bytes(payload);
+  return w.view();
 }
 
-function decodeValue(data: Uint8Array): Decoded {
-  const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  if (buf.length < 5 || buf[0] !== ENVELOPE_VERSION) throw new Error("not a zest value");
-  const deleted = (buf[1]! & DELETED) !== 0;
-  const tsLen = buf[2]!;
-  let o = 3;
-  const ts = buf.toString("latin1", o, o + tsLen);
-  o += tsLen;
-  const encLen = buf.readUInt16BE(o);
-  o += 2;
-  const encoding = buf.toString("utf8", o, o + encLen);
-  o += encLen;
-  if (o > buf.length) throw new Error("truncated zest value");
-  return { timestamp: Timestamp.decode(ts), deleted, encoding, payload: Buffer.from(buf.subarray(o)) };
+/** A value made by `encodeValue`; every read is bounds-checked first, so a truncated value throws a `DecodeError`. */
+export function decodeValue(data: Uint8Array): Decoded {
+  const r = new BinaryReader(data);
+  if (r.remaining < 5 || r.u8() !== ENVELOPE_VERSION) throw new DecodeError("not a zest value");
+  const deleted = (r.u8() & DELETED) !== 0;
+  const ts = r.bytes(r.u8()).toString("latin1");
+  const encoding = r.string(r.u16be());
+  const payload = Buffer.from(r.bytes(r.remaining));
+  return { timestamp: Timestamp.decode(ts), deleted, encoding, payload };
 }
 
 /**
@@ -419,7 +417,19 @@ export class JetstreamBackend implements StorageBackend {
     const e = await this.link.run(() => this.kv.get(keyToKvKey(key)));
     if (!e) return undefined;
     if (e.operation !== "PUT") return { revision: e.revision };
-    const value = decodeValue(e.value);
+    let value: Decoded;
+    try {
+      value = decodeValue(e.value);
+    } catch (err) {
+      // Not a client's mistake: the bucket holds something zest did not write there.
+      throw new ZestError(
+        "internal",
+        `bucket ${this.bucket} holds a value zest cannot read at ${key}: ${errorMessage(err)}`,
+        {
+          cause: err,
+        },
+      );
+    }
     if (value.deleted) this.tombstones.set(key, value.timestamp.time);
     this.remember(key, { revision: e.revision, timestamp: value.timestamp, deleted: value.deleted });
     return { value, revision: e.revision };

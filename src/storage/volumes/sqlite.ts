@@ -644,7 +644,10 @@ export const sqliteDriver: VolumeDriver = {
   },
 };
 
-/** True when `path` is a database file currently held open by some sqlite storage (tests). */
+/**
+ * @internal A test seam, not part of the public API (`zest/sqlite` exports only the driver):
+ * true when `path` is a database file currently held open by some sqlite storage.
+ */
 export function isSqliteFileOpen(path: string): boolean {
   return openFiles.has(resolve(path));
 }
