@@ -13,7 +13,7 @@ import type { MatchingListener } from "../core/matching.js";
 import type { Query } from "../core/query.js";
 import type { Reply } from "../core/reply.js";
 import { makeSample, type Sample, withSampleExtras } from "../core/sample.js";
-import type { LivelinessToken, Queryable, Session, Subscriber } from "../core/session.js";
+import type { LivelinessToken, PutOptions, Queryable, Session, Subscriber } from "../core/session.js";
 import { intersects } from "../keyexpr/index.js";
 import { toKeyExpr } from "../core/router.js";
 import { qosByte, qosOfByte, type WireExpr } from "./codec/core.js";
@@ -151,23 +151,17 @@ export class ZenohSession implements NetworkHandler {
   }
 
   private write(key: string, b: PushBody, qos: number): void {
-    const q = qosOfByte(qos);
     // Without a timestamp, Session stamps it with the router's clock, as zenohd with timestamping on.
-    const done =
-      b.kind === "put"
-        ? this.session.put(key, b.payload, {
-            encoding: b.hasEncoding ? b.encoding : DEFAULT_ENCODING,
-            ...(b.timestamp ? { timestamp: b.timestamp } : {}),
-            ...(b.attachment ? { attachment: Buffer.from(b.attachment) } : {}),
-            qos: q,
-            allowedDestination: "remote",
-          })
-        : this.session.delete(key, {
-            ...(b.timestamp ? { timestamp: b.timestamp } : {}),
-            ...(b.attachment ? { attachment: Buffer.from(b.attachment) } : {}),
-            qos: q,
-            allowedDestination: "remote",
-          });
+    const options: PutOptions = { qos: qosOfByte(qos), allowedDestination: "remote" };
+    if (b.timestamp) options.timestamp = b.timestamp;
+    // Payload and attachment are copied out of the socket's chunk: a stored value must not keep
+    // its whole batch alive.
+    if (b.attachment) options.attachment = Buffer.from(b.attachment);
+    let done: Promise<void>;
+    if (b.kind === "put") {
+      options.encoding = b.hasEncoding ? b.encoding : DEFAULT_ENCODING;
+      done = this.session.put(key, Buffer.from(b.payload), options);
+    } else done = this.session.delete(key, options);
     done.catch((err: unknown) =>
       this.logger.info({ zid: this.peer.zid, key, err: errorMessage(err) }, "zenoh write failed"),
     );

@@ -215,8 +215,15 @@ export function writeSourceInfoExt(w: BinaryWriter, info: SourceInfo): void {
 /** The QoS byte of network messages: priority (bits 0-2), no-drop (bit 3), express (bit 4). */
 export const DEFAULT_QOS_BYTE = 5;
 
+/** The 32 QoS values a byte can say, made once (every PUSH asks for one). */
+const QOS_OF_BYTE: readonly Qos[] = Array.from({ length: 32 }, (_, b) => ({
+  priority: b & 0x07,
+  congestionControl: (b & 0x08) !== 0 ? "block" : "drop",
+  express: (b & 0x10) !== 0,
+}));
+
 export function qosOfByte(b: number): Qos {
-  return { priority: b & 0x07, congestionControl: (b & 0x08) !== 0 ? "block" : "drop", express: (b & 0x10) !== 0 };
+  return QOS_OF_BYTE[b & 0x1f] as Qos;
 }
 
 export function qosByte(q: Qos | undefined): number {
