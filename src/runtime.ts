@@ -199,7 +199,7 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     zenoh = await startZenohDoor(config.listen, {
       router,
       logger: logger.child({ door: "zenoh" }),
-      accessControl: security.access.enabled,
+      access: security.access,
     });
     const door = zenoh;
     if (door) {

@@ -5,6 +5,7 @@
 import type { z } from "zod";
 import type { listenSchema } from "./listen-schema.js";
 import { ZestError } from "../core/errors.js";
+import type { AccessControl } from "../access/access.js";
 import type { Logger } from "../core/log.js";
 import type { Router } from "../core/router.js";
 import { DEFAULT_ZENOH_PORT, type Endpoint, formatEndpoint, isLoopback, parseEndpoint } from "./endpoint.js";
@@ -16,18 +17,18 @@ export type ListenConfig = z.infer<typeof listenSchema>;
 export interface ZenohDoorContext {
   router: Router;
   logger: Logger;
-  /** True when access control is on: then endpoints off loopback are allowed (protected mode). */
-  accessControl: boolean;
+  /** The router's access control: applied to every zenoh session by its address (docs/security.md). */
+  access?: AccessControl;
   limits?: Partial<ZenohLimits>;
 }
 
 /**
  * Starts the zenoh door: the configured endpoints, or `tcp/127.0.0.1:7447`. Protected mode as
  * REST has it: the default is loopback, and an endpoint off loopback without access control
- * starts with a warning. Access control is not applied to zenoh sessions yet, so with it on the
- * door stays off unless endpoints are given (then with a warning). When the default port is
- * taken (another router on this host), the door takes a free port and says so, so several
- * routers start on one host as typed; a configured endpoint in use is an error.
+ * starts with a warning. With access control on, each session is decided as an anonymous client
+ * of its address (`cidrs` subjects); zenoh's user/password authentication is not supported yet.
+ * When the default port is taken (another router on this host), the door takes a free port and
+ * says so, so several routers start on one host as typed; a configured endpoint in use is an error.
  */
 export async function startZenohDoor(
   config: ListenConfig | undefined,
@@ -35,24 +36,23 @@ export async function startZenohDoor(
 ): Promise<ZenohServer | undefined> {
   const configured = config?.endpoints;
   if (configured !== undefined && configured.length === 0) return undefined;
-  if (configured === undefined && ctx.accessControl) {
-    ctx.logger.warn(
-      "zenoh door off: access control is on and is not applied to zenoh sessions yet; give listen.endpoints to open it anyway",
-    );
-    return undefined;
-  }
+  const accessOn = ctx.access?.enabled ?? false;
   const endpoints: Endpoint[] = (configured ?? []).map((e) => parseEndpoint(e));
   for (const e of endpoints) {
-    if (ctx.accessControl)
-      ctx.logger.warn({ endpoint: formatEndpoint(e) }, "zenoh sessions are not subject to access control yet");
-    else if (!isLoopback(e.host))
+    if (!accessOn && !isLoopback(e.host))
       ctx.logger.warn(
         { endpoint: formatEndpoint(e) },
         "the zenoh door listens off loopback without access control: anyone who can reach it may read and write every key",
       );
   }
   if (configured !== undefined) {
-    const server = new ZenohServer({ router: ctx.router, logger: ctx.logger, endpoints, limits: ctx.limits });
+    const server = new ZenohServer({
+      router: ctx.router,
+      logger: ctx.logger,
+      endpoints,
+      limits: ctx.limits,
+      access: ctx.access,
+    });
     await server.listen();
     return server;
   }
@@ -74,6 +74,7 @@ export async function startZenohDoor(
     logger: ctx.logger,
     endpoints: [{ ...byDefault, port: 0 }],
     limits: ctx.limits,
+    access: ctx.access,
   });
   await fallback.listen();
   ctx.logger.warn(

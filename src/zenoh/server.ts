@@ -14,7 +14,8 @@ import { CloseReason, encodeClose } from "./codec/transport.js";
 import { CookieJar } from "./cookie.js";
 import { type Endpoint, formatEndpoint } from "./endpoint.js";
 import { type LinkLimits, ZenohLink } from "./link.js";
-import { type SessionLimits, ZenohSession } from "./session.js";
+import { type Guard, type SessionLimits, ZenohSession } from "./session.js";
+import type { AccessControl } from "../access/access.js";
 import { BinaryWriter } from "../core/binary.js";
 
 /** Every limit of the door, with its default in `DEFAULT_ZENOH_LIMITS`. */
@@ -46,6 +47,11 @@ export interface ZenohServerOptions {
   logger: Logger;
   endpoints: readonly Endpoint[];
   limits?: Partial<ZenohLimits>;
+  /**
+   * Access control (docs/security.md): each session is decided as an anonymous client of its
+   * address (`cidrs` subjects); zenoh's user/password authentication is not supported yet.
+   */
+  access?: AccessControl;
 }
 
 /** One session as the admin space lists it. */
@@ -145,6 +151,19 @@ export class ZenohServer {
       socket.on("error", () => {});
       return;
     }
+    const access = this.options.access;
+    const principal = access?.enabled ? access.knownPrincipal({ address: ip }) : undefined;
+    if (access && principal && access.allowsNothing(principal)) {
+      this.options.logger.info({ address: ip }, "zenoh connection refused: access control allows this address nothing");
+      const w = new BinaryWriter(8);
+      w.u16(2);
+      encodeClose(w, CloseReason.GENERIC);
+      socket.end(w.finish());
+      socket.on("error", () => {});
+      return;
+    }
+    const guard: Guard | undefined =
+      access && principal ? (message, key) => access.decide(principal, message, key) : undefined;
     this.perAddress.set(ip, fromIp + 1);
     const link = new ZenohLink(socket, {
       zid: this.options.router.zid,
@@ -158,6 +177,7 @@ export class ZenohServer {
           new Session(this.options.router, "zenoh"),
           this.options.logger,
           this.limits,
+          guard,
         );
         this.sessions.set(l, session);
         this.options.logger.info(

@@ -6,6 +6,7 @@
  * tokens; INTEREST → the declarations the router knows, now and as they change.
  */
 import { Buffer } from "node:buffer";
+import type { Decision, Message } from "../access/access.js";
 import { Encoding, fromZenohEncoding } from "../core/encoding.js";
 import { errorMessage, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
@@ -49,6 +50,9 @@ export interface SessionLimits {
   maxQueryTimeoutMs: number;
 }
 
+/** Access control's decision on one message on one key expression (undefined: everything allowed). */
+export type Guard = (message: Message, key: string) => Decision;
+
 /** Zenoh's default encoding (`zenoh/bytes`), for samples that carry none. */
 const DEFAULT_ENCODING = fromZenohEncoding(0, "");
 const EMPTY = Buffer.alloc(0);
@@ -81,7 +85,19 @@ export class ZenohSession implements NetworkHandler {
     private readonly session: Session,
     private readonly logger: Logger,
     private readonly limits: SessionLimits,
+    private readonly guard?: Guard,
   ) {}
+
+  /** True unless access control refuses `message` on `key` (wholly: a partial decision refuses). */
+  private allowed(message: Message, key: string): boolean {
+    return this.guard === undefined || this.guard(message, key) === "allow";
+  }
+
+  /** Throws `forbidden` unless access control allows `message` on all of `key`. */
+  private authorize(message: Message, key: string): void {
+    if (!this.allowed(message, key))
+      throw ZestError.forbidden(`access control: this session may not ${message.replace(/_/g, " ")} ${key}`);
+  }
 
   /** Subscribers, queryables, tokens and interests held. */
   get declarations(): number {
@@ -151,6 +167,10 @@ export class ZenohSession implements NetworkHandler {
   }
 
   private write(key: string, b: PushBody, qos: number): void {
+    if (!this.allowed(b.kind, key)) {
+      this.logger.info({ zid: this.peer.zid, key, kind: b.kind }, "zenoh write refused by access control");
+      return;
+    }
     // Without a timestamp, Session stamps it with the router's clock, as zenohd with timestamping on.
     const options: PutOptions = { qos: qosOfByte(qos), allowedDestination: "remote" };
     if (b.timestamp) options.timestamp = b.timestamp;
@@ -169,6 +189,7 @@ export class ZenohSession implements NetworkHandler {
 
   /** Hands a sample to this peer's subscriber as a PUSH (dropped first when the peer reads slowly and it may be). */
   private sendSample(sample: Sample): void {
+    if (this.guard !== undefined && !this.allowed("declare_subscriber", sample.key)) return;
     const w = this.link.startMessage(sample.qos?.congestionControl !== "block");
     if (w === undefined) return;
     encodePush(w, { scope: 0, suffix: sample.key, senderMapping: false }, pushBodyOf(sample), qosByte(sample.qos));
@@ -192,6 +213,8 @@ export class ZenohSession implements NetworkHandler {
     let key: string;
     try {
       key = this.resolve(msg.key);
+      if (this.guard !== undefined && this.guard("query", key) === "deny")
+        throw ZestError.forbidden(`access control: this session may not query ${key}`);
       if (this.pendingGets >= this.limits.maxPendingGets)
         throw ZestError.unavailable(
           `this session already has ${this.limits.maxPendingGets} gets in flight (the limit)`,
@@ -208,6 +231,8 @@ export class ZenohSession implements NetworkHandler {
       .getStream(
         { key, parameters: q.parameters },
         (reply) => {
+          // A query allowed in part gets the replies on keys it may read.
+          if (reply.kind === "ok" && this.guard !== undefined && !this.allowed("query", reply.sample.key)) return;
           if (budget-- > 0) this.sendReply(msg.id, reply);
         },
         {
@@ -321,6 +346,10 @@ export class ZenohSession implements NetworkHandler {
       this.logger.info({ zid: this.peer.zid, err: errorMessage(err) }, "zenoh reply with a bad key expression dropped");
       return;
     }
+    if (!this.allowed("declare_queryable", key)) {
+      this.logger.info({ zid: this.peer.zid, key }, "zenoh reply on a key the session may not answer for dropped");
+      return;
+    }
     if (!q.parameters.has("_anyke") && key !== q.key && !intersects(q.key, key)) {
       this.logger.info(
         { zid: this.peer.zid, key, query: q.key },
@@ -378,6 +407,8 @@ export class ZenohSession implements NetworkHandler {
       case "subscriber": {
         this.checkDeclarationLimit();
         const key = this.resolve(d.key);
+        if (this.guard !== undefined && this.guard("declare_subscriber", key) === "deny")
+          throw ZestError.forbidden(`access control: this session may not subscribe to ${key}`);
         this.subscribers.get(d.id)?.undeclare();
         this.subscribers.set(
           d.id,
@@ -392,6 +423,7 @@ export class ZenohSession implements NetworkHandler {
       case "queryable": {
         this.checkDeclarationLimit();
         const key = this.resolve(d.key);
+        this.authorize("declare_queryable", key);
         this.queryables.get(d.id)?.undeclare();
         this.queryables.set(
           d.id,
@@ -409,6 +441,7 @@ export class ZenohSession implements NetworkHandler {
       case "token": {
         this.checkDeclarationLimit();
         const key = this.resolve(d.key);
+        this.authorize("liveliness_token", key);
         if (this.tokens.has(d.id)) return;
         this.ownTokens.set(key, (this.ownTokens.get(key) ?? 0) + 1);
         this.tokens.set(d.id, this.session.declareLivelinessToken(key));
@@ -552,7 +585,7 @@ export class ZenohSession implements NetworkHandler {
     const ids = new Map<string, number>();
     if (interestId !== undefined) {
       for (const s of this.session.livelinessGet(key)) {
-        if (this.ownTokens.has(s.key)) continue;
+        if (this.ownTokens.has(s.key) || !this.allowed("liveliness_query", s.key)) continue;
         const id = ++this.nextDeclId;
         ids.set(s.key, id);
         this.sendDeclare({ kind: "token", id, key: { scope: 0, suffix: s.key, senderMapping: false } }, interestId);
@@ -560,7 +593,7 @@ export class ZenohSession implements NetworkHandler {
     }
     if (!future) return [];
     const sub = this.session.declareLivelinessSubscriber(key, (s) => {
-      if (this.ownTokens.has(s.key)) return;
+      if (this.ownTokens.has(s.key) || !this.allowed("declare_liveliness_subscriber", s.key)) return;
       if (s.kind === "put") {
         if (ids.has(s.key)) return;
         const id = ++this.nextDeclId;
