@@ -7,6 +7,7 @@ import { after, test } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 import { ZestError } from "../../src/core/errors.js";
+import { runZestExpectingExit, startZest as startZestProcess } from "../support/zest-process.js";
 import { RawClient } from "./raw-client.js";
 
 const closers: Array<() => unknown> = [];
@@ -63,4 +64,29 @@ test("a configured endpoint in use is a one-line unavailable error", async () =>
 test("listen.endpoints [] turns the zenoh door off", async () => {
   const z = await router([]);
   assert.deepEqual(z.zenohLocators, []);
+});
+
+test("-l with a malformed endpoint exits 2 with one line naming it", async () => {
+  const r = await runZestExpectingExit(["--rest-http-port", "none", "-l", "udp/127.0.0.1:7447"]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /--listen: endpoint "udp\/127\.0\.0\.1:7447": protocol "udp" is not supported/);
+  assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+});
+
+test("-l is repeatable and the startup line names every zenoh locator", async () => {
+  const z = await startZestProcess(["-l", "tcp/127.0.0.1:0", "-l", "tcp/[::1]:0"]);
+  closers.push(() => z.stop());
+  assert.match(z.stderr(), /zenoh tcp\/127\.0\.0\.1:\d+ tcp\/\[::1\]:\d+/);
+});
+
+test("two routers started without -l on one host both listen: the second takes a free port when 7447 is taken", async () => {
+  const config = { plugins: { rest: { http_port: "none" } } };
+  const a = await startZest(config, { logger: silentLogger });
+  closers.push(() => a.close());
+  const b = await startZest(config, { logger: silentLogger });
+  closers.push(() => b.close());
+  assert.equal(a.zenohLocators.length, 1);
+  assert.equal(b.zenohLocators.length, 1);
+  assert.notEqual(a.zenohLocators[0], b.zenohLocators[0]);
+  for (const l of [...a.zenohLocators, ...b.zenohLocators]) assert.match(l, /^tcp\/127\.0\.0\.1:\d+$/);
 });
