@@ -9,7 +9,7 @@ import { scoutingInterfaces } from "./interfaces.js";
 import { ScoutingResponder } from "./responder.js";
 import { answersScouts, type ScoutingConfig } from "./schema.js";
 
-export { helloLocators, hostInterfaces, scoutingInterfaces } from "./interfaces.js";
+export { helloLocators, hostInterfaces, type InterfaceTable, isLoopback, scoutingInterfaces } from "./interfaces.js";
 export * from "./messages.js";
 export { DEFAULT_SCOUTING_ADDRESS, parseScoutingAddress, ScoutingResponder, type ScoutingStats } from "./responder.js";
 export * from "./schema.js";
