@@ -5,6 +5,9 @@ import { createSocket, type Socket } from "node:dgram";
 import { once } from "node:events";
 import { after, describe, test } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
+import { Router } from "../../src/core/router.js";
+import type { Sample } from "../../src/core/sample.js";
+import { Session } from "../../src/core/session.js";
 import { idToZenohId } from "../../src/core/timestamp.js";
 import {
   decodeScoutingMessage,
@@ -14,6 +17,7 @@ import {
   ScoutingResponder,
   startScouting,
 } from "../../src/zenoh/scouting/index.js";
+import { ZenohServer } from "../../src/zenoh/server.js";
 import { eventually } from "../support/http.js";
 import { netnsSkip } from "../support/netns.js";
 import { picoSkip, runPico } from "../support/pico.js";
@@ -142,5 +146,78 @@ describe("multicast scouting", { skip: netnsSkip() }, () => {
     c.sock.send(encodeScout(["router"]), PORT, GROUP);
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(c.hellos.length, 1);
+  });
+});
+
+describe("pico clients given no endpoint find the zenoh door by scouting", { skip: netnsSkip() }, () => {
+  /** The zenoh door on a loopback port with scouting answering for it, as a router would run them. */
+  async function door(): Promise<{ router: Router; close(): Promise<void> }> {
+    const router = new Router({ zid: "5C07" });
+    const server = new ZenohServer({
+      router,
+      logger: silentLogger,
+      endpoints: [{ protocol: "tcp", host: "127.0.0.1", port: 0 }],
+    });
+    await server.listen();
+    const scouting = await startScouting(parseScoutingConfig({}), {
+      zid: idToZenohId(router.zid),
+      listenerHosts: ["127.0.0.1"],
+      locators: () => server.locators(),
+      logger: silentLogger,
+    });
+    return {
+      router,
+      async close() {
+        await scouting?.close();
+        await server.close();
+      },
+    };
+  }
+
+  test("z_put without -e scouts, connects and its put reaches a subscriber", { skip: picoSkip("z_put") }, async () => {
+    const d = await door();
+    try {
+      const got: Sample[] = [];
+      new Session(d.router, "test").declareSubscriber("scouted/**", (s) => void got.push(s));
+      const put = runPico("z_put", ["-k", "scouted/put", "-v", "found you"]);
+      try {
+        assert.equal(await put.exited(), 0, put.lines().join("\n"));
+      } finally {
+        await put.stop();
+      }
+      await eventually(() => got.length === 1, 5_000, "the put");
+      assert.equal(got[0]!.key, "scouted/put");
+      assert.equal(got[0]!.payload.toString(), "found you");
+    } finally {
+      await d.close();
+    }
+  });
+
+  test("z_sub without -e scouts, connects and receives a put made in the router", {
+    skip: picoSkip("z_sub"),
+  }, async () => {
+    const d = await door();
+    try {
+      const sub = runPico("z_sub", ["-k", "scouted/**", "-n", "1"]);
+      try {
+        await sub.waitFor(/Press CTRL-C to quit|Processing/i, 10_000);
+        const s = new Session(d.router, "test");
+        // The subscriber's declaration travels after the session opens: put until one arrives.
+        const line = sub.waitFor(/Received \('scouted\/sub': 'hi'\)/, 10_000);
+        await eventually(
+          async () => {
+            await s.put("scouted/sub", "hi");
+            return sub.lines().some((l) => l.includes("scouted/sub"));
+          },
+          8_000,
+          "the sample at z_sub",
+        );
+        await line;
+      } finally {
+        await sub.stop();
+      }
+    } finally {
+      await d.close();
+    }
   });
 });
