@@ -117,4 +117,16 @@ export const BENCHMARKS: BenchEntry[] = [
     issue: 13,
     load: () => import("./suites/explorer.js"),
   },
+  {
+    name: "zenoh-thr",
+    title: "zenoh z_pub_thr -s 8 → zest → z_sub_thr, vs the pair peer to peer",
+    issue: 25,
+    load: () => import("./suites/zenoh-thr.js"),
+  },
+  {
+    name: "zenoh-ping",
+    title: "zenoh z_ping/z_pong round trip through zest, vs the pair peer to peer",
+    issue: 25,
+    load: () => import("./suites/zenoh-ping.js"),
+  },
 ];

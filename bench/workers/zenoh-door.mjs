@@ -1,0 +1,32 @@
+// The zenoh door for the zenoh benchmarks (suites/zenoh.ts), as a plugin loaded by
+// `zest -P bench/workers/zenoh-door.mjs`: a ZenohServer on the router's own Router, on the
+// endpoint in ZEST_BENCH_ZENOH_LISTEN (default tcp/127.0.0.1:0), and multicast scouting for it.
+// It prints `zenoh listening <locator>` on stderr, which the benchmark reads.
+//
+// The CLI starts the zenoh door itself once the front-door registry has it (`-l`); until then
+// this plugin is how the benchmarks reach the door from a real `zest` process with REST beside it.
+
+import { idToZenohId } from "../../dist/core/timestamp.js";
+import { parseEndpoint } from "../../dist/zenoh/endpoint.js";
+import { parseScoutingConfig, startScouting } from "../../dist/zenoh/scouting/index.js";
+import { ZenohServer } from "../../dist/zenoh/server.js";
+
+/** @param {{ session: import("../../dist/core/session.js").Session, logger: import("pino").Logger }} ctx */
+export default async function zenohDoor({ session, logger }) {
+  const endpoint = parseEndpoint(process.env.ZEST_BENCH_ZENOH_LISTEN ?? "tcp/127.0.0.1:0");
+  const server = new ZenohServer({ router: session.router, logger, endpoints: [endpoint] });
+  await server.listen();
+  const scouting = await startScouting(parseScoutingConfig({}), {
+    zid: idToZenohId(session.router.zid),
+    listenerHosts: [endpoint.host],
+    locators: () => server.locators(),
+    logger,
+  }).catch(() => undefined); // outside a namespace another router may hold the group: not needed here
+  for (const l of server.locators()) process.stderr.write(`zenoh listening ${l}\n`);
+  return {
+    async close() {
+      await scouting?.close();
+      await server.close();
+    },
+  };
+}
