@@ -129,4 +129,16 @@ export const BENCHMARKS: BenchEntry[] = [
     issue: 25,
     load: () => import("./suites/zenoh-ping.js"),
   },
+  {
+    name: "zenoh-sse",
+    title: "zenoh puts at 10,000/s reaching an SSE client",
+    issue: 25,
+    load: () => import("./suites/zenoh-sse.js"),
+  },
+  {
+    name: "zenoh-sessions",
+    title: "1,000 concurrent zenoh sessions: RSS per session",
+    issue: 25,
+    load: () => import("./suites/zenoh-sessions.js"),
+  },
 ];

@@ -8,6 +8,7 @@
  * (`bench/lib/netns-main.ts`), and returns what that run measured.
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePorts } from "../../test/support/nats-cluster.js";
 import { loopbackOnly } from "../../test/support/netns.js";
@@ -53,11 +54,15 @@ export interface ZenohZest extends ServerProcess {
 }
 
 /** Starts the built `zest` with REST on a free port and the zenoh door on another. */
-export async function spawnZenohZest(label = "zest", extraArgs: string[] = []): Promise<ZenohZest> {
+export async function spawnZenohZest(
+  label = "zest",
+  extraArgs: string[] = [],
+  nodeArgs: string[] = [],
+): Promise<ZenohZest> {
   const [port] = await freePorts(1);
   const locator = `tcp/127.0.0.1:${port}`;
   process.env.ZEST_BENCH_ZENOH_LISTEN = locator;
-  const server = await spawnZest(label, ["-P", join(BENCH_DIR, "workers", "zenoh-door.mjs"), ...extraArgs]);
+  const server = await spawnZest(label, ["-P", join(BENCH_DIR, "workers", "zenoh-door.mjs"), ...extraArgs], nodeArgs);
   return { ...server, locator };
 }
 
@@ -92,4 +97,11 @@ export function numericLines(p: PicoProgram): number[] {
     if (l.trim() !== "" && Number.isFinite(n)) out.push(n);
   }
   return out;
+}
+
+/** The resident set of process `pid`, in bytes (VmRSS). */
+export function rssBytes(pid: number): number {
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  if (m === null) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(m[1]) * 1024;
 }

@@ -1,7 +1,7 @@
 // The zenoh door for the zenoh benchmarks (suites/zenoh.ts), as a plugin loaded by
 // `zest -P bench/workers/zenoh-door.mjs`: a ZenohServer on the router's own Router, on the
 // endpoint in ZEST_BENCH_ZENOH_LISTEN (default tcp/127.0.0.1:0), and multicast scouting for it.
-// It prints `zenoh listening <locator>` on stderr, which the benchmark reads.
+// It prints `zenoh listening <locator>` on stderr.
 //
 // The CLI starts the zenoh door itself once the front-door registry has it (`-l`); until then
 // this plugin is how the benchmarks reach the door from a real `zest` process with REST beside it.
@@ -23,8 +23,13 @@ export default async function zenohDoor({ session, logger }) {
     logger,
   }).catch(() => undefined); // outside a namespace another router may hold the group: not needed here
   for (const l of server.locators()) process.stderr.write(`zenoh listening ${l}\n`);
+  // A put on `bench/zenoh/gc` settles the heap (node --expose-gc) before the benchmark reads the RSS.
+  const gc = session.declareSubscriber("bench/zenoh/gc", () => {
+    for (let i = 0; i < 3; i++) globalThis.gc?.();
+  });
   return {
     async close() {
+      gc.undeclare();
       await scouting?.close();
       await server.close();
     },
