@@ -17,6 +17,7 @@ import { createLogger } from "./core/log.js";
 import { parseAdminPermissions } from "./rest/access.js";
 import { defaultStartOptions } from "./defaults.js";
 import { startZest, type Zest } from "./runtime.js";
+import { parseEndpoint } from "./zenoh/endpoint.js";
 import { VERSION } from "./version.js";
 
 interface Flags {
@@ -34,6 +35,8 @@ interface Flags {
   restTlsCert?: string;
   restTlsKey?: string;
   remoteApiPort?: string;
+  /** zenoh endpoints (`-l`, as zenohd names it): the zenoh protocol door, docs/zenoh-protocol.md. */
+  listen: string[];
   verbose: number;
 }
 
@@ -80,6 +83,12 @@ function program(): Command {
       "--remote-api-port <port>",
       "serve the zenoh-ts remote API over WebSocket on a port or ip:port (off by default)",
     )
+    .option(
+      "-l, --listen <endpoint>",
+      "zenoh endpoint to listen on, tcp/<ip>:<port> or tcp/[<ipv6>]:<port> (repeatable; default tcp/127.0.0.1:7447)",
+      collect,
+      [],
+    )
     .option("-v, --verbose", "more logs: -v info, -vv debug", count, 0)
     .helpOption("-h, --help", "show this help")
     .showSuggestionAfterError(false)
@@ -113,6 +122,16 @@ function buildConfig(flags: Flags): ZestConfig {
     config.plugins ??= {};
     const plugins = config.plugins;
     plugins.remote_api = { ...(plugins.remote_api as object | undefined), websocket_port: flags.remoteApiPort };
+  }
+  if (flags.listen.length > 0) {
+    for (const e of flags.listen) {
+      try {
+        parseEndpoint(e);
+      } catch (err) {
+        throw new ConfigError(`--listen: ${errorMessage(err)}`);
+      }
+    }
+    config.listen = { ...config.listen, endpoints: flags.listen };
   }
   if (flags.id !== undefined) config.id = flags.id;
   if (flags.dataDir !== undefined) config.data_dir = flags.dataDir;
@@ -238,7 +257,7 @@ async function main(argv: string[]): Promise<number> {
     return err instanceof ConfigError ? 2 : 1;
   }
   process.stderr.write(
-    `zest ${VERSION} router ${zest.router.zid}${zest.restUrl ? ` serving ${zest.restUrl}` : ""}${zest.remoteApiUrl ? ` remote API ${zest.remoteApiUrl}` : ""}\n`,
+    `zest ${VERSION} router ${zest.router.zid}${zest.restUrl ? ` serving ${zest.restUrl}` : ""}${zest.remoteApiUrl ? ` remote API ${zest.remoteApiUrl}` : ""}${zest.zenohLocators.length > 0 ? ` zenoh ${zest.zenohLocators.join(" ")}` : ""}\n`,
   );
   await new Promise<void>((resolve) => {
     const stop = (): void => resolve();

@@ -18,6 +18,7 @@ import { RestServer } from "./rest/server.js";
 import { variantA } from "./rest/variant-a.js";
 import { loadPluginModule, pluginName, type LoadedPlugin } from "./plugins.js";
 import { startRemoteApi } from "./remote/start.js";
+import { startZenohDoor } from "./zenoh/config.js";
 import type { VolumeDriver } from "./storage/backend.js";
 import { StorageManager, type StorageManagerConfig } from "./storage/manager.js";
 import { memoryDriver } from "./storage/volumes/memory.js";
@@ -52,6 +53,8 @@ export interface Zest {
   readonly session: Session;
   /** `ws://host:port` of the remote API (zenoh-ts clients), when enabled. */
   readonly remoteApiUrl: string | undefined;
+  /** Where zenoh clients and peers connect (`tcp/127.0.0.1:7447`), when the zenoh door is on. */
+  readonly zenohLocators: readonly string[];
   close(): Promise<void>;
 }
 
@@ -185,6 +188,17 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       tls: security.tls,
     });
     if (remote) closers.push(() => remote.server.close());
+    // The zenoh protocol door (zenoh clients and peers over TCP): listen.endpoints, default
+    // tcp/127.0.0.1:7447 (docs/zenoh-protocol.md). To move onto the FrontDoor contract.
+    const zenoh = await startZenohDoor(config.listen, {
+      router,
+      logger: logger.child({ door: "zenoh" }),
+      accessControl: security.access.enabled,
+    });
+    if (zenoh) {
+      closers.push(() => zenoh.close());
+      logger.info({ zid: router.zid, locators: zenoh.locators() }, "zenoh door listening");
+    }
     return {
       router,
       manager,
@@ -193,6 +207,7 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       restUrl,
       session: new Session(router, "embedder"),
       remoteApiUrl: remote?.url,
+      zenohLocators: zenoh?.locators() ?? [],
       close,
     };
   } catch (err) {

@@ -28,6 +28,8 @@ export interface ZestConfig {
   /** Authentication and access control (src/access/schema.ts). */
   access_control?: unknown;
   fabric?: { nats?: { servers?: string[] | string; [option: string]: unknown } };
+  /** The zenoh protocol door's endpoints (src/zenoh/config.ts). */
+  listen?: { endpoints?: string[] };
 }
 
 /** A configuration error: one line, and the CLI exits with status 2. */

@@ -7,6 +7,7 @@
  */
 import { closest } from "fastest-levenshtein";
 import { z } from "zod";
+import { listenSchema } from "../zenoh/listen-schema.js";
 import { accessControlSchema, restSecuritySchema } from "../access/schema.js";
 import { remoteApiSchema } from "../remote/schema.js";
 
@@ -222,6 +223,8 @@ export const configSchema = closed(
     plugins: pluginsSchema.optional(),
     fabric: fabricSchema.optional(),
     access_control: sections.access_control.optional(),
+    // The zenoh protocol door (src/zenoh/config.ts), in zenohd's name: listen.endpoints.
+    listen: listenSchema.optional(),
   },
   "zest configuration",
 );

@@ -190,7 +190,8 @@ export class Router {
    * tells whether, not which). What a zenoh INTEREST is answered with (docs/zenoh-protocol.md).
    */
   matchingDeclarationKeys(kind: "subscribers" | "queryables", key: string, origin: Origin): string[] {
-    const index: KeTrie<SubscriberDecl | QueryableDecl> = kind === "subscribers" ? this.subscribers : this.queryablesIndex;
+    const index: KeTrie<SubscriberDecl | QueryableDecl> =
+      kind === "subscribers" ? this.subscribers : this.queryablesIndex;
     const keys = new Set<string>();
     for (const d of index.intersecting(key)) if (localityMatches(origin, d.sessionId, d.allowedOrigin)) keys.add(d.key);
     if (origin.destination !== "session_local" && this.fabric) {

@@ -29,12 +29,14 @@ export function parseEndpoint(text: string): Endpoint {
   if (protocol !== "tcp")
     throw ZestError.badRequest(`endpoint "${text}": protocol "${protocol}" is not supported (only tcp)`);
   const address = text.slice(slash + 1);
-  if (/[?#]/.test(address)) throw ZestError.badRequest(`endpoint "${text}": metadata and configuration are not supported`);
+  if (/[?#]/.test(address))
+    throw ZestError.badRequest(`endpoint "${text}": metadata and configuration are not supported`);
   let host: string;
   let portText: string;
   if (address.startsWith("[")) {
     const close = address.indexOf("]");
-    if (close < 0 || address[close + 1] !== ":") throw ZestError.badRequest(`endpoint "${text}": expected tcp/[<ipv6>]:<port>`);
+    if (close < 0 || address[close + 1] !== ":")
+      throw ZestError.badRequest(`endpoint "${text}": expected tcp/[<ipv6>]:<port>`);
     host = address.slice(1, close);
     portText = address.slice(close + 2);
     if (isIP(host) !== 6) throw ZestError.badRequest(`endpoint "${text}": "${host}" is not an IPv6 address`);

@@ -130,7 +130,10 @@ export class ZenohLink {
     if (this.state === "closed") return;
     if (this.state !== "open") {
       if (now - this.openedAt > this.options.limits.handshakeTimeoutMs) {
-        this.logger.info({ link: this.id, address: this.address }, "zenoh handshake not completed in time: link closed");
+        this.logger.info(
+          { link: this.id, address: this.address },
+          "zenoh handshake not completed in time: link closed",
+        );
         this.close(CloseReason.EXPIRED);
       }
       return;
@@ -266,7 +269,10 @@ export class ZenohLink {
     }
     if (m.whatami === "router") {
       // Routers mesh over NATS, not over zenoh's router protocol (docs/zenoh-protocol.md).
-      this.logger.info({ link: this.id, zid: m.zid }, "zenoh router tried to connect: only clients and peers are accepted");
+      this.logger.info(
+        { link: this.id, zid: m.zid },
+        "zenoh router tried to connect: only clients and peers are accepted",
+      );
       this.close(CloseReason.UNSUPPORTED);
       return;
     }

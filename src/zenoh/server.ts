@@ -101,7 +101,8 @@ export class ZenohServer {
       server.on("error", (err) => this.options.logger.warn({ err: errorMessage(err) }, "zenoh listener error"));
       this.servers.push(server);
       const addr = server.address();
-      if (addr && typeof addr === "object") this.bound.push(formatEndpoint({ protocol: "tcp", host: addr.address, port: addr.port }));
+      if (addr && typeof addr === "object")
+        this.bound.push(formatEndpoint({ protocol: "tcp", host: addr.address, port: addr.port }));
     }
     this.timer = setInterval(() => {
       const now = Date.now();
@@ -148,9 +149,18 @@ export class ZenohServer {
       logger: this.options.logger,
       limits: this.limits,
       onOpen: (l, peer) => {
-        const session = new ZenohSession(l, peer, new Session(this.options.router, "zenoh"), this.options.logger, this.limits);
+        const session = new ZenohSession(
+          l,
+          peer,
+          new Session(this.options.router, "zenoh"),
+          this.options.logger,
+          this.limits,
+        );
         this.sessions.set(l, session);
-        this.options.logger.info({ zid: peer.zid, whatami: peer.whatami, address: peer.address }, "zenoh session opened");
+        this.options.logger.info(
+          { zid: peer.zid, whatami: peer.whatami, address: peer.address },
+          "zenoh session opened",
+        );
         return session;
       },
       onClosed: (l) => {

@@ -199,7 +199,9 @@ export class ZenohSession implements NetworkHandler {
     try {
       key = this.resolve(msg.key);
       if (this.pendingGets >= this.limits.maxPendingGets)
-        throw ZestError.unavailable(`this session already has ${this.limits.maxPendingGets} gets in flight (the limit)`);
+        throw ZestError.unavailable(
+          `this session already has ${this.limits.maxPendingGets} gets in flight (the limit)`,
+        );
     } catch (err) {
       this.sendErr(msg.id, err);
       this.sendFinal(msg.id);
@@ -249,7 +251,10 @@ export class ZenohSession implements NetworkHandler {
     const e = err instanceof ZestError ? err : new ZestError("internal", errorMessage(err));
     const w = this.link.startMessage(false);
     if (w === undefined) return;
-    encodeResponseErr(w, id, NO_KEY, { encoding: Encoding.TEXT_PLAIN, payload: Buffer.from(`${e.kind}: ${e.message}`) });
+    encodeResponseErr(w, id, NO_KEY, {
+      encoding: Encoding.TEXT_PLAIN,
+      payload: Buffer.from(`${e.kind}: ${e.message}`),
+    });
     this.link.endMessage();
   }
 
@@ -265,9 +270,12 @@ export class ZenohSession implements NetworkHandler {
   private forwardQuery(query: Query): Promise<void> {
     if (this.closed) return Promise.resolve();
     if (this.incoming.size >= this.limits.maxPendingQueries) {
-      query.replyErr(`unavailable: the queryable's session has ${this.limits.maxPendingQueries} queries pending (the limit)`, {
-        errorKind: "unavailable",
-      });
+      query.replyErr(
+        `unavailable: the queryable's session has ${this.limits.maxPendingQueries} queries pending (the limit)`,
+        {
+          errorKind: "unavailable",
+        },
+      );
       return Promise.resolve();
     }
     this.nextRequestId = (this.nextRequestId + 1) >>> 0;
@@ -320,7 +328,10 @@ export class ZenohSession implements NetworkHandler {
       return;
     }
     if (!q.parameters.has("_anyke") && key !== q.key && !intersects(q.key, key)) {
-      this.logger.info({ zid: this.peer.zid, key, query: q.key }, "zenoh reply outside the query's key expression dropped");
+      this.logger.info(
+        { zid: this.peer.zid, key, query: q.key },
+        "zenoh reply outside the query's key expression dropped",
+      );
       return;
     }
     const b = msg.body.push;
@@ -357,10 +368,13 @@ export class ZenohSession implements NetworkHandler {
     switch (d.kind) {
       case "keyexpr": {
         if (!this.keyexprs.has(d.id) && this.keyexprs.size >= this.limits.maxKeyExprIds)
-          throw ZestError.tooLarge(`this session already declared ${this.limits.maxKeyExprIds} key-expression ids (the limit)`);
+          throw ZestError.tooLarge(
+            `this session already declared ${this.limits.maxKeyExprIds} key-expression ids (the limit)`,
+          );
         // A declared prefix need not be a whole key expression on its own: kept as written, checked on use.
         const prefix = d.key.scope === 0 ? d.key.suffix : this.resolve(d.key);
-        if (prefix.length > this.session.keyExprLimits.maxLength) throw ZestError.tooLarge("declared key expression too long");
+        if (prefix.length > this.session.keyExprLimits.maxLength)
+          throw ZestError.tooLarge("declared key expression too long");
         this.keyexprs.set(d.id, prefix);
         return;
       }
