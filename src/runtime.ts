@@ -19,6 +19,7 @@ import { variantA } from "./rest/variant-a.js";
 import { loadPluginModule, pluginName, type LoadedPlugin } from "./plugins.js";
 import { startRemoteApi } from "./remote/start.js";
 import { startZenohDoor } from "./zenoh/config.js";
+import { startScoutingForDoor } from "./zenoh/scouting/index.js";
 import type { VolumeDriver } from "./storage/backend.js";
 import { StorageManager, type StorageManagerConfig } from "./storage/manager.js";
 import { memoryDriver } from "./storage/volumes/memory.js";
@@ -198,6 +199,9 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     if (zenoh) {
       closers.push(() => zenoh.close());
       logger.info({ zid: router.zid, locators: zenoh.locators() }, "zenoh door listening");
+      // Multicast scouting answers for the door (zenohd's `scouting` section; docs/zenoh-protocol.md).
+      const scouting = await startScoutingForDoor(config.scouting, zenoh, router.zid, logger.child({ door: "zenoh" }));
+      if (scouting) closers.push(() => scouting.close());
     }
     return {
       router,

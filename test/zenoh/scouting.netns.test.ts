@@ -21,6 +21,7 @@ import { ZenohServer } from "../../src/zenoh/server.js";
 import { eventually } from "../support/http.js";
 import { netnsSkip } from "../support/netns.js";
 import { picoSkip, runPico } from "../support/pico.js";
+import { runZestExpectingExit, startZest } from "../support/zest-process.js";
 
 const GROUP = "224.0.0.224";
 const PORT = 7446;
@@ -219,5 +220,61 @@ describe("pico clients given no endpoint find the zenoh door by scouting", { ski
     } finally {
       await d.close();
     }
+  });
+});
+
+describe("the zest command answers scouting for its zenoh door", { skip: netnsSkip() }, () => {
+  test("z_put given no endpoint finds zest, and REST reads the value", { skip: picoSkip("z_put") }, async () => {
+    const zest = await startZest(["-l", "tcp/127.0.0.1:0"]);
+    try {
+      const put = runPico("z_put", ["-k", "demo/scouted", "-v", "by scouting"]);
+      try {
+        assert.equal(await put.exited(), 0, put.lines().join("\n"));
+      } finally {
+        await put.stop();
+      }
+      let body: unknown;
+      await eventually(
+        async () => {
+          const res = await fetch(`${zest.url}/demo/scouted`);
+          body = await res.json();
+          return Array.isArray(body) && body.length === 1;
+        },
+        5_000,
+        "the value over REST",
+      );
+      const [entry] = body as Array<{ key: string; value: string }>;
+      assert.equal(entry!.key, "demo/scouted");
+      assert.equal(Buffer.from(entry!.value, "base64").toString(), "by scouting");
+    } finally {
+      await zest.stop();
+    }
+  });
+
+  test("with scouting.multicast.enabled false, a client given no endpoint finds nothing", {
+    skip: picoSkip("z_scout"),
+  }, async () => {
+    const zest = await startZest(["-l", "tcp/127.0.0.1:0", "--cfg", "scouting/multicast/enabled:false"]);
+    try {
+      const scout = runPico("z_scout");
+      try {
+        await scout.waitFor(/Did not find any zenoh process/, 10_000);
+      } finally {
+        await scout.stop();
+      }
+    } finally {
+      await zest.stop();
+    }
+  });
+
+  test("a bad scouting section stops zest with a one-line error naming the field", async () => {
+    const r = await runZestExpectingExit([
+      "-l",
+      "tcp/127.0.0.1:0",
+      "--cfg",
+      'scouting/multicast/adress:"224.0.0.224:7446"',
+    ]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /scouting\.multicast.*did you mean address\?/);
   });
 });

@@ -7,7 +7,7 @@
  */
 import { closest } from "fastest-levenshtein";
 import { z } from "zod";
-import { DEFAULT_SCOUTING_ADDRESS, parseScoutingAddress } from "./responder.js";
+import { DEFAULT_SCOUTING_ADDRESS, parseScoutingAddress } from "./address.js";
 
 /** A closed object that answers an unknown key with the closest known one, as the rest of the config does. */
 function closed<T extends z.ZodRawShape>(shape: T) {
