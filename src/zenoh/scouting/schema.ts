@@ -32,7 +32,7 @@ const address = z
       ctx.addIssue({ code: "custom", message: (err as Error).message.replace(/^scouting\.multicast\.address: /, "") });
     }
   })
-  .describe("the multicast group and port SCOUTs arrive on (IPv4)");
+  .describe("the multicast group and port SCOUTs arrive on, IPv4 (default 224.0.0.224:7446)");
 
 const autoconnect = perMode(kinds).superRefine((v, ctx) => {
   const forRouter = Array.isArray(v) ? v : v.router;
@@ -44,19 +44,19 @@ const autoconnect = perMode(kinds).superRefine((v, ctx) => {
 });
 
 export const multicastScoutingSchema = closed({
-  enabled: z.boolean().default(true).describe("answer multicast scouting (zenohd: scouting.multicast.enabled)"),
+  enabled: z.boolean().default(true).describe("answer multicast scouting (default true)"),
   address: address.default(DEFAULT_SCOUTING_ADDRESS),
   interface: z
     .string()
     .max(1024)
     .default("auto")
     .describe(
-      "`auto`: the interfaces where the zenoh listener is reachable (loopback only in protected mode); or interface names or IPv4 addresses, comma-separated",
+      "`auto` (default): the interfaces where the zenoh listener is reachable (loopback only in protected mode); or interface names or IPv4 addresses, comma-separated",
     ),
-  ttl: z.number().int().min(1).max(255).default(1).describe("time-to-live of the datagrams sent"),
+  ttl: z.number().int().min(1).max(255).default(1).describe("time-to-live of the datagrams sent (default 1)"),
   listen: perMode(z.boolean())
     .default(true)
-    .describe("answer SCOUTs (the `router` value applies; a boolean applies to every mode)"),
+    .describe("answer SCOUTs (default true; of a per-mode object, the `router` value applies)"),
   autoconnect: autoconnect.optional().describe("accepted for zenohd configs; must be [] for a router"),
   autoconnect_strategy: z.unknown().optional().describe("accepted for zenohd configs; no effect on a router"),
 }).describe("multicast scouting: SCOUT on UDP, answered with a HELLO listing the zenoh listener's locators");
@@ -64,7 +64,7 @@ export const multicastScoutingSchema = closed({
 export const scoutingSchema = closed({
   timeout: z.number().int().min(0).optional().describe("zenohd's client scouting period; no effect on a router"),
   delay: z.number().int().min(0).optional().describe("zenohd's peer scouting delay; no effect on a router"),
-  multicast: multicastScoutingSchema.prefault({}),
+  multicast: multicastScoutingSchema.optional(),
   gossip: closed({
     enabled: z.boolean().optional(),
     multihop: z.boolean().optional(),
@@ -76,8 +76,10 @@ export const scoutingSchema = closed({
     .describe("accepted for zenohd configs; zest routers do not gossip"),
 }).describe("how zenoh clients find this router (zenohd's `scouting` section)");
 
-/** The parsed `scouting` section, defaults filled in. */
-export type ScoutingConfig = z.infer<typeof scoutingSchema>;
+/** The parsed `scouting` section, defaults filled in (`multicast` too when it was absent). */
+export type ScoutingConfig = z.infer<typeof scoutingSchema> & {
+  multicast: z.infer<typeof multicastScoutingSchema>;
+};
 
 /** True when this router answers SCOUTs: `enabled` and `listen` (its `router` value). */
 export function answersScouts(config: ScoutingConfig): boolean {
@@ -88,7 +90,7 @@ export function answersScouts(config: ScoutingConfig): boolean {
 /** Reads the `scouting` section; throws an Error with a one-line reason naming the field. */
 export function parseScoutingConfig(value: unknown): ScoutingConfig {
   const r = scoutingSchema.safeParse(value ?? {});
-  if (r.success) return r.data;
+  if (r.success) return { ...r.data, multicast: r.data.multicast ?? multicastScoutingSchema.parse({}) };
   const issue = r.error.issues[0]!;
   throw new Error(`${["scouting", ...issue.path.map(String)].join(".")}: ${issue.message}`);
 }
