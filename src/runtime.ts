@@ -20,6 +20,7 @@ import { loadPluginModule, pluginName, type LoadedPlugin } from "./plugins.js";
 import { startRemoteApi } from "./remote/start.js";
 import { startZenohDoor } from "./zenoh/config.js";
 import { startScoutingForDoor } from "./zenoh/scouting/index.js";
+import type { ZenohServer } from "./zenoh/server.js";
 import type { VolumeDriver } from "./storage/backend.js";
 import { StorageManager, type StorageManagerConfig } from "./storage/manager.js";
 import { memoryDriver } from "./storage/volumes/memory.js";
@@ -110,18 +111,23 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     }
     const plugins: LoadedPlugin[] = [];
     let rest: RestServer | undefined;
+    /** The zenoh door, once started (the admin space lists its sessions). */
+    let zenoh: ZenohServer | undefined;
     let restUrl: string | undefined;
     const variant = restCfg.variant ?? "a";
     const restVariant = [variantA, ...(options.variants ?? [])].find((v) => v.name === variant);
     if (!restVariant) throw new ConfigError(`REST variant ${variant} is not available`);
     const admin = restVariant.admin(new Session(router, "admin"), manager, {
       version: VERSION,
-      locators: () => (restUrl ? [restUrl] : []),
+      locators: () => [...(restUrl ? [restUrl] : []), ...(zenoh?.locators() ?? [])],
       restStatus: () =>
         bind
           ? { http_port: boundPort(bind, rest), sse_streams: rest?.sseStreams ?? 0, variant: restCfg.variant ?? "a" }
           : undefined,
-      sessions: () => (router.fabric?.peers?.() ?? []).map((zid) => ({ peer: zid, whatami: "router" })),
+      sessions: () => [
+        ...(router.fabric?.peers?.() ?? []).map((zid) => ({ peer: zid, whatami: "router" })),
+        ...(zenoh?.status() ?? []).map((s) => ({ peer: s.zid, whatami: s.whatami, address: s.address, link: s.link })),
+      ],
       fabric: () => ({ ...(router.fabric?.status() ?? { kind: "local", connected: true }) }),
       plugins: () => Object.fromEntries(plugins.map((p) => [p.name, p.path])),
     });
@@ -191,16 +197,17 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     if (remote) closers.push(() => remote.server.close());
     // The zenoh protocol door (zenoh clients and peers over TCP): listen.endpoints, default
     // tcp/127.0.0.1:7447 (docs/zenoh-protocol.md). To move onto the FrontDoor contract.
-    const zenoh = await startZenohDoor(config.listen, {
+    zenoh = await startZenohDoor(config.listen, {
       router,
       logger: logger.child({ door: "zenoh" }),
       accessControl: security.access.enabled,
     });
-    if (zenoh) {
-      closers.push(() => zenoh.close());
-      logger.info({ zid: router.zid, locators: zenoh.locators() }, "zenoh door listening");
+    const door = zenoh;
+    if (door) {
+      closers.push(() => door.close());
+      logger.info({ zid: router.zid, locators: door.locators() }, "zenoh door listening");
       // Multicast scouting answers for the door (zenohd's `scouting` section; docs/zenoh-protocol.md).
-      const scouting = await startScoutingForDoor(config.scouting, zenoh, router.zid, logger.child({ door: "zenoh" }));
+      const scouting = await startScoutingForDoor(config.scouting, door, router.zid, logger.child({ door: "zenoh" }));
       if (scouting) closers.push(() => scouting.close());
     }
     return {

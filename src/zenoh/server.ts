@@ -55,6 +55,8 @@ export interface ZenohSessionStatus {
   address: string;
   link: string;
   declarations: number;
+  /** Samples dropped because the peer read too slowly. */
+  dropped: number;
 }
 
 export class ZenohServer {
@@ -118,12 +120,13 @@ export class ZenohServer {
 
   /** The open zenoh sessions (for the admin space). */
   status(): ZenohSessionStatus[] {
-    return [...this.sessions.values()].map((s) => ({
+    return [...this.sessions].map(([l, s]) => ({
       zid: s.peer.zid,
       whatami: s.peer.whatami,
       address: s.peer.address,
       link: `tcp/${s.peer.address}`,
       declarations: s.declarations,
+      dropped: l.dropped,
     }));
   }
 

@@ -471,7 +471,11 @@ export class ZenohSession implements NetworkHandler {
     if (m.current) this.sendDeclare({ kind: "final" }, m.id);
     if (m.future) {
       this.interests.get(m.id)?.stop();
-      this.interests.set(m.id, { stop: () => stops.forEach((s) => s()) });
+      this.interests.set(m.id, {
+        stop: () => {
+          for (const stop of stops) stop();
+        },
+      });
     }
   }
 

@@ -26,7 +26,6 @@ import {
   encodeFragment,
   encodeFrameHeader,
   encodeInitAck,
-  encodeInitSyn,
   encodeKeepAlive,
   encodeOpen,
 } from "../../src/zenoh/codec/transport.js";
