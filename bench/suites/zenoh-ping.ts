@@ -5,7 +5,7 @@
  * every round trip of a side. Runs in a loopback-only namespace (bench/lib/zenoh.ts).
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { interferenceNotes, startInterference } from "../lib/proc.js";
+import { interferenceNotes, processCpuSeconds, startInterference } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 import {
   freeLocator,
@@ -23,35 +23,41 @@ const WARMUP_MS = 1_000;
 const SETTLE_MS = 800;
 const TARGET_RATIO = 3;
 
-async function round(zest: ZenohZest | undefined, pids: number[]): Promise<number[]> {
+/** One round; the round trips z_ping printed, and the CPU seconds of z_pong (z_ping's is gone with it). */
+async function round(zest: ZenohZest | undefined): Promise<{ rtts: number[]; picoCpu: number }> {
   const loc = zest?.locator ?? (await freeLocator());
   const pong = pico("z_pong", zest ? ["-e", loc] : ["-m", "peer", "-l", loc]);
   await sleep(SETTLE_MS);
   const args = ["-s", "8", "-n", String(PINGS), "-w", String(WARMUP_MS)];
   const ping = pico("z_ping", zest ? ["-e", loc, ...args] : ["-m", "peer", "-e", loc, ...args]);
-  pids.push(pong.proc.pid!, ping.proc.pid!);
   const timeout = setTimeout(() => void ping.stop(), 60_000);
   await ping.exited();
   clearTimeout(timeout);
+  const picoCpu = processCpuSeconds(pong.proc.pid!);
   await pong.stop();
-  return numericLines(ping);
+  return { rtts: numericLines(ping), picoCpu };
 }
 
 async function measure(): Promise<BenchResult> {
   const zest = await spawnZenohZest();
-  const pids: number[] = [zest.pid];
   const direct: number[] = [];
   const through: number[] = [];
-  const interference = startInterference(pids);
+  let picoCpu = 0;
+  const interference = startInterference([zest.pid]);
+  let f = { otherCpuPct: Number.NaN, stealPct: Number.NaN };
   try {
     for (let i = 0; i < ROUNDS; i++) {
-      direct.push(...(await round(undefined, pids)));
-      through.push(...(await round(zest, pids)));
+      const d = await round(undefined);
+      const z = await round(zest);
+      direct.push(...d.rtts);
+      through.push(...z.rtts);
+      picoCpu += d.picoCpu + z.picoCpu;
     }
+    // z_ping's own CPU is not known once it exited: it counts as interference (it mostly waits).
+    f = interference(picoCpu);
   } finally {
     await zest.stop();
   }
-  const f = interference();
   const zestP50 = percentile([...through], 50);
   const directP50 = percentile([...direct], 50);
   const zestP99 = percentile([...through], 99);

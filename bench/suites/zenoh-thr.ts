@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { fmtInt } from "../lib/format.js";
-import { interferenceNotes, startInterference } from "../lib/proc.js";
+import { interferenceNotes, processCpuSeconds, startInterference } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 import {
   freeLocator,
@@ -25,41 +25,48 @@ const ROUND_MS = 6_000;
 const SETTLE_MS = 800;
 const TARGET_MSGS = 1_000_000;
 
-/** One round: the pair, directly or through `zest`; the msgs/s windows the subscriber printed. */
-async function round(zest: ZenohZest | undefined, pids: number[]): Promise<number[]> {
+/**
+ * One round: the pair, directly or through `zest`; the msgs/s windows the subscriber printed,
+ * and the CPU seconds the pair used (part of the measurement, not interference).
+ */
+async function round(zest: ZenohZest | undefined): Promise<{ windows: number[]; picoCpu: number }> {
   const loc = zest?.locator ?? (await freeLocator());
   const sub = pico("z_sub_thr", zest ? ["-e", loc] : ["-m", "peer", "-l", loc]);
   await sleep(SETTLE_MS);
   const pub = pico("z_pub_thr", zest ? ["-e", loc, "-s", "8"] : ["-m", "peer", "-e", loc, "-s", "8"]);
-  pids.push(sub.proc.pid!, pub.proc.pid!);
   await sleep(ROUND_MS);
+  const picoCpu = processCpuSeconds(sub.proc.pid!) + processCpuSeconds(pub.proc.pid!);
   await pub.stop();
   await sub.stop();
-  return numericLines(sub).slice(1);
+  return { windows: numericLines(sub).slice(1), picoCpu };
 }
 
 async function measure(): Promise<BenchResult> {
   const zest = await spawnZenohZest();
-  const pids: number[] = [zest.pid];
   const direct: number[] = [];
   const through: number[] = [];
-  const interference = startInterference(pids);
+  let picoCpu = 0;
+  const interference = startInterference([zest.pid]);
+  let f = { otherCpuPct: Number.NaN, stealPct: Number.NaN };
   const cpu0 = zest.cpuSeconds();
   let zestWall = 0;
   let zestCpu = Number.NaN;
   try {
     for (let i = 0; i < ROUNDS; i++) {
-      direct.push(...(await round(undefined, pids)));
+      const d = await round(undefined);
+      direct.push(...d.windows);
       const t0 = performance.now();
-      through.push(...(await round(zest, pids)));
+      const z = await round(zest);
+      through.push(...z.windows);
       zestWall += (performance.now() - t0) / 1000;
+      picoCpu += d.picoCpu + z.picoCpu;
     }
     zestCpu = zest.cpuSeconds() - cpu0;
+    f = interference(picoCpu);
   } finally {
     await zest.stop();
   }
   const zestCpuPct = (100 * zestCpu) / zestWall;
-  const f = interference();
   const zestMsgs = median(through);
   const directMsgs = median(direct);
   const notes = interferenceNotes("throughput", f);
