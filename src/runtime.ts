@@ -19,6 +19,7 @@ import { variantA } from "./rest/variant-a.js";
 import { loadPluginModule, pluginName, type LoadedPlugin } from "./plugins.js";
 import { startRemoteApi } from "./remote/start.js";
 import { startZenohDoor } from "./zenoh/config.js";
+import { startScoutingForDoor } from "./zenoh/scouting/index.js";
 import type { ZenohServer } from "./zenoh/server.js";
 import type { VolumeDriver } from "./storage/backend.js";
 import { StorageManager, type StorageManagerConfig } from "./storage/manager.js";
@@ -205,6 +206,9 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     if (door) {
       closers.push(() => door.close());
       logger.info({ zid: router.zid, locators: door.locators() }, "zenoh door listening");
+      // Multicast scouting answers for the door (zenohd's `scouting` section; docs/zenoh-protocol.md).
+      const scouting = await startScoutingForDoor(config.scouting, door, router.zid, logger.child({ door: "zenoh" }));
+      if (scouting) closers.push(() => scouting.close());
     }
     return {
       router,

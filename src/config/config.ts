@@ -30,6 +30,8 @@ export interface ZestConfig {
   fabric?: { nats?: { servers?: string[] | string; [option: string]: unknown } };
   /** The zenoh protocol door's endpoints (src/zenoh/config.ts). */
   listen?: { endpoints?: string[] };
+  /** Multicast scouting for the zenoh door, in zenohd's names (src/zenoh/scouting/schema.ts). */
+  scouting?: unknown;
 }
 
 /** A configuration error: one line, and the CLI exits with status 2. */

@@ -8,6 +8,7 @@
 import { closest } from "fastest-levenshtein";
 import { z } from "zod";
 import { listenSchema } from "../zenoh/listen-schema.js";
+import { scoutingSchema } from "../zenoh/scouting/schema.js";
 import { accessControlSchema, restSecuritySchema } from "../access/schema.js";
 import { remoteApiSchema } from "../remote/schema.js";
 
@@ -225,6 +226,8 @@ export const configSchema = closed(
     access_control: sections.access_control.optional(),
     // The zenoh protocol door (src/zenoh/config.ts), in zenohd's name: listen.endpoints.
     listen: listenSchema.optional(),
+    // Multicast scouting for the zenoh door (src/zenoh/scouting/), in zenohd's names.
+    scouting: scoutingSchema.optional(),
   },
   "zest configuration",
 );

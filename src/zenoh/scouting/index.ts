@@ -4,14 +4,24 @@
  * "Scouting"). The door calls `startScouting` once its listeners are bound and closes what it
  * returns when it closes.
  */
+import { errorMessage, ZestError } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
-import { scoutingInterfaces } from "./interfaces.js";
+import { idToZenohId } from "../../core/timestamp.js";
+import { locatorHost, scoutingInterfaces } from "./interfaces.js";
 import { ScoutingResponder } from "./responder.js";
-import { answersScouts, type ScoutingConfig } from "./schema.js";
+import { answersScouts, parseScoutingConfig, type ScoutingConfig } from "./schema.js";
 
-export { helloLocators, hostInterfaces, scoutingInterfaces } from "./interfaces.js";
+export {
+  helloLocators,
+  hostInterfaces,
+  type InterfaceTable,
+  isLoopback,
+  locatorHost,
+  scoutingInterfaces,
+} from "./interfaces.js";
 export * from "./messages.js";
-export { DEFAULT_SCOUTING_ADDRESS, parseScoutingAddress, ScoutingResponder, type ScoutingStats } from "./responder.js";
+export { DEFAULT_SCOUTING_ADDRESS, parseScoutingAddress } from "./address.js";
+export { ScoutingResponder, type ScoutingStats } from "./responder.js";
 export * from "./schema.js";
 
 /** What the door knows that scouting needs. */
@@ -53,4 +63,38 @@ export async function startScouting(
   });
   await responder.start();
   return responder;
+}
+
+/**
+ * Starts scouting for a running zenoh door, from the raw `scouting` config section: what the
+ * runtime calls once the door listens. A bad `scouting` section or an unknown interface throws
+ * (a config error, as zenohd refuses to start); a group that cannot be joined (no multicast
+ * route, say) is a warning, and the router runs without scouting: clients given an endpoint
+ * still connect.
+ */
+export async function startScoutingForDoor(
+  section: unknown,
+  door: { locators(): string[] },
+  routerId: string,
+  logger: Logger,
+): Promise<ScoutingResponder | undefined> {
+  let config: ScoutingConfig;
+  try {
+    config = parseScoutingConfig(section);
+  } catch (err) {
+    throw new ZestError("bad_input", errorMessage(err));
+  }
+  const hosts = door.locators().flatMap((l) => locatorHost(l) ?? []);
+  try {
+    return await startScouting(config, {
+      zid: idToZenohId(routerId),
+      listenerHosts: hosts,
+      locators: () => door.locators(),
+      logger,
+    });
+  } catch (err) {
+    if (err instanceof ZestError && err.kind === "bad_input") throw err;
+    logger.warn({ err: errorMessage(err) }, "multicast scouting off: clients must be given an endpoint");
+    return undefined;
+  }
 }

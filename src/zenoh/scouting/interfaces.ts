@@ -86,6 +86,12 @@ export function scoutingInterfaces(
 /** `proto/host:port[?metadata]`, the host an IPv4 address, a name or a bracketed IPv6 address. */
 const LOCATOR = /^([a-z0-9]+)\/(\[[^\]]*\]|[^:/]*):(\d+)(.*)$/;
 
+/** The host of a locator (`tcp/127.0.0.1:7447` → `127.0.0.1`, `tcp/[::]:7447` → `::`), if it has one. */
+export function locatorHost(locator: string): string | undefined {
+  const m = LOCATOR.exec(locator);
+  return m === null ? undefined : unbracket(m[2]!);
+}
+
 /**
  * The locators a HELLO lists for a scout from `peer`: a wildcard host is spelled out as each
  * interface address (IPv4 for `0.0.0.0`, both families for `[::]`, IPv6 link-local ones left

@@ -7,9 +7,9 @@
 import type { Buffer } from "node:buffer";
 import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
 import { once } from "node:events";
-import { isIPv4 } from "node:net";
 import type { Logger } from "../../core/log.js";
 import { errorMessage, ZestError } from "../../core/errors.js";
+import { DEFAULT_SCOUTING_ADDRESS, parseScoutingAddress } from "./address.js";
 import { helloLocators } from "./interfaces.js";
 import {
   decodeScoutingMessage,
@@ -18,9 +18,6 @@ import {
   type ScoutingMessage,
   type WhatAmI,
 } from "./messages.js";
-
-/** zenohd's default group and port. */
-export const DEFAULT_SCOUTING_ADDRESS = "224.0.0.224:7446";
 
 /** Options of a `ScoutingResponder`. */
 export interface ScoutingResponderOptions {
@@ -49,19 +46,6 @@ export interface ScoutingStats {
   malformed: number;
   /** SCOUTs left unanswered past `maxHellosPerSecond`. */
   throttled: number;
-}
-
-/** Splits `host:port` (IPv4) into its parts; throws a `bad_input` ZestError otherwise. */
-export function parseScoutingAddress(address: string): { group: string; port: number } {
-  const i = address.lastIndexOf(":");
-  const group = address.slice(0, i);
-  const port = Number(address.slice(i + 1));
-  if (i <= 0 || !isIPv4(group) || !Number.isInteger(port) || port < 1 || port > 65535)
-    throw new ZestError("bad_input", `scouting.multicast.address: expected an IPv4 group and port, got ${address}`);
-  const first = Number(group.split(".")[0]);
-  if (first < 224 || first > 239)
-    throw new ZestError("bad_input", `scouting.multicast.address: ${group} is not a multicast address (224.0.0.0/4)`);
-  return { group, port };
 }
 
 /** The number of leading bytes two IPv4 addresses share (zenoh picks the reply socket by it). */
