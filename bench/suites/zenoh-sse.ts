@@ -80,6 +80,8 @@ async function paced(count: number, send: (seq: number) => void): Promise<void> 
 
 /** What one side measured. */
 interface Side {
+  /** 100 ms windows of send time with an event over the target. */
+  slowWindows: number;
   p50: number;
   p99: number;
   lost: number;
@@ -100,13 +102,17 @@ async function measure(server: ServerProcess, send: (payload: string) => void): 
   const seen = new Uint8Array(total);
   const latencies: number[] = [];
   let duplicates = 0;
+  /** The 100 ms windows (by send time) holding an event slower than the target: few means stalls. */
+  const slowWindows = new Set<number>();
   const sub = await sse(new URL(server.url), (value, now) => {
     const colon = value.indexOf(":");
     const seq = Number(value.slice(0, colon));
     if (seq < 0) return; // warm-up
     if (seen[seq] === 1) duplicates++;
     seen[seq] = 1;
-    latencies.push(now - Number(value.slice(colon + 1)));
+    const sentAt = Number(value.slice(colon + 1));
+    latencies.push(now - sentAt);
+    if (now - sentAt > TARGET_P99_MS) slowWindows.add(Math.floor(sentAt / 100));
   });
   try {
     await paced(WARMUP_PUTS, () => send(`-1:${performance.now()}`));
@@ -128,6 +134,7 @@ async function measure(server: ServerProcess, send: (payload: string) => void): 
       lost,
       delivered: latencies.length,
       duplicates,
+      slowWindows: slowWindows.size,
       putsPerSec: total / sendSeconds,
       serverCpuPct,
       ...f,
@@ -191,6 +198,8 @@ export async function run(): Promise<BenchResult> {
       relayP50Ms: base.p50,
       relayP99Ms: base.p99,
       relayLost: base.lost,
+      slowWindows: z.slowWindows,
+      relaySlowWindows: base.slowWindows,
       zestCpuPct: z.serverCpuPct,
       relayCpuPct: base.serverCpuPct,
       otherCpuPct: Math.max(z.otherCpuPct, base.otherCpuPct),
@@ -198,7 +207,7 @@ export async function run(): Promise<BenchResult> {
     ratio: z.p99 / base.p99,
     target: `p99 <= ${TARGET_P99_MS} ms, nothing lost`,
     pass: z.p99 <= TARGET_P99_MS && z.lost === 0,
-    summary: `${fmtInt(RATE * SECONDS)} zenoh puts at ${fmtInt(z.putsPerSec)}/s to one SSE client: p50 ${fmtMs(z.p50)}, p99 ${fmtMs(z.p99)}, ${fmtInt(z.lost)} lost (zest at ${Math.round(z.serverCpuPct)}% of a core) / bare node:http relay p50 ${fmtMs(base.p50)}, p99 ${fmtMs(base.p99)}, ${fmtInt(base.lost)} lost`,
+    summary: `${fmtInt(RATE * SECONDS)} zenoh puts at ${fmtInt(z.putsPerSec)}/s to one SSE client: p50 ${fmtMs(z.p50)}, p99 ${fmtMs(z.p99)}, ${fmtInt(z.lost)} lost, events over ${TARGET_P99_MS} ms in ${z.slowWindows} of ${SECONDS * 10} 100-ms windows (zest at ${Math.round(z.serverCpuPct)}% of a core) / bare node:http relay p50 ${fmtMs(base.p50)}, p99 ${fmtMs(base.p99)}, ${fmtInt(base.lost)} lost, slow in ${base.slowWindows} windows`,
     notes,
     interferencePct: Math.max(z.otherCpuPct, base.otherCpuPct),
   };
