@@ -5,7 +5,7 @@
  * malformed input; `MandatoryExtensionError` says a peer asked for an extension zest does not know.
  */
 import { Buffer } from "node:buffer";
-import { type BinaryReader, type BinaryWriter, DecodeError, vleLength } from "../../core/binary.js";
+import { type BinaryReader, BinaryWriter, DecodeError, vleLength } from "../../core/binary.js";
 import { type Encoding, fromZenohEncoding, toZenohEncoding } from "../../core/encoding.js";
 import type { Qos } from "../../core/qos.js";
 import { idFromZenohId, idToZenohId, Timestamp } from "../../core/timestamp.js";
@@ -174,17 +174,40 @@ export function writeTimestampExt(w: BinaryWriter, ts: Timestamp): void {
   w.view()[start] = len;
 }
 
+/** Encodings by wire id, for the common case of no schema (one lookup instead of a string built per sample). */
+const encodingOfId = new Map<number, Encoding>();
+
 /** Reads an encoding: id and schema flag as one integer, then the schema when flagged. */
 export function readEncoding(r: BinaryReader): Encoding {
   const v = r.vle(0xffff_ffff);
-  const schema = (v & 1) !== 0 ? r.lenString(MAX_SUFFIX_BYTES) : "";
-  return fromZenohEncoding(Math.floor(v / 2), schema);
+  if ((v & 1) === 0) {
+    let e = encodingOfId.get(v);
+    if (e === undefined) {
+      e = fromZenohEncoding(v / 2, "");
+      if (encodingOfId.size >= 1024) encodingOfId.clear();
+      encodingOfId.set(v, e);
+    }
+    return e;
+  }
+  return fromZenohEncoding(Math.floor(v / 2), r.lenString(MAX_SUFFIX_BYTES));
 }
 
+/** Wire bytes per encoding, cached: a router writes the same few encodings on every sample. */
+const encodingBytes = new Map<Encoding, Buffer>();
+
 export function writeEncoding(w: BinaryWriter, encoding: Encoding): void {
-  const { id, schema } = toZenohEncoding(encoding);
-  w.vle(id * 2 + (schema === "" ? 0 : 1));
-  if (schema !== "") w.lenString(schema);
+  let b = encodingBytes.get(encoding);
+  if (b === undefined) {
+    const { id, schema } = toZenohEncoding(encoding);
+    const t = new BinaryWriter(16 + schema.length * 3);
+    t.vle(id * 2 + (schema === "" ? 0 : 1));
+    if (schema !== "") t.lenString(schema);
+    b = t.finish();
+    // Bounded: a stream of distinct encodings must not grow it without end.
+    if (encodingBytes.size >= 1024) encodingBytes.clear();
+    encodingBytes.set(encoding, b);
+  }
+  w.bytes(b);
 }
 
 /** Who sent a message first: the source's ZenohId, entity id and sequence number. */
