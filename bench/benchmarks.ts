@@ -117,4 +117,28 @@ export const BENCHMARKS: BenchEntry[] = [
     issue: 13,
     load: () => import("./suites/explorer.js"),
   },
+  {
+    name: "zenoh-thr",
+    title: "zenoh z_pub_thr -s 8 → zest → z_sub_thr, vs the pair peer to peer",
+    issue: 25,
+    load: () => import("./suites/zenoh-thr.js"),
+  },
+  {
+    name: "zenoh-ping",
+    title: "zenoh z_ping/z_pong round trip through zest, vs the pair peer to peer",
+    issue: 25,
+    load: () => import("./suites/zenoh-ping.js"),
+  },
+  {
+    name: "zenoh-sse",
+    title: "zenoh puts at 10,000/s reaching an SSE client",
+    issue: 25,
+    load: () => import("./suites/zenoh-sse.js"),
+  },
+  {
+    name: "zenoh-sessions",
+    title: "1,000 concurrent zenoh sessions: RSS per session",
+    issue: 25,
+    load: () => import("./suites/zenoh-sessions.js"),
+  },
 ];

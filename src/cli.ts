@@ -3,6 +3,7 @@ import { Buffer } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import { Command, CommanderError, Option } from "commander";
 import { parseAdminPermissions } from "./access/admin-permissions.js";
+import type { AnyFrontDoor } from "./access/front-door.js";
 import { hashSecret } from "./access/hash.js";
 import { parseEndpoint } from "./access/listen.js";
 import { applyCfgOverride, ConfigError, type ConfigInput, loadConfigFile } from "./config/config.js";
@@ -11,6 +12,7 @@ import { redactText } from "./config/redact.js";
 import { createLogger } from "./core/log.js";
 import { defaultStartOptions } from "./defaults.js";
 import { startZest, type Zest } from "./runtime.js";
+import { parseEndpoint as parseZenohEndpoint } from "./zenoh/endpoint.js";
 import { VERSION } from "./version.js";
 import { builtinDoors, validateConfig, type ZestConfig } from "./zest-config.js";
 
@@ -28,13 +30,17 @@ interface Flags {
   bodyLimit?: string;
   restTlsCert?: string;
   restTlsKey?: string;
+  /** zenoh endpoints (`-l`, as zenohd names it): the zenoh protocol door, docs/zenoh-protocol.md. */
+  listen: string[];
   verbose: number;
   /** The doors' own flags (`--remote-api-port`...), by commander's camel-case name. */
   [doorFlag: string]: unknown;
 }
 
 /** The flags the front doors declare (docs/adding-a-front-door.md), with the door each belongs to. */
-const DOOR_FLAGS = builtinDoors().flatMap((door) => (door.flags ?? []).map((flag) => ({ door: door.name, ...flag })));
+const DOOR_FLAGS = (builtinDoors() as readonly AnyFrontDoor[]).flatMap((door) =>
+  (door.flags ?? []).map((flag) => ({ door: door.name, ...flag })),
+);
 
 /** `remote-api-port` → `remoteApiPort`, as commander names an option's value. */
 const camel = (flag: string): string => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -77,7 +83,13 @@ function program(): Command {
       "--rest-tls-cert <file>",
       "serve the REST gateway over HTTPS with this PEM certificate chain (with --rest-tls-key)",
     )
-    .option("--rest-tls-key <file>", "the PEM private key of --rest-tls-cert");
+    .option("--rest-tls-key <file>", "the PEM private key of --rest-tls-cert")
+    .option(
+      "-l, --listen <endpoint>",
+      "zenoh endpoint to listen on, tcp/<ip>:<port> or tcp/[<ipv6>]:<port> (repeatable; default tcp/127.0.0.1:7447)",
+      collect,
+      [],
+    );
   for (const f of DOOR_FLAGS) cmd.option(`--${f.flag} <${f.value}>`, f.description);
   return cmd
     .option("-v, --verbose", "more logs: -v info, -vv debug", count, 0)
@@ -109,6 +121,16 @@ function buildConfig(flags: Flags): ZestConfig {
   for (const f of DOOR_FLAGS) {
     const value = flags[camel(f.flag)];
     if (typeof value === "string") section(config, "plugins", f.door)[f.key] = value;
+  }
+  if (flags.listen.length > 0) {
+    for (const e of flags.listen) {
+      try {
+        parseZenohEndpoint(e);
+      } catch (err) {
+        throw new ConfigError(`--listen: ${errorMessage(err)}`);
+      }
+    }
+    section(config, "listen").endpoints = flags.listen;
   }
   if (flags.id !== undefined) config.id = flags.id;
   if (flags.dataDir !== undefined) config.data_dir = flags.dataDir;

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { z } from "zod";
 import { AccessControl } from "./access/access.js";
 import { EdgePolicy, type TlsMaterial } from "./access/edge-policy.js";
 import type { AnyFrontDoor, FrontDoorInstance } from "./access/front-door.js";
@@ -67,6 +68,8 @@ export interface Zest {
   readonly session: Session;
   /** `ws://host:port` of the remote API (zenoh-ts clients), when enabled. */
   readonly remoteApiUrl: string | undefined;
+  /** Where zenoh clients and peers connect (`tcp/127.0.0.1:7447`), when the zenoh door is on. */
+  readonly zenohLocators: readonly string[];
   close(): Promise<void>;
 }
 
@@ -130,7 +133,10 @@ export async function startZest(input: ZestConfig, options: StartOptions): Promi
       locators: () => doors.flatMap((d) => d.instance.locators()),
       restStatus: () => doors.find((d) => d.name === "rest")?.instance.status(),
       doors: () => doors.map((d) => [d.name, d.instance.status()] as const),
-      sessions: () => (router.fabric?.peers?.() ?? []).map((zid) => ({ peer: zid, whatami: "router" })),
+      sessions: () => [
+        ...(router.fabric?.peers?.() ?? []).map((zid) => ({ peer: zid, whatami: "router" })),
+        ...doors.flatMap((d) => d.instance.sessions?.() ?? []),
+      ],
       fabric: () => ({ ...(router.fabric?.status() ?? { kind: "local", connected: true }) }),
       plugins: () => Object.fromEntries(plugins.map((p) => [p.name, p.path])),
     });
@@ -207,6 +213,7 @@ export async function startZest(input: ZestConfig, options: StartOptions): Promi
       restUrl: locatorOf("rest"),
       session: new Session(router, "embedder"),
       remoteApiUrl: locatorOf("remote_api"),
+      zenohLocators: doors.find((d) => d.name === "zenoh")?.instance.locators() ?? [],
       close,
     };
   } catch (err) {
@@ -240,12 +247,27 @@ function routerTls(config: ResolvedConfig): TlsMaterial | undefined {
  * here, once, with its own schema (a ConfigError naming the key when it does not fit).
  */
 function doorSection(door: AnyFrontDoor, config: ResolvedConfig, builtin: boolean): unknown {
-  const plugins = config.plugins as Record<string, unknown>;
-  const raw = Object.hasOwn(plugins, door.name) ? plugins[door.name] : undefined;
+  const where = door.atRoot ? [] : ["plugins", door.name];
+  const raw = door.atRoot ? rootSections(door, config) : pluginSection(door, config);
   if (builtin) return raw;
   const r = door.schema.safeParse(raw ?? {});
   if (r.success) return r.data;
-  throw new ConfigError(describeIssue(r.error.issues[0]!, ["plugins", door.name]));
+  throw new ConfigError(describeIssue(r.error.issues[0]!, where));
+}
+
+/** `plugins.<name>` of the config, when there. */
+function pluginSection(door: AnyFrontDoor, config: ResolvedConfig): unknown {
+  const plugins = config.plugins as Record<string, unknown>;
+  return Object.hasOwn(plugins, door.name) ? plugins[door.name] : undefined;
+}
+
+/** A root door's sections (the keys of its object schema), taken from the root of the config. */
+function rootSections(door: AnyFrontDoor, config: ResolvedConfig): Record<string, unknown> {
+  const root = config as Record<string, unknown>;
+  const keys = door.schema instanceof z.ZodObject ? Object.keys(door.schema.shape) : [];
+  const picked: Record<string, unknown> = {};
+  for (const k of keys) if (Object.hasOwn(root, k)) picked[k] = root[k];
+  return picked;
 }
 
 /** Sizes a storage's backend can tell without a scan (a memory backend's key count). */

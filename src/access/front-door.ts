@@ -69,6 +69,11 @@ export interface FrontDoorInstance {
   status(): Record<string, unknown>;
   /** Counts for the metrics. */
   counters(): DoorCounters;
+  /**
+   * The sessions of clients and peers this door holds, as the admin space lists them beside the
+   * fabric's routers (`peer`, `whatami`, and what else the door knows), for doors that have them.
+   */
+  sessions?(): ReadonlyArray<Record<string, unknown>>;
   /** Stops listening and closes every connection. */
   close(): Promise<void>;
 }
@@ -86,6 +91,11 @@ export interface FrontDoor<Name extends string = string, Schema extends z.ZodTyp
   readonly schema: Schema;
   /** Command-line flags that set keys of its section (`--remote-api-port` sets `websocket_port`). */
   readonly flags?: readonly DoorFlag[];
+  /**
+   * True for a door whose schema is an object of root sections rather than `plugins.<name>`:
+   * the zenoh door keeps zenohd's names (`listen`, `scouting`) at the root of the configuration.
+   */
+  readonly atRoot?: boolean;
   start(ctx: DoorContext<z.output<Schema>>): Promise<FrontDoorInstance | undefined>;
 }
 

@@ -6,9 +6,10 @@ import { Slice, sortInSlices } from "./slices.js";
 
 /**
  * How the replies to one query are merged (Zenoh 1.x): `auto` is `latest`, or `none` when the
- * selector asks for a `_time` range; `none` keeps all; `monotonic` forwards a reply only when it
- * is newer than the last one forwarded for its key; `latest` keeps the newest per key and hands
- * them over when the query ends. Error replies are never consolidated.
+ * selector asks for a `_time` range; `none` keeps all; `monotonic` forwards a reply when it is no
+ * older (`noOlder`) than the last one forwarded for its key; `latest` keeps the newest per key
+ * (the later of two the timestamps cannot order) and hands them over when the query ends. Error
+ * replies are never consolidated.
  */
 export type ConsolidationMode = "auto" | "none" | "monotonic" | "latest";
 
@@ -27,13 +28,17 @@ export function replyKeyAccepted(selector: Selector, key: string): boolean {
 }
 
 /**
- * `a` replaces `b` for one key: the newer timestamp wins; between replies that cannot be ordered
- * by timestamp (one or both without one, or equal), the later arrival wins, so a queryable that
- * answers a DELETE then a PUT for a key is read as the PUT.
+ * True when `a` is no older than `b`, in zenoh's order of reply timestamps: a reply without a
+ * timestamp comes before any reply with one, and two without one are equal. zenoh's session
+ * compares the two `Option<Timestamp>` with `>=`, in both `monotonic` (forward when no older)
+ * and `latest` (replace when no older): so between replies the timestamps cannot tell apart,
+ * the later arrival wins, and a queryable answering a DELETE then a PUT for one key, neither
+ * stamped, has its PUT forwarded (docs/remote-api.md, "Consolidation").
  */
-function replaces(a: Sample, b: Sample): boolean {
-  if (a.timestamp && b.timestamp) return a.timestamp.compare(b.timestamp) >= 0;
-  return true;
+export function noOlder(a: Sample, b: Sample): boolean {
+  if (!b.timestamp) return true;
+  if (!a.timestamp) return false;
+  return a.timestamp.compare(b.timestamp) >= 0;
 }
 
 /**
@@ -66,16 +71,13 @@ export class StreamConsolidator {
       this.sink(reply);
     } else if (this.mode === "monotonic") {
       const prev = this.lastSent.get(key);
-      if (
-        prev === undefined ||
-        (reply.sample.timestamp && prev.timestamp && reply.sample.timestamp.compare(prev.timestamp) > 0)
-      ) {
+      if (prev === undefined || noOlder(reply.sample, prev)) {
         this.lastSent.set(key, reply.sample);
         this.sink(reply);
       }
     } else {
       const prev = this.held.get(key);
-      if (prev === undefined || replaces(reply.sample, prev.sample)) this.held.set(key, reply);
+      if (prev === undefined || noOlder(reply.sample, prev.sample)) this.held.set(key, reply);
     }
   }
 

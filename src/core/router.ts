@@ -187,6 +187,23 @@ export class Router {
       : (this.fabric.hasQueryable?.(key) ?? false);
   }
 
+  /**
+   * The key expressions of the subscribers (or queryables) reachable from `origin` that
+   * intersect `key`: this router's, and `key` itself when another router has one (the fabric
+   * tells whether, not which). What a zenoh INTEREST is answered with (docs/zenoh-protocol.md).
+   */
+  matchingDeclarationKeys(kind: "subscribers" | "queryables", key: string, origin: Origin): string[] {
+    const index: KeTrie<SubscriberDecl | QueryableDecl> =
+      kind === "subscribers" ? this.subscribers : this.queryablesIndex;
+    const keys = new Set<string>();
+    for (const d of index.intersecting(key)) if (localityMatches(origin, d.sessionId, d.allowedOrigin)) keys.add(d.key);
+    if (origin.destination !== "session_local" && this.fabric) {
+      const remote = kind === "subscribers" ? this.fabric.hasSubscriber?.(key) : this.fabric.hasQueryable?.(key);
+      if (remote) keys.add(key);
+    }
+    return [...keys];
+  }
+
   /** Joins the fabric, if any. */
   async start(): Promise<void> {
     if (this.fabric && !this.fabricStarted) {

@@ -361,6 +361,18 @@ export class Session {
     );
   }
 
+  /**
+   * The key expressions of the subscribers (`subscribers`) or queryables a publisher or querier
+   * on `keyexpr` would reach; another router's count as `keyexpr` itself (zenoh's INTEREST).
+   */
+  matchingKeys(keyexpr: IntoKeyExpr, kind: "subscribers" | "queryables", options: MatchingOptions = {}): string[] {
+    return this.router.matchingDeclarationKeys(
+      kind,
+      toKeyExpr(keyexpr, this.router.keyExprLimits),
+      this.origin(options.allowedDestination),
+    );
+  }
+
   /** Calls `handler` each time `matchingStatus(keyexpr, kind)` changes; closed with the session. */
   declareMatchingListener(
     keyexpr: IntoKeyExpr,

@@ -156,3 +156,26 @@ test("the writer grows, patches a length, and can be reset for reuse", () => {
   assert.throws(() => new BinaryWriter().vle(-1), RangeError);
   assert.throws(() => new BinaryWriter().vle(1.5), RangeError);
 });
+
+test("64-bit variable-length integers round-trip across every bit length, byte for byte as LEB128", () => {
+  const naive = (v: bigint): string => {
+    const out: number[] = [];
+    for (let i = 0; i < 8 && v >= 0x80n; i++) {
+      out.push(Number(v & 0x7fn) | 0x80);
+      v >>= 7n;
+    }
+    out.push(Number(v));
+    return Buffer.from(out).toString("hex");
+  };
+  let seed = 12345n;
+  for (let bits = 0n; bits <= 64n; bits++) {
+    for (let k = 0; k < 20; k++) {
+      seed = (seed * 6364136223846793005n + 1442695040888963407n) & ((1n << 64n) - 1n);
+      const v = bits === 0n ? 0n : (seed & ((1n << bits) - 1n)) | (1n << (bits - 1n));
+      const w = new BinaryWriter(1);
+      w.vle64(v);
+      assert.equal(hex(w.view()), naive(v), `encode ${v}`);
+      assert.equal(new BinaryReader(w.view()).vle64(), v, `decode ${v}`);
+    }
+  }
+});

@@ -4,6 +4,7 @@ import { Router } from "../../src/core/router.js";
 import { Session } from "../../src/core/session.js";
 import type { Reply } from "../../src/core/reply.js";
 import type { Sample } from "../../src/core/sample.js";
+import { Timestamp } from "../../src/core/timestamp.js";
 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
@@ -80,7 +81,28 @@ describe("Zenoh 1.x concepts in the core Session", () => {
     assert.deepEqual(await run("none"), ["delete:c/k:", "put:c/k:v", "err:bad"]);
     assert.deepEqual(await run("latest"), ["err:bad", "put:c/k:v"]);
     assert.deepEqual(await run("auto"), ["err:bad", "put:c/k:v"]);
-    assert.deepEqual(await run("monotonic"), ["delete:c/k:", "err:bad"]);
+    // Neither reply has a timestamp: zenoh orders them as equal, and MONOTONIC forwards a reply
+    // no older than the last one forwarded for its key.
+    assert.deepEqual(await run("monotonic"), ["delete:c/k:", "put:c/k:v", "err:bad"]);
+  });
+
+  test("consolidation orders a reply without a timestamp before any stamped one, equal stamps by arrival", async () => {
+    const s = new Session(new Router());
+    const t1 = new Timestamp(1000n, "A1");
+    const t2 = new Timestamp(2000n, "A1");
+    s.declareQueryable("o/k", (q) => {
+      q.reply("o/k", "t2", { timestamp: t2 });
+      q.reply("o/k", "t1", { timestamp: t1 });
+      q.reply("o/k", "t2again", { timestamp: t2 });
+      q.reply("o/k", "none");
+    });
+    const run = async (consolidation: "latest" | "monotonic"): Promise<string[]> => {
+      const out: Reply[] = [];
+      await s.getStream("o/k", (r) => void out.push(r), { consolidation });
+      return okSummary(out);
+    };
+    assert.deepEqual(await run("monotonic"), ["put:o/k:t2", "put:o/k:t2again"]);
+    assert.deepEqual(await run("latest"), ["put:o/k:t2again"]);
   });
 
   test("a query's payload, encoding and attachment reach the queryable; delete replies carry an attachment", async () => {

@@ -261,7 +261,9 @@ describe("remote API with the zenoh-ts client", () => {
     assert.deepEqual(await run(ConsolidationMode.NONE), ["delete:cons/k", "put:cons/k=v", "err:bad"]);
     assert.deepEqual(await run(ConsolidationMode.LATEST), ["err:bad", "put:cons/k=v"]);
     assert.deepEqual(await run(ConsolidationMode.AUTO), ["err:bad", "put:cons/k=v"]);
-    assert.deepEqual(await run(ConsolidationMode.MONOTONIC), ["delete:cons/k", "err:bad"]);
+    // As zenohd with the remote-api plugin answers zenoh-ts's own suite: neither reply has a
+    // timestamp, so the PUT is no older than the DELETE and is forwarded too.
+    assert.deepEqual(await run(ConsolidationMode.MONOTONIC), ["delete:cons/k", "put:cons/k=v", "err:bad"]);
     await q.undeclare();
   });
 

@@ -1,0 +1,107 @@
+/**
+ * Shared parts of the zenoh benchmarks (bench/zenoh.md): the loopback-only network namespace
+ * they run in, a zest child with the zenoh door, and the zenoh-pico programs as clients.
+ *
+ * The pico programs scout with UDP multicast when given no endpoint, and the rule for them is
+ * the tests' rule: they run only inside a namespace holding nothing but loopback. A zenoh suite
+ * run from `npm run bench` (outside one) runs itself again through `scripts/in-netns.sh`
+ * (`bench/lib/netns-main.ts`), and returns what that run measured.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { freePorts } from "../../test/support/nats-cluster.js";
+import { loopbackOnly } from "../../test/support/netns.js";
+import { type PicoProgram, picoSkip, runPico } from "../../test/support/pico.js";
+import { BENCH_DIR, ROOT, type ServerProcess, spawnZest } from "./proc.js";
+import type { BenchResult } from "./types.js";
+
+/**
+ * Runs benchmark `name` (a zenoh suite) inside a fresh loopback-only namespace and resolves
+ * with its result, unless this process is in one already (then `measure` runs here).
+ */
+export async function inLoopbackNamespace(name: string, measure: () => Promise<BenchResult>): Promise<BenchResult> {
+  const missing = picoSkip("z_pub_thr", "z_sub_thr", "z_ping", "z_pong", "z_put", "z_sub");
+  if (loopbackOnly()) {
+    if (missing) throw new Error(missing);
+    return measure();
+  }
+  const child = spawn(
+    "bash",
+    [
+      join(ROOT, "scripts", "in-netns.sh"),
+      process.execPath,
+      "--import",
+      "tsx",
+      join(BENCH_DIR, "lib", "netns-main.ts"),
+      name,
+    ],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  let out = "";
+  child.stdout!.setEncoding("utf8").on("data", (c: string) => (out += c));
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  if (code === 77) throw new Error("the zenoh benchmarks need a network namespace (unshare -n): run as root");
+  const last = out.trim().split("\n").pop() ?? "";
+  if (code !== 0) throw new Error(`${name} in its namespace failed (code ${code}): ${last}`);
+  return JSON.parse(last) as BenchResult;
+}
+
+/** A zest child process with the zenoh door (bench/workers/zenoh-door.mjs) on `locator`. */
+export interface ZenohZest extends ServerProcess {
+  /** `tcp/127.0.0.1:<port>` */
+  readonly locator: string;
+}
+
+/** Starts the built `zest` with REST on a free port and the zenoh door on another. */
+export async function spawnZenohZest(
+  label = "zest",
+  extraArgs: string[] = [],
+  nodeArgs: string[] = [],
+): Promise<ZenohZest> {
+  const [port] = await freePorts(1);
+  const locator = `tcp/127.0.0.1:${port}`;
+  process.env.ZEST_BENCH_ZENOH_LISTEN = locator;
+  const server = await spawnZest(label, ["-P", join(BENCH_DIR, "workers", "zenoh-door.mjs"), ...extraArgs], nodeArgs);
+  return { ...server, locator };
+}
+
+/** A free loopback locator for a pico peer to listen on. */
+export async function freeLocator(): Promise<string> {
+  const [port] = await freePorts(1);
+  return `tcp/127.0.0.1:${port}`;
+}
+
+/** Starts pico program `name`; the benchmark counts its CPU as its own, not as interference. */
+export function pico(name: string, args: readonly string[]): PicoProgram {
+  return runPico(name, args);
+}
+
+/** The median of `xs` (sorted in place); NaN when empty. */
+export function median(xs: number[]): number {
+  return percentile(xs, 50);
+}
+
+/** The `p`th percentile of `xs` (sorted in place, nearest rank); NaN when empty. */
+export function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return Number.NaN;
+  xs.sort((a, b) => a - b);
+  return xs[Math.min(xs.length - 1, Math.max(0, Math.ceil((p / 100) * xs.length) - 1))]!;
+}
+
+/** The numbers a pico program printed one per line (z_sub_thr's msgs/s, z_ping's µs). */
+export function numericLines(p: PicoProgram): number[] {
+  const out: number[] = [];
+  for (const l of p.lines()) {
+    const n = Number(l.trim());
+    if (l.trim() !== "" && Number.isFinite(n)) out.push(n);
+  }
+  return out;
+}
+
+/** The resident set of process `pid`, in bytes (VmRSS). */
+export function rssBytes(pid: number): number {
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  if (m === null) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(m[1]) * 1024;
+}

@@ -1,0 +1,375 @@
+/**
+ * Network messages (docs/zenoh-protocol.md): PUSH, REQUEST, RESPONSE, RESPONSE_FINAL, DECLARE,
+ * INTEREST and OAM, each with its extensions, wrapping the zenoh messages of `zenoh.ts` and the
+ * declarations of `declarations.ts`.
+ */
+import { type BinaryReader, BinaryReader as Reader, type BinaryWriter, DecodeError } from "../../core/binary.js";
+import type { Timestamp } from "../../core/timestamp.js";
+import {
+  DEFAULT_QOS_BYTE,
+  EXT_MANDATORY,
+  EXT_ZBUF,
+  EXT_ZINT,
+  extHeader,
+  FLAG_Z,
+  MID_MASK,
+  readExt,
+  readTimestamp,
+  readWireExpr,
+  readZid,
+  unknownExt,
+  type WireExpr,
+  writeWireExpr,
+} from "./core.js";
+import { type Declaration, decodeDeclaration, encodeDeclaration } from "./declarations.js";
+import {
+  decodeErr,
+  decodePushBody,
+  decodeQuery,
+  decodeReply,
+  type ErrBody,
+  encodeErr,
+  encodePushBody,
+  encodeQuery,
+  encodeReply,
+  MID_Z_DEL,
+  MID_Z_ERR,
+  MID_Z_PUT,
+  MID_Z_QUERY,
+  MID_Z_REPLY,
+  type PushBody,
+  type QueryBody,
+  type WireConsolidation,
+} from "./zenoh.js";
+
+export const MID_N_OAM = 0x1f;
+export const MID_N_DECLARE = 0x1e;
+export const MID_N_PUSH = 0x1d;
+export const MID_N_REQUEST = 0x1c;
+export const MID_N_RESPONSE = 0x1b;
+export const MID_N_RESPONSE_FINAL = 0x1a;
+export const MID_N_INTEREST = 0x19;
+
+const FLAG_N = 0x20;
+const FLAG_M = 0x40;
+const FLAG_DECLARE_I = 0x20;
+const FLAG_INTEREST_C = 0x20;
+const FLAG_INTEREST_F = 0x40;
+
+const EXT_QOS = 0x01 | EXT_ZINT;
+const EXT_TIMESTAMP = 0x02 | EXT_ZBUF;
+const EXT_TARGET = 0x04 | EXT_ZINT | EXT_MANDATORY;
+const EXT_BUDGET = 0x05 | EXT_ZINT;
+const EXT_TIMEOUT = 0x06 | EXT_ZINT;
+const EXT_RESPONDER = 0x03 | EXT_ZBUF;
+
+/** INTEREST option bits (the byte after the id, when the interest is not final). */
+export const InterestOption = {
+  KEYEXPRS: 0x01,
+  SUBSCRIBERS: 0x02,
+  QUERYABLES: 0x04,
+  TOKENS: 0x08,
+  RESTRICTED: 0x10,
+  AGGREGATE: 0x80,
+} as const;
+
+/** Query targets on the wire: 0 best matching, 1 all, 2 all complete. */
+export type WireTarget = "best_matching" | "all" | "all_complete";
+const TARGETS: readonly WireTarget[] = ["best_matching", "all", "all_complete"];
+
+export interface PushMsg {
+  kind: "push";
+  key: WireExpr;
+  qos: number;
+  body: PushBody;
+}
+
+export interface RequestMsg {
+  kind: "request";
+  id: number;
+  key: WireExpr;
+  qos: number;
+  timestamp?: Timestamp;
+  target: WireTarget;
+  /** 0: no budget. */
+  budget: number;
+  /** 0: the receiver's default. */
+  timeoutMs: number;
+  body: { kind: "query"; query: QueryBody } | { kind: "push"; push: PushBody };
+}
+
+export interface ResponseMsg {
+  kind: "response";
+  id: number;
+  key: WireExpr;
+  qos: number;
+  timestamp?: Timestamp;
+  /** The responder's zid and entity id, when given. */
+  responder?: { zid: string; eid: number };
+  body: { kind: "reply"; consolidation: WireConsolidation; push: PushBody } | { kind: "err"; err: ErrBody };
+}
+
+export interface ResponseFinalMsg {
+  kind: "responseFinal";
+  id: number;
+}
+
+export interface DeclareMsg {
+  kind: "declare";
+  /** Set when the declaration answers an INTEREST's current part. */
+  interestId?: number;
+  decl: Declaration;
+}
+
+export interface InterestMsg {
+  kind: "interest";
+  id: number;
+  current: boolean;
+  future: boolean;
+  /** `InterestOption` bits (0 for a final interest). */
+  options: number;
+  key?: WireExpr;
+}
+
+export type NetworkMsg =
+  | PushMsg
+  | RequestMsg
+  | ResponseMsg
+  | ResponseFinalMsg
+  | DeclareMsg
+  | InterestMsg
+  | { kind: "oam" };
+
+/** Decodes the network message at the reader's position. */
+export function decodeNetwork(r: BinaryReader): NetworkMsg {
+  const h = r.u8();
+  switch (h & MID_MASK) {
+    case MID_N_PUSH: {
+      const key = readWireExpr(r, (h & FLAG_N) !== 0, (h & FLAG_M) !== 0);
+      let qos = DEFAULT_QOS_BYTE;
+      if ((h & FLAG_Z) !== 0) {
+        let more = true;
+        while (more) {
+          const ext = readExt(r);
+          more = ext.more;
+          if (ext.id === EXT_QOS) qos = ext.zint & 0xff;
+          else if (ext.id !== EXT_TIMESTAMP) unknownExt(ext);
+        }
+      }
+      return { kind: "push", key, qos, body: decodePushBody(r, r.u8()) };
+    }
+    case MID_N_REQUEST: {
+      const id = r.vle(0xffff_ffff);
+      const key = readWireExpr(r, (h & FLAG_N) !== 0, (h & FLAG_M) !== 0);
+      const m: RequestMsg = {
+        kind: "request",
+        id,
+        key,
+        qos: DEFAULT_QOS_BYTE,
+        target: "best_matching",
+        budget: 0,
+        timeoutMs: 0,
+        body: { kind: "query", query: { consolidation: "auto", parameters: "" } },
+      };
+      if ((h & FLAG_Z) !== 0) {
+        let more = true;
+        while (more) {
+          const ext = readExt(r);
+          more = ext.more;
+          if (ext.id === EXT_QOS) m.qos = ext.zint & 0xff;
+          else if (ext.id === EXT_TIMESTAMP) m.timestamp = readTimestamp(new Reader(ext.zbuf));
+          else if (ext.id === EXT_TARGET) {
+            const t = TARGETS[ext.zint];
+            if (t === undefined) throw new DecodeError(`unknown query target ${ext.zint}`);
+            m.target = t;
+          } else if (ext.id === EXT_BUDGET) m.budget = ext.zint;
+          else if (ext.id === EXT_TIMEOUT) m.timeoutMs = ext.zint;
+          else unknownExt(ext);
+        }
+      }
+      const zh = r.u8();
+      const mid = zh & MID_MASK;
+      if (mid === MID_Z_QUERY) m.body = { kind: "query", query: decodeQuery(r, zh) };
+      else if (mid === MID_Z_PUT || mid === MID_Z_DEL) m.body = { kind: "push", push: decodePushBody(r, zh) };
+      else throw new DecodeError(`unknown request body 0x${mid.toString(16)}`);
+      return m;
+    }
+    case MID_N_RESPONSE: {
+      const id = r.vle(0xffff_ffff);
+      const key = readWireExpr(r, (h & FLAG_N) !== 0, (h & FLAG_M) !== 0);
+      let qos = DEFAULT_QOS_BYTE;
+      let timestamp: Timestamp | undefined;
+      let responder: { zid: string; eid: number } | undefined;
+      if ((h & FLAG_Z) !== 0) {
+        let more = true;
+        while (more) {
+          const ext = readExt(r);
+          more = ext.more;
+          if (ext.id === EXT_QOS) qos = ext.zint & 0xff;
+          else if (ext.id === EXT_TIMESTAMP) timestamp = readTimestamp(new Reader(ext.zbuf));
+          else if (ext.id === EXT_RESPONDER) {
+            const er = new Reader(ext.zbuf);
+            const zid = readZid(er, (er.u8() >> 4) + 1);
+            responder = { zid, eid: er.vle(0xffff_ffff) };
+          } else unknownExt(ext);
+        }
+      }
+      const zh = r.u8();
+      const mid = zh & MID_MASK;
+      let body: ResponseMsg["body"];
+      if (mid === MID_Z_REPLY) {
+        const reply = decodeReply(r, zh);
+        body = { kind: "reply", consolidation: reply.consolidation, push: reply.body };
+      } else if (mid === MID_Z_ERR) body = { kind: "err", err: decodeErr(r, zh) };
+      else throw new DecodeError(`unknown response body 0x${mid.toString(16)}`);
+      const m: ResponseMsg = { kind: "response", id, key, qos, body };
+      if (timestamp) m.timestamp = timestamp;
+      if (responder) m.responder = responder;
+      return m;
+    }
+    case MID_N_RESPONSE_FINAL: {
+      const id = r.vle(0xffff_ffff);
+      if ((h & FLAG_Z) !== 0) skip(r);
+      return { kind: "responseFinal", id };
+    }
+    case MID_N_DECLARE: {
+      const interestId = (h & FLAG_DECLARE_I) !== 0 ? r.vle(0xffff_ffff) : undefined;
+      if ((h & FLAG_Z) !== 0) {
+        let more = true;
+        while (more) {
+          const ext = readExt(r);
+          more = ext.more;
+          if (ext.id !== EXT_QOS && ext.id !== EXT_TIMESTAMP) unknownExt(ext);
+        }
+      }
+      const decl = decodeDeclaration(r);
+      return interestId === undefined ? { kind: "declare", decl } : { kind: "declare", interestId, decl };
+    }
+    case MID_N_INTEREST: {
+      const id = r.vle(0xffff_ffff);
+      const current = (h & FLAG_INTEREST_C) !== 0;
+      const future = (h & FLAG_INTEREST_F) !== 0;
+      const m: InterestMsg = { kind: "interest", id, current, future, options: 0 };
+      if (current || future) {
+        const flags = r.u8();
+        m.options = flags & 0x9f;
+        if ((flags & InterestOption.RESTRICTED) !== 0)
+          m.key = readWireExpr(r, (flags & 0x20) !== 0, (flags & 0x40) !== 0);
+      }
+      if ((h & FLAG_Z) !== 0) skip(r);
+      return m;
+    }
+    case MID_N_OAM: {
+      r.vle(0xffff);
+      if ((h & FLAG_Z) !== 0) skip(r);
+      const enc = h & 0x60;
+      if (enc === EXT_ZINT) r.vle64();
+      else if (enc === EXT_ZBUF) r.lenBytes();
+      return { kind: "oam" };
+    }
+    default:
+      throw new DecodeError(`unknown network message id 0x${(h & MID_MASK).toString(16)}`);
+  }
+}
+
+function skip(r: BinaryReader): void {
+  let more = true;
+  while (more) {
+    const ext = readExt(r);
+    more = ext.more;
+    unknownExt(ext);
+  }
+}
+
+function keyHeader(mid: number, key: WireExpr): number {
+  return mid | (key.suffix !== "" ? FLAG_N : 0) | (key.senderMapping ? FLAG_M : 0);
+}
+
+/** Writes a PUSH. A QoS byte other than the default travels in its extension. */
+export function encodePush(w: BinaryWriter, key: WireExpr, body: PushBody, qos = DEFAULT_QOS_BYTE): void {
+  const withQos = qos !== DEFAULT_QOS_BYTE;
+  w.u8(keyHeader(MID_N_PUSH, key) | (withQos ? FLAG_Z : 0));
+  writeWireExpr(w, key);
+  if (withQos) {
+    extHeader(w, EXT_QOS, false);
+    w.vle(qos);
+  }
+  encodePushBody(w, body);
+}
+
+/** Writes a REQUEST carrying a QUERY. */
+export function encodeRequest(
+  w: BinaryWriter,
+  m: {
+    id: number;
+    key: WireExpr;
+    target?: WireTarget;
+    timeoutMs?: number;
+    budget?: number;
+    qos?: number;
+    query: QueryBody;
+  },
+): void {
+  const exts: Array<[number, number]> = [];
+  if (m.qos !== undefined && m.qos !== DEFAULT_QOS_BYTE) exts.push([EXT_QOS, m.qos]);
+  if (m.target !== undefined && m.target !== "best_matching") exts.push([EXT_TARGET, TARGETS.indexOf(m.target)]);
+  if (m.budget) exts.push([EXT_BUDGET, m.budget]);
+  if (m.timeoutMs) exts.push([EXT_TIMEOUT, m.timeoutMs]);
+  w.u8(keyHeader(MID_N_REQUEST, m.key) | (exts.length > 0 ? FLAG_Z : 0)).vle(m.id);
+  writeWireExpr(w, m.key);
+  exts.forEach(([id, v], i) => {
+    extHeader(w, id, i < exts.length - 1);
+    w.vle(v);
+  });
+  encodeQuery(w, m.query);
+}
+
+/** Writes a RESPONSE with a reply (a PUT or DEL). */
+export function encodeResponseReply(
+  w: BinaryWriter,
+  id: number,
+  key: WireExpr,
+  push: PushBody,
+  qos = DEFAULT_QOS_BYTE,
+): void {
+  const withQos = qos !== DEFAULT_QOS_BYTE;
+  w.u8(keyHeader(MID_N_RESPONSE, key) | (withQos ? FLAG_Z : 0)).vle(id);
+  writeWireExpr(w, key);
+  if (withQos) {
+    extHeader(w, EXT_QOS, false);
+    w.vle(qos);
+  }
+  encodeReply(w, push);
+}
+
+/** Writes a RESPONSE with an error. */
+export function encodeResponseErr(w: BinaryWriter, id: number, key: WireExpr, err: ErrBody): void {
+  w.u8(keyHeader(MID_N_RESPONSE, key)).vle(id);
+  writeWireExpr(w, key);
+  encodeErr(w, err);
+}
+
+export function encodeResponseFinal(w: BinaryWriter, id: number): void {
+  w.u8(MID_N_RESPONSE_FINAL).vle(id);
+}
+
+/** Writes a DECLARE; `interestId` marks it as an answer to that INTEREST's current part. */
+export function encodeDeclare(w: BinaryWriter, decl: Declaration, interestId?: number): void {
+  w.u8(MID_N_DECLARE | (interestId !== undefined ? FLAG_DECLARE_I : 0));
+  if (interestId !== undefined) w.vle(interestId);
+  encodeDeclaration(w, decl);
+}
+
+/** Writes an INTEREST (tests and the bench client use it). */
+export function encodeInterest(w: BinaryWriter, m: Omit<InterestMsg, "kind">): void {
+  w.u8(MID_N_INTEREST | (m.current ? FLAG_INTEREST_C : 0) | (m.future ? FLAG_INTEREST_F : 0)).vle(m.id);
+  if (!m.current && !m.future) return;
+  let flags = m.options & 0x8f;
+  if (m.key) {
+    flags |= InterestOption.RESTRICTED | (m.key.suffix !== "" ? 0x20 : 0) | (m.key.senderMapping ? 0x40 : 0);
+    w.u8(flags);
+    writeWireExpr(w, m.key);
+  } else w.u8(flags);
+}
+
+export { MID_Z_DEL, MID_Z_PUT };

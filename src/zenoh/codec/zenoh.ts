@@ -1,0 +1,227 @@
+/**
+ * Zenoh messages, the bodies network messages carry (docs/zenoh-protocol.md): PUT and DEL (in
+ * PUSH, REQUEST and REPLY), QUERY (in REQUEST), REPLY and ERR (in RESPONSE).
+ */
+import { Buffer } from "node:buffer";
+import { type BinaryReader, BinaryReader as Reader, type BinaryWriter, DecodeError } from "../../core/binary.js";
+import type { Encoding } from "../../core/encoding.js";
+import type { Timestamp } from "../../core/timestamp.js";
+import {
+  EXT_ZBUF,
+  extHeader,
+  FLAG_Z,
+  MAX_SUFFIX_BYTES,
+  MID_MASK,
+  readEncoding,
+  readExt,
+  readSourceInfo,
+  readTimestamp,
+  type SourceInfo,
+  unknownExt,
+  writeEncoding,
+  writeSourceInfoExt,
+  writeTimestamp,
+} from "./core.js";
+
+export const MID_Z_PUT = 0x01;
+export const MID_Z_DEL = 0x02;
+export const MID_Z_QUERY = 0x03;
+export const MID_Z_REPLY = 0x04;
+export const MID_Z_ERR = 0x05;
+
+const FLAG_T = 0x20; // PUT, DEL: timestamp
+const FLAG_E = 0x40; // PUT, ERR: encoding
+const FLAG_C = 0x20; // QUERY, REPLY: consolidation
+const FLAG_P = 0x40; // QUERY: parameters
+
+const EXT_SOURCE_INFO = 0x01 | EXT_ZBUF;
+const EXT_ATTACHMENT = 0x03 | EXT_ZBUF; // PUT, DEL
+const EXT_QUERY_BODY = 0x03 | EXT_ZBUF;
+const EXT_QUERY_ATTACHMENT = 0x05 | EXT_ZBUF;
+
+/** The largest payload one message may carry once reassembled (bytes); the session limit is lower. */
+export const MAX_PAYLOAD = 64 * 1024 * 1024;
+
+/** A PUT or DEL. */
+export interface PushBody {
+  kind: "put" | "delete";
+  timestamp?: Timestamp;
+  /** PUT only; `""` when absent on the wire (zenoh's default, `zenoh/bytes`). */
+  encoding: Encoding;
+  /** True when the encoding was on the wire. */
+  hasEncoding: boolean;
+  sourceInfo?: SourceInfo;
+  attachment?: Buffer;
+  payload: Buffer;
+}
+
+/**
+ * Consolidation on the wire (zenoh-rust's codec): 0 auto, 1 none, 2 monotonic, 3 latest.
+ */
+export type WireConsolidation = "auto" | "none" | "monotonic" | "latest";
+const CONSOLIDATIONS: readonly WireConsolidation[] = ["auto", "none", "monotonic", "latest"];
+
+function consolidationOf(b: number): WireConsolidation {
+  const c = CONSOLIDATIONS[b];
+  if (c === undefined) throw new DecodeError(`unknown consolidation ${b}`);
+  return c;
+}
+
+export interface QueryBody {
+  consolidation: WireConsolidation;
+  parameters: string;
+  /** The query's payload and its encoding, when it has one. */
+  body?: { encoding: Encoding; payload: Buffer };
+  sourceInfo?: SourceInfo;
+  attachment?: Buffer;
+}
+
+export interface ErrBody {
+  encoding: Encoding;
+  sourceInfo?: SourceInfo;
+  payload: Buffer;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** Decodes a PUT or DEL whose header `h` was read. */
+export function decodePushBody(r: BinaryReader, h: number): PushBody {
+  const mid = h & MID_MASK;
+  if (mid !== MID_Z_PUT && mid !== MID_Z_DEL)
+    throw new DecodeError(`expected PUT or DEL, got zenoh message 0x${mid.toString(16)}`);
+  const put = mid === MID_Z_PUT;
+  const body: PushBody = { kind: put ? "put" : "delete", encoding: "", hasEncoding: false, payload: EMPTY };
+  if ((h & FLAG_T) !== 0) body.timestamp = readTimestamp(r);
+  if (put && (h & FLAG_E) !== 0) {
+    body.encoding = readEncoding(r);
+    body.hasEncoding = true;
+  }
+  if ((h & FLAG_Z) !== 0) {
+    let more = true;
+    while (more) {
+      const ext = readExt(r, MAX_PAYLOAD);
+      more = ext.more;
+      if (ext.id === EXT_SOURCE_INFO) body.sourceInfo = readSourceInfo(new Reader(ext.zbuf));
+      else if (ext.id === EXT_ATTACHMENT) body.attachment = ext.zbuf;
+      else unknownExt(ext);
+    }
+  }
+  if (put) body.payload = r.lenBytes(MAX_PAYLOAD);
+  return body;
+}
+
+/** Writes a PUT or DEL. */
+export function encodePushBody(w: BinaryWriter, b: PushBody): void {
+  const put = b.kind === "put";
+  const hasExt = b.sourceInfo !== undefined || b.attachment !== undefined;
+  const withEncoding = put && (b.hasEncoding || b.encoding !== "");
+  w.u8(
+    (put ? MID_Z_PUT : MID_Z_DEL) |
+      (b.timestamp !== undefined ? FLAG_T : 0) |
+      (withEncoding ? FLAG_E : 0) |
+      (hasExt ? FLAG_Z : 0),
+  );
+  if (b.timestamp !== undefined) writeTimestamp(w, b.timestamp);
+  if (withEncoding) writeEncoding(w, b.encoding);
+  if (b.sourceInfo !== undefined) {
+    extHeader(w, EXT_SOURCE_INFO, b.attachment !== undefined);
+    writeSourceInfoExt(w, b.sourceInfo);
+  }
+  if (b.attachment !== undefined) {
+    extHeader(w, EXT_ATTACHMENT, false);
+    w.lenBytes(b.attachment);
+  }
+  if (put) w.lenBytes(b.payload);
+}
+
+/** Decodes a QUERY whose header `h` was read. */
+export function decodeQuery(r: BinaryReader, h: number): QueryBody {
+  const q: QueryBody = { consolidation: "auto", parameters: "" };
+  if ((h & FLAG_C) !== 0) q.consolidation = consolidationOf(r.u8());
+  if ((h & FLAG_P) !== 0) q.parameters = r.lenString(MAX_SUFFIX_BYTES);
+  if ((h & FLAG_Z) !== 0) {
+    let more = true;
+    while (more) {
+      const ext = readExt(r, MAX_PAYLOAD);
+      more = ext.more;
+      if (ext.id === EXT_SOURCE_INFO) q.sourceInfo = readSourceInfo(new Reader(ext.zbuf));
+      else if (ext.id === EXT_QUERY_BODY) {
+        const br = new Reader(ext.zbuf);
+        const encoding = readEncoding(br);
+        q.body = { encoding, payload: br.bytes(br.remaining) };
+      } else if (ext.id === EXT_QUERY_ATTACHMENT) q.attachment = ext.zbuf;
+      else unknownExt(ext);
+    }
+  }
+  return q;
+}
+
+export function encodeQuery(w: BinaryWriter, q: QueryBody): void {
+  const exts: number[] = [];
+  if (q.body !== undefined) exts.push(EXT_QUERY_BODY);
+  if (q.sourceInfo !== undefined) exts.push(EXT_SOURCE_INFO);
+  if (q.attachment !== undefined) exts.push(EXT_QUERY_ATTACHMENT);
+  const c = q.consolidation !== "auto";
+  w.u8(MID_Z_QUERY | (c ? FLAG_C : 0) | (q.parameters !== "" ? FLAG_P : 0) | (exts.length > 0 ? FLAG_Z : 0));
+  if (c) w.u8(CONSOLIDATIONS.indexOf(q.consolidation));
+  if (q.parameters !== "") w.lenString(q.parameters);
+  exts.forEach((id, i) => {
+    extHeader(w, id, i < exts.length - 1);
+    if (id === EXT_QUERY_BODY && q.body !== undefined) {
+      // The body extension: its length, then the encoding and the payload up to that length.
+      const start = w.pos;
+      writeEncoding(w, q.body.encoding);
+      const enc = Buffer.from(w.view().subarray(start));
+      w.pos = start;
+      w.vle(enc.length + q.body.payload.length)
+        .bytes(enc)
+        .bytes(q.body.payload);
+    } else if (id === EXT_SOURCE_INFO && q.sourceInfo !== undefined) writeSourceInfoExt(w, q.sourceInfo);
+    else if (id === EXT_QUERY_ATTACHMENT && q.attachment !== undefined) w.lenBytes(q.attachment);
+  });
+}
+
+/** Decodes a REPLY whose header `h` was read: its consolidation and the PUT or DEL it carries. */
+export function decodeReply(r: BinaryReader, h: number): { consolidation: WireConsolidation; body: PushBody } {
+  const consolidation = (h & FLAG_C) !== 0 ? consolidationOf(r.u8()) : "auto";
+  if ((h & FLAG_Z) !== 0) {
+    let more = true;
+    while (more) {
+      const ext = readExt(r);
+      more = ext.more;
+      unknownExt(ext);
+    }
+  }
+  return { consolidation, body: decodePushBody(r, r.u8()) };
+}
+
+export function encodeReply(w: BinaryWriter, body: PushBody, consolidation: WireConsolidation = "auto"): void {
+  const c = consolidation !== "auto";
+  w.u8(MID_Z_REPLY | (c ? FLAG_C : 0));
+  if (c) w.u8(CONSOLIDATIONS.indexOf(consolidation));
+  encodePushBody(w, body);
+}
+
+/** Decodes an ERR whose header `h` was read. */
+export function decodeErr(r: BinaryReader, h: number): ErrBody {
+  const e: ErrBody = { encoding: "", payload: EMPTY };
+  if ((h & FLAG_E) !== 0) e.encoding = readEncoding(r);
+  if ((h & FLAG_Z) !== 0) {
+    let more = true;
+    while (more) {
+      const ext = readExt(r);
+      more = ext.more;
+      if (ext.id === EXT_SOURCE_INFO) e.sourceInfo = readSourceInfo(new Reader(ext.zbuf));
+      else unknownExt(ext);
+    }
+  }
+  e.payload = r.lenBytes(MAX_PAYLOAD);
+  return e;
+}
+
+export function encodeErr(w: BinaryWriter, e: ErrBody): void {
+  const withEncoding = e.encoding !== "";
+  w.u8(MID_Z_ERR | (withEncoding ? FLAG_E : 0));
+  if (withEncoding) writeEncoding(w, e.encoding);
+  w.lenBytes(e.payload);
+}

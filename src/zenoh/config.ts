@@ -1,0 +1,84 @@
+/**
+ * The zenoh door's config, in zenohd's names (docs/zenoh-protocol.md): `listen.endpoints`
+ * (`-l/--listen`). The door starts from it with `startZenohDoor`.
+ */
+import type { z } from "zod";
+import type { listenSchema } from "./listen-schema.js";
+import { ZestError } from "../core/errors.js";
+import type { AccessControl } from "../access/access.js";
+import type { Logger } from "../core/log.js";
+import type { Connectivity } from "../core/ports.js";
+import type { Session } from "../core/session.js";
+import { DEFAULT_ZENOH_PORT, type Endpoint, formatEndpoint, isLoopback, parseEndpoint } from "./endpoint.js";
+import { type ZenohLimits, ZenohServer, type ZenohServerOptions } from "./server.js";
+
+export type ListenConfig = z.infer<typeof listenSchema>;
+
+/** What the door needs from the rest of the router's startup. */
+export interface ZenohDoorContext {
+  zid: string;
+  openSession(name: string): Session;
+  connectivity: Connectivity;
+  logger: Logger;
+  /** The router's access control: applied to every zenoh session by its address (docs/security.md). */
+  access?: AccessControl;
+  limits?: Partial<ZenohLimits>;
+}
+
+/**
+ * Starts the zenoh door: the configured endpoints, or `tcp/127.0.0.1:7447`. Protected mode as
+ * REST has it: the default is loopback, and an endpoint off loopback without access control
+ * starts with a warning. With access control on, each session is decided as an anonymous client
+ * of its address (`cidrs` subjects); zenoh's user/password authentication is not supported yet.
+ * When the default port is taken (another router on this host), the door takes a free port and
+ * says so, so several routers start on one host as typed; a configured endpoint in use is an error.
+ */
+export async function startZenohDoor(
+  config: ListenConfig | undefined,
+  ctx: ZenohDoorContext,
+): Promise<ZenohServer | undefined> {
+  const configured = config?.endpoints;
+  if (configured !== undefined && configured.length === 0) return undefined;
+  const accessOn = ctx.access?.enabled ?? false;
+  const endpoints: Endpoint[] = (configured ?? []).map((e) => parseEndpoint(e));
+  for (const e of endpoints) {
+    if (!accessOn && !isLoopback(e.host))
+      ctx.logger.warn(
+        { endpoint: formatEndpoint(e) },
+        "the zenoh door listens off loopback without access control: anyone who can reach it may read and write every key",
+      );
+  }
+  if (configured !== undefined) {
+    const server = new ZenohServer(serverOptions(ctx, endpoints));
+    await server.listen();
+    return server;
+  }
+  const byDefault: Endpoint = { protocol: "tcp", host: "127.0.0.1", port: DEFAULT_ZENOH_PORT };
+  const server = new ZenohServer(serverOptions(ctx, [byDefault]));
+  try {
+    await server.listen();
+    return server;
+  } catch (err) {
+    if (!(err instanceof ZestError) || !/in use/.test(err.message)) throw err;
+  }
+  const fallback = new ZenohServer(serverOptions(ctx, [{ ...byDefault, port: 0 }]));
+  await fallback.listen();
+  ctx.logger.warn(
+    { locators: fallback.locators() },
+    `zenoh port ${DEFAULT_ZENOH_PORT} is taken (another router on this host?): listening on a free port instead; give -l to choose`,
+  );
+  return fallback;
+}
+
+/** The server's options for `endpoints`: access control always applies, whichever endpoint is used. */
+function serverOptions(ctx: ZenohDoorContext, endpoints: readonly Endpoint[]): ZenohServerOptions {
+  return {
+    zid: ctx.zid,
+    openSession: ctx.openSession,
+    connectivity: ctx.connectivity,
+    logger: ctx.logger,
+    endpoints,
+    limits: ctx.limits,
+    access: ctx.access,
+  };
+}

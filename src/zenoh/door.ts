@@ -1,0 +1,58 @@
+/**
+ * The zenoh protocol as a front door (docs/zenoh-protocol.md, docs/adding-a-front-door.md):
+ * zenoh clients and peers over TCP, with multicast scouting answered beside it. Its config keeps
+ * zenohd's names at the root of the configuration (`listen`, `scouting`), so a zenohd config's
+ * sections read the same here.
+ */
+import type { DoorContext, FrontDoor } from "../access/front-door.js";
+import type { z } from "zod";
+import { closed } from "../config/schema.js";
+import { startZenohDoor } from "./config.js";
+import { listenSchema } from "./listen-schema.js";
+import { startScoutingForDoor } from "./scouting/index.js";
+import { scoutingSchema } from "./scouting/schema.js";
+
+/** The zenoh door's sections, at the root of the configuration as zenohd has them. */
+export const zenohDoorSchema = closed(
+  {
+    listen: listenSchema.optional(),
+    scouting: scoutingSchema.optional(),
+  },
+  "the zenoh protocol door (zenohd's root sections)",
+);
+
+export const zenohDoor = {
+  name: "zenoh",
+  title: "zenoh",
+  schema: zenohDoorSchema,
+  atRoot: true,
+  async start(ctx: DoorContext<z.output<typeof zenohDoorSchema>>) {
+    const server = await startZenohDoor(ctx.config.listen, {
+      zid: ctx.zid,
+      openSession: ctx.openSession,
+      connectivity: ctx.connectivity,
+      logger: ctx.logger,
+      access: ctx.edge.access.enabled ? ctx.edge.access : undefined,
+    });
+    if (!server) return undefined;
+    ctx.logger.info({ zid: ctx.zid, locators: server.locators() }, "zenoh door listening");
+    let scouting: Awaited<ReturnType<typeof startScoutingForDoor>>;
+    try {
+      scouting = await startScoutingForDoor(ctx.config.scouting, server, ctx.zid, ctx.logger);
+    } catch (err) {
+      await server.close();
+      throw err;
+    }
+    return {
+      locators: () => server.locators(),
+      status: () => ({ locators: server.locators(), sessions: server.status() }),
+      sessions: () =>
+        server.status().map((s) => ({ peer: s.zid, whatami: s.whatami, address: s.address, link: s.link })),
+      counters: () => ({ connections: server.status().length, refused: server.refused }),
+      async close() {
+        await scouting?.close();
+        await server.close();
+      },
+    };
+  },
+} satisfies FrontDoor<"zenoh", typeof zenohDoorSchema> & { readonly atRoot: true };

@@ -1,0 +1,96 @@
+/**
+ * The top-level `scouting` section, with zenohd's names (its DEFAULT_CONFIG.json5), as they apply
+ * to a router (docs/zenoh-protocol.md, "Scouting"). Unknown fields are refused, as zenoh's
+ * config structs do. zest routers mesh over NATS, never by zenoh's router-to-router
+ * autoconnect or gossip: those keys are accepted so a zenohd config file loads, and a router
+ * autoconnect list that is not empty is refused.
+ */
+import { closest } from "fastest-levenshtein";
+import { z } from "zod";
+import { DEFAULT_SCOUTING_ADDRESS, parseScoutingAddress } from "./address.js";
+
+/** A closed object that answers an unknown key with the closest known one, as the rest of the config does. */
+function closed<T extends z.ZodRawShape>(shape: T) {
+  const known = Object.keys(shape);
+  return z.strictObject(shape, {
+    error: (iss) =>
+      iss.code === "unrecognized_keys" ? `did you mean ${closest(String(iss.keys[0]), known)}?` : undefined,
+  });
+}
+
+const kinds = z.array(z.enum(["router", "peer", "client"]));
+/** A value for every mode, or one per mode (`{ router, peer, client }`), as zenohd's `ModeDependentValue`. */
+const perMode = <T extends z.ZodType>(v: T) =>
+  z.union([v, closed({ router: v.optional(), peer: v.optional(), client: v.optional() })]);
+
+const address = z
+  .string()
+  .superRefine((s, ctx) => {
+    try {
+      parseScoutingAddress(s);
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: (err as Error).message.replace(/^scouting\.multicast\.address: /, "") });
+    }
+  })
+  .describe("the multicast group and port SCOUTs arrive on, IPv4 (default 224.0.0.224:7446)");
+
+const autoconnect = perMode(kinds).superRefine((v, ctx) => {
+  const forRouter = Array.isArray(v) ? v : v.router;
+  if (forRouter !== undefined && forRouter.length > 0)
+    ctx.addIssue({
+      code: "custom",
+      message: "a zest router connects to no zenoh node it scouts (routers mesh over NATS): use [] for router",
+    });
+});
+
+export const multicastScoutingSchema = closed({
+  enabled: z.boolean().default(true).describe("answer multicast scouting (default true)"),
+  address: address.default(DEFAULT_SCOUTING_ADDRESS),
+  interface: z
+    .string()
+    .max(1024)
+    .default("auto")
+    .describe(
+      "`auto` (default): the interfaces where the zenoh listener is reachable (loopback only in protected mode); or interface names or IPv4 addresses, comma-separated",
+    ),
+  ttl: z.number().int().min(1).max(255).default(1).describe("time-to-live of the datagrams sent (default 1)"),
+  listen: perMode(z.boolean())
+    .default(true)
+    .describe("answer SCOUTs (default true; of a per-mode object, the `router` value applies)"),
+  autoconnect: autoconnect.optional().describe("accepted for zenohd configs; must be [] for a router"),
+  autoconnect_strategy: z.unknown().optional().describe("accepted for zenohd configs; no effect on a router"),
+}).describe("multicast scouting: SCOUT on UDP, answered with a HELLO listing the zenoh listener's locators");
+
+export const scoutingSchema = closed({
+  timeout: z.number().int().min(0).optional().describe("zenohd's client scouting period; no effect on a router"),
+  delay: z.number().int().min(0).optional().describe("zenohd's peer scouting delay; no effect on a router"),
+  multicast: multicastScoutingSchema.optional(),
+  gossip: closed({
+    enabled: z.boolean().optional(),
+    multihop: z.boolean().optional(),
+    target: z.unknown().optional(),
+    autoconnect: autoconnect.optional(),
+    autoconnect_strategy: z.unknown().optional(),
+  })
+    .optional()
+    .describe("accepted for zenohd configs; zest routers do not gossip"),
+}).describe("how zenoh clients find this router (zenohd's `scouting` section)");
+
+/** The parsed `scouting` section, defaults filled in (`multicast` too when it was absent). */
+export type ScoutingConfig = z.infer<typeof scoutingSchema> & {
+  multicast: z.infer<typeof multicastScoutingSchema>;
+};
+
+/** True when this router answers SCOUTs: `enabled` and `listen` (its `router` value). */
+export function answersScouts(config: ScoutingConfig): boolean {
+  const { enabled, listen } = config.multicast;
+  return enabled && (typeof listen === "boolean" ? listen : (listen.router ?? true));
+}
+
+/** Reads the `scouting` section; throws an Error with a one-line reason naming the field. */
+export function parseScoutingConfig(value: unknown): ScoutingConfig {
+  const r = scoutingSchema.safeParse(value ?? {});
+  if (r.success) return { ...r.data, multicast: r.data.multicast ?? multicastScoutingSchema.parse({}) };
+  const issue = r.error.issues[0]!;
+  throw new Error(`${["scouting", ...issue.path.map(String)].join(".")}: ${issue.message}`);
+}

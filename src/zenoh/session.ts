@@ -1,0 +1,626 @@
+/**
+ * One zenoh client's or peer's session on the router (docs/zenoh-protocol.md): its network
+ * messages mapped onto a core `Session`, the same zenoh semantics the remote API door uses.
+ * PUSH → put/delete; REQUEST → get, answered with RESPONSE and RESPONSE_FINAL; DECLARE →
+ * key-expression ids, subscribers (fed with PUSH), queryables (fed with REQUEST), liveliness
+ * tokens; INTEREST → the declarations the router knows, now and as they change.
+ */
+import { Buffer } from "node:buffer";
+import type { Decision, Message } from "../access/access.js";
+import { Encoding, fromZenohEncoding } from "../core/encoding.js";
+import { errorMessage, ZestError } from "../core/errors.js";
+import type { Logger } from "../core/log.js";
+import type { Connectivity } from "../core/ports.js";
+import type { MatchingListener } from "../core/matching.js";
+import type { Query } from "../core/query.js";
+import type { Reply } from "../core/reply.js";
+import { makeSample, type Sample, withSampleExtras } from "../core/sample.js";
+import type { LivelinessToken, PutOptions, Queryable, Session, Subscriber } from "../core/session.js";
+import { intersects } from "../keyexpr/index.js";
+import { toKeyExpr } from "../core/key.js";
+import { qosByte, qosOfByte, type WireExpr } from "./codec/core.js";
+import type { Declaration } from "./codec/declarations.js";
+import {
+  encodeDeclare,
+  encodePush,
+  encodeRequest,
+  encodeResponseErr,
+  encodeResponseFinal,
+  encodeResponseReply,
+  type InterestMsg,
+  InterestOption,
+  type NetworkMsg,
+  type PushMsg,
+  type RequestMsg,
+  type ResponseMsg,
+} from "./codec/network.js";
+import type { PushBody } from "./codec/zenoh.js";
+import type { NetworkHandler, PeerInfo, ZenohLink } from "./link.js";
+
+/** The limits of one zenoh session. */
+export interface SessionLimits {
+  /** Subscribers, queryables, tokens and interests together. */
+  maxDeclarations: number;
+  /** Key-expression ids the peer may declare. */
+  maxKeyExprIds: number;
+  /** Its gets in flight. */
+  maxPendingGets: number;
+  /** Router queries waiting on its queryables. */
+  maxPendingQueries: number;
+  /** The longest a get of its may run (ms). */
+  maxQueryTimeoutMs: number;
+}
+
+/** Access control's decision on one message on one key expression (undefined: everything allowed). */
+export type Guard = (message: Message, key: string) => Decision;
+
+/** Zenoh's default encoding (`zenoh/bytes`), for samples that carry none. */
+const DEFAULT_ENCODING = fromZenohEncoding(0, "");
+const EMPTY = Buffer.alloc(0);
+const NO_KEY: WireExpr = { scope: 0, suffix: "", senderMapping: false };
+
+/** One INTEREST's future part: what it watches, to stop it on INTEREST final or close. */
+interface InterestWatch {
+  stop(): void;
+}
+
+export class ZenohSession implements NetworkHandler {
+  private readonly keyexprs = new Map<number, string>();
+  private readonly subscribers = new Map<number, Subscriber>();
+  private readonly queryables = new Map<number, Queryable>();
+  private readonly tokens = new Map<number, LivelinessToken>();
+  /** Keys of this peer's own tokens (with counts), never echoed back to it. */
+  private readonly ownTokens = new Map<string, number>();
+  private readonly interests = new Map<number, InterestWatch>();
+  /** Router queries this peer's queryables are answering, by request id. */
+  private readonly incoming = new Map<number, { query: Query; done: () => void }>();
+  private nextRequestId = 0;
+  /** Declaration ids the router gives in answers to interests. */
+  private nextDeclId = 0;
+  private pendingGets = 0;
+  private closed = false;
+
+  constructor(
+    private readonly link: ZenohLink,
+    readonly peer: PeerInfo,
+    private readonly session: Session,
+    private readonly connectivity: Connectivity,
+    private readonly logger: Logger,
+    private readonly limits: SessionLimits,
+    private readonly guard?: Guard,
+  ) {}
+
+  /** True unless access control refuses `message` on `key` (wholly: a partial decision refuses). */
+  private allowed(message: Message, key: string): boolean {
+    return this.guard === undefined || this.guard(message, key) === "allow";
+  }
+
+  /** Throws `forbidden` unless access control allows `message` on all of `key`. */
+  private authorize(message: Message, key: string): void {
+    if (!this.allowed(message, key))
+      throw ZestError.forbidden(`access control: this session may not ${message.replace(/_/g, " ")} ${key}`);
+  }
+
+  /** Subscribers, queryables, tokens and interests held. */
+  get declarations(): number {
+    return this.subscribers.size + this.queryables.size + this.tokens.size + this.interests.size;
+  }
+
+  onMessage(msg: NetworkMsg): void {
+    switch (msg.kind) {
+      case "push":
+        this.onPush(msg);
+        return;
+      case "request":
+        this.onRequest(msg);
+        return;
+      case "response":
+        this.onResponse(msg);
+        return;
+      case "responseFinal":
+        this.incoming.get(msg.id)?.done();
+        return;
+      case "declare":
+        this.onDeclare(msg.decl);
+        return;
+      case "interest":
+        this.onInterest(msg);
+        return;
+      case "oam":
+        return;
+    }
+  }
+
+  onClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const i of this.interests.values()) i.stop();
+    this.interests.clear();
+    for (const { done } of [...this.incoming.values()]) done();
+    // Undeclares its subscribers, queryables and liveliness tokens: its tokens die with it.
+    this.session.close();
+  }
+
+  // ---- key expressions ----------------------------------------------------------------------
+
+  /** The key a wire expression names: the peer's declared prefix (if any) and the suffix, canonized. */
+  private resolve(ke: WireExpr): string {
+    let key = ke.suffix;
+    if (ke.scope !== 0) {
+      if (!ke.senderMapping) throw ZestError.badRequest(`key-expression id ${ke.scope} is not one the router declared`);
+      const prefix = this.keyexprs.get(ke.scope);
+      if (prefix === undefined) throw ZestError.badRequest(`unknown key-expression id ${ke.scope}`);
+      key = prefix + ke.suffix;
+    }
+    return toKeyExpr(key, this.session.keyExprLimits);
+  }
+
+  // ---- writes -------------------------------------------------------------------------------
+
+  private onPush(msg: PushMsg): void {
+    let key: string;
+    try {
+      key = this.resolve(msg.key);
+    } catch (err) {
+      this.logger.info({ zid: this.peer.zid, err: errorMessage(err) }, "zenoh PUSH with a bad key expression dropped");
+      return;
+    }
+    this.write(key, msg.body, msg.qos);
+  }
+
+  private write(key: string, b: PushBody, qos: number): void {
+    if (!this.allowed(b.kind, key)) {
+      this.logger.info({ zid: this.peer.zid, key, kind: b.kind }, "zenoh write refused by access control");
+      return;
+    }
+    // Without a timestamp, Session stamps it with the router's clock, as zenohd with timestamping on.
+    const options: PutOptions = { qos: qosOfByte(qos), allowedDestination: "remote" };
+    if (b.timestamp) options.timestamp = b.timestamp;
+    // Payload and attachment are copied out of the socket's chunk: a stored value must not keep
+    // its whole batch alive.
+    if (b.attachment) options.attachment = Buffer.from(b.attachment);
+    let done: Promise<void>;
+    if (b.kind === "put") {
+      options.encoding = b.hasEncoding ? b.encoding : DEFAULT_ENCODING;
+      done = this.session.put(key, Buffer.from(b.payload), options);
+    } else done = this.session.delete(key, options);
+    done.catch((err: unknown) =>
+      this.logger.info({ zid: this.peer.zid, key, err: errorMessage(err) }, "zenoh write failed"),
+    );
+  }
+
+  /** Hands a sample to this peer's subscriber as a PUSH (dropped first when the peer reads slowly and it may be). */
+  private sendSample(sample: Sample): void {
+    if (this.guard !== undefined && !this.allowed("declare_subscriber", sample.key)) return;
+    const w = this.link.startMessage(sample.qos?.congestionControl !== "block");
+    if (w === undefined) return;
+    encodePush(w, { scope: 0, suffix: sample.key, senderMapping: false }, pushBodyOf(sample), qosByte(sample.qos));
+    this.link.endMessage();
+  }
+
+  // ---- gets from this peer ------------------------------------------------------------------
+
+  private onRequest(msg: RequestMsg): void {
+    if (msg.body.kind === "push") {
+      // A put or delete sent as a request (zenoh's "reliable write"): apply it, then end the request.
+      try {
+        this.write(this.resolve(msg.key), msg.body.push, msg.qos);
+      } catch (err) {
+        this.sendErr(msg.id, err);
+      }
+      this.sendFinal(msg.id);
+      return;
+    }
+    const q = msg.body.query;
+    let key: string;
+    try {
+      key = this.resolve(msg.key);
+      if (this.guard !== undefined && this.guard("query", key) === "deny")
+        throw ZestError.forbidden(`access control: this session may not query ${key}`);
+      if (this.pendingGets >= this.limits.maxPendingGets)
+        throw ZestError.unavailable(
+          `this session already has ${this.limits.maxPendingGets} gets in flight (the limit)`,
+        );
+    } catch (err) {
+      this.sendErr(msg.id, err);
+      this.sendFinal(msg.id);
+      return;
+    }
+    const timeoutMs = msg.timeoutMs === 0 ? undefined : Math.min(msg.timeoutMs, this.limits.maxQueryTimeoutMs);
+    let budget = msg.budget === 0 ? Number.POSITIVE_INFINITY : msg.budget;
+    this.pendingGets++;
+    this.session
+      .getStream(
+        { key, parameters: q.parameters },
+        (reply) => {
+          // A query allowed in part gets the replies on keys it may read.
+          if (reply.kind === "ok" && this.guard !== undefined && !this.allowed("query", reply.sample.key)) return;
+          if (budget-- > 0) this.sendReply(msg.id, reply);
+        },
+        {
+          timeoutMs,
+          consolidation: q.consolidation,
+          target: msg.target,
+          allowedDestination: "remote",
+          ...(q.body ? { payload: Buffer.from(q.body.payload), encoding: q.body.encoding } : {}),
+          ...(q.attachment ? { attachment: Buffer.from(q.attachment) } : {}),
+        },
+      )
+      .catch((err: unknown) => this.sendErr(msg.id, err))
+      .finally(() => {
+        this.pendingGets--;
+        this.sendFinal(msg.id);
+      });
+  }
+
+  private sendReply(id: number, reply: Reply): void {
+    if (reply.kind === "err") {
+      const w = this.link.startMessage(false);
+      if (w === undefined) return;
+      encodeResponseErr(w, id, NO_KEY, { encoding: reply.encoding, payload: reply.payload });
+      this.link.endMessage();
+      return;
+    }
+    const s = reply.sample;
+    const w = this.link.startMessage(false);
+    if (w === undefined) return;
+    encodeResponseReply(w, id, { scope: 0, suffix: s.key, senderMapping: false }, pushBodyOf(s));
+    this.link.endMessage();
+  }
+
+  private sendErr(id: number, err: unknown): void {
+    const e = err instanceof ZestError ? err : new ZestError("internal", errorMessage(err));
+    const w = this.link.startMessage(false);
+    if (w === undefined) return;
+    encodeResponseErr(w, id, NO_KEY, {
+      encoding: Encoding.TEXT_PLAIN,
+      payload: Buffer.from(`${e.kind}: ${e.message}`),
+    });
+    this.link.endMessage();
+  }
+
+  private sendFinal(id: number): void {
+    const w = this.link.startMessage(false);
+    if (w === undefined) return;
+    encodeResponseFinal(w, id);
+    this.link.endMessage();
+  }
+
+  // ---- queries to this peer's queryables ----------------------------------------------------
+
+  private forwardQuery(query: Query): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.incoming.size >= this.limits.maxPendingQueries) {
+      query.replyErr(
+        `unavailable: the queryable's session has ${this.limits.maxPendingQueries} queries pending (the limit)`,
+        {
+          errorKind: "unavailable",
+        },
+      );
+      return Promise.resolve();
+    }
+    this.nextRequestId = (this.nextRequestId + 1) >>> 0;
+    const id = this.nextRequestId;
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        if (this.incoming.get(id)?.query === query) this.incoming.delete(id);
+        resolve();
+      };
+      this.incoming.set(id, { query, done });
+      query.onFinished(done);
+      const w = this.link.startMessage(false);
+      if (w === undefined) {
+        done();
+        return;
+      }
+      encodeRequest(w, {
+        id,
+        key: { scope: 0, suffix: query.key, senderMapping: false },
+        target: "all",
+        query: {
+          consolidation: "auto",
+          parameters: query.parameters.raw,
+          ...(query.payload !== undefined || query.encoding !== undefined
+            ? { body: { encoding: query.encoding ?? "", payload: query.payload ?? EMPTY } }
+            : {}),
+          ...(query.attachment ? { attachment: query.attachment } : {}),
+        },
+      });
+      this.link.endMessage();
+    });
+  }
+
+  private onResponse(msg: ResponseMsg): void {
+    const q = this.incoming.get(msg.id)?.query;
+    if (q === undefined) {
+      this.logger.debug({ zid: this.peer.zid, id: msg.id }, "zenoh RESPONSE for an unknown or finished query dropped");
+      return;
+    }
+    if (msg.body.kind === "err") {
+      const e = msg.body.err;
+      q.replyErr(Buffer.from(e.payload), { encoding: e.encoding === "" ? DEFAULT_ENCODING : e.encoding });
+      return;
+    }
+    let key: string;
+    try {
+      key = this.resolve(msg.key);
+    } catch (err) {
+      this.logger.info({ zid: this.peer.zid, err: errorMessage(err) }, "zenoh reply with a bad key expression dropped");
+      return;
+    }
+    if (!this.allowed("declare_queryable", key)) {
+      this.logger.info({ zid: this.peer.zid, key }, "zenoh reply on a key the session may not answer for dropped");
+      return;
+    }
+    if (!q.parameters.has("_anyke") && key !== q.key && !intersects(q.key, key)) {
+      this.logger.info(
+        { zid: this.peer.zid, key, query: q.key },
+        "zenoh reply outside the query's key expression dropped",
+      );
+      return;
+    }
+    const b = msg.body.push;
+    const sample = withSampleExtras(
+      makeSample(
+        key,
+        b.kind,
+        b.kind === "put" ? Buffer.from(b.payload) : EMPTY,
+        b.kind === "put" ? (b.hasEncoding ? b.encoding : DEFAULT_ENCODING) : Encoding.EMPTY,
+        b.timestamp,
+      ),
+      { ...(b.attachment ? { attachment: Buffer.from(b.attachment) } : {}) },
+    );
+    q.replySample(sample);
+  }
+
+  // ---- declarations -------------------------------------------------------------------------
+
+  private checkDeclarationLimit(): void {
+    if (this.declarations >= this.limits.maxDeclarations)
+      throw ZestError.tooLarge(`this session already holds ${this.limits.maxDeclarations} declarations (the limit)`);
+  }
+
+  private onDeclare(d: Declaration): void {
+    try {
+      this.declare(d);
+    } catch (err) {
+      // zenoh has no refusal for a declaration: log it, and the peer's declaration stays without effect.
+      this.logger.info({ zid: this.peer.zid, decl: d.kind, err: errorMessage(err) }, "zenoh declaration refused");
+    }
+  }
+
+  private declare(d: Declaration): void {
+    switch (d.kind) {
+      case "keyexpr": {
+        if (!this.keyexprs.has(d.id) && this.keyexprs.size >= this.limits.maxKeyExprIds)
+          throw ZestError.tooLarge(
+            `this session already declared ${this.limits.maxKeyExprIds} key-expression ids (the limit)`,
+          );
+        // A declared prefix need not be a whole key expression on its own: kept as written, checked on use.
+        const prefix = d.key.scope === 0 ? d.key.suffix : this.resolve(d.key);
+        if (prefix.length > this.session.keyExprLimits.maxLength)
+          throw ZestError.tooLarge("declared key expression too long");
+        this.keyexprs.set(d.id, prefix);
+        return;
+      }
+      case "unkeyexpr":
+        this.keyexprs.delete(d.id);
+        return;
+      case "subscriber": {
+        this.checkDeclarationLimit();
+        const key = this.resolve(d.key);
+        if (this.guard !== undefined && this.guard("declare_subscriber", key) === "deny")
+          throw ZestError.forbidden(`access control: this session may not subscribe to ${key}`);
+        this.subscribers.get(d.id)?.undeclare();
+        this.subscribers.set(
+          d.id,
+          this.session.declareSubscriber(key, (s) => this.sendSample(s), { allowedOrigin: "remote" }),
+        );
+        return;
+      }
+      case "unsubscriber":
+        this.subscribers.get(d.id)?.undeclare();
+        this.subscribers.delete(d.id);
+        return;
+      case "queryable": {
+        this.checkDeclarationLimit();
+        const key = this.resolve(d.key);
+        this.authorize("declare_queryable", key);
+        this.queryables.get(d.id)?.undeclare();
+        this.queryables.set(
+          d.id,
+          this.session.declareQueryable(key, (q) => this.forwardQuery(q), {
+            complete: d.complete,
+            allowedOrigin: "remote",
+          }),
+        );
+        return;
+      }
+      case "unqueryable":
+        this.queryables.get(d.id)?.undeclare();
+        this.queryables.delete(d.id);
+        return;
+      case "token": {
+        this.checkDeclarationLimit();
+        const key = this.resolve(d.key);
+        this.authorize("liveliness_token", key);
+        if (this.tokens.has(d.id)) return;
+        this.ownTokens.set(key, (this.ownTokens.get(key) ?? 0) + 1);
+        this.tokens.set(d.id, this.session.declareLivelinessToken(key));
+        return;
+      }
+      case "untoken": {
+        const t = this.tokens.get(d.id);
+        if (t === undefined) return;
+        this.tokens.delete(d.id);
+        const n = (this.ownTokens.get(t.key) ?? 1) - 1;
+        if (n <= 0) this.ownTokens.delete(t.key);
+        else this.ownTokens.set(t.key, n);
+        t.undeclare();
+        return;
+      }
+      case "final":
+        return;
+    }
+  }
+
+  // ---- interests ----------------------------------------------------------------------------
+
+  private sendDeclare(decl: Declaration, interestId?: number): void {
+    const w = this.link.startMessage(false);
+    if (w === undefined) return;
+    encodeDeclare(w, decl, interestId);
+    this.link.endMessage();
+  }
+
+  private onInterest(m: InterestMsg): void {
+    if (!m.current && !m.future) {
+      this.interests.get(m.id)?.stop();
+      this.interests.delete(m.id);
+      return;
+    }
+    let key = "**";
+    try {
+      if (m.key) key = this.resolve(m.key);
+      if (m.future) this.checkDeclarationLimit();
+    } catch (err) {
+      this.logger.info({ zid: this.peer.zid, err: errorMessage(err) }, "zenoh INTEREST refused");
+      if (m.current) this.sendDeclare({ kind: "final" }, m.id);
+      return;
+    }
+    const restricted = m.key !== undefined;
+    const aggregate = restricted && (m.options & InterestOption.AGGREGATE) !== 0;
+    const stops: Array<() => void> = [];
+    const interestId = m.current ? m.id : undefined;
+    if ((m.options & InterestOption.SUBSCRIBERS) !== 0)
+      stops.push(...this.answerDeclarations("subscribers", key, aggregate, interestId, m.future));
+    if ((m.options & InterestOption.QUERYABLES) !== 0)
+      stops.push(...this.answerDeclarations("queryables", key, aggregate, interestId, m.future));
+    if ((m.options & InterestOption.TOKENS) !== 0) stops.push(...this.answerTokens(key, interestId, m.future));
+    if (m.current) this.sendDeclare({ kind: "final" }, m.id);
+    if (m.future) {
+      this.interests.get(m.id)?.stop();
+      this.interests.set(m.id, {
+        stop: () => {
+          for (const stop of stops) stop();
+        },
+      });
+    }
+  }
+
+  /**
+   * Declares the subscribers (or queryables) matching `key` that are not this peer's own: one
+   * declaration of `key` itself when aggregated (what a client's publisher or querier asks, to
+   * know whether anyone listens), each key otherwise. With `future`, keeps declaring and
+   * undeclaring as they come and go; returns the function that stops that.
+   */
+  private answerDeclarations(
+    kind: "subscribers" | "queryables",
+    key: string,
+    aggregate: boolean,
+    interestId: number | undefined,
+    future: boolean,
+  ): Array<() => void> {
+    const declOf = (id: number, k: string): Declaration =>
+      kind === "subscribers"
+        ? { kind: "subscriber", id, key: { scope: 0, suffix: k, senderMapping: false } }
+        : { kind: "queryable", id, key: { scope: 0, suffix: k, senderMapping: false }, complete: false, distance: 0 };
+    const undeclOf = (id: number, k: string): Declaration =>
+      kind === "subscribers"
+        ? { kind: "unsubscriber", id, key: { scope: 0, suffix: k, senderMapping: false } }
+        : { kind: "unqueryable", id, key: { scope: 0, suffix: k, senderMapping: false } };
+    const declared = new Map<string, number>();
+    const sync = (interest: number | undefined): void => {
+      const now = aggregate
+        ? this.session.matchingStatus(key, kind, { allowedDestination: "remote" })
+          ? [key]
+          : []
+        : this.session.matchingKeys(key, kind, { allowedDestination: "remote" });
+      const seen = new Set(now);
+      for (const [k, id] of declared)
+        if (!seen.has(k)) {
+          declared.delete(k);
+          this.sendDeclare(undeclOf(id, k));
+        }
+      for (const k of now)
+        if (!declared.has(k)) {
+          const id = ++this.nextDeclId;
+          declared.set(k, id);
+          this.sendDeclare(declOf(id, k), interest);
+        }
+    };
+    if (interestId !== undefined) sync(interestId);
+    else if (future) {
+      // Future only: what exists now is not announced, but its later removal must not be either.
+      const now = aggregate
+        ? this.session.matchingStatus(key, kind, { allowedDestination: "remote" })
+          ? [key]
+          : []
+        : this.session.matchingKeys(key, kind, { allowedDestination: "remote" });
+      for (const k of now) declared.set(k, ++this.nextDeclId);
+    }
+    if (!future) return [];
+    const listener: MatchingListener = this.session.declareMatchingListener(
+      key,
+      kind,
+      () => {
+        if (aggregate) sync(undefined);
+      },
+      { allowedDestination: "remote" },
+    );
+    // Non-aggregated answers follow every declaration change, not only matching flips.
+    const stopChanges = aggregate ? () => {} : this.connectivity.onChange(() => queueSync());
+    let scheduled = false;
+    const queueSync = (): void => {
+      if (scheduled) return;
+      scheduled = true;
+      queueMicrotask(() => {
+        scheduled = false;
+        if (!this.closed) sync(undefined);
+      });
+    };
+    return [() => listener.undeclare(), stopChanges];
+  }
+
+  /** Declares the live tokens matching `key` (not this peer's own); with `future`, follows them. */
+  private answerTokens(key: string, interestId: number | undefined, future: boolean): Array<() => void> {
+    const ids = new Map<string, number>();
+    if (interestId !== undefined) {
+      for (const s of this.session.livelinessGet(key)) {
+        if (this.ownTokens.has(s.key) || !this.allowed("liveliness_query", s.key)) continue;
+        const id = ++this.nextDeclId;
+        ids.set(s.key, id);
+        this.sendDeclare({ kind: "token", id, key: { scope: 0, suffix: s.key, senderMapping: false } }, interestId);
+      }
+    }
+    if (!future) return [];
+    const sub = this.session.declareLivelinessSubscriber(key, (s) => {
+      if (this.ownTokens.has(s.key) || !this.allowed("declare_liveliness_subscriber", s.key)) return;
+      if (s.kind === "put") {
+        if (ids.has(s.key)) return;
+        const id = ++this.nextDeclId;
+        ids.set(s.key, id);
+        this.sendDeclare({ kind: "token", id, key: { scope: 0, suffix: s.key, senderMapping: false } });
+      } else {
+        const id = ids.get(s.key);
+        if (id === undefined) return;
+        ids.delete(s.key);
+        this.sendDeclare({ kind: "untoken", id, key: { scope: 0, suffix: s.key, senderMapping: false } });
+      }
+    });
+    return [() => sub.undeclare()];
+  }
+}
+
+/** A sample as the PUT or DEL of a PUSH or a reply. */
+function pushBodyOf(s: Sample): PushBody {
+  const b: PushBody = {
+    kind: s.kind,
+    encoding: s.encoding,
+    hasEncoding: s.kind === "put" && s.encoding !== "",
+    payload: s.payload,
+  };
+  if (s.timestamp) b.timestamp = s.timestamp;
+  if (s.attachment) b.attachment = s.attachment;
+  return b;
+}

@@ -1,0 +1,179 @@
+/**
+ * The zenoh-pico example programs as test counterparts (and benchmark clients).
+ *
+ * The programs are found in `$ZENOH_PICO_BIN`, by default `../shared/tools/zenoh-pico/bin`
+ * beside the repository (CI's clone has `shared/` there, read-only). On a machine without them a
+ * test skips with one line (`picoSkip`); under CI (`CI=true`) a missing program fails the test.
+ * They run only inside a loopback-only network namespace (see ./netns.ts): a pico client without
+ * `-e` scouts with UDP multicast, which must never leave the machine.
+ *
+ * ```ts
+ * test("z_info prints its zid", { skip: picoSkip("z_info") }, async () => {
+ *   const info = runPico("z_info", ["-e", `tcp/127.0.0.1:${port}`]);
+ *   try {
+ *     await info.waitFor(/^own id: [0-9a-f]+$/);
+ *   } finally {
+ *     await info.stop();
+ *   }
+ * });
+ * ```
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { accessSync, constants, existsSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { killAtExit } from "./child-processes.js";
+import { assertLoopbackOnly, loopbackOnly, UNDER_CI } from "./netns.js";
+import { REPO_ROOT } from "./repo.js";
+
+/**
+ * Where the pico programs are: `$ZENOH_PICO_BIN` (relative to the repository root), else
+ * `../shared/tools/zenoh-pico/bin`. Without the variable, the directories above that are tried
+ * too (`../../shared/...`), so that a git worktree one level deeper finds the same programs.
+ */
+export const PICO_BIN = (() => {
+  const dir = process.env.ZENOH_PICO_BIN;
+  if (dir !== undefined && dir !== "") return isAbsolute(dir) ? dir : resolve(REPO_ROOT, dir);
+  const suffix = join("shared", "tools", "zenoh-pico", "bin");
+  for (let up = dirname(REPO_ROOT); ; up = dirname(up)) {
+    if (existsSync(join(up, suffix))) return join(up, suffix);
+    if (dirname(up) === up) return resolve(REPO_ROOT, "..", suffix);
+  }
+})();
+
+/** The path of pico program `name` (e.g. `z_put`). */
+export function picoPath(name: string): string {
+  return join(PICO_BIN, name);
+}
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The `skip` option for a test that runs the named pico programs: a one-line reason when one of
+ * them is missing or the test is not inside a loopback-only namespace, else `false`. Under CI it
+ * is always `false`: what is missing there fails the test (in `runPico`) instead of skipping it.
+ */
+export function picoSkip(...programs: string[]): string | false {
+  if (UNDER_CI) return false;
+  const missing = programs.filter((p) => !executable(picoPath(p)));
+  if (missing.length > 0)
+    return `zenoh-pico programs not found in ${PICO_BIN} (${missing.join(", ")}; set ZENOH_PICO_BIN)`;
+  if (!loopbackOnly()) return "pico programs run only inside a loopback-only network namespace (*.netns.test.ts)";
+  return false;
+}
+
+/** A running pico program. */
+export interface PicoProgram {
+  readonly name: string;
+  readonly proc: ChildProcess;
+  /** Every line it printed so far, stdout and stderr interleaved as they arrived. */
+  lines(): readonly string[];
+  /**
+   * Resolves with the first line (printed so far, or later) that matches `pattern`. Rejects,
+   * quoting the output, when `timeoutMs` passes or the program exits first.
+   */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves when the program exits, with its exit code (null when killed by a signal). */
+  exited(): Promise<number | null>;
+  /** SIGTERM, then SIGKILL after 2 s; resolves when the program is gone. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** Options of `runPico`. */
+export interface RunPicoOptions {
+  /** Extra environment (e.g. `ZENOH_LOG`). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Starts pico program `name` with `args`, under `stdbuf -oL` so that its output arrives line by
+ * line. Throws when the program is missing or this process is not in a loopback-only namespace.
+ * The program is killed when the test process exits, whatever happens to the test.
+ */
+export function runPico(name: string, args: readonly string[] = [], opts: RunPicoOptions = {}): PicoProgram {
+  assertLoopbackOnly(`pico program ${name}`);
+  const path = picoPath(name);
+  if (!executable(path)) throw new Error(`zenoh-pico program ${name} not found in ${PICO_BIN} (set ZENOH_PICO_BIN)`);
+  const proc = spawn("stdbuf", ["-oL", "-eL", path, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...opts.env },
+  });
+  killAtExit(proc);
+
+  const lines: string[] = [];
+  const waiters = new Set<() => void>();
+  let exitCode: number | null | undefined;
+  const gone = new Promise<number | null>((resolveExit) => {
+    proc.once("close", (code) => {
+      exitCode = code;
+      resolveExit(code);
+      for (const w of waiters) w();
+    });
+  });
+  for (const stream of [proc.stdout!, proc.stderr!]) {
+    let partial = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => {
+      const parts = (partial + chunk).split("\n");
+      partial = parts.pop()!;
+      if (parts.length === 0) return;
+      lines.push(...parts);
+      for (const w of waiters) w();
+    });
+    stream.on("end", () => {
+      if (partial !== "") lines.push(partial);
+      partial = "";
+    });
+  }
+
+  const tail = (): string => lines.slice(-30).join("\n");
+  return {
+    name,
+    proc,
+    lines: () => lines,
+    waitFor(pattern, timeoutMs = 10_000) {
+      let from = 0;
+      return new Promise<string>((resolveLine, reject) => {
+        const check = (): void => {
+          for (; from < lines.length; from++) {
+            if (pattern.test(lines[from]!)) {
+              done();
+              resolveLine(lines[from]!);
+              return;
+            }
+          }
+          if (exitCode !== undefined) {
+            done();
+            reject(new Error(`${name} exited (${exitCode}) before printing ${pattern}; its output:\n${tail()}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(
+            new Error(`${name} printed no line matching ${pattern} within ${timeoutMs} ms; its output:\n${tail()}`),
+          );
+        }, timeoutMs);
+        const done = (): void => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    exited: () => gone,
+    async stop() {
+      if (exitCode !== undefined) return;
+      proc.kill("SIGTERM");
+      const t = setTimeout(() => proc.kill("SIGKILL"), 2_000);
+      await gone;
+      clearTimeout(t);
+    },
+  };
+}
