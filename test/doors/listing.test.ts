@@ -22,13 +22,14 @@ test("every door appears in locators, in the admin space and in the metrics", as
         remote_api: { websocket_port: "127.0.0.1:0" },
         line: { port: "127.0.0.1:0", max_connections_per_address: 1 },
       },
+      listen: { endpoints: ["tcp/127.0.0.1:0"] },
     },
     { logger: silentLogger, doors: [lineDoor] },
   );
   try {
     assert.deepEqual(
       zest.doors.map((d) => d.name),
-      ["rest", "remote_api", "line"],
+      ["rest", "remote_api", "zenoh", "line"],
     );
     const zid = zest.router.zid;
     const value = async (key: string): Promise<unknown> => {
@@ -37,16 +38,17 @@ test("every door appears in locators, in the admin space and in the metrics", as
       return JSON.parse(Buffer.from(reply.sample.payload).toString("utf8"));
     };
     const router = (await value(`@/router/${zid}`)) as { locators: string[]; plugins: Record<string, unknown> };
-    assert.equal(router.locators.length, 3);
+    assert.equal(router.locators.length, 4);
     assert.match(router.locators[0]!, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.match(router.locators[1]!, /^ws:\/\/127\.0\.0\.1:\d+$/);
-    assert.match(router.locators[2]!, /^tcp:\/\/127\.0\.0\.1:\d+$/);
-    assert.deepEqual(Object.keys(router.plugins).sort(), ["line", "remote_api", "rest", "storage_manager"]);
+    assert.match(router.locators[2]!, /^tcp\/127\.0\.0\.1:\d+$/);
+    assert.match(router.locators[3]!, /^tcp:\/\/127\.0\.0\.1:\d+$/);
+    assert.deepEqual(Object.keys(router.plugins).sort(), ["line", "remote_api", "rest", "storage_manager", "zenoh"]);
     const remote = (await value(`@/router/${zid}/status/plugins/remote_api/status`)) as { connections: number };
     assert.equal(remote.connections, 0);
 
     // One line connection held, a second refused by the cap: the metrics count both, per door.
-    const port = Number(new URL(router.locators[2]!).port);
+    const port = Number(new URL(router.locators[3]!).port);
     const held = connect({ host: "127.0.0.1", port });
     await new Promise((resolve) => held.once("connect", resolve));
     const refused = connect({ host: "127.0.0.1", port });
