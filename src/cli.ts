@@ -37,6 +37,8 @@ interface Flags {
   remoteApiPort?: string;
   /** zenoh endpoints (`-l`, as zenohd names it): the zenoh protocol door, docs/zenoh-protocol.md. */
   listen: string[];
+  /** False with `--no-multicast-scouting` (zenohd's flag): no answer to SCOUTs. */
+  multicastScouting: boolean;
   verbose: number;
 }
 
@@ -89,6 +91,7 @@ function program(): Command {
       collect,
       [],
     )
+    .option("--no-multicast-scouting", "do not answer zenoh multicast scouting (as zenohd's flag)")
     .option("-v, --verbose", "more logs: -v info, -vv debug", count, 0)
     .helpOption("-h, --help", "show this help")
     .showSuggestionAfterError(false)
@@ -132,6 +135,12 @@ function buildConfig(flags: Flags): ZestConfig {
       }
     }
     config.listen = { ...config.listen, endpoints: flags.listen };
+  }
+  if (!flags.multicastScouting) {
+    const scouting = (typeof config.scouting === "object" && config.scouting !== null ? config.scouting : {}) as {
+      multicast?: object;
+    };
+    config.scouting = { ...scouting, multicast: { ...scouting.multicast, enabled: false } };
   }
   if (flags.id !== undefined) config.id = flags.id;
   if (flags.dataDir !== undefined) config.data_dir = flags.dataDir;
