@@ -32,6 +32,8 @@ interface Flags {
   restTlsKey?: string;
   /** zenoh endpoints (`-l`, as zenohd names it): the zenoh protocol door, docs/zenoh-protocol.md. */
   listen: string[];
+  /** False with `--no-multicast-scouting` (zenohd's flag): no answer to SCOUTs. */
+  multicastScouting: boolean;
   verbose: number;
   /** The doors' own flags (`--remote-api-port`...), by commander's camel-case name. */
   [doorFlag: string]: unknown;
@@ -89,7 +91,8 @@ function program(): Command {
       "zenoh endpoint to listen on, tcp/<ip>:<port> or tcp/[<ipv6>]:<port> (repeatable; default tcp/127.0.0.1:7447)",
       collect,
       [],
-    );
+    )
+    .option("--no-multicast-scouting", "do not answer zenoh multicast scouting (as zenohd's flag)");
   for (const f of DOOR_FLAGS) cmd.option(`--${f.flag} <${f.value}>`, f.description);
   return cmd
     .option("-v, --verbose", "more logs: -v info, -vv debug", count, 0)
@@ -131,6 +134,9 @@ function buildConfig(flags: Flags): ZestConfig {
       }
     }
     section(config, "listen").endpoints = flags.listen;
+  }
+  if (!flags.multicastScouting) {
+    section(config, "scouting", "multicast").enabled = false;
   }
   if (flags.id !== undefined) config.id = flags.id;
   if (flags.dataDir !== undefined) config.data_dir = flags.dataDir;

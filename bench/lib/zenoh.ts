@@ -47,13 +47,17 @@ export async function inLoopbackNamespace(name: string, measure: () => Promise<B
   return JSON.parse(last) as BenchResult;
 }
 
-/** A zest child process with the zenoh door (bench/workers/zenoh-door.mjs) on `locator`. */
+/** A zest child process with the zenoh door on `locator`. */
 export interface ZenohZest extends ServerProcess {
   /** `tcp/127.0.0.1:<port>` */
   readonly locator: string;
 }
 
-/** Starts the built `zest` with REST on a free port and the zenoh door on another. */
+/**
+ * Starts the built `zest` with REST on a free port and the zenoh door on another (`-l`), without
+ * multicast scouting (every benchmark client is given the endpoint), and the plugin that settles
+ * the heap on a put to `bench/zenoh/gc` (workers/gc-on-put.mjs).
+ */
 export async function spawnZenohZest(
   label = "zest",
   extraArgs: string[] = [],
@@ -61,8 +65,8 @@ export async function spawnZenohZest(
 ): Promise<ZenohZest> {
   const [port] = await freePorts(1);
   const locator = `tcp/127.0.0.1:${port}`;
-  process.env.ZEST_BENCH_ZENOH_LISTEN = locator;
-  const server = await spawnZest(label, ["-P", join(BENCH_DIR, "workers", "zenoh-door.mjs"), ...extraArgs], nodeArgs);
+  const args = ["-l", locator, "--no-multicast-scouting", "-P", join(BENCH_DIR, "workers", "gc-on-put.mjs")];
+  const server = await spawnZest(label, [...args, ...extraArgs], nodeArgs);
   return { ...server, locator };
 }
 

@@ -253,21 +253,21 @@ describe("the zest command answers scouting for its zenoh door", { skip: netnsSk
     }
   });
 
-  test("with scouting.multicast.enabled false, a client given no endpoint finds nothing", {
-    skip: picoSkip("z_scout"),
-  }, async () => {
-    const zest = await startZest(["-l", "tcp/127.0.0.1:0", "--cfg", "scouting/multicast/enabled:false"]);
-    try {
-      const scout = runPico("z_scout");
+  for (const off of [["--cfg", "scouting/multicast/enabled:false"], ["--no-multicast-scouting"]]) {
+    test(`with ${off.join(" ")}, a client given no endpoint finds nothing`, { skip: picoSkip("z_scout") }, async () => {
+      const zest = await startZest(["-l", "tcp/127.0.0.1:0", ...off]);
       try {
-        await scout.waitFor(/Did not find any zenoh process/, 10_000);
+        const scout = runPico("z_scout");
+        try {
+          await scout.waitFor(/Did not find any zenoh process/, 10_000);
+        } finally {
+          await scout.stop();
+        }
       } finally {
-        await scout.stop();
+        await zest.stop();
       }
-    } finally {
-      await zest.stop();
-    }
-  });
+    });
+  }
 
   test("a bad scouting section stops zest with a one-line error naming the field", async () => {
     const r = await runZestExpectingExit([
