@@ -259,8 +259,9 @@ export class ReplicationLog {
 
   /**
    * What differs between this log and another replica's digest, in that digest's eras. Hot
-   * sub-intervals that end less than `propagation_delay` before `nowMs` are left out: their
-   * samples may still be on their way.
+   * sub-intervals that begin less than `propagation_delay` before `nowMs` are left out: all their
+   * samples may still be on their way. (One that began earlier is compared, in-flight samples
+   * included: pulling one that was on its way anyway costs a little and changes nothing.)
    */
   compare(remote: Digest, nowMs: number): DigestDifference {
     const local = this.digest(nowMs, remote.current);
@@ -276,8 +277,8 @@ export class ReplicationLog {
     const hot: Array<{ interval: number; sub: number }> = [];
     const lh = new Map(local.hotSubs.map((h) => [`${h.interval}/${h.sub}`, h]));
     const consider = (interval: number, sub: number): void => {
-      const end = interval * this.settings.intervalMs + (sub + 1) * this.subMs;
-      if (end <= settled) hot.push({ interval, sub });
+      const start = interval * this.settings.intervalMs + sub * this.subMs;
+      if (start < settled) hot.push({ interval, sub });
     };
     for (const h of remote.hotSubs) {
       const id = `${h.interval}/${h.sub}`;

@@ -36,9 +36,10 @@ export const Op = {
 /** A malformed message. */
 export class ReplicationWireError extends Error {}
 
-/** A digest with the id of the router that took it. */
+/** A digest with the router and storage that took it. */
 export interface DigestMessage {
   readonly zid: string;
+  readonly storage: string;
   readonly digest: Digest;
 }
 
@@ -202,6 +203,7 @@ export function encodeDigest(m: DigestMessage): Buffer {
   const d = m.digest;
   w.u8(Op.digest);
   w.str8(m.zid);
+  w.str8(m.storage);
   w.f64(d.intervalMs);
   w.u16(d.subIntervals);
   w.u16(d.hot);
@@ -227,6 +229,8 @@ export function decodeDigest(buf: Buffer): DigestMessage {
   const r = new Reader(buf);
   header(r, Op.digest);
   const z = zid(r);
+  const storage = r.str8();
+  if (!/^[A-Za-z0-9_.-]+$/.test(storage)) throw new ReplicationWireError("malformed storage name");
   const intervalMs = r.int();
   const subIntervals = r.u16();
   const hot = r.u16();
@@ -247,6 +251,7 @@ export function decodeDigest(buf: Buffer): DigestMessage {
   r.end();
   return {
     zid: z,
+    storage,
     digest: { intervalMs, subIntervals, hot, warm, current, cold, warmIntervals, hotSubs, purgedBeforeMs },
   };
 }

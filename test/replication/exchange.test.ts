@@ -1,0 +1,201 @@
+/**
+ * Replicas of one storage on routers in one process, joined by NATS fabrics over a `MemoryHub`
+ * whose connections the test cuts and restores: exchange and repair, without processes.
+ */
+import assert from "node:assert/strict";
+import { after, afterEach, before, describe, test } from "node:test";
+import { silentLogger } from "../../src/core/log.js";
+import { Session } from "../../src/core/session.js";
+import { MemoryHub, type MemoryTransport } from "../../src/fabric/memory-transport.js";
+import { NatsFabric } from "../../src/fabric/nats-fabric.js";
+import type { ReplicationSettings } from "../../src/storage/replication/config.js";
+import { replicaSpace } from "../../src/storage/replication/replicator.js";
+import { StorageService } from "../../src/storage/service.js";
+import { MemoryBackend } from "../../src/storage/volumes/memory.js";
+import { eventually } from "../support/http.js";
+
+const TIMINGS = { heartbeatMs: 100, peerTimeoutMs: 500, ackTimeoutMs: 800, helloWaitMs: 200 };
+/** Short intervals, so that the periodic exchange runs within a test. */
+const SETTINGS: ReplicationSettings = {
+  intervalMs: 1_000,
+  subIntervals: 5,
+  hot: 3,
+  warm: 5,
+  propagationDelayMs: 50,
+  tombstoneRetentionMs: 60_000,
+};
+
+interface Replica {
+  session: Session;
+  transport: MemoryTransport;
+  service: StorageService;
+  backend: MemoryBackend;
+  close(): Promise<void>;
+}
+
+async function replica(
+  hub: MemoryHub,
+  zid: string,
+  settings: ReplicationSettings | "off" = SETTINGS,
+): Promise<Replica> {
+  let transport: MemoryTransport | undefined;
+  const fabric = new NatsFabric({
+    servers: [],
+    ...TIMINGS,
+    logger: silentLogger,
+    transport: async () => {
+      transport = hub.connect(zid);
+      return transport;
+    },
+  });
+  const session = await Session.open({ zid, fabric });
+  const backend = new MemoryBackend("d");
+  const service = new StorageService(
+    "d",
+    "d/**",
+    backend,
+    session,
+    silentLogger,
+    settings === "off" ? undefined : settings,
+  );
+  await service.start({ alignTimeoutMs: 1_000 });
+  return {
+    session,
+    transport: transport!,
+    service,
+    backend,
+    async close() {
+      await service.stop(false);
+      session.close();
+      await session.router.close();
+    },
+  };
+}
+
+/** Lets the fabric's outbox send what was queued this turn (samples leave at the end of a turn). */
+async function flushed(): Promise<void> {
+  for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+}
+
+/** Every key the backend holds, with value and timestamp, sorted. */
+async function held(r: Replica): Promise<string[]> {
+  return (await r.backend.query("d/**"))
+    .map((e) => `${e.key}=${e.payload.toString()}@${e.timestamp.toString()}`)
+    .sort();
+}
+
+describe("replicas in one process", () => {
+  const open: Replica[] = [];
+  // The fabric's and the replicas' timers never keep a process alive; this test's must.
+  let keepAlive: NodeJS.Timeout | undefined;
+  before(() => {
+    keepAlive = setInterval(() => undefined, 1_000);
+  });
+  after(() => clearInterval(keepAlive));
+  afterEach(async () => {
+    for (const r of open.splice(0)) await r.close();
+  });
+
+  test("writes one replica missed while cut off reach it after the heal, deletes included, and nothing deleted comes back", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A1");
+    const b = await replica(hub, "B1");
+    open.push(a, b);
+    await a.session.put("d/keep", "1");
+    await a.session.put("d/gone", "1");
+    await eventually(async () => (await held(b)).length === 2, 3_000, "b to get the first writes");
+    b.transport.disconnect();
+    await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+    for (let i = 0; i < 50; i++) await a.session.put(`d/new/${i}`, `v${i}`);
+    await a.session.delete("d/gone");
+    await a.session.put("d/keep", "2");
+    await flushed();
+    assert.equal((await held(b)).length, 2);
+    assert.equal(b.service.replicationStatus()?.behind, true);
+    b.transport.reconnect();
+    await eventually(async () => (await held(b)).join() === (await held(a)).join(), 5_000, "b to converge");
+    assert.equal((await held(b)).length, 51);
+    assert.equal((await b.backend.lookup("d/gone"))?.deleted, true);
+    await eventually(async () => b.service.replicationStatus()?.behind === false, 3_000, "b to be up to date");
+    assert.ok(b.service.replicationStatus()!.keys_repaired >= 51);
+  });
+
+  test("writes on both sides of a cut converge to the newest per key on both", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A2");
+    const b = await replica(hub, "B2");
+    open.push(a, b);
+    await a.session.put("d/x", "a0");
+    await a.session.put("d/y", "a0");
+    await eventually(async () => (await held(b)).length === 2, 3_000, "b to get the first writes");
+    b.transport.disconnect();
+    await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+    await a.session.put("d/x", "a1");
+    // b writes alone: only its own storage takes it (the write says so).
+    await assert.rejects(b.session.put("d/y", "b1"), /reached this router's subscribers only/);
+    await assert.rejects(b.session.put("d/only-b", "b"), /reached this router's subscribers only/);
+    await a.session.delete("d/y"); // newer than b's put: the delete wins
+    await a.session.put("d/only-a", "a");
+    await flushed();
+    b.transport.reconnect();
+    await eventually(async () => (await held(a)).join() === (await held(b)).join(), 5_000, "both to converge");
+    const values = (await held(a)).map((s) => s.slice(0, s.indexOf("@")));
+    assert.deepEqual(values, ["d/only-a=a", "d/only-b=b", "d/x=a1"]);
+  });
+
+  test("a replica started after the others took writes catches up before it answers", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A3");
+    open.push(a);
+    for (let i = 0; i < 20; i++) await a.session.put(`d/k/${i}`, `${i}`);
+    await a.session.delete("d/k/0");
+    const b = await replica(hub, "B3");
+    open.push(b);
+    assert.equal((await held(b)).length, 19);
+    assert.equal((await b.backend.lookup("d/k/0"))?.deleted, true);
+    assert.equal(b.service.replicationStatus()?.behind, false);
+  });
+
+  test("a replica alone and known to be behind says so in its answer", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A4");
+    const b = await replica(hub, "B4");
+    open.push(b);
+    await a.session.put("d/x", "1");
+    await eventually(async () => (await held(b)).length === 1, 3_000, "b to get the write");
+    b.transport.disconnect();
+    await eventually(async () => b.service.replicationStatus()?.behind === true, 3_000, "b to know it is behind");
+    await a.close(); // a dies meanwhile: b comes back alone
+    b.transport.reconnect();
+    await eventually(
+      async () => b.session.router.fabric!.peers!().length === 0 && b.service.replicationStatus()?.peers.length === 0,
+      5_000,
+      "b to forget a",
+    );
+    const replies = await b.session.get("d/**");
+    assert.deepEqual(
+      replies.filter((r) => r.kind === "ok").map((r) => (r.kind === "ok" ? r.sample.key : "")),
+      ["d/x"],
+    );
+    const err = replies.find((r) => r.kind === "err");
+    assert.ok(err && err.kind === "err");
+    assert.equal(err.errorKind, "unavailable");
+    assert.match(err.payload.toString(), /storage d on router B4 may be behind its replicas/);
+  });
+
+  test("replication off: nothing is exchanged, and a missed write stays missed", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A5", "off");
+    const b = await replica(hub, "B5", "off");
+    open.push(a, b);
+    assert.equal(a.service.replicationStatus(), undefined);
+    b.transport.disconnect();
+    await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+    await a.session.put("d/x", "1");
+    await flushed();
+    b.transport.reconnect();
+    await new Promise((r) => setTimeout(r, 800));
+    assert.deepEqual(await held(b), []);
+    assert.equal(b.session.livelinessGet(`${replicaSpace("d/**")}/**`).length, 0);
+  });
+});
