@@ -10,6 +10,15 @@ import { MemoryHub, type MemoryTransport } from "../../src/fabric/memory-transpo
 import { NatsFabric } from "../../src/fabric/nats-fabric.js";
 import type { ReplicationSettings } from "../../src/storage/replication/config.js";
 import { replicaSpace } from "../../src/storage/replication/replicator.js";
+import { Buffer } from "node:buffer";
+import { Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
+import {
+  decodeDigest,
+  encodeDigest,
+  encodeEventsReply,
+  encodeValuesReply,
+  Op,
+} from "../../src/storage/replication/wire.js";
 import { StorageService } from "../../src/storage/service.js";
 import { MemoryBackend } from "../../src/storage/volumes/memory.js";
 import { eventually } from "../support/http.js";
@@ -197,5 +206,76 @@ describe("replicas in one process", () => {
     await new Promise((r) => setTimeout(r, 800));
     assert.deepEqual(await held(b), []);
     assert.equal(b.session.livelinessGet(`${replicaSpace("d/**")}/**`).length, 0);
+  });
+
+  test("what a replica sends is checked: events outside the key expression and values not asked for are dropped, a malformed query gets an error", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A6");
+    open.push(a);
+    // A liar on router C6: it claims a difference, then offers keys outside d/** and values nobody asked for.
+    const fabric = new NatsFabric({
+      servers: [],
+      ...TIMINGS,
+      logger: silentLogger,
+      transport: async () => hub.connect("C6"),
+    });
+    const c = await Session.open({ zid: "C6", fabric });
+    const address = `${replicaSpace("d/**")}/align/C6/d`;
+    const ms = Date.now() - 1_000;
+    const ts = new Timestamp(unixNanosToNtp64(BigInt(ms) * 1_000_000n), "C6");
+    const interval = Math.floor(ms / SETTINGS.intervalMs);
+    const sub = Math.floor((ms - interval * SETTINGS.intervalMs) / (SETTINGS.intervalMs / SETTINGS.subIntervals));
+    c.declareQueryable(address, (q) => {
+      const op = q.payload?.[0];
+      if (op === Op.digest) {
+        const theirs = decodeDigest(q.payload!).digest;
+        q.reply(
+          address,
+          encodeDigest({
+            zid: "C6",
+            storage: "d",
+            digest: {
+              ...theirs,
+              cold: { hi: 0, lo: 0 },
+              warmIntervals: [],
+              hotSubs: [{ interval, sub, fp: { hi: 1, lo: 1 } }],
+            },
+          }),
+        );
+      } else if (op === Op.events) {
+        for (const b of encodeEventsReply(0, [
+          { key: "x/outside", timestamp: ts, deleted: false },
+          { key: "d/ok", timestamp: ts, deleted: false },
+        ]))
+          q.reply(address, b);
+      } else if (op === Op.values) {
+        const v = (key: string) => ({
+          key,
+          timestamp: ts,
+          deleted: false,
+          encoding: "text/plain",
+          payload: Buffer.from(key),
+        });
+        for (const b of encodeValuesReply([v("d/ok"), v("d/sneaky"), v("x/outside")])) q.reply(address, b);
+      }
+    });
+    try {
+      await eventually(async () => (await held(a)).length > 0, 5_000, "a to pull from c");
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(
+        (await held(a)).map((e) => e.slice(0, e.indexOf("@"))),
+        ["d/ok=d/ok"],
+      );
+      assert.ok(a.service.replicationStatus()!.malformed_dropped >= 1);
+      // A malformed alignment query is answered with an error, and counted.
+      const before = a.service.replicationStatus()!.malformed_dropped;
+      const replies = await c.get(`${replicaSpace("d/**")}/align/A6/d`, { payload: Buffer.from([Op.subs, 0xff]) });
+      assert.equal(replies.length, 1);
+      assert.equal(replies[0]!.kind === "err" && replies[0]!.errorKind, "bad_input");
+      assert.equal(a.service.replicationStatus()!.malformed_dropped, before + 1);
+    } finally {
+      c.close();
+      await c.router.close();
+    }
   });
 });
