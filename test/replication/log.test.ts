@@ -35,6 +35,9 @@ describe("replication log", () => {
     b.record("k/2", ts(T0 + 300), false);
     b.record("k/1", ts(T0 + 10), false); // older than what b holds: refused
     assert.deepEqual(a.digest(T0 + 5_000), b.digest(T0 + 5_000));
+    assert.equal(a.fingerprint, b.fingerprint);
+    b.record("k/3", ts(T0), false);
+    assert.notEqual(a.fingerprint, b.fingerprint);
     assert.equal(a.size, 2);
     assert.equal(a.tombstoneCount, 1);
   });

@@ -36,7 +36,7 @@ interface ReplicaHealth {
   behind: boolean;
   keys_repaired: number;
   last_exchange: string | null;
-  log: { keys: number; tombstones: number };
+  log: { keys: number; tombstones: number; fingerprint: string };
 }
 
 describe("replicas across a partition (real nats-server, real routers, a TCP proxy)", () => {
@@ -132,6 +132,7 @@ describe("replicas across a partition (real nats-server, real routers, a TCP pro
           !hb.behind &&
           ha.log.keys === hb.log.keys &&
           ha.log.tombstones === hb.log.tombstones &&
+          ha.log.fingerprint === hb.log.fingerprint &&
           ha.last_exchange !== null &&
           hb.last_exchange !== null
         );

@@ -143,6 +143,9 @@ export class ReplicationLog {
   private coldLo = 0;
   private coldBefore = Number.NEGATIVE_INFINITY;
   private purgedBefore = 0;
+  /** XOR of every event: equal on two replicas that hold the same (key, timestamp, kind) set. */
+  private allHi = 0;
+  private allLo = 0;
 
   constructor(settings: ReplicationSettings) {
     this.settings = settings;
@@ -157,6 +160,11 @@ export class ReplicationLog {
   /** Tombstones the log holds. */
   get tombstoneCount(): number {
     return this.tombstones.size;
+  }
+
+  /** The fingerprint of the whole log, as 16 hex digits (shown in the admin status). */
+  get fingerprint(): string {
+    return (this.allHi >>> 0).toString(16).padStart(8, "0") + (this.allLo >>> 0).toString(16).padStart(8, "0");
   }
 
   /** Tombstones older than this (Unix ms) were forgotten (0: none yet). */
@@ -375,6 +383,8 @@ export class ReplicationLog {
     b.hi = (b.hi ^ h.hi) >>> 0;
     b.lo = (b.lo ^ h.lo) >>> 0;
     b.count++;
+    this.allHi = (this.allHi ^ h.hi) >>> 0;
+    this.allLo = (this.allLo ^ h.lo) >>> 0;
     if (i < this.coldBefore) {
       this.coldHi = (this.coldHi ^ h.hi) >>> 0;
       this.coldLo = (this.coldLo ^ h.lo) >>> 0;
@@ -397,6 +407,8 @@ export class ReplicationLog {
     b.lo = (b.lo ^ h.lo) >>> 0;
     b.count--;
     if (b.count === 0) this.intervals.delete(i);
+    this.allHi = (this.allHi ^ h.hi) >>> 0;
+    this.allLo = (this.allLo ^ h.lo) >>> 0;
     if (i < this.coldBefore) {
       this.coldHi = (this.coldHi ^ h.hi) >>> 0;
       this.coldLo = (this.coldLo ^ h.lo) >>> 0;

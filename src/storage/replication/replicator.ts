@@ -85,7 +85,15 @@ export interface ReplicationStatus {
   readonly behind: boolean;
   readonly behind_reason?: string;
   readonly malformed_dropped: number;
-  readonly log: { keys: number; tombstones: number; tombstones_forgotten_before: string | null };
+  /** Alignment messages this replica sent and received (queries and replies), and their payload bytes. */
+  readonly traffic: { messages_sent: number; bytes_sent: number; messages_received: number; bytes_received: number };
+  readonly log: {
+    keys: number;
+    tombstones: number;
+    /** Equal on two replicas that hold the same keys with the same timestamps (deletions included). */
+    fingerprint: string;
+    tombstones_forgotten_before: string | null;
+  };
   readonly settings: {
     interval: number;
     sub_intervals: number;
@@ -134,6 +142,7 @@ export class Replicator {
   private malformedSinceWarn = 0;
   private lastWarn = 0;
   private behindReason: string | undefined;
+  private readonly traffic = { messages_sent: 0, bytes_sent: 0, messages_received: 0, bytes_received: 0 };
 
   constructor(options: {
     storage: string;
@@ -234,9 +243,11 @@ export class Replicator {
       behind: this.behindReason !== undefined,
       ...(this.behindReason === undefined ? {} : { behind_reason: this.behindReason }),
       malformed_dropped: this.malformed,
+      traffic: { ...this.traffic },
       log: {
         keys: this.log.size,
         tombstones: this.log.tombstoneCount,
+        fingerprint: this.log.fingerprint,
         tombstones_forgotten_before: purged === 0 ? null : new Date(purged).toISOString(),
       },
       settings: {
@@ -282,6 +293,7 @@ export class Replicator {
       storage: this.storage,
       digest: this.log.digest(this.now()),
     });
+    this.sent(payload);
     let replies: Reply[];
     try {
       replies = await this.host.session.get(`${this.space}/align/**`, {
@@ -294,6 +306,7 @@ export class Replicator {
       this.markBehind(`exchange failed: ${errorMessage(err)}`);
       return 0;
     }
+    for (const r of replies) if (r.kind === "ok") this.received(r.sample.payload);
     let answered = 0;
     let failed: string | undefined;
     const pulls: Promise<void>[] = [];
@@ -335,6 +348,7 @@ export class Replicator {
   /** Answers another replica's alignment query. */
   private answer(query: Query): Promise<void> | undefined {
     const payload = query.payload;
+    if (payload !== undefined) this.received(payload);
     if (payload === undefined) {
       query.replyError(ZestError.badRequest("an alignment query needs a payload"));
       return undefined;
@@ -343,8 +357,8 @@ export class Replicator {
       switch (opOf(payload)) {
         case Op.digest: {
           const m = decodeDigest(payload);
-          query.reply(
-            this.address,
+          this.reply(
+            query,
             encodeDigest({ zid: this.host.session.zid, storage: this.storage, digest: this.log.digest(this.now()) }),
           );
           // Their digest is news to us too: pull what they have that we lack.
@@ -354,17 +368,17 @@ export class Replicator {
         }
         case Op.intervals: {
           const before = decodeIntervalsQuery(payload);
-          for (const b of encodeIntervalsReply(this.log.intervalsBefore(before))) query.reply(this.address, b);
+          for (const b of encodeIntervalsReply(this.log.intervalsBefore(before))) this.reply(query, b);
           return undefined;
         }
         case Op.subs: {
           const subs = decodeSubsQuery(payload).flatMap((i) => this.log.subsOf(i));
-          for (const b of encodeSubsReply(subs)) query.reply(this.address, b);
+          for (const b of encodeSubsReply(subs)) this.reply(query, b);
           return undefined;
         }
         case Op.events: {
           const events = decodeEventsQuery(payload).flatMap((s) => this.log.eventsIn(s.interval, s.sub));
-          for (const b of encodeEventsReply(this.log.purgedBeforeMs, events)) query.reply(this.address, b);
+          for (const b of encodeEventsReply(this.log.purgedBeforeMs, events)) this.reply(query, b);
           return undefined;
         }
         case Op.values:
@@ -405,7 +419,7 @@ export class Replicator {
         return;
       }
     }
-    for (const b of encodeValuesReply(items)) query.reply(this.address, b);
+    for (const b of encodeValuesReply(items)) this.reply(query, b);
   }
 
   /** True when `key` is a plain key this storage may hold. */
@@ -568,6 +582,7 @@ export class Replicator {
 
   /** One alignment query to replica `peer`; its replies' payloads, or a throw on an error reply. */
   private async ask(peer: string, payload: Buffer): Promise<Buffer[]> {
+    this.sent(payload);
     const replies = await this.host.session.get(peer, {
       payload,
       consolidation: "none",
@@ -577,9 +592,26 @@ export class Replicator {
     const out: Buffer[] = [];
     for (const r of replies) {
       if (r.kind !== "ok") throw new Error(r.payload.toString("utf8").slice(0, 200));
+      this.received(r.sample.payload);
       if (r.sample.key === peer) out.push(r.sample.payload);
     }
     return out;
+  }
+
+  private sent(payload: Buffer): void {
+    this.traffic.messages_sent++;
+    this.traffic.bytes_sent += payload.length;
+  }
+
+  private received(payload: Buffer): void {
+    this.traffic.messages_received++;
+    this.traffic.bytes_received += payload.length;
+  }
+
+  /** Replies to an alignment query, counted. */
+  private reply(query: Query, payload: Buffer): void {
+    this.sent(payload);
+    query.reply(this.address, payload);
   }
 
   private markBehind(reason: string): void {
