@@ -117,4 +117,10 @@ export const BENCHMARKS: BenchEntry[] = [
     issue: 13,
     load: () => import("./suites/explorer.js"),
   },
+  {
+    name: "replication",
+    title: "Replication: convergence after a 30 s partition (100,000 keys, 10% changed), idle traffic, PUT on vs off",
+    issue: 26,
+    load: () => import("./suites/replication.js"),
+  },
 ];

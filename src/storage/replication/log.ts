@@ -85,6 +85,12 @@ const FUTURE_INTERVALS = 64;
  * each other; it only has to make accidental collisions unlikely.
  */
 export function eventHash(key: string, ts: Timestamp): Fingerprint {
+  const x = Number(ts.time);
+  const seconds = Math.floor(x / 0x1_0000_0000);
+  return hashParts(key, seconds, x - seconds * 0x1_0000_0000, ts.id);
+}
+
+function hashParts(key: string, tHi: number, tLo: number, id: string): Fingerprint {
   let h1 = 0x811c9dc5;
   let h2 = 0x01000193 ^ key.length;
   for (let i = 0; i < key.length; i++) {
@@ -93,15 +99,11 @@ export function eventHash(key: string, ts: Timestamp): Fingerprint {
     h2 = Math.imul(h2 ^ c, 0x5bd1e995);
     h2 ^= h2 >>> 15;
   }
-  const t = ts.time;
-  const tHi = Number(t >> 32n);
-  const tLo = Number(t & 0xffffffffn);
   h1 = Math.imul(h1 ^ tHi, 0x01000193);
   h1 = Math.imul(h1 ^ tLo, 0x01000193);
   h2 = Math.imul(h2 ^ tLo, 0x5bd1e995);
   h2 ^= h2 >>> 13;
   h2 = Math.imul(h2 ^ tHi, 0x5bd1e995);
-  const id = ts.id;
   for (let i = 0; i < id.length; i++) {
     const c = id.charCodeAt(i);
     h1 = Math.imul(h1 ^ c, 0x01000193);
@@ -117,9 +119,27 @@ export function eventHash(key: string, ts: Timestamp): Fingerprint {
   return { hi: h1 >>> 0, lo: h2 >>> 0 };
 }
 
-/** Unix milliseconds of a timestamp. */
+/** Unix milliseconds of a timestamp (NTP64: Unix seconds in the upper 32 bits, a fraction below). */
 export function timestampMs(ts: Timestamp): number {
-  return Number(ts.unixNanos / 1_000_000n);
+  const x = Number(ts.time);
+  const seconds = Math.floor(x / 0x1_0000_0000);
+  return msOf(seconds, x - seconds * 0x1_0000_0000);
+}
+
+function msOf(seconds: number, fraction: number): number {
+  return seconds * 1000 + Math.floor((fraction * 1000) / 0x1_0000_0000);
+}
+
+/** An event as the log keeps it: with its bucket and hash, so that replacing it costs no rehash. */
+class HeldEvent implements LogEvent {
+  constructor(
+    readonly key: string,
+    readonly timestamp: Timestamp,
+    readonly deleted: boolean,
+    readonly ms: number,
+    readonly hi: number,
+    readonly lo: number,
+  ) {}
 }
 
 function sameFp(a: Fingerprint, b: Fingerprint): boolean {
@@ -134,9 +154,9 @@ function isZero(fp: { hi: number; lo: number }): boolean {
 export class ReplicationLog {
   readonly settings: ReplicationSettings;
   private readonly subMs: number;
-  private readonly events = new Map<string, LogEvent>();
+  private readonly events = new Map<string, HeldEvent>();
   /** The tombstones among `events`, so that purging them never walks the values. */
-  private readonly tombstones = new Map<string, LogEvent>();
+  private readonly tombstones = new Map<string, HeldEvent>();
   private readonly intervals = new Map<number, IntervalBucket>();
   /** XOR of every interval below `coldBefore`. */
   private coldHi = 0;
@@ -193,7 +213,13 @@ export class ReplicationLog {
       this.unbucket(old);
       if (old.deleted) this.tombstones.delete(key);
     }
-    const event: LogEvent = { key, timestamp, deleted };
+    // The NTP64 time as a double (53 bits: 0.24 µs steps), split without BigInt arithmetic, which
+    // allocates; every replica computes the same halves from the same timestamp.
+    const x = Number(timestamp.time);
+    const tHi = Math.floor(x / 0x1_0000_0000);
+    const tLo = x - tHi * 0x1_0000_0000;
+    const h = hashParts(key, tHi, tLo, timestamp.id);
+    const event = new HeldEvent(key, timestamp, deleted, msOf(tHi, tLo), h.hi, h.lo);
     this.events.set(key, event);
     if (deleted) this.tombstones.set(key, event);
     this.bucket(event);
@@ -213,7 +239,7 @@ export class ReplicationLog {
   purgeTombstones(beforeMs: number): number {
     let n = 0;
     for (const [key, t] of this.tombstones) {
-      if (timestampMs(t.timestamp) >= beforeMs) continue;
+      if (t.ms >= beforeMs) continue;
       this.unbucket(t);
       this.events.delete(key);
       this.tombstones.delete(key);
@@ -362,11 +388,11 @@ export class ReplicationLog {
     this.coldLo = (this.coldLo ^ b.lo) >>> 0;
   }
 
-  private bucket(e: LogEvent): void {
-    const ms = timestampMs(e.timestamp);
+  private bucket(e: HeldEvent): void {
+    const ms = e.ms;
     const i = this.intervalOf(ms);
     const sub = Math.min(this.settings.subIntervals - 1, Math.floor((ms - i * this.settings.intervalMs) / this.subMs));
-    const h = eventHash(e.key, e.timestamp);
+    const h = e;
     let b = this.intervals.get(i);
     if (b === undefined) {
       b = new IntervalBucket();
@@ -391,11 +417,11 @@ export class ReplicationLog {
     }
   }
 
-  private unbucket(e: LogEvent): void {
-    const ms = timestampMs(e.timestamp);
+  private unbucket(e: HeldEvent): void {
+    const ms = e.ms;
     const i = this.intervalOf(ms);
     const sub = Math.min(this.settings.subIntervals - 1, Math.floor((ms - i * this.settings.intervalMs) / this.subMs));
-    const h = eventHash(e.key, e.timestamp);
+    const h = e;
     const b = this.intervals.get(i);
     const sb = b?.subs.get(sub);
     if (b === undefined || sb === undefined) return;
