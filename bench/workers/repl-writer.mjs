@@ -35,7 +35,9 @@ export default function replWriter({ session }) {
     const job = JSON.parse(sample.payload.toString("utf8"));
     running = running.then(() =>
       job.op === "fill"
-        ? windowed(job.n, (i) => session.put(`r/k/${i}`, String(i) + FILLER.slice(String(i).length), { encoding: "text/plain" }))
+        ? windowed(job.n, (i) =>
+            session.put(`r/k/${i}`, String(i) + FILLER.slice(String(i).length), { encoding: "text/plain" }),
+          )
         : windowed(job.change + job.delete, (i) =>
             i < job.change
               ? session.put(`r/k/${i}`, `changed ${i}`, { encoding: "text/plain" })
