@@ -48,6 +48,7 @@ import {
   encodeValuesQuery,
   encodeValuesReply,
   MAX_ITEMS_PER_QUERY,
+  MAX_KEYS_PER_VALUES_QUERY,
   Op,
   opOf,
   type ValueItem,
@@ -56,7 +57,7 @@ import {
 /** How long one alignment query waits for its answer. */
 const QUERY_TIMEOUT_MS = 5_000;
 /** How often the link to the fabric is looked at (a reconnect starts an exchange). */
-const CONNECTION_POLL_MS = 250;
+const CONNECTION_POLL_MS = 100;
 /** While known to be behind, the next exchange comes this soon rather than after an interval. */
 const RETRY_BEHIND_MS = 1_000;
 /** At most one warning about malformed messages per this many ms; the rest at debug. */
@@ -65,6 +66,8 @@ const WARN_EVERY_MS = 10_000;
 const REPAIR_BATCH = 1_000;
 /** Most bytes of keys asked for in one `values` query. */
 const VALUES_QUERY_BYTES = 128 * 1024;
+/** `values` queries to one replica in flight at once. */
+const VALUES_IN_FLIGHT = 4;
 
 /** What a replica needs from its router besides the session. */
 export interface ReplicaHost {
@@ -526,15 +529,28 @@ export class Replicator {
     }
     if (wanted.length > 0 || repairs.length > 0) this.markBehind(`repairing from ${peer.slice(this.space.length + 7)}`);
     await this.apply(repairs);
+    // The values, in batches of keys below the query limits, a few queries in flight at once.
+    const batches: string[][] = [];
     let batch: string[] = [];
     let bytes = 0;
-    const flush = async (): Promise<void> => {
-      if (batch.length === 0) return;
-      const asked = new Set(batch);
-      batch = [];
-      bytes = 0;
+    for (const key of wanted) {
+      if (batch.length >= MAX_KEYS_PER_VALUES_QUERY || bytes + key.length * 3 + 2 > VALUES_QUERY_BYTES) {
+        batches.push(batch);
+        batch = [];
+        bytes = 0;
+      }
+      batch.push(key);
+      bytes += key.length * 3 + 2;
+    }
+    if (batch.length > 0) batches.push(batch);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < batches.length) await fetchValues(batches[next++]!);
+    };
+    const fetchValues = async (keys: string[]): Promise<void> => {
+      const asked = new Set(keys);
       const samples: Sample[] = [];
-      for (const b of await this.ask(peer, encodeValuesQuery([...asked])))
+      for (const b of await this.ask(peer, encodeValuesQuery(keys)))
         for (const v of decodeValuesReply(b)) {
           if (!asked.has(v.key)) continue; // not what we asked for
           const held = this.log.lookup(v.key);
@@ -543,12 +559,7 @@ export class Replicator {
         }
       await this.apply(samples);
     };
-    for (const key of wanted) {
-      if (batch.length >= MAX_ITEMS_PER_QUERY || bytes + key.length * 3 > VALUES_QUERY_BYTES) await flush();
-      batch.push(key);
-      bytes += key.length * 3 + 2;
-    }
-    await flush();
+    await Promise.all(Array.from({ length: Math.min(VALUES_IN_FLIGHT, batches.length) }, worker));
   }
 
   /** Sorts one of the other replica's events: already ours, a deletion to apply, or a value to fetch. */

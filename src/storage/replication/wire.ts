@@ -14,6 +14,8 @@ export const MAX_MESSAGE_BYTES = 256 * 1024;
 export const MAX_RECEIVED_BYTES = 2 * 1024 * 1024;
 /** Most intervals, sub-intervals or keys one query asks for. */
 export const MAX_ITEMS_PER_QUERY = 1_000;
+/** Most keys one `values` query asks for (their replies are split below the message size). */
+export const MAX_KEYS_PER_VALUES_QUERY = 4_000;
 /** Most items in one reply (fingerprints or events). */
 export const MAX_ITEMS_PER_REPLY = 20_000;
 /** Longest key, encoding or router id carried. */
@@ -324,7 +326,7 @@ export function decodeValuesQuery(buf: Buffer): string[] {
   const r = new Reader(buf);
   header(r, Op.values);
   const out: string[] = [];
-  for (let n = r.count(2, 3, MAX_ITEMS_PER_QUERY), i = 0; i < n; i++) out.push(r.str16());
+  for (let n = r.count(2, 3, MAX_KEYS_PER_VALUES_QUERY), i = 0; i < n; i++) out.push(r.str16());
   r.end();
   return out;
 }
