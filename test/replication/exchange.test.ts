@@ -152,6 +152,27 @@ describe("replicas in one process", () => {
     assert.deepEqual(values, ["d/only-a=a", "d/only-b=b", "d/x=a1"]);
   });
 
+  test("a sample lost on the way, with both replicas connected all along, is repaired by the periodic exchange", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A7");
+    const b = await replica(hub, "B7");
+    open.push(a, b);
+    // Every sample to B (and the resends) is lost: only the safety net can bring it.
+    hub.filter = (subject) => !(subject.startsWith("zest.k.") || subject.startsWith("zest.w."));
+    // It may time out waiting for b's acknowledgement, which never comes.
+    const put = a.session.put("d/lost", "1").catch(() => undefined);
+    // Samples stay lost: only an alignment query (which the filter lets through) can bring it.
+    await eventually(
+      async () => (await held(b)).join() === (await held(a)).join(),
+      5_000,
+      "the periodic exchange to repair b",
+    );
+    assert.equal((await held(b)).length, 1);
+    assert.equal(b.service.replicationStatus()!.keys_repaired, 1);
+    hub.filter = undefined;
+    await put;
+  });
+
   test("a replica started after the others took writes catches up before it answers", async () => {
     const hub = new MemoryHub();
     const a = await replica(hub, "A3");
