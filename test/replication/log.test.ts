@@ -138,8 +138,14 @@ describe("replication log", () => {
     assert.equal(a.lookup("gone"), undefined);
     assert.equal(a.lookup("kept")?.deleted, true);
     assert.equal(a.lookup("value")?.deleted, false);
-    assert.equal(a.purgedBeforeMs, T0 + 5_000);
-    assert.equal(a.digest(T0 + 20_000).purgedBeforeMs, T0 + 5_000);
+    // The horizon is the newest tombstone forgotten, not the bound: nothing older than T0 was deleted here.
+    assert.equal(a.purgedBeforeMs, T0 + 1);
+    assert.equal(a.digest(T0 + 20_000).purgedBeforeMs, T0 + 1);
+    // A purge that forgets nothing leaves the horizon where it was (a fresh log takes any old value).
+    const fresh = new ReplicationLog(S);
+    fresh.record("v", ts(T0), false);
+    assert.equal(fresh.purgeTombstones(T0 + 50_000), 0);
+    assert.equal(fresh.purgedBeforeMs, 0);
   });
 
   test("the digest of a quiet log lists only non-empty buckets", () => {

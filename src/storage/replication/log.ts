@@ -50,7 +50,7 @@ export interface Digest {
   readonly warmIntervals: readonly IntervalFingerprint[];
   /** Non-empty sub-intervals of the hot era (newer intervals included). */
   readonly hotSubs: readonly SubFingerprint[];
-  /** Tombstones older than this (Unix ms) have been forgotten: keys older than it cannot be told from deleted ones. */
+  /** Just after the newest tombstone forgotten (Unix ms; 0: none): an unknown key older than it may have been deleted here. */
   readonly purgedBeforeMs: number;
 }
 
@@ -235,17 +235,24 @@ export class ReplicationLog {
     this.tombstones.delete(key);
   }
 
-  /** Forgets the tombstones older than `beforeMs` (Unix ms); returns how many. */
+  /**
+   * Forgets the tombstones older than `beforeMs` (Unix ms); returns how many. The horizon
+   * (`purgedBeforeMs`) moves to just after the newest tombstone forgotten, never to the bound
+   * itself: a log that forgot nothing (a fresh replica) may take any old value, since it cannot
+   * have deleted it.
+   */
   purgeTombstones(beforeMs: number): number {
     let n = 0;
+    let newest = -1;
     for (const [key, t] of this.tombstones) {
       if (t.ms >= beforeMs) continue;
       this.unbucket(t);
       this.events.delete(key);
       this.tombstones.delete(key);
+      if (t.ms > newest) newest = t.ms;
       n++;
     }
-    if (beforeMs > this.purgedBefore) this.purgedBefore = beforeMs;
+    if (n > 0 && newest + 1 > this.purgedBefore) this.purgedBefore = newest + 1;
     return n;
   }
 
@@ -336,6 +343,12 @@ export class ReplicationLog {
   intervalFingerprint(interval: number): Fingerprint {
     const b = this.intervals.get(interval);
     return b === undefined ? ZERO : { hi: b.hi, lo: b.lo };
+  }
+
+  /** The fingerprint of one sub-interval (zero when empty). */
+  subFingerprint(interval: number, sub: number): Fingerprint {
+    const sb = this.intervals.get(interval)?.subs.get(sub);
+    return sb === undefined ? ZERO : { hi: sb.hi, lo: sb.lo };
   }
 
   /** Fingerprints of the non-empty sub-intervals of `interval`. */

@@ -27,7 +27,7 @@ import { Timestamp } from "../../core/timestamp.js";
 import { includes, isWild, validate } from "../../keyexpr/index.js";
 import type { StorageBackend } from "../backend.js";
 import type { ReplicationSettings } from "./config.js";
-import { type Digest, type LogEvent, ReplicationLog, timestampMs } from "./log.js";
+import { type Digest, type Fingerprint, type LogEvent, ReplicationLog, timestampMs } from "./log.js";
 import {
   decodeDigest,
   decodeEventsQuery,
@@ -66,6 +66,9 @@ const WARN_EVERY_MS = 10_000;
 const REPAIR_BATCH = 1_000;
 /** Most bytes of keys asked for in one `values` query. */
 const VALUES_QUERY_BYTES = 128 * 1024;
+/** Sub-intervals whose events one round fetches (newest first; see `alignWith`). */
+const SUBS_PER_ROUND = 8;
+const ZERO_FP: Fingerprint = { hi: 0, lo: 0 };
 /** `values` queries to one replica in flight at once. */
 const VALUES_IN_FLIGHT = 4;
 
@@ -481,12 +484,17 @@ export class Replicator {
       }
       for (const mine of this.log.intervalsBefore(before)) if (!theirs.has(mine.interval)) intervals.add(mine.interval);
     }
-    const subs = new Map<string, { interval: number; sub: number }>();
-    for (const s of diff.hotSubs) subs.set(`${s.interval}/${s.sub}`, s);
+    // Each differing sub-interval with the other replica's fingerprint of it (zero: it has none).
+    const subs = new Map<string, { interval: number; sub: number; fp: Fingerprint }>();
+    const remoteHot = new Map(remote.hotSubs.map((h) => [`${h.interval}/${h.sub}`, h.fp]));
+    for (const s of diff.hotSubs) {
+      const id = `${s.interval}/${s.sub}`;
+      subs.set(id, { ...s, fp: remoteHot.get(id) ?? ZERO_FP });
+    }
     const list = [...intervals];
     for (let i = 0; i < list.length; i += MAX_ITEMS_PER_QUERY) {
       const chunk = list.slice(i, i + MAX_ITEMS_PER_QUERY);
-      const theirs = new Map<string, { hi: number; lo: number }>();
+      const theirs = new Map<string, Fingerprint>();
       for (const b of await this.ask(peer, encodeSubsQuery(chunk)))
         for (const s of decodeSubsReply(b)) theirs.set(`${s.interval}/${s.sub}`, s.fp);
       for (const interval of chunk) {
@@ -495,41 +503,57 @@ export class Replicator {
           if (!id.startsWith(`${interval}/`)) continue;
           const m = mine.get(id);
           if (m === undefined || m.fp.hi !== fp.hi || m.fp.lo !== fp.lo)
-            subs.set(id, { interval, sub: Number(id.slice(id.indexOf("/") + 1)) });
+            subs.set(id, { interval, sub: Number(id.slice(id.indexOf("/") + 1)), fp });
         }
-        for (const [id, m] of mine) if (!theirs.has(id)) subs.set(id, { interval: m.interval, sub: m.sub });
+        for (const [id, m] of mine)
+          if (!theirs.has(id)) subs.set(id, { interval: m.interval, sub: m.sub, fp: ZERO_FP });
       }
     }
     if (subs.size === 0) return;
+    // Newest first, a few sub-intervals a round. A key written again during a partition leaves
+    // its old sub-interval on both sides once the newer event is repaired here: those older
+    // sub-intervals then compare equal and are not fetched at all.
+    const order = [...subs.values()].sort((x, y) => y.interval - x.interval || y.sub - x.sub);
+    for (let i = 0; i < order.length; i += SUBS_PER_ROUND) {
+      const chunk = order.slice(i, i + SUBS_PER_ROUND).filter((s) => {
+        const mine = this.log.subFingerprint(s.interval, s.sub);
+        return mine.hi !== s.fp.hi || mine.lo !== s.fp.lo;
+      });
+      if (chunk.length > 0) await this.repairSubs(peer, chunk);
+    }
+  }
+
+  /** Pulls the events of some sub-intervals from replica `peer`, and repairs what they show. */
+  private async repairSubs(peer: string, chunk: ReadonlyArray<{ interval: number; sub: number }>): Promise<void> {
     const wanted: string[] = [];
     const repairs: Sample[] = [];
-    const subList = [...subs.values()];
-    for (let i = 0; i < subList.length; i += MAX_ITEMS_PER_QUERY) {
-      const chunk = subList.slice(i, i + MAX_ITEMS_PER_QUERY);
-      const theirKeys = new Set<string>();
-      let theirHorizon = 0;
-      for (const b of await this.ask(peer, encodeEventsQuery(chunk))) {
-        const { purgedBeforeMs, events } = decodeEventsReply(b);
-        theirHorizon = Math.max(theirHorizon, purgedBeforeMs);
-        for (const e of events) {
-          theirKeys.add(e.key);
-          this.consider(e, wanted, repairs);
-        }
+    const theirKeys = new Set<string>();
+    let theirHorizon = 0;
+    for (const b of await this.ask(peer, encodeEventsQuery(chunk))) {
+      const { purgedBeforeMs, events } = decodeEventsReply(b);
+      theirHorizon = Math.max(theirHorizon, purgedBeforeMs);
+      for (const e of events) {
+        theirKeys.add(e.key);
+        this.consider(e, wanted, repairs);
       }
-      // What we hold in these sub-intervals that the other replica lacks, older than its
-      // tombstone horizon: it has deleted the key and forgotten the deletion, or we hold a write
-      // it never had for longer than the retention. It will never take it; we drop it, rather
-      // than keep a difference forever (docs/replication.md, "Tombstones").
-      for (const s of chunk)
-        for (const e of this.log.eventsIn(s.interval, s.sub))
-          if (!e.deleted && !theirKeys.has(e.key) && timestampMs(e.timestamp) < theirHorizon) {
-            repairs.push(makeSample(e.key, "delete", EMPTY, "", new Timestamp(e.timestamp.time + 1n, e.timestamp.id)));
-            this.dropped++;
-          }
     }
+    // What we hold in these sub-intervals that the other replica lacks, older than its
+    // tombstone horizon: it has deleted the key and forgotten the deletion, or we hold a write
+    // it never had for longer than the retention. It will never take it; we drop it, rather
+    // than keep a difference forever (docs/replication.md, "Tombstones").
+    for (const s of chunk)
+      for (const e of this.log.eventsIn(s.interval, s.sub))
+        if (!e.deleted && !theirKeys.has(e.key) && timestampMs(e.timestamp) < theirHorizon) {
+          repairs.push(makeSample(e.key, "delete", EMPTY, "", new Timestamp(e.timestamp.time + 1n, e.timestamp.id)));
+          this.dropped++;
+        }
     if (wanted.length > 0 || repairs.length > 0) this.markBehind(`repairing from ${peer.slice(this.space.length + 7)}`);
     await this.apply(repairs);
-    // The values, in batches of keys below the query limits, a few queries in flight at once.
+    await this.fetchValues(peer, wanted);
+  }
+
+  /** Fetches and applies the values of `wanted` from replica `peer`: batches below the query limits, a few in flight. */
+  private async fetchValues(peer: string, wanted: readonly string[]): Promise<void> {
     const batches: string[][] = [];
     let batch: string[] = [];
     let bytes = 0;
@@ -544,10 +568,7 @@ export class Replicator {
     }
     if (batch.length > 0) batches.push(batch);
     let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < batches.length) await fetchValues(batches[next++]!);
-    };
-    const fetchValues = async (keys: string[]): Promise<void> => {
+    const fetchBatch = async (keys: string[]): Promise<void> => {
       const asked = new Set(keys);
       const samples: Sample[] = [];
       for (const b of await this.ask(peer, encodeValuesQuery(keys)))
@@ -558,6 +579,9 @@ export class Replicator {
           samples.push(makeSample(v.key, v.deleted ? "delete" : "put", v.payload, v.encoding, v.timestamp));
         }
       await this.apply(samples);
+    };
+    const worker = async (): Promise<void> => {
+      while (next < batches.length) await fetchBatch(batches[next++]!);
     };
     await Promise.all(Array.from({ length: Math.min(VALUES_IN_FLIGHT, batches.length) }, worker));
   }
@@ -588,6 +612,16 @@ export class Replicator {
       for (const r of results) if (r.status === "fulfilled") this.repaired++;
       const failed = results.find((r) => r.status === "rejected");
       if (failed) throw (failed as PromiseRejectedResult).reason;
+      // A repair the storage found outdated changed nothing, so the log did not hear of it: the
+      // storage holds something as new that the log forgot (a tombstone kept longer by the
+      // storage, say). The log takes what the storage holds, or the same repair would come again
+      // at every exchange.
+      for (const s of batch) {
+        const held = this.log.lookup(s.key);
+        if (held !== undefined && held.timestamp.compare(s.timestamp!) >= 0) continue;
+        const stored = await this.backend.lookup(s.key);
+        if (stored !== undefined) this.log.record(s.key, stored.timestamp, stored.deleted);
+      }
     }
   }
 
