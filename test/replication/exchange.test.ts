@@ -16,6 +16,7 @@ import {
   decodeDigest,
   encodeDigest,
   encodeEventsReply,
+  encodeSubsReply,
   encodeValuesReply,
   Op,
 } from "../../src/storage/replication/wire.js";
@@ -312,6 +313,8 @@ describe("replicas in one process", () => {
             },
           }),
         );
+      } else if (op === Op.subs) {
+        for (const b of encodeSubsReply([{ interval, sub, fp: { hi: 1, lo: 1 } }])) q.reply(address, b);
       } else if (op === Op.events) {
         for (const b of encodeEventsReply(0, [
           { key: "x/outside", timestamp: ts, deleted: false },

@@ -368,8 +368,14 @@ export class Replicator {
             encodeDigest({ zid: this.host.session.zid, storage: this.storage, digest: this.log.digest(this.now()) }),
           );
           // Their digest is news to us too: pull what they have that we lack.
-          if (m.zid !== this.host.session.zid)
-            void this.enqueue(`${this.space}/align/${m.zid}/${m.storage}`, m.digest).catch(() => undefined);
+          // A little later: the asker is most likely repairing from us right now, and what it
+          // lacks would only show up here as differences worth nothing.
+          if (m.zid !== this.host.session.zid) {
+            const asker = `${this.space}/align/${m.zid}/${m.storage}`;
+            setTimeout(() => {
+              if (!this.closed) void this.enqueue(asker, m.digest).catch(() => undefined);
+            }, this.settings.propagationDelayMs).unref();
+          }
           return undefined;
         }
         case Op.intervals: {
@@ -515,10 +521,23 @@ export class Replicator {
     // sub-intervals then compare equal and are not fetched at all.
     const order = [...subs.values()].sort((x, y) => y.interval - x.interval || y.sub - x.sub);
     for (let i = 0; i < order.length; i += SUBS_PER_ROUND) {
-      const chunk = order.slice(i, i + SUBS_PER_ROUND).filter((s) => {
+      let round = order.slice(i, i + SUBS_PER_ROUND);
+      {
+        // The other replica may be repairing from us meanwhile: its fingerprints may have
+        // changed since its digest. Ask again (a few bytes) before fetching events (perhaps a lot).
+        const now = new Map<string, Fingerprint>();
+        for (const b of await this.ask(peer, encodeSubsQuery([...new Set(round.map((s) => s.interval))])))
+          for (const f of decodeSubsReply(b)) now.set(`${f.interval}/${f.sub}`, f.fp);
+        round = round.map((s) => ({ ...s, fp: now.get(`${s.interval}/${s.sub}`) ?? ZERO_FP }));
+      }
+      const chunk: Array<{ interval: number; sub: number }> = [];
+      for (const s of round) {
         const mine = this.log.subFingerprint(s.interval, s.sub);
-        return mine.hi !== s.fp.hi || mine.lo !== s.fp.lo;
-      });
+        if (mine.hi === s.fp.hi && mine.lo === s.fp.lo) continue;
+        // The other replica has nothing there: nothing to pull, only the drop rule to apply.
+        if (s.fp.hi === 0 && s.fp.lo === 0) await this.dropUnknown(s, new Set(), remote.purgedBeforeMs);
+        else chunk.push(s);
+      }
       if (chunk.length > 0) await this.repairSubs(peer, chunk);
     }
   }
@@ -537,19 +556,40 @@ export class Replicator {
         this.consider(e, wanted, repairs);
       }
     }
-    // What we hold in these sub-intervals that the other replica lacks, older than its
-    // tombstone horizon: it has deleted the key and forgotten the deletion, or we hold a write
-    // it never had for longer than the retention. It will never take it; we drop it, rather
-    // than keep a difference forever (docs/replication.md, "Tombstones").
-    for (const s of chunk)
-      for (const e of this.log.eventsIn(s.interval, s.sub))
-        if (!e.deleted && !theirKeys.has(e.key) && timestampMs(e.timestamp) < theirHorizon) {
-          repairs.push(makeSample(e.key, "delete", EMPTY, "", new Timestamp(e.timestamp.time + 1n, e.timestamp.id)));
-          this.dropped++;
-        }
+    for (const s of chunk) repairs.push(...this.unknownThere(s, theirKeys, theirHorizon));
     if (wanted.length > 0 || repairs.length > 0) this.markBehind(`repairing from ${peer.slice(this.space.length + 7)}`);
     await this.apply(repairs);
     await this.fetchValues(peer, wanted);
+  }
+
+  /**
+   * What we hold in sub-interval `s` that the other replica lacks (`theirKeys`), older than its
+   * tombstone horizon: it has deleted the key and forgotten the deletion, or we hold a write it
+   * never had for longer than the retention. It will never take it; we drop it, rather than keep
+   * a difference forever (docs/replication.md, "Tombstones"). Returns the deletes that drop them.
+   */
+  private unknownThere(
+    s: { interval: number; sub: number },
+    theirKeys: ReadonlySet<string>,
+    theirHorizon: number,
+  ): Sample[] {
+    const out: Sample[] = [];
+    if (theirHorizon === 0) return out;
+    for (const e of this.log.eventsIn(s.interval, s.sub))
+      if (!e.deleted && !theirKeys.has(e.key) && timestampMs(e.timestamp) < theirHorizon) {
+        out.push(makeSample(e.key, "delete", EMPTY, "", new Timestamp(e.timestamp.time + 1n, e.timestamp.id)));
+        this.dropped++;
+      }
+    return out;
+  }
+
+  /** The drop rule for a sub-interval the other replica holds nothing in. */
+  private async dropUnknown(
+    s: { interval: number; sub: number },
+    theirKeys: ReadonlySet<string>,
+    theirHorizon: number,
+  ): Promise<void> {
+    await this.apply(this.unknownThere(s, theirKeys, theirHorizon));
   }
 
   /** Fetches and applies the values of `wanted` from replica `peer`: batches below the query limits, a few in flight. */
