@@ -56,9 +56,7 @@ interface Health {
 }
 
 async function health(server: ServerProcess, storage: string): Promise<Health> {
-  const res = await fetch(
-    `${server.url}/@/router/local/status/plugins/storage_manager/storages/${storage}/replication`,
-  );
+  const res = await fetch(`${server.url}/@/router/local/status/plugins/storage_manager/replication/${storage}`);
   const entries = (await res.json()) as Array<{ value: Health }>;
   if (!entries[0]) throw new Error(`no replication status for ${storage} at ${server.url}`);
   return entries[0].value;

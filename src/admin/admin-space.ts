@@ -57,8 +57,9 @@ export class AdminSpace extends AdminLayout {
     }
     for (const s of this.manager.listStorages()) {
       out.push([`${sm}/storages/${s.name}`, redact(withError(s.config, s.error))]);
-      // Replication health: last exchange, keys repaired, known to be behind (docs/replication.md).
-      if (s.replication) out.push([`${sm}/storages/${s.name}/replication`, s.replication]);
+      // Replication health: last exchange, keys repaired, known to be behind (docs/replication.md);
+      // beside the storages, so that a listing of `storages/*` stays one entry per storage.
+      if (s.replication) out.push([`${sm}/replication/${s.name}`, s.replication]);
     }
     // Plugins loaded with -P, like zenohd's dynamic plugins (docs/rest-gateway.md §A.5).
     for (const [name, path] of Object.entries(this.sources.plugins()))

@@ -17,7 +17,7 @@ import { startZest, type ZestProcess } from "../support/zest-process.js";
 const TIMINGS = { heartbeatMs: 250, peerTimeoutMs: 1_500, ackTimeoutMs: 2_500 };
 /** A short interval, so that the periodic safety net also runs within the test. */
 const REPLICATION = "{interval:2,sub_intervals:4,hot:3,warm:5,propagation_delay:100}";
-const STATUS = "/@/router/local/status/plugins/storage_manager/storages";
+const STATUS = "/@/router/local/status/plugins/storage_manager/replication";
 
 interface Router {
   readonly id: string;
@@ -104,7 +104,7 @@ describe("replicas across a partition (real nats-server, real routers, a TCP pro
   }
 
   async function health(r: Router, storage: string): Promise<ReplicaHealth> {
-    const { entries } = await getJson(r.z.url, `${STATUS}/${storage}/replication`);
+    const { entries } = await getJson(r.z.url, `${STATUS}/${storage}`);
     return entries[0]!.value as ReplicaHealth;
   }
 
