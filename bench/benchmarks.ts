@@ -141,4 +141,10 @@ export const BENCHMARKS: BenchEntry[] = [
     issue: 25,
     load: () => import("./suites/zenoh-sessions.js"),
   },
+  {
+    name: "replication",
+    title: "Replication: convergence after a 30 s partition (100,000 keys, 10% changed), idle traffic, PUT on vs off",
+    issue: 26,
+    load: () => import("./suites/replication.js"),
+  },
 ];

@@ -49,8 +49,12 @@ export class AdminSpace extends AdminLayout {
       out.push([`${sm}/volumes/${v.id}`, redact(withError(v.config ?? v.status, v.error))]);
       out.push([`${sm}/volumes/${v.id}/__path__`, v.adminPath]);
     }
-    for (const s of this.manager.listStorages())
+    for (const s of this.manager.listStorages()) {
       out.push([`${sm}/storages/${s.name}`, redact(withError(s.config, s.error))]);
+      // Replication health: last exchange, keys repaired, known to be behind (docs/replication.md);
+      // beside the storages, so that a listing of `storages/*` stays one entry per storage.
+      if (s.replication) out.push([`${sm}/replication/${s.name}`, s.replication]);
+    }
     // Plugins loaded with -P, like zenohd's dynamic plugins (docs/rest-gateway.md §A.5).
     for (const [name, path] of Object.entries(this.sources.plugins()))
       out.push([`${p}/status/plugins/${name}/__path__`, path]);

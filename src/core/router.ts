@@ -367,6 +367,19 @@ export class Router {
   }
 
   /**
+   * Delivers a sample to this router's subscribers only, as if it came from another router: how
+   * a storage's replication applies a repair (docs/replication.md), so that storages decide it by
+   * last-writer-wins and subscribers see an ordinary change. Resolves when the acknowledging
+   * subscribers have it; rejects with the first of their errors.
+   */
+  deliverLocal(sample: Sample): Promise<void> {
+    if (sample.timestamp) this.hlc.observe(sample.timestamp);
+    const pending = this.deliver(sample, FROM_ANOTHER_ROUTER);
+    if (pending.length === 0) return SETTLED;
+    return pending.length === 1 ? pending[0]! : Promise.all(pending).then(ignore);
+  }
+
+  /**
    * Routes a conditional write: first to the storages on this router holding the key, each of
    * which checks `condition` atomically with the write; once all of them accepted it, to every
    * other subscriber here and elsewhere as an ordinary sample. Rejects with the first refusal

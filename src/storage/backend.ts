@@ -55,6 +55,11 @@ export interface StorageCapability {
   readonly history: "latest" | "all";
   /** `durable`: acknowledged writes survive closing and reopening the storage (and a crash). */
   readonly persistence: "volatile" | "durable";
+  /**
+   * True when every router's storage on this backend holds the same data, replicated by the
+   * backend itself (JetStream): such storages need no anti-entropy (docs/replication.md).
+   */
+  readonly shared?: boolean;
 }
 
 /** The answer of a write: the outcome, or its promise when the write must wait (see `put`). */

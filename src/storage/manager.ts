@@ -14,6 +14,8 @@ import { SerialQueue } from "../core/serial-queue.js";
 import { type OptionsSpec, parseOptions, type RawOptions } from "./options.js";
 import { savedStateSchema, storageSchema, volumeSchema } from "./schema.js";
 import { REOPEN_EVERY_MS, StorageService, UnavailableStorage } from "./service.js";
+import { parseReplication } from "./replication/config.js";
+import type { ReplicationStatus } from "./replication/replicator.js";
 
 /** Options of a volume: `backend` names the driver or one of its aliases (default: the volume's own name). */
 export type VolumeConfig = Readonly<Record<string, unknown>>;
@@ -203,11 +205,25 @@ export class StorageManager {
    * Names and configs of the storages, sorted by name. `error` is set while a storage's backend
    * cannot be opened (it answers 503 with that reason and retries).
    */
-  listStorages(): Array<{ name: string; config: StorageConfig; volume: string; driver: string; error?: string }> {
+  listStorages(): Array<{
+    name: string;
+    config: StorageConfig;
+    volume: string;
+    driver: string;
+    error?: string;
+    replication?: ReplicationStatus;
+  }> {
     return [...this.storages.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([name, s]) => {
-        const out = { name, config: s.config, volume: s.volume, driver: this.driverName(s.volume) };
+        const replication = s.service instanceof StorageService ? s.service.replicationStatus() : undefined;
+        const out = {
+          name,
+          config: s.config,
+          volume: s.volume,
+          driver: this.driverName(s.volume),
+          ...(replication === undefined ? {} : { replication }),
+        };
         return s.service instanceof UnavailableStorage ? { ...out, error: s.service.error().message } : out;
       });
   }
@@ -329,7 +345,14 @@ export class StorageManager {
         this.storages.delete(name);
         await prev.service.stop(false);
       }
-      const service = new StorageService(name, cfg.key_expr, backend, this.session, this.logger);
+      const service = new StorageService(
+        name,
+        cfg.key_expr,
+        backend,
+        this.session,
+        this.logger,
+        parseReplication(cfg.replication, name),
+      );
       await service.start();
       this.storages.set(name, { config: cfg, service, volume: volumeId });
       const wasRemoved = this.removedStorages.delete(name);
@@ -398,7 +421,14 @@ export class StorageManager {
     try {
       const volume = await this.volumeFor(volumeId);
       const backend = await volume.createStorage(name, s.config.key_expr, options);
-      service = new StorageService(name, s.config.key_expr, backend, this.session, this.logger);
+      service = new StorageService(
+        name,
+        s.config.key_expr,
+        backend,
+        this.session,
+        this.logger,
+        parseReplication(s.config.replication, name),
+      );
     } catch (err) {
       standIn.reason = redactText(errorMessage(err));
       this.logger.debug({ storage: name, err: standIn.reason }, "storage still unavailable");
@@ -617,7 +647,14 @@ export class StorageManager {
       const { id: volumeId, options } = splitVolume(prev.config.volume);
       const volume = await this.volumeFor(volumeId);
       const backend = await volume.createStorage(name, prev.config.key_expr, options);
-      const service = new StorageService(name, prev.config.key_expr, backend, this.session, this.logger);
+      const service = new StorageService(
+        name,
+        prev.config.key_expr,
+        backend,
+        this.session,
+        this.logger,
+        parseReplication(prev.config.replication, name),
+      );
       await service.start();
       this.storages.set(name, { config: prev.config, service, volume: volumeId });
     } catch (err) {
@@ -676,6 +713,7 @@ export function parseStorageConfig(name: string, raw: unknown): StorageConfig {
       throw ZestError.badRequest(`\`volume\` of storage ${name} must be a string or an object with a string \`id\``);
   }
   checkSchema(storageSchema, obj, ["plugins", "storage_manager", "storages", name]);
+  parseReplication(obj.replication, name); // refuses a bad replication section with a 400 naming the field
   return { ...obj, key_expr: keyExpr, volume: volume as StorageConfig["volume"] };
 }
 

@@ -20,6 +20,12 @@ export const storageSchema = closed(
       .union([z.string(), z.looseObject({ id: z.string().min(1) })])
       .describe("volume name, or `{ id, ...storage options of its driver }`"),
     selector: z.string().optional().describe("Variant B: the selector as it was written (shown back in listings)"),
+    replication: z
+      .union([z.boolean(), z.looseObject({})])
+      .optional()
+      .describe(
+        "anti-entropy with this storage's replicas on other routers: `false` turns it off; `{ interval, sub_intervals, hot, warm, propagation_delay, tombstone_retention }` (docs/replication.md); default on with a fabric",
+      ),
   },
   "a storage",
 );

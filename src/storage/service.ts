@@ -14,6 +14,8 @@ import {
 } from "./backend.js";
 import { inTimeRange, type TimeRange } from "../core/time-range.js";
 import { Slice } from "../core/slices.js";
+import type { ReplicationSettings } from "./replication/config.js";
+import { type ReplicationStatus, Replicator } from "./replication/replicator.js";
 
 /** How long a tombstone (or a wildcard delete) is remembered to reject late, older puts. */
 const TOMBSTONE_TTL_NS = 60_000_000_000n;
@@ -38,13 +40,28 @@ export class StorageService {
   /** Recent wildcard deletes, to refuse older puts that arrive after them. */
   private wildDeletes: Array<{ key: string; timestamp: Timestamp }> = [];
   private purgeTimer: NodeJS.Timeout | undefined;
+  /** Anti-entropy with the replicas on other routers (docs/replication.md); absent when off. */
+  private readonly replication: ReplicationSettings | undefined;
+  private replicator: Replicator | undefined;
 
-  constructor(name: string, keyExpr: string, backend: StorageBackend, session: Session, logger: Logger) {
+  /**
+   * `replication`: the storage's replication settings, or undefined when off. It only runs when
+   * the router is part of a fabric and the backend is not shared by the routers already.
+   */
+  constructor(
+    name: string,
+    keyExpr: string,
+    backend: StorageBackend,
+    session: Session,
+    logger: Logger,
+    replication?: ReplicationSettings,
+  ) {
     this.name = name;
     this.keyExpr = keyExpr;
     this.backend = backend;
     this.session = session;
     this.logger = logger.child({ storage: name });
+    this.replication = session.interest.clustered && backend.capability.shared !== true ? replication : undefined;
   }
 
   /**
@@ -53,7 +70,26 @@ export class StorageService {
    */
   async start(options: { align?: boolean; alignTimeoutMs?: number } = {}): Promise<void> {
     this.subscriber = this.session.declareSubscriber(this.keyExpr, (s, c) => this.apply(s, c), { storage: true });
-    if (options.align !== false) await this.align(options.alignTimeoutMs ?? 5_000);
+    // With replication, the start-up alignment is an exchange with the replicas; storages that
+    // only intersect this one (or replicas with replication off) are still read when none answers.
+    let replicas = 0;
+    if (this.replication) {
+      const router = this.session.router;
+      this.replicator = new Replicator({
+        storage: this.name,
+        keyExpr: this.keyExpr,
+        settings: this.replication,
+        backend: this.backend,
+        logger: this.logger,
+        host: {
+          session: this.session,
+          connected: () => router.fabric?.status().connected ?? false,
+          deliver: (sample) => router.deliverLocal(sample),
+        },
+      });
+      replicas = await this.replicator.start();
+    }
+    if (options.align !== false && replicas === 0) await this.align(options.alignTimeoutMs ?? 5_000);
     const backend = this.backend;
     // A backend that reads synchronously answers a GET of one key without a query
     // (`Router.readStored`); one that scans in key order lets a wide GET answered by this storage
@@ -72,6 +108,7 @@ export class StorageService {
 
   /** Stops the storage; with `dispose`, the backend applies its disposal policy. */
   async stop(dispose: boolean): Promise<void> {
+    await this.replicator?.close();
     this.subscriber?.undeclare();
     this.queryable?.undeclare();
     if (this.purgeTimer) clearInterval(this.purgeTimer);
@@ -128,10 +165,17 @@ export class StorageService {
       : this.backend.delete(key, ts, condition);
   }
 
+  /** The replication status, when replication runs (docs/replication.md, "Health"). */
+  replicationStatus(): ReplicationStatus | undefined {
+    return this.replicator?.status();
+  }
+
   /** Publishes the change of an applied write; a refused conditional write is an error. */
   private settled(sample: Sample, outcome: Insertion, condition: WriteCondition | undefined): void {
-    if (outcome === "inserted") this.changed(sample);
-    else if (condition) throw preconditionFailed("the key holds a newer version than this write");
+    if (outcome === "inserted") {
+      this.replicator?.recorded(sample.key, sample.timestamp!, sample.kind === "delete");
+      this.changed(sample);
+    } else if (condition) throw preconditionFailed("the key holds a newer version than this write");
   }
 
   private changed(sample: Sample): void {
@@ -154,8 +198,10 @@ export class StorageService {
     const entries = await this.backend.query(sample.key);
     for (const e of entries) {
       if (e.timestamp.compare(ts) >= 0) continue;
-      if ((await this.write(e.key, sample, ts, undefined)) === "inserted")
+      if ((await this.write(e.key, sample, ts, undefined)) === "inserted") {
+        this.replicator?.recorded(e.key, ts, sample.kind === "delete");
         this.session.changes.publish({ key: e.key, kind: sample.kind });
+      }
     }
   }
 
@@ -192,6 +238,9 @@ export class StorageService {
         });
         if (slice.due()) await slice.next();
       }
+      // Alone and known to be behind: the answer may miss acknowledged writes, and says so.
+      const stale = this.replicator?.staleNotice();
+      if (stale !== undefined) query.replyError(ZestError.unavailable(stale));
     } catch (err) {
       this.logger.warn({ key: query.key, err: errorMessage(err) }, "storage query failed");
       query.replyError(
@@ -215,7 +264,11 @@ export class StorageService {
   }
 
   private async purge(): Promise<void> {
-    const before = unixNanosToNtp64(nowUnixNanos() - TOMBSTONE_TTL_NS);
+    // With replication, tombstones live as long as the replicas need them (the retention).
+    const retentionNs = this.replicator ? BigInt(this.replication!.tombstoneRetentionMs) * 1_000_000n : 0n;
+    this.replicator?.purge();
+    const ttl = retentionNs > TOMBSTONE_TTL_NS ? retentionNs : TOMBSTONE_TTL_NS;
+    const before = unixNanosToNtp64(nowUnixNanos() - ttl);
     this.wildDeletes = this.wildDeletes.filter((d) => d.timestamp.time >= before);
     try {
       await this.backend.purgeTombstones(before);

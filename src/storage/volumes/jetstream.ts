@@ -207,7 +207,7 @@ export class NatsLink implements LinkState {
 
 /** A storage kept in one JetStream KV bucket. */
 export class JetstreamBackend implements StorageBackend {
-  readonly capability: StorageCapability = { history: "latest", persistence: "durable" };
+  readonly capability: StorageCapability = { history: "latest", persistence: "durable", shared: true };
   readonly bucket: string;
   /** The stream behind the bucket, and the subject prefix of its keys. */
   private readonly stream: string;

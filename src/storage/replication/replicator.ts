@@ -1,0 +1,755 @@
+/**
+ * Anti-entropy between replicas of one storage on different routers (docs/replication.md).
+ *
+ * A replica is a storage with replication on; its replicas are the storages on other routers with
+ * the same key expression. Each replica keeps a `ReplicationLog` and talks to the others through
+ * the session, on keys of its own under `@repl/<hash of the key expression>/`:
+ * - a queryable `align/<zid>/<storage>` answers the five alignment messages (`wire.ts`);
+ * - a liveliness token `live/<zid>/<storage>` tells the others it is there, and a liveliness
+ *   subscriber on `live/**` tells it when another appears (again).
+ *
+ * An exchange sends this replica's digest to every other as a query; each answers with its own,
+ * and both sides then pull what they lack from the other: the fingerprints of the differing
+ * eras, then the events of the differing sub-intervals, then the values of the keys whose newest
+ * event is the other's. A repair is delivered to this router's subscribers like a sample from
+ * another router, so the storage decides it by last-writer-wins and subscribers see a normal
+ * change.
+ */
+import { createHash } from "node:crypto";
+import { Buffer } from "node:buffer";
+import { errorMessage, ZestError } from "../../core/errors.js";
+import type { Logger } from "../../core/log.js";
+import type { Query } from "../../core/query.js";
+import type { Reply } from "../../core/reply.js";
+import { makeSample, type Sample } from "../../core/sample.js";
+import type { LivelinessToken, Queryable, Session, Subscriber } from "../../core/session.js";
+import { Timestamp } from "../../core/timestamp.js";
+import { includes, isWild, validate } from "../../keyexpr/index.js";
+import type { StorageBackend } from "../backend.js";
+import type { ReplicationSettings } from "./config.js";
+import { type Digest, type Fingerprint, type LogEvent, ReplicationLog, timestampMs } from "./log.js";
+import {
+  decodeDigest,
+  decodeEventsQuery,
+  decodeEventsReply,
+  decodeIntervalsQuery,
+  decodeIntervalsReply,
+  decodeSubsQuery,
+  decodeSubsReply,
+  decodeValuesQuery,
+  decodeValuesReply,
+  encodeDigest,
+  encodeEventsQuery,
+  encodeEventsReply,
+  encodeIntervalsQuery,
+  encodeIntervalsReply,
+  encodeSubsQuery,
+  encodeSubsReply,
+  encodeValuesQuery,
+  encodeValuesReply,
+  MAX_ITEMS_PER_QUERY,
+  MAX_KEYS_PER_VALUES_QUERY,
+  Op,
+  opOf,
+  type ValueItem,
+} from "./wire.js";
+
+/** How long one alignment query waits for its answer. */
+const QUERY_TIMEOUT_MS = 5_000;
+/** How often the link to the fabric is looked at (a reconnect starts an exchange). */
+const CONNECTION_POLL_MS = 100;
+/** While known to be behind, the next exchange comes this soon rather than after an interval. */
+const RETRY_BEHIND_MS = 1_000;
+/** At most one warning about malformed messages per this many ms; the rest at debug. */
+const WARN_EVERY_MS = 10_000;
+/** Repairs delivered together before the next batch (bounds the promises held at once). */
+const REPAIR_BATCH = 1_000;
+/** Most bytes of keys asked for in one `values` query. */
+const VALUES_QUERY_BYTES = 128 * 1024;
+/** Sub-intervals whose events one round fetches (newest first; see `alignWith`). */
+const SUBS_PER_ROUND = 8;
+const ZERO_FP: Fingerprint = { hi: 0, lo: 0 };
+/** `values` queries to one replica in flight at once. */
+const VALUES_IN_FLIGHT = 4;
+
+/** What a replica needs from its router besides the session. */
+export interface ReplicaHost {
+  readonly session: Session;
+  /** True while this router is connected to the fabric (no fabric: always false). */
+  connected(): boolean;
+  /** Hands a repair to this router's subscribers (storages included), as a sample from another router. */
+  deliver(sample: Sample): Promise<void>;
+}
+
+/** The replication part of a storage's admin status (docs/replication.md, "Health"). */
+export interface ReplicationStatus {
+  readonly peers: string[];
+  readonly last_exchange: string | null;
+  readonly exchanges: number;
+  readonly keys_repaired: number;
+  readonly keys_dropped: number;
+  readonly behind: boolean;
+  readonly behind_reason?: string;
+  readonly malformed_dropped: number;
+  /** Alignment messages this replica sent and received (queries and replies), and their payload bytes. */
+  readonly traffic: { messages_sent: number; bytes_sent: number; messages_received: number; bytes_received: number };
+  readonly log: {
+    keys: number;
+    tombstones: number;
+    /** Equal on two replicas that hold the same keys with the same timestamps (deletions included). */
+    fingerprint: string;
+    tombstones_forgotten_before: string | null;
+  };
+  readonly settings: {
+    interval: number;
+    sub_intervals: number;
+    hot: number;
+    warm: number;
+    propagation_delay: number;
+    tombstone_retention: number;
+  };
+}
+
+/** The key space of one key expression's replicas: `@repl/<16 hex digits of its SHA-256>`. */
+export function replicaSpace(keyExpr: string): string {
+  return `@repl/${createHash("sha256").update(keyExpr).digest("hex").slice(0, 16)}`;
+}
+
+/** One storage's replication (see the module comment). */
+export class Replicator {
+  readonly log: ReplicationLog;
+  private readonly storage: string;
+  private readonly keyExpr: string;
+  private readonly settings: ReplicationSettings;
+  private readonly host: ReplicaHost;
+  private readonly backend: StorageBackend;
+  private readonly logger: Logger;
+  private readonly now: () => number;
+  private readonly space: string;
+  /** Our queryable's key: the address other replicas pull from. */
+  private readonly address: string;
+  private queryable: Queryable | undefined;
+  private token: LivelinessToken | undefined;
+  private watcher: Subscriber | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private poll: NodeJS.Timeout | undefined;
+  private wasConnected = true;
+  private closed = false;
+  /** The latest digest of each replica to align with, and the worker draining them. */
+  private readonly pending = new Map<string, Digest>();
+  private working: Promise<void> | undefined;
+  private exchanging: Promise<number> | undefined;
+  private again = false;
+  private lastExchange: number | undefined;
+  private exchanges = 0;
+  private repaired = 0;
+  private dropped = 0;
+  private malformed = 0;
+  private malformedSinceWarn = 0;
+  private lastWarn = 0;
+  private behindReason: string | undefined;
+  private readonly traffic = { messages_sent: 0, bytes_sent: 0, messages_received: 0, bytes_received: 0 };
+
+  constructor(options: {
+    storage: string;
+    keyExpr: string;
+    settings: ReplicationSettings;
+    host: ReplicaHost;
+    backend: StorageBackend;
+    logger: Logger;
+    now?: () => number;
+  }) {
+    this.storage = options.storage;
+    this.keyExpr = options.keyExpr;
+    this.settings = options.settings;
+    this.host = options.host;
+    this.backend = options.backend;
+    this.logger = options.logger;
+    this.now = options.now ?? Date.now;
+    this.log = new ReplicationLog(options.settings);
+    this.space = replicaSpace(options.keyExpr);
+    this.address = `${this.space}/align/${this.host.session.zid}/${options.storage}`;
+  }
+
+  /**
+   * Fills the log from the storage, joins the replicas and runs a first exchange. Resolves with
+   * the number of replicas that answered it (0: none, the caller may align otherwise).
+   */
+  async start(): Promise<number> {
+    for (const e of await this.backend.query(this.keyExpr)) this.log.record(e.key, e.timestamp, false);
+    const session = this.host.session;
+    this.queryable = session.declareQueryable(this.address, (q) => this.answer(q));
+    this.token = session.declareLivelinessToken(`${this.space}/live/${session.zid}/${this.storage}`);
+    this.watcher = session.declareLivelinessSubscriber(`${this.space}/live/**`, (s) => {
+      // Another replica appeared, or came back after being forgotten: it may have missed writes.
+      if (s.kind === "put" && !s.key.startsWith(`${this.space}/live/${session.zid}/`)) this.soon();
+    });
+    this.wasConnected = this.host.connected();
+    this.poll = setInterval(() => this.watchConnection(), CONNECTION_POLL_MS);
+    this.poll.unref();
+    const answered = await this.exchange();
+    this.schedule();
+    return answered;
+  }
+
+  /** Stops exchanging; pending repairs finish or fail quietly. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.poll) clearInterval(this.poll);
+    this.queryable?.undeclare();
+    this.token?.undeclare();
+    this.watcher?.undeclare();
+    await this.working?.catch(() => undefined);
+  }
+
+  /** The storage applied a write: the log follows it (the cost of replication on the write path). */
+  recorded(key: string, timestamp: Timestamp, deleted: boolean): void {
+    this.log.record(key, timestamp, deleted);
+  }
+
+  /** Forgets tombstones older than the retention; returns the bound (Unix ms). */
+  purge(): number {
+    const before = this.now() - this.settings.tombstoneRetentionMs;
+    this.log.purgeTombstones(before);
+    return before;
+  }
+
+  /** Ids of the other replicas alive now (`<zid>/<storage>`). */
+  peers(): string[] {
+    const prefix = `${this.space}/live/`;
+    const mine = `${prefix}${this.host.session.zid}/`;
+    return this.host.session
+      .livelinessGet(`${this.space}/live/**`)
+      .map((s) => s.key)
+      .filter((k) => !k.startsWith(mine))
+      .map((k) => k.slice(prefix.length))
+      .sort();
+  }
+
+  /**
+   * Why an answer of this storage alone may miss acknowledged writes: it is known to be behind
+   * and no other replica is alive to complete the answer. Undefined otherwise.
+   */
+  staleNotice(): string | undefined {
+    if (this.behindReason === undefined || this.peers().length > 0) return undefined;
+    const last = this.lastExchange === undefined ? "never" : new Date(this.lastExchange).toISOString();
+    return `storage ${this.storage} on router ${this.host.session.zid} may be behind its replicas (${this.behindReason}; last exchange: ${last})`;
+  }
+
+  status(): ReplicationStatus {
+    const s = this.settings;
+    const purged = this.log.purgedBeforeMs;
+    return {
+      peers: this.peers(),
+      last_exchange: this.lastExchange === undefined ? null : new Date(this.lastExchange).toISOString(),
+      exchanges: this.exchanges,
+      keys_repaired: this.repaired,
+      keys_dropped: this.dropped,
+      behind: this.behindReason !== undefined,
+      ...(this.behindReason === undefined ? {} : { behind_reason: this.behindReason }),
+      malformed_dropped: this.malformed,
+      traffic: { ...this.traffic },
+      log: {
+        keys: this.log.size,
+        tombstones: this.log.tombstoneCount,
+        fingerprint: this.log.fingerprint,
+        tombstones_forgotten_before: purged === 0 ? null : new Date(purged).toISOString(),
+      },
+      settings: {
+        interval: s.intervalMs / 1000,
+        sub_intervals: s.subIntervals,
+        hot: s.hot,
+        warm: s.warm,
+        propagation_delay: s.propagationDelayMs,
+        tombstone_retention: s.tombstoneRetentionMs / 1000,
+      },
+    };
+  }
+
+  /**
+   * Sends this replica's digest to every other replica and aligns with each answer (they align
+   * with ours meanwhile). Concurrent calls share one exchange, and one more runs after it.
+   * Resolves with the number of replicas that answered.
+   */
+  exchange(): Promise<number> {
+    if (this.exchanging) {
+      this.again = true;
+      return this.exchanging;
+    }
+    const run = this.exchangeOnce().finally(() => {
+      this.exchanging = undefined;
+      if (this.again && !this.closed) {
+        this.again = false;
+        void this.exchange();
+      }
+    });
+    this.exchanging = run;
+    return run;
+  }
+
+  private async exchangeOnce(): Promise<number> {
+    if (this.closed) return 0;
+    if (!this.host.connected()) {
+      this.markBehind("not connected to the fabric");
+      return 0;
+    }
+    const payload = encodeDigest({
+      zid: this.host.session.zid,
+      storage: this.storage,
+      digest: this.log.digest(this.now()),
+    });
+    this.sent(payload);
+    let replies: Reply[];
+    try {
+      replies = await this.host.session.get(`${this.space}/align/**`, {
+        payload,
+        consolidation: "none",
+        timeoutMs: QUERY_TIMEOUT_MS,
+        allowedDestination: "remote",
+      });
+    } catch (err) {
+      this.markBehind(`exchange failed: ${errorMessage(err)}`);
+      return 0;
+    }
+    for (const r of replies) if (r.kind === "ok") this.received(r.sample.payload);
+    let answered = 0;
+    let failed: string | undefined;
+    const pulls: Promise<void>[] = [];
+    for (const r of replies) {
+      if (r.kind !== "ok") {
+        failed = r.payload.toString("utf8").slice(0, 200);
+        continue;
+      }
+      const peer = this.peerOf(r.sample.key);
+      if (peer === undefined || peer === this.address) continue;
+      try {
+        const m = decodeDigest(r.sample.payload);
+        answered++;
+        pulls.push(this.enqueue(peer, m.digest));
+      } catch (err) {
+        this.dropMalformed(peer, err);
+      }
+    }
+    const ok = await Promise.all(pulls).then(
+      () => true,
+      () => false,
+    );
+    this.exchanges++;
+    this.lastExchange = this.now();
+    if (failed !== undefined) this.markBehind(`a replica did not answer: ${failed}`);
+    else if (ok && this.pending.size === 0 && this.host.connected()) this.behindReason = undefined;
+    return answered;
+  }
+
+  /** The address of the replica that sent a reply, when it is one of ours (`@repl/<h>/align/<zid>/<name>`). */
+  private peerOf(key: string): string | undefined {
+    const prefix = `${this.space}/align/`;
+    if (!key.startsWith(prefix) || isWild(key)) return undefined;
+    const rest = key.slice(prefix.length).split("/");
+    if (rest.length !== 2 || !/^(?:[0-9A-F]{2}){1,16}$/.test(rest[0]!)) return undefined;
+    return key;
+  }
+
+  /** Answers another replica's alignment query. */
+  private answer(query: Query): Promise<void> | undefined {
+    const payload = query.payload;
+    if (payload !== undefined) this.received(payload);
+    if (payload === undefined) {
+      query.replyError(ZestError.badRequest("an alignment query needs a payload"));
+      return undefined;
+    }
+    try {
+      switch (opOf(payload)) {
+        case Op.digest: {
+          const m = decodeDigest(payload);
+          this.reply(
+            query,
+            encodeDigest({ zid: this.host.session.zid, storage: this.storage, digest: this.log.digest(this.now()) }),
+          );
+          // Their digest is news to us too: pull what they have that we lack.
+          // A little later: the asker is most likely repairing from us right now, and what it
+          // lacks would only show up here as differences worth nothing.
+          if (m.zid !== this.host.session.zid) {
+            const asker = `${this.space}/align/${m.zid}/${m.storage}`;
+            setTimeout(() => {
+              if (!this.closed) void this.enqueue(asker, m.digest).catch(() => undefined);
+            }, this.settings.propagationDelayMs).unref();
+          }
+          return undefined;
+        }
+        case Op.intervals: {
+          const before = decodeIntervalsQuery(payload);
+          for (const b of encodeIntervalsReply(this.log.intervalsBefore(before))) this.reply(query, b);
+          return undefined;
+        }
+        case Op.subs: {
+          const subs = decodeSubsQuery(payload).flatMap((i) => this.log.subsOf(i));
+          for (const b of encodeSubsReply(subs)) this.reply(query, b);
+          return undefined;
+        }
+        case Op.events: {
+          const events = decodeEventsQuery(payload).flatMap((s) => this.log.eventsIn(s.interval, s.sub));
+          for (const b of encodeEventsReply(this.log.purgedBeforeMs, events)) this.reply(query, b);
+          return undefined;
+        }
+        case Op.values:
+          // Asynchronous: the values come from the storage. The query waits for its promise.
+          return this.answerValues(query, decodeValuesQuery(payload));
+        default:
+          throw new Error(`unknown message type ${opOf(payload)}`);
+      }
+    } catch (err) {
+      this.dropMalformed("a query", err);
+      query.replyError(ZestError.badRequest(`malformed alignment query: ${errorMessage(err)}`));
+      return undefined;
+    }
+  }
+
+  private async answerValues(query: Query, keys: readonly string[]): Promise<void> {
+    const items: ValueItem[] = [];
+    for (const key of keys) {
+      if (!this.holds(key)) continue;
+      const held = this.log.lookup(key);
+      if (held === undefined) continue;
+      if (held.deleted) {
+        items.push({ key, timestamp: held.timestamp, deleted: true, encoding: "", payload: EMPTY });
+        continue;
+      }
+      try {
+        const found = (await this.backend.query(key)).find((e) => e.key === key);
+        if (found)
+          items.push({
+            key,
+            timestamp: found.timestamp,
+            deleted: false,
+            encoding: found.encoding,
+            payload: found.payload,
+          });
+      } catch (err) {
+        query.replyError(err);
+        return;
+      }
+    }
+    for (const b of encodeValuesReply(items)) this.reply(query, b);
+  }
+
+  /** True when `key` is a plain key this storage may hold. */
+  private holds(key: string): boolean {
+    try {
+      validate(key);
+    } catch {
+      return false;
+    }
+    return !isWild(key) && includes(this.keyExpr, key);
+  }
+
+  private enqueue(peer: string, digest: Digest): Promise<void> {
+    this.pending.set(peer, digest);
+    if (this.working === undefined) {
+      this.working = (async () => {
+        await Promise.resolve();
+        try {
+          while (this.pending.size > 0 && !this.closed) {
+            const [next, d] = this.pending.entries().next().value as [string, Digest];
+            this.pending.delete(next);
+            try {
+              await this.alignWith(next, d);
+            } catch (err) {
+              this.markBehind(`repair from ${next.slice(this.space.length + 7)} failed: ${errorMessage(err)}`);
+              this.logger.warn({ peer: next, err: errorMessage(err) }, "replica alignment failed");
+            }
+          }
+        } finally {
+          this.working = undefined;
+        }
+      })();
+    }
+    return this.working;
+  }
+
+  /** Pulls from replica `peer` whatever its digest shows we lack. */
+  private async alignWith(peer: string, remote: Digest): Promise<void> {
+    if (!this.log.comparable(remote)) {
+      this.dropMalformed(
+        peer,
+        new Error("its replication settings (interval, sub_intervals, hot, warm) differ from ours"),
+      );
+      return;
+    }
+    const diff = this.log.compare(remote, this.now());
+    const intervals = new Set(diff.warmIntervals);
+    if (diff.cold) {
+      const before = remote.current - remote.hot - remote.warm + 1;
+      const theirs = new Map<number, { hi: number; lo: number }>();
+      for (const b of await this.ask(peer, encodeIntervalsQuery(before)))
+        for (const i of decodeIntervalsReply(b)) theirs.set(i.interval, i.fp);
+      for (const [i, fp] of theirs) {
+        const mine = this.log.intervalFingerprint(i);
+        if (mine.hi !== fp.hi || mine.lo !== fp.lo) intervals.add(i);
+      }
+      for (const mine of this.log.intervalsBefore(before)) if (!theirs.has(mine.interval)) intervals.add(mine.interval);
+    }
+    // Each differing sub-interval with the other replica's fingerprint of it (zero: it has none).
+    const subs = new Map<string, { interval: number; sub: number; fp: Fingerprint }>();
+    const remoteHot = new Map(remote.hotSubs.map((h) => [`${h.interval}/${h.sub}`, h.fp]));
+    for (const s of diff.hotSubs) {
+      const id = `${s.interval}/${s.sub}`;
+      subs.set(id, { ...s, fp: remoteHot.get(id) ?? ZERO_FP });
+    }
+    const list = [...intervals];
+    for (let i = 0; i < list.length; i += MAX_ITEMS_PER_QUERY) {
+      const chunk = list.slice(i, i + MAX_ITEMS_PER_QUERY);
+      const theirs = new Map<string, Fingerprint>();
+      for (const b of await this.ask(peer, encodeSubsQuery(chunk)))
+        for (const s of decodeSubsReply(b)) theirs.set(`${s.interval}/${s.sub}`, s.fp);
+      for (const interval of chunk) {
+        const mine = new Map(this.log.subsOf(interval).map((s) => [`${s.interval}/${s.sub}`, s]));
+        for (const [id, fp] of theirs) {
+          if (!id.startsWith(`${interval}/`)) continue;
+          const m = mine.get(id);
+          if (m === undefined || m.fp.hi !== fp.hi || m.fp.lo !== fp.lo)
+            subs.set(id, { interval, sub: Number(id.slice(id.indexOf("/") + 1)), fp });
+        }
+        for (const [id, m] of mine)
+          if (!theirs.has(id)) subs.set(id, { interval: m.interval, sub: m.sub, fp: ZERO_FP });
+      }
+    }
+    if (subs.size === 0) return;
+    // Newest first, a few sub-intervals a round. A key written again during a partition leaves
+    // its old sub-interval on both sides once the newer event is repaired here: those older
+    // sub-intervals then compare equal and are not fetched at all.
+    const order = [...subs.values()].sort((x, y) => y.interval - x.interval || y.sub - x.sub);
+    for (let i = 0; i < order.length; i += SUBS_PER_ROUND) {
+      let round = order.slice(i, i + SUBS_PER_ROUND);
+      {
+        // The other replica may be repairing from us meanwhile: its fingerprints may have
+        // changed since its digest. Ask again (a few bytes) before fetching events (perhaps a lot).
+        const now = new Map<string, Fingerprint>();
+        for (const b of await this.ask(peer, encodeSubsQuery([...new Set(round.map((s) => s.interval))])))
+          for (const f of decodeSubsReply(b)) now.set(`${f.interval}/${f.sub}`, f.fp);
+        round = round.map((s) => ({ ...s, fp: now.get(`${s.interval}/${s.sub}`) ?? ZERO_FP }));
+      }
+      const chunk: Array<{ interval: number; sub: number }> = [];
+      for (const s of round) {
+        const mine = this.log.subFingerprint(s.interval, s.sub);
+        if (mine.hi === s.fp.hi && mine.lo === s.fp.lo) continue;
+        // The other replica has nothing there: nothing to pull, only the drop rule to apply.
+        if (s.fp.hi === 0 && s.fp.lo === 0) await this.dropUnknown(s, new Set(), remote.purgedBeforeMs);
+        else chunk.push(s);
+      }
+      if (chunk.length > 0) await this.repairSubs(peer, chunk);
+    }
+  }
+
+  /** Pulls the events of some sub-intervals from replica `peer`, and repairs what they show. */
+  private async repairSubs(peer: string, chunk: ReadonlyArray<{ interval: number; sub: number }>): Promise<void> {
+    const wanted: string[] = [];
+    const repairs: Sample[] = [];
+    const theirKeys = new Set<string>();
+    let theirHorizon = 0;
+    for (const b of await this.ask(peer, encodeEventsQuery(chunk))) {
+      const { purgedBeforeMs, events } = decodeEventsReply(b);
+      theirHorizon = Math.max(theirHorizon, purgedBeforeMs);
+      for (const e of events) {
+        theirKeys.add(e.key);
+        this.consider(e, wanted, repairs);
+      }
+    }
+    for (const s of chunk) repairs.push(...this.unknownThere(s, theirKeys, theirHorizon));
+    if (wanted.length > 0 || repairs.length > 0) this.markBehind(`repairing from ${peer.slice(this.space.length + 7)}`);
+    await this.apply(repairs);
+    await this.fetchValues(peer, wanted);
+  }
+
+  /**
+   * What we hold in sub-interval `s` that the other replica lacks (`theirKeys`), older than its
+   * tombstone horizon: it has deleted the key and forgotten the deletion, or we hold a write it
+   * never had for longer than the retention. It will never take it; we drop it, rather than keep
+   * a difference forever (docs/replication.md, "Tombstones"). Returns the deletes that drop them.
+   */
+  private unknownThere(
+    s: { interval: number; sub: number },
+    theirKeys: ReadonlySet<string>,
+    theirHorizon: number,
+  ): Sample[] {
+    const out: Sample[] = [];
+    if (theirHorizon === 0) return out;
+    for (const e of this.log.eventsIn(s.interval, s.sub))
+      if (!e.deleted && !theirKeys.has(e.key) && timestampMs(e.timestamp) < theirHorizon) {
+        out.push(makeSample(e.key, "delete", EMPTY, "", new Timestamp(e.timestamp.time + 1n, e.timestamp.id)));
+        this.dropped++;
+      }
+    return out;
+  }
+
+  /** The drop rule for a sub-interval the other replica holds nothing in. */
+  private async dropUnknown(
+    s: { interval: number; sub: number },
+    theirKeys: ReadonlySet<string>,
+    theirHorizon: number,
+  ): Promise<void> {
+    await this.apply(this.unknownThere(s, theirKeys, theirHorizon));
+  }
+
+  /** Fetches and applies the values of `wanted` from replica `peer`: batches below the query limits, a few in flight. */
+  private async fetchValues(peer: string, wanted: readonly string[]): Promise<void> {
+    const batches: string[][] = [];
+    let batch: string[] = [];
+    let bytes = 0;
+    for (const key of wanted) {
+      if (batch.length >= MAX_KEYS_PER_VALUES_QUERY || bytes + key.length * 3 + 2 > VALUES_QUERY_BYTES) {
+        batches.push(batch);
+        batch = [];
+        bytes = 0;
+      }
+      batch.push(key);
+      bytes += key.length * 3 + 2;
+    }
+    if (batch.length > 0) batches.push(batch);
+    let next = 0;
+    const fetchBatch = async (keys: string[]): Promise<void> => {
+      const asked = new Set(keys);
+      const samples: Sample[] = [];
+      for (const b of await this.ask(peer, encodeValuesQuery(keys)))
+        for (const v of decodeValuesReply(b)) {
+          if (!asked.has(v.key)) continue; // not what we asked for
+          const held = this.log.lookup(v.key);
+          if (held !== undefined && held.timestamp.compare(v.timestamp) >= 0) continue;
+          samples.push(makeSample(v.key, v.deleted ? "delete" : "put", v.payload, v.encoding, v.timestamp));
+        }
+      await this.apply(samples);
+    };
+    const worker = async (): Promise<void> => {
+      while (next < batches.length) await fetchBatch(batches[next++]!);
+    };
+    await Promise.all(Array.from({ length: Math.min(VALUES_IN_FLIGHT, batches.length) }, worker));
+  }
+
+  /** Sorts one of the other replica's events: already ours, a deletion to apply, or a value to fetch. */
+  private consider(e: LogEvent, wanted: string[], repairs: Sample[]): void {
+    if (!this.holds(e.key)) {
+      this.dropMalformed("a replica", new Error(`event on ${e.key}, outside ${this.keyExpr}`));
+      return;
+    }
+    const held = this.log.lookup(e.key);
+    if (held !== undefined && held.timestamp.compare(e.timestamp) >= 0) return;
+    if (e.deleted) {
+      repairs.push(makeSample(e.key, "delete", EMPTY, "", e.timestamp));
+      return;
+    }
+    // A value we know nothing about, older than our tombstone horizon: we may have deleted it
+    // and forgotten the deletion. Not taken (docs/replication.md, "Tombstones").
+    if (held === undefined && timestampMs(e.timestamp) < this.log.purgedBeforeMs) return;
+    wanted.push(e.key);
+  }
+
+  /** Delivers repairs as samples from another router, a batch at a time. */
+  private async apply(samples: readonly Sample[]): Promise<void> {
+    for (let i = 0; i < samples.length; i += REPAIR_BATCH) {
+      const batch = samples.slice(i, i + REPAIR_BATCH);
+      const results = await Promise.allSettled(batch.map((s) => this.host.deliver(s)));
+      for (const r of results) if (r.status === "fulfilled") this.repaired++;
+      const failed = results.find((r) => r.status === "rejected");
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      // A repair the storage found outdated changed nothing, so the log did not hear of it: the
+      // storage holds something as new that the log forgot (a tombstone kept longer by the
+      // storage, say). The log takes what the storage holds, or the same repair would come again
+      // at every exchange.
+      for (const s of batch) {
+        const held = this.log.lookup(s.key);
+        if (held !== undefined && held.timestamp.compare(s.timestamp!) >= 0) continue;
+        const stored = await this.backend.lookup(s.key);
+        if (stored !== undefined) this.log.record(s.key, stored.timestamp, stored.deleted);
+      }
+    }
+  }
+
+  /** One alignment query to replica `peer`; its replies' payloads, or a throw on an error reply. */
+  private async ask(peer: string, payload: Buffer): Promise<Buffer[]> {
+    this.sent(payload);
+    const replies = await this.host.session.get(peer, {
+      payload,
+      consolidation: "none",
+      timeoutMs: QUERY_TIMEOUT_MS,
+      allowedDestination: "remote",
+    });
+    const out: Buffer[] = [];
+    for (const r of replies) {
+      if (r.kind !== "ok") throw new Error(r.payload.toString("utf8").slice(0, 200));
+      this.received(r.sample.payload);
+      if (r.sample.key === peer) out.push(r.sample.payload);
+    }
+    return out;
+  }
+
+  private sent(payload: Buffer): void {
+    this.traffic.messages_sent++;
+    this.traffic.bytes_sent += payload.length;
+  }
+
+  private received(payload: Buffer): void {
+    this.traffic.messages_received++;
+    this.traffic.bytes_received += payload.length;
+  }
+
+  /** Replies to an alignment query, counted. */
+  private reply(query: Query, payload: Buffer): void {
+    this.sent(payload);
+    query.reply(this.address, payload);
+  }
+
+  private markBehind(reason: string): void {
+    if (this.behindReason === undefined) this.logger.info({ reason }, "replica known to be behind");
+    this.behindReason = reason;
+  }
+
+  private dropMalformed(from: string, err: unknown): void {
+    this.malformed++;
+    this.malformedSinceWarn++;
+    const now = this.now();
+    if (now - this.lastWarn >= WARN_EVERY_MS) {
+      this.logger.warn(
+        { from, err: errorMessage(err), dropped: this.malformedSinceWarn },
+        "dropped a malformed replication message",
+      );
+      this.lastWarn = now;
+      this.malformedSinceWarn = 0;
+    } else this.logger.debug({ from, err: errorMessage(err) }, "dropped a malformed replication message");
+  }
+
+  /** An exchange on the next turn (a replica appeared). */
+  private soon(): void {
+    if (this.closed) return;
+    setImmediate(() => void this.exchange());
+  }
+
+  /** The next periodic exchange: an interval from now (±10 %), or sooner while behind. */
+  private schedule(): void {
+    if (this.closed) return;
+    if (this.timer) clearTimeout(this.timer);
+    const every = this.settings.intervalMs;
+    const delay =
+      this.behindReason !== undefined && this.host.connected()
+        ? Math.min(every, RETRY_BEHIND_MS)
+        : every * (0.9 + Math.random() * 0.2);
+    this.timer = setTimeout(() => {
+      void this.exchange().finally(() => this.schedule());
+    }, delay);
+    this.timer.unref();
+  }
+
+  private watchConnection(): void {
+    const connected = this.host.connected();
+    if (connected === this.wasConnected) return;
+    this.wasConnected = connected;
+    if (!connected) {
+      this.markBehind("not connected to the fabric");
+      return;
+    }
+    this.logger.info("reconnected to the fabric: exchanging with the replicas");
+    void this.exchange().finally(() => this.schedule());
+  }
+}
+
+const EMPTY = Buffer.alloc(0);

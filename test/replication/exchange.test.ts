@@ -1,0 +1,354 @@
+/**
+ * Replicas of one storage on routers in one process, joined by NATS fabrics over a `MemoryHub`
+ * whose connections the test cuts and restores: exchange and repair, without processes.
+ */
+import assert from "node:assert/strict";
+import { after, afterEach, before, describe, test } from "node:test";
+import { silentLogger } from "../../src/core/log.js";
+import { Session } from "../../src/core/session.js";
+import { MemoryHub, type MemoryTransport } from "../../src/fabric/memory-transport.js";
+import { NatsFabric } from "../../src/fabric/nats-fabric.js";
+import type { ReplicationSettings } from "../../src/storage/replication/config.js";
+import { replicaSpace } from "../../src/storage/replication/replicator.js";
+import { Buffer } from "node:buffer";
+import { Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
+import {
+  decodeDigest,
+  encodeDigest,
+  encodeEventsReply,
+  encodeSubsReply,
+  encodeValuesReply,
+  Op,
+} from "../../src/storage/replication/wire.js";
+import { StorageService } from "../../src/storage/service.js";
+import { MemoryBackend } from "../../src/storage/volumes/memory.js";
+import { eventually } from "../support/http.js";
+
+const TIMINGS = { heartbeatMs: 100, peerTimeoutMs: 500, ackTimeoutMs: 800, helloWaitMs: 200 };
+/** Short intervals, so that the periodic exchange runs within a test. */
+const SETTINGS: ReplicationSettings = {
+  intervalMs: 1_000,
+  subIntervals: 5,
+  hot: 3,
+  warm: 5,
+  propagationDelayMs: 50,
+  tombstoneRetentionMs: 60_000,
+};
+
+interface Replica {
+  session: Session;
+  transport: MemoryTransport;
+  service: StorageService;
+  backend: MemoryBackend;
+  close(): Promise<void>;
+}
+
+async function replica(
+  hub: MemoryHub,
+  zid: string,
+  settings: ReplicationSettings | "off" = SETTINGS,
+): Promise<Replica> {
+  let transport: MemoryTransport | undefined;
+  const fabric = new NatsFabric({
+    servers: [],
+    ...TIMINGS,
+    logger: silentLogger,
+    transport: async () => {
+      transport = hub.connect(zid);
+      return transport;
+    },
+  });
+  const session = await Session.open({ zid, fabric });
+  const backend = new MemoryBackend("d");
+  const service = new StorageService(
+    "d",
+    "d/**",
+    backend,
+    session,
+    silentLogger,
+    settings === "off" ? undefined : settings,
+  );
+  await service.start({ alignTimeoutMs: 1_000 });
+  return {
+    session,
+    transport: transport!,
+    service,
+    backend,
+    async close() {
+      await service.stop(false);
+      session.close();
+      await session.router.close();
+    },
+  };
+}
+
+/** Lets the fabric's outbox send what was queued this turn (samples leave at the end of a turn). */
+async function flushed(): Promise<void> {
+  for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+}
+
+/** Every key the backend holds, with value and timestamp, sorted. */
+async function held(r: Replica): Promise<string[]> {
+  return (await r.backend.query("d/**"))
+    .map((e) => `${e.key}=${e.payload.toString()}@${e.timestamp.toString()}`)
+    .sort();
+}
+
+describe("replicas in one process", () => {
+  const open: Replica[] = [];
+  // The fabric's and the replicas' timers never keep a process alive; this test's must.
+  let keepAlive: NodeJS.Timeout | undefined;
+  before(() => {
+    keepAlive = setInterval(() => undefined, 1_000);
+  });
+  after(() => clearInterval(keepAlive));
+  afterEach(async () => {
+    for (const r of open.splice(0)) await r.close();
+  });
+
+  test("writes one replica missed while cut off reach it after the heal, deletes included, and nothing deleted comes back", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A1");
+    const b = await replica(hub, "B1");
+    open.push(a, b);
+    await a.session.put("d/keep", "1");
+    await a.session.put("d/gone", "1");
+    await eventually(async () => (await held(b)).length === 2, 3_000, "b to get the first writes");
+    b.transport.disconnect();
+    await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+    for (let i = 0; i < 50; i++) await a.session.put(`d/new/${i}`, `v${i}`);
+    await a.session.delete("d/gone");
+    await a.session.put("d/keep", "2");
+    await flushed();
+    assert.equal((await held(b)).length, 2);
+    assert.equal(b.service.replicationStatus()?.behind, true);
+    b.transport.reconnect();
+    await eventually(async () => (await held(b)).join() === (await held(a)).join(), 5_000, "b to converge");
+    assert.equal((await held(b)).length, 51);
+    assert.equal((await b.backend.lookup("d/gone"))?.deleted, true);
+    await eventually(async () => b.service.replicationStatus()?.behind === false, 3_000, "b to be up to date");
+    assert.ok(b.service.replicationStatus()!.keys_repaired >= 51);
+  });
+
+  test("writes on both sides of a cut converge to the newest per key on both", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A2");
+    const b = await replica(hub, "B2");
+    open.push(a, b);
+    await a.session.put("d/x", "a0");
+    await a.session.put("d/y", "a0");
+    await eventually(async () => (await held(b)).length === 2, 3_000, "b to get the first writes");
+    b.transport.disconnect();
+    await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+    await a.session.put("d/x", "a1");
+    // b writes alone: only its own storage takes it (the write says so).
+    await assert.rejects(b.session.put("d/y", "b1"), /reached this router's subscribers only/);
+    await assert.rejects(b.session.put("d/only-b", "b"), /reached this router's subscribers only/);
+    await a.session.delete("d/y"); // newer than b's put: the delete wins
+    await a.session.put("d/only-a", "a");
+    await flushed();
+    b.transport.reconnect();
+    await eventually(async () => (await held(a)).join() === (await held(b)).join(), 5_000, "both to converge");
+    const values = (await held(a)).map((s) => s.slice(0, s.indexOf("@")));
+    assert.deepEqual(values, ["d/only-a=a", "d/only-b=b", "d/x=a1"]);
+  });
+
+  test("a sample lost on the way, with both replicas connected all along, is repaired by the periodic exchange", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A7");
+    const b = await replica(hub, "B7");
+    open.push(a, b);
+    // Every sample to B (and the resends) is lost: only the safety net can bring it.
+    hub.filter = (subject) => !(subject.startsWith("zest.k.") || subject.startsWith("zest.w."));
+    // It may time out waiting for b's acknowledgement, which never comes.
+    const put = a.session.put("d/lost", "1").catch(() => undefined);
+    // Samples stay lost: only an alignment query (which the filter lets through) can bring it.
+    await eventually(
+      async () => (await held(b)).join() === (await held(a)).join(),
+      5_000,
+      "the periodic exchange to repair b",
+    );
+    assert.equal((await held(b)).length, 1);
+    assert.equal(b.service.replicationStatus()!.keys_repaired, 1);
+    hub.filter = undefined;
+    await put;
+  });
+
+  test("a replica away longer than the tombstone retention gives up a value the others deleted and forgot, and nobody brings it back", async () => {
+    const hub = new MemoryHub();
+    const settings = { ...SETTINGS, tombstoneRetentionMs: 10_000 };
+    const a = await replica(hub, "A8", settings);
+    const b = await replica(hub, "B8", settings);
+    open.push(a, b);
+    const past = (ms: number) => new Timestamp(unixNanosToNtp64(BigInt(Date.now() - ms) * 1_000_000n), "A8");
+    await a.session.put("d/old", "1", { timestamp: past(100_000) });
+    await a.session.put("d/kept", "1", { timestamp: past(100_000) });
+    await eventually(async () => (await held(b)).length === 2, 3_000, "b to get the old values");
+    b.transport.disconnect();
+    await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+    await a.session.delete("d/old", { timestamp: past(50_000) });
+    await flushed();
+    // The deletion is older than the retention: a forgets it at its next purge.
+    await (a.service as unknown as { purge(): Promise<void> }).purge();
+    assert.equal(a.service.replicationStatus()!.log.tombstones, 0);
+    b.transport.reconnect();
+    await eventually(
+      async () => b.service.replicationStatus()!.keys_dropped === 1 && (await held(b)).length === 1,
+      5_000,
+      "b to drop the value a deleted and forgot",
+    );
+    console.log(
+      JSON.stringify(a.service.replicationStatus()),
+      JSON.stringify(b.service.replicationStatus()),
+      await held(a),
+      await held(b),
+    );
+    // Both settle: same fingerprint, neither behind (a repair the storage finds outdated is not
+    // pulled again at every exchange).
+    await eventually(
+      async () => {
+        const [sa, sb] = [a.service.replicationStatus()!, b.service.replicationStatus()!];
+        return !sa.behind && !sb.behind && sa.log.fingerprint === sb.log.fingerprint;
+      },
+      5_000,
+      "both replicas to settle",
+    );
+    assert.deepEqual(
+      (await held(a)).map((e) => e.slice(0, e.indexOf("@"))),
+      ["d/kept=1"],
+    );
+    assert.deepEqual(
+      (await held(b)).map((e) => e.slice(0, e.indexOf("@"))),
+      ["d/kept=1"],
+    );
+  });
+
+  test("a replica started after the others took writes catches up before it answers", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A3");
+    open.push(a);
+    for (let i = 0; i < 20; i++) await a.session.put(`d/k/${i}`, `${i}`);
+    await a.session.delete("d/k/0");
+    const b = await replica(hub, "B3");
+    open.push(b);
+    assert.equal((await held(b)).length, 19);
+    assert.equal((await b.backend.lookup("d/k/0"))?.deleted, true);
+    assert.equal(b.service.replicationStatus()?.behind, false);
+  });
+
+  test("a replica alone and known to be behind says so in its answer", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A4");
+    const b = await replica(hub, "B4");
+    open.push(b);
+    await a.session.put("d/x", "1");
+    await eventually(async () => (await held(b)).length === 1, 3_000, "b to get the write");
+    b.transport.disconnect();
+    await eventually(async () => b.service.replicationStatus()?.behind === true, 3_000, "b to know it is behind");
+    await a.close(); // a dies meanwhile: b comes back alone
+    b.transport.reconnect();
+    await eventually(
+      async () => b.session.router.fabric!.peers!().length === 0 && b.service.replicationStatus()?.peers.length === 0,
+      5_000,
+      "b to forget a",
+    );
+    const replies = await b.session.get("d/**");
+    assert.deepEqual(
+      replies.filter((r) => r.kind === "ok").map((r) => (r.kind === "ok" ? r.sample.key : "")),
+      ["d/x"],
+    );
+    const err = replies.find((r) => r.kind === "err");
+    assert.ok(err && err.kind === "err");
+    assert.equal(err.errorKind, "unavailable");
+    assert.match(err.payload.toString(), /storage d on router B4 may be behind its replicas/);
+  });
+
+  test("replication off: nothing is exchanged, and a missed write stays missed", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A5", "off");
+    const b = await replica(hub, "B5", "off");
+    open.push(a, b);
+    assert.equal(a.service.replicationStatus(), undefined);
+    b.transport.disconnect();
+    await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+    await a.session.put("d/x", "1");
+    await flushed();
+    b.transport.reconnect();
+    await new Promise((r) => setTimeout(r, 800));
+    assert.deepEqual(await held(b), []);
+    assert.equal(b.session.livelinessGet(`${replicaSpace("d/**")}/**`).length, 0);
+  });
+
+  test("what a replica sends is checked: events outside the key expression and values not asked for are dropped, a malformed query gets an error", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A6");
+    open.push(a);
+    // A liar on router C6: it claims a difference, then offers keys outside d/** and values nobody asked for.
+    const fabric = new NatsFabric({
+      servers: [],
+      ...TIMINGS,
+      logger: silentLogger,
+      transport: async () => hub.connect("C6"),
+    });
+    const c = await Session.open({ zid: "C6", fabric });
+    const address = `${replicaSpace("d/**")}/align/C6/d`;
+    const ms = Date.now() - 1_000;
+    const ts = new Timestamp(unixNanosToNtp64(BigInt(ms) * 1_000_000n), "C6");
+    const interval = Math.floor(ms / SETTINGS.intervalMs);
+    const sub = Math.floor((ms - interval * SETTINGS.intervalMs) / (SETTINGS.intervalMs / SETTINGS.subIntervals));
+    c.declareQueryable(address, (q) => {
+      const op = q.payload?.[0];
+      if (op === Op.digest) {
+        const theirs = decodeDigest(q.payload!).digest;
+        q.reply(
+          address,
+          encodeDigest({
+            zid: "C6",
+            storage: "d",
+            digest: {
+              ...theirs,
+              cold: { hi: 0, lo: 0 },
+              warmIntervals: [],
+              hotSubs: [{ interval, sub, fp: { hi: 1, lo: 1 } }],
+            },
+          }),
+        );
+      } else if (op === Op.subs) {
+        for (const b of encodeSubsReply([{ interval, sub, fp: { hi: 1, lo: 1 } }])) q.reply(address, b);
+      } else if (op === Op.events) {
+        for (const b of encodeEventsReply(0, [
+          { key: "x/outside", timestamp: ts, deleted: false },
+          { key: "d/ok", timestamp: ts, deleted: false },
+        ]))
+          q.reply(address, b);
+      } else if (op === Op.values) {
+        const v = (key: string) => ({
+          key,
+          timestamp: ts,
+          deleted: false,
+          encoding: "text/plain",
+          payload: Buffer.from(key),
+        });
+        for (const b of encodeValuesReply([v("d/ok"), v("d/sneaky"), v("x/outside")])) q.reply(address, b);
+      }
+    });
+    try {
+      await eventually(async () => (await held(a)).length > 0, 5_000, "a to pull from c");
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(
+        (await held(a)).map((e) => e.slice(0, e.indexOf("@"))),
+        ["d/ok=d/ok"],
+      );
+      assert.ok(a.service.replicationStatus()!.malformed_dropped >= 1);
+      // A malformed alignment query is answered with an error, and counted.
+      const before = a.service.replicationStatus()!.malformed_dropped;
+      const replies = await c.get(`${replicaSpace("d/**")}/align/A6/d`, { payload: Buffer.from([Op.subs, 0xff]) });
+      assert.equal(replies.length, 1);
+      assert.equal(replies[0]!.kind === "err" && replies[0]!.errorKind, "bad_input");
+      assert.equal(a.service.replicationStatus()!.malformed_dropped, before + 1);
+    } finally {
+      c.close();
+      await c.router.close();
+    }
+  });
+});
