@@ -7,6 +7,7 @@ import { type AdmissionPolicy, admissionPolicy, admitRuntimeOptions } from "../c
 import { redactText } from "../config/redact.js";
 import { problems, savedStateSchema, storageSchema, volumeSchema } from "../config/schema.js";
 import { errorMessage, isServerSide, ZestError } from "../core/errors.js";
+import { durationValue } from "../core/lifetime.js";
 import type { Logger } from "../core/log.js";
 import type { Session } from "../core/session.js";
 import type { Volume, VolumeContext, VolumeDriver } from "./backend.js";
@@ -326,7 +327,14 @@ export class StorageManager {
         this.storages.delete(name);
         await prev.service.stop(false);
       }
-      const service = new StorageService(name, cfg.key_expr, backend, this.session, this.logger);
+      const service = new StorageService(
+        name,
+        cfg.key_expr,
+        backend,
+        this.session,
+        this.logger,
+        serviceOptions(cfg, name),
+      );
       await service.start();
       this.storages.set(name, { config: cfg, service, volume: volumeId });
       const wasRemoved = this.removedStorages.delete(name);
@@ -395,7 +403,14 @@ export class StorageManager {
     try {
       const volume = await this.volumeFor(volumeId);
       const backend = await volume.createStorage(name, s.config.key_expr, options);
-      service = new StorageService(name, s.config.key_expr, backend, this.session, this.logger);
+      service = new StorageService(
+        name,
+        s.config.key_expr,
+        backend,
+        this.session,
+        this.logger,
+        serviceOptions(s.config, name),
+      );
     } catch (err) {
       standIn.reason = redactText(errorMessage(err));
       this.logger.debug({ storage: name, err: standIn.reason }, "storage still unavailable");
@@ -554,7 +569,14 @@ export class StorageManager {
       const { id: volumeId, options } = splitVolume(prev.config.volume);
       const volume = await this.volumeFor(volumeId);
       const backend = await volume.createStorage(name, prev.config.key_expr, options);
-      const service = new StorageService(name, prev.config.key_expr, backend, this.session, this.logger);
+      const service = new StorageService(
+        name,
+        prev.config.key_expr,
+        backend,
+        this.session,
+        this.logger,
+        serviceOptions(prev.config, name),
+      );
       await service.start();
       this.storages.set(name, { config: prev.config, service, volume: volumeId });
     } catch (err) {
@@ -613,7 +635,14 @@ export function parseStorageConfig(name: string, raw: unknown): StorageConfig {
       throw ZestError.badRequest(`\`volume\` of storage ${name} must be a string or an object with a string \`id\``);
   }
   checkSchema(storageSchema, obj, ["plugins", "storage_manager", "storages", name]);
+  if (obj.ttl !== undefined) durationValue(obj.ttl, `\`ttl\` of storage ${name}`);
   return { ...obj, key_expr: keyExpr, volume: volume as StorageConfig["volume"] };
+}
+
+/** The service options of a storage config: its default TTL (docs/ttl-and-leases.md). */
+function serviceOptions(cfg: StorageConfig, name: string): { defaultTtlMs?: number } {
+  const ttl = (cfg as { ttl?: unknown }).ttl;
+  return ttl === undefined ? {} : { defaultTtlMs: durationValue(ttl, `\`ttl\` of storage ${name}`) };
 }
 
 function splitVolume(volume: StorageConfig["volume"]): { id: string; options: Record<string, unknown> } {
