@@ -39,6 +39,7 @@ import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
 import { errorMessage, ZestError } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import { Timestamp } from "../../core/timestamp.js";
+import { validDeadline } from "../../core/lifetime.js";
 import { tokenEscaper } from "../../core/token-escape.js";
 import { decideWrite, versionOf } from "../backend.js";
 import { JetStreamPublisher, type LinkState } from "./jetstream-publisher.js";
@@ -57,6 +58,8 @@ import type {
 import { choiceOption, positiveIntOption, stringOption, type RawOptions } from "../options.js";
 
 const ENVELOPE_VERSION = 1;
+/** The envelope of a value with a lifetime: its deadline (f64, Unix ms) follows the timestamp. */
+const ENVELOPE_WITH_DEADLINE = 2;
 const DELETED = 1;
 /** Wildcard queries matching at most this many keys read them one by one (see `query`). */
 const DIRECT_READ_LIMIT = 1_000;
@@ -111,16 +114,25 @@ interface Decoded {
   readonly deleted: boolean;
   readonly encoding: string;
   readonly payload: Buffer;
+  readonly deadline?: number;
 }
 
-function encodeValue(timestamp: Timestamp, deleted: boolean, encoding: string, payload: Buffer): Buffer {
+function encodeValue(
+  timestamp: Timestamp,
+  deleted: boolean,
+  encoding: string,
+  payload: Buffer,
+  deadline?: number,
+): Buffer {
   const ts = timestamp.encode();
   const encLen = Buffer.byteLength(encoding);
-  const buf = Buffer.allocUnsafe(2 + 1 + ts.length + 2 + encLen + payload.length);
-  let o = buf.writeUInt8(ENVELOPE_VERSION, 0);
+  const extra = deadline === undefined ? 0 : 8;
+  const buf = Buffer.allocUnsafe(2 + 1 + ts.length + extra + 2 + encLen + payload.length);
+  let o = buf.writeUInt8(deadline === undefined ? ENVELOPE_VERSION : ENVELOPE_WITH_DEADLINE, 0);
   o = buf.writeUInt8(deleted ? DELETED : 0, o);
   o = buf.writeUInt8(ts.length, o);
   o += buf.write(ts, o, "latin1");
+  if (deadline !== undefined) o = buf.writeDoubleBE(deadline, o);
   o = buf.writeUInt16BE(encLen, o);
   o += buf.write(encoding, o, "utf8");
   payload.copy(buf, o);
@@ -129,18 +141,30 @@ function encodeValue(timestamp: Timestamp, deleted: boolean, encoding: string, p
 
 function decodeValue(data: Uint8Array): Decoded {
   const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  if (buf.length < 5 || buf[0] !== ENVELOPE_VERSION) throw new Error("not a zest value");
+  const version = buf[0];
+  if (buf.length < 5 || (version !== ENVELOPE_VERSION && version !== ENVELOPE_WITH_DEADLINE))
+    throw new Error("not a zest value");
   const deleted = (buf[1]! & DELETED) !== 0;
   const tsLen = buf[2]!;
   let o = 3;
   const ts = buf.toString("latin1", o, o + tsLen);
   o += tsLen;
+  let deadline: number | undefined;
+  if (version === ENVELOPE_WITH_DEADLINE) {
+    if (o + 8 > buf.length) throw new Error("truncated zest value");
+    deadline = buf.readDoubleBE(o);
+    o += 8;
+    if (!validDeadline(deadline)) throw new Error("a zest value with a malformed deadline");
+  }
   const encLen = buf.readUInt16BE(o);
   o += 2;
   const encoding = buf.toString("utf8", o, o + encLen);
   o += encLen;
   if (o > buf.length) throw new Error("truncated zest value");
-  return { timestamp: Timestamp.decode(ts), deleted, encoding, payload: Buffer.from(buf.subarray(o)) };
+  const payload = Buffer.from(buf.subarray(o));
+  return deadline === undefined
+    ? { timestamp: Timestamp.decode(ts), deleted, encoding, payload }
+    : { timestamp: Timestamp.decode(ts), deleted, encoding, payload, deadline };
 }
 
 /**
@@ -259,11 +283,13 @@ export class JetstreamBackend implements StorageBackend {
 
   async lookup(key: string): Promise<StoredLookup | undefined> {
     const v = (await this.read(key))?.value;
-    return v && { timestamp: v.timestamp, deleted: v.deleted, version: versionOf(v.timestamp) };
+    if (v === undefined) return undefined;
+    const found = { timestamp: v.timestamp, deleted: v.deleted, version: versionOf(v.timestamp) };
+    return v.deadline === undefined ? found : { ...found, deadline: v.deadline };
   }
 
   put(entry: StoredEntry, condition?: WriteCondition): Promise<Insertion> {
-    const value = encodeValue(entry.timestamp, false, entry.encoding, entry.payload);
+    const value = encodeValue(entry.timestamp, false, entry.encoding, entry.payload, entry.deadline);
     return this.writes.run(entry.key, () => this.writeNow(entry.key, entry.timestamp, value, condition));
   }
 
@@ -302,7 +328,11 @@ export class JetstreamBackend implements StorageBackend {
       const current = await this.read(key);
       const held = current?.value;
       if (
-        decideWrite(held && { timestamp: held.timestamp, deleted: held.deleted }, timestamp, condition) === "outdated"
+        decideWrite(
+          held && { timestamp: held.timestamp, deleted: held.deleted, deadline: held.deadline },
+          timestamp,
+          condition,
+        ) === "outdated"
       )
         return "outdated";
       try {
@@ -456,7 +486,8 @@ function isWrongRevision(err: unknown): boolean {
 }
 
 function toEntry(key: string, v: Decoded): StoredEntry {
-  return { key, payload: v.payload, encoding: v.encoding, timestamp: v.timestamp };
+  const e = { key, payload: v.payload, encoding: v.encoding, timestamp: v.timestamp };
+  return v.deadline === undefined ? e : { ...e, deadline: v.deadline };
 }
 
 /** Where a volume without `servers` gets its NATS connection: the router's fabric, when it has one. */

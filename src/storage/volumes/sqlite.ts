@@ -311,7 +311,11 @@ export class SqliteBackend implements StorageBackend {
   async lookup(key: string): Promise<StoredLookup | undefined> {
     const slot = this.slot(key);
     if (slot === undefined) return undefined;
-    const found = { timestamp: slot.timestamp, deleted: slot.payload === undefined, version: versionOf(slot.timestamp) };
+    const found = {
+      timestamp: slot.timestamp,
+      deleted: slot.payload === undefined,
+      version: versionOf(slot.timestamp),
+    };
     return slot.deadline === undefined ? found : { ...found, deadline: slot.deadline };
   }
 
