@@ -22,7 +22,7 @@ const UNIT_MS: ReadonlyMap<string, number> = new Map([
 
 /**
  * A duration as users write it: a whole number and a unit, `500ms`, `30s`, `5m`, `2h`, `7d`
- * (no unit: seconds). Throws `bad_input` with a one-line reason for anything else, or outside
+ * (a bare number is refused: `10` could mean seconds or milliseconds). Throws `bad_input` with a one-line reason for anything else, or outside
  * `MIN_TTL_MS`..`MAX_TTL_MS`. `what` names the field in the message (`_ttl`, `ttl`...).
  */
 export function parseDuration(text: string, what: string): number {
@@ -30,7 +30,7 @@ export function parseDuration(text: string, what: string): number {
     throw ZestError.badRequest(`${what} must be a duration such as 500ms, 30s, 5m or 2h`);
   let i = 0;
   while (i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
-  const unit = UNIT_MS.get(i === text.length ? "s" : text.slice(i));
+  const unit = UNIT_MS.get(text.slice(i));
   if (i === 0 || i > 12 || unit === undefined)
     throw ZestError.badRequest(
       `${what} must be a duration such as 500ms, 30s, 5m or 2h (got ${JSON.stringify(text.slice(0, MAX_DURATION_TEXT))})`,

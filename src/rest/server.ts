@@ -28,6 +28,7 @@ import {
   writePrecondition,
   type WritePrecondition,
 } from "./conditions.js";
+import { type WriteLifetime, withExpires, writeLifetime } from "./lifetime.js";
 import { renderLayout, streamLayout, streamLayouts, type Layout } from "./layout.js";
 import { lastEventIdOf, SseHub, type SseOptions, type SseStats } from "./sse.js";
 import { SocketBytes } from "./socket-bytes.js";
@@ -311,7 +312,7 @@ export class RestServer {
       const cacheKey = cacheKeyOf(method, url, accept);
       if (cacheKey !== undefined) this.cache.set(cacheKey, cacheEntry(this.cache.version, key, rendered, body, etag));
     }
-    send(res, method, corsHeaders(req), 200, rendered.contentType, body, etag);
+    send(res, method, withExpires(corsHeaders(req), key, replies), 200, rendered.contentType, body, etag);
     return true;
   }
 
@@ -421,9 +422,11 @@ export class RestServer {
                   : `If-Match failed: ${key} holds nothing`,
               );
           }
+          // A single key's deadline, when it has one (docs/ttl-and-leases.md).
+          const answerCors = isWild(key) ? cors : withExpires(cors, key, replies);
           if (wantsRaw(parameters.get("_raw"), key, req.headers.accept)) {
             const raw = rawResponse(replies, key);
-            return send(res, method, cors, 200, raw.contentType, raw.body, etagHeader);
+            return send(res, method, answerCors, 200, raw.contentType, raw.body, etagHeader);
           }
           const status = err && err.kind === "err" ? httpStatus(err.errorKind) : 200;
           const layout = await codec.layout(replies, html);
@@ -440,7 +443,7 @@ export class RestServer {
           ) {
             this.cache!.set(cacheKey, cacheEntry(version, key, rendered, body, etagHeader));
           }
-          return send(res, method, cors, status, rendered.contentType, body, etagHeader);
+          return send(res, method, answerCors, status, rendered.contentType, body, etagHeader);
         }
         default:
           res.setHeader("allow", ALLOWED_METHODS);
@@ -517,6 +520,7 @@ export class RestServer {
     const q = url.indexOf("?");
     let key: string;
     let principal: Principal | Promise<Principal> | undefined;
+    let lifetime: WriteLifetime | undefined;
     try {
       const origin = req.headers.origin;
       if (
@@ -529,6 +533,8 @@ export class RestServer {
       }
       const path = q === -1 ? url : url.slice(0, q);
       key = codec.pathToKey(path, session.zid, true, session.keyExprLimits);
+      // `?_ttl=` and `?_lease=` (docs/ttl-and-leases.md); other parameters of a write are ignored.
+      if (q !== -1) lifetime = writeLifetime(method, codec.parameters(url.slice(q + 1)));
       if (isAdmin(key)) {
         checkWrite(permissions, key, req);
         // A page that rebinds its own domain name to this router's address passes every
@@ -546,10 +552,10 @@ export class RestServer {
     }
     if (principal instanceof Promise) {
       principal.then(
-        (p) => this.writeAllowed(req, res, method, key, cors, p, begun),
+        (p) => this.writeAllowed(req, res, method, key, cors, p, begun, lifetime),
         (err: unknown) => this.writeFailed(req, res, cors, err, begun),
       );
-    } else this.writeAllowed(req, res, method, key, cors, principal, begun);
+    } else this.writeAllowed(req, res, method, key, cors, principal, begun, lifetime);
   }
 
   /** Counts a write's answer, just ended. */
@@ -578,6 +584,7 @@ export class RestServer {
     cors: Readonly<Record<string, string>>,
     principal: Principal | undefined,
     begun: number,
+    lifetime: WriteLifetime | undefined,
   ): void {
     const { codec, session } = this.opts;
     let precondition: WritePrecondition | undefined;
@@ -619,6 +626,7 @@ export class RestServer {
           body!,
           req.headers["content-type"],
           precondition,
+          lifetime,
           (etag) => {
             res.writeHead(
               codec.writeStatus,
@@ -638,7 +646,13 @@ export class RestServer {
       const done =
         method === "DELETE"
           ? session.delete(key)
-          : session.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) });
+          : lifetime === undefined
+            ? session.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) })
+            : session.put(key, body!, {
+                encoding: codec.encodingFor(req.headers["content-type"]),
+                ttl: lifetime.ttl,
+                lease: lifetime.lease,
+              });
       const answer = (): void => {
         res.writeHead(
           codec.writeStatus,
@@ -669,11 +683,12 @@ export class RestServer {
     body: Buffer,
     contentType: string | undefined,
     precondition: WritePrecondition,
+    lifetime: WriteLifetime | undefined,
     done: (etag: string | undefined) => void,
     failed: (err: unknown) => void,
   ): void {
     if (precondition.kind === "oneOf") {
-      this.writeOnReadVersion(method, key, body, contentType, precondition.versions).then(done, failed);
+      this.writeOnReadVersion(method, key, body, contentType, precondition.versions, lifetime).then(done, failed);
       return;
     }
     const timestamp = this.opts.session.clock.newTimestamp();
@@ -685,6 +700,7 @@ export class RestServer {
       contentType,
       precondition.kind === "version" ? { ifVersion: precondition.version } : IF_ABSENT,
       timestamp,
+      lifetime,
     );
     if (written === SETTLED) done(etag);
     else written.then(() => done(etag), failed);
@@ -698,11 +714,19 @@ export class RestServer {
     contentType: string | undefined,
     condition: ConditionOptions,
     timestamp: Timestamp,
+    lifetime?: WriteLifetime,
   ): Promise<void> {
     const { codec, session } = this.opts;
     const { ifVersion, ifAbsent } = condition;
     if (method === "DELETE") return session.delete(key, { ifVersion, ifAbsent, timestamp });
-    return session.put(key, body, { ifVersion, ifAbsent, timestamp, encoding: codec.encodingFor(contentType) });
+    return session.put(key, body, {
+      ifVersion,
+      ifAbsent,
+      timestamp,
+      encoding: codec.encodingFor(contentType),
+      ttl: lifetime?.ttl,
+      lease: lifetime?.lease,
+    });
   }
 
   /** `If-Match: *` or a list: reads the key's version, then writes on it (three tries). */
@@ -712,6 +736,7 @@ export class RestServer {
     body: Buffer,
     contentType: string | undefined,
     versions: ReadonlySet<string> | "any",
+    lifetime: WriteLifetime | undefined,
   ): Promise<string | undefined> {
     for (let attempt = 1; ; attempt++) {
       const current = newestTimestamp(key, await this.opts.session.get(key))?.encode();
@@ -724,7 +749,7 @@ export class RestServer {
         throw new ZestError("precondition_failed", "write condition failed: the key holds another version");
       try {
         const timestamp = this.opts.session.clock.newTimestamp();
-        await this.writeOnce(method, key, body, contentType, { ifVersion: current }, timestamp);
+        await this.writeOnce(method, key, body, contentType, { ifVersion: current }, timestamp, lifetime);
         return method === "DELETE" ? undefined : etagOf(timestamp);
       } catch (err) {
         // A writer got in between the read and the write: read again.
