@@ -95,3 +95,51 @@ export function checkLeaseId(id: string, what = "lease id"): string {
     throw ZestError.badRequest(`${what} must be 1 to ${MAX_LEASE_ID} characters of A-Z, a-z, 0-9, _, . and -`);
   return id;
 }
+
+/**
+ * What a zenoh client's attachment asks of a put's lifetime (docs/ttl-and-leases.md): an
+ * attachment that starts with `zest:` is read as `;`-separated words, `session` (the value is
+ * deleted when the writer's session closes), `ttl=<duration>`, `lease=<id>`, and is not handed
+ * on to subscribers. Any other attachment is user data and undefined is returned.
+ */
+export interface AttachedLifetime {
+  readonly ttl?: number;
+  readonly lease?: string;
+  readonly sessionBound?: boolean;
+}
+
+const ATTACHMENT_PREFIX = "zest:";
+/** Longest lifetime attachment read (`zest:session;ttl=...;lease=<128>` fits well). */
+const MAX_LIFETIME_ATTACHMENT = 256;
+
+/** The lifetime an attachment asks, or undefined when it is not a `zest:` one; throws `bad_input` for a malformed one. */
+export function attachedLifetime(attachment: Uint8Array | undefined): AttachedLifetime | undefined {
+  if (attachment === undefined || attachment.length < ATTACHMENT_PREFIX.length) return undefined;
+  for (let i = 0; i < ATTACHMENT_PREFIX.length; i++)
+    if (attachment[i] !== ATTACHMENT_PREFIX.charCodeAt(i)) return undefined;
+  if (attachment.length > MAX_LIFETIME_ATTACHMENT)
+    throw ZestError.badRequest(`a zest: attachment is at most ${MAX_LIFETIME_ATTACHMENT} bytes`);
+  const text = new TextDecoder().decode(attachment.subarray(ATTACHMENT_PREFIX.length));
+  let ttl: number | undefined;
+  let lease: string | undefined;
+  let sessionBound = false;
+  for (const word of text.split(";")) {
+    const eq = word.indexOf("=");
+    const name = eq < 0 ? word : word.slice(0, eq);
+    const value = eq < 0 ? undefined : word.slice(eq + 1);
+    if (name === "session" && value === undefined) sessionBound = true;
+    else if (name === "ttl" && value !== undefined) ttl = parseDuration(value, "ttl");
+    else if (name === "lease" && value !== undefined) lease = checkLeaseId(value, "lease");
+    else
+      throw ZestError.badRequest(
+        `a zest: attachment holds session, ttl=<duration> or lease=<id>, not ${JSON.stringify(word.slice(0, 64))}`,
+      );
+  }
+  if (sessionBound && lease !== undefined)
+    throw ZestError.badRequest("a zest: attachment binds to the session or to a lease, not both");
+  const out: { ttl?: number; lease?: string; sessionBound?: boolean } = {};
+  if (ttl !== undefined) out.ttl = ttl;
+  if (lease !== undefined) out.lease = lease;
+  if (sessionBound) out.sessionBound = true;
+  return out;
+}
