@@ -14,6 +14,13 @@ import { eventually, http } from "../support/http.js";
 const TEXT = { "content-type": "text/plain" };
 const LEASES = "/@/router/local/leases";
 
+/** A lease as its admin entry shows it. */
+interface LeaseView {
+  keys: string[];
+  ttl_ms: number;
+  deadline: string;
+}
+
 async function start(config: Record<string, unknown> = {}): Promise<Zest> {
   const { rest, ...others } = config;
   return startZest(
@@ -102,13 +109,16 @@ describe("TTL over REST (Variant A)", () => {
     assert.equal(created.status, 200, created.text);
     for (const k of ["a", "b", "c"]) assert.equal((await put(`/ls/${k}?_lease=l1`, k)).status, 200);
     await put("/ls/d", "not leased");
-    const listed = JSON.parse((await http(url, "GET", `${LEASES}/l1`)).text) as Array<{ key: string; value: any }>;
+    const listed = JSON.parse((await http(url, "GET", `${LEASES}/l1`)).text) as Array<{
+      key: string;
+      value: LeaseView;
+    }>;
     assert.equal(listed[0]?.key, `@/router/${z.router.zid}/leases/l1`);
     assert.deepEqual(listed[0]?.value.keys, ["ls/a", "ls/b", "ls/c"]);
     assert.equal(listed[0]?.value.ttl_ms, 2000);
-    const deadline = Date.parse(listed[0]?.value.deadline);
+    const deadline = Date.parse(listed[0]?.value.deadline ?? "");
     assert.equal((await put(`${LEASES}/l1`, '{ ttl: "1h" }')).status, 200, "kept alive");
-    const kept = JSON.parse((await http(url, "GET", `${LEASES}/*`)).text) as Array<{ value: any }>;
+    const kept = JSON.parse((await http(url, "GET", `${LEASES}/*`)).text) as Array<{ value: LeaseView }>;
     assert.ok(Date.parse(kept[0]!.value.deadline) > deadline + 3_000_000);
     // A write without the lease detaches the key from it.
     await put("/ls/c", "mine now");
