@@ -268,7 +268,15 @@ export class MemoryBackend implements StorageBackend {
 
   async purgeTombstones(before: bigint): Promise<void> {
     const records = this.records;
+    // In slices: expiry can leave a million tombstones to purge at once.
+    const slice = new Slice();
+    const closings = this.#closings;
     for (const [key, slot] of this.tombstones) {
+      if (slice.due()) {
+        await slice.next();
+        if (this.#closings !== closings) return;
+        if (this.tombstones.get(key) !== slot) continue; // written meanwhile
+      }
       if (records.time(slot) >= before) continue;
       this.tombstones.delete(key);
       if (!records.deleted(slot)) continue;
