@@ -422,7 +422,9 @@ export function runStorageContract(target: StorageContractTarget): void {
       if (read !== undefined) assert.deepEqual(read, []);
       const live = (await session.get("hid/b"))[0];
       assert.ok(live?.kind === "ok" && live.sample.deadline !== undefined, "a read hands out the deadline");
-      // An expired value is no value to a condition: create-only succeeds, If-Match on it fails.
+      // An expired value is no value to a condition: If-Match on it fails, create-only succeeds.
+      const stale = (await backend.lookup("hid/a"))!.version;
+      await rejectsWith(session.put("hid/a", "x", { ifVersion: stale }), "precondition_failed", /expired/);
       await session.put("hid/a", "fresh", { ifAbsent: true });
       assert.deepEqual(await liveValues(session, "hid/a"), ["fresh"]);
     }));

@@ -355,7 +355,7 @@ export class JetstreamBackend implements StorageBackend {
     deleted: boolean,
   ): Promise<void> {
     const seq = await this.publisher.publish(this.subjectPrefix + kvKey, value, revision);
-    this.remember(key, { revision: seq, timestamp, deleted });
+    this.remember(key, { revision: seq, timestamp, deleted, deadline: deadlineIn(value) });
     if (deleted) this.tombstones.set(key, timestamp.time);
     else this.tombstones.delete(key);
   }
@@ -457,7 +457,12 @@ export class JetstreamBackend implements StorageBackend {
     if (e.operation !== "PUT") return { revision: e.revision };
     const value = decodeValue(e.value);
     if (value.deleted) this.tombstones.set(key, value.timestamp.time);
-    this.remember(key, { revision: e.revision, timestamp: value.timestamp, deleted: value.deleted });
+    this.remember(key, {
+      revision: e.revision,
+      timestamp: value.timestamp,
+      deleted: value.deleted,
+      deadline: value.deadline,
+    });
     return { value, revision: e.revision };
   }
 }
@@ -467,6 +472,13 @@ interface Known {
   readonly revision: number;
   readonly timestamp: Timestamp;
   readonly deleted: boolean;
+  /** The value's deadline, so that a guess sees an expired value as none. */
+  readonly deadline: number | undefined;
+}
+
+/** The deadline an encoded value carries (envelope version 2), if any. */
+function deadlineIn(value: Buffer): number | undefined {
+  return value[0] === ENVELOPE_WITH_DEADLINE ? value.readDoubleBE(3 + value[2]!) : undefined;
 }
 
 /**
