@@ -88,10 +88,6 @@ export const storageSchema = closed(
       .union([z.string(), z.looseObject({ id: z.string().min(1) })])
       .describe("volume name, or `{ id, ...storage options of its driver }`"),
     selector: z.string().optional().describe("Variant B: the selector as it was written (shown back in listings)"),
-    ttl: z
-      .union([z.string(), z.number()])
-      .optional()
-      .describe('default lifetime of values written without their own (`"30s"`, `"5m"`, `"2h"`; a number: ms)'),
   },
   "a storage",
 );

@@ -635,18 +635,23 @@ export function parseStorageConfig(name: string, raw: unknown): StorageConfig {
       throw ZestError.badRequest(`\`volume\` of storage ${name} must be a string or an object with a string \`id\``);
   }
   checkSchema(storageSchema, obj, ["plugins", "storage_manager", "storages", name]);
-  if (obj.ttl !== undefined) durationValue(obj.ttl, `\`ttl\` of storage ${name}`);
+  const ttl = typeof volume === "string" ? undefined : (volume as Record<string, unknown>).ttl;
+  if (ttl !== undefined) durationValue(ttl, `\`ttl\` of storage ${name}`);
   return { ...obj, key_expr: keyExpr, volume: volume as StorageConfig["volume"] };
 }
 
-/** The service options of a storage config: its default TTL (docs/ttl-and-leases.md). */
+/**
+ * The service options of a storage config: its default TTL, the storage option `ttl`
+ * (docs/ttl-and-leases.md), which the storage service applies whatever the volume.
+ */
 function serviceOptions(cfg: StorageConfig, name: string): { defaultTtlMs?: number } {
-  const ttl = (cfg as { ttl?: unknown }).ttl;
+  const ttl = typeof cfg.volume === "object" ? cfg.volume.ttl : undefined;
   return ttl === undefined ? {} : { defaultTtlMs: durationValue(ttl, `\`ttl\` of storage ${name}`) };
 }
 
 function splitVolume(volume: StorageConfig["volume"]): { id: string; options: Record<string, unknown> } {
   if (typeof volume === "string") return { id: volume, options: {} };
-  const { id, ...options } = volume;
+  // `ttl` is the storage service's, not the driver's (see `serviceOptions`).
+  const { id, ttl: _ttl, ...options } = volume;
   return { id, options };
 }

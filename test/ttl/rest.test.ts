@@ -137,6 +137,20 @@ describe("TTL over REST (Variant A)", () => {
     await eventually(async () => JSON.parse((await http(url, "GET", "/many/**")).text).length === 0, 5_000);
   });
 
+  it("a storage's ttl option expires what it keeps without a TTL of its own; a bad one is a 400", async () => {
+    const storages = "/@/router/local/config/plugins/storage_manager/storages";
+    const made = await put(`${storages}/cache`, '{ key_expr: "cache/**", volume: { id: "memory", ttl: "400ms" } }');
+    assert.equal(made.status, 200, made.text);
+    await put("/cache/a", "default ttl");
+    await put("/cache/b?_ttl=1h", "own ttl");
+    // The default storage on ** holds cache/a too, without a deadline: the first expiry deletes it everywhere.
+    await eventually(async () => (await value("/cache/a")) === undefined, 5_000, "the storage's expiry");
+    assert.equal(await value("/cache/b"), "own ttl");
+    const bad = await put(`${storages}/bad`, '{ key_expr: "bad2/**", volume: { id: "memory", ttl: "soon" } }');
+    assert.equal(bad.status, 400);
+    assert.match(bad.text, /`ttl` of storage bad must be a duration/);
+  });
+
   it("bad lease ids, unknown leases and bad lease bodies are a 400", async () => {
     for (const [path, body, re] of [
       [`/k?_lease=${encodeURIComponent("bad id")}`, "x", /_lease must be 1 to 128/],
