@@ -147,4 +147,17 @@ export const BENCHMARKS: BenchEntry[] = [
     issue: 26,
     load: () => import("./suites/replication.js"),
   },
+  {
+    name: "ttl-expiry",
+    title: "1,000,000 keys expiring over 60 s, with a mixed workload",
+    issue: 27,
+    load: () => import("./suites/ttl-expiry.js"),
+  },
+  {
+    name: "ttl-memory",
+    title: "Memory per TTL, 1,000,000 keys",
+    issue: 27,
+    load: () => import("./suites/ttl-memory.js"),
+  },
+  { name: "ttl-put", title: "PUT with ?_ttl= vs plain PUT", issue: 27, load: () => import("./suites/ttl-put.js") },
 ];

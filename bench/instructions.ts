@@ -16,6 +16,7 @@
  * valgrind lets the compiler thread run; what V8's compiler still spends inside the counted
  * window is shown apart, and left out of the per-request figure to compare builds by.
  * `INSTRUCTIONS_DUMP=<file>` keeps the callgrind dump, for `callgrind_annotate`.
+ * `INSTRUCTIONS_PUT_PATH=<path>` PUTs there instead (`/bench/put?_ttl=1h`: a PUT with a TTL).
  */
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -25,6 +26,7 @@ import autocannon from "autocannon";
 import { type ServerProcess, spawnServer } from "./lib/proc.js";
 
 const BODY = "x".repeat(100);
+const PUT_PATH = process.env.INSTRUCTIONS_PUT_PATH ?? "/bench/put";
 const JSON_60 = '{"sensor":"bench/one","celsius":21.5,"ok":true,"seq":123456}';
 /** V8's optimizing compiler, by the C++ names callgrind reports. */
 const COMPILER = /compiler::|Zone|LiveRange|TopTierRegister|Turbofan|Pipeline/;
@@ -95,7 +97,7 @@ async function load(base: string, warm: number, count: number): Promise<void> {
     const run = autocannon(
       {
         ...(kind === "put"
-          ? { url: `${base}/bench/put`, method: "PUT" as const, body: BODY, headers: { "content-type": "text/plain" } }
+          ? { url: `${base}${PUT_PATH}`, method: "PUT" as const, body: BODY, headers: { "content-type": "text/plain" } }
           : { url: `${base}/bench/one` }),
         connections: 16,
         amount: warm + count,

@@ -3,6 +3,8 @@ import type { Sample } from "../core/sample.js";
 import type { Queryable, Session, Subscriber } from "../core/session.js";
 import type { StorageManager } from "../storage/manager.js";
 
+import { LeaseAdmin } from "./lease-admin.js";
+
 /** What the admin space shows about the parts of the router it does not own. */
 export interface AdminSources {
   /** zest's version string. */
@@ -33,17 +35,25 @@ export abstract class AdminLayout {
   protected readonly prefix: string;
   private queryable: Queryable | undefined;
   private subscriber: Subscriber | undefined;
+  /** `leases/<id>`: the same in both layouts. */
+  private readonly leases: LeaseAdmin;
 
   constructor(session: Session, manager: StorageManager, sources: AdminSources) {
     this.session = session;
     this.manager = manager;
     this.sources = sources;
     this.prefix = `@/router/${session.zid}`;
+    this.leases = new LeaseAdmin(this.prefix, session.leases);
   }
 
   start(): void {
-    this.queryable = this.session.declareQueryable(`${this.prefix}/**`, (q) => this.answer(q));
-    this.subscriber = this.session.declareSubscriber(`${this.prefix}/**`, (s) => this.write(s));
+    this.queryable = this.session.declareQueryable(`${this.prefix}/**`, (q) => {
+      this.answer(q);
+      this.leases.answer(q);
+    });
+    this.subscriber = this.session.declareSubscriber(`${this.prefix}/**`, (s) =>
+      this.leases.owns(s.key) ? this.leases.write(s) : this.write(s),
+    );
   }
 
   close(): void {

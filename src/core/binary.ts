@@ -108,6 +108,14 @@ export class BinaryReader {
     return v;
   }
 
+  /** A big-endian IEEE 754 double (Unix milliseconds on zest's own wires). */
+  f64be(): number {
+    this.need(8);
+    const v = this.buf.readDoubleBE(this.pos);
+    this.pos += 8;
+    return v;
+  }
+
   u64(): bigint {
     this.need(8);
     const v = this.buf.readBigUInt64LE(this.pos);
@@ -270,6 +278,14 @@ export class BinaryWriter {
     this.ensure(4);
     this.buf.writeUInt32BE(v >>> 0, this.pos);
     this.pos += 4;
+    return this;
+  }
+
+  /** A big-endian IEEE 754 double. */
+  f64be(v: number): this {
+    this.ensure(8);
+    this.buf.writeDoubleBE(v, this.pos);
+    this.pos += 8;
     return this;
   }
 

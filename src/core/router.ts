@@ -7,16 +7,20 @@ import { silentLogger, type Logger } from "./log.js";
 import { newer, ReplyCollector, resolveConsolidation, StreamConsolidator } from "./consolidate.js";
 import { checkLimits } from "./key.js";
 import { Liveliness } from "./liveliness.js";
+import { Leases } from "./leases.js";
+import { Encoding } from "./encoding.js";
+import { Buffer } from "node:buffer";
 import { FROM_ANOTHER_ROUTER, type Locality, localityMatches, type Origin } from "./locality.js";
 import { Query, type QueryContent } from "./query.js";
 import { type QueryTarget, selectQueryables } from "./query-target.js";
 import type { Consolidation, Reply } from "./reply.js";
 import { ChangeFeed, type Connectivity } from "./ports.js";
-import type { Sample, WriteCondition } from "./sample.js";
+import { makeSample, type Sample, type WriteCondition } from "./sample.js";
 import type { Selector } from "./selector.js";
 import { HLC } from "./timestamp.js";
 import { cancel, schedule } from "./deadlines.js";
 
+const EMPTY = Buffer.alloc(0);
 const ROUTE_CACHE_MAX = 65_536;
 
 /**
@@ -126,6 +130,8 @@ export class Router {
   private readonly peeks = new Map<string, Array<(key: string) => Sample | null> | null>();
   /** Liveliness tokens and subscribers of this router. */
   readonly liveliness: Liveliness;
+  /** Leases granted on this router (docs/ttl-and-leases.md). */
+  readonly leases: Leases;
   private readonly declarationListeners = new Set<() => void>();
 
   constructor(options: RouterOptions = {}) {
@@ -143,6 +149,18 @@ export class Router {
     this.keyExprLimits = keyExprLimits(options.keyExprLimits);
     // Other routers learn this router's token keys with its declarations (docs/fabric-protocol.md).
     this.liveliness = new Liveliness(this.logger, () => this.fabric?.declarationsChanged());
+    this.leases = new Leases((keys, id) => this.deleteLeased(keys, id));
+  }
+
+  /** Deletes the keys of a lease that ended, each with a fresh timestamp, everywhere. */
+  private deleteLeased(keys: readonly string[], leaseId: string): void {
+    this.logger.debug({ lease: leaseId, keys: keys.length }, "lease ended: deleting its keys");
+    for (const key of keys) {
+      const sample = makeSample(key, "delete", EMPTY, Encoding.EMPTY, this.hlc.newTimestamp());
+      this.route(sample).catch((err: unknown) =>
+        this.logger.warn({ key, lease: leaseId, err: errorMessage(err) }, "deleting a leased key failed"),
+      );
+    }
   }
 
   /**
@@ -214,6 +232,7 @@ export class Router {
 
   /** Leaves the fabric. */
   async close(): Promise<void> {
+    this.leases.close();
     if (this.fabric && this.fabricStarted) {
       this.fabricStarted = false;
       await this.fabric.close();

@@ -22,6 +22,12 @@ export interface Sample {
   readonly attachment?: Buffer;
   /** Priority, congestion control and express as the sender gave them (default: none given). */
   readonly qos?: Qos;
+  /**
+   * When the value expires, in Unix milliseconds (puts only; absent: never). Absolute and
+   * computed from the write's timestamp, so every router and storage agrees on it
+   * (docs/ttl-and-leases.md).
+   */
+  readonly deadline?: number;
 }
 
 /**
@@ -54,9 +60,12 @@ export function makeSample(
 }
 
 /** The sample with an attachment and QoS added, when given (the same object otherwise). */
-export function withSampleExtras(sample: Sample, extras: { attachment?: Buffer; qos?: Qos }): Sample {
-  const { attachment, qos } = extras;
-  if (attachment === undefined && qos === undefined) return sample;
+export function withSampleExtras(
+  sample: Sample,
+  extras: { attachment?: Buffer; qos?: Qos; deadline?: number },
+): Sample {
+  const { attachment, qos, deadline } = extras;
+  if (attachment === undefined && qos === undefined && deadline === undefined) return sample;
   // Built field by field: every put of a zenoh-ts publisher carries QoS, and spreading the sample
   // with conditional objects took 1.2 µs a call, 15 ns this way (a tenth of the router's work per
   // remote put, in the profile).
@@ -71,5 +80,7 @@ export function withSampleExtras(sample: Sample, extras: { attachment?: Buffer; 
   if (a !== undefined) out.attachment = a;
   const q = qos ?? sample.qos;
   if (q !== undefined) out.qos = q;
+  const d = deadline ?? sample.deadline;
+  if (d !== undefined && sample.kind === "put") out.deadline = d;
   return out;
 }

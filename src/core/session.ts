@@ -22,7 +22,9 @@ import type { QueryTarget } from "./query-target.js";
 import type { Qos } from "./qos.js";
 import { makeSample, type Sample, type WriteCondition, withSampleExtras } from "./sample.js";
 import { Parameters, splitSelector, type Selector } from "./selector.js";
+import { deadlineOf, MAX_TTL_MS, MIN_TTL_MS, validDeadline } from "./lifetime.js";
 import type { Timestamp } from "./timestamp.js";
+import type { Leases } from "./leases.js";
 
 /** A key expression as the API accepts it (declared in keyexpr/): a `KeyExpr`, or a string that is autocanonized. */
 export type { IntoKeyExpr } from "../keyexpr/index.js";
@@ -51,6 +53,17 @@ export interface PutOptions extends ConditionOptions {
   qos?: Qos;
   /** Which subscribers it reaches: this session's, other sessions' (and routers'), or any (default). */
   allowedDestination?: Locality;
+  /**
+   * Lifetime in milliseconds: the storages delete the key `ttl` after the write's timestamp
+   * (docs/ttl-and-leases.md). Absent: permanent (a later put without it makes a key permanent again).
+   */
+  ttl?: number;
+  /** The absolute deadline (Unix ms) instead of `ttl`, as another router computed it. */
+  deadline?: number;
+  /** A lease on this router (`Leases.grant`): the key is deleted when the lease ends. */
+  lease?: string;
+  /** Bound to this session: the key is deleted when the session closes. */
+  sessionBound?: boolean;
 }
 
 /** Options of `delete`. */
@@ -62,7 +75,7 @@ export interface DeleteOptions extends ConditionOptions {
 }
 
 /** Options of `putIf`: the condition and the timestamp are its own. */
-export type ConditionalPutOptions = Pick<PutOptions, "encoding" | "attachment" | "qos">;
+export type ConditionalPutOptions = Pick<PutOptions, "encoding" | "attachment" | "qos" | "ttl" | "lease">;
 
 /** Options of `deleteIf`. */
 export type ConditionalDeleteOptions = Pick<DeleteOptions, "attachment" | "qos">;
@@ -128,6 +141,8 @@ export class Session {
   readonly id: number;
   private readonly declared = new Set<{ undeclare(): void }>();
   private closed = false;
+  /** The lease of this session's session-bound writes, once it made one. */
+  private ownLease: string | undefined;
 
   constructor(router: Router, name = "session") {
     this.router = router;
@@ -161,6 +176,11 @@ export class Session {
     return this.router.keyExprLimits;
   }
 
+  /** The leases of this router (docs/ttl-and-leases.md). */
+  get leases(): Leases {
+    return this.router.leases;
+  }
+
   /** Router id (uppercase hex). */
   get zid(): string {
     return this.router.zid;
@@ -178,11 +198,65 @@ export class Session {
       return Promise.reject(err);
     }
     const ts = options.timestamp ?? this.router.hlc.newTimestamp();
-    return this.route(
-      withSampleExtras(makeSample(key, "put", payload, options.encoding ?? Encoding.APP_OCTET_STREAM, ts), options),
-      options,
-      this.origin(options.allowedDestination),
-    );
+    const base = makeSample(key, "put", payload, options.encoding ?? Encoding.APP_OCTET_STREAM, ts);
+    let sample: Sample;
+    if (
+      options.ttl === undefined &&
+      options.deadline === undefined &&
+      options.lease === undefined &&
+      !options.sessionBound
+    ) {
+      sample = withSampleExtras(base, options);
+      if (this.router.leases.size > 0) this.router.leases.wrote(key, undefined);
+    } else {
+      try {
+        sample = withSampleExtras(base, {
+          attachment: options.attachment,
+          qos: options.qos,
+          deadline: this.deadline(ts, options),
+        });
+        this.bind(key, options);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    return this.route(sample, options, this.origin(options.allowedDestination));
+  }
+
+  /** The deadline a put's options ask for, checked. */
+  private deadline(ts: Timestamp, options: PutOptions): number | undefined {
+    if (options.ttl !== undefined) {
+      if (!Number.isSafeInteger(options.ttl) || options.ttl < MIN_TTL_MS || options.ttl > MAX_TTL_MS)
+        throw ZestError.badRequest(`ttl must be a whole number of milliseconds from ${MIN_TTL_MS} to ${MAX_TTL_MS}`);
+      return deadlineOf(ts, options.ttl);
+    }
+    if (options.deadline !== undefined && !validDeadline(options.deadline))
+      throw ZestError.badRequest("deadline must be a time in Unix milliseconds");
+    return options.deadline;
+  }
+
+  /** Attaches the key to the lease the options name (or to this session's). */
+  private bind(key: string, options: PutOptions): void {
+    if (options.lease === undefined && !options.sessionBound) {
+      if (this.router.leases.size > 0) this.router.leases.wrote(key, undefined);
+      return;
+    }
+    if (options.lease !== undefined && options.sessionBound)
+      throw ZestError.badRequest("a write is bound to a lease or to its session, not both");
+    if (isWild(key))
+      throw ZestError.badRequest(
+        `a write bound to a lease names one key, not a key expression with wildcards (${key})`,
+      );
+    const lease = options.lease ?? this.sessionLease();
+    this.router.leases.wrote(key, lease);
+  }
+
+  /** This session's own lease, revoked when it closes (created on first use). */
+  private sessionLease(): string {
+    if (this.ownLease === undefined) {
+      this.ownLease = this.router.leases.grantSession(`session.${this.id}`);
+    }
+    return this.ownLease;
   }
 
   /**
@@ -192,6 +266,7 @@ export class Session {
   async delete(keyexpr: IntoKeyExpr, options: DeleteOptions = {}): Promise<void> {
     const key = toKeyExpr(keyexpr, this.router.keyExprLimits);
     const ts = options.timestamp ?? this.router.hlc.newTimestamp();
+    if (this.router.leases.size > 0) this.router.leases.wrote(key, undefined);
     return this.route(
       withSampleExtras(makeSample(key, "delete", Buffer.alloc(0), Encoding.EMPTY, ts), options),
       options,
@@ -242,7 +317,7 @@ export class Session {
     payload: Buffer | Uint8Array | string,
     encoding: Encoding,
     condition: WriteIf,
-    options: ConditionalDeleteOptions,
+    options: ConditionalPutOptions,
   ): Timestamp | Promise<Timestamp> {
     let key: string;
     let single: WriteCondition | undefined;
@@ -268,14 +343,29 @@ export class Session {
     key: string,
     payload: Buffer | Uint8Array | string,
     encoding: Encoding,
-    options: ConditionalDeleteOptions,
+    options: ConditionalPutOptions,
     condition: WriteCondition,
   ): Timestamp | Promise<Timestamp> {
     const ts = this.router.hlc.newTimestamp();
-    const written = this.router.routeConditional(
-      withSampleExtras(makeSample(key, kind, payload, encoding, ts), options),
-      condition,
-    );
+    const base = makeSample(key, kind, payload, encoding, ts);
+    let sample: Sample;
+    if (kind === "delete" || (options.ttl === undefined && options.lease === undefined)) {
+      sample = withSampleExtras(base, options);
+      if (kind === "put" && this.router.leases.size > 0) this.router.leases.wrote(key, undefined);
+    } else {
+      // A conditional refresh with a lifetime (docs/ttl-and-leases.md), as `put` gives one.
+      try {
+        sample = withSampleExtras(base, {
+          attachment: options.attachment,
+          qos: options.qos,
+          deadline: this.deadline(ts, options),
+        });
+        this.bind(key, options);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    const written = this.router.routeConditional(sample, condition);
     return written === SETTLED ? ts : written.then(() => ts);
   }
 
@@ -446,6 +536,7 @@ export class Session {
     if (this.closed) return;
     this.closed = true;
     for (const d of [...this.declared]) d.undeclare();
+    if (this.ownLease !== undefined) this.router.leases.revoke(this.ownLease);
   }
 
   private track(key: string, remove: () => void): Subscriber {

@@ -18,6 +18,7 @@ import type { QueryTarget } from "../core/query-target.js";
 import type { Reply } from "../core/reply.js";
 import type { Sample } from "../core/sample.js";
 import { Timestamp } from "../core/timestamp.js";
+import { validDeadline } from "../core/lifetime.js";
 
 /** Message types (first byte). */
 export const MessageType = {
@@ -181,7 +182,7 @@ export function markResend(data: Buffer): Buffer {
 export function decodeSample(data: Uint8Array): SampleMessage {
   const r = new Reader(data, MessageType.SAMPLE, "sample");
   const flags = r.u8();
-  if (flags > 15) throw new MalformedMessage(`sample: unknown flags ${flags}`);
+  if (flags > 31) throw new MalformedMessage(`sample: unknown flags ${flags}`);
   const kind = flags & 1 ? "delete" : "put";
   const epoch = r.u32be();
   const seq = r.f64();
@@ -311,7 +312,7 @@ export function decodeReplies(data: Uint8Array): { replies: Reply[]; final: bool
   for (let i = 0; i < count; i++) {
     const head = r.u8();
     const kind = head & 3;
-    if (head > 15 || (kind === REPLY_ERR && head !== REPLY_ERR))
+    if (head > 31 || (kind === REPLY_ERR && head !== REPLY_ERR))
       throw new MalformedMessage(`replies: unknown reply kind ${head}`);
     if (kind === REPLY_ERR) {
       const code = r.u8();
@@ -598,13 +599,19 @@ export function decodePong(data: Uint8Array): string {
 
 // ---- helpers --------------------------------------------------------------------------------
 
-/** A sample's optional parts, flagged on the wire by two bits: attachment (1), QoS (2). */
+/**
+ * A sample's optional parts, flagged on the wire by three bits: attachment (1), QoS (2),
+ * deadline (4: a value with a lifetime, docs/ttl-and-leases.md). A sample without a deadline
+ * encodes as it did before deadlines existed.
+ */
 interface SampleExtras {
   readonly attachment?: Buffer;
   readonly qos?: Qos;
+  readonly deadline?: number;
 }
 const EXTRA_ATTACHMENT = 1;
 const EXTRA_QOS = 2;
+const EXTRA_DEADLINE = 4;
 const QOS_BLOCK = 1;
 const QOS_EXPRESS = 2;
 
@@ -614,20 +621,28 @@ function carriesQos(s: SampleExtras): s is SampleExtras & { qos: Qos } {
 }
 
 function extrasFlags(s: SampleExtras): number {
-  return (s.attachment ? EXTRA_ATTACHMENT : 0) | (carriesQos(s) ? EXTRA_QOS : 0);
+  return (
+    (s.attachment ? EXTRA_ATTACHMENT : 0) |
+    (carriesQos(s) ? EXTRA_QOS : 0) |
+    (s.deadline !== undefined ? EXTRA_DEADLINE : 0)
+  );
 }
 
 function extrasSize(s: SampleExtras): number {
-  return (s.attachment ? 4 + s.attachment.length : 0) + (carriesQos(s) ? 2 : 0);
+  return (s.attachment ? 4 + s.attachment.length : 0) + (carriesQos(s) ? 2 : 0) + (s.deadline !== undefined ? 8 : 0);
 }
 
-/** `[u32 len | attachment] [u8 priority | u8 qos flags]`, each only when its flag is set. */
+/**
+ * `[u32 len | attachment] [u8 priority | u8 qos flags] [f64 deadline, Unix ms]`, each only when
+ * its flag is set.
+ */
 function writeExtras(buf: Buffer, o: number, s: SampleExtras): number {
   if (s.attachment) o = writeBytes32(buf, o, s.attachment);
   if (carriesQos(s)) {
     o = buf.writeUInt8(s.qos.priority, o);
     o = buf.writeUInt8((s.qos.congestionControl === "block" ? QOS_BLOCK : 0) | (s.qos.express ? QOS_EXPRESS : 0), o);
   }
+  if (s.deadline !== undefined) o = buf.writeDoubleBE(s.deadline, o);
   return o;
 }
 
@@ -721,17 +736,22 @@ class Reader extends BinaryReader {
   extras(flags: number): SampleExtras | undefined {
     if (flags === 0) return undefined;
     const attachment = flags & EXTRA_ATTACHMENT ? this.copy(this.u32be()) : undefined;
-    if (!(flags & EXTRA_QOS)) return { attachment };
-    const priority = this.u8();
-    if (priority < 1 || priority > 7) throw new MalformedMessage(`${this.what}: priority ${priority} is not 1 to 7`);
-    const q = this.u8();
-    if (q > 3) throw new MalformedMessage(`${this.what}: unknown QoS flags ${q}`);
-    const qos: Qos = {
-      priority,
-      congestionControl: q & QOS_BLOCK ? "block" : "drop",
-      express: (q & QOS_EXPRESS) !== 0,
-    };
-    return attachment ? { attachment, qos } : { qos };
+    let qos: Qos | undefined;
+    if (flags & EXTRA_QOS) {
+      const priority = this.u8();
+      if (priority < 1 || priority > 7) throw new MalformedMessage(`${this.what}: priority ${priority} is not 1 to 7`);
+      const q = this.u8();
+      if (q > 3) throw new MalformedMessage(`${this.what}: unknown QoS flags ${q}`);
+      qos = { priority, congestionControl: q & QOS_BLOCK ? "block" : "drop", express: (q & QOS_EXPRESS) !== 0 };
+    }
+    if (!(flags & EXTRA_DEADLINE)) return attachment ? (qos ? { attachment, qos } : { attachment }) : { qos };
+    const deadline = this.f64();
+    if (!validDeadline(deadline))
+      throw new MalformedMessage(`${this.what}: deadline is not a time in Unix milliseconds`);
+    const out: { attachment?: Buffer; qos?: Qos; deadline: number } = { deadline };
+    if (attachment) out.attachment = attachment;
+    if (qos) out.qos = qos;
+    return out;
   }
   /** The message must end here. */
   expectEnd(): void {

@@ -6,6 +6,7 @@
 import { Buffer } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
+import { attachedLifetime } from "../core/lifetime.js";
 import { errorMessage, ZestError } from "../core/errors.js";
 import { intersects } from "../keyexpr/index.js";
 import type { Logger } from "../core/log.js";
@@ -378,8 +379,16 @@ export class RemoteConnection {
         const qos = decodeQos(r.u8());
         r.end();
         const k = this.authorized("Put", key);
+        // A `zest:` attachment asks a lifetime (docs/ttl-and-leases.md) and is not handed on.
+        const life = attachedLifetime(attachment);
         this.write(
-          this.session.put(k, payload, { encoding, attachment, timestamp, qos, allowedDestination: qos.locality }),
+          this.session.put(
+            k,
+            payload,
+            life === undefined
+              ? { encoding, attachment, timestamp, qos, allowedDestination: qos.locality }
+              : { encoding, timestamp, qos, allowedDestination: qos.locality, ...life },
+          ),
           k,
         );
         return undefined;
@@ -404,13 +413,15 @@ export class RemoteConnection {
         const p = this.known(this.publishers, pid, "publisher");
         this.authorized("PublisherPut", p.key);
         const qos = p.qos;
+        const life = attachedLifetime(attachment);
         this.write(
           this.session.put(p.key, payload, {
             encoding: encoding ?? p.encoding,
-            attachment,
+            attachment: life === undefined ? attachment : undefined,
             timestamp,
             qos,
             allowedDestination: qos.locality,
+            ...life,
           }),
           p.key,
         );

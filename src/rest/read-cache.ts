@@ -139,6 +139,7 @@ export class ReadCache {
  * the admin space) may change without any write, even when they carry a timestamp.
  */
 export function cacheableReplies(replies: readonly Reply[]): boolean {
-  for (const r of replies) if (r.kind !== "ok") return false;
+  // A value with a lifetime is not kept: the cache would serve it past its deadline.
+  for (const r of replies) if (r.kind !== "ok" || r.sample.deadline !== undefined) return false;
   return true;
 }

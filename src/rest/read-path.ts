@@ -28,6 +28,7 @@ import { ALLOWED_METHODS, corsHeaders, type OriginPolicy, preflight } from "./co
 import { httpCredentials as credentialsOf } from "../access/client.js";
 import { serveExplorer } from "./explorer/index.js";
 import { httpStatus } from "../access/http-status.js";
+import { withExpires } from "./lifetime.js";
 import { renderLayout } from "./layout.js";
 import { hasBody, rawResponse, wantsRaw } from "./raw.js";
 import { type CachedResponse, cacheableReplies, type ReadCache } from "./read-cache.js";
@@ -168,7 +169,7 @@ export class ReadPath {
       const cacheKey = cacheKeyOf(method, url, accept);
       if (cacheKey !== undefined) this.cache.set(cacheKey, cacheEntry(this.cache.version, key, rendered, body, etag));
     }
-    send(res, method, corsHeaders(req), 200, rendered.contentType, body, etag);
+    send(res, method, withExpires(corsHeaders(req), key, replies), 200, rendered.contentType, body, etag);
     return true;
   }
 
@@ -280,9 +281,11 @@ export class ReadPath {
                   : `If-Match failed: ${key} holds nothing`,
               );
           }
+          // A single key's deadline, when it has one (docs/ttl-and-leases.md).
+          const answerCors = isWild(key) ? cors : withExpires(cors, key, replies);
           if (wantsRaw(parameters.get("_raw"), key, req.headers.accept)) {
             const raw = rawResponse(replies, key);
-            return send(res, method, cors, 200, raw.contentType, raw.body, etagHeader);
+            return send(res, method, answerCors, 200, raw.contentType, raw.body, etagHeader);
           }
           const status = err && err.kind === "err" ? httpStatus(err.errorKind) : 200;
           const layout = await codec.layout(replies, html);
@@ -299,7 +302,7 @@ export class ReadPath {
           ) {
             this.cache!.set(cacheKey, cacheEntry(version, key, rendered, body, etagHeader));
           }
-          return send(res, method, cors, status, rendered.contentType, body, etagHeader);
+          return send(res, method, answerCors, status, rendered.contentType, body, etagHeader);
         }
         default:
           res.setHeader("allow", ALLOWED_METHODS);

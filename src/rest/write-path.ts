@@ -17,6 +17,7 @@ import { SETTLED } from "../core/settled.js";
 import type { Timestamp } from "../core/timestamp.js";
 import { type AdminPermissions, checkAdminWrite, isAdminKey as isAdmin } from "../access/admin-permissions.js";
 import { isLoopbackRequest } from "../access/client.js";
+import { type WriteLifetime, writeLifetime } from "./lifetime.js";
 import { type BodyWatch, readBody } from "./body.js";
 import type { RestCodec } from "./codec.js";
 import { etagOf, writePrecondition } from "./conditions.js";
@@ -82,6 +83,7 @@ export class WritePath {
     const q = url.indexOf("?");
     let key: string;
     let principal: Principal | Promise<Principal> | undefined;
+    let lifetime: WriteLifetime | undefined;
     try {
       const origin = req.headers.origin;
       if (origin !== undefined && !writeOriginAllowed(this.origins, origin, req.headers.host)) {
@@ -91,6 +93,8 @@ export class WritePath {
       }
       const path = q === -1 ? url : url.slice(0, q);
       key = codec.pathToKey(path, session.zid, true, session.keyExprLimits);
+      // `?_ttl=` and `?_lease=` (docs/ttl-and-leases.md); other parameters of a write are ignored.
+      if (q !== -1) lifetime = writeLifetime(method, codec.parameters(url.slice(q + 1)));
       if (isAdmin(key)) {
         checkAdminWrite(permissions, key, isLoopbackRequest(req));
         // A page that rebinds its own domain name to this router's address passes every
@@ -108,10 +112,10 @@ export class WritePath {
     }
     if (principal instanceof Promise) {
       principal.then(
-        (p) => this.writeAllowed(req, res, method, key, cors, p, begun),
+        (p) => this.writeAllowed(req, res, method, key, cors, p, begun, lifetime),
         (err: unknown) => this.writeFailed(req, res, cors, err, begun),
       );
-    } else this.writeAllowed(req, res, method, key, cors, principal, begun);
+    } else this.writeAllowed(req, res, method, key, cors, principal, begun, lifetime);
   }
 
   /** Counts a write's answer, just ended. */
@@ -140,6 +144,7 @@ export class WritePath {
     cors: Readonly<Record<string, string>>,
     principal: Principal | undefined,
     begun: number,
+    lifetime: WriteLifetime | undefined,
   ): void {
     const { codec, session } = this;
     let precondition: WriteIf | undefined;
@@ -178,7 +183,11 @@ export class WritePath {
         const written =
           method === "DELETE"
             ? session.deleteIf(key, precondition)
-            : session.putIf(key, body!, precondition, { encoding: codec.encodingFor(req.headers["content-type"]) });
+            : session.putIf(key, body!, precondition, {
+                encoding: codec.encodingFor(req.headers["content-type"]),
+                ttl: lifetime?.ttl,
+                lease: lifetime?.lease,
+              });
         // Every storage took the write at once (the memory volume): answer now, not a microtask later.
         if (!(written instanceof Promise)) this.conditionalAnswer(req, res, method, cors, written, begun);
         else
@@ -191,7 +200,13 @@ export class WritePath {
       const done =
         method === "DELETE"
           ? session.delete(key)
-          : session.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) });
+          : lifetime === undefined
+            ? session.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) })
+            : session.put(key, body!, {
+                encoding: codec.encodingFor(req.headers["content-type"]),
+                ttl: lifetime.ttl,
+                lease: lifetime.lease,
+              });
       const answer = (): void => {
         res.writeHead(
           codec.writeStatus,

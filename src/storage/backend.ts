@@ -11,6 +11,7 @@ import type { Logger } from "../core/log.js";
 import type { TimeRange } from "../core/time-range.js";
 import type { Timestamp } from "../core/timestamp.js";
 import type { DriverOptions, RawOptions } from "./options.js";
+import { isExpired } from "../core/lifetime.js";
 
 /** A value as a storage keeps it. */
 export interface StoredEntry {
@@ -18,6 +19,12 @@ export interface StoredEntry {
   readonly payload: Buffer;
   readonly encoding: Encoding;
   readonly timestamp: Timestamp;
+  /**
+   * When the value expires (Unix ms; absent: never). A storage keeps it with the value and hands
+   * it back with it; the service filters expired values out of every read and deletes them at
+   * their deadline (docs/ttl-and-leases.md).
+   */
+  readonly deadline?: number;
 }
 
 /** A stored value as the put sample a storage answers with: what `scan` hands out, a reply as is. */
@@ -34,6 +41,8 @@ export interface StoredLookup {
   readonly timestamp: Timestamp;
   readonly deleted: boolean;
   readonly version: string;
+  /** The value's deadline (Unix ms), when it has one: past it, the key holds no value. */
+  readonly deadline?: number;
 }
 
 /**
@@ -109,6 +118,11 @@ export interface StorageBackend {
    * iteration early releases what the scan holds.
    */
   scan?(keyExpr: string): AsyncIterable<readonly StoredSample[]>;
+  /**
+   * Optional: the backend schedules its values' deadlines itself (the memory volume, in a few
+   * bytes per key). Without it, the storage service keeps the schedule.
+   */
+  readonly expiry?: ExpirySchedule;
   /** Drops tombstones older than `before` (NTP64): after this, older writes are accepted again. */
   purgeTombstones(before: bigint): Promise<void>;
   /**
@@ -116,6 +130,17 @@ export interface StorageBackend {
    * `on_closure`: truncate, drop the table or database, ...); without, data is kept for a restart.
    */
   close(dispose: boolean): Promise<void>;
+}
+
+/** A schedule of the deadlines a storage holds (see `StorageBackend.expiry`). */
+export interface ExpirySchedule {
+  /** The earliest deadline held (Unix ms), or undefined when none. */
+  next(): number | undefined;
+  /**
+   * Hands `onDue` each value whose deadline is at or before `now`, earliest first, at most `max`
+   * of them, and forgets their deadlines (the deletes that follow remove the values).
+   */
+  takeDue(now: number, max: number, onDue: (key: string, timestamp: Timestamp) => void): number;
 }
 
 /** The version of a held sample: its timestamp's encoding (so the REST layer can show it as an ETag). */
@@ -128,7 +153,7 @@ export function versionOf(timestamp: Timestamp): string {
  * `inserted`, or a thrown `precondition_failed`. Shared by every volume, so they decide alike.
  */
 export function decideWrite(
-  current: { timestamp: Timestamp; deleted: boolean } | undefined,
+  current: { timestamp: Timestamp; deleted: boolean; deadline?: number } | undefined,
   timestamp: Timestamp,
   condition: WriteCondition | undefined,
 ): Insertion {
@@ -138,14 +163,17 @@ export function decideWrite(
 
 /** Throws `precondition_failed` unless `condition` holds on `current`. */
 export function checkCondition(
-  current: { timestamp: Timestamp; deleted: boolean } | undefined,
+  current: { timestamp: Timestamp; deleted: boolean; deadline?: number } | undefined,
   condition: WriteCondition,
 ): void {
+  // An expired value is no value, whether or not its delete has run yet.
+  const live = current !== undefined && !current.deleted && !isExpired(current.deadline, Date.now());
   if (condition.ifAbsent) {
-    if (current && !current.deleted) throw preconditionFailed("the key already holds a value");
+    if (live) throw preconditionFailed("the key already holds a value");
   }
   if (condition.ifVersion !== undefined) {
     if (!current) throw preconditionFailed("the key holds nothing");
+    if (!current.deleted && !live) throw preconditionFailed("the key's value has expired");
     if (versionOf(current.timestamp) !== condition.ifVersion) throw preconditionFailed("the key holds another version");
   }
 }

@@ -7,13 +7,14 @@ import { type AdmissionPolicy, admissionPolicy, admitRuntimeOptions, type HostRe
 import { problems } from "../config/closed-schema.js";
 import { redactText } from "../config/redact.js";
 import { errorMessage, isServerSide, ZestError } from "../core/errors.js";
+import { durationValue } from "../core/lifetime.js";
 import type { Logger } from "../core/log.js";
 import type { Session } from "../core/session.js";
 import type { Volume, VolumeContext, VolumeDriver } from "./backend.js";
 import { SerialQueue } from "../core/serial-queue.js";
 import { type OptionsSpec, parseOptions, type RawOptions } from "./options.js";
 import { savedStateSchema, storageSchema, volumeSchema } from "./schema.js";
-import { REOPEN_EVERY_MS, StorageService, UnavailableStorage } from "./service.js";
+import { REOPEN_EVERY_MS, StorageService, type StorageServiceOptions, UnavailableStorage } from "./service.js";
 import { parseReplication } from "./replication/config.js";
 import type { ReplicationStatus } from "./replication/replicator.js";
 
@@ -351,7 +352,7 @@ export class StorageManager {
         backend,
         this.session,
         this.logger,
-        parseReplication(cfg.replication, name),
+        serviceOptions(cfg, name),
       );
       await service.start();
       this.storages.set(name, { config: cfg, service, volume: volumeId });
@@ -427,7 +428,7 @@ export class StorageManager {
         backend,
         this.session,
         this.logger,
-        parseReplication(s.config.replication, name),
+        serviceOptions(s.config, name),
       );
     } catch (err) {
       standIn.reason = redactText(errorMessage(err));
@@ -653,7 +654,7 @@ export class StorageManager {
         backend,
         this.session,
         this.logger,
-        parseReplication(prev.config.replication, name),
+        serviceOptions(prev.config, name),
       );
       await service.start();
       this.storages.set(name, { config: prev.config, service, volume: volumeId });
@@ -714,11 +715,28 @@ export function parseStorageConfig(name: string, raw: unknown): StorageConfig {
   }
   checkSchema(storageSchema, obj, ["plugins", "storage_manager", "storages", name]);
   parseReplication(obj.replication, name); // refuses a bad replication section with a 400 naming the field
+  const ttl = typeof volume === "string" ? undefined : (volume as Record<string, unknown>).ttl;
+  if (ttl !== undefined) durationValue(ttl, `\`ttl\` of storage ${name}`);
   return { ...obj, key_expr: keyExpr, volume: volume as StorageConfig["volume"] };
+}
+
+/**
+ * The service options of a storage config: its default TTL, the storage option `ttl`
+ * (docs/ttl-and-leases.md), which the storage service applies whatever the volume.
+ */
+/** What the storage service takes from a storage's config: its default lifetime and its replication. */
+function serviceOptions(cfg: StorageConfig, name: string): StorageServiceOptions {
+  const ttl = typeof cfg.volume === "object" ? cfg.volume.ttl : undefined;
+  const replication = parseReplication(cfg.replication, name);
+  return {
+    ...(ttl === undefined ? {} : { defaultTtlMs: durationValue(ttl, `\`ttl\` of storage ${name}`) }),
+    ...(replication === undefined ? {} : { replication }),
+  };
 }
 
 function splitVolume(volume: StorageConfig["volume"]): { id: string; options: Record<string, unknown> } {
   if (typeof volume === "string") return { id: volume, options: {} };
-  const { id, ...options } = volume;
+  // `ttl` is the storage service's, not the driver's (see `serviceOptions`).
+  const { id, ttl: _ttl, ...options } = volume;
   return { id, options };
 }

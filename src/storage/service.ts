@@ -7,11 +7,15 @@ import type { Queryable, Session, Subscriber } from "../core/session.js";
 import { unixNanosToNtp64, nowUnixNanos, type Timestamp } from "../core/timestamp.js";
 import {
   preconditionFailed,
+  type ExpirySchedule,
   type Insertion,
   type StorageBackend,
   type StoredEntry,
+  type StoredSample,
   type WriteResult,
 } from "./backend.js";
+import { deadlineOf, expiryTimestamp } from "../core/lifetime.js";
+import { ExpiryHeap } from "../core/expiry-heap.js";
 import { inTimeRange, type TimeRange } from "../core/time-range.js";
 import { Slice } from "../core/slices.js";
 import type { ReplicationSettings } from "./replication/config.js";
@@ -27,6 +31,14 @@ const PURGE_EVERY_MS = 30_000;
  * contract, docs/storage-contract.md); the service adds what spans keys: wildcard writes, the
  * memory of recent wildcard deletes, tombstone expiry, and change events.
  */
+/** A storage service's settings besides its backend (from the storage's config). */
+export interface StorageServiceOptions {
+  /** The storage's `ttl` option: the lifetime of values written without their own (ms). */
+  readonly defaultTtlMs?: number;
+  /** Anti-entropy with the replicas on other routers (docs/replication.md); absent when off. */
+  readonly replication?: ReplicationSettings;
+}
+
 export class StorageService {
   readonly name: string;
   readonly keyExpr: string;
@@ -48,20 +60,34 @@ export class StorageService {
    * `replication`: the storage's replication settings, or undefined when off. It only runs when
    * the router is part of a fabric and the backend is not shared by the routers already.
    */
+  /** The storage's `ttl` option: the lifetime of values written without their own (ms). */
+  readonly defaultTtlMs: number | undefined;
+  /** Deadlines of a backend that does not schedule its own (`StorageBackend.expiry`). */
+  private readonly keyed: KeyedExpiry | undefined;
+  private readonly expiry: ExpirySchedule;
+  private expiryTimer: NodeJS.Timeout | undefined;
+  /** When the expiry timer fires (Unix ms). */
+  private expiryAt = Number.POSITIVE_INFINITY;
+  private stopped = false;
+
   constructor(
     name: string,
     keyExpr: string,
     backend: StorageBackend,
     session: Session,
     logger: Logger,
-    replication?: ReplicationSettings,
+    options: StorageServiceOptions = {},
   ) {
     this.name = name;
     this.keyExpr = keyExpr;
     this.backend = backend;
     this.session = session;
     this.logger = logger.child({ storage: name });
-    this.replication = session.interest.clustered && backend.capability.shared !== true ? replication : undefined;
+    this.replication =
+      session.interest.clustered && backend.capability.shared !== true ? options.replication : undefined;
+    this.defaultTtlMs = options.defaultTtlMs;
+    this.keyed = backend.expiry === undefined ? new KeyedExpiry() : undefined;
+    this.expiry = backend.expiry ?? this.keyed!;
   }
 
   /**
@@ -94,8 +120,8 @@ export class StorageService {
     // A backend that reads synchronously answers a GET of one key without a query
     // (`Router.readStored`); one that scans in key order lets a wide GET answered by this storage
     // alone be written out batch by batch (`Router.scanStored`). Both hand out put samples as is.
-    const peek = backend.peek?.bind(backend);
-    const scan = backend.scan?.bind(backend);
+    const peek = backend.peek ? livePeek(backend.peek.bind(backend)) : undefined;
+    const scan = backend.scan ? liveScan(backend.scan.bind(backend)) : undefined;
     this.queryable = this.session.declareQueryable(this.keyExpr, (q) => this.answer(q), {
       complete: true,
       storage: true,
@@ -104,6 +130,18 @@ export class StorageService {
     });
     this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS);
     this.purgeTimer.unref();
+    if (this.keyed !== undefined && backend.capability.persistence === "durable") await this.scheduleHeld();
+    this.arm(this.expiry.next());
+  }
+
+  /** Schedules the deadlines of what a durable backend held at start (a restart). */
+  private async scheduleHeld(): Promise<void> {
+    try {
+      for (const e of await this.backend.query(this.keyExpr))
+        if (e.deadline !== undefined) this.keyed!.set(e.key, e.timestamp, e.deadline);
+    } catch (err) {
+      this.logger.warn({ err: errorMessage(err) }, "reading the deadlines held failed; expired values stay hidden");
+    }
   }
 
   /** Stops the storage; with `dispose`, the backend applies its disposal policy. */
@@ -112,6 +150,8 @@ export class StorageService {
     this.subscriber?.undeclare();
     this.queryable?.undeclare();
     if (this.purgeTimer) clearInterval(this.purgeTimer);
+    this.stopped = true;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
     await this.wildTail;
     await this.backend.close(dispose);
   }
@@ -160,9 +200,68 @@ export class StorageService {
   }
 
   private write(key: string, sample: Sample, ts: Timestamp, condition: WriteCondition | undefined): WriteResult {
-    return sample.kind === "put"
-      ? this.backend.put({ key, payload: sample.payload, encoding: sample.encoding, timestamp: ts }, condition)
-      : this.backend.delete(key, ts, condition);
+    if (sample.kind === "delete") return this.backend.delete(key, ts, condition);
+    const deadline =
+      sample.deadline ?? (this.defaultTtlMs === undefined ? undefined : deadlineOf(ts, this.defaultTtlMs));
+    if (deadline === undefined)
+      return this.backend.put({ key, payload: sample.payload, encoding: sample.encoding, timestamp: ts }, condition);
+    const result = this.backend.put(
+      { key, payload: sample.payload, encoding: sample.encoding, timestamp: ts, deadline },
+      condition,
+    );
+    // Scheduled before the outcome is known: the expiry checks what the key holds when it is due.
+    this.keyed?.set(key, ts, deadline);
+    this.arm(deadline);
+    return result;
+  }
+
+  /** Makes the expiry timer fire by `deadline` (Unix ms) at the latest. */
+  private arm(deadline: number | undefined): void {
+    if (deadline === undefined || deadline >= this.expiryAt || this.stopped) return;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryAt = deadline;
+    this.expiryTimer = setTimeout(() => this.expire(), Math.max(0, deadline - Date.now()));
+    this.expiryTimer.unref();
+  }
+
+  /**
+   * Deletes the values whose deadline passed: each expiry is a delete stamped one tick after the
+   * expired write (`expiryTimestamp`), routed like any delete, so subscribers, SSE streams and
+   * other routers see it and every router holding the value makes the same one. At most
+   * `EXPIRE_BATCH` per turn; the rest in the next.
+   */
+  private expire(): void {
+    this.expiryTimer = undefined;
+    this.expiryAt = Number.POSITIVE_INFINITY;
+    if (this.stopped) return;
+    const now = Date.now();
+    const n = this.expiry.takeDue(now, EXPIRE_BATCH, (key, ts) => {
+      if (this.keyed === undefined) this.expireKey(key, ts);
+      else void this.expireIfHeld(key, ts);
+    });
+    if (n >= EXPIRE_BATCH) {
+      this.expiryAt = now;
+      this.expiryTimer = setTimeout(() => this.expire(), 0);
+      this.expiryTimer.unref();
+    } else this.arm(this.expiry.next());
+  }
+
+  /** A backend without its own schedule: expires the key if it still holds the write `ts`. */
+  private async expireIfHeld(key: string, ts: Timestamp): Promise<void> {
+    try {
+      const held = await this.backend.lookup(key);
+      if (held === undefined || held.deleted || held.timestamp.compare(ts) !== 0) return;
+    } catch (err) {
+      this.logger.warn({ key, err: errorMessage(err) }, "expiry: reading the key failed");
+      return;
+    }
+    this.expireKey(key, ts);
+  }
+
+  private expireKey(key: string, ts: Timestamp): void {
+    this.session.delete(key, { timestamp: expiryTimestamp(ts) }).catch((err: unknown) => {
+      this.logger.warn({ key, err: errorMessage(err) }, "expiry delete failed");
+    });
   }
 
   /** The replication status, when replication runs (docs/replication.md, "Health"). */
@@ -227,15 +326,17 @@ export class StorageService {
           ? (e: StoredEntry) => inTimeRange(range, e.timestamp.unixNanos)
           : undefined;
       const slice = new Slice(); // a large answer gives other requests their turn
+      const now = Date.now();
       for (const e of entries) {
         if (inRange && !inRange(e)) continue;
-        query.replySample({
-          key: e.key,
-          kind: "put",
-          payload: e.payload,
-          encoding: e.encoding,
-          timestamp: e.timestamp,
-        });
+        // No read returns an expired value, whether its delete has run yet or not.
+        const deadline = e.deadline;
+        if (deadline !== undefined && deadline <= now) continue;
+        query.replySample(
+          deadline === undefined
+            ? { key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp }
+            : { key: e.key, kind: "put", payload: e.payload, encoding: e.encoding, timestamp: e.timestamp, deadline },
+        );
         if (slice.due()) await slice.next();
       }
       // Alone and known to be behind: the answer may miss acknowledged writes, and says so.
@@ -275,6 +376,76 @@ export class StorageService {
     } catch (err) {
       this.logger.warn({ err: errorMessage(err) }, "tombstone purge failed");
     }
+  }
+}
+
+/** Most values expired in one turn of the event loop. */
+const EXPIRE_BATCH = 2048;
+
+/** A backend's `peek` that answers null for an expired value. */
+function livePeek(peek: (key: string) => StoredSample | null): (key: string) => StoredSample | null {
+  return (key) => {
+    const e = peek(key);
+    return e === null || e.deadline === undefined || e.deadline > Date.now() ? e : null;
+  };
+}
+
+/** A backend's `scan` without expired values. */
+function liveScan(
+  scan: (keyExpr: string) => AsyncIterable<readonly StoredSample[]>,
+): (keyExpr: string) => AsyncIterable<readonly StoredSample[]> {
+  return async function* (keyExpr) {
+    for await (const batch of scan(keyExpr)) {
+      const now = Date.now();
+      let expired = false;
+      for (const e of batch) if (e.deadline !== undefined && e.deadline <= now) expired = true;
+      yield expired ? batch.filter((e) => e.deadline === undefined || e.deadline > now) : batch;
+    }
+  };
+}
+
+/**
+ * The deadlines of a backend that keeps no schedule of its own, by key. What a key holds is
+ * checked when its deadline comes (`StorageService.expireIfHeld`), so a key written again is
+ * only rescheduled, never unscheduled.
+ */
+class KeyedExpiry implements ExpirySchedule {
+  readonly #ids = new Map<string, number>();
+  readonly #keys: Array<string | undefined> = [];
+  readonly #stamps: Array<Timestamp | undefined> = [];
+  readonly #free: number[] = [];
+  readonly #heap = new ExpiryHeap();
+
+  set(key: string, ts: Timestamp, deadline: number): void {
+    let id = this.#ids.get(key);
+    if (id === undefined) {
+      id = this.#free.pop() ?? this.#keys.length;
+      this.#ids.set(key, id);
+      this.#keys[id] = key;
+    }
+    this.#stamps[id] = ts;
+    this.#heap.set(id, deadline);
+  }
+
+  next(): number | undefined {
+    return this.#heap.peekDeadline();
+  }
+
+  takeDue(now: number, max: number, onDue: (key: string, timestamp: Timestamp) => void): number {
+    let n = 0;
+    while (n < max && this.#heap.size > 0 && this.#heap.peekDeadline()! <= now) {
+      const id = this.#heap.peek();
+      const key = this.#keys[id]!;
+      const ts = this.#stamps[id]!;
+      this.#heap.remove(id);
+      this.#ids.delete(key);
+      this.#keys[id] = undefined;
+      this.#stamps[id] = undefined;
+      this.#free.push(id);
+      onDue(key, ts);
+      n++;
+    }
+    return n;
   }
 }
 

@@ -194,7 +194,7 @@ test("the decoders refuse what a peer could get wrong, with a reason", () => {
     ["empty", () => decodeSample(Buffer.alloc(0)), /not a sample message/],
     ["wrong type", () => decodeSample(encodePong("AB")), /not a sample message/],
     ["truncated", () => decodeSample(sample.subarray(0, 20)), /truncated/],
-    ["unknown flags", () => decodeSample(Buffer.concat([Buffer.of(1, 16), sample.subarray(2)])), /unknown flags/],
+    ["unknown flags", () => decodeSample(Buffer.concat([Buffer.of(1, 32), sample.subarray(2)])), /unknown flags/],
     [
       "priority 0",
       () =>
@@ -451,4 +451,26 @@ test("fuzz: 100,000 random and mutated messages decode or throw MalformedMessage
   }
   assert.ok(decoded > 1_000 && refused > 30_000, `decoded ${decoded}, refused ${refused}`);
   assert.ok(ingested > 100, `${ingested} declarations messages ingested`);
+});
+
+test("a deadline travels with samples and replies; a sample without one encodes as before deadlines existed", () => {
+  const ts = new Timestamp(0x1234n << 32n, "AB");
+  const origin = { zid: "AB", epoch: 7, seq: 1 };
+  const plain = makeSample("k/a", "put", "v", Encoding.TEXT_PLAIN, ts);
+  const bytes = encodeSample(plain, origin);
+  assert.ok(bytes[1]! <= 15, "no new flag on a sample without a deadline");
+  assert.equal(decodeSample(bytes).sample.deadline, undefined);
+  const timed = { ...plain, deadline: 1_800_000_000_123, attachment: Buffer.from("a") };
+  const back = decodeSample(encodeSample(timed, origin)).sample;
+  assert.equal(back.deadline, 1_800_000_000_123);
+  assert.equal(back.attachment?.toString(), "a");
+  const batch = new ReplyBatch();
+  batch.addEncoded(encodeReply({ kind: "ok", sample: timed }));
+  const [reply] = decodeReplies(batch.take(true)).replies;
+  assert.equal(reply?.kind === "ok" ? reply.sample.deadline : undefined, 1_800_000_000_123);
+  // A deadline that is no time (NaN, negative, past year 9999) is refused.
+  for (const bad of [Number.NaN, -1, 1e20]) {
+    const b = encodeSample({ ...plain, deadline: bad }, origin);
+    assert.throws(() => decodeSample(b), MalformedMessage);
+  }
 });

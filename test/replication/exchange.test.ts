@@ -66,7 +66,7 @@ async function replica(
     backend,
     session,
     silentLogger,
-    settings === "off" ? undefined : settings,
+    settings === "off" ? {} : { replication: settings },
   );
   await service.start({ alignTimeoutMs: 1_000 });
   return {

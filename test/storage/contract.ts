@@ -12,6 +12,8 @@ import { versionOf, type StorageBackend, type StoredEntry, type WriteCondition }
 import { StorageService } from "../../src/storage/service.js";
 import { MemoryBackend } from "../../src/storage/volumes/memory.js";
 import { rejectsWith } from "../support/assert.js";
+import { eventually } from "../support/http.js";
+import { expiryTimestamp, timestampMs } from "../../src/core/lifetime.js";
 
 /** What the suite needs to know about a volume. */
 export interface StorageContractTarget {
@@ -372,6 +374,123 @@ export function runStorageContract(target: StorageContractTarget): void {
       }
       assert.deepEqual(values(await s.query("ts/k")), ["3"]);
     }));
+
+  /** A session over a fresh storage of this volume behind a storage service on `prefix/**`. */
+  async function withService(
+    prefix: string,
+    body: (session: Session, backend: StorageBackend, svc: StorageService) => Promise<void>,
+    options: { defaultTtlMs?: number; name?: string } = {},
+  ): Promise<void> {
+    const session = new Session(new Router({ zid: "1A" }));
+    const backend = await target.open(options.name ?? fresh());
+    const svc = new StorageService("ttl", `${prefix}/**`, backend, session, silentLogger, options);
+    await svc.start({ align: false });
+    try {
+      await body(session, backend, svc);
+    } finally {
+      await svc.stop(false);
+    }
+  }
+  const liveValues = async (session: Session, key: string): Promise<string[]> =>
+    (await session.get(key)).flatMap((r) => (r.kind === "ok" ? [r.sample.payload.toString()] : []));
+
+  it(`${n}: a value written with a ttl is deleted at its deadline, and subscribers see a DELETE`, () =>
+    withService("exp", async (session, backend) => {
+      const seen: string[] = [];
+      session.declareSubscriber("exp/**", (s) => {
+        seen.push(`${s.kind} ${s.key}`);
+      });
+      const written = session.clock.newTimestamp();
+      await session.put("exp/a", "A", { ttl: 300, timestamp: written });
+      await session.put("exp/b", "B");
+      assert.deepEqual(await liveValues(session, "exp/a"), ["A"]);
+      const deadline = timestampMs(written) + 300;
+      await eventually(async () => (await backend.query("exp/a")).length === 0, 5_000, "the expiry");
+      const late = Date.now() - deadline;
+      assert.ok(late >= 0, "not deleted before its deadline");
+      assert.ok(late < 1_000, `deleted ${late} ms after its deadline`);
+      assert.deepEqual(seen, ["put exp/a", "put exp/b", "delete exp/a"]);
+      const held = await backend.lookup("exp/a");
+      assert.equal(
+        held?.timestamp.encode(),
+        expiryTimestamp(written).encode(),
+        "the delete is stamped one tick after the write",
+      );
+      assert.deepEqual(await liveValues(session, "exp/**"), ["B"]);
+    }));
+
+  it(`${n}: no read returns an expired value, whether its delete has run or not`, () =>
+    withService("hid", async (session, backend) => {
+      // Written straight into the backend, past its deadline: no timer of this service holds it.
+      await backend.put({ ...entry("hid/a", "stale", 1), deadline: Date.now() - 1_000 });
+      await backend.put({ ...entry("hid/b", "live", 1), deadline: Date.now() + 60_000 });
+      assert.deepEqual(await liveValues(session, "hid/a"), []);
+      assert.deepEqual(await liveValues(session, "hid/**"), ["live"]);
+      const read = session.interest.readStored?.("hid/a");
+      if (read !== undefined) assert.deepEqual(read, []);
+      const live = (await session.get("hid/b"))[0];
+      assert.ok(live?.kind === "ok" && live.sample.deadline !== undefined, "a read hands out the deadline");
+      // An expired value is no value to a condition: If-Match on it fails, create-only succeeds.
+      const stale = (await backend.lookup("hid/a"))!.version;
+      await rejectsWith(session.put("hid/a", "x", { ifVersion: stale }), "precondition_failed", /expired/);
+      await session.put("hid/a", "fresh", { ifAbsent: true });
+      assert.deepEqual(await liveValues(session, "hid/a"), ["fresh"]);
+    }));
+
+  it(`${n}: a refresh moves the deadline, and a put without ttl makes the key permanent again`, () =>
+    withService("ref", async (session, backend) => {
+      await session.put("ref/a", "1", { ttl: 250 });
+      await session.put("ref/a", "2", { ttl: 60_000 }); // the refresh
+      await session.put("ref/b", "1", { ttl: 250 });
+      await session.put("ref/b", "2"); // permanent again
+      await session.put("ref/c", "1", { ttl: 250 }); // the witness that expiry ran
+      await eventually(async () => (await backend.query("ref/c")).length === 0, 5_000, "the witness's expiry");
+      await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual(await liveValues(session, "ref/a"), ["2"]);
+      assert.deepEqual(await liveValues(session, "ref/b"), ["2"]);
+      assert.equal((await backend.query("ref/b"))[0]?.deadline, undefined);
+    }));
+
+  it(`${n}: the storage's ttl applies to values written without their own`, () =>
+    withService(
+      "def",
+      async (session, backend) => {
+        await session.put("def/a", "A");
+        await session.put("def/b", "B", { ttl: 60_000 });
+        assert.deepEqual(await liveValues(session, "def/a"), ["A"]);
+        await eventually(async () => (await backend.query("def/a")).length === 0, 5_000, "the default expiry");
+        assert.deepEqual(await liveValues(session, "def/**"), ["B"]);
+      },
+      { defaultTtlMs: 250 },
+    ));
+
+  it(`${n}: after a restart, a durable storage serves no expired key and deletes it`, async (t) => {
+    const name = fresh();
+    const s = await target.open(name);
+    if (s.capability.persistence !== "durable") {
+      await s.close(false);
+      t.skip("volatile storage");
+      return;
+    }
+    const soon = Date.now() + 400;
+    await s.put({ ...entry("rs/gone", "G", 1), deadline: soon });
+    await s.put({ ...entry("rs/kept", "K", 1), deadline: Date.now() + 3_600_000 });
+    await s.close(false);
+    await new Promise((r) => setTimeout(r, Math.max(0, soon - Date.now()) + 50));
+    await withService(
+      "rs",
+      async (session, backend) => {
+        assert.deepEqual(await liveValues(session, "rs/**"), ["K"]);
+        assert.ok((await backend.query("rs/kept"))[0]?.deadline !== undefined, "the deadline was kept on disk");
+        await eventually(
+          async () => (await backend.lookup("rs/gone"))?.deleted === true,
+          5_000,
+          "the expired key's delete",
+        );
+      },
+      { name },
+    );
+  });
 
   it(`${n}: acknowledged writes survive closing and reopening when the storage is durable`, async (t) => {
     const name = fresh();

@@ -105,6 +105,36 @@ describe("sqlite volume", () => {
     await volume.close();
   });
 
+  it("a table made before deadlines existed gets the deadline column on open, its rows kept", async () => {
+    const path = freshPath();
+    mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path);
+    db.exec(
+      "CREATE TABLE s (key TEXT PRIMARY KEY, payload BLOB, encoding TEXT NOT NULL, ts TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID",
+    );
+    db.prepare("INSERT INTO s VALUES (?, ?, ?, ?, 0)").run("old/a", Buffer.from("A"), "text/plain", ts(1).encode());
+    db.close();
+    const { volume, storage } = await openStorage(path, { adopt_existing: true });
+    try {
+      assert.deepEqual(
+        (await storage.query("old/**")).map((e) => [e.key, e.payload.toString(), e.deadline]),
+        [["old/a", "A", undefined]],
+      );
+      await storage.put({ ...entry("old/b", "B", 2), deadline: 1_900_000_000_000 });
+      assert.equal((await storage.query("old/b"))[0]?.deadline, 1_900_000_000_000);
+    } finally {
+      await storage.close(false);
+      await volume.close();
+    }
+    const check = new Database(path, { readonly: true });
+    const cols = check.prepare<[], { name: string }>("PRAGMA table_info(s)").all();
+    check.close();
+    assert.deepEqual(
+      cols.map((c) => c.name),
+      ["key", "payload", "encoding", "ts", "deleted", "deadline"],
+    );
+  });
+
   it("puts started together are each durable for another connection when they resolve", async () => {
     const path = freshPath();
     const volume = await sqliteDriver.open("gc", { path }, ctx);

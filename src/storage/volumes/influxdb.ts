@@ -4,6 +4,7 @@ import { Agent as HttpsAgent } from "node:https";
 import { intersects, isWild, literalPrefix } from "../../keyexpr/index.js";
 import { ZestError } from "../../core/errors.js";
 import type { TimeRange } from "../../core/time-range.js";
+import { validDeadline } from "../../core/lifetime.js";
 import { Timestamp } from "../../core/timestamp.js";
 import { checkCondition, versionOf } from "../backend.js";
 import type {
@@ -137,7 +138,9 @@ export class InfluxBackend implements StorageBackend {
     );
     const series = result?.series[0];
     const entry = series && toEntries(series)[0];
-    return entry && { timestamp: entry.timestamp, deleted: false, version: versionOf(entry.timestamp) };
+    if (entry === undefined) return undefined;
+    const found = { timestamp: entry.timestamp, deleted: false, version: versionOf(entry.timestamp) };
+    return entry.deadline === undefined ? found : { ...found, deadline: entry.deadline };
   }
 
   put(entry: StoredEntry, condition?: WriteCondition): WriteResult {
@@ -175,7 +178,10 @@ export class InfluxBackend implements StorageBackend {
     if (tombstone && tombstone.compare(entry.timestamp) >= 0) return "outdated";
     let line: string;
     try {
-      line = `${this.measurement(entry.key)} sample="${entry.timestamp.encode()} ${entry.payload.toString("base64")} ${escapeField(entry.encoding)}" ${this.pointTime(entry.key, entry.timestamp)}\n`;
+      // A deadline rides after the timestamp (`<ts>@<Unix ms>`): one field keeps the point whole.
+      const stamp =
+        entry.deadline === undefined ? entry.timestamp.encode() : `${entry.timestamp.encode()}@${entry.deadline}`;
+      line = `${this.measurement(entry.key)} sample="${stamp} ${entry.payload.toString("base64")} ${escapeField(entry.encoding)}" ${this.pointTime(entry.key, entry.timestamp)}\n`;
     } catch (err) {
       return Promise.reject(err);
     }
@@ -343,13 +349,22 @@ function toEntries(s: Series): StoredEntry[] {
   return out;
 }
 
-/** A `sample` field (`<timestamp> <base64 payload> <encoding>`) as an entry of `key`. */
+/**
+ * A `sample` field (`<timestamp>[@<deadline>] <base64 payload> <encoding>`, the deadline in Unix
+ * ms for a value with a lifetime) as an entry of `key`.
+ */
 function parseSample(key: string, field: string): StoredEntry | undefined {
   const a = field.indexOf(" ");
   const b = a < 0 ? -1 : field.indexOf(" ", a + 1);
-  const timestamp = b < 0 ? undefined : decodeTimestamp(field.slice(0, a));
+  if (b < 0) return undefined;
+  const stamp = field.slice(0, a);
+  const at = stamp.indexOf("@");
+  const timestamp = decodeTimestamp(at < 0 ? stamp : stamp.slice(0, at));
   if (!timestamp) return undefined;
-  return { key, payload: Buffer.from(field.slice(a + 1, b), "base64"), encoding: field.slice(b + 1), timestamp };
+  const e = { key, payload: Buffer.from(field.slice(a + 1, b), "base64"), encoding: field.slice(b + 1), timestamp };
+  if (at < 0) return e;
+  const deadline = Number(stamp.slice(at + 1));
+  return validDeadline(deadline) ? { ...e, deadline } : undefined;
 }
 
 function decodeTimestamp(s: string): Timestamp | undefined {

@@ -40,6 +40,7 @@ import { BinaryReader, BinaryWriter, DecodeError } from "../../core/binary.js";
 import { errorMessage, ZestError } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import { Timestamp } from "../../core/timestamp.js";
+import { validDeadline } from "../../core/lifetime.js";
 import { tokenEscaper } from "../../core/token-escape.js";
 import { decideWrite, versionOf } from "../backend.js";
 import { JetStreamPublisher, type LinkState } from "./jetstream-publisher.js";
@@ -58,6 +59,8 @@ import type {
 import { parseOptions, type RawOptions } from "../options.js";
 
 const ENVELOPE_VERSION = 1;
+/** The envelope of a value with a lifetime: its deadline (f64, Unix ms) follows the timestamp. */
+const ENVELOPE_WITH_DEADLINE = 2;
 const DELETED = 1;
 /** Wildcard queries matching at most this many keys read them one by one (see `query`). */
 const DIRECT_READ_LIMIT = 1_000;
@@ -106,20 +109,29 @@ interface Decoded {
   readonly deleted: boolean;
   readonly encoding: string;
   readonly payload: Buffer;
+  readonly deadline?: number;
 }
 
 /**
- * A stored value as the bucket holds it: version, flags (deleted), the timestamp (length-prefixed
- * latin1), the encoding (u16 big-endian length, UTF-8), then the payload.
+ * A stored value as the bucket holds it: version (1, or 2 when a deadline follows the timestamp),
+ * flags (deleted), the timestamp (length-prefixed latin1), the deadline (f64 Unix ms, version 2
+ * only), the encoding (u16 big-endian length, UTF-8), then the payload.
  */
-export function encodeValue(timestamp: Timestamp, deleted: boolean, encoding: string, payload: Buffer): Buffer {
+export function encodeValue(
+  timestamp: Timestamp,
+  deleted: boolean,
+  encoding: string,
+  payload: Buffer,
+  deadline?: number,
+): Buffer {
   const ts = timestamp.encode();
   // Room for everything up front (string() reserves three bytes a character), so nothing is copied.
-  const w = new BinaryWriter(5 + 3 * ts.length + 3 * encoding.length + payload.length);
-  w.u8(ENVELOPE_VERSION)
+  const w = new BinaryWriter(13 + 3 * ts.length + 3 * encoding.length + payload.length);
+  w.u8(deadline === undefined ? ENVELOPE_VERSION : ENVELOPE_WITH_DEADLINE)
     .u8(deleted ? DELETED : 0)
     .u8(ts.length)
     .string(ts);
+  if (deadline !== undefined) w.f64be(deadline);
   w.u16be(Buffer.byteLength(encoding)).string(encoding).bytes(payload);
   return w.view();
 }
@@ -127,12 +139,20 @@ export function encodeValue(timestamp: Timestamp, deleted: boolean, encoding: st
 /** A value made by `encodeValue`; every read is bounds-checked first, so a truncated value throws a `DecodeError`. */
 export function decodeValue(data: Uint8Array): Decoded {
   const r = new BinaryReader(data);
-  if (r.remaining < 5 || r.u8() !== ENVELOPE_VERSION) throw new DecodeError("not a zest value");
+  const version = r.remaining < 5 ? -1 : r.u8();
+  if (version !== ENVELOPE_VERSION && version !== ENVELOPE_WITH_DEADLINE) throw new DecodeError("not a zest value");
   const deleted = (r.u8() & DELETED) !== 0;
   const ts = r.bytes(r.u8()).toString("latin1");
+  let deadline: number | undefined;
+  if (version === ENVELOPE_WITH_DEADLINE) {
+    deadline = r.f64be();
+    if (!validDeadline(deadline)) throw new DecodeError("a zest value with a malformed deadline");
+  }
   const encoding = r.string(r.u16be());
   const payload = Buffer.from(r.bytes(r.remaining));
-  return { timestamp: Timestamp.decode(ts), deleted, encoding, payload };
+  return deadline === undefined
+    ? { timestamp: Timestamp.decode(ts), deleted, encoding, payload }
+    : { timestamp: Timestamp.decode(ts), deleted, encoding, payload, deadline };
 }
 
 /**
@@ -251,11 +271,13 @@ export class JetstreamBackend implements StorageBackend {
 
   async lookup(key: string): Promise<StoredLookup | undefined> {
     const v = (await this.read(key))?.value;
-    return v && { timestamp: v.timestamp, deleted: v.deleted, version: versionOf(v.timestamp) };
+    if (v === undefined) return undefined;
+    const found = { timestamp: v.timestamp, deleted: v.deleted, version: versionOf(v.timestamp) };
+    return v.deadline === undefined ? found : { ...found, deadline: v.deadline };
   }
 
   put(entry: StoredEntry, condition?: WriteCondition): Promise<Insertion> {
-    const value = encodeValue(entry.timestamp, false, entry.encoding, entry.payload);
+    const value = encodeValue(entry.timestamp, false, entry.encoding, entry.payload, entry.deadline);
     return this.writes.run(entry.key, () => this.writeNow(entry.key, entry.timestamp, value, condition));
   }
 
@@ -294,7 +316,11 @@ export class JetstreamBackend implements StorageBackend {
       const current = await this.read(key);
       const held = current?.value;
       if (
-        decideWrite(held && { timestamp: held.timestamp, deleted: held.deleted }, timestamp, condition) === "outdated"
+        decideWrite(
+          held && { timestamp: held.timestamp, deleted: held.deleted, deadline: held.deadline },
+          timestamp,
+          condition,
+        ) === "outdated"
       )
         return "outdated";
       try {
@@ -317,7 +343,7 @@ export class JetstreamBackend implements StorageBackend {
     deleted: boolean,
   ): Promise<void> {
     const seq = await this.publisher.publish(this.subjectPrefix + kvKey, value, revision);
-    this.remember(key, { revision: seq, timestamp, deleted });
+    this.remember(key, { revision: seq, timestamp, deleted, deadline: deadlineIn(value) });
     if (deleted) this.tombstones.set(key, timestamp.time);
     else this.tombstones.delete(key);
   }
@@ -431,7 +457,12 @@ export class JetstreamBackend implements StorageBackend {
       );
     }
     if (value.deleted) this.tombstones.set(key, value.timestamp.time);
-    this.remember(key, { revision: e.revision, timestamp: value.timestamp, deleted: value.deleted });
+    this.remember(key, {
+      revision: e.revision,
+      timestamp: value.timestamp,
+      deleted: value.deleted,
+      deadline: value.deadline,
+    });
     return { value, revision: e.revision };
   }
 }
@@ -441,6 +472,13 @@ interface Known {
   readonly revision: number;
   readonly timestamp: Timestamp;
   readonly deleted: boolean;
+  /** The value's deadline, so that a guess sees an expired value as none. */
+  readonly deadline: number | undefined;
+}
+
+/** The deadline an encoded value carries (envelope version 2), if any. */
+function deadlineIn(value: Buffer): number | undefined {
+  return value[0] === ENVELOPE_WITH_DEADLINE ? value.readDoubleBE(3 + value[2]!) : undefined;
 }
 
 /**
@@ -460,7 +498,8 @@ function isWrongRevision(err: unknown): boolean {
 }
 
 function toEntry(key: string, v: Decoded): StoredEntry {
-  return { key, payload: v.payload, encoding: v.encoding, timestamp: v.timestamp };
+  const e = { key, payload: v.payload, encoding: v.encoding, timestamp: v.timestamp };
+  return v.deadline === undefined ? e : { ...e, deadline: v.deadline };
 }
 
 /** Where a volume without `servers` gets its NATS connection: the router's fabric, when it has one. */

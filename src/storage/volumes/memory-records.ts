@@ -47,6 +47,7 @@ class Entry implements StoredSample {
     readonly payload: Buffer,
     readonly encoding: string,
     readonly timestamp: Timestamp,
+    readonly deadline: number | undefined,
   ) {}
 }
 
@@ -117,6 +118,8 @@ export class Records {
 
   readonly #encodings = new Interner();
   readonly #clocks = new Interner();
+  /** The slots' deadlines, when the storage holds values with a lifetime (docs/ttl-and-leases.md). */
+  deadlines: { deadline(slot: number): number } | undefined;
 
   readonly #slabs: Array<Buffer | undefined> = [];
   /** Bytes written in each slab (its end, for the head), and bytes of its live records. */
@@ -274,7 +277,8 @@ export class Records {
   #make(key: string, slot: number): StoredSample | null {
     const payload = this.payload(slot);
     if (payload === undefined) return null;
-    return new Entry(key, payload, this.encoding(slot), this.timestamp(slot));
+    const d = this.deadlines === undefined ? 0 : this.deadlines.deadline(slot);
+    return new Entry(key, payload, this.encoding(slot), this.timestamp(slot), d === 0 ? undefined : d);
   }
 
   /** Grows the entry cache with the number of slots (emptying it), and caches `e`. */

@@ -6,7 +6,9 @@ import type { Timestamp } from "../../core/timestamp.js";
 import { decideWrite, versionOf } from "../backend.js";
 import { Records, SLOT_BYTES } from "./memory-records.js";
 import { driverOptions, intOpt, optionsObject, parseOptions, VOLUME_KEYS } from "../options.js";
+import { ExpiryHeap } from "../../core/expiry-heap.js";
 import type {
+  ExpirySchedule,
   Insertion,
   StorageBackend,
   StorageCapability,
@@ -48,6 +50,17 @@ export class MemoryBackend implements StorageBackend {
   #nodeBytes = 0;
   /** Times `close` ran: a scan that sees it change stops (its walk is over cleared records). */
   #closings = 0;
+  /**
+   * Deadlines by slot, and the key of each slot that has one (the key index maps keys to slots,
+   * not back): made on the first value with a lifetime.
+   */
+  #deadlines: ExpiryHeap | undefined;
+  #deadlineKeys: Array<string | undefined> = [];
+  /** The storage's schedule of deadlines: the service's timer takes the due keys from it. */
+  readonly expiry: ExpirySchedule = {
+    next: () => this.#deadlines?.peekDeadline(),
+    takeDue: (now, max, onDue) => this.#takeDue(now, max, onDue),
+  };
 
   constructor(name = "memory", quota = DEFAULT_MEMORY_QUOTA) {
     this.name = name;
@@ -75,14 +88,22 @@ export class MemoryBackend implements StorageBackend {
     const slot = this.index.get(key);
     if (slot === undefined) return undefined;
     const timestamp = this.records.timestamp(slot);
-    return { timestamp, deleted: this.records.deleted(slot), version: versionOf(timestamp) };
+    const deadline = this.#deadlineOf(slot);
+    return deadline === undefined
+      ? { timestamp, deleted: this.records.deleted(slot), version: versionOf(timestamp) }
+      : { timestamp, deleted: this.records.deleted(slot), version: versionOf(timestamp), deadline };
   }
 
   /** Decided and applied before it returns: the outcome comes back directly. */
   put(entry: StoredEntry, condition?: WriteCondition): Insertion {
     const slot = this.index.get(entry.key);
     const outcome = this.decide(slot, entry.timestamp, condition);
-    if (outcome === "inserted") this.write(entry.key, slot, entry.timestamp, entry.encoding, entry.payload);
+    if (outcome === "inserted") {
+      const at = this.write(entry.key, slot, entry.timestamp, entry.encoding, entry.payload);
+      const deadline = entry.deadline;
+      if (deadline !== undefined) this.#setDeadline(entry.key, at, deadline);
+      else if (this.#deadlines !== undefined && slot !== undefined) this.#clearDeadline(slot);
+    }
     return outcome;
   }
 
@@ -90,15 +111,56 @@ export class MemoryBackend implements StorageBackend {
     const slot = this.index.get(key);
     const outcome = this.decide(slot, timestamp, condition);
     // A delete frees space: it is never refused, even by a full storage.
-    if (outcome === "inserted") this.write(key, slot, timestamp, "", undefined);
+    if (outcome === "inserted") {
+      this.write(key, slot, timestamp, "", undefined);
+      if (this.#deadlines !== undefined && slot !== undefined) this.#clearDeadline(slot);
+    }
     return outcome;
+  }
+
+  #deadlineOf(slot: number): number | undefined {
+    const d = this.#deadlines?.deadline(slot);
+    return d === undefined || d === 0 ? undefined : d;
+  }
+
+  /** Gives the key just written a deadline (its slot exists now). */
+  #setDeadline(key: string, slot: number, deadline: number): void {
+    if (this.#deadlines === undefined) {
+      this.#deadlines = new ExpiryHeap();
+      this.records.deadlines = this.#deadlines;
+    }
+    this.#deadlines.set(slot, deadline);
+    this.#deadlineKeys[slot] = key;
+  }
+
+  #clearDeadline(slot: number): void {
+    this.#deadlines!.remove(slot);
+    this.#deadlineKeys[slot] = undefined;
+  }
+
+  #takeDue(now: number, max: number, onDue: (key: string, timestamp: Timestamp) => void): number {
+    const heap = this.#deadlines;
+    if (heap === undefined) return 0;
+    let n = 0;
+    while (n < max && heap.size > 0 && heap.peekDeadline()! <= now) {
+      const slot = heap.peek();
+      const key = this.#deadlineKeys[slot]!;
+      this.#clearDeadline(slot);
+      onDue(key, this.records.timestamp(slot));
+      n++;
+    }
+    return n;
   }
 
   private decide(slot: number | undefined, timestamp: Timestamp, condition: WriteCondition | undefined): Insertion {
     if (slot === undefined) return decideWrite(undefined, timestamp, condition);
     if (condition)
       return decideWrite(
-        { timestamp: this.records.timestamp(slot), deleted: this.records.deleted(slot) },
+        {
+          timestamp: this.records.timestamp(slot),
+          deleted: this.records.deleted(slot),
+          deadline: this.#deadlineOf(slot),
+        },
         timestamp,
         condition,
       );
@@ -116,7 +178,7 @@ export class MemoryBackend implements StorageBackend {
     timestamp: Timestamp,
     encoding: string,
     payload: Buffer | undefined,
-  ): void {
+  ): number {
     const records = this.records;
     const used = this.used;
     let nodes = 0;
@@ -142,6 +204,7 @@ export class MemoryBackend implements StorageBackend {
     this.#nodeBytes += nodes;
     if (payload === undefined) this.tombstones.set(key, at);
     else if (wasDeleted) this.tombstones.delete(key);
+    return at;
   }
 
   peek(key: string): StoredSample | null {
@@ -206,13 +269,22 @@ export class MemoryBackend implements StorageBackend {
 
   async purgeTombstones(before: bigint): Promise<void> {
     const records = this.records;
+    // In slices: expiry can leave a million tombstones to purge at once.
+    const slice = new Slice();
+    const closings = this.#closings;
     for (const [key, slot] of this.tombstones) {
+      if (slice.due()) {
+        await slice.next();
+        if (this.#closings !== closings) return;
+        if (this.tombstones.get(key) !== slot) continue; // written meanwhile
+      }
       if (records.time(slot) >= before) continue;
       this.tombstones.delete(key);
       if (!records.deleted(slot)) continue;
       const change = this.index.delete(key);
       if (change.old === undefined) continue;
       this.#nodeBytes -= nodeBytes(change);
+      if (this.#deadlines !== undefined) this.#clearDeadline(slot);
       records.free(slot);
     }
   }
@@ -223,6 +295,8 @@ export class MemoryBackend implements StorageBackend {
     this.records.clear();
     this.tombstones.clear();
     this.#nodeBytes = 0;
+    this.#deadlines?.clear();
+    this.#deadlineKeys = [];
   }
 
   /** Number of keys held, tombstones included (for status and tests). */

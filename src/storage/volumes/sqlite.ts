@@ -178,6 +178,8 @@ interface Slot {
   readonly payload: Buffer | undefined;
   readonly encoding: string;
   readonly timestamp: Timestamp;
+  /** When the value expires (Unix ms), if it has a lifetime. */
+  readonly deadline?: number;
   /** The entry `peek` hands out for this row, made once: a reader may remember what it derived from it. */
   entry?: StoredSample;
 }
@@ -195,6 +197,8 @@ const SCHEMA: ReadonlyArray<readonly [string, string, number, number]> = [
   ["encoding", "TEXT", 1, 0],
   ["ts", "TEXT", 1, 0],
   ["deleted", "INTEGER", 1, 0],
+  // Added with keys with a lifetime (docs/ttl-and-leases.md): a table made before gets it on open.
+  ["deadline", "REAL", 0, 0],
 ];
 
 interface ColumnInfo {
@@ -209,6 +213,7 @@ interface Row {
   payload: Buffer | null;
   encoding: string;
   ts: string;
+  deadline: number | null;
 }
 
 interface FullRow extends Row {
@@ -246,7 +251,7 @@ export class SqliteBackend implements StorageBackend {
   private readonly forgetCache = (): void => this.clearCache();
   private readonly stmt: {
     row: Database.Statement<[string], FullRow>;
-    upsert: Database.Statement<[string, Buffer, string, string]>;
+    upsert: Database.Statement<[string, Buffer, string, string, number | null]>;
     tombstone: Database.Statement<[string, string]>;
     range: Database.Statement<[string, string, number], FullRow>;
     all: Database.Statement<[string, number], FullRow>;
@@ -270,16 +275,16 @@ export class SqliteBackend implements StorageBackend {
     shared.onRollback.add(this.forgetCache);
     const db = shared.db;
     const t = quoteIdent(table);
-    const cols = "key, payload, encoding, ts";
+    const cols = "key, payload, encoding, ts, deadline";
     this.stmt = {
       row: db.prepare<[string], FullRow>(`SELECT ${cols}, deleted FROM ${t} WHERE key = ?`),
-      upsert: db.prepare<[string, Buffer, string, string]>(
-        `INSERT INTO ${t} (key, payload, encoding, ts, deleted) VALUES (?, ?, ?, ?, 0)
-         ON CONFLICT(key) DO UPDATE SET payload = excluded.payload, encoding = excluded.encoding, ts = excluded.ts, deleted = 0`,
+      upsert: db.prepare<[string, Buffer, string, string, number | null]>(
+        `INSERT INTO ${t} (key, payload, encoding, ts, deleted, deadline) VALUES (?, ?, ?, ?, 0, ?)
+         ON CONFLICT(key) DO UPDATE SET payload = excluded.payload, encoding = excluded.encoding, ts = excluded.ts, deleted = 0, deadline = excluded.deadline`,
       ),
       tombstone: db.prepare<[string, string]>(
-        `INSERT INTO ${t} (key, payload, encoding, ts, deleted) VALUES (?, NULL, '', ?, 1)
-         ON CONFLICT(key) DO UPDATE SET payload = NULL, encoding = '', ts = excluded.ts, deleted = 1`,
+        `INSERT INTO ${t} (key, payload, encoding, ts, deleted, deadline) VALUES (?, NULL, '', ?, 1, NULL)
+         ON CONFLICT(key) DO UPDATE SET payload = NULL, encoding = '', ts = excluded.ts, deleted = 1, deadline = NULL`,
       ),
       // One page of a wild query's scan, in key order from a cursor (`query`). Tombstones are
       // read too (payload NULL, so cheap), so a page bounds the rows scanned, not only those kept.
@@ -295,9 +300,13 @@ export class SqliteBackend implements StorageBackend {
 
   async lookup(key: string): Promise<StoredLookup | undefined> {
     const slot = this.slot(key);
-    return (
-      slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined, version: versionOf(slot.timestamp) }
-    );
+    if (slot === undefined) return undefined;
+    const found = {
+      timestamp: slot.timestamp,
+      deleted: slot.payload === undefined,
+      version: versionOf(slot.timestamp),
+    };
+    return slot.deadline === undefined ? found : { ...found, deadline: slot.deadline };
   }
 
   /**
@@ -307,10 +316,16 @@ export class SqliteBackend implements StorageBackend {
    */
   put(entry: StoredEntry, condition?: WriteCondition): WriteResult {
     if (this.decide(entry.key, entry.timestamp, condition) === "outdated") return "outdated";
+    const deadline = entry.deadline;
     const durable = this.write(() =>
-      this.stmt.upsert.run(entry.key, entry.payload, entry.encoding, entry.timestamp.encode()),
+      this.stmt.upsert.run(entry.key, entry.payload, entry.encoding, entry.timestamp.encode(), deadline ?? null),
     );
-    this.remember(entry.key, { payload: entry.payload, encoding: entry.encoding, timestamp: entry.timestamp });
+    this.remember(
+      entry.key,
+      deadline === undefined
+        ? { payload: entry.payload, encoding: entry.encoding, timestamp: entry.timestamp }
+        : { payload: entry.payload, encoding: entry.encoding, timestamp: entry.timestamp, deadline },
+    );
     return durable;
   }
 
@@ -324,7 +339,7 @@ export class SqliteBackend implements StorageBackend {
   private decide(key: string, timestamp: Timestamp, condition: WriteCondition | undefined): Insertion {
     const slot = this.slot(key);
     return decideWrite(
-      slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined },
+      slot && { timestamp: slot.timestamp, deleted: slot.payload === undefined, deadline: slot.deadline },
       timestamp,
       condition,
     );
@@ -342,9 +357,9 @@ export class SqliteBackend implements StorageBackend {
   async query(keyExpr: string): Promise<StoredEntry[]> {
     if (!isWild(keyExpr)) {
       const slot = this.slot(keyExpr);
-      return slot?.payload
-        ? [{ key: keyExpr, payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp }]
-        : [];
+      if (!slot?.payload) return [];
+      const e = { key: keyExpr, payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp };
+      return [slot.deadline === undefined ? e : { ...e, deadline: slot.deadline }];
     }
     const prefix = literalPrefix(keyExpr);
     const out: StoredEntry[] = [];
@@ -384,7 +399,17 @@ export class SqliteBackend implements StorageBackend {
     const slot = this.slot(key);
     if (!slot?.payload) return null;
     // A row that was cached: the same entry each time (the REST gateway keeps its rendered answer).
-    slot.entry ??= { key, kind: "put", payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp };
+    slot.entry ??=
+      slot.deadline === undefined
+        ? { key, kind: "put", payload: slot.payload, encoding: slot.encoding, timestamp: slot.timestamp }
+        : {
+            key,
+            kind: "put",
+            payload: slot.payload,
+            encoding: slot.encoding,
+            timestamp: slot.timestamp,
+            deadline: slot.deadline,
+          };
     return slot.entry;
   }
 
@@ -403,11 +428,12 @@ export class SqliteBackend implements StorageBackend {
     if (cached) return cached;
     const row = this.run(() => this.stmt.row.get(key));
     if (!row) return undefined;
-    const slot: Slot = {
-      payload: row.deleted === 0 ? (row.payload ?? Buffer.alloc(0)) : undefined,
-      encoding: row.encoding,
-      timestamp: Timestamp.decode(row.ts),
-    };
+    const payload = row.deleted === 0 ? (row.payload ?? Buffer.alloc(0)) : undefined;
+    const timestamp = Timestamp.decode(row.ts);
+    const slot: Slot =
+      row.deadline === null
+        ? { payload, encoding: row.encoding, timestamp }
+        : { payload, encoding: row.encoding, timestamp, deadline: row.deadline };
     this.remember(key, slot);
     return slot;
   }
@@ -496,12 +522,13 @@ export class SqliteBackend implements StorageBackend {
 
 function toEntry(row: Row): StoredEntry {
   // Live rows always have a payload (NULL only in tombstones); `?? empty` satisfies the type.
-  return {
+  const e = {
     key: row.key,
     payload: row.payload ?? Buffer.alloc(0),
     encoding: row.encoding,
     timestamp: Timestamp.decode(row.ts),
   };
+  return row.deadline === null ? e : { ...e, deadline: row.deadline };
 }
 
 function quoteIdent(name: string): string {
@@ -537,10 +564,13 @@ function fileSize(path: string): number {
   }
 }
 
-/** True when the columns are exactly zest's. */
+/**
+ * True when the columns are exactly zest's, or zest's before the `deadline` column (added when
+ * the table is opened: `ensureTable`).
+ */
 function sameSchema(existing: readonly ColumnInfo[]): boolean {
   return (
-    existing.length === SCHEMA.length &&
+    (existing.length === SCHEMA.length || existing.length === SCHEMA.length - 1) &&
     existing.every((c, i) => {
       const [name, type, notnull, pk] = SCHEMA[i]!;
       // A WITHOUT ROWID primary key is implicitly NOT NULL, so `notnull` is only checked elsewhere.
@@ -565,8 +595,12 @@ function ensureTable(db: Database.Database, table: string, where: string): void 
   const existing = db.prepare<[], ColumnInfo>(`PRAGMA table_info(${t})`).all();
   if (existing.length === 0) {
     db.exec(
-      `CREATE TABLE IF NOT EXISTS ${t} (key TEXT PRIMARY KEY, payload BLOB, encoding TEXT NOT NULL, ts TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID`,
+      `CREATE TABLE IF NOT EXISTS ${t} (key TEXT PRIMARY KEY, payload BLOB, encoding TEXT NOT NULL, ts TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0, deadline REAL) WITHOUT ROWID`,
     );
+    return;
+  }
+  if (existing.length === SCHEMA.length - 1 && sameSchema(existing)) {
+    db.exec(`ALTER TABLE ${t} ADD COLUMN deadline REAL`);
     return;
   }
   if (!sameSchema(existing)) {

@@ -1,0 +1,65 @@
+/**
+ * A write's lifetime over HTTP (docs/ttl-and-leases.md): `?_ttl=<duration>` and
+ * `?_lease=<id>` on a PUT or PATCH, in both variants, and the `Zest-Expires` header that shows a
+ * single-key GET's deadline.
+ */
+import { ZestError } from "../core/errors.js";
+import { checkLeaseId, parseDuration } from "../core/lifetime.js";
+import type { Reply } from "../core/reply.js";
+import type { Sample } from "../core/sample.js";
+import { Parameters } from "../core/selector.js";
+
+/** What a write's query string asks of its lifetime. */
+export interface WriteLifetime {
+  /** Milliseconds the value lives. */
+  readonly ttl?: number;
+  /** The lease the key is attached to. */
+  readonly lease?: string;
+}
+
+/** Longest query string a write reads (its parameters are a few short words). */
+const MAX_WRITE_QUERY = 1024;
+
+/**
+ * The lifetime asked by a write's query string (`parameters`: as the variant's codec gives it),
+ * or undefined when it asks none. Throws `bad_input` with a one-line reason for a bad duration
+ * or lease id, or for `_ttl`/`_lease` on a DELETE.
+ */
+export function writeLifetime(method: "PUT" | "PATCH" | "DELETE", parameters: string): WriteLifetime | undefined {
+  if (parameters.length > MAX_WRITE_QUERY)
+    throw ZestError.badRequest(`a write's query string is at most ${MAX_WRITE_QUERY} characters`);
+  const p = new Parameters(parameters);
+  const ttlText = p.get("_ttl");
+  const lease = p.get("_lease");
+  if (ttlText === undefined && lease === undefined) return undefined;
+  if (method === "DELETE") throw ZestError.badRequest("_ttl and _lease apply to PUT and PATCH, not DELETE");
+  const ttl = ttlText === undefined ? undefined : parseDuration(ttlText, "_ttl");
+  if (lease !== undefined) checkLeaseId(lease, "_lease");
+  return ttl === undefined ? { lease } : lease === undefined ? { ttl } : { ttl, lease };
+}
+
+/** The response header naming a value's deadline on a single-key GET. */
+export const EXPIRES_HEADER = "zest-expires";
+
+/** A deadline (Unix ms) as the `Zest-Expires` header shows it: RFC 3339, UTC, milliseconds. */
+export function expiresValue(deadline: number): string {
+  return new Date(deadline).toISOString();
+}
+
+/**
+ * `cors` plus the `Zest-Expires` header when the newest reply for exactly `key` (the one a
+ * single-key GET shows) has a deadline; `cors` itself otherwise (no copy on the common path).
+ */
+export function withExpires(
+  cors: Record<string, string>,
+  key: string,
+  replies: readonly Reply[],
+): Record<string, string> {
+  let newest: Sample | undefined;
+  for (const r of replies) {
+    if (r.kind !== "ok" || r.sample.key !== key || r.sample.timestamp === undefined) continue;
+    if (newest === undefined || r.sample.timestamp.compare(newest.timestamp!) > 0) newest = r.sample;
+  }
+  const deadline = newest?.deadline;
+  return deadline === undefined ? cors : { ...cors, [EXPIRES_HEADER]: expiresValue(deadline) };
+}
