@@ -115,7 +115,12 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
       locators: () => (restUrl ? [restUrl] : []),
       restStatus: () =>
         bind
-          ? { http_port: boundPort(bind, rest), sse_streams: rest?.sseStreams ?? 0, variant: restCfg.variant ?? "a" }
+          ? {
+              http_port: boundPort(bind, rest),
+              sse_streams: rest?.sseStreams ?? 0,
+              long_polls: rest?.longPolls ?? 0,
+              variant: restCfg.variant ?? "a",
+            }
           : undefined,
       sessions: () => (router.fabric?.peers?.() ?? []).map((zid) => ({ peer: zid, whatami: "router" })),
       fabric: () => ({ ...(router.fabric?.status() ?? { kind: "local", connected: true }) }),
@@ -125,6 +130,7 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
     closers.push(() => admin.close());
     const metrics = new RouterMetrics(variant, {
       sse: () => rest?.sseStatus,
+      longPoll: () => rest?.longPollStatus,
       storages: () =>
         manager.listStorages().map((s) => ({ name: s.name, volume: s.volume, ...storageSize(manager, s.name) })),
       fabric: () => router.fabric?.status(),
@@ -167,6 +173,11 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
         ...security,
         metrics,
         sse: sseOptions(restCfg.sse),
+        longPoll: {
+          maxWaitMs: restCfg.long_poll?.max_wait_ms,
+          maxWaits: restCfg.long_poll?.max_waits,
+          maxWaitsPerAddress: restCfg.long_poll?.max_waits_per_address,
+        },
       });
       const addr = await rest.listen();
       const server = rest;

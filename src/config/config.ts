@@ -21,6 +21,8 @@ export interface ZestConfig {
       cache_entries?: number;
       /** SSE resume (docs/sse.md): events and bytes kept, linger after the last stream, retry hint. */
       sse?: { resume_log?: number; resume_log_bytes?: number; resume_linger_ms?: number; retry_ms?: number };
+      /** Long-poll bounds (docs/long-poll.md). */
+      long_poll?: { max_wait_ms?: number; max_waits?: number; max_waits_per_address?: number };
     };
     storage_manager?: StorageManagerConfig;
     [plugin: string]: unknown;

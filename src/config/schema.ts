@@ -161,6 +161,25 @@ export const restSchema = closed(
       },
       "SSE event ids and resume",
     ).optional(),
+    long_poll: closed(
+      {
+        max_wait_ms: z
+          .number()
+          .int()
+          .positive()
+          .max(3_600_000)
+          .optional()
+          .describe("longest `_wait` a long-poll GET may ask, in ms (300000)"),
+        max_waits: z.number().int().nonnegative().optional().describe("long-polls parked at once in all (10000)"),
+        max_waits_per_address: z
+          .number()
+          .int()
+          .nonnegative()
+          .optional()
+          .describe("long-polls parked at once per client address (1000)"),
+      },
+      "long-poll GETs (`_wait`)",
+    ).optional(),
   },
   "the REST gateway",
 );

@@ -16,6 +16,14 @@ export interface SseSnapshot {
   readonly bytesSent: number;
 }
 
+/** What the long-poll hub reports (docs/long-poll.md), read on scrape. */
+export interface LongPollSnapshot {
+  readonly waiting: number;
+  readonly parked: number;
+  readonly woken: number;
+  readonly refused: number;
+}
+
 /** One storage as the metrics show it; sizes only where the backend can tell them cheaply. */
 export interface StorageSnapshot {
   readonly name: string;
@@ -27,6 +35,8 @@ export interface StorageSnapshot {
 /** The parts of the router the metrics read on scrape (never on the request path). */
 export interface MetricsSources {
   sse(): SseSnapshot | undefined;
+  /** Absent: no long-poll metrics source (they read 0). */
+  longPoll?(): LongPollSnapshot | undefined;
   storages(): StorageSnapshot[];
   fabric(): FabricStatus | undefined;
   /** Bytes written to HTTP clients so far. */
@@ -63,6 +73,7 @@ export class RouterMetrics {
     const r = this.registry;
     this.series = new RequestSeries(r, variant, LATENCY_BUCKETS, sources.responseBytes);
     sseMetrics(r, sources);
+    longPollMetrics(r, sources);
     storageMetrics(r, sources);
     fabricMetrics(r, sources);
   }
@@ -190,6 +201,23 @@ function sseMetrics(r: Registry, sources: MetricsSources): void {
     () => sources.sse()?.eventsSent ?? 0,
   );
   counterOf(r, "zest_sse_bytes_total", "SSE bytes written, every stream counted", () => sources.sse()?.bytesSent ?? 0);
+}
+
+function longPollMetrics(r: Registry, sources: MetricsSources): void {
+  gaugeOf(r, "zest_long_polls", "Long-poll GETs parked now", () => sources.longPoll?.()?.waiting ?? 0);
+  counterOf(r, "zest_long_polls_parked_total", "Long-poll GETs parked", () => sources.longPoll?.()?.parked ?? 0);
+  counterOf(
+    r,
+    "zest_long_polls_woken_total",
+    "Long-poll waits ended by a matching change",
+    () => sources.longPoll?.()?.woken ?? 0,
+  );
+  counterOf(
+    r,
+    "zest_long_polls_refused_total",
+    "Long-poll GETs refused for the caps",
+    () => sources.longPoll?.()?.refused ?? 0,
+  );
 }
 
 function storageMetrics(r: Registry, sources: MetricsSources): void {

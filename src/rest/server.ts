@@ -16,6 +16,7 @@ import { type AdminPermissions, DEFAULT_ADMIN_PERMISSIONS } from "./access.js";
 import { BodyWatch } from "./body.js";
 import type { RestCodec } from "./codec.js";
 import { originPolicy } from "./cors.js";
+import { DEFAULT_LONG_POLL, LongPollHub, type LongPollLimits, type LongPollStats } from "./long-poll.js";
 import { ReadPath } from "./read-path.js";
 import { ReadCache } from "./read-cache.js";
 import { SocketBytes } from "./socket-bytes.js";
@@ -59,6 +60,8 @@ export interface RestServerOptions {
   responseIdleTimeoutMs?: number;
   /** SSE event ids and resume (docs/sse.md). */
   sse?: SseOptions;
+  /** Long-poll bounds (docs/long-poll.md); each has a default. */
+  longPoll?: Partial<LongPollLimits>;
   /**
    * Request metrics (docs/metrics.md): `track` is called once for a read answered later;
    * `served` once a read answered at once (from the read cache or the storage index) or a write
@@ -86,6 +89,7 @@ export class RestServer {
   private readonly opts: { port: number; host: string | undefined };
   private readonly server: Server;
   private readonly sse: SseHub;
+  private readonly polls: LongPollHub;
   private readonly cache: ReadCache | undefined;
   private readonly bodyWatch: BodyWatch;
   /** Connection caps (per client address and in all). */
@@ -105,6 +109,12 @@ export class RestServer {
     const origins = originPolicy(options.tls ? "https" : "http", options.allowedOrigins, options.allowedHosts);
     this.bodyWatch = new BodyWatch(options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS);
     this.sse = new SseHub(session, (s) => codec.sseEvent!(s), options.sse);
+    const lp = options.longPoll;
+    this.polls = new LongPollHub(session.changes, {
+      maxWaitMs: lp?.maxWaitMs ?? DEFAULT_LONG_POLL.maxWaitMs,
+      maxWaits: lp?.maxWaits ?? DEFAULT_LONG_POLL.maxWaits,
+      maxWaitsPerAddress: lp?.maxWaitsPerAddress ?? DEFAULT_LONG_POLL.maxWaitsPerAddress,
+    });
     const metrics = options.metrics;
     const reads = new ReadPath({
       session,
@@ -115,6 +125,7 @@ export class RestServer {
       bodyWatch: this.bodyWatch,
       cache: this.cache,
       sse: this.sse,
+      polls: this.polls,
       origins,
       responseIdleMs: options.responseIdleTimeoutMs ?? DEFAULT_RESPONSE_IDLE_TIMEOUT_MS,
       logger,
@@ -201,6 +212,16 @@ export class RestServer {
     return this.sse.size;
   }
 
+  /** Long-poll GETs parked now. */
+  get longPolls(): number {
+    return this.polls.size;
+  }
+
+  /** The long-poll counters, for the metrics. */
+  get longPollStatus(): { waiting: number } & Readonly<LongPollStats> {
+    return { waiting: this.polls.size, ...this.polls.stats };
+  }
+
   /** The SSE hub's counters, for the metrics. */
   get sseStatus(): { streams: number; logEntries: number } & Readonly<SseStats> {
     return { streams: this.sse.size, logEntries: this.sse.logSize, ...this.sse.stats };
@@ -209,6 +230,7 @@ export class RestServer {
   /** Stops accepting requests and ends open streams. */
   async close(): Promise<void> {
     this.sse.close();
+    this.polls.close();
     this.cache?.close();
     this.bodyWatch.close();
     await new Promise<void>((resolve) => {
