@@ -234,7 +234,14 @@ export class ReadPath {
           if (sse) {
             // A partly readable subscription delivers only the samples whose keys the user may read.
             const filter = decision === "partial" ? this.keyFilter(principal!) : undefined;
-            this.sse.open(key, res, cors, lastEventIdOf(req.headers["last-event-id"], parameters), filter);
+            this.sse.open(
+              key,
+              res,
+              cors,
+              lastEventIdOf(req.headers["last-event-id"], parameters),
+              filter,
+              snapshotWanted(parameters.get("_snapshot")),
+            );
             return;
           }
           // A long-poll (docs/long-poll.md): its whole answer is read (no scan, no cache), for its ETag.
@@ -389,6 +396,13 @@ export class ReadPath {
   private keyFilter(principal: Principal): (key: string) => boolean {
     return (key) => this.access.mayRead(principal, "declare_subscriber", key);
   }
+}
+
+/** `_snapshot` on an SSE GET (docs/sse.md): `true`, `false` or empty (true); anything else is a 400. */
+function snapshotWanted(value: string | undefined): boolean {
+  if (value === undefined || value === "false") return false;
+  if (value === "true" || value === "") return true;
+  throw ZestError.badRequest(`_snapshot takes true or false, not "${value.slice(0, 32)}"`);
 }
 
 /** Ends an iteration early; what the iterator's own cleanup throws is of no use to anyone here. */
