@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
+import type { Sample } from "../../src/core/sample.js";
 import { Session } from "../../src/core/session.js";
 import { defaultStartOptions } from "../../src/defaults.js";
 import { startZest, type Zest } from "../../src/runtime.js";
@@ -159,7 +160,7 @@ describe("SSE: snapshot then live", () => {
     // A queryable that answers late: while the stream's read runs, it writes late/a and late/b,
     // then answers with late/a as written (same timestamp) but not late/b.
     const app = new Session(z.router, "late");
-    let written: import("../../src/core/sample.js").Sample | undefined;
+    let written: Sample | undefined;
     const sub = app.declareSubscriber("late/a", (sample) => {
       written = sample;
     });
@@ -230,7 +231,10 @@ describe("SSE: snapshot then live", () => {
       assert.equal(e.event, "PUT");
       const { key, value } = entry(e);
       let vs = live.get(key);
-      if (vs === undefined) live.set(key, (vs = []));
+      if (vs === undefined) {
+        vs = [];
+        live.set(key, vs);
+      }
       vs.push(value);
     }
     let liveCount = 0;
