@@ -178,6 +178,11 @@ export async function startZest(config: ZestConfig, options: StartOptions): Prom
           maxWaits: restCfg.long_poll?.max_waits,
           maxWaitsPerAddress: restCfg.long_poll?.max_waits_per_address,
         },
+        http2: {
+          enabled: restCfg.http2?.enabled,
+          maxConcurrentStreams: restCfg.http2?.max_concurrent_streams,
+          maxSessionMemoryMb: restCfg.http2?.max_session_memory_mb,
+        },
       });
       const addr = await rest.listen();
       const server = rest;

@@ -23,6 +23,8 @@ export interface ZestConfig {
       sse?: { resume_log?: number; resume_log_bytes?: number; resume_linger_ms?: number; retry_ms?: number };
       /** Long-poll bounds (docs/long-poll.md). */
       long_poll?: { max_wait_ms?: number; max_waits?: number; max_waits_per_address?: number };
+      /** HTTP/2 on the TLS port (docs/http2.md). */
+      http2?: { enabled?: boolean; max_concurrent_streams?: number; max_session_memory_mb?: number };
     };
     storage_manager?: StorageManagerConfig;
     [plugin: string]: unknown;

@@ -180,6 +180,26 @@ export const restSchema = closed(
       },
       "long-poll GETs (`_wait`)",
     ).optional(),
+    http2: closed(
+      {
+        enabled: z.boolean().optional().describe("HTTP/2 through ALPN on the TLS port (true)"),
+        max_concurrent_streams: z
+          .number()
+          .int()
+          .min(1)
+          .max(65_536)
+          .optional()
+          .describe("concurrent HTTP/2 streams per connection (256)"),
+        max_session_memory_mb: z
+          .number()
+          .int()
+          .min(1)
+          .max(1024)
+          .optional()
+          .describe("memory one HTTP/2 connection may hold, in MB (10)"),
+      },
+      "HTTP/2 on the TLS port",
+    ).optional(),
   },
   "the REST gateway",
 );

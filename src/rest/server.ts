@@ -6,6 +6,7 @@
 import type { Buffer } from "node:buffer";
 import { performance } from "node:perf_hooks";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createSecureServer } from "node:http2";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { AccessControl } from "../access/access.js";
@@ -44,6 +45,11 @@ export interface RestServerOptions {
   access?: AccessControl;
   /** Serve HTTPS with this PEM certificate chain and key (see `loadTlsOptions`). */
   tls?: { cert: Buffer | string; key: Buffer | string };
+  /**
+   * HTTP/2 on the TLS port through ALPN, HTTP/1.1 still served (docs/http2.md). On by default
+   * with TLS; `maxConcurrentStreams` per connection (256), `maxSessionMemoryMb` (10).
+   */
+  http2?: { enabled?: boolean; maxConcurrentStreams?: number; maxSessionMemoryMb?: number };
   /** Origins whose pages may write, besides the router's own (`plugins.rest.cors.allowed_origins`). */
   allowedOrigins?: readonly string[];
   /** Host names that name this router besides IP literals and `localhost` (`plugins.rest.allowed_hosts`). */
@@ -81,6 +87,10 @@ export const MAX_HEADER_SIZE = 16 * 1024;
 const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
 const DEFAULT_RESPONSE_IDLE_TIMEOUT_MS = 30_000;
+/** Concurrent HTTP/2 streams per connection: 50 explorer tabs and their reads fit. */
+const DEFAULT_H2_STREAMS = 256;
+/** Memory an HTTP/2 session may hold for its streams, in MB (Node's default). */
+const DEFAULT_H2_SESSION_MEMORY_MB = 10;
 /** The whole request (head and body) must arrive within this time. */
 const REQUEST_TIMEOUT_MS = 120_000;
 
@@ -165,9 +175,28 @@ export class RestServer {
       requestTimeout: REQUEST_TIMEOUT_MS,
       headersTimeout: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
     };
-    this.server = options.tls
-      ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, onRequest)
-      : createServer(serverOptions, onRequest);
+    const h2 = options.http2;
+    this.server = !options.tls
+      ? createServer(serverOptions, onRequest)
+      : h2?.enabled === false
+        ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, onRequest)
+        : // The http2 compatibility API hands the same handlers request and response objects
+          // close to node:http's (docs/http2.md lists where they differ and how each is met).
+          (createSecureServer(
+            {
+              ...serverOptions,
+              cert: options.tls.cert,
+              key: options.tls.key,
+              allowHTTP1: true,
+              maxSessionMemory: h2?.maxSessionMemoryMb ?? DEFAULT_H2_SESSION_MEMORY_MB,
+              maxSendHeaderBlockLength: MAX_HEADER_SIZE,
+              settings: {
+                maxConcurrentStreams: h2?.maxConcurrentStreams ?? DEFAULT_H2_STREAMS,
+                maxHeaderListSize: MAX_HEADER_SIZE,
+              },
+            },
+            onRequest as unknown as Parameters<typeof createSecureServer>[1],
+          ) as unknown as Server);
     this.server.keepAliveTimeout = 65_000;
     this.connections = new ConnectionGuard(
       connectionLimits({ perAddress: options.maxConnectionsPerAddress, total: options.maxConnections }),

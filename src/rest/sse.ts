@@ -151,13 +151,8 @@ export class SseHub {
     this.streamWatch.set(res, watch);
     this.stats.opened++;
     res.on("close", () => this.release(res));
-    res.writeHead(200, {
-      ...headers,
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    });
+    // HTTP/2 forbids connection-specific headers (RFC 9113 §8.2.2).
+    res.writeHead(200, req2(res) ? { ...headers, ...SSE_HEADERS_H2 } : { ...headers, ...SSE_HEADERS });
     res.flushHeaders();
     // The retry hint; a fresh stream also learns the current position, so that a client that saw
     // no event before a disconnection still resumes from here (an `id:` alone sets the
@@ -342,6 +337,19 @@ function send(res: ServerResponse, ev: SseEvent, stats: SseStats, cork: TurnCork
     return;
   }
   if (!res.write(ev.frame) && res.writableLength > MAX_BUFFERED_BYTES) drop(res, stats);
+}
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+};
+const SSE_HEADERS_H2 = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" };
+
+/** True when `res` answers an HTTP/2 stream. */
+function req2(res: ServerResponse): boolean {
+  return (res.req as { httpVersionMajor?: number } | undefined)?.httpVersionMajor === 2;
 }
 
 /** Bytes a snapshot may have waiting for the client before it pauses for a drain. */

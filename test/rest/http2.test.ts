@@ -1,0 +1,170 @@
+/**
+ * HTTP/2 on the TLS port (docs/http2.md) with a real `node:http2` client: GET, PUT, DELETE,
+ * conditional writes, SSE (60 streams on one connection), long-poll with a stream reset, and
+ * HTTP/1.1 still served on the same port.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { connect, type ClientHttp2Session, type ClientHttp2Stream } from "node:http2";
+import { request as httpsRequest } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { silentLogger } from "../../src/core/log.js";
+import { defaultStartOptions } from "../../src/defaults.js";
+import { startZest, type Zest } from "../../src/runtime.js";
+import { makeCertificate } from "../support/certificate.js";
+import { eventually } from "../support/http.js";
+
+interface H2Result {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+function h2(
+  session: ClientHttp2Session,
+  method: string,
+  path: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<H2Result> {
+  return new Promise((resolve, reject) => {
+    const req = session.request({ ":method": method, ":path": path, ...headers });
+    let text = "";
+    let head: Record<string, string | string[] | undefined> = {};
+    req.setEncoding("utf8");
+    req.on("response", (h) => {
+      head = h as typeof head;
+    });
+    req.on("data", (c: string) => {
+      text += c;
+    });
+    req.on("end", () => resolve({ status: Number(head[":status"]), headers: head, text }));
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** An SSE stream over one HTTP/2 stream: the events' `event:` names and data, as they come. */
+function h2Sse(session: ClientHttp2Session, path: string): { events: string[]; stream: ClientHttp2Stream } {
+  const stream = session.request({ ":method": "GET", ":path": path, accept: "text/event-stream" });
+  const events: string[] = [];
+  let buf = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (c: string) => {
+    buf += c;
+    for (let i = buf.indexOf("\n\n"); i !== -1; i = buf.indexOf("\n\n")) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      const data = block.split("\n").find((l) => l.startsWith("data: "));
+      const event = block.split("\n").find((l) => l.startsWith("event: "));
+      if (data) events.push(`${event?.slice(7) ?? "message"} ${data.slice(6)}`);
+    }
+  });
+  stream.on("error", () => {});
+  return { events, stream };
+}
+
+describe("HTTP/2 on the TLS port", () => {
+  let dir: string;
+  let z: Zest;
+  let url: string;
+  let ca: Buffer;
+  let session: ClientHttp2Session;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "zest-h2-"));
+    const { cert, key } = makeCertificate(dir);
+    ca = readFileSync(cert);
+    z = await startZest(
+      {
+        plugins: {
+          rest: {
+            http_port: "127.0.0.1:0",
+            tls: { listen_certificate: cert, listen_private_key: key },
+          },
+        },
+      } as never,
+      { ...defaultStartOptions(), logger: silentLogger },
+    );
+    url = z.restUrl!;
+    session = connect(url, { ca, servername: "localhost" });
+    await new Promise<void>((resolve, reject) => {
+      session.once("connect", () => resolve());
+      session.once("error", reject);
+    });
+  });
+  after(async () => {
+    session?.close();
+    await z?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("negotiates h2 through ALPN and serves PUT, GET with its ETag, conditional writes and DELETE", async () => {
+    assert.equal(session.alpnProtocol, "h2");
+    const put = await h2(session, "PUT", "/h2/a", "v1", { "content-type": "text/plain" });
+    assert.equal(put.status, 200, put.text);
+    const get = await h2(session, "GET", "/h2/a");
+    assert.equal(get.status, 200);
+    assert.match(get.text, /"v1"/);
+    const etag = get.headers.etag as string;
+    assert.ok(etag);
+    const stale = await h2(session, "PUT", "/h2/a", "v2", { "content-type": "text/plain", "if-match": '"0/1"' });
+    assert.equal(stale.status, 412);
+    const cas = await h2(session, "PUT", "/h2/a", "v2", { "content-type": "text/plain", "if-match": etag });
+    assert.equal(cas.status, 200);
+    assert.equal((await h2(session, "DELETE", "/h2/a")).status, 200);
+    assert.equal((await h2(session, "GET", "/h2/a")).text, "[\n\n]\n");
+    const bad = await h2(session, "GET", "/h2/a?_wait=nope");
+    assert.equal(bad.status, 400, "errors are answered as on HTTP/1.1");
+  });
+
+  it("60 SSE streams on one connection all receive a PUT", async () => {
+    const streams = Array.from({ length: 60 }, () => h2Sse(session, "/h2sse/**"));
+    await eventually(() => restStreams() === 60, 5000, "60 SSE streams");
+    await h2(session, "PUT", "/h2sse/x", "hello", { "content-type": "text/plain" });
+    await eventually(
+      () => streams.every((s) => s.events.some((e) => e.startsWith("PUT ") && e.includes("hello"))),
+      5000,
+      "the PUT on every stream",
+    );
+    for (const s of streams) s.stream.close();
+    await eventually(() => restStreams() === 0, 2000, "the streams released");
+  });
+
+  it("a long-poll over HTTP/2 wakes on a write, and a reset stream frees its wait at once", async () => {
+    await h2(session, "PUT", "/h2lp/a", "1", { "content-type": "text/plain" });
+    const etag = (await h2(session, "GET", "/h2lp/a?_wait=1s")).headers.etag as string;
+    const waiting = h2(session, "GET", "/h2lp/a?_wait=30s", undefined, { "if-none-match": etag });
+    await eventually(() => longPolls() === 1, 5000, "the GET to park");
+    await h2(session, "PUT", "/h2lp/a", "2", { "content-type": "text/plain" });
+    const woke = await waiting;
+    assert.equal(woke.status, 200);
+    assert.match(woke.text, /"2"/);
+    const etag2 = woke.headers.etag as string;
+    const stream = session.request({ ":method": "GET", ":path": "/h2lp/a?_wait=30s", "if-none-match": etag2 });
+    stream.on("error", () => {});
+    await eventually(() => longPolls() === 1, 5000, "the GET to park");
+    stream.close();
+    await eventually(() => longPolls() === 0, 1000, "the wait freed");
+  });
+
+  it("HTTP/1.1 clients are still served on the same port", async () => {
+    const res = await new Promise<{ status: number; version: string }>((resolve, reject) => {
+      const req = httpsRequest(`${url}/h2/a`, { ca, servername: "localhost" }, (r) => {
+        r.resume();
+        r.on("end", () => resolve({ status: r.statusCode ?? 0, version: r.httpVersion }));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    assert.deepEqual(res, { status: 200, version: "1.1" });
+  });
+
+  function restStreams(): number {
+    return z.rest?.sseStreams ?? Number.NaN;
+  }
+  function longPolls(): number {
+    return z.rest?.longPolls ?? Number.NaN;
+  }
+});
