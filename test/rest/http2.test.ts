@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
 import { defaultStartOptions } from "../../src/defaults.js";
+import { hashSecret } from "../../src/access/hash.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 import { makeCertificate } from "../support/certificate.js";
 import { eventually } from "../support/http.js";
@@ -167,4 +168,80 @@ describe("HTTP/2 on the TLS port", () => {
   function longPolls(): number {
     return z.rest?.longPolls ?? Number.NaN;
   }
+});
+
+describe("access control over HTTP/2", () => {
+  let dir: string;
+  let z: Zest;
+  let session: ClientHttp2Session;
+  const basic = (user: string, password: string): Record<string, string> => ({
+    authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`,
+  });
+  const alice = basic("alice", "alice-pw");
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "zest-h2-acl-"));
+    const { cert, key } = makeCertificate(dir);
+    z = await startZest(
+      {
+        plugins: {
+          rest: { http_port: "127.0.0.1:0", tls: { listen_certificate: cert, listen_private_key: key } },
+        },
+        access_control: {
+          enabled: true,
+          default_permission: "deny",
+          rules: [
+            {
+              id: "demo",
+              messages: ["put", "query", "declare_subscriber"],
+              key_exprs: ["demo/**"],
+              permission: "allow",
+            },
+            {
+              id: "no secrets",
+              messages: ["query", "declare_subscriber"],
+              key_exprs: ["demo/secret/**"],
+              permission: "deny",
+            },
+          ],
+          subjects: [{ id: "alice", usernames: ["alice"] }],
+          policies: [{ rules: ["demo", "no secrets"], subjects: ["alice"] }],
+          users: [{ name: "alice", password_hash: hashSecret("alice-pw", { ln: 8 }) }],
+        },
+      } as never,
+      { ...defaultStartOptions(), logger: silentLogger },
+    );
+    session = connect(z.restUrl!, { ca: readFileSync(cert), servername: "localhost" });
+    await new Promise<void>((resolve, reject) => {
+      session.once("connect", () => resolve());
+      session.once("error", reject);
+    });
+  });
+  after(async () => {
+    session?.close();
+    await z?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("asks for credentials, allows what the policy allows, refuses the rest, and filters SSE", async () => {
+    const anon = await h2(session, "PUT", "/demo/a", "x", { "content-type": "text/plain" });
+    assert.equal(anon.status, 401);
+    assert.ok(anon.headers["www-authenticate"]);
+    const ok = await h2(session, "PUT", "/demo/a", "x", { "content-type": "text/plain", ...alice });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal((await h2(session, "PUT", "/other/a", "x", { "content-type": "text/plain", ...alice })).status, 403);
+    assert.equal((await h2(session, "GET", "/demo/secret/k", undefined, alice)).status, 403);
+    const stream = session.request({ ":method": "GET", ":path": "/demo/**", accept: "text/event-stream", ...alice });
+    let text = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (c: string) => {
+      text += c;
+    });
+    stream.on("error", () => {});
+    await eventually(() => z.rest!.sseStreams === 1, 5000, "the stream");
+    await h2(session, "PUT", "/demo/secret/k", "hidden", { "content-type": "text/plain", ...alice });
+    await h2(session, "PUT", "/demo/b", "shown", { "content-type": "text/plain", ...alice });
+    await eventually(() => text.includes("shown"), 5000, "the allowed event");
+    assert.ok(!text.includes("hidden"), "the refused key's event is filtered out");
+    stream.close();
+  });
 });
