@@ -150,6 +150,33 @@ describe("HTTP/2 on the TLS port", () => {
     await eventually(() => longPolls() === 0, 1000, "the wait freed");
   });
 
+  it("a slow SSE reader is held back by flow control, then dropped at the 8 MiB limit; other clients go on", async () => {
+    const slowSession = connect(url, { ca, servername: "localhost" });
+    await new Promise<void>((resolve) => slowSession.once("connect", () => resolve()));
+    const slow = slowSession.request({ ":method": "GET", ":path": "/h2slow/**", accept: "text/event-stream" });
+    slow.on("error", () => {});
+    slow.pause(); // reads nothing: its stream window fills, then the server's buffer
+    const fast = h2Sse(session, "/h2slow/**");
+    await eventually(() => restStreams() === 2, 5000, "both streams");
+    const droppedBefore = z.rest!.sseStatus.dropped;
+    const value = "v".repeat(128 * 1024);
+    for (let i = 0; i < 100; i++) {
+      const r = await h2(session, "PUT", `/h2slow/k${i % 4}`, value, { "content-type": "text/plain" });
+      assert.equal(r.status, 200);
+    }
+    await h2(session, "PUT", "/h2slow/last", "end", { "content-type": "text/plain" });
+    await eventually(() => z.rest!.sseStatus.dropped === droppedBefore + 1, 10_000, "the slow stream dropped");
+    await eventually(
+      () => fast.events.some((e) => e.includes('"h2slow/last"')),
+      10_000,
+      "the fast reader's last event",
+    );
+    assert.equal(fast.events.length, 101, "the fast reader got every event");
+    fast.stream.close();
+    slowSession.destroy();
+    await eventually(() => restStreams() === 0, 2000, "the streams released");
+  });
+
   it("HTTP/1.1 clients are still served on the same port", async () => {
     const res = await new Promise<{ status: number; version: string }>((resolve, reject) => {
       const req = httpsRequest(`${url}/h2/a`, { ca, servername: "localhost" }, (r) => {
