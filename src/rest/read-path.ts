@@ -280,15 +280,16 @@ export class ReadPath {
             !err && (codec.etags || conditional) && !parameters.has("_time")
               ? newestTimestamp(key, replies)
               : undefined;
-          // A long-poll, or a conditional GET of a key expression, compares the whole answer's ETag
-          // when no single version names it.
-          const wholeAnswer =
-            (deadline !== undefined || (conditional && isWild(key))) && !parameters.has("_time") && etag === undefined;
+          // A long-poll compares the whole answer's ETag when no single version names it.
+          const wholeAnswer = deadline !== undefined && !parameters.has("_time") && etag === undefined;
           const etagHeader = etag ? etagOf(etag) : wholeAnswer ? answerEtagOf(replies) : undefined;
           if (conditional && (!isWild(key) || wholeAnswer)) {
-            // If-Match on a key expression keeps being ignored, as before.
+            // If-Match on a key expression keeps being ignored, as before; `*` matches a
+            // representation that exists, never the empty answer's ETag.
             const ifMatch = isWild(key) ? undefined : req.headers["if-match"];
-            const outcome = readPrecondition(etagHeader, ifMatch, req.headers["if-none-match"]);
+            const ifNoneMatch = req.headers["if-none-match"];
+            const star = wholeAnswer && replies.length === 0 && ifNoneMatch?.trim() === "*";
+            const outcome = readPrecondition(star ? undefined : etagHeader, ifMatch, ifNoneMatch);
             if (outcome === 304 && deadline !== undefined) {
               const left = Math.ceil(deadline - performance.now());
               if (left > 0) {

@@ -94,6 +94,14 @@ describe("long-poll GETs (_wait with If-None-Match)", () => {
     await eventually(async () => (await parked()) === 1, 5000, "the GET to park");
     await http(url, "PUT", "/lpw/c", { body: "3", headers: TEXT });
     assert.match((await appear).text, /"3"/);
+    // Without _wait a key expression's GET keeps ignoring condition headers, as before.
+    const plain = await http(url, "GET", "/lpw/**", { headers: { "if-none-match": "*" } });
+    assert.equal(plain.status, 200);
+    assert.equal(plain.headers.get("etag"), null);
+    // `*` never matches the empty answer: a long-poll on nothing answers at once.
+    const star = await http(url, "GET", "/lpw/none/**?_wait=5s", { headers: { "if-none-match": "*" } });
+    assert.equal(star.status, 200);
+    assert.equal(star.text.trim().replace(/\s/g, ""), "[]");
   });
 
   it("a wait that sees no change ends at its duration with 304 and the same ETag", async () => {
