@@ -197,6 +197,11 @@ export class RestServer {
             },
             onRequest as unknown as Parameters<typeof createSecureServer>[1],
           ) as unknown as Server);
+    if (options.tls && h2?.enabled !== false) {
+      // The HTTP/1.1 side of an http2 server reads these off the server, not its options:
+      // without them its clients would get Node's defaults (a head may take 60 s).
+      Object.assign(this.server, serverOptions);
+    }
     this.server.keepAliveTimeout = 65_000;
     this.connections = new ConnectionGuard(
       connectionLimits({ perAddress: options.maxConnectionsPerAddress, total: options.maxConnections }),

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect, type ClientHttp2Session, type ClientHttp2Stream } from "node:http2";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
+import { connect as tlsConnect } from "node:tls";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
@@ -83,6 +84,7 @@ describe("HTTP/2 on the TLS port", () => {
           rest: {
             http_port: "127.0.0.1:0",
             tls: { listen_certificate: cert, listen_private_key: key },
+            headers_timeout_ms: 1000,
           },
         },
       } as never,
@@ -175,6 +177,31 @@ describe("HTTP/2 on the TLS port", () => {
     fast.stream.close();
     slowSession.destroy();
     await eventually(() => restStreams() === 0, 2000, "the streams released");
+  });
+
+  it("an HTTP/1.1 client on the TLS port that does not finish its head gets 408 at headers_timeout_ms", async () => {
+    const port = Number(new URL(url).port);
+    const t0 = Date.now();
+    const outcome = await new Promise<string>((resolve) => {
+      const s = tlsConnect(
+        { port, host: "127.0.0.1", ca, servername: "localhost", ALPNProtocols: ["http/1.1"] },
+        () => {
+          s.write("GET /h2/a HTTP/1.1\r\nHost: localhost\r\n");
+        },
+      );
+      let first = "";
+      s.on("data", (d: Buffer) => {
+        first ||= String(d).split("\r\n")[0]!;
+      });
+      s.on("close", () => resolve(first));
+      s.on("error", () => {});
+      setTimeout(() => {
+        s.destroy();
+        resolve("still open");
+      }, 5000).unref();
+    });
+    assert.equal(outcome, "HTTP/1.1 408 Request Timeout");
+    assert.ok(Date.now() - t0 < 3500, `closed after ${Date.now() - t0} ms`);
   });
 
   it("HTTP/1.1 clients are still served on the same port", async () => {
