@@ -37,6 +37,18 @@ export const BENCHMARKS: BenchEntry[] = [
     load: () => import("./suites/sse.js"),
   },
   {
+    name: "http2",
+    title: "HTTP/2 vs HTTP/1.1 GET and PUT on the same router (TLS)",
+    issue: 28,
+    load: () => import("./suites/http2.js"),
+  },
+  {
+    name: "live",
+    title: "Long-poll wake, 10,000 parked long-polls, snapshot of 100,000 keys then live (HTTP/2)",
+    issue: 28,
+    load: () => import("./suites/live.js"),
+  },
+  {
     name: "sse-resume",
     title: "SSE fan-out with event ids and the resume log, vs without",
     issue: 13,

@@ -33,6 +33,14 @@ export interface SseCounters {
   readonly bytesSent: number;
 }
 
+/** What a long-poll hub counts (the metrics' `zest_long_polls*`). */
+export interface LongPollCounters {
+  readonly waiting: number;
+  readonly parked: number;
+  readonly woken: number;
+  readonly refused: number;
+}
+
 /** The HTTP request series of the router's metrics, for doors that answer HTTP requests. */
 export interface HttpRequestMetrics {
   /** Counts a request answered later, when its response closes. */
@@ -40,7 +48,7 @@ export interface HttpRequestMetrics {
   /** Counts a request answered now; `start` is `performance.now()` taken when it came. */
   served(req: IncomingMessage, res: ServerResponse, start: number): void;
   /** Registers what is read on scrape: bytes written to HTTP clients, and the SSE hub's counters. */
-  reportHttp(source: { responseBytes(): number; sse?(): SseCounters }): void;
+  reportHttp(source: { responseBytes(): number; sse?(): SseCounters; longPoll?(): LongPollCounters | undefined }): void;
 }
 
 /** What a door is handed when it starts. */

@@ -16,6 +16,14 @@ export interface SseSnapshot {
   readonly bytesSent: number;
 }
 
+/** What the long-poll hub reports (docs/long-poll.md), read on scrape. */
+export interface LongPollSnapshot {
+  readonly waiting: number;
+  readonly parked: number;
+  readonly woken: number;
+  readonly refused: number;
+}
+
 /** One storage as the metrics show it; sizes only where the backend can tell them cheaply. */
 export interface StorageSnapshot {
   readonly name: string;
@@ -44,6 +52,8 @@ export interface MetricsSources {
 interface HttpSource {
   responseBytes(): number;
   sse?(): SseSnapshot | undefined;
+  /** The long-poll waits (docs/long-poll.md); absent: the metrics read 0. */
+  longPoll?(): LongPollSnapshot | undefined;
 }
 
 /** Request latency buckets, in seconds: 0.25 ms to 10 s. */
@@ -77,6 +87,7 @@ export class RouterMetrics {
     const r = this.registry;
     this.series = new RequestSeries(r, variant, LATENCY_BUCKETS, () => this.http?.responseBytes() ?? 0);
     sseMetrics(r, () => this.http?.sse?.());
+    longPollMetrics(r, () => this.http?.longPoll?.());
     storageMetrics(r, sources);
     fabricMetrics(r, sources);
     doorMetrics(r, sources);
@@ -244,6 +255,13 @@ function doorMetrics(r: Registry, sources: MetricsSources): void {
       for (const d of sources.doors()) if (d.requests !== undefined) this.labels(d.door).inc(d.requests);
     },
   });
+}
+
+function longPollMetrics(r: Registry, read: () => LongPollSnapshot | undefined): void {
+  gaugeOf(r, "zest_long_polls", "Long-poll GETs parked now", () => read()?.waiting ?? 0);
+  counterOf(r, "zest_long_polls_parked_total", "Long-poll GETs parked", () => read()?.parked ?? 0);
+  counterOf(r, "zest_long_polls_woken_total", "Long-poll waits ended by a matching change", () => read()?.woken ?? 0);
+  counterOf(r, "zest_long_polls_refused_total", "Long-poll GETs refused for the caps", () => read()?.refused ?? 0);
 }
 
 function storageMetrics(r: Registry, sources: MetricsSources): void {

@@ -4,6 +4,7 @@
  */
 import { MAX_MATCH_VERSIONS, type WriteIf } from "../core/conditional-write.js";
 import { ZestError } from "../core/errors.js";
+import type { Reply } from "../core/reply.js";
 import type { Timestamp } from "../core/timestamp.js";
 import { isWild } from "../keyexpr/index.js";
 
@@ -15,6 +16,43 @@ export const MAX_ETAG_LIST = MAX_MATCH_VERSIONS;
 /** The strong ETag of a stored sample: its version (the timestamp's encoding), quoted. */
 export function etagOf(timestamp: Timestamp): string {
   return `"${timestamp.encode()}"`;
+}
+
+/**
+ * The ETag of a whole answer (docs/long-poll.md): what a long-poll on a key expression, or on a
+ * key that holds nothing, compares. It covers the set of (key, version) pairs the answer holds:
+ * two order-independent 32-bit sums of FNV-1a hashes (two seeds) over each entry's key and
+ * timestamp, and the entry count. A put changes a pair, a delete removes one, so either changes
+ * the tag (barring a 64-bit collision); computing it is one pass over the replies, no sort.
+ * Entries without a timestamp (computed replies) count by key only. Undefined when a reply is an
+ * error (an error is never "not modified").
+ */
+export function answerEtagOf(replies: readonly Reply[]): string | undefined {
+  let count = 0;
+  let a = 0;
+  let b = 0;
+  for (const r of replies) {
+    if (r.kind !== "ok") return undefined;
+    const s = r.sample;
+    const version = s.timestamp?.encode() ?? "";
+    a = (a + fnv1a(s.key, version, 0x811c9dc5)) >>> 0;
+    b = (b + fnv1a(s.key, version, 0x050c5d1f)) >>> 0;
+    count++;
+  }
+  return `"w${count.toString(16)}-${hex8(a)}${hex8(b)}"`;
+}
+
+/** FNV-1a (32 bits) of `key`, a separator, and `version`, from `seed`. */
+function fnv1a(key: string, version: string, seed: number): number {
+  let h = seed;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  h = Math.imul(h ^ 0xff, 0x01000193);
+  for (let i = 0; i < version.length; i++) h = Math.imul(h ^ version.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+function hex8(n: number): string {
+  return n.toString(16).padStart(8, "0");
 }
 
 /** True when a request carries a condition header. */

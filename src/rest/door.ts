@@ -54,9 +54,23 @@ export function restDoor(variants: readonly RestVariant[]): FrontDoor<"rest", ty
           resumeLingerMs: sse.resume_linger_ms,
           retryMs: sse.retry_ms,
         },
+        longPoll: {
+          maxWaitMs: cfg.long_poll?.max_wait_ms,
+          maxWaits: cfg.long_poll?.max_waits,
+          maxWaitsPerAddress: cfg.long_poll?.max_waits_per_address,
+        },
+        http2: {
+          enabled: cfg.http2?.enabled,
+          maxConcurrentStreams: cfg.http2?.max_concurrent_streams,
+          maxSessionMemoryMb: cfg.http2?.max_session_memory_mb,
+        },
       });
       const addr = await server.listen();
-      ctx.httpMetrics.reportHttp({ responseBytes: () => server.responseBytes, sse: () => server.sseStatus });
+      ctx.httpMetrics.reportHttp({
+        responseBytes: () => server.responseBytes,
+        sse: () => server.sseStatus,
+        longPoll: () => server.longPollStatus,
+      });
       const url = urlOf(tls ? "https" : "http", host, addr.port);
       ctx.logger.info({ zid: ctx.zid, url, variant: variant.name }, "REST gateway listening");
       return {
@@ -64,6 +78,8 @@ export function restDoor(variants: readonly RestVariant[]): FrontDoor<"rest", ty
         status: () => ({
           http_port: host === undefined ? String(addr.port) : `${host}:${addr.port}`,
           sse_streams: server.sseStreams,
+          sse_dropped: server.sseStatus.dropped,
+          long_polls: server.longPolls,
           variant: variant.name,
         }),
         counters: () => ({ connections: server.connections.open, refused: server.connections.refused }),

@@ -62,6 +62,14 @@ const queryParams: Json[] = [
     schema: { type: "string", enum: ["true", "false"] },
   },
   {
+    name: "_wait",
+    in: "query",
+    required: false,
+    description:
+      "Long-poll (docs/long-poll.md): with `If-None-Match`, wait up to this long (`500ms`, `30s`, `5m`) for the answer's ETag to change; 304 when it does not",
+    schema: { type: "string" },
+  },
+  {
     name: "_anyke",
     in: "query",
     required: false,
@@ -71,6 +79,14 @@ const queryParams: Json[] = [
 ];
 
 const sseParams: Json[] = [
+  {
+    name: "_snapshot",
+    in: "query",
+    required: false,
+    description:
+      "SSE only: `true` sends the current value of every matching key first (PUT events without ids), then `SNAPSHOT_END`, then the live changes",
+    schema: { type: "string", enum: ["true", "false"] },
+  },
   {
     name: "_last_event_id",
     in: "query",

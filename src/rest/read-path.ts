@@ -6,6 +6,7 @@
  * `handle` also answers what is no read: a preflight, and a method the gateway does not take.
  */
 import { Buffer } from "node:buffer";
+import { performance } from "node:perf_hooks";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AccessControl, Principal } from "../access/access.js";
 import { newestTimestamp } from "../core/conditional-write.js";
@@ -23,13 +24,14 @@ import {
 } from "../access/admin-permissions.js";
 import { type BodyWatch, readBodyAsync } from "./body.js";
 import type { Rendered, RestCodec } from "./codec.js";
-import { etagOf, hasConditions, readPrecondition } from "./conditions.js";
+import { answerEtagOf, etagOf, hasConditions, readPrecondition } from "./conditions.js";
 import { ALLOWED_METHODS, corsHeaders, type OriginPolicy, preflight } from "./cors.js";
 import { httpCredentials as credentialsOf } from "../access/client.js";
 import { serveExplorer } from "./explorer/index.js";
 import { httpStatus } from "../access/http-status.js";
 import { withExpires } from "./lifetime.js";
 import { renderLayout } from "./layout.js";
+import { type LongPollHub, parseWait } from "./long-poll.js";
 import { hasBody, rawResponse, wantsRaw } from "./raw.js";
 import { type CachedResponse, cacheableReplies, type ReadCache } from "./read-cache.js";
 import { type ScannedRest, send, sendError, streamAnswer } from "./respond.js";
@@ -53,6 +55,8 @@ export interface ReadPathOptions {
   /** The read cache; absent when off, or on a router with a fabric. */
   readonly cache: ReadCache | undefined;
   readonly sse: SseHub;
+  /** Parked long-poll GETs (docs/long-poll.md). */
+  readonly polls: LongPollHub;
   /** Who may write, for the preflight's answer. */
   readonly origins: OriginPolicy;
   /** Milliseconds a streamed answer may wait for the client to take a chunk. */
@@ -70,6 +74,7 @@ export class ReadPath {
   private readonly bodyWatch: BodyWatch;
   private readonly cache: ReadCache | undefined;
   private readonly sse: SseHub;
+  private readonly polls: LongPollHub;
   private readonly origins: OriginPolicy;
   private readonly responseIdleMs: number;
   private readonly logger: Logger;
@@ -87,6 +92,7 @@ export class ReadPath {
     this.bodyWatch = options.bodyWatch;
     this.cache = options.cache;
     this.sse = options.sse;
+    this.polls = options.polls;
     this.origins = options.origins;
     this.responseIdleMs = options.responseIdleMs;
     this.logger = options.logger;
@@ -194,9 +200,10 @@ export class ReadPath {
 
   /**
    * The full pipeline of a request that is no write: a preflight, a GET or HEAD (SSE included),
-   * or a 405. Errors are answered here (`sendError`).
+   * or a 405. Errors are answered here (`sendError`). `deadline` (`performance.now()` time):
+   * a long-poll read again after a change or its timer, with the end of its `_wait`.
    */
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async handle(req: IncomingMessage, res: ServerResponse, deadline?: number): Promise<void> {
     const cors = corsHeaders(req);
     try {
       const method = req.method ?? "GET";
@@ -232,8 +239,21 @@ export class ReadPath {
           if (sse) {
             // A partly readable subscription delivers only the samples whose keys the user may read.
             const filter = decision === "partial" ? this.keyFilter(principal!) : undefined;
-            this.sse.open(key, res, cors, lastEventIdOf(req.headers["last-event-id"], parameters), filter);
+            this.sse.open(
+              key,
+              res,
+              cors,
+              lastEventIdOf(req.headers["last-event-id"], parameters),
+              filter,
+              snapshotWanted(parameters.get("_snapshot")),
+            );
             return;
+          }
+          // A long-poll (docs/long-poll.md): its whole answer is read (no scan, no cache), for its ETag.
+          const waitText = parameters.get("_wait");
+          if (waitText !== undefined && deadline === undefined) {
+            deadline = performance.now() + parseWait(waitText, this.polls.limits.maxWaitMs);
+            if (hasBody(req.headers)) throw ZestError.badRequest("a long-poll GET (_wait) takes no body");
           }
           // A malformed `_time` is the client's mistake, in either variant: a 400 here, before any
           // queryable runs (only storages read it, so it would otherwise be a 200 or an ERROR entry).
@@ -245,7 +265,7 @@ export class ReadPath {
           // A wide one answered by one local storage alone is read in batches as it is written out.
           const reader = decision === "partial" ? principal : undefined;
           const scanned =
-            payload === undefined
+            payload === undefined && deadline === undefined
               ? await this.scanStored(key, parameters, req.headers.accept, html, reader)
               : undefined;
           let replies =
@@ -265,9 +285,26 @@ export class ReadPath {
             !err && (codec.etags || conditional) && !parameters.has("_time")
               ? newestTimestamp(key, replies)
               : undefined;
-          const etagHeader = etag && etagOf(etag);
-          if (conditional && !isWild(key)) {
-            const outcome = readPrecondition(etagHeader, req.headers["if-match"], req.headers["if-none-match"]);
+          // A long-poll compares the whole answer's ETag when no single version names it.
+          const wholeAnswer = deadline !== undefined && !parameters.has("_time") && etag === undefined;
+          const etagHeader = etag ? etagOf(etag) : wholeAnswer ? answerEtagOf(replies) : undefined;
+          if (conditional && (!isWild(key) || wholeAnswer)) {
+            // If-Match on a key expression keeps being ignored, as before; `*` matches a
+            // representation that exists, never the empty answer's ETag.
+            const ifMatch = isWild(key) ? undefined : req.headers["if-match"];
+            const ifNoneMatch = req.headers["if-none-match"];
+            const star = wholeAnswer && replies.length === 0 && ifNoneMatch?.trim() === "*";
+            const outcome = readPrecondition(star ? undefined : etagHeader, ifMatch, ifNoneMatch);
+            if (outcome === 304 && deadline !== undefined) {
+              const left = Math.ceil(deadline - performance.now());
+              if (left > 0) {
+                const end = deadline;
+                this.polls.park(key, req.socket?.remoteAddress ?? "", res, left, () => {
+                  void this.handle(req, res, end);
+                });
+                return;
+              }
+            }
             if (outcome === 304) {
               res.writeHead(304, etagHeader ? { ...cors, etag: etagHeader } : cors);
               res.end();
@@ -367,6 +404,13 @@ export class ReadPath {
   private keyFilter(principal: Principal): (key: string) => boolean {
     return (key) => this.access.mayRead(principal, "declare_subscriber", key);
   }
+}
+
+/** `_snapshot` on an SSE GET (docs/sse.md): `true`, `false` or empty (true); anything else is a 400. */
+function snapshotWanted(value: string | undefined): boolean {
+  if (value === undefined || value === "false") return false;
+  if (value === "true" || value === "") return true;
+  throw ZestError.badRequest(`_snapshot takes true or false, not "${value.slice(0, 32)}"`);
 }
 
 /** Ends an iteration early; what the iterator's own cleanup throws is of no use to anyone here. */

@@ -114,7 +114,7 @@ export function sendError(
   };
   if (e.kind === "unauthenticated") headers["www-authenticate"] = CHALLENGE;
   // An unread (or too large) body cannot be skipped safely: close the connection after answering.
-  if (!req.complete) headers.connection = "close";
+  if (!req.complete && req.httpVersionMajor !== 2) headers.connection = "close";
   res.writeHead(status, headers);
   res.end(body, () => {
     if (!req.complete) req.destroy();

@@ -87,6 +87,45 @@ export const restSchema = closed(
       },
       "SSE event ids and resume",
     ).optional(),
+    long_poll: closed(
+      {
+        max_wait_ms: z
+          .number()
+          .int()
+          .positive()
+          .max(3_600_000)
+          .optional()
+          .describe("longest `_wait` a long-poll GET may ask, in ms (300000)"),
+        max_waits: z.number().int().nonnegative().optional().describe("long-polls parked at once in all (10000)"),
+        max_waits_per_address: z
+          .number()
+          .int()
+          .nonnegative()
+          .optional()
+          .describe("long-polls parked at once per client address (1000)"),
+      },
+      "long-poll GETs (`_wait`)",
+    ).optional(),
+    http2: closed(
+      {
+        enabled: z.boolean().optional().describe("HTTP/2 through ALPN on the TLS port (true)"),
+        max_concurrent_streams: z
+          .number()
+          .int()
+          .min(1)
+          .max(65_536)
+          .optional()
+          .describe("concurrent HTTP/2 streams per connection (256)"),
+        max_session_memory_mb: z
+          .number()
+          .int()
+          .min(1)
+          .max(1024)
+          .optional()
+          .describe("memory one HTTP/2 connection may hold, in MB (10)"),
+      },
+      "HTTP/2 on the TLS port",
+    ).optional(),
   },
   "the REST gateway",
 );

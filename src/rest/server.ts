@@ -6,6 +6,7 @@
 import type { Buffer } from "node:buffer";
 import { performance } from "node:perf_hooks";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createSecureServer } from "node:http2";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { AccessControl } from "../access/access.js";
@@ -17,6 +18,7 @@ import { listen } from "../access/listen.js";
 import { BodyWatch } from "./body.js";
 import type { RestCodec } from "./codec.js";
 import { originPolicy } from "./cors.js";
+import { DEFAULT_LONG_POLL, LongPollHub, type LongPollLimits, type LongPollStats } from "./long-poll.js";
 import { ReadPath } from "./read-path.js";
 import { ReadCache } from "./read-cache.js";
 import { SocketBytes } from "./socket-bytes.js";
@@ -51,6 +53,11 @@ export interface RestServerOptions {
   access?: AccessControl;
   /** Serve HTTPS with this PEM certificate chain and key (see `loadTlsOptions`). */
   tls?: { cert: Buffer | string; key: Buffer | string };
+  /**
+   * HTTP/2 on the TLS port through ALPN, HTTP/1.1 still served (docs/http2.md). On by default
+   * with TLS; `maxConcurrentStreams` per connection (256), `maxSessionMemoryMb` (10).
+   */
+  http2?: { enabled?: boolean; maxConcurrentStreams?: number; maxSessionMemoryMb?: number };
   /** Origins whose pages may write, besides the router's own (`plugins.rest.cors.allowed_origins`). */
   allowedOrigins?: readonly string[];
   /** Host names that name this router besides IP literals and `localhost` (`plugins.rest.allowed_hosts`). */
@@ -67,6 +74,8 @@ export interface RestServerOptions {
   responseIdleTimeoutMs?: number;
   /** SSE event ids and resume (docs/sse.md). */
   sse?: SseOptions;
+  /** Long-poll bounds (docs/long-poll.md); each has a default. */
+  longPoll?: Partial<LongPollLimits>;
   /**
    * Request metrics (docs/metrics.md): `track` is called once for a read answered later;
    * `served` once a read answered at once (from the read cache or the storage index) or a write
@@ -82,6 +91,10 @@ export interface RestServerOptions {
 export { DEFAULT_BODY_LIMIT } from "./schema.js";
 /** Largest request head (request line and headers), in bytes. */
 export const MAX_HEADER_SIZE = 16 * 1024;
+/** Concurrent HTTP/2 streams per connection: 50 explorer tabs and their reads fit. */
+const DEFAULT_H2_STREAMS = 256;
+/** Memory an HTTP/2 session may hold for its streams, in MB (Node's default). */
+const DEFAULT_H2_SESSION_MEMORY_MB = 10;
 /** The whole request (head and body) must arrive within this time. */
 const REQUEST_TIMEOUT_MS = 120_000;
 
@@ -90,6 +103,7 @@ export class RestServer {
   private readonly opts: { port: number; host: string | undefined };
   private readonly server: Server;
   private readonly sse: SseHub;
+  private readonly polls: LongPollHub;
   private readonly cache: ReadCache | undefined;
   private readonly bodyWatch: BodyWatch;
   /** Connection caps (per client address and in all). */
@@ -108,7 +122,13 @@ export class RestServer {
     const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
     const origins = originPolicy(options.tls ? "https" : "http", options.allowedOrigins, options.allowedHosts);
     this.bodyWatch = new BodyWatch(options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS);
-    this.sse = new SseHub(session, (s) => codec.sseEvent!(s), options.sse);
+    this.sse = new SseHub(session, (s) => codec.sseEvent!(s), options.sse, logger);
+    const lp = options.longPoll;
+    this.polls = new LongPollHub(session.changes, {
+      maxWaitMs: lp?.maxWaitMs ?? DEFAULT_LONG_POLL.maxWaitMs,
+      maxWaits: lp?.maxWaits ?? DEFAULT_LONG_POLL.maxWaits,
+      maxWaitsPerAddress: lp?.maxWaitsPerAddress ?? DEFAULT_LONG_POLL.maxWaitsPerAddress,
+    });
     const metrics = options.metrics;
     const reads = new ReadPath({
       session,
@@ -119,6 +139,7 @@ export class RestServer {
       bodyWatch: this.bodyWatch,
       cache: this.cache,
       sse: this.sse,
+      polls: this.polls,
       origins,
       responseIdleMs: options.responseIdleTimeoutMs ?? DEFAULT_RESPONSE_IDLE_TIMEOUT_MS,
       logger,
@@ -158,9 +179,33 @@ export class RestServer {
       requestTimeout: REQUEST_TIMEOUT_MS,
       headersTimeout: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
     };
-    this.server = options.tls
-      ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, onRequest)
-      : createServer(serverOptions, onRequest);
+    const h2 = options.http2;
+    this.server = !options.tls
+      ? createServer(serverOptions, onRequest)
+      : h2?.enabled === false
+        ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, onRequest)
+        : // The http2 compatibility API hands the same handlers request and response objects
+          // close to node:http's (docs/http2.md lists where they differ and how each is met).
+          (createSecureServer(
+            {
+              ...serverOptions,
+              cert: options.tls.cert,
+              key: options.tls.key,
+              allowHTTP1: true,
+              maxSessionMemory: h2?.maxSessionMemoryMb ?? DEFAULT_H2_SESSION_MEMORY_MB,
+              maxSendHeaderBlockLength: MAX_HEADER_SIZE,
+              settings: {
+                maxConcurrentStreams: h2?.maxConcurrentStreams ?? DEFAULT_H2_STREAMS,
+                maxHeaderListSize: MAX_HEADER_SIZE,
+              },
+            },
+            onRequest as unknown as Parameters<typeof createSecureServer>[1],
+          ) as unknown as Server);
+    if (options.tls && h2?.enabled !== false) {
+      // The HTTP/1.1 side of an http2 server reads these off the server, not its options:
+      // without them its clients would get Node's defaults (a head may take 60 s).
+      Object.assign(this.server, serverOptions);
+    }
     this.server.keepAliveTimeout = 65_000;
     this.connections = new ConnectionGuard(
       connectionLimits({ perAddress: options.maxConnectionsPerAddress, total: options.maxConnections }),
@@ -189,6 +234,16 @@ export class RestServer {
     return this.sse.size;
   }
 
+  /** Long-poll GETs parked now. */
+  get longPolls(): number {
+    return this.polls.size;
+  }
+
+  /** The long-poll counters, for the metrics. */
+  get longPollStatus(): { waiting: number } & Readonly<LongPollStats> {
+    return { waiting: this.polls.size, ...this.polls.stats };
+  }
+
   /** The SSE hub's counters, for the metrics. */
   get sseStatus(): { streams: number; logEntries: number } & Readonly<SseStats> {
     return { streams: this.sse.size, logEntries: this.sse.logSize, ...this.sse.stats };
@@ -197,6 +252,7 @@ export class RestServer {
   /** Stops accepting requests and ends open streams. */
   async close(): Promise<void> {
     this.sse.close();
+    this.polls.close();
     this.cache?.close();
     this.bodyWatch.close();
     await new Promise<void>((resolve) => {

@@ -1,7 +1,11 @@
 import { Buffer } from "node:buffer";
 import type { ServerResponse } from "node:http";
+import { errorMessage } from "../core/errors.js";
+import type { Logger } from "../core/log.js";
+import type { Reply } from "../core/reply.js";
 import type { Session, Subscriber } from "../core/session.js";
 import type { Sample } from "../core/sample.js";
+import type { Timestamp } from "../core/timestamp.js";
 import { DEFAULT_RESUME_LOG, ResumeLog, type ResumeLogLimits, type SseEvent, sseEventOf } from "./sse-log.js";
 import { TurnCork } from "./turn-cork.js";
 
@@ -10,6 +14,16 @@ const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 const KEEPALIVE_MS = 15_000;
 /** Most key expressions kept watched for resume after their last stream closed. */
 const MAX_LINGERING = 1024;
+/**
+ * Live events a stream may hold back while its snapshot is read (docs/sse.md); past this the
+ * stream is closed (counted as a drop) and the client reconnects.
+ */
+export const MAX_SNAPSHOT_BACKLOG = 65_536;
+
+/** A stream whose snapshot is being read: the live samples it receives meanwhile wait here. */
+interface PendingSnapshot {
+  readonly held: Sample[];
+}
 
 /** SSE options (`plugins.rest.sse`, docs/sse.md). */
 export interface SseOptions {
@@ -75,12 +89,15 @@ export class SseHub {
   readonly stats: SseStats = { opened: 0, dropped: 0, resumed: 0, resets: 0, eventsSent: 0, bytesSent: 0 };
   /** The streams' writes, gathered per event-loop turn. */
   private readonly cork = new TurnCork();
+  /** Streams whose snapshot is being read (docs/sse.md, "Snapshot then live"). */
+  private readonly pending = new Map<ServerResponse, PendingSnapshot>();
 
   /** `render` turns a sample into one SSE message (without an `id:` line). */
   constructor(
     private readonly session: Session,
     private readonly render: (s: Sample) => Buffer,
     options: SseOptions = {},
+    private readonly logger?: Logger,
   ) {
     const entries = options.resumeLog ?? DEFAULT_RESUME_LOG.entries;
     const limits: ResumeLogLimits = { entries, bytes: options.resumeLogBytes ?? DEFAULT_RESUME_LOG.bytes };
@@ -109,7 +126,8 @@ export class SseHub {
    * that match `key` are written first, or a `RESET` event when they are not known. Replay and
    * subscription happen in one synchronous step, so no live event can fall between them.
    * `accept`, when given, keeps only the events on keys it accepts (access control), replayed
-   * ones included.
+   * ones included. `snapshot`: the current value of every matching key is sent first, unless the
+   * client resumes without a gap (docs/sse.md, "Snapshot then live").
    */
   open(
     key: string,
@@ -117,6 +135,7 @@ export class SseHub {
     headers: Readonly<Record<string, string>>,
     lastEventId: string | undefined,
     accept?: KeyFilter,
+    snapshot = false,
   ): void {
     const log = this.log;
     let watch = this.watches.get(key);
@@ -132,24 +151,30 @@ export class SseHub {
     this.streamWatch.set(res, watch);
     this.stats.opened++;
     res.on("close", () => this.release(res));
-    res.writeHead(200, {
-      ...headers,
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    });
+    // HTTP/2 forbids connection-specific headers (RFC 9113 §8.2.2).
+    res.writeHead(200, req2(res) ? { ...headers, ...SSE_HEADERS_H2 } : { ...headers, ...SSE_HEADERS });
     res.flushHeaders();
     // The retry hint; a fresh stream also learns the current position, so that a client that saw
     // no event before a disconnection still resumes from here (an `id:` alone sets the
     // EventSource's last id without dispatching anything).
     let prelude = `retry: ${this.retryMs}\n`;
-    if (log && resume === undefined) prelude += `id: ${log.lastId}\n`;
+    // A stream that begins with a snapshot takes its position (`id:`) only at the snapshot's end,
+    // so a client cut off within the snapshot asks for a whole one again.
+    const snapshotFirst = snapshot && (resume === undefined || "reset" in resume);
+    if (log && resume === undefined && !snapshotFirst) prelude += `id: ${log.lastId}\n`;
     else if (resume && "reset" in resume) {
       this.stats.resets++;
-      prelude += `\nid: ${log!.lastId}\nevent: RESET\ndata: ${JSON.stringify({ reason: resume.reset, last_event_id: lastEventId })}\n`;
+      const id = snapshotFirst ? "" : `id: ${log!.lastId}\n`;
+      prelude += `\n${id}event: RESET\ndata: ${JSON.stringify({ reason: resume.reset, last_event_id: lastEventId })}\n`;
     }
     send(res, sseEventOf(Buffer.from(`${prelude}\n`)), this.stats, this.cork);
+    if (snapshotFirst) {
+      // Subscribed above, read now: what lands during the read is held and merged after it.
+      const pending: PendingSnapshot = { held: [] };
+      this.pending.set(res, pending);
+      void this.sendSnapshot(key, res, pending, log?.lastId, accept);
+      return;
+    }
     if (resume && "events" in resume) {
       this.stats.resumed++;
       for (const ev of resume.events) send(res, ev, this.stats, this.cork);
@@ -161,10 +186,69 @@ export class SseHub {
     const streams = watch.streams;
     const stats = this.stats;
     const cork = this.cork;
+    const pending = this.pending;
     watch.sub = this.session.declareSubscriber(watch.key, (sample) => {
       const ev = this.eventOf(sample);
-      for (const [res, accept] of streams) if (accept === undefined || accept(sample.key)) send(res, ev, stats, cork);
+      for (const [res, accept] of streams) {
+        if (accept !== undefined && !accept(sample.key)) continue;
+        const held = pending.size === 0 ? undefined : pending.get(res)?.held;
+        if (held === undefined) send(res, ev, stats, cork);
+        else if (held.push(sample) > MAX_SNAPSHOT_BACKLOG) drop(res, stats);
+      }
     });
+  }
+
+  /**
+   * Reads the current values under `key` and sends them (PUT events without ids), then
+   * `SNAPSHOT_END` with the stream's position `position`, then the live samples held meanwhile,
+   * merged by timestamp: one on a key the snapshot holds at the same or a newer version is
+   * already told by it and is skipped. Order per key holds: snapshot first, then the live ones
+   * in the order they came.
+   */
+  private async sendSnapshot(
+    key: string,
+    res: ServerResponse,
+    pending: PendingSnapshot,
+    position: string | undefined,
+    accept: KeyFilter | undefined,
+  ): Promise<void> {
+    let replies: Reply[];
+    try {
+      replies = await this.session.get(key);
+    } catch (err) {
+      this.pending.delete(res);
+      this.logger?.warn({ key, err: errorMessage(err) }, "SSE snapshot read failed; stream closed");
+      res.destroy();
+      return;
+    }
+    if (this.pending.get(res) !== pending) return; // the client left meanwhile
+    const versions = new Map<string, Timestamp | undefined>();
+    let count = 0;
+    for (const r of replies) {
+      if (r.kind !== "ok") continue;
+      const sample = r.sample;
+      if (accept !== undefined && !accept(sample.key)) continue;
+      versions.set(sample.key, sample.timestamp);
+      send(res, sseEventOf(this.render(sample)), this.stats, this.cork);
+      count++;
+      // A large snapshot goes out at the client's pace (live samples are held meanwhile), not
+      // piled up past the slow-client limit.
+      if (backlogOf(res) > SNAPSHOT_HIGH_WATER) {
+        this.cork.flush();
+        await drained(res);
+        if (this.pending.get(res) !== pending) return;
+      }
+    }
+    this.pending.delete(res);
+    const id = position === undefined ? "" : `id: ${position}\n`;
+    send(res, sseEventOf(Buffer.from(`${id}event: SNAPSHOT_END\ndata: {"count":${count}}\n\n`)), this.stats, this.cork);
+    for (const sample of pending.held) {
+      if (versions.size > 0 && versions.has(sample.key)) {
+        const told = versions.get(sample.key);
+        if (told !== undefined && sample.timestamp !== undefined && sample.timestamp.compare(told) <= 0) continue;
+      }
+      send(res, this.eventOf(sample), this.stats, this.cork);
+    }
   }
 
   /** The sample's event, encoded (and logged, with an id) once however many watches it reaches. */
@@ -190,6 +274,7 @@ export class SseHub {
     const watch = this.streamWatch.get(res);
     if (watch === undefined) return;
     this.streamWatch.delete(res);
+    this.pending.delete(res);
     watch.streams.delete(res);
     if (watch.streams.size > 0) return;
     if (this.log === undefined || this.lingerMs <= 0) {
@@ -252,6 +337,42 @@ function send(res: ServerResponse, ev: SseEvent, stats: SseStats, cork: TurnCork
     return;
   }
   if (!res.write(ev.frame) && res.writableLength > MAX_BUFFERED_BYTES) drop(res, stats);
+}
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+};
+const SSE_HEADERS_H2 = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" };
+
+/** True when `res` answers an HTTP/2 stream. */
+function req2(res: ServerResponse): boolean {
+  return (res.req as { httpVersionMajor?: number } | undefined)?.httpVersionMajor === 2;
+}
+
+/** Bytes a snapshot may have waiting for the client before it pauses for a drain. */
+const SNAPSHOT_HIGH_WATER = 1024 * 1024;
+
+/** What `send` has queued for `res` and the kernel has not taken. */
+function backlogOf(res: ServerResponse): number {
+  const socket = res.socket;
+  return res.chunkedEncoding && socket ? socket.writableLength : res.writableLength;
+}
+
+/** Resolves when `res` (or its socket, for chunked writes) drains, or the stream closes. */
+function drained(res: ServerResponse): Promise<void> {
+  const emitter = res.chunkedEncoding && res.socket ? res.socket : res;
+  return new Promise((resolve) => {
+    const done = (): void => {
+      emitter.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    emitter.once("drain", done);
+    res.once("close", done);
+  });
 }
 
 function drop(res: ServerResponse, stats: SseStats): void {
