@@ -8,7 +8,7 @@ import { performance } from "node:perf_hooks";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createSecureServer } from "node:http2";
 import { createServer as createHttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { AccessControl } from "../access/access.js";
 import { ConnectionGuard, connectionLimits } from "../access/connections.js";
 import type { Logger } from "../core/log.js";
@@ -108,6 +108,8 @@ export class RestServer {
   private readonly bodyWatch: BodyWatch;
   /** Connection caps (per client address and in all). */
   readonly connections: ConnectionGuard;
+  /** The open sockets of an HTTP/2 server, which cannot close them itself (see `close`). */
+  private readonly h2Sockets: Set<Socket> | undefined;
   private readonly socketBytes = new SocketBytes();
 
   constructor(options: RestServerOptions) {
@@ -205,6 +207,12 @@ export class RestServer {
       // The HTTP/1.1 side of an http2 server reads these off the server, not its options:
       // without them its clients would get Node's defaults (a head may take 60 s).
       Object.assign(this.server, serverOptions);
+      const sockets = new Set<Socket>();
+      this.server.on("connection", (socket: Socket) => {
+        sockets.add(socket);
+        socket.once("close", () => sockets.delete(socket));
+      });
+      this.h2Sockets = sockets;
     }
     this.server.keepAliveTimeout = 65_000;
     this.connections = new ConnectionGuard(
@@ -257,7 +265,9 @@ export class RestServer {
     this.bodyWatch.close();
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
-      this.server.closeAllConnections();
+      // An HTTP/2 server (on the TLS port) has no closeAllConnections: its sockets are kept here.
+      if (this.h2Sockets === undefined) this.server.closeAllConnections();
+      else for (const socket of this.h2Sockets) socket.destroy();
     });
   }
 }

@@ -146,9 +146,10 @@ export class StorageService {
 
   /** Stops the storage; with `dispose`, the backend applies its disposal policy. */
   async stop(dispose: boolean): Promise<void> {
-    await this.replicator?.close();
+    // Withdrawn in this turn: a query made right after `stop` no longer reaches this storage.
     this.subscriber?.undeclare();
     this.queryable?.undeclare();
+    await this.replicator?.close();
     if (this.purgeTimer) clearInterval(this.purgeTimer);
     this.stopped = true;
     if (this.expiryTimer) clearTimeout(this.expiryTimer);

@@ -303,3 +303,28 @@ describe("access control over HTTP/2", () => {
     stream.close();
   });
 });
+
+describe("closing an HTTP/2 gateway", () => {
+  it("ends its open HTTP/2 connections, SSE streams included, and resolves", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "zest-h2-close-"));
+    try {
+      const { cert, key } = makeCertificate(dir);
+      const z = await startZest(
+        { plugins: { rest: { http_port: "127.0.0.1:0", tls: { listen_certificate: cert, listen_private_key: key } } } },
+        { ...defaultStartOptions(), logger: silentLogger },
+      );
+      const session = connect(z.restUrl!, { ca: readFileSync(cert) });
+      const closed = new Promise<void>((resolve) => session.on("close", () => resolve()));
+      session.on("error", () => {});
+      const { stream } = h2Sse(session, "/demo/**");
+      stream.on("error", () => {});
+      await eventually(() => z.rest!.status().sse_streams === 1, 5000, "the stream");
+      // Before the fix, close() threw (no closeAllConnections on an http2 server) and the
+      // connection stayed open.
+      await z.close();
+      await closed;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -101,10 +101,12 @@ function loadAssets(): Map<string, Asset> {
 
 function readClientScript(): string {
   // Built: dist/rest/explorer/app.js, esbuild's bundle of client/ (scripts/build-explorer.mjs).
-  // From the sources (tsx), the last build's copy.
+  // From the sources (tsx), the last build's copy; from the tests' compiled copy
+  // (.test-build/src/...), the same.
   const candidates = [
     new URL("./app.js", import.meta.url),
     new URL("../../../dist/rest/explorer/app.js", import.meta.url),
+    new URL("../../../../dist/rest/explorer/app.js", import.meta.url),
   ];
   for (const file of candidates) {
     if (existsSync(file)) return readFileSync(file, "utf8").replace(/\n\/\/# sourceMappingURL=.*\s*$/, "\n");
