@@ -200,27 +200,36 @@ export class Session {
     const ts = options.timestamp ?? this.router.hlc.newTimestamp();
     const base = makeSample(key, "put", payload, options.encoding ?? Encoding.APP_OCTET_STREAM, ts);
     let sample: Sample;
+    try {
+      sample = this.withLifetime(base, options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.route(sample, options, this.origin(options.allowedDestination));
+  }
+
+  /**
+   * A put's sample with its extras, its deadline when the options give it a lifetime, and its key
+   * bound to the lease they name (or unbound from any: docs/ttl-and-leases.md). Throws on a bad
+   * lifetime.
+   */
+  private withLifetime(base: Sample, options: PutOptions): Sample {
     if (
       options.ttl === undefined &&
       options.deadline === undefined &&
       options.lease === undefined &&
       !options.sessionBound
     ) {
-      sample = withSampleExtras(base, options);
-      if (this.router.leases.size > 0) this.router.leases.wrote(key, undefined);
-    } else {
-      try {
-        sample = withSampleExtras(base, {
-          attachment: options.attachment,
-          qos: options.qos,
-          deadline: this.deadline(ts, options),
-        });
-        this.bind(key, options);
-      } catch (err) {
-        return Promise.reject(err);
-      }
+      if (this.router.leases.size > 0) this.router.leases.wrote(base.key, undefined);
+      return withSampleExtras(base, options);
     }
-    return this.route(sample, options, this.origin(options.allowedDestination));
+    const sample = withSampleExtras(base, {
+      attachment: options.attachment,
+      qos: options.qos,
+      deadline: this.deadline(base.timestamp!, options),
+    });
+    this.bind(base.key, options);
+    return sample;
   }
 
   /** The deadline a put's options ask for, checked. */
@@ -349,21 +358,11 @@ export class Session {
     const ts = this.router.hlc.newTimestamp();
     const base = makeSample(key, kind, payload, encoding, ts);
     let sample: Sample;
-    if (kind === "delete" || (options.ttl === undefined && options.lease === undefined)) {
-      sample = withSampleExtras(base, options);
-      if (kind === "put" && this.router.leases.size > 0) this.router.leases.wrote(key, undefined);
-    } else {
-      // A conditional refresh with a lifetime (docs/ttl-and-leases.md), as `put` gives one.
-      try {
-        sample = withSampleExtras(base, {
-          attachment: options.attachment,
-          qos: options.qos,
-          deadline: this.deadline(ts, options),
-        });
-        this.bind(key, options);
-      } catch (err) {
-        return Promise.reject(err);
-      }
+    try {
+      // A conditional put keeps or gives a lifetime as `put` does (docs/ttl-and-leases.md).
+      sample = kind === "delete" ? withSampleExtras(base, options) : this.withLifetime(base, options);
+    } catch (err) {
+      return Promise.reject(err);
     }
     const written = this.router.routeConditional(sample, condition);
     return written === SETTLED ? ts : written.then(() => ts);

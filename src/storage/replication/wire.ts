@@ -5,6 +5,7 @@
  * `ReplicationWireError` on anything malformed and the caller drops the message.
  */
 import { Buffer } from "node:buffer";
+import { BinaryReader } from "../../core/binary.js";
 import { Timestamp } from "../../core/timestamp.js";
 import type { Digest, Fingerprint, IntervalFingerprint, LogEvent, SubFingerprint } from "./log.js";
 
@@ -109,54 +110,34 @@ class Writer {
   }
 }
 
-class Reader {
-  private pos = 0;
-  constructor(private readonly buf: Buffer) {
+/** core/binary's bounds-checked reads (this wire is big-endian), plus this wire's own shapes. */
+class Reader extends BinaryReader {
+  constructor(buf: Buffer) {
     if (buf.length > MAX_RECEIVED_BYTES) throw new ReplicationWireError(`message of ${buf.length} bytes is too large`);
+    super(buf);
   }
-  private need(n: number): void {
-    if (this.pos + n > this.buf.length) throw new ReplicationWireError("message ends early");
-  }
-  u8(): number {
-    this.need(1);
-    return this.buf.readUInt8(this.pos++);
-  }
-  u16(): number {
-    this.need(2);
-    const v = this.buf.readUInt16BE(this.pos);
-    this.pos += 2;
-    return v;
-  }
-  u32(): number {
-    this.need(4);
-    const v = this.buf.readUInt32BE(this.pos);
-    this.pos += 4;
-    return v;
+  override need(n: number): void {
+    if (n > this.end - this.pos) throw new ReplicationWireError("message ends early");
   }
   /** A safe integer (interval indexes, counts in ms). */
   int(): number {
-    this.need(8);
-    const v = this.buf.readDoubleBE(this.pos);
-    this.pos += 8;
+    const v = this.f64be();
     if (!Number.isSafeInteger(v)) throw new ReplicationWireError("expected an integer");
     return v;
   }
   fp(): Fingerprint {
-    return { hi: this.u32(), lo: this.u32() };
+    return { hi: this.u32be(), lo: this.u32be() };
   }
   /** A count of items that each take at least `minBytes`, refused before allocation when it lies. */
   count(width: 2 | 4, minBytes: number, max: number): number {
-    const n = width === 2 ? this.u16() : this.u32();
+    const n = width === 2 ? this.u16be() : this.u32be();
     if (n > max) throw new ReplicationWireError(`count ${n} above the limit ${max}`);
-    if (n * minBytes > this.buf.length - this.pos) throw new ReplicationWireError("count larger than the message");
+    if (n * minBytes > this.end - this.pos) throw new ReplicationWireError("count larger than the message");
     return n;
   }
   private utf8(n: number): string {
     if (n > MAX_STRING_BYTES) throw new ReplicationWireError("string too long");
-    this.need(n);
-    const slice = this.buf.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    const s = slice.toString("utf8");
+    const s = this.bytes(n).toString("utf8");
     if (Buffer.byteLength(s, "utf8") !== n || s.includes("\uFFFD"))
       throw new ReplicationWireError("string is not valid UTF-8");
     return s;
@@ -165,22 +146,20 @@ class Reader {
     return this.utf8(this.u8());
   }
   str16(): string {
-    return this.utf8(this.u16());
+    return this.utf8(this.u16be());
   }
   timestamp(): Timestamp {
     const s = this.str8();
     if (!TS_FORM.test(s)) throw new ReplicationWireError("malformed timestamp");
     return Timestamp.decode(s);
   }
-  bytes(): Buffer {
-    const n = this.u32();
-    this.need(n);
-    const b = this.buf.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    return b;
+  /** A u32-length-prefixed byte string (a view). */
+  payload(): Buffer {
+    return this.bytes(this.u32be());
   }
-  end(): void {
-    if (this.pos !== this.buf.length) throw new ReplicationWireError("bytes trail the message");
+  /** Throws unless every byte was read. */
+  finish(): void {
+    if (this.pos !== this.end) throw new ReplicationWireError("bytes trail the message");
   }
 }
 
@@ -234,9 +213,9 @@ export function decodeDigest(buf: Buffer): DigestMessage {
   const storage = r.str8();
   if (!/^[A-Za-z0-9_.-]+$/.test(storage)) throw new ReplicationWireError("malformed storage name");
   const intervalMs = r.int();
-  const subIntervals = r.u16();
-  const hot = r.u16();
-  const warm = r.u16();
+  const subIntervals = r.u16be();
+  const hot = r.u16be();
+  const warm = r.u16be();
   if (intervalMs < 1 || subIntervals < 1 || hot < 1) throw new ReplicationWireError("bad digest settings");
   const current = r.int();
   const cold = r.fp();
@@ -246,11 +225,11 @@ export function decodeDigest(buf: Buffer): DigestMessage {
   const hotSubs: SubFingerprint[] = [];
   for (let n = r.count(2, 18, MAX_ITEMS_PER_REPLY), i = 0; i < n; i++) {
     const interval = r.int();
-    const sub = r.u16();
+    const sub = r.u16be();
     if (sub >= subIntervals) throw new ReplicationWireError("sub-interval out of range");
     hotSubs.push({ interval, sub, fp: r.fp() });
   }
-  r.end();
+  r.finish();
   return {
     zid: z,
     storage,
@@ -270,7 +249,7 @@ export function decodeIntervalsQuery(buf: Buffer): number {
   const r = new Reader(buf);
   header(r, Op.intervals);
   const before = r.int();
-  r.end();
+  r.finish();
   return before;
 }
 
@@ -288,7 +267,7 @@ export function decodeSubsQuery(buf: Buffer): number[] {
   header(r, Op.subs);
   const out: number[] = [];
   for (let n = r.count(2, 8, MAX_ITEMS_PER_QUERY), i = 0; i < n; i++) out.push(r.int());
-  r.end();
+  r.finish();
   return out;
 }
 
@@ -308,8 +287,8 @@ export function decodeEventsQuery(buf: Buffer): Array<{ interval: number; sub: n
   const r = new Reader(buf);
   header(r, Op.events);
   const out: Array<{ interval: number; sub: number }> = [];
-  for (let n = r.count(2, 10, MAX_ITEMS_PER_QUERY), i = 0; i < n; i++) out.push({ interval: r.int(), sub: r.u16() });
-  r.end();
+  for (let n = r.count(2, 10, MAX_ITEMS_PER_QUERY), i = 0; i < n; i++) out.push({ interval: r.int(), sub: r.u16be() });
+  r.finish();
   return out;
 }
 
@@ -327,7 +306,7 @@ export function decodeValuesQuery(buf: Buffer): string[] {
   header(r, Op.values);
   const out: string[] = [];
   for (let n = r.count(2, 3, MAX_KEYS_PER_VALUES_QUERY), i = 0; i < n; i++) out.push(r.str16());
-  r.end();
+  r.finish();
   return out;
 }
 
@@ -375,7 +354,7 @@ export function decodeIntervalsReply(buf: Buffer): IntervalFingerprint[] {
   header(r, Op.intervals);
   const out: IntervalFingerprint[] = [];
   for (let n = r.count(4, 16, MAX_ITEMS_PER_REPLY), i = 0; i < n; i++) out.push({ interval: r.int(), fp: r.fp() });
-  r.end();
+  r.finish();
   return out;
 }
 
@@ -393,8 +372,8 @@ export function decodeSubsReply(buf: Buffer): SubFingerprint[] {
   header(r, Op.subs);
   const out: SubFingerprint[] = [];
   for (let n = r.count(4, 18, MAX_ITEMS_PER_REPLY), i = 0; i < n; i++)
-    out.push({ interval: r.int(), sub: r.u16(), fp: r.fp() });
-  r.end();
+    out.push({ interval: r.int(), sub: r.u16be(), fp: r.fp() });
+  r.finish();
   return out;
 }
 
@@ -424,7 +403,7 @@ export function decodeEventsReply(buf: Buffer): { purgedBeforeMs: number; events
     if (flag > 1) throw new ReplicationWireError("bad deleted flag");
     events.push({ key, timestamp, deleted: flag === 1 });
   }
-  r.end();
+  r.finish();
   return { purgedBeforeMs, events };
 }
 
@@ -449,9 +428,9 @@ export function decodeValuesReply(buf: Buffer): ValueItem[] {
     const flag = r.u8();
     if (flag > 1) throw new ReplicationWireError("bad deleted flag");
     const encoding = r.str16();
-    const payload = Buffer.from(r.bytes()); // copied: the message buffer is not kept
+    const payload = Buffer.from(r.payload()); // copied: the message buffer is not kept
     out.push({ key, timestamp, deleted: flag === 1, encoding, payload });
   }
-  r.end();
+  r.finish();
   return out;
 }
