@@ -51,8 +51,8 @@ const nodeFlags = [
 // (scripts/in-netns.sh): the test process and every server or program it starts share it, and
 // no packet leaves the machine. Where `unshare -n` is not permitted they are skipped with one
 // line; under CI (CI=true) that is a failure, since CI runs as root. They run one file at a time:
-// they share the namespace, and a router answering scouts in one file would be found by the
-// scouting clients of another.
+// each in a namespace of its own, so that a router answering scouts in one file is never found by
+// the scouting clients of another.
 const compiled = files.map((f) => join(OUT, f.replace(/\.ts$/, ".js")));
 const inNetns = (f) => f.endsWith(".netns.test.js");
 const plain = compiled.filter((f) => !inNetns(f));
@@ -64,17 +64,21 @@ if (plain.length > 0) {
 }
 if (isolated.length > 0) {
   const oneAtATime = testArgs.map((a) => (a.startsWith("--test-concurrency=") ? "--test-concurrency=1" : a));
-  const r = spawnSync("bash", ["scripts/in-netns.sh", process.execPath, ...oneAtATime, ...isolated], {
-    stdio: "inherit",
-  });
-  if (r.status === 77) {
-    const ci = process.env.CI === "true";
-    console.error(
-      `${ci ? "FAIL" : "SKIP"}: ${isolated.length} *.netns.test file(s) need a network namespace (unshare -n) and it is not permitted here`,
-    );
-    if (ci) status = 1;
-  } else if (r.status !== 0) {
-    status = r.status ?? 1;
+  // A namespace of its own for each file: a router a file leaves behind (a child process still
+  // exiting) cannot answer the next file's scouts.
+  for (const file of isolated) {
+    const r = spawnSync("bash", ["scripts/in-netns.sh", process.execPath, ...oneAtATime, file], {
+      stdio: "inherit",
+    });
+    if (r.status === 77) {
+      const ci = process.env.CI === "true";
+      console.error(
+        `${ci ? "FAIL" : "SKIP"}: ${isolated.length} *.netns.test file(s) need a network namespace (unshare -n) and it is not permitted here`,
+      );
+      if (ci) status = 1;
+      break;
+    }
+    if (r.status !== 0) status = r.status ?? 1;
   }
 }
 process.exit(status);
