@@ -5,6 +5,7 @@
  * a GET body as the query's payload, wide answers scanned and streamed, and the cache filled.
  * `handle` also answers what is no read: a preflight, and a method the gateway does not take.
  */
+import type { PathOptions } from "./path-options.js";
 import { Buffer } from "node:buffer";
 import { performance } from "node:perf_hooks";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -44,14 +45,7 @@ import { lastEventIdOf, type SseHub } from "./sse.js";
 export const STREAM_ENTRIES = 2048;
 
 /** What the read paths work with, built once by the server. */
-export interface ReadPathOptions {
-  readonly session: Session;
-  readonly codec: RestCodec;
-  readonly access: AccessControl;
-  readonly permissions: AdminPermissions;
-  /** Largest GET body (a query payload) accepted, in bytes. */
-  readonly bodyLimit: number;
-  readonly bodyWatch: BodyWatch;
+export interface ReadPathOptions extends PathOptions {
   /** The read cache; absent when off, or on a router with a fabric. */
   readonly cache: ReadCache | undefined;
   readonly sse: SseHub;

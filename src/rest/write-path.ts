@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AccessControl, Principal } from "../access/access.js";
+import type { PathOptions } from "./path-options.js";
 import { isAllowedHost } from "../access/origin.js";
 import type { WriteIf } from "../core/conditional-write.js";
 import { ZestError } from "../core/errors.js";
@@ -31,14 +32,7 @@ export interface WriteMetrics {
 }
 
 /** What the write path works with, built once by the server. */
-export interface WritePathOptions {
-  readonly session: Session;
-  readonly codec: RestCodec;
-  readonly access: AccessControl;
-  readonly permissions: AdminPermissions;
-  /** Largest request body accepted, in bytes; larger ones get a 413. */
-  readonly bodyLimit: number;
-  readonly bodyWatch: BodyWatch;
+export interface WritePathOptions extends PathOptions {
   /** Which pages may write, and which `Host` names the router. */
   readonly origins: OriginPolicy;
   readonly metrics: WriteMetrics | undefined;
