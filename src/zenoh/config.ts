@@ -12,6 +12,7 @@ import type { Session } from "../core/session.js";
 import { DEFAULT_ZENOH_PORT, type Endpoint, formatEndpoint, isLoopback, parseEndpoint } from "./endpoint.js";
 import { type ZenohLimits, ZenohServer, type ZenohServerOptions } from "./server.js";
 import type { UsrPwdAuth } from "./auth-usrpwd.js";
+import type { SessionBoundKeys } from "./session-bound.js";
 
 export type ListenConfig = z.infer<typeof listenSchema>;
 
@@ -25,6 +26,8 @@ export interface ZenohDoorContext {
   access?: AccessControl | undefined;
   /** zenoh's user/password authentication, when `transport.auth.usrpwd.dictionary_file` is set. */
   usrpwd?: UsrPwdAuth | undefined;
+  /** `session_bound.key_exprs`: puts on them are bound to the writer's session. */
+  sessionBound?: SessionBoundKeys | undefined;
   limits?: Partial<ZenohLimits>;
 }
 
@@ -84,5 +87,6 @@ function serverOptions(ctx: ZenohDoorContext, endpoints: readonly Endpoint[]): Z
     limits: ctx.limits,
     access: ctx.access,
     usrpwd: ctx.usrpwd,
+    sessionBound: ctx.sessionBound,
   };
 }

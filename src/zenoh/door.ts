@@ -13,6 +13,7 @@ import { startScoutingForDoor } from "./scouting/index.js";
 import { scoutingSchema } from "./scouting/schema.js";
 import { transportSchema } from "./transport-schema.js";
 import { UsrPwdAuth } from "./auth-usrpwd.js";
+import { SessionBoundKeys, sessionBoundSchema } from "./session-bound.js";
 
 /** The zenoh door's sections, at the root of the configuration as zenohd has them. */
 export const zenohDoorSchema = closed(
@@ -20,6 +21,7 @@ export const zenohDoorSchema = closed(
     listen: listenSchema.optional(),
     scouting: scoutingSchema.optional(),
     transport: transportSchema.optional(),
+    session_bound: sessionBoundSchema.optional(),
   },
   "the zenoh protocol door (zenohd's root sections)",
 );
@@ -37,8 +39,12 @@ export const zenohDoor = {
         { users: usrpwd.size, accessControl: ctx.edge.access.enabled },
         "zenoh user/password authentication on",
       );
+    const bound = ctx.config.session_bound?.key_exprs ?? [];
+    const lease = ctx.config.transport?.link?.tx?.lease;
     const server = await startZenohDoor(ctx.config.listen, {
       usrpwd,
+      sessionBound: bound.length > 0 ? new SessionBoundKeys(bound) : undefined,
+      ...(lease === undefined ? {} : { limits: { leaseMs: lease } }),
       zid: ctx.zid,
       openSession: ctx.openSession,
       connectivity: ctx.connectivity,

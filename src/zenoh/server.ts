@@ -15,6 +15,7 @@ import { CookieJar } from "./cookie.js";
 import { type Endpoint, formatEndpoint } from "./endpoint.js";
 import { type HandshakeGate, type LinkLimits, type Refusal, ZenohLink } from "./link.js";
 import type { UsrPwdAuth } from "./auth-usrpwd.js";
+import type { SessionBoundKeys } from "./session-bound.js";
 import { type Guard, type SessionLimits, ZenohSession } from "./session.js";
 import type { AccessControl, Principal } from "../access/access.js";
 import { BinaryWriter } from "../core/binary.js";
@@ -60,6 +61,8 @@ export interface ZenohServerOptions {
   access?: AccessControl | undefined;
   /** zenoh's user/password authentication (`transport.auth.usrpwd`), when configured. */
   usrpwd?: UsrPwdAuth | undefined;
+  /** `session_bound.key_exprs`: puts on them are bound to the writer's session. */
+  sessionBound?: SessionBoundKeys | undefined;
 }
 
 /** One session as the admin space lists it. */
@@ -208,6 +211,7 @@ export class ZenohServer {
           this.options.logger,
           this.limits,
           guard,
+          this.options.sessionBound,
         );
         this.sessions.set(l, session);
         this.options.logger.info(

@@ -1,7 +1,7 @@
 /**
  * The zenoh door's `transport` section, in zenohd's names (docs/zenoh-protocol.md,
  * "Credentials"): `transport.auth.usrpwd.dictionary_file`, the users zenoh clients authenticate
- * as in the handshake. Kept apart from the door so the config schema does not load the door.
+ * as in the handshake, and `transport.link.tx.lease`. Kept apart from the door so the config schema does not load the door.
  */
 import { z } from "zod";
 import { closed } from "../config/closed-schema.js";
@@ -38,6 +38,23 @@ export const transportSchema = closed(
         ).optional(),
       },
       "authentication in the zenoh handshake",
+    ).optional(),
+    link: closed(
+      {
+        tx: closed(
+          {
+            lease: z
+              .number()
+              .int()
+              .min(500)
+              .max(3_600_000)
+              .optional()
+              .describe("the router's lease in ms (10000): a session silent this long is closed"),
+          },
+          "what the router sends on zenoh links",
+        ).optional(),
+      },
+      "zenoh links",
     ).optional(),
   },
   "the zenoh transport (zenohd's names)",
