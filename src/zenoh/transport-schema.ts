@@ -16,7 +16,8 @@ const ownCredential = (key: string) =>
     .refine(
       (v) => v === undefined || v === null,
       `transport.auth.usrpwd.${key} is the credential a zenohd uses to open links to others; zest opens no zenoh links: list its clients' users in dictionary_file`,
-    );
+    )
+    .describe("zenohd's own credential for the links it opens: only null is accepted (zest opens none)");
 
 export const transportSchema = closed(
   {
