@@ -14,11 +14,11 @@
 import { ZestError } from "../core/errors.js";
 import { Authenticator } from "./authenticator.js";
 import { BoundedCache } from "./bounded-cache.js";
-import { type Decision, Policy } from "./policy.js";
+import { type Decision, type Identity, Policy } from "./policy.js";
 import { problems } from "../config/schema.js";
 import { type AccessControlConfig, accessControlSchema, MESSAGES, type Message } from "./schema.js";
 
-export type { Decision } from "./policy.js";
+export type { Decision, Identity } from "./policy.js";
 export type { Message } from "./schema.js";
 
 /** Who sent a request: a user (when credentials were given) and a client address. */
@@ -39,6 +39,10 @@ export interface Credentials {
   readonly authorization?: string | undefined;
   /** The client's address as the socket reports it. */
   readonly address: string;
+  /** The local address the connection arrived on (for `interfaces` subjects). */
+  readonly localAddress?: string | undefined;
+  /** The link it came over (for `link_protocols` subjects): `ws` for the remote API; none for REST. */
+  readonly protocol?: Identity["protocol"];
 }
 
 const PRINCIPALS = 4096;
@@ -87,6 +91,11 @@ export class AccessControl {
     return this.#policy !== undefined;
   }
 
+  /** True when some subject names a link property (zids, link protocols, interfaces). */
+  get usesLinks(): boolean {
+    return this.#policy?.usesLinks ?? false;
+  }
+
   /** True when a refused anonymous client should be asked for credentials (401, not 403). */
   get wantsCredentials(): boolean {
     return this.#auth?.hasCredentials ?? false;
@@ -102,9 +111,19 @@ export class AccessControl {
     const address = normalizeAddress(credentials.address);
     const authorization = credentials.authorization;
     if (this.#auth === undefined || authorization === undefined || authorization === "")
-      return this.#principal(undefined, address);
+      return this.#principal(undefined, address, credentials);
     const user = this.#auth.verify(authorization, address);
-    return typeof user === "string" ? this.#principal(user, address) : user.then((u) => this.#principal(u, address));
+    return typeof user === "string"
+      ? this.#principal(user, address, credentials)
+      : user.then((u) => this.#principal(u, address, credentials));
+  }
+
+  /**
+   * The principal of a client a door identified itself: the zenoh door's handshake checks
+   * user/password credentials of its own (docs/zenoh-protocol.md), and knows the session's zid.
+   */
+  principalOf(who: Identity): Principal {
+    return this.#principal(who.user, normalizeAddress(who.address), who);
   }
 
   /**
@@ -116,9 +135,9 @@ export class AccessControl {
     const address = normalizeAddress(credentials.address);
     const authorization = credentials.authorization;
     if (this.#auth === undefined || authorization === undefined || authorization === "")
-      return this.#principal(undefined, address);
+      return this.#principal(undefined, address, credentials);
     const user = this.#auth.known(authorization);
-    return user === undefined ? undefined : this.#principal(user, address);
+    return user === undefined ? undefined : this.#principal(user, address, credentials);
   }
 
   /** May `principal` send `message` on the key expression `ke` (canonical)? */
@@ -135,12 +154,12 @@ export class AccessControl {
   }
 
   /**
-   * True when nothing can be allowed to `principal`: the default is deny and no subject matches
-   * it. A front door that authenticates once per connection (the remote API) asks such an
+   * True when nothing can be allowed to `principal`: the default is deny and no allow rule
+   * applies to a subject it matches. A front door that authenticates once per connection (the remote API) asks such an
    * anonymous client for credentials up front.
    */
   allowsNothing(principal: Principal): boolean {
-    return this.#policy !== undefined && !this.#policy.defaultAllow && !principal.subjects.includes(1);
+    return this.#policy !== undefined && !this.#policy.grantsAnything(principal.subjects);
   }
 
   /**
@@ -164,23 +183,39 @@ export class AccessControl {
     );
   }
 
-  #principal(user: string | undefined, address: string): Principal {
+  #principal(
+    user: string | undefined,
+    address: string,
+    link: Pick<Identity, "localAddress" | "protocol" | "zid">,
+  ): Principal {
     const name = user ?? "";
     let byAddress = this.#principals.get(name);
     if (byAddress === undefined) {
       byAddress = new Map();
       this.#principals.set(name, byAddress);
     }
-    let p = byAddress.get(address);
+    // Link subjects make the link part of who the client is; without them the address is enough.
+    const policy = this.#policy;
+    const key = policy?.usesLinks ? `${address} ${link.localAddress} ${link.protocol} ${link.zid}` : address;
+    let p = byAddress.get(key);
     if (p === undefined) {
       p = {
         user,
         address,
-        subjects: this.#policy === undefined ? new Uint8Array(0) : this.#policy.subjectsOf(user, address),
+        subjects:
+          policy === undefined
+            ? new Uint8Array(0)
+            : policy.subjectsOf({
+                user,
+                address,
+                localAddress: link.localAddress,
+                protocol: link.protocol,
+                zid: link.zid,
+              }),
         decisions: MESSAGES.map(() => new Map()),
       };
       if (byAddress.size >= PRINCIPALS) byAddress.clear();
-      byAddress.set(address, p);
+      byAddress.set(key, p);
     }
     return p;
   }

@@ -16,7 +16,7 @@ export interface ClientInfo extends Credentials {
 export interface RequestLike {
   readonly url?: string | undefined;
   readonly headers: { readonly authorization?: string | undefined };
-  readonly socket: { readonly remoteAddress?: string | undefined };
+  readonly socket: { readonly remoteAddress?: string | undefined; readonly localAddress?: string | undefined };
 }
 
 /** True for a loopback address (`127.0.0.0/8`, `::1`, and IPv4-mapped loopback). */
@@ -35,13 +35,22 @@ export function isLoopbackRequest(req: RequestLike): boolean {
  * On REST's hot path: one small object, nothing else.
  */
 export function httpCredentials(req: RequestLike): Credentials {
-  return { authorization: req.headers.authorization, address: req.socket.remoteAddress ?? "" };
+  return {
+    authorization: req.headers.authorization,
+    address: req.socket.remoteAddress ?? "",
+    localAddress: req.socket.localAddress,
+  };
 }
 
 /** The client of an HTTP request: its address, whether it is loopback, and its `Authorization` header. */
 export function httpClient(req: RequestLike): ClientInfo {
   const address = req.socket.remoteAddress ?? "";
-  return { authorization: req.headers.authorization, address, loopback: isLoopbackAddress(address) };
+  return {
+    authorization: req.headers.authorization,
+    address,
+    localAddress: req.socket.localAddress,
+    loopback: isLoopbackAddress(address),
+  };
 }
 
 /**
@@ -56,7 +65,12 @@ export function httpClientWithToken(req: RequestLike): ClientInfo {
   const url = req.url ?? "/";
   const q = url.indexOf("?");
   const token = q === -1 ? null : new URLSearchParams(url.slice(q + 1)).get("token");
-  return { authorization: token ? `Bearer ${token}` : undefined, address, loopback: isLoopbackAddress(address) };
+  return {
+    authorization: token ? `Bearer ${token}` : undefined,
+    address,
+    localAddress: req.socket.localAddress,
+    loopback: isLoopbackAddress(address),
+  };
 }
 
 /**

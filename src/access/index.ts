@@ -4,6 +4,7 @@ export {
   normalizeAddress,
   type Credentials,
   type Decision,
+  type Identity,
   type Message,
   type Principal,
 } from "./access.js";
@@ -12,6 +13,8 @@ export {
   accessControlSchema,
   tlsSchema,
   MESSAGES,
+  LINK_PROTOCOLS,
+  type LinkProtocol,
   type AccessControlConfig,
   type TlsConfig,
 } from "./schema.js";

@@ -16,7 +16,8 @@
  */
 import { BlockList, isIP } from "node:net";
 import { canonize, isWild, KeTrie } from "../keyexpr/index.js";
-import { type AccessControlConfig, MESSAGES, type Message } from "./schema.js";
+import { interfacesOf } from "./interfaces.js";
+import { type AccessControlConfig, type LinkProtocol, MESSAGES, type Message } from "./schema.js";
 
 export type Decision = "allow" | "deny" | "partial";
 
@@ -33,12 +34,38 @@ interface MessageTries {
 interface CompiledSubject {
   readonly usernames: ReadonlySet<string> | undefined;
   readonly cidrs: BlockList | undefined;
+  readonly zids: ReadonlySet<string> | undefined;
+  readonly protocols: ReadonlySet<LinkProtocol> | undefined;
+  readonly interfaces: ReadonlySet<string> | undefined;
+}
+
+/** Who a client is, as the subjects see it. */
+export interface Identity {
+  readonly user: string | undefined;
+  /** The client's address (normalized). */
+  readonly address: string;
+  /** The local address its connection arrived on (for `interfaces`). */
+  readonly localAddress?: string | undefined;
+  /** The link it came over (for `link_protocols`); none for REST. */
+  readonly protocol?: LinkProtocol | undefined;
+  /** Its zenoh session id (for `zids`); only zenoh-door sessions have one. */
+  readonly zid?: string | undefined;
+}
+
+/** A zid as zenoh prints it: lowercase hex without leading zeros. */
+export function normalizeZid(zid: string): string {
+  const s = zid.toLowerCase().replace(/^0+/, "");
+  return s === "" ? "0" : s;
 }
 
 export class Policy {
   readonly defaultAllow: boolean;
+  /** True when some subject names link properties (zids, link protocols, interfaces). */
+  readonly usesLinks: boolean;
   readonly #tries = new Map<Message, MessageTries>();
   readonly #subjects: CompiledSubject[] = [];
+  /** 1 for each subject some allow rule applies to. */
+  readonly #granting: Uint8Array;
 
   /** Throws an Error with a one-line reason for a bad reference, key expression or range. */
   constructor(config: AccessControlConfig) {
@@ -50,8 +77,14 @@ export class Policy {
       this.#subjects.push({
         usernames: s.usernames && new Set(s.usernames),
         cidrs: s.cidrs && compileCidrs(s.id, s.cidrs),
+        zids: s.zids && new Set(s.zids.map(normalizeZid)),
+        protocols: s.link_protocols && new Set(s.link_protocols),
+        interfaces: s.interfaces && new Set(s.interfaces),
       });
     }
+    this.usesLinks = this.#subjects.some(
+      (s) => s.zids !== undefined || s.protocols !== undefined || s.interfaces !== undefined,
+    );
     const ruleIds = new Set<string>();
     for (const r of config.rules) {
       if (ruleIds.has(r.id)) throw new Error(`access_control.rules: id "${r.id}" is used twice`);
@@ -77,9 +110,11 @@ export class Policy {
       }
     }
     for (const m of MESSAGES) this.#tries.set(m, { allow: new KeTrie(), deny: new KeTrie() });
+    this.#granting = new Uint8Array(this.#subjects.length);
     for (const r of config.rules) {
       const subjects = ruleSubjects.get(r.id);
       if (subjects === undefined || subjects.size === 0) continue; // a rule no policy uses applies to no one
+      if (r.permission === "allow") for (const s of subjects) this.#granting[s] = 1;
       const value: RuleSubjects = { subjects: Uint32Array.from(subjects) };
       for (const raw of r.key_exprs) {
         let ke: string;
@@ -94,15 +129,28 @@ export class Policy {
   }
 
   /** Which subjects a client matches: a subject matches when every property it lists does. */
-  subjectsOf(user: string | undefined, address: string): Uint8Array {
+  subjectsOf(who: Identity): Uint8Array {
+    const { user, address } = who;
     const out = new Uint8Array(this.#subjects.length);
     const family = isIP(address) === 6 ? "ipv6" : "ipv4";
+    const zid = who.zid === undefined ? undefined : normalizeZid(who.zid);
+    const interfaces = this.usesLinks ? interfacesOf(who.localAddress) : [];
     for (const [i, s] of this.#subjects.entries()) {
       if (s.usernames !== undefined && (user === undefined || !s.usernames.has(user))) continue;
       if (s.cidrs !== undefined && (address === "" || !s.cidrs.check(address, family))) continue;
+      if (s.zids !== undefined && (zid === undefined || !s.zids.has(zid))) continue;
+      if (s.protocols !== undefined && (who.protocol === undefined || !s.protocols.has(who.protocol))) continue;
+      if (s.interfaces !== undefined && !interfaces.some((n) => s.interfaces!.has(n))) continue;
       out[i] = 1;
     }
     return out;
+  }
+
+  /** True when some allow rule applies to a client with `subjects` (or the default allows). */
+  grantsAnything(subjects: Uint8Array): boolean {
+    if (this.defaultAllow) return true;
+    for (let i = 0; i < subjects.length; i++) if (subjects[i] === 1 && this.#granting[i] === 1) return true;
+    return false;
   }
 
   /** The decision for a client with `subjects` sending `message` on the canonical `ke`. */

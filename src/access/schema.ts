@@ -39,11 +39,35 @@ const ruleSchema = z.strictObject({
     ),
 });
 
+/** zenoh's link protocol names (`InterceptorLink`), all accepted so that a zenohd config loads. */
+export const LINK_PROTOCOLS = [
+  "tcp",
+  "udp",
+  "tls",
+  "quic",
+  "serial",
+  "unixpipe",
+  "unixsock-stream",
+  "vsock",
+  "ws",
+] as const;
+export type LinkProtocol = (typeof LINK_PROTOCOLS)[number];
+
 const subjectSchema = z.strictObject({
   id: name,
   usernames: idList.optional(),
   /** Client address ranges, e.g. `10.0.0.0/8`, `::1/128`, or a single address. */
   cidrs: z.array(z.string().min(1).max(64)).max(LIMIT).optional(),
+  /** zenoh session ids (hex, as `z_info` prints them): only zenoh-door sessions have one. */
+  zids: z
+    .array(z.string().regex(/^[0-9a-fA-F]{1,32}$/, "a zid is 1 to 32 hex digits"))
+    .min(1)
+    .max(LIMIT)
+    .optional(),
+  /** The link a client came over: `tcp` (zenoh door), `ws` (remote API), ... */
+  link_protocols: z.array(z.enum(LINK_PROTOCOLS)).min(1).max(LINK_PROTOCOLS.length).optional(),
+  /** Names of this host's network interfaces a client's connection arrived on (`lo`, `eth0`). */
+  interfaces: z.array(z.string().min(1).max(64)).min(1).max(LIMIT).optional(),
 });
 
 const policySchema = z.strictObject({

@@ -39,7 +39,8 @@ export function accessAuthorizer(
   if (!access.enabled) return base;
   return (req) => {
     const admin = base(req);
-    const principal = access.authenticate(httpClientWithToken(req));
+    // The remote API is zenoh over WebSocket: `link_protocols: ["ws"]` subjects match it.
+    const principal = access.authenticate({ ...httpClientWithToken(req), protocol: "ws" });
     return principal instanceof Promise
       ? principal.then((p) => decider(access, p, admin))
       : decider(access, principal, admin);

@@ -11,6 +11,8 @@ import type { Connectivity } from "../core/ports.js";
 import type { Session } from "../core/session.js";
 import { DEFAULT_ZENOH_PORT, type Endpoint, formatEndpoint, isLoopback, parseEndpoint } from "./endpoint.js";
 import { type ZenohLimits, ZenohServer, type ZenohServerOptions } from "./server.js";
+import type { UsrPwdAuth } from "./auth-usrpwd.js";
+import type { SessionBoundKeys } from "./session-bound.js";
 
 export type ListenConfig = z.infer<typeof listenSchema>;
 
@@ -20,16 +22,20 @@ export interface ZenohDoorContext {
   openSession(name: string): Session;
   connectivity: Connectivity;
   logger: Logger;
-  /** The router's access control: applied to every zenoh session by its address (docs/security.md). */
-  access?: AccessControl;
+  /** The router's access control: applied to every zenoh session (docs/security.md). */
+  access?: AccessControl | undefined;
+  /** zenoh's user/password authentication, when `transport.auth.usrpwd.dictionary_file` is set. */
+  usrpwd?: UsrPwdAuth | undefined;
+  /** `session_bound.key_exprs`: puts on them are bound to the writer's session. */
+  sessionBound?: SessionBoundKeys | undefined;
   limits?: Partial<ZenohLimits>;
 }
 
 /**
  * Starts the zenoh door: the configured endpoints, or `tcp/127.0.0.1:7447`. Protected mode as
  * REST has it: the default is loopback, and an endpoint off loopback without access control
- * starts with a warning. With access control on, each session is decided as an anonymous client
- * of its address (`cidrs` subjects); zenoh's user/password authentication is not supported yet.
+ * starts with a warning. With access control on, each session is decided as the user its
+ * handshake authenticated (zenoh's user/password) or an anonymous client, by its address, link and zid.
  * When the default port is taken (another router on this host), the door takes a free port and
  * says so, so several routers start on one host as typed; a configured endpoint in use is an error.
  */
@@ -80,5 +86,7 @@ function serverOptions(ctx: ZenohDoorContext, endpoints: readonly Endpoint[]): Z
     endpoints,
     limits: ctx.limits,
     access: ctx.access,
+    usrpwd: ctx.usrpwd,
+    sessionBound: ctx.sessionBound,
   };
 }

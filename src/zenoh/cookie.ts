@@ -19,6 +19,8 @@ export interface CookieState {
   qos: boolean;
   /** When the cookie was made (ms since the epoch), to refuse stale ones. */
   issuedAt: number;
+  /** The user/password nonce of the INIT ack, when the router asked for credentials. */
+  nonce?: bigint | undefined;
 }
 
 const MAC_BYTES = 16;
@@ -41,6 +43,8 @@ export class CookieJar {
       .u8(state.patch)
       .u8(state.qos ? 1 : 0)
       .u64(BigInt(state.issuedAt))
+      .u8(state.nonce === undefined ? 0 : 1)
+      .u64(state.nonce ?? 0n)
       .bytes(randomBytes(8));
     const body = w.view();
     const mac = this.mac(body);
@@ -64,6 +68,9 @@ export class CookieJar {
       qos: r.u8() === 1,
       issuedAt: Number(r.u64()),
     };
+    const withNonce = r.u8() === 1;
+    const nonce = r.u64();
+    if (withNonce) state.nonce = nonce;
     if (now - state.issuedAt > maxAgeMs) throw new DecodeError("cookie expired");
     return state;
   }

@@ -11,12 +11,17 @@ import { startZenohDoor } from "./config.js";
 import { listenSchema } from "./listen-schema.js";
 import { startScoutingForDoor } from "./scouting/index.js";
 import { scoutingSchema } from "./scouting/schema.js";
+import { transportSchema } from "./transport-schema.js";
+import { UsrPwdAuth } from "./auth-usrpwd.js";
+import { SessionBoundKeys, sessionBoundSchema } from "./session-bound.js";
 
 /** The zenoh door's sections, at the root of the configuration as zenohd has them. */
 export const zenohDoorSchema = closed(
   {
     listen: listenSchema.optional(),
     scouting: scoutingSchema.optional(),
+    transport: transportSchema.optional(),
+    session_bound: sessionBoundSchema.optional(),
   },
   "the zenoh protocol door (zenohd's root sections)",
 );
@@ -27,7 +32,19 @@ export const zenohDoor = {
   schema: zenohDoorSchema,
   atRoot: true,
   async start(ctx: DoorContext<z.output<typeof zenohDoorSchema>>) {
+    const dictionary = ctx.config.transport?.auth?.usrpwd?.dictionary_file;
+    const usrpwd = dictionary ? UsrPwdAuth.fromFile(dictionary) : undefined;
+    if (usrpwd !== undefined)
+      ctx.logger.info(
+        { users: usrpwd.size, accessControl: ctx.edge.access.enabled },
+        "zenoh user/password authentication on",
+      );
+    const bound = ctx.config.session_bound?.key_exprs ?? [];
+    const lease = ctx.config.transport?.link?.tx?.lease;
     const server = await startZenohDoor(ctx.config.listen, {
+      usrpwd,
+      sessionBound: bound.length > 0 ? new SessionBoundKeys(bound) : undefined,
+      ...(lease === undefined ? {} : { limits: { leaseMs: lease } }),
       zid: ctx.zid,
       openSession: ctx.openSession,
       connectivity: ctx.connectivity,
@@ -45,7 +62,12 @@ export const zenohDoor = {
     }
     return {
       locators: () => server.locators(),
-      status: () => ({ locators: server.locators(), sessions: server.status() }),
+      status: () => ({
+        locators: server.locators(),
+        sessions: server.status(),
+        refused: server.refused,
+        auth_failures: server.authFailures,
+      }),
       sessions: () =>
         server.status().map((s) => ({ peer: s.zid, whatami: s.whatami, address: s.address, link: s.link })),
       counters: () => ({ connections: server.status().length, refused: server.refused }),

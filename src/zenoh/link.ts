@@ -61,6 +61,24 @@ export interface PeerInfo {
   batchSize: number;
   patch: number;
   qos: boolean;
+  /** The user the handshake authenticated (user/password), if any. */
+  user?: string | undefined;
+}
+
+/** A handshake step's refusal: the link is closed with CLOSE, the reason logged by the gate. */
+export interface Refusal {
+  readonly refused: string;
+}
+
+/**
+ * Who may open a session (docs/security.md): asked at INIT syn and at OPEN syn, before the
+ * router answers, so a refused client gets CLOSE instead of an ack.
+ */
+export interface HandshakeGate {
+  /** At INIT syn: a nonce (and the ack's auth extension) when credentials are taken, or a refusal. */
+  onInit(m: InitMsg, address: string): { nonce?: bigint; auth?: Buffer } | Refusal;
+  /** At OPEN syn: the authenticated user (and the ack's auth extension), or a refusal. */
+  onOpen(m: OpenMsg, nonce: bigint | undefined, peer: PeerInfo): { user?: string; auth?: Buffer } | Refusal;
 }
 
 export interface LinkOptions {
@@ -68,6 +86,8 @@ export interface LinkOptions {
   cookies: CookieJar;
   logger: Logger;
   limits: LinkLimits;
+  /** Authentication and admission in the handshake (none: every client is admitted). */
+  gate?: HandshakeGate | undefined;
   /** Called when the handshake completes; returns the handler of the session's network messages. */
   onOpen(link: ZenohLink, peer: PeerInfo): NetworkHandler;
   onClosed(link: ZenohLink): void;
@@ -276,6 +296,11 @@ export class ZenohLink {
       this.close(CloseReason.UNSUPPORTED);
       return;
     }
+    const admitted = this.options.gate?.onInit(m, this.address);
+    if (admitted !== undefined && "refused" in admitted) {
+      this.close(CloseReason.GENERIC);
+      return;
+    }
     const state = {
       zid: m.zid,
       whatami: m.whatami,
@@ -285,6 +310,7 @@ export class ZenohLink {
       patch: Math.min(m.patch, 1),
       qos: m.qos,
       issuedAt: Date.now(),
+      nonce: admitted?.nonce,
     };
     const w = new BinaryWriter(128);
     w.u16(0);
@@ -297,6 +323,7 @@ export class ZenohLink {
       cookie: this.options.cookies.seal(state),
       patch: state.patch,
       qos: state.qos,
+      auth: admitted?.auth,
     });
     w.patchU16(0, w.length - BATCH_LEN);
     this.state = "open_wait";
@@ -305,10 +332,7 @@ export class ZenohLink {
 
   private onOpenSyn(m: OpenMsg): void {
     const state = this.options.cookies.open(m.cookie ?? Buffer.alloc(0), this.options.limits.handshakeTimeoutMs);
-    this.batchSize = state.batchSize;
-    this.snMask = state.snRes >= 3 ? Number.MAX_SAFE_INTEGER : 2 ** (8 << state.snRes) - 1;
-    this.snReliable = randomInt(0, Math.min(this.snMask, 0xffff_ffff));
-    this.peer = {
+    const peer: PeerInfo = {
       zid: state.zid,
       whatami: state.whatami,
       address: this.address,
@@ -317,9 +341,25 @@ export class ZenohLink {
       patch: state.patch,
       qos: state.qos,
     };
+    const admitted = this.options.gate?.onOpen(m, state.nonce, peer);
+    if (admitted !== undefined && "refused" in admitted) {
+      this.close(CloseReason.GENERIC);
+      return;
+    }
+    if (admitted?.user !== undefined) peer.user = admitted.user;
+    this.batchSize = state.batchSize;
+    this.snMask = state.snRes >= 3 ? Number.MAX_SAFE_INTEGER : 2 ** (8 << state.snRes) - 1;
+    this.snReliable = randomInt(0, Math.min(this.snMask, 0xffff_ffff));
+    this.peer = peer;
     const w = new BinaryWriter(32);
     w.u16(0);
-    encodeOpen(w, { ack: true, leaseMs: this.options.limits.leaseMs, initialSn: this.snReliable, qos: state.qos });
+    encodeOpen(w, {
+      ack: true,
+      leaseMs: this.options.limits.leaseMs,
+      initialSn: this.snReliable,
+      qos: state.qos,
+      auth: admitted?.auth,
+    });
     w.patchU16(0, w.length - BATCH_LEN);
     this.writeRaw(w.view());
     this.state = "open";

@@ -13,9 +13,11 @@ import type { WhatAmI } from "./codec/core.js";
 import { CloseReason, encodeClose } from "./codec/transport.js";
 import { CookieJar } from "./cookie.js";
 import { type Endpoint, formatEndpoint } from "./endpoint.js";
-import { type LinkLimits, ZenohLink } from "./link.js";
+import { type HandshakeGate, type LinkLimits, type Refusal, ZenohLink } from "./link.js";
+import type { UsrPwdAuth } from "./auth-usrpwd.js";
+import type { SessionBoundKeys } from "./session-bound.js";
 import { type Guard, type SessionLimits, ZenohSession } from "./session.js";
-import type { AccessControl } from "../access/access.js";
+import type { AccessControl, Principal } from "../access/access.js";
 import { BinaryWriter } from "../core/binary.js";
 
 /** Every limit of the door, with its default in `DEFAULT_ZENOH_LIMITS`. */
@@ -53,15 +55,21 @@ export interface ZenohServerOptions {
   endpoints: readonly Endpoint[];
   limits?: Partial<ZenohLimits>;
   /**
-   * Access control (docs/security.md): each session is decided as an anonymous client of its
-   * address (`cidrs` subjects); zenoh's user/password authentication is not supported yet.
+   * Access control (docs/security.md): each session is decided as the user its handshake
+   * authenticated (or an anonymous client), from its address, over its link, with its zid.
    */
-  access?: AccessControl;
+  access?: AccessControl | undefined;
+  /** zenoh's user/password authentication (`transport.auth.usrpwd`), when configured. */
+  usrpwd?: UsrPwdAuth | undefined;
+  /** `session_bound.key_exprs`: puts on them are bound to the writer's session. */
+  sessionBound?: SessionBoundKeys | undefined;
 }
 
 /** One session as the admin space lists it. */
 export interface ZenohSessionStatus {
   zid: string;
+  /** The user its handshake authenticated, if any. */
+  user?: string;
   whatami: WhatAmI;
   address: string;
   link: string;
@@ -80,6 +88,8 @@ export class ZenohServer {
   private readonly sessions = new Map<ZenohLink, ZenohSession>();
   /** Connections refused by the caps or by access control so far (the door metrics). */
   refused = 0;
+  /** Handshakes refused for credentials: wrong, unknown or missing where required. */
+  authFailures = 0;
   private bound: string[] = [];
   private timer: NodeJS.Timeout | undefined;
 
@@ -135,6 +145,7 @@ export class ZenohServer {
   status(): ZenohSessionStatus[] {
     return [...this.sessions].map(([l, s]) => ({
       zid: s.peer.zid,
+      ...(s.peer.user === undefined ? {} : { user: s.peer.user }),
       whatami: s.peer.whatami,
       address: s.peer.address,
       link: `tcp/${s.peer.address}`,
@@ -159,26 +170,38 @@ export class ZenohServer {
       socket.on("error", () => {});
       return;
     }
-    const access = this.options.access;
-    const principal = access?.enabled ? access.knownPrincipal({ address: ip }) : undefined;
-    if (access && principal && access.allowsNothing(principal)) {
-      this.options.logger.info({ address: ip }, "zenoh connection refused: access control allows this address nothing");
-      this.refused++;
-      const w = new BinaryWriter(8);
-      w.u16(2);
-      encodeClose(w, CloseReason.GENERIC);
-      socket.end(w.finish());
-      socket.on("error", () => {});
-      return;
+    const access = this.options.access?.enabled ? this.options.access : undefined;
+    const usrpwd = this.options.usrpwd;
+    // Refused at connect when nothing the handshake could tell (a user, a zid) would change it.
+    if (access && usrpwd === undefined && !access.usesLinks) {
+      const anonymous = access.principalOf({ user: undefined, address: ip });
+      if (access.allowsNothing(anonymous)) {
+        this.options.logger.info(
+          { address: ip },
+          "zenoh connection refused: access control allows this address nothing",
+        );
+        this.refused++;
+        const w = new BinaryWriter(8);
+        w.u16(2);
+        encodeClose(w, CloseReason.GENERIC);
+        socket.end(w.finish());
+        socket.on("error", () => {});
+        return;
+      }
     }
+    let principal: Principal | undefined;
+    const gate = this.gate(ip, socket.localAddress, (p) => {
+      principal = p;
+    });
     const guard: Guard | undefined =
-      access && principal ? (message, key) => access.decide(principal, message, key) : undefined;
+      access === undefined ? undefined : (message, key) => access.decide(principal!, message, key);
     this.perAddress.set(ip, fromIp + 1);
     const link = new ZenohLink(socket, {
       zid: this.options.zid,
       cookies: this.cookies,
       logger: this.options.logger,
       limits: this.limits,
+      gate,
       onOpen: (l, peer) => {
         const session = new ZenohSession(
           l,
@@ -188,10 +211,11 @@ export class ZenohServer {
           this.options.logger,
           this.limits,
           guard,
+          this.options.sessionBound,
         );
         this.sessions.set(l, session);
         this.options.logger.info(
-          { zid: peer.zid, whatami: peer.whatami, address: peer.address },
+          { zid: peer.zid, whatami: peer.whatami, address: peer.address, user: peer.user },
           "zenoh session opened",
         );
         return session;
@@ -209,6 +233,60 @@ export class ZenohServer {
       },
     });
     this.links.add(link);
+  }
+
+  /**
+   * The handshake's admission for one connection (docs/security.md): user/password when the
+   * client offers it and the router takes it, then access control on who the session is (user,
+   * address, link, zid). `admitted` receives the principal its session is decided as.
+   */
+  private gate(
+    address: string,
+    localAddress: string | undefined,
+    admitted: (p: Principal) => void,
+  ): HandshakeGate | undefined {
+    const access = this.options.access?.enabled ? this.options.access : undefined;
+    const usrpwd = this.options.usrpwd;
+    if (access === undefined && usrpwd === undefined) return undefined;
+    const logger = this.options.logger;
+    const refuse = (fields: Record<string, unknown>, reason: string, credentials: boolean): Refusal => {
+      logger.info({ address, ...fields, reason }, "zenoh handshake refused");
+      this.refused++;
+      if (credentials) this.authFailures++;
+      return { refused: reason };
+    };
+    const principalOf = (user: string | undefined, zid: string): Principal | undefined =>
+      access?.principalOf({ user, address, localAddress, protocol: "tcp", zid });
+    return {
+      onInit: (m) => {
+        if (usrpwd?.asked(m.auth)) {
+          const nonce = usrpwd.nonce();
+          return { nonce, auth: usrpwd.initAck(nonce) };
+        }
+        const anonymous = principalOf(undefined, m.zid);
+        // Without access control, user/password (when configured) is what admits a client, as in zenohd.
+        if (usrpwd !== undefined && (anonymous === undefined || access!.allowsNothing(anonymous)))
+          return refuse({ zid: m.zid }, "credentials required (transport.auth.usrpwd)", true);
+        if (anonymous !== undefined && access!.allowsNothing(anonymous))
+          return refuse({ zid: m.zid }, "access control allows this client nothing", false);
+        return {};
+      },
+      onOpen: (m, nonce, peer) => {
+        let user: string | undefined;
+        if (nonce !== undefined && usrpwd !== undefined) {
+          const outcome = usrpwd.verify(m.auth, nonce, address);
+          if ("refused" in outcome) return refuse({ zid: peer.zid }, outcome.refused, true);
+          user = outcome.user;
+        }
+        const p = principalOf(user, peer.zid);
+        if (p !== undefined) {
+          if (access!.allowsNothing(p))
+            return refuse({ zid: peer.zid, user }, "access control allows this client nothing", false);
+          admitted(p);
+        }
+        return user === undefined ? {} : { user, auth: usrpwd!.openAck() };
+      },
+    };
   }
 
   /** Closes every session and stops listening. */

@@ -36,6 +36,7 @@ import {
 } from "./codec/network.js";
 import type { PushBody } from "./codec/zenoh.js";
 import type { NetworkHandler, PeerInfo, ZenohLink } from "./link.js";
+import { BOUND_BY_KEY, putLifetime, type SessionBoundKeys } from "./session-bound.js";
 
 /** The limits of one zenoh session. */
 export interface SessionLimits {
@@ -88,6 +89,8 @@ export class ZenohSession implements NetworkHandler {
     private readonly logger: Logger,
     private readonly limits: SessionLimits,
     private readonly guard?: Guard,
+    /** `session_bound.key_exprs`: puts on them are bound to this session. */
+    private readonly sessionBound?: SessionBoundKeys,
   ) {}
 
   /** True unless access control refuses `message` on `key` (wholly: a partial decision refuses). */
@@ -182,6 +185,18 @@ export class ZenohSession implements NetworkHandler {
     let done: Promise<void>;
     if (b.kind === "put") {
       options.encoding = b.hasEncoding ? b.encoding : DEFAULT_ENCODING;
+      // A lifetime asked for (docs/ttl-and-leases.md): its `zest:` attachment is not handed on.
+      let life: ReturnType<typeof putLifetime>;
+      try {
+        life = putLifetime(key, b.attachment, this.sessionBound);
+      } catch (err) {
+        this.logger.info({ zid: this.peer.zid, key, err: errorMessage(err) }, "zenoh put refused: bad lifetime");
+        return;
+      }
+      if (life !== undefined) {
+        if (b.attachment && life !== BOUND_BY_KEY) delete options.attachment;
+        Object.assign(options, life);
+      }
       done = this.session.put(key, Buffer.from(b.payload), options);
     } else done = this.session.delete(key, options);
     done.catch((err: unknown) =>

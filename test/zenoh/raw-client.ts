@@ -15,6 +15,16 @@ import {
   isNetworkHeader,
   type TransportMsg,
 } from "../../src/zenoh/codec/transport.js";
+import { usrPwdClient } from "../../src/zenoh/auth-usrpwd.js";
+
+/** How the raw client opens its session. */
+export interface HandshakeOptions {
+  zid?: string;
+  whatami?: "client" | "peer";
+  leaseMs?: number;
+  /** zenoh user/password credentials, sent as zenoh-rust's client sends them. */
+  credentials?: { user: string; password: string };
+}
 
 export class RawClient {
   /** Every batch received, raw. */
@@ -47,23 +57,31 @@ export class RawClient {
   }
 
   /** Connects and opens a session (client by default). */
-  static async open(
-    port: number,
-    opts: { zid?: string; whatami?: "client" | "peer"; leaseMs?: number } = {},
-  ): Promise<RawClient> {
+  static async open(port: number, opts: HandshakeOptions = {}): Promise<RawClient> {
     const c = await RawClient.connect(port);
     await c.handshake(opts);
     return c;
   }
 
-  async handshake(opts: { zid?: string; whatami?: "client" | "peer"; leaseMs?: number } = {}): Promise<void> {
-    this.sendBatch((w) => encodeInitSyn(w, { whatami: opts.whatami ?? "client", zid: opts.zid ?? "C0FFEE", patch: 1 }));
-    const ack = await this.waitTransport((t) => t.kind === "init");
-    if (ack.kind !== "init" || !ack.msg.cookie) throw new Error("no INIT ack");
+  /** Opens the session; rejects when the router answers with CLOSE (or nothing) instead of an ack. */
+  async handshake(opts: HandshakeOptions = {}): Promise<void> {
+    const creds = opts.credentials;
     this.sendBatch((w) =>
-      encodeOpen(w, { ack: false, leaseMs: opts.leaseMs ?? 10_000, initialSn: 0, cookie: ack.msg.cookie }),
+      encodeInitSyn(w, {
+        whatami: opts.whatami ?? "client",
+        zid: opts.zid ?? "C0FFEE",
+        patch: 1,
+        auth: creds ? usrPwdClient.initSyn() : undefined,
+      }),
     );
-    await this.waitTransport((t) => t.kind === "open");
+    const ack = await this.waitTransport((t) => t.kind === "init" || t.kind === "close");
+    if (ack.kind !== "init" || !ack.msg.cookie) throw new Error("no INIT ack");
+    const auth = creds ? usrPwdClient.openSyn(ack.msg.auth, creds.user, creds.password) : undefined;
+    this.sendBatch((w) =>
+      encodeOpen(w, { ack: false, leaseMs: opts.leaseMs ?? 10_000, initialSn: 0, cookie: ack.msg.cookie, auth }),
+    );
+    const open = await this.waitTransport((t) => t.kind === "open" || t.kind === "close");
+    if (open.kind !== "open") throw new Error("the router closed the session instead of an OPEN ack");
   }
 
   /** Sends one batch whose content `write` encodes (the length prefix is added here). */

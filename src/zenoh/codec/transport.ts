@@ -281,10 +281,13 @@ export function encodeInitAck(
     cookie: Buffer;
     patch: number;
     qos: boolean;
+    /** The auth extension's body (user/password's nonce), when the router asks for credentials. */
+    auth?: Buffer | undefined;
   },
 ): void {
-  const exts: Array<[number, number | undefined]> = [];
+  const exts: Ext[] = [];
   if (m.qos) exts.push([InitExt.QOS, undefined]);
+  if (m.auth) exts.push([InitExt.AUTH, m.auth]);
   if (m.patch > 0) exts.push([InitExt.PATCH, m.patch]);
   w.u8(MID_T_INIT | FLAG_ACK | FLAG_INIT_S | (exts.length > 0 ? FLAG_Z : 0));
   w.u8(PROTOCOL_VERSION);
@@ -306,10 +309,12 @@ export function encodeInitSyn(
     batchSize?: number;
     patch?: number;
     qos?: boolean;
+    auth?: Buffer | undefined;
   },
 ): void {
-  const exts: Array<[number, number | undefined]> = [];
+  const exts: Ext[] = [];
   if (m.qos) exts.push([InitExt.QOS, undefined]);
+  if (m.auth) exts.push([InitExt.AUTH, m.auth]);
   if (m.patch) exts.push([InitExt.PATCH, m.patch]);
   w.u8(MID_T_INIT | FLAG_INIT_S | (exts.length > 0 ? FLAG_Z : 0));
   w.u8(PROTOCOL_VERSION);
@@ -319,24 +324,31 @@ export function encodeInitSyn(
   writeExts(w, exts);
 }
 
-function writeExts(w: BinaryWriter, exts: Array<[number, number | undefined]>): void {
+/** An extension to write: its id and its value (a zint's number, a zbuf's bytes, nothing for a unit). */
+type Ext = [number, number | Buffer | undefined];
+
+function writeExts(w: BinaryWriter, exts: Ext[]): void {
   exts.forEach(([id, v], i) => {
     extHeader(w, id, i < exts.length - 1);
-    if ((id & 0x60) === EXT_ZINT) w.vle(v ?? 0);
+    if ((id & 0x60) === EXT_ZINT) w.vle(typeof v === "number" ? v : 0);
+    else if ((id & 0x60) === EXT_ZBUF) w.lenBytes(v instanceof Buffer ? v : Buffer.alloc(0));
   });
 }
 
 /** Writes an OPEN (syn with the cookie, or ack). The lease goes in seconds when it is whole seconds. */
 export function encodeOpen(
   w: BinaryWriter,
-  m: { ack: boolean; leaseMs: number; initialSn: number; cookie?: Buffer; qos?: boolean },
+  m: { ack: boolean; leaseMs: number; initialSn: number; cookie?: Buffer; qos?: boolean; auth?: Buffer | undefined },
 ): void {
+  const exts: Ext[] = [];
+  if (m.qos) exts.push([InitExt.QOS, undefined]);
+  if (m.auth) exts.push([InitExt.AUTH, m.auth]);
   const seconds = m.leaseMs % 1000 === 0;
-  w.u8(MID_T_OPEN | (m.ack ? FLAG_ACK : 0) | (seconds ? FLAG_OPEN_T : 0) | (m.qos ? FLAG_Z : 0));
+  w.u8(MID_T_OPEN | (m.ack ? FLAG_ACK : 0) | (seconds ? FLAG_OPEN_T : 0) | (exts.length > 0 ? FLAG_Z : 0));
   w.vle(seconds ? m.leaseMs / 1000 : m.leaseMs);
   w.vle(m.initialSn);
   if (!m.ack) w.lenBytes(m.cookie ?? Buffer.alloc(0));
-  if (m.qos) extHeader(w, InitExt.QOS, false);
+  writeExts(w, exts);
 }
 
 /** Writes a CLOSE; `session` closes the whole session, not only this link. */
