@@ -8,6 +8,7 @@ import { fmtInt, fmtNum } from "./format.js";
 import { loadNotes, PAIRED_ROUNDS, pairedRatio, type RequestSpec, roundsNote } from "./load.js";
 import { TEXT_100 } from "./payloads.js";
 import type { ServerProcess } from "./proc.js";
+import type { BenchResult } from "./types.js";
 import { compareSystems, type SystemFigures, systemFigures } from "./system-load.js";
 
 /** A PUT of the 100-byte text/plain body to `path`, with extra request `headers`. */
@@ -65,5 +66,27 @@ export async function comparePutPair(zest: ServerProcess, a: PutSide, b: PutSide
     notes: [...loadNotes(a.prefix, x), ...loadNotes(b.prefix, y)],
     summary: (detail) =>
       `${a.label} ${fmtInt(x.reqPerSec)} req/s / ${b.label} ${fmtInt(y.reqPerSec)} req/s (CPU per PUT ${fmtNum(x.systemUsPerReq, 0)} µs / ${fmtNum(y.systemUsPerReq, 0)} µs; ${detail ? `${detail}; ` : ""}${roundsNote(x, y)})`,
+  };
+}
+
+/**
+ * The result of benchmark `name` from `pair`, passing at `target` × and above; `extra` adds
+ * figures, a detail to the summary, notes, and a further condition to pass.
+ */
+export function putPairResult(
+  name: string,
+  target: number,
+  pair: PutPair,
+  extra: { figures?: Record<string, number>; detail?: string; notes?: string[]; pass?: boolean } = {},
+): BenchResult {
+  return {
+    name,
+    figures: { ...pair.figures, ...extra.figures },
+    ratio: pair.ratio,
+    target: `>= ${target}x`,
+    pass: pair.ratio >= target && (extra.pass ?? true),
+    summary: pair.summary(extra.detail),
+    interferencePct: pair.interferencePct,
+    notes: [...pair.notes, ...(extra.notes ?? [])],
   };
 }

@@ -5,7 +5,7 @@
  * conditional PUT succeeds. Runs alternate (warm-up, then cond plain, plain cond).
  */
 import { type ServerProcess, spawnZest } from "../lib/proc.js";
-import { comparePutPair } from "../lib/put-pair.js";
+import { comparePutPair, putPairResult } from "../lib/put-pair.js";
 import { memory, storagesCfg } from "../lib/storages.js";
 import type { BenchResult } from "../lib/types.js";
 
@@ -26,16 +26,7 @@ export async function run(): Promise<BenchResult> {
       },
       { prefix: "plain", label: "plain PUT", path: "/plain/k", distinctKeys: true },
     );
-    return {
-      name: "conditional-put",
-      figures: pair.figures,
-      ratio: pair.ratio,
-      target: `>= ${TARGET}x`,
-      pass: pair.ratio >= TARGET,
-      summary: pair.summary(),
-      interferencePct: pair.interferencePct,
-      notes: pair.notes,
-    };
+    return putPairResult("conditional-put", TARGET, pair);
   } finally {
     await zest?.stop();
   }

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { fmtInt } from "../lib/format.js";
 import { type ServerProcess, spawnZest } from "../lib/proc.js";
-import { comparePutPair } from "../lib/put-pair.js";
+import { comparePutPair, putPairResult } from "../lib/put-pair.js";
 import { memory, sqlite, storagesCfg } from "../lib/storages.js";
 import type { BenchResult } from "../lib/types.js";
 
@@ -41,20 +41,15 @@ export async function run(): Promise<BenchResult> {
       db.close();
     }
     const acked = pair.a.requests + pair.warmupRequests[0]!;
-    const notes = [...pair.notes];
-    if (rows < acked)
-      notes.push(`only ${fmtInt(rows)} rows in the SQLite table for ${fmtInt(acked)} acknowledged PUTs`);
-    return {
-      name: "sqlite-put",
-      // cpuPerReqRatio: server CPU per PUT, memory over SQLite, the same ratio from CPU accounting.
-      figures: { ...pair.figures, sqliteRows: rows },
-      ratio: pair.ratio,
-      target: `>= ${TARGET}x`,
-      pass: pair.ratio >= TARGET && rows >= acked,
-      summary: pair.summary(`${fmtInt(rows)} rows`),
-      interferencePct: pair.interferencePct,
+    const notes =
+      rows < acked ? [`only ${fmtInt(rows)} rows in the SQLite table for ${fmtInt(acked)} acknowledged PUTs`] : [];
+    // cpuPerReqRatio: server CPU per PUT, memory over SQLite, the same ratio from CPU accounting.
+    return putPairResult("sqlite-put", TARGET, pair, {
+      figures: { sqliteRows: rows },
+      detail: `${fmtInt(rows)} rows`,
       notes,
-    };
+      pass: rows >= acked,
+    });
   } finally {
     await zest?.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -4,7 +4,7 @@
  * (the TTL's deadline moves in place). Runs alternate (warm-up, then ttl plain, plain ttl).
  */
 import { type ServerProcess, spawnZest } from "../lib/proc.js";
-import { comparePutPair } from "../lib/put-pair.js";
+import { comparePutPair, putPairResult } from "../lib/put-pair.js";
 import { memory, storagesCfg } from "../lib/storages.js";
 import type { BenchResult } from "../lib/types.js";
 
@@ -19,16 +19,7 @@ export async function run(): Promise<BenchResult> {
       { prefix: "ttl", label: "PUT ?_ttl=1h", path: "/ttl/k?_ttl=1h" },
       { prefix: "plain", label: "plain PUT", path: "/plain/k" },
     );
-    return {
-      name: "ttl-put",
-      figures: pair.figures,
-      ratio: pair.ratio,
-      target: `>= ${TARGET}x`,
-      pass: pair.ratio >= TARGET,
-      summary: pair.summary(),
-      interferencePct: pair.interferencePct,
-      notes: pair.notes,
-    };
+    return putPairResult("ttl-put", TARGET, pair);
   } finally {
     await zest?.stop();
   }
