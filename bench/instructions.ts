@@ -17,12 +17,22 @@
  * window is shown apart, and left out of the per-request figure to compare builds by.
  * `INSTRUCTIONS_DUMP=<file>` keeps the callgrind dump, for `callgrind_annotate`.
  * `INSTRUCTIONS_PUT_PATH=<path>` PUTs there instead (`/bench/put?_ttl=1h`: a PUT with a TTL).
+ *
+ * HTTPS: the arguments `{cert}` and `{key}` stand for a self-signed certificate made for the run
+ * (openssl), and a server that prints `serving https://...` is loaded over TLS (HTTP/1.1, no
+ * ALPN, as autocannon connects; the certificate is not checked), e.g.
+ *   ... bench/instructions.ts get -- dist/cli.js --rest-http-port 127.0.0.1:0 --rest-tls-cert {cert} --rest-tls-key {key}
+ *   ... bench/instructions.ts get -- bench/baselines/https.mjs get {cert} {key}
+ *   ... bench/instructions.ts get -- bench/baselines/h2-https.mjs get {cert} {key}
  */
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
+import { makeCertificate } from "../test/support/certificate.js";
 import { type ServerProcess, spawnServer } from "./lib/proc.js";
 
 const BODY = "x".repeat(100);
@@ -53,6 +63,10 @@ if (!Number.isSafeInteger(warm) || warm < 1 || !Number.isSafeInteger(count) || c
 const dir = mkdtempSync(join(tmpdir(), "zest-instructions-"));
 let server: ServerProcess | undefined;
 try {
+  if (nodeArgs.some((a) => a === "{cert}" || a === "{key}")) {
+    const { cert, key } = makeCertificate(dir);
+    for (const [i, a] of nodeArgs.entries()) nodeArgs[i] = a === "{cert}" ? cert : a === "{key}" ? key : a;
+  }
   server = await spawnServer("server", nodeArgs[scriptAt]!, nodeArgs.slice(scriptAt + 1), {
     nodeArgs: ["--no-concurrent-recompilation", ...nodeArgs.slice(0, scriptAt)],
     wrapper: [
@@ -66,8 +80,7 @@ try {
     timeoutMs: 180_000,
   });
   const base = server.url.replace(/\/$/, "");
-  if (kind === "get")
-    await fetch(`${base}/bench/one`, { method: "PUT", body: JSON_60, headers: { "content-type": "application/json" } });
+  if (kind === "get") await putOnce(`${base}/bench/one`, JSON_60);
   await load(base, warm, count);
   control("-d");
   const dump = readdirSync(dir).find((f) => /^callgrind\.out\.\d+$/.test(f));
@@ -114,6 +127,25 @@ async function load(base: string, warm: number, count: number): Promise<void> {
   });
   if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0)
     throw new Error(`${r.non2xx} answers other than 2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+}
+
+/** One PUT of `body` as JSON, over TLS (the certificate not checked) for an https URL. */
+function putOnce(url: string, body: string): Promise<void> {
+  const request = url.startsWith("https:") ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: "PUT", headers: { "content-type": "application/json" }, rejectUnauthorized: false },
+      (res) => {
+        res.resume();
+        res.once("end", () =>
+          (res.statusCode ?? 0) < 300 ? resolve() : reject(new Error(`PUT ${url}: ${res.statusCode}`)),
+        );
+      },
+    );
+    req.once("error", reject);
+    req.end(body);
+  });
 }
 
 function control(...args: string[]): void {

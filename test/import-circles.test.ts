@@ -75,9 +75,9 @@ test("the circle check finds a circle closed by a type-only import", () => {
   ]);
   assert.deepEqual(circles(graph), [["a.ts", "b.ts", "c.ts"]]);
   // And the parser reads `import type` like any other import.
-  const line = 'import type { AdminSources } from "./admin-space.js";';
+  const line = 'import type { AdminSources } from "./admin-layout.js";';
   assert.deepEqual(
     [...line.matchAll(IMPORT)].map((m) => m[1]),
-    ["./admin-space.js"],
+    ["./admin-layout.js"],
   );
 });

@@ -95,9 +95,9 @@ test("the layer check finds an arrow up, a sideways import between doors and a f
     "remote/server.ts → rest/http-status.ts (sideways: remote and rest are one layer)",
   ]);
   // `import type` is read like any other import.
-  const line = 'import type { AdminSources } from "./admin-space.js";';
+  const line = 'import type { AdminSources } from "./admin-layout.js";';
   assert.deepEqual(
     [...line.matchAll(IMPORT)].map((m) => m[1]),
-    ["./admin-space.js"],
+    ["./admin-layout.js"],
   );
 });

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { freePorts } from "../../test/support/nats-cluster.js";
 import { loopbackOnly } from "../../test/support/netns.js";
 import { type PicoProgram, picoSkip, runPico } from "../../test/support/pico.js";
-import { BENCH_DIR, ROOT, type ServerProcess, spawnZest } from "./proc.js";
+import { BENCH_DIR, ROOT, type ServerProcess, spawnZest, startInterference } from "./proc.js";
 import type { BenchResult } from "./types.js";
 
 /**
@@ -51,6 +51,8 @@ export async function inLoopbackNamespace(name: string, measure: () => Promise<B
 export interface ZenohZest extends ServerProcess {
   /** `tcp/127.0.0.1:<port>` */
   readonly locator: string;
+  /** The zenoh door's port (the locator's). */
+  readonly port: number;
 }
 
 /**
@@ -67,13 +69,75 @@ export async function spawnZenohZest(
   const locator = `tcp/127.0.0.1:${port}`;
   const args = ["-l", locator, "--no-multicast-scouting", "-P", join(BENCH_DIR, "workers", "gc-on-put.mjs")];
   const server = await spawnZest(label, [...args, ...extraArgs], nodeArgs);
-  return { ...server, locator };
+  return { ...server, locator, port: port! };
 }
 
 /** A free loopback locator for a pico peer to listen on. */
 export async function freeLocator(): Promise<string> {
   const [port] = await freePorts(1);
   return `tcp/127.0.0.1:${port}`;
+}
+
+/**
+ * The endpoint flags of a pico pair (a listener and a connector): both clients of `zest`, or,
+ * without it, peers connected directly on a free locator.
+ */
+export async function picoPairArgs(zest: ZenohZest | undefined): Promise<{ listener: string[]; connector: string[] }> {
+  if (zest) return { listener: ["-e", zest.locator], connector: ["-e", zest.locator] };
+  const loc = await freeLocator();
+  return { listener: ["-m", "peer", "-l", loc], connector: ["-m", "peer", "-e", loc] };
+}
+
+/** One round of a pico pair, direct (`zest` undefined) or through zest: the numbers it printed, and the CPU seconds the pair used. */
+export type PairRound = (zest: ZenohZest | undefined) => Promise<{ values: number[]; picoCpu: number }>;
+
+/** What `alternatePairRounds` measured. */
+export interface PairRounds {
+  /** Every number the direct rounds printed. */
+  direct: number[];
+  /** Every number the rounds through zest printed. */
+  through: number[];
+  /** CPU seconds zest used over the rounds through it, and their wall time. */
+  zestCpuSeconds: number;
+  zestWallSeconds: number;
+  otherCpuPct: number;
+  stealPct: number;
+}
+
+/**
+ * Runs `rounds` alternating pairs of rounds, direct then through a zest child with the zenoh
+ * door, so drift hits both sides alike. The pair's CPU is part of the measurement; whatever
+ * else ran meanwhile is interference.
+ */
+export async function alternatePairRounds(rounds: number, round: PairRound): Promise<PairRounds> {
+  const zest = await spawnZenohZest();
+  const out: PairRounds = {
+    direct: [],
+    through: [],
+    zestCpuSeconds: Number.NaN,
+    zestWallSeconds: 0,
+    otherCpuPct: Number.NaN,
+    stealPct: Number.NaN,
+  };
+  let picoCpu = 0;
+  const interference = startInterference([zest.pid]);
+  const cpu0 = zest.cpuSeconds();
+  try {
+    for (let i = 0; i < rounds; i++) {
+      const d = await round(undefined);
+      out.direct.push(...d.values);
+      const t0 = performance.now();
+      const z = await round(zest);
+      out.zestWallSeconds += (performance.now() - t0) / 1000;
+      out.through.push(...z.values);
+      picoCpu += d.picoCpu + z.picoCpu;
+    }
+    out.zestCpuSeconds = zest.cpuSeconds() - cpu0;
+    Object.assign(out, interference(picoCpu));
+  } finally {
+    await zest.stop();
+  }
+  return out;
 }
 
 /** Starts pico program `name`; the benchmark counts its CPU as its own, not as interference. */

@@ -6,7 +6,8 @@
  * and parsing its JSON, without building or drawing anything. Rounds alternate the two, each in
  * a fresh browser context (no cache, no open connection).
  */
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { launchChromium } from "../../test/support/explorer-page.js";
 import { fmtInt, fmtMs } from "../lib/format.js";
 import { httpGetText, httpPut } from "../lib/http.js";
 import { startInterference, spawnZest } from "../lib/proc.js";
@@ -15,16 +16,6 @@ import type { BenchResult } from "../lib/types.js";
 const KEYS = 10_000;
 const ROUNDS = 7;
 const TARGET_MS = 1000;
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 /** `sensors/building-<b>/floor-<f>/room-<r>/<metric>`: 10 × 10 × 10 × 10 keys. */
 function keyOf(i: number): string {
@@ -82,7 +73,7 @@ export async function run(): Promise<BenchResult> {
       );
     }
     const body = await httpGetText(zest.url, "/**");
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     // One warm-up of each, not counted (the router's and the browser's JIT).
     await explorerRound(browser, zest.url);
     await baselineRound(browser, zest.url);

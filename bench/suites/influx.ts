@@ -15,13 +15,14 @@
  */
 import { fmtInt, fmtMs, fmtNum } from "../lib/format.js";
 import { httpGetText } from "../lib/http.js";
-import { loadNotes, type RequestSpec } from "../lib/load.js";
+import { loadNotes } from "../lib/load.js";
 import { TEXT_100 } from "../lib/payloads.js";
 import { interferenceNotes, type ServerProcess, spawnZest, startInterference } from "../lib/proc.js";
 import { memory, storagesCfg } from "../lib/storages.js";
 import { childPidsNamed, compareSystems, systemFigures } from "../lib/system-load.js";
 import type { BenchResult } from "../lib/types.js";
 import { type InfluxdHandle, startInfluxd } from "../../test/support/influxdb.js";
+import { textPut } from "../lib/put-pair.js";
 
 const POINTS = 10_000;
 const QUERY_RUNS = 5;
@@ -79,18 +80,12 @@ export async function run(): Promise<BenchResult> {
     ]);
 
     // 1. PUT rate of one key.
-    const put = (path: string): RequestSpec => ({
-      path,
-      method: "PUT",
-      headers: { "content-type": "text/plain" },
-      body: TEXT_100,
-    });
     const {
       figures: [ifx, mem],
     } = await compareSystems(
       [
-        { server: zest, spec: put("/ifx/one"), helperPids: influxPids },
-        { server: zest, spec: put("/mem/one"), helperPids: influxPids },
+        { server: zest, spec: textPut("/ifx/one"), helperPids: influxPids },
+        { server: zest, spec: textPut("/mem/one"), helperPids: influxPids },
       ],
       { connections: 32, warmupSeconds: 1, roundSeconds: 4, rounds: 2 },
     );

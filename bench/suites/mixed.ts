@@ -6,21 +6,10 @@
  * read. Also measured, and reported: the same mix on a zest with the read cache off
  * (`uncached…`), i.e. what the query path alone gives.
  */
-import { fmtInt, fmtRatio } from "../lib/format.js";
+import { compareCacheSides, startCacheSides } from "../lib/cache-sides.js";
 import { httpGetText, httpPut } from "../lib/http.js";
-import {
-  compare,
-  cpuPerReq,
-  loadFigures,
-  loadNotes,
-  type OutgoingRequest,
-  pairedRatio,
-  type RequestSpec,
-  roundsNote,
-  PAIRED_ROUNDS,
-} from "../lib/load.js";
+import type { OutgoingRequest, RequestSpec } from "../lib/load.js";
 import { JSON_60, TEXT_100 } from "../lib/payloads.js";
-import { type ServerProcess, spawnBaseline, spawnZest } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 
 const TARGET = 0.75;
@@ -43,46 +32,25 @@ function mixSpec(): RequestSpec {
 }
 
 export async function run(): Promise<BenchResult> {
-  const servers: ServerProcess[] = [];
+  const sides = await startCacheSides("zest-mixed", "mixed.mjs", [JSON_60]);
   try {
-    const zest = await spawnZest("zest-mixed");
-    servers.push(zest);
-    const uncached = await spawnZest("zest-mixed-uncached", ["--cfg", "plugins/rest/cache_entries:0"]);
-    servers.push(uncached);
-    const base = await spawnBaseline("mixed.mjs", [JSON_60]);
-    servers.push(base);
-    for (const z of [zest, uncached]) {
+    for (const z of [sides.zest, sides.uncached]) {
       for (let k = 0; k < KEYS; k++) await httpPut(z.url, `/bench/mix/${k}`, TEXT_100, "text/plain");
     }
-    const [z, b, u] = await compare(
-      [
-        { server: zest, spec: mixSpec() },
-        { server: base, spec: mixSpec() },
-        { server: uncached, spec: mixSpec() },
-      ],
-      PAIRED_ROUNDS,
-    );
-    const check = await httpGetText(zest.url, "/bench/mix/999");
+    const c = await compareCacheSides(sides, mixSpec);
+    const check = await httpGetText(sides.zest.url, "/bench/mix/999");
     if (!check.includes(TEXT_100)) throw new Error(`unexpected GET answer: ${check}`);
-    const ratio = pairedRatio(z, b);
-    const uncachedRatio = pairedRatio(u, b);
     return {
       name: "mixed",
-      figures: {
-        ...loadFigures("zest", z),
-        ...loadFigures("baseline", b),
-        ...loadFigures("uncached", u),
-        uncachedRatio,
-        cpuPerReqRatio: cpuPerReq(b) / cpuPerReq(z),
-      },
-      ratio,
+      figures: c.figures,
+      ratio: c.ratio,
       target: `>= ${TARGET}x`,
-      pass: ratio >= TARGET,
-      summary: `zest ${fmtInt(z.reqPerSec)} req/s / node:http ${fmtInt(b.reqPerSec)} req/s (${roundsNote(z, b)}; read cache off: ${fmtInt(u.reqPerSec)} req/s, ${fmtRatio(uncachedRatio)})`,
-      interferencePct: Math.max(...[z, b, u].flatMap((f) => [f.otherCpuPct, f.stealPct])),
-      notes: [...loadNotes("zest", z), ...loadNotes("node:http", b), ...loadNotes("zest, cache off", u)],
+      pass: c.ratio >= TARGET,
+      summary: c.summary,
+      interferencePct: c.interferencePct,
+      notes: c.notes,
     };
   } finally {
-    await Promise.all(servers.map((s) => s.stop()));
+    await sides.stop();
   }
 }

@@ -23,10 +23,10 @@ import {
   waitRoutersMeet,
 } from "../lib/nats.js";
 import { memory, storagesCfg } from "../lib/storages.js";
-import { TEXT_100 } from "../lib/payloads.js";
 import { type ServerProcess, spawnZest } from "../lib/proc.js";
 import { compareSystems, systemFigures, waitUntil } from "../lib/system-load.js";
 import type { BenchResult } from "../lib/types.js";
+import { textPut } from "../lib/put-pair.js";
 
 /** Issue 12: a PUT to a subscriber on another router is at least this fraction of the in-process PUT. */
 const TARGET = 0.6;
@@ -60,12 +60,7 @@ export async function run(): Promise<BenchResult> {
 
     const nats = natsPids(cluster);
     const received0 = (await fabricStatus(b!)).detail.samplesReceived;
-    const spec: RequestSpec = {
-      path: "/np/k",
-      method: "PUT",
-      headers: { "content-type": "text/plain" },
-      body: TEXT_100,
-    };
+    const spec: RequestSpec = textPut("/np/k");
     const {
       figures: [fab, inproc],
       warmupRequests,

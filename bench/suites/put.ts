@@ -17,6 +17,7 @@ import {
 import { TEXT_100 } from "../lib/payloads.js";
 import { spawnBaseline, spawnZest } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
+import { textPut } from "../lib/put-pair.js";
 
 // Issue 12 raised it from 0.85.
 const TARGET = 0.9;
@@ -25,12 +26,7 @@ export async function run(): Promise<BenchResult> {
   const zest = await spawnZest("zest-put");
   const base = await spawnBaseline("put-ok.mjs");
   try {
-    const spec: RequestSpec = {
-      path: "/bench/put",
-      method: "PUT",
-      headers: { "content-type": "text/plain" },
-      body: TEXT_100,
-    };
+    const spec: RequestSpec = textPut("/bench/put");
     const [z, b] = await compare(
       [
         { server: zest, spec },

@@ -9,10 +9,10 @@
 import { WebSocket } from "ws";
 import { fmtInt, fmtMs } from "../lib/format.js";
 import { fire, loadFigures, loadNotes, type RequestSpec } from "../lib/load.js";
-import { TEXT_100 } from "../lib/payloads.js";
 import { interferenceNotes } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 import { runZenohTs, spawnRemoteZest } from "./remote-lib.js";
+import { textPut } from "../lib/put-pair.js";
 
 const TARGET = 3;
 const SECONDS = 5;
@@ -81,12 +81,7 @@ async function rawFrames(url: string, seconds: number): Promise<number> {
 export async function run(): Promise<BenchResult> {
   const { zest, locator, wsUrl } = await spawnRemoteZest("zest-remote-pubsub");
   try {
-    const spec: RequestSpec = {
-      path: "/bench/rest/put",
-      method: "PUT",
-      headers: { "content-type": "text/plain" },
-      body: TEXT_100,
-    };
+    const spec: RequestSpec = textPut("/bench/rest/put");
     await fire(zest, spec, { connections: 32, seconds: 1 }); // warm-up
     const rest = await fire(zest, spec, { connections: 32, seconds: SECONDS });
     const cpu0 = zest.cpuSeconds();

@@ -23,11 +23,11 @@ import { fmtInt, fmtNum } from "../lib/format.js";
 import { httpPut } from "../lib/http.js";
 import { loadNotes, PAIRED_ROUNDS, pairedRatio, type RequestSpec, roundsNote } from "../lib/load.js";
 import { type NatsCluster, natsPids, spawnRouter, startNatsCluster, waitRoutersMeet } from "../lib/nats.js";
-import { TEXT_100 } from "../lib/payloads.js";
 import { BENCH_DIR, type ServerProcess } from "../lib/proc.js";
 import { storagesCfg } from "../lib/storages.js";
 import { compareSystems, systemFigures, waitUntil } from "../lib/system-load.js";
 import type { BenchResult } from "../lib/types.js";
+import { textPut } from "../lib/put-pair.js";
 
 const KEYS = Number(process.env.BENCH_REPL_KEYS ?? 100_000);
 const PARTITION_S = Number(process.env.BENCH_REPL_PARTITION_S ?? 30);
@@ -131,12 +131,7 @@ export async function run(): Promise<BenchResult> {
     const notes: string[] = [];
 
     // 3. PUT throughput, replication on vs off: measured first, while both pairs hold no other keys.
-    const specOn: RequestSpec = {
-      path: "/r/put",
-      method: "PUT",
-      headers: { "content-type": "text/plain" },
-      body: TEXT_100,
-    };
+    const specOn: RequestSpec = textPut("/r/put");
     const specOff: RequestSpec = { ...specOn, path: "/p/put" };
     const nats = natsPids(cluster);
     const {

@@ -13,12 +13,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { fmtInt, fmtNum } from "../lib/format.js";
-import { loadNotes, pairedRatio, type RequestSpec, roundsNote, PAIRED_ROUNDS } from "../lib/load.js";
-import { TEXT_100 } from "../lib/payloads.js";
+import { fmtInt } from "../lib/format.js";
 import { type ServerProcess, spawnZest } from "../lib/proc.js";
+import { comparePutPair, putPairResult } from "../lib/put-pair.js";
 import { memory, sqlite, storagesCfg } from "../lib/storages.js";
-import { compareSystems, systemFigures } from "../lib/system-load.js";
 import type { BenchResult } from "../lib/types.js";
 
 const TARGET = 0.5;
@@ -29,24 +27,11 @@ export async function run(): Promise<BenchResult> {
   let zest: ServerProcess | undefined;
   try {
     zest = await spawnZest("zest-sqlite-put", storagesCfg({ mem: memory("mem/**"), sql: sqlite("sql/**", dbPath) }));
-    const put = (path: string): RequestSpec => ({
-      path,
-      method: "PUT",
-      headers: { "content-type": "text/plain" },
-      body: TEXT_100,
-    });
-    const {
-      figures: [sql, mem],
-      warmupRequests,
-    } = await compareSystems(
-      [
-        { server: zest, spec: put("/sql/k"), distinctKeys: true },
-        { server: zest, spec: put("/mem/k"), distinctKeys: true },
-      ],
-      PAIRED_ROUNDS,
+    const pair = await comparePutPair(
+      zest,
+      { prefix: "sqlite", label: "sqlite", path: "/sql/k", distinctKeys: true },
+      { prefix: "memory", label: "memory", path: "/mem/k", distinctKeys: true },
     );
-    const s = sql!;
-    const m = mem!;
 
     const db = new Database(dbPath, { readonly: true, fileMustExist: true });
     let rows: number;
@@ -55,28 +40,16 @@ export async function run(): Promise<BenchResult> {
     } finally {
       db.close();
     }
-    const acked = s.requests + warmupRequests[0]!;
-    const notes = [...loadNotes("sqlite", s), ...loadNotes("memory", m)];
-    if (rows < acked)
-      notes.push(`only ${fmtInt(rows)} rows in the SQLite table for ${fmtInt(acked)} acknowledged PUTs`);
-
-    const ratio = pairedRatio(s, m);
-    return {
-      name: "sqlite-put",
-      figures: {
-        ...systemFigures("sqlite", s),
-        ...systemFigures("memory", m),
-        sqliteRows: rows,
-        // Server CPU per PUT, memory over SQLite: the same ratio from CPU accounting.
-        cpuPerReqRatio: m.systemUsPerReq / s.systemUsPerReq,
-      },
-      ratio,
-      target: `>= ${TARGET}x`,
-      pass: ratio >= TARGET && rows >= acked,
-      summary: `sqlite ${fmtInt(s.reqPerSec)} req/s / memory ${fmtInt(m.reqPerSec)} req/s (CPU per PUT ${fmtNum(s.systemUsPerReq, 0)} µs / ${fmtNum(m.systemUsPerReq, 0)} µs; ${fmtInt(rows)} rows; ${roundsNote(s, m)})`,
-      interferencePct: Math.max(s.otherCpuPct, s.stealPct, m.otherCpuPct, m.stealPct),
+    const acked = pair.a.requests + pair.warmupRequests[0]!;
+    const notes =
+      rows < acked ? [`only ${fmtInt(rows)} rows in the SQLite table for ${fmtInt(acked)} acknowledged PUTs`] : [];
+    // cpuPerReqRatio: server CPU per PUT, memory over SQLite, the same ratio from CPU accounting.
+    return putPairResult("sqlite-put", TARGET, pair, {
+      figures: { sqliteRows: rows },
+      detail: `${fmtInt(rows)} rows`,
       notes,
-    };
+      pass: rows >= acked,
+    });
   } finally {
     await zest?.stop();
     rmSync(dir, { recursive: true, force: true });

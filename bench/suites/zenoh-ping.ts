@@ -5,16 +5,16 @@
  * every round trip of a side. Runs in a loopback-only namespace (bench/lib/zenoh.ts).
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { interferenceNotes, processCpuSeconds, startInterference } from "../lib/proc.js";
+import { interferenceNotes, processCpuSeconds } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 import {
-  freeLocator,
+  alternatePairRounds,
   inLoopbackNamespace,
   numericLines,
   percentile,
   pico,
-  spawnZenohZest,
-  type ZenohZest,
+  picoPairArgs,
+  type PairRound,
 } from "../lib/zenoh.js";
 
 const ROUNDS = 2;
@@ -23,41 +23,25 @@ const WARMUP_MS = 1_000;
 const SETTLE_MS = 800;
 const TARGET_RATIO = 3;
 
-/** One round; the round trips z_ping printed, and the CPU seconds of z_pong (z_ping's is gone with it). */
-async function round(zest: ZenohZest | undefined): Promise<{ rtts: number[]; picoCpu: number }> {
-  const loc = zest?.locator ?? (await freeLocator());
-  const pong = pico("z_pong", zest ? ["-e", loc] : ["-m", "peer", "-l", loc]);
+/**
+ * One round; the round trips z_ping printed, and the CPU seconds of z_pong. z_ping's own CPU is
+ * not known once it exited: it counts as interference (it mostly waits).
+ */
+const round: PairRound = async (zest) => {
+  const { listener, connector } = await picoPairArgs(zest);
+  const pong = pico("z_pong", listener);
   await sleep(SETTLE_MS);
-  const args = ["-s", "8", "-n", String(PINGS), "-w", String(WARMUP_MS)];
-  const ping = pico("z_ping", zest ? ["-e", loc, ...args] : ["-m", "peer", "-e", loc, ...args]);
+  const ping = pico("z_ping", [...connector, "-s", "8", "-n", String(PINGS), "-w", String(WARMUP_MS)]);
   const timeout = setTimeout(() => void ping.stop(), 60_000);
   await ping.exited();
   clearTimeout(timeout);
   const picoCpu = processCpuSeconds(pong.proc.pid!);
   await pong.stop();
-  return { rtts: numericLines(ping), picoCpu };
-}
+  return { values: numericLines(ping), picoCpu };
+};
 
 async function measure(): Promise<BenchResult> {
-  const zest = await spawnZenohZest();
-  const direct: number[] = [];
-  const through: number[] = [];
-  let picoCpu = 0;
-  const interference = startInterference([zest.pid]);
-  let f = { otherCpuPct: Number.NaN, stealPct: Number.NaN };
-  try {
-    for (let i = 0; i < ROUNDS; i++) {
-      const d = await round(undefined);
-      const z = await round(zest);
-      direct.push(...d.rtts);
-      through.push(...z.rtts);
-      picoCpu += d.picoCpu + z.picoCpu;
-    }
-    // z_ping's own CPU is not known once it exited: it counts as interference (it mostly waits).
-    f = interference(picoCpu);
-  } finally {
-    await zest.stop();
-  }
+  const { direct, through, ...f } = await alternatePairRounds(ROUNDS, round);
   const zestP50 = percentile([...through], 50);
   const directP50 = percentile([...direct], 50);
   const zestP99 = percentile([...through], 99);

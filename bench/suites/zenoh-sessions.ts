@@ -26,18 +26,19 @@ async function settledRss(zest: ZenohZest): Promise<number> {
 
 export async function run(): Promise<BenchResult> {
   const zest = await spawnZenohZest("zest", [], ["--expose-gc"]);
-  const port = Number(zest.locator.slice(zest.locator.lastIndexOf(":") + 1));
   const clients: LeanZenohClient[] = [];
   const interference = startInterference([zest.pid]);
   try {
     // One session opened and closed first, so the door's code paths are loaded and compiled in the baseline.
-    (await LeanZenohClient.connect("127.0.0.1", port)).close();
+    (await LeanZenohClient.connect("127.0.0.1", zest.port)).close();
     await sleep(300);
     const before = await settledRss(zest);
     const t0 = performance.now();
     for (let i = 0; i < SESSIONS; i += OPEN_BATCH) {
       const batch = await Promise.all(
-        Array.from({ length: Math.min(OPEN_BATCH, SESSIONS - i) }, () => LeanZenohClient.connect("127.0.0.1", port)),
+        Array.from({ length: Math.min(OPEN_BATCH, SESSIONS - i) }, () =>
+          LeanZenohClient.connect("127.0.0.1", zest.port),
+        ),
       );
       clients.push(...batch);
     }

@@ -167,8 +167,7 @@ async function relaySide(): Promise<Side> {
 async function zestSide(): Promise<Side> {
   const zest = await spawnZenohZest();
   try {
-    const port = Number(zest.locator.slice(zest.locator.lastIndexOf(":") + 1));
-    const client = await LeanZenohClient.connect("127.0.0.1", port);
+    const client = await LeanZenohClient.connect("127.0.0.1", zest.port);
     try {
       return await measure(zest, (payload) => client.put(KEY, Buffer.from(payload, "latin1")));
     } finally {

@@ -7,16 +7,16 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { fmtInt } from "../lib/format.js";
-import { interferenceNotes, processCpuSeconds, startInterference } from "../lib/proc.js";
+import { interferenceNotes, processCpuSeconds } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 import {
-  freeLocator,
+  alternatePairRounds,
   inLoopbackNamespace,
   median,
   numericLines,
   pico,
-  spawnZenohZest,
-  type ZenohZest,
+  picoPairArgs,
+  type PairRound,
 } from "../lib/zenoh.js";
 
 const ROUNDS = 2;
@@ -29,44 +29,21 @@ const TARGET_MSGS = 1_000_000;
  * One round: the pair, directly or through `zest`; the msgs/s windows the subscriber printed,
  * and the CPU seconds the pair used (part of the measurement, not interference).
  */
-async function round(zest: ZenohZest | undefined): Promise<{ windows: number[]; picoCpu: number }> {
-  const loc = zest?.locator ?? (await freeLocator());
-  const sub = pico("z_sub_thr", zest ? ["-e", loc] : ["-m", "peer", "-l", loc]);
+const round: PairRound = async (zest) => {
+  const { listener, connector } = await picoPairArgs(zest);
+  const sub = pico("z_sub_thr", listener);
   await sleep(SETTLE_MS);
-  const pub = pico("z_pub_thr", zest ? ["-e", loc, "-s", "8"] : ["-m", "peer", "-e", loc, "-s", "8"]);
+  const pub = pico("z_pub_thr", [...connector, "-s", "8"]);
   await sleep(ROUND_MS);
   const picoCpu = processCpuSeconds(sub.proc.pid!) + processCpuSeconds(pub.proc.pid!);
   await pub.stop();
   await sub.stop();
-  return { windows: numericLines(sub).slice(1), picoCpu };
-}
+  return { values: numericLines(sub).slice(1), picoCpu };
+};
 
 async function measure(): Promise<BenchResult> {
-  const zest = await spawnZenohZest();
-  const direct: number[] = [];
-  const through: number[] = [];
-  let picoCpu = 0;
-  const interference = startInterference([zest.pid]);
-  let f = { otherCpuPct: Number.NaN, stealPct: Number.NaN };
-  const cpu0 = zest.cpuSeconds();
-  let zestWall = 0;
-  let zestCpu = Number.NaN;
-  try {
-    for (let i = 0; i < ROUNDS; i++) {
-      const d = await round(undefined);
-      direct.push(...d.windows);
-      const t0 = performance.now();
-      const z = await round(zest);
-      through.push(...z.windows);
-      zestWall += (performance.now() - t0) / 1000;
-      picoCpu += d.picoCpu + z.picoCpu;
-    }
-    zestCpu = zest.cpuSeconds() - cpu0;
-    f = interference(picoCpu);
-  } finally {
-    await zest.stop();
-  }
-  const zestCpuPct = (100 * zestCpu) / zestWall;
+  const { direct, through, zestCpuSeconds, zestWallSeconds, ...f } = await alternatePairRounds(ROUNDS, round);
+  const zestCpuPct = (100 * zestCpuSeconds) / zestWallSeconds;
   const zestMsgs = median(through);
   // On a shared host zest may get less than a core: what it routes per CPU-second it did get
   // is the figure that says what a whole core would carry.

@@ -8,9 +8,6 @@ import type { Sample } from "../core/sample.js";
 import { redact, redactText } from "../config/redact.js";
 import { AdminLayout } from "./admin-layout.js";
 
-/** Declared with the layout that reads it; re-exported for the modules that import it from here. */
-export type { AdminSources } from "./admin-layout.js";
-
 /** A JSON value as the admin space replies it. */
 type AdminEntry = readonly [key: string, value: unknown];
 

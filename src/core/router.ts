@@ -640,6 +640,3 @@ async function runQueryable(decl: QueryableDecl, query: Query, logger: Logger): 
     query.replyError(err);
   }
 }
-
-/** Moved to core/key.ts (toKeyExpr's cache to keyexpr/canonical.ts); re-exported for the modules that import it from here. */
-export { toKeyExpr } from "./key.js";

@@ -7,9 +7,6 @@ import type { KeyExprLimits } from "../keyexpr/index.js";
 import type { Sample } from "../core/sample.js";
 import type { Layout, Rendered } from "./layout.js";
 
-/** Declared with the layouts that produce it; re-exported for the codecs and the server. */
-export type { Rendered } from "./layout.js";
-
 /**
  * One face of the REST gateway. The variants differ only here: how a URL path becomes a key
  * expression, how a content type becomes an encoding, and how replies are rendered.

@@ -24,7 +24,8 @@ import {
   isAdminKey as isAdmin,
 } from "../access/admin-permissions.js";
 import { type BodyWatch, readBodyAsync } from "./body.js";
-import type { Rendered, RestCodec } from "./codec.js";
+import type { RestCodec } from "./codec.js";
+import type { Rendered } from "./layout.js";
 import { answerEtagOf, etagOf, hasConditions, readPrecondition } from "./conditions.js";
 import { ALLOWED_METHODS, corsHeaders, type OriginPolicy, preflight } from "./cors.js";
 import { httpCredentials as credentialsOf } from "../access/client.js";

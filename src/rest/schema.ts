@@ -15,6 +15,8 @@ export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
 /** Rendered GET answers kept by the read cache. */
 export const DEFAULT_CACHE_ENTRIES = 1024;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/** The whole request (head and body) must arrive within this time; a head's timeout is at most it (Node refuses more). */
+export const REQUEST_TIMEOUT_MS = 120_000;
 export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
 export const DEFAULT_RESPONSE_IDLE_TIMEOUT_MS = 30_000;
 export const DEFAULT_SSE_LINGER_MS = 300_000;
@@ -65,7 +67,10 @@ export const restSchema = closed(
       .positive()
       .optional()
       .describe("open connections in all (from the file-descriptor limit)"),
-    headers_timeout_ms: ms().default(DEFAULT_HEADERS_TIMEOUT_MS).describe("milliseconds to receive a request head"),
+    headers_timeout_ms: ms()
+      .max(REQUEST_TIMEOUT_MS)
+      .default(DEFAULT_HEADERS_TIMEOUT_MS)
+      .describe(`milliseconds to receive a request head (at most ${REQUEST_TIMEOUT_MS}, the whole request's limit)`),
     body_idle_timeout_ms: ms()
       .default(DEFAULT_BODY_IDLE_TIMEOUT_MS)
       .describe("milliseconds a body may go without a byte"),

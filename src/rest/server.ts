@@ -30,6 +30,7 @@ import {
   DEFAULT_CACHE_ENTRIES,
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_RESPONSE_IDLE_TIMEOUT_MS,
+  REQUEST_TIMEOUT_MS,
 } from "./schema.js";
 
 /** REST gateway options; every one has a default. */
@@ -95,8 +96,6 @@ export const MAX_HEADER_SIZE = 16 * 1024;
 const DEFAULT_H2_STREAMS = 256;
 /** Memory an HTTP/2 session may hold for its streams, in MB (Node's default). */
 const DEFAULT_H2_SESSION_MEMORY_MB = 10;
-/** The whole request (head and body) must arrive within this time. */
-const REQUEST_TIMEOUT_MS = 120_000;
 
 /** The HTTP face of the router: one short pipeline, errors turned into responses in one place. */
 export class RestServer {

@@ -10,7 +10,7 @@ import { defaultStartOptions } from "../../src/defaults.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 import { http } from "../support/http.js";
 import { cacheDriver } from "./cache-driver.js";
-import { A_CONFIG, B_BACKEND, JSON_CT, startRouter, tempDir } from "./router.js";
+import { A_CONFIG, B_BACKEND, JSON_CT, startRouter, tempDir } from "../support/router.js";
 
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
 

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { getJson, http } from "../support/http.js";
-import { A_CONFIG, A_STATUS, B_BACKEND, JSON_CT, startRouter, tempDir } from "./router.js";
+import { A_CONFIG, A_STATUS, B_BACKEND, JSON_CT, startRouter, tempDir } from "../support/router.js";
 
 /** Names that are also properties of every plain object, and a unicode one. */
 const NAMES = ["__proto__", "constructor", "hasOwnProperty", "toString"];

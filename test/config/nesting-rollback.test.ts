@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { getJson, http } from "../support/http.js";
-import { A_CONFIG, A_STATUS, JSON_CT, startRouter, tempDir } from "./router.js";
+import { A_CONFIG, A_STATUS, JSON_CT, startRouter, tempDir } from "../support/router.js";
 
 const deepJson = (depth: number): string => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
 

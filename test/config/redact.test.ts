@@ -6,7 +6,7 @@ import { pino } from "pino";
 import { isSecretName, redact, redactText } from "../../src/config/redact.js";
 import { http } from "../support/http.js";
 import { runZestExpectingExit } from "../support/zest-process.js";
-import { startRouter } from "./router.js";
+import { startRouter } from "../support/router.js";
 import { REPO_ROOT } from "../support/repo.js";
 
 const SECRETS = ["s3cret", "hunter2", "tok-123", "pk-xyz"];

@@ -5,7 +5,7 @@ import { describe, test } from "node:test";
 import Database from "better-sqlite3";
 import { ZEST_APPLICATION_ID } from "../../src/storage/volumes/sqlite.js";
 import { getJson, http } from "../support/http.js";
-import { A_CONFIG, JSON_CT, startRouter, tempDir } from "./router.js";
+import { A_CONFIG, JSON_CT, startRouter, tempDir } from "../support/router.js";
 
 /** Another application's database: a table of its own, in rollback-journal mode. */
 function foreignDb(path: string): void {

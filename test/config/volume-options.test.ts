@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { http } from "../support/http.js";
-import { A_CONFIG, B_BACKEND, JSON_CT, startRouter } from "./router.js";
+import { A_CONFIG, B_BACKEND, JSON_CT, startRouter } from "../support/router.js";
 
 /** One misspelled option per driver and level, with the option it was meant to be. */
 const VOLUME_TYPOS = [

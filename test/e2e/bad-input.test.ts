@@ -1,31 +1,10 @@
 import assert from "node:assert/strict";
 import { request } from "node:http";
 import { after, before, describe, test } from "node:test";
-import { getJson, http } from "../support/http.js";
+import { getJson, http, rawRequest } from "../support/http.js";
 import { runZestExpectingExit, startZest, type ZestProcess } from "../support/zest-process.js";
 
 const STORAGES = "/@/router/local/config/plugins/storage_manager/storages";
-
-/** Sends a request with a raw path (fetch would normalize it). */
-function rawRequest(
-  base: string,
-  method: string,
-  path: string,
-  body?: string,
-): Promise<{ status: number; text: string }> {
-  const u = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, method, path }, (res) => {
-      let text = "";
-      res
-        .setEncoding("utf8")
-        .on("data", (d: string) => (text += d))
-        .on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
 
 describe("bad input gets a clear status and one-line reason, and loses nothing", () => {
   let z: ZestProcess;

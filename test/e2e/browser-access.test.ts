@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { launchChromium } from "../support/explorer-page.js";
 import { hashSecret } from "../../src/access/hash.js";
 import { http } from "../support/http.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
@@ -53,18 +54,7 @@ describe("access control in a real browser (headless Chromium)", {
       }),
     );
     z = await startZest(["-c", cfg]);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

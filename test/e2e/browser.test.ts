@@ -3,7 +3,8 @@ import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium } from "../support/explorer-page.js";
 import { getJson, http } from "../support/http.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 
@@ -36,18 +37,7 @@ describe("in a real browser (headless Chromium)", {
     otherOrigin = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
     foreignOrigin = `http://127.0.0.1:${(foreign.address() as AddressInfo).port}`;
     z = await startZest(["--id", "0C0D", "--cfg", `plugins/rest/cors/allowed_origins:["${otherOrigin}"]`]);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage();
   });
 

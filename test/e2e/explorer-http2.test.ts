@@ -9,13 +9,13 @@ import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { silentLogger } from "../../src/core/log.js";
 import { defaultStartOptions } from "../../src/defaults.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 import { makeCertificate } from "../support/certificate.js";
 import { http } from "../support/http.js";
-import { CHROMIUM, CHROMIUM_ARGS, NO_CHROMIUM, openExplorer, treeRow } from "../support/explorer-page.js";
+import { NO_CHROMIUM, openExplorer, treeRow, launchChromium } from "../support/explorer-page.js";
 
 const TABS = 50;
 const TEXT = { "content-type": "text/plain" };
@@ -52,10 +52,7 @@ describe("the explorer in 50 tabs over HTTP/2", { skip: NO_CHROMIUM }, () => {
     h1 = await startZest({ plugins: { rest: { http_port: "127.0.0.1:0" } } }, opts);
     await http(h1.restUrl!, "PUT", "/demo/example/hello", { body: "hi", headers: TEXT });
     await putTls(h2.restUrl!, "/demo/example/hello", "hi");
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [...CHROMIUM_ARGS, "--ignore-certificate-errors"],
-    });
+    browser = await launchChromium(["--ignore-certificate-errors"]);
   });
   after(async () => {
     await browser?.close();

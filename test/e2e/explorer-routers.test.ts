@@ -6,16 +6,15 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import {
-  CHROMIUM,
-  CHROMIUM_ARGS,
   createStorage,
   HTML,
   NO_CHROMIUM,
   openExplorer,
   treeRow,
   watchedPage,
+  launchChromium,
 } from "../support/explorer-page.js";
 import { getJson, http } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
@@ -35,7 +34,7 @@ describe("the explorer on routers in a NATS cluster", { skip: NO_CHROMIUM }, () 
       startZest(["--id", "A7", "--nats", cluster.urls[0]!]),
       startZest(["--id", "B7", "--nats", cluster.urls[0]!, "--cfg", "plugins/storage_manager/storages:{}"]),
     ]);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -125,7 +124,7 @@ describe("the explorer with access control (Basic auth)", {
       });
       assert.equal(r.status, 200, r.text);
     }
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -177,7 +176,7 @@ describe("the explorer with access control (Basic auth)", {
 describe("the explorer without admin write rights, and in Variant B", { skip: NO_CHROMIUM }, () => {
   let browser: Browser;
   before(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -3,10 +3,8 @@ import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import {
-  CHROMIUM,
-  CHROMIUM_ARGS,
   createStorage,
   HTML,
   NO_CHROMIUM,
@@ -14,6 +12,7 @@ import {
   put,
   treeRow,
   watchedPage,
+  launchChromium,
 } from "../support/explorer-page.js";
 import { getJson, http } from "../support/http.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
@@ -40,7 +39,7 @@ describe("the explorer page", { skip: NO_CHROMIUM }, () => {
     for (let b = 1; b <= 2; b++)
       for (let r = 1; r <= 6; r++)
         await put(z.url, `sensors/building-${b}/room-${r}/temp`, String(20 + r / 10), "application/float");
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     page = await watchedPage(browser, errors, { viewport: { width: 1280, height: 900 } });
     await openExplorer(page, z.url);
   });

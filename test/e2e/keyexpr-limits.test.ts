@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { request } from "node:http";
 import { after, before, describe, test } from "node:test";
-import { getJson, http, openSse } from "../support/http.js";
+import { getJson, http, openSse, rawRequest } from "../support/http.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
+
+const TEXT = { "content-type": "text/plain" };
 
 /** A key of `n` chunks, each `c<digit>`, about 3n bytes. */
 function chunks(n: number): string {
@@ -13,28 +14,6 @@ function chunks(n: number): string {
 function sized(bytes: number, n: number): string {
   const base = chunks(n - 1);
   return `${base}/${"x".repeat(bytes - base.length - 1)}`;
-}
-
-/** Sends a request with a raw path and reads the whole answer. */
-function raw(
-  base: string,
-  method: string,
-  path: string,
-  headers: Record<string, string> = {},
-  body?: string,
-): Promise<{ status: number; text: string }> {
-  const u = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
-      let text = "";
-      res
-        .setEncoding("utf8")
-        .on("data", (d: string) => (text += d))
-        .on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
 }
 
 describe("Variant A: key expressions past the limits are refused, and never crash the router", () => {
@@ -71,21 +50,21 @@ describe("Variant A: key expressions past the limits are refused, and never cras
     assert.equal(sse.status, 200);
     sse.close();
 
-    const long = await raw(z.url, "GET", `/${sized(4097, 10)}`);
+    const long = await rawRequest(z.url, "GET", `/${sized(4097, 10)}`);
     assert.equal(long.status, 414);
     assert.equal(long.text.trim().split("\n").length, 1);
     assert.match(long.text, /4097 bytes long, more than the limit of 4096/);
-    assert.equal((await raw(z.url, "PUT", `/${sized(4097, 10)}`, { "content-type": "text/plain" }, "v")).status, 414);
-    const many = await raw(z.url, "GET", `/${chunks(513)}`);
+    assert.equal((await rawRequest(z.url, "PUT", `/${sized(4097, 10)}`, "v", TEXT)).status, 414);
+    const many = await rawRequest(z.url, "GET", `/${chunks(513)}`);
     assert.equal(many.status, 400);
     assert.match(many.text, /513 chunks/);
-    assert.equal((await raw(z.url, "DELETE", `/${chunks(513)}`)).status, 400);
+    assert.equal((await rawRequest(z.url, "DELETE", `/${chunks(513)}`)).status, 400);
   });
 
   test("multi-byte characters count as UTF-8 bytes", async () => {
     const key = `k/${"é".repeat(2047)}`; // 2 + 4094 bytes
-    assert.equal((await raw(z.url, "GET", `/${encodeURI(key)}`)).status, 200);
-    assert.equal((await raw(z.url, "GET", `/${encodeURI(`${key}é`)}`)).status, 414);
+    assert.equal((await rawRequest(z.url, "GET", `/${encodeURI(key)}`)).status, 200);
+    assert.equal((await rawRequest(z.url, "GET", `/${encodeURI(`${key}é`)}`)).status, 414);
   });
 });
 
@@ -98,16 +77,16 @@ describe("Variant B: key expressions past the limits are refused", () => {
 
   test("414 past the length limit, 400 past the chunk limit, the maxima accepted", async () => {
     const max = sized(4096, 512);
-    assert.equal((await raw(z.url, "PUT", `/${max}`, { "content-type": "text/plain" }, "v")).status, 204);
-    const got = await raw(z.url, "GET", `/${max}`);
+    assert.equal((await rawRequest(z.url, "PUT", `/${max}`, "v", TEXT)).status, 204);
+    const got = await rawRequest(z.url, "GET", `/${max}`);
     assert.equal(got.status, 200);
     assert.match(got.text, /"value": "v"/);
-    const long = await raw(z.url, "GET", `/${sized(4097, 3)}`);
+    const long = await rawRequest(z.url, "GET", `/${sized(4097, 3)}`);
     assert.equal(long.status, 414);
     assert.match(long.text, /more than the limit of 4096/);
-    assert.equal((await raw(z.url, "GET", `/${chunks(513)}`)).status, 400);
-    assert.equal((await raw(z.url, "PUT", `/${chunks(1_000)}`, { "content-type": "text/plain" }, "v")).status, 400);
-    assert.equal((await raw(z.url, "PUT", "/still/here", { "content-type": "text/plain" }, "v")).status, 204);
+    assert.equal((await rawRequest(z.url, "GET", `/${chunks(513)}`)).status, 400);
+    assert.equal((await rawRequest(z.url, "PUT", `/${chunks(1_000)}`, "v", TEXT)).status, 400);
+    assert.equal((await rawRequest(z.url, "PUT", "/still/here", "v", TEXT)).status, 204);
     assert.equal(z.proc.exitCode, null);
   });
 });
@@ -123,11 +102,11 @@ describe("the default storage's memory quota", () => {
   after(() => z.stop());
 
   test("a PUT beyond the quota is a 507 with the reason, and the stored value stays", async () => {
-    assert.equal((await raw(z.url, "PUT", "/q/a", { "content-type": "text/plain" }, "x".repeat(1000))).status, 200);
-    const full = await raw(z.url, "PUT", "/q/b", { "content-type": "text/plain" }, "y".repeat(1000));
+    assert.equal((await rawRequest(z.url, "PUT", "/q/a", "x".repeat(1000), TEXT)).status, 200);
+    const full = await rawRequest(z.url, "PUT", "/q/b", "y".repeat(1000), TEXT);
     assert.equal(full.status, 507);
     assert.match(full.text, /memory storage default is full: the write on q\/b needs \d+ bytes/);
-    const bigger = await raw(z.url, "PUT", "/q/a", { "content-type": "text/plain" }, "z".repeat(1900));
+    const bigger = await rawRequest(z.url, "PUT", "/q/a", "z".repeat(1900), TEXT);
     assert.equal(bigger.status, 507);
     const { entries } = await getJson(z.url, "/q/**");
     assert.deepEqual(
@@ -135,7 +114,7 @@ describe("the default storage's memory quota", () => {
       [["q/a", "x".repeat(1000)]],
     );
     // A DELETE is never refused, and makes room.
-    assert.equal((await raw(z.url, "DELETE", "/q/a")).status, 200);
-    assert.equal((await raw(z.url, "PUT", "/q/b", { "content-type": "text/plain" }, "y".repeat(1000))).status, 200);
+    assert.equal((await rawRequest(z.url, "DELETE", "/q/a")).status, 200);
+    assert.equal((await rawRequest(z.url, "PUT", "/q/b", "y".repeat(1000), TEXT)).status, 200);
   });
 });

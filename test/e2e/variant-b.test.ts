@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import Database from "better-sqlite3";
-import { getJson, http } from "../support/http.js";
+import { getJson, http, rawRequest } from "../support/http.js";
 import { freePort, influxdSkipReason, startInfluxd, type InfluxdHandle } from "../support/influxdb.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 
@@ -40,28 +39,6 @@ async function getB(
 ): Promise<{ status: number; entries: Entry[]; text: string }> {
   const r = await getJson(base, path, headers);
   return { status: r.status, entries: r.entries as Entry[], text: r.text };
-}
-
-/** Sends a request with a raw path and exactly the given headers (fetch would add or normalize). */
-function raw(
-  base: string,
-  method: string,
-  path: string,
-  body?: string | Buffer,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; text: string }> {
-  const u = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
-      let text = "";
-      res
-        .setEncoding("utf8")
-        .on("data", (d: string) => (text += d))
-        .on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
 }
 
 const putJson = (base: string, path: string, value: unknown): ReturnType<typeof http> =>
@@ -507,11 +484,11 @@ describe("Variant B: layout, values and encodings", () => {
 
   test("string values are properly escaped; JSON is re-serialized; malformed JSON and RAW are strings; binary is base64", async () => {
     const tricky = 'say "hi"\nthen \\ tab\t and é';
-    await raw(z.url, "PUT", "/val/text", tricky, { "content-type": "text/plain; charset=utf-8" });
-    await raw(z.url, "PUT", "/val/json", '{ "a" : [1, 2,\n 3] }', { "content-type": "application/json" });
-    await raw(z.url, "PUT", "/val/badjson", "{not json", { "content-type": "application/json" });
-    await raw(z.url, "PUT", "/val/raw", "plain bytes");
-    await raw(z.url, "PUT", "/val/bin", Buffer.from([0xff, 0x00, 0xfe]), { "content-type": "image/png" });
+    await rawRequest(z.url, "PUT", "/val/text", tricky, { "content-type": "text/plain; charset=utf-8" });
+    await rawRequest(z.url, "PUT", "/val/json", '{ "a" : [1, 2,\n 3] }', { "content-type": "application/json" });
+    await rawRequest(z.url, "PUT", "/val/badjson", "{not json", { "content-type": "application/json" });
+    await rawRequest(z.url, "PUT", "/val/raw", "plain bytes");
+    await rawRequest(z.url, "PUT", "/val/bin", Buffer.from([0xff, 0x00, 0xfe]), { "content-type": "image/png" });
     const r = await http(z.url, "GET", "/val/*");
     const byKey = Object.fromEntries((JSON.parse(r.text) as Entry[]).map((e) => [e.key, e.value]));
     assert.deepEqual(byKey, {
@@ -546,7 +523,13 @@ describe("Variant B: layout, values and encodings", () => {
       ["none", undefined, "application/octet-stream"],
     ];
     for (const [k, ct, _] of cases) {
-      const r = await raw(z.url, "PUT", `/enc/${k}`, k === "json" ? "{}" : "v", ct ? { "content-type": ct } : {});
+      const r = await rawRequest(
+        z.url,
+        "PUT",
+        `/enc/${k}`,
+        k === "json" ? "{}" : "v",
+        ct ? { "content-type": ct } : {},
+      );
       assert.equal(r.status, 204, k);
     }
     const rows = Object.fromEntries(
@@ -591,7 +574,7 @@ describe("Variant B: layout, values and encodings", () => {
   test("Variant A's _time is understood too, parentheses inside a value included", async () => {
     await http(z.url, "PUT", "/range/k", { body: "in range", headers: FORM });
     for (const q of ["?_time=[now(-1m)..]", "?_time=[now(-1m)..now()]", "?(_time=[now(-1m)..now(1m)];name=x)"]) {
-      const r = await raw(z.url, "GET", `/range/k${q}`);
+      const r = await rawRequest(z.url, "GET", `/range/k${q}`);
       assert.equal(r.status, 200, q);
       assert.deepEqual(
         (JSON.parse(r.text) as Entry[]).map((e) => e.value),
@@ -701,7 +684,7 @@ describe("Variant B: bad input gets a clear status and message, and loses nothin
       ["?(starttime=now()-1m;_time=[..now()])", /either _time or starttime/],
       ["?(name=Bob", /missing "\)"/],
     ] as const) {
-      const r = await raw(z.url, "GET", `/keep/me${q}`);
+      const r = await rawRequest(z.url, "GET", `/keep/me${q}`);
       assert.equal(r.status, 400, q);
       assert.match(r.text, re, q);
     }
@@ -719,7 +702,7 @@ describe("Variant B: bad input gets a clear status and message, and loses nothin
       ["PUT", "/wild/*"],
       ["DELETE", "/wild/**"],
     ] as const) {
-      const r = await raw(z.url, method, path, method === "PUT" ? "v" : undefined);
+      const r = await rawRequest(z.url, method, path, method === "PUT" ? "v" : undefined);
       assert.equal(r.status, 400, `${method} ${path}`);
       assert.equal(r.text.trim().split("\n").length, 1);
     }
@@ -774,7 +757,12 @@ describe("Variant B: the seed's §4.5 admin PUT and the variant from the config"
     const z = await startZest(B_ARGS);
     running.push(z);
     // node:http adds no content-type of its own, exactly as the seed's request.
-    const r = await raw(z.url, "PUT", `${BACKEND}/memory/storage/raw-store`, JSON.stringify({ selector: "/raw/**" }));
+    const r = await rawRequest(
+      z.url,
+      "PUT",
+      `${BACKEND}/memory/storage/raw-store`,
+      JSON.stringify({ selector: "/raw/**" }),
+    );
     assert.equal(r.status, 204, r.text);
     const { entries } = await getB(z.url, "/@/**/storage/**");
     assert.ok(
@@ -782,7 +770,7 @@ describe("Variant B: the seed's §4.5 admin PUT and the variant from the config"
       JSON.stringify(entries),
     );
     // And it stores: a value under its selector is read back.
-    assert.equal((await raw(z.url, "PUT", "/raw/k", "v")).status, 204);
+    assert.equal((await rawRequest(z.url, "PUT", "/raw/k", "v")).status, 204);
     assert.deepEqual(
       (await getB(z.url, "/raw/k")).entries.map((e) => [e.key, e.value]),
       [["/raw/k", "v"]],

@@ -4,21 +4,15 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { silentLogger } from "../../src/core/log.js";
-import { defaultStartOptions } from "../../src/defaults.js";
-import { startZest, type Zest } from "../../src/runtime.js";
+import type { Zest } from "../../src/runtime.js";
 import { http } from "../support/http.js";
-
-const TEXT = { "content-type": "text/plain" };
+import { startRouter, TEXT } from "../support/router.js";
 
 describe("conditional writes over REST (Variant A)", () => {
   let z: Zest;
   let url: string;
   before(async () => {
-    z = await startZest(
-      { plugins: { rest: { http_port: "127.0.0.1:0" } } },
-      { ...defaultStartOptions(), logger: silentLogger },
-    );
+    z = await startRouter();
     url = z.restUrl!;
   });
   after(async () => {

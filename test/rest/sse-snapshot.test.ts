@@ -5,14 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { silentLogger } from "../../src/core/log.js";
 import type { Sample } from "../../src/core/sample.js";
 import { Session } from "../../src/core/session.js";
-import { defaultStartOptions } from "../../src/defaults.js";
-import { startZest, type Zest } from "../../src/runtime.js";
+import type { Zest } from "../../src/runtime.js";
 import { http } from "../support/http.js";
-
-const TEXT = { "content-type": "text/plain" };
+import { startRouter, TEXT } from "../support/router.js";
 
 /** A PUT event's key and value (the values written are decimal counters, as text). */
 function entry(e: Ev): { key: string; value: number } {
@@ -80,10 +77,7 @@ describe("SSE: snapshot then live", () => {
   let z: Zest;
   let url: string;
   before(async () => {
-    z = await startZest(
-      { plugins: { rest: { http_port: "127.0.0.1:0" } } },
-      { ...defaultStartOptions(), logger: silentLogger },
-    );
+    z = await startRouter();
     url = z.restUrl!;
   });
   after(async () => {

@@ -1,7 +1,7 @@
 /** The explorer page in headless Chromium: shared by the explorer's end-to-end tests. */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import type { Browser, ConsoleMessage, Page } from "playwright-core";
+import { type Browser, type ConsoleMessage, chromium, type Page } from "playwright-core";
 import { http } from "./http.js";
 
 /** Debian's Chromium, driven by playwright-core. */
@@ -16,6 +16,11 @@ export const CHROMIUM_ARGS = [
   "--disable-component-update",
   "--disable-sync",
 ];
+/** Starts Debian's Chromium headless, with `extraArgs` after the shared flags. */
+export function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, ...extraArgs] });
+}
+
 /** What a browser navigation sends. */
 export const HTML = { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
 /**

@@ -110,6 +110,31 @@ export async function eventually(
   }
 }
 
+/**
+ * Sends a request with a raw path and exactly the given headers, and reads the whole answer
+ * (fetch would normalize the path, and add or normalize headers).
+ */
+export function rawRequest(
+  base: string,
+  method: string,
+  path: string,
+  body?: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = nodeHttp.request({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
+      let text = "";
+      res
+        .setEncoding("utf8")
+        .on("data", (d: string) => (text += d))
+        .on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
 /** A GET with a body (fetch refuses to send one; curl and Node's http do). */
 export function getWithBody(
   base: string,

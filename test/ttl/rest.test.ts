@@ -6,12 +6,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { hashSecret } from "../../src/access/hash.js";
-import { silentLogger } from "../../src/core/log.js";
-import { defaultStartOptions } from "../../src/defaults.js";
-import { startZest, type Zest } from "../../src/runtime.js";
+import type { Zest } from "../../src/runtime.js";
 import { eventually, http } from "../support/http.js";
+import { startRouter, TEXT } from "../support/router.js";
 
-const TEXT = { "content-type": "text/plain" };
 const LEASES = "/@/router/local/leases";
 
 /** A lease as its admin entry shows it. */
@@ -21,19 +19,11 @@ interface LeaseView {
   deadline: string;
 }
 
-async function start(config: Record<string, unknown> = {}): Promise<Zest> {
-  const { rest, ...others } = config;
-  return startZest(
-    { ...others, plugins: { rest: { http_port: "127.0.0.1:0", ...(rest as object) } } },
-    { ...defaultStartOptions(), logger: silentLogger },
-  );
-}
-
 describe("TTL over REST (Variant A)", () => {
   let z: Zest;
   let url: string;
   before(async () => {
-    z = await start();
+    z = await startRouter();
     url = z.restUrl!;
   });
   after(async () => {
@@ -174,7 +164,7 @@ describe("TTL over REST (Variant B)", () => {
   let z: Zest;
   let url: string;
   before(async () => {
-    z = await start({ rest: { variant: "b" } });
+    z = await startRouter({ plugins: { rest: { variant: "b" } } });
     url = z.restUrl!;
   });
   after(async () => {
@@ -204,7 +194,7 @@ describe("TTL and leases under access control", () => {
     authorization: `Basic ${Buffer.from(`${user}:${user}-pw`).toString("base64")}`,
   });
   before(async () => {
-    z = await start({
+    z = await startRouter({
       access_control: {
         enabled: true,
         default_permission: "deny",

@@ -18,6 +18,19 @@ function closed<T extends z.ZodRawShape>(shape: T) {
   });
 }
 
+/** Largest JSON of a key zest accepts for zenohd's configs and ignores. */
+const MAX_IGNORED_JSON = 1024;
+
+/** A key kept for zenohd's configs with no effect on a router: any JSON value, of bounded size. */
+const ignored = () =>
+  z.unknown().superRefine((v, ctx) => {
+    if ((JSON.stringify(v) ?? "").length > MAX_IGNORED_JSON)
+      ctx.addIssue({ code: "custom", message: `longer than ${MAX_IGNORED_JSON} characters of JSON` });
+  });
+
+/** Milliseconds of zenohd's client and peer scouting, at most a day. */
+const scoutMs = () => z.number().int().min(0).max(86_400_000);
+
 const kinds = z.array(z.enum(["router", "peer", "client"]));
 /** A value for every mode, or one per mode (`{ router, peer, client }`), as zenohd's `ModeDependentValue`. */
 const perMode = <T extends z.ZodType>(v: T) =>
@@ -58,19 +71,19 @@ export const multicastScoutingSchema = closed({
     .default(true)
     .describe("answer SCOUTs (default true; of a per-mode object, the `router` value applies)"),
   autoconnect: autoconnect.optional().describe("accepted for zenohd configs; must be [] for a router"),
-  autoconnect_strategy: z.unknown().optional().describe("accepted for zenohd configs; no effect on a router"),
+  autoconnect_strategy: ignored().optional().describe("accepted for zenohd configs; no effect on a router"),
 }).describe("multicast scouting: SCOUT on UDP, answered with a HELLO listing the zenoh listener's locators");
 
 export const scoutingSchema = closed({
-  timeout: z.number().int().min(0).optional().describe("zenohd's client scouting period; no effect on a router"),
-  delay: z.number().int().min(0).optional().describe("zenohd's peer scouting delay; no effect on a router"),
+  timeout: scoutMs().optional().describe("zenohd's client scouting period; no effect on a router"),
+  delay: scoutMs().optional().describe("zenohd's peer scouting delay; no effect on a router"),
   multicast: multicastScoutingSchema.optional(),
   gossip: closed({
     enabled: z.boolean().optional(),
     multihop: z.boolean().optional(),
-    target: z.unknown().optional(),
+    target: ignored().optional(),
     autoconnect: autoconnect.optional(),
-    autoconnect_strategy: z.unknown().optional(),
+    autoconnect_strategy: ignored().optional(),
   })
     .optional()
     .describe("accepted for zenohd configs; zest routers do not gossip"),

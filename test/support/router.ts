@@ -1,4 +1,4 @@
-/** An in-process router on a free loopback port, for the config and safety tests. */
+/** An in-process router on a free loopback port (REST on 127.0.0.1:0, a silent logger), and temporary directories. */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,9 @@ export const A_CONFIG = "/@/router/local/config/plugins/storage_manager";
 export const A_STATUS = "/@/router/local/status/plugins/storage_manager";
 export const B_BACKEND = "/@/router/local/plugin/storages/backend";
 export const JSON_CT = { "content-type": "application/json" };
+
+/** `text/plain`, the content type of most test writes. */
+export const TEXT = { "content-type": "text/plain" };
 
 /** Starts a router with `config` (REST on 127.0.0.1:0, variant `a` unless the config says). */
 export async function startRouter(
