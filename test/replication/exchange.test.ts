@@ -47,6 +47,7 @@ async function replica(
   hub: MemoryHub,
   zid: string,
   settings: ReplicationSettings | "off" = SETTINGS,
+  keyExpr = "d/**",
 ): Promise<Replica> {
   let transport: MemoryTransport | undefined;
   const fabric = new NatsFabric({
@@ -62,7 +63,7 @@ async function replica(
   const backend = new MemoryBackend("d");
   const service = new StorageService(
     "d",
-    "d/**",
+    keyExpr,
     backend,
     session,
     silentLogger,
@@ -87,9 +88,9 @@ async function flushed(): Promise<void> {
   for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
 }
 
-/** Every key the backend holds, with value and timestamp, sorted. */
-async function held(r: Replica): Promise<string[]> {
-  return (await r.backend.query("d/**"))
+/** Every key the backend holds (under `keyExpr`), with value and timestamp, sorted. */
+async function held(r: Replica, keyExpr = "d/**"): Promise<string[]> {
+  return (await r.backend.query(keyExpr))
     .map((e) => `${e.key}=${e.payload.toString()}@${e.timestamp.toString()}`)
     .sort();
 }
@@ -261,6 +262,108 @@ describe("replicas in one process", () => {
     assert.ok(err && err.kind === "err");
     assert.equal(err.errorKind, "unavailable");
     assert.match(err.payload.toString(), /storage d on router B4 may be behind its replicas/);
+  });
+
+  test("a replica whose only peer vanished while the two were in sync is not behind, and its answers alone carry no notice", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A9");
+    const b = await replica(hub, "B9");
+    open.push(b);
+    try {
+      await a.session.put("d/x", "1");
+      await eventually(
+        async () => {
+          const [sa, sb] = [a.service.replicationStatus()!, b.service.replicationStatus()!];
+          return sb.log.fingerprint === sa.log.fingerprint && !sb.behind && sb.exchanges >= 1;
+        },
+        3_000,
+        "b in sync with a",
+      );
+      // a vanishes without a word, as a killed router does; b stays connected throughout, and
+      // exchanges every second (with a while it is still known, then alone).
+      a.transport.disconnect();
+      const reasons = new Set<string>();
+      const end = Date.now() + 3_000;
+      while (Date.now() < end) {
+        const s = b.service.replicationStatus()!;
+        if (s.behind) reasons.add(s.behind_reason ?? "");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(b.session.router.fabric!.peers!().length, 0, "b has forgotten a");
+      assert.deepEqual([...reasons], [], "b was never behind");
+      const replies = await b.session.get("d/**");
+      assert.deepEqual(
+        replies.map((r) => (r.kind === "ok" ? r.sample.key : `error: ${r.payload.toString()}`)),
+        ["d/x"],
+      );
+    } finally {
+      await a.close();
+    }
+  });
+
+  test("nested storages (d/** here, d/x/** there) converge on the keys both cover after a cut, both ways, and nothing else crosses", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA10");
+    const b = await replica(hub, "BB10", SETTINGS, "d/x/**");
+    open.push(a, b);
+    await eventually(
+      async () => a.service.replicationStatus()?.nested?.[0]?.peers.join() === "BB10/d",
+      3_000,
+      "a to replicate with b on d/x/**",
+    );
+    await a.session.put("d/x/gone", "1");
+    await eventually(async () => (await held(b)).length === 1, 3_000, "b to get the first write");
+    b.transport.disconnect();
+    await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+    for (let i = 0; i < 20; i++) await a.session.put(`d/x/${i}`, `v${i}`);
+    for (let i = 0; i < 5; i++) await a.session.put(`d/y/${i}`, `outside b ${i}`);
+    await a.session.delete("d/x/gone");
+    // b writes alone meanwhile: only its own storage takes it.
+    await assert.rejects(b.session.put("d/x/from-b", "b"), /reached this router's subscribers only/);
+    await flushed();
+    assert.equal((await held(b)).length, 2, "b holds its first key and its own write only");
+    b.transport.reconnect();
+    await eventually(
+      async () => (await held(b)).join() === (await held(a, "d/x/**")).join() && (await held(a, "d/x/**")).length === 21,
+      5_000,
+      "the keys both cover to converge",
+    );
+    assert.equal((await b.backend.lookup("d/x/gone"))?.deleted, true, "the delete reached b");
+    assert.ok((await held(a, "d/x/**")).some((e) => e.startsWith("d/x/from-b=b@")), "b's write reached a");
+    assert.deepEqual(await held(b, "d/y/**"), [], "nothing outside d/x/** reached b");
+    // a's nested log holds the keys under d/x/** only: its digest never covers d/y/**.
+    await eventually(
+      async () => {
+        const nested = a.service.replicationStatus()!.nested![0]!;
+        const main = b.service.replicationStatus()!;
+        return !nested.behind && !main.behind && nested.log.fingerprint === main.log.fingerprint;
+      },
+      3_000,
+      "both sides to settle",
+    );
+    const nested = a.service.replicationStatus()!.nested![0]!;
+    assert.equal(nested.key_expr, "d/x/**");
+    assert.equal(nested.log.keys, 22);
+    assert.ok(b.service.replicationStatus()!.keys_repaired >= 21);
+    assert.ok(nested.keys_repaired >= 1);
+  });
+
+  test("a sample lost between nested storages is repaired by the periodic exchange", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA11");
+    const b = await replica(hub, "BB11", SETTINGS, "d/x/**");
+    open.push(a, b);
+    await eventually(
+      async () => a.service.replicationStatus()?.nested?.[0]?.peers.length === 1,
+      3_000,
+      "a to replicate with b on d/x/**",
+    );
+    hub.filter = (subject) => !(subject.startsWith("zest.k.") || subject.startsWith("zest.w."));
+    const put = a.session.put("d/x/lost", "1").catch(() => undefined);
+    await eventually(async () => (await held(b)).length === 1, 5_000, "the periodic exchange to repair b");
+    assert.equal(b.service.replicationStatus()!.keys_repaired, 1);
+    hub.filter = undefined;
+    await put;
   });
 
   test("replication off: nothing is exchanged, and a missed write stays missed", async () => {
