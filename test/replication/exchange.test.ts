@@ -282,6 +282,8 @@ describe("replicas in one process", () => {
       // a vanishes without a word, as a killed router does; b stays connected throughout, and
       // exchanges every second (with a while it is still known, then alone).
       a.transport.disconnect();
+      // An exchange while b still knows a: a cannot answer it.
+      const exchanged = (b.service as unknown as { replicator: { exchange(): Promise<number> } }).replicator.exchange();
       const reasons = new Set<string>();
       const end = Date.now() + 3_000;
       while (Date.now() < end) {
@@ -289,6 +291,7 @@ describe("replicas in one process", () => {
         if (s.behind) reasons.add(s.behind_reason ?? "");
         await new Promise((r) => setTimeout(r, 20));
       }
+      assert.equal(await exchanged, 0, "a did not answer");
       assert.equal(b.session.router.fabric!.peers!().length, 0, "b has forgotten a");
       assert.deepEqual([...reasons], [], "b was never behind");
       const replies = await b.session.get("d/**");
@@ -364,6 +367,26 @@ describe("replicas in one process", () => {
     assert.equal(b.service.replicationStatus()!.keys_repaired, 1);
     hub.filter = undefined;
     await put;
+  });
+
+  test("a front door's session neither queries nor answers under @repl/**; the router's own sessions do", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA12");
+    open.push(a);
+    const door = new Session(a.session.router, "rest");
+    try {
+      const align = `${replicaSpace("d/**")}/align/**`;
+      await assert.rejects(door.get(align, { payload: Buffer.from([Op.digest]) }), { kind: "forbidden" });
+      await assert.rejects(door.get("@repl/**"), { kind: "forbidden" });
+      assert.throws(() => door.declareQueryable(`${replicaSpace("d/**")}/align/FF/d`, () => undefined), {
+        kind: "forbidden",
+      });
+      // `**` does not reach `@repl` (verbatim chunks): an ordinary query is not refused.
+      assert.deepEqual(await door.get("**"), []);
+      assert.equal((await a.session.get(align, { allowedDestination: "remote" })).length, 0);
+    } finally {
+      door.close();
+    }
   });
 
   test("replication off: nothing is exchanged, and a missed write stays missed", async () => {
