@@ -266,6 +266,7 @@ export class Replicator {
    * Undefined otherwise.
    */
   staleNotice(): string | undefined {
+    this.watchConnection(); // a cut the 100 ms poll has not seen yet counts already
     const reason = this.behindReason;
     if (reason === undefined || (this.host.connected() && this.peers().length > 0)) return undefined;
     const last = this.lastExchange === undefined ? "never" : new Date(this.lastExchange).toISOString();
@@ -275,6 +276,7 @@ export class Replicator {
   status(): ReplicationStatus {
     const s = this.settings;
     const purged = this.log.purgedBeforeMs;
+    this.watchConnection();
     const reason = this.behindReason;
     return {
       peers: this.peers(),
