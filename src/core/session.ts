@@ -392,7 +392,9 @@ export class Session {
   private selectorOf(selector: IntoSelector): Selector {
     const sel = toSelector(selector, this.router.keyExprLimits);
     if (!this.internal && touchesReplication(sel.key))
-      throw ZestError.forbidden(`${sel.key} is the routers' own (replication, docs/replication.md): no client queries it`);
+      throw ZestError.forbidden(
+        `${sel.key} is the routers' own (replication, docs/replication.md): no client queries it`,
+      );
     return sel;
   }
 
@@ -436,7 +438,9 @@ export class Session {
     const key = toKeyExpr(keyexpr, this.router.keyExprLimits);
     // A client's queryable there could pose as a replica and feed storages values.
     if (!this.internal && touchesReplication(key))
-      throw ZestError.forbidden(`${key} is the routers' own (replication, docs/replication.md): no client answers there`);
+      throw ZestError.forbidden(
+        `${key} is the routers' own (replication, docs/replication.md): no client answers there`,
+      );
     const decl: QueryableDecl = {
       key,
       handler,

@@ -200,7 +200,8 @@ describe("failures over a NATS cluster", () => {
     await eventually(
       async () => {
         const { entries } = await getJson(j.url, "/@/router/local/status/plugins/storage_manager/replication/s");
-        const nested = (entries[0]?.value as { nested?: Array<{ key_expr: string; peers: string[] }> }).nested;
+        const nested = (entries[0]?.value as { nested?: Array<{ key_expr: string; peers: string[] }> } | undefined)
+          ?.nested;
         return nested?.some((n) => n.key_expr === "s/m/**" && n.peers.includes("33/m_s")) ?? false;
       },
       5_000,

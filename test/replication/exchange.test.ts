@@ -327,12 +327,16 @@ describe("replicas in one process", () => {
     assert.equal((await held(b)).length, 2, "b holds its first key and its own write only");
     b.transport.reconnect();
     await eventually(
-      async () => (await held(b)).join() === (await held(a, "d/x/**")).join() && (await held(a, "d/x/**")).length === 21,
+      async () =>
+        (await held(b)).join() === (await held(a, "d/x/**")).join() && (await held(a, "d/x/**")).length === 21,
       5_000,
       "the keys both cover to converge",
     );
     assert.equal((await b.backend.lookup("d/x/gone"))?.deleted, true, "the delete reached b");
-    assert.ok((await held(a, "d/x/**")).some((e) => e.startsWith("d/x/from-b=b@")), "b's write reached a");
+    assert.ok(
+      (await held(a, "d/x/**")).some((e) => e.startsWith("d/x/from-b=b@")),
+      "b's write reached a",
+    );
     assert.deepEqual(await held(b, "d/y/**"), [], "nothing outside d/x/** reached b");
     // a's nested log holds the keys under d/x/** only: its digest never covers d/y/**.
     await eventually(

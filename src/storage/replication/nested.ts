@@ -70,7 +70,10 @@ export class NestedReplicas {
     } catch (err) {
       // Only a key expression near the length limit cannot be announced: narrower storages
       // still find it through their own announcements.
-      this.logger.warn({ err: errorMessage(err) }, "the storage's key expression cannot be announced to nested storages");
+      this.logger.warn(
+        { err: errorMessage(err) },
+        "the storage's key expression cannot be announced to nested storages",
+      );
     }
     this.watcher = session.declareLivelinessSubscriber(
       `${ANNOUNCE_SPACE}/**`,
