@@ -266,6 +266,8 @@ export class Replicator {
    * Undefined otherwise.
    */
   staleNotice(): string | undefined {
+    // Alone and owing nothing: nothing to say (the common case of a router without replicas).
+    if (this.owed.size === 0 && this.alive.size === 0) return undefined;
     this.watchConnection(); // a cut the 100 ms poll has not seen yet counts already
     const reason = this.behindReason;
     if (reason === undefined || (this.host.connected() && this.peers().length > 0)) return undefined;
