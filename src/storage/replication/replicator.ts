@@ -195,6 +195,8 @@ export class Replicator {
    */
   async start(): Promise<number> {
     for (const e of await this.backend.query(this.keyExpr)) this.log.record(e.key, e.timestamp, false);
+    // Closed while the storage was read (a nested replicator started late): declare nothing.
+    if (this.closed) return 0;
     const session = this.host.session;
     this.queryable = session.declareQueryable(this.address, (q) => this.answer(q));
     this.token = session.declareLivelinessToken(`${this.space}/live/${session.zid}/${this.storage}`);
