@@ -124,6 +124,7 @@ describe("replicas in one process", () => {
     assert.equal((await held(b)).length, 2);
     assert.equal(b.service.replicationStatus()?.behind, true);
     b.transport.reconnect();
+    assert.equal(b.service.replicationStatus()?.behind, true, "healed but not repaired yet: still behind");
     await eventually(async () => (await held(b)).join() === (await held(a)).join(), 5_000, "b to converge");
     assert.equal((await held(b)).length, 51);
     assert.equal((await b.backend.lookup("d/gone"))?.deleted, true);
