@@ -146,7 +146,14 @@ export class Replicator {
   private wasConnected = true;
   private closed = false;
   /** The latest digest of each replica to align with, and the worker draining them. */
-  private readonly pending = new Map<string, Digest>();
+  private readonly pending = new Map<string, { digest: Digest; seq: number }>();
+  /**
+   * Orders digests received and debts incurred: a debt is only settled by an alignment with a
+   * digest received after it (a digest from before a cut says nothing of the writes made during it).
+   */
+  private seq = 0;
+  /** The `seq` of the digest being aligned with (the worker aligns one at a time). */
+  private aligning = 0;
   private working: Promise<void> | undefined;
   private exchanging: Promise<number> | undefined;
   private again = false;
@@ -163,7 +170,7 @@ export class Replicator {
    * this router was cut off from the fabric while the replica was alive. A replica that vanished
    * while this router stayed connected is not in it: every write it acknowledged reached us.
    */
-  private readonly owed = new Map<string, string>();
+  private readonly owed = new Map<string, { reason: string; since: number }>();
   /** The other replicas alive now, as the liveliness subscriber reports them (`<zid>/<storage>`). */
   private readonly alive = new Set<string>();
   private readonly traffic = { messages_sent: 0, bytes_sent: 0, messages_received: 0, bytes_received: 0 };
@@ -409,8 +416,9 @@ export class Replicator {
           // lacks would only show up here as differences worth nothing.
           if (m.zid !== this.host.session.zid) {
             const asker = `${this.space}/align/${m.zid}/${m.storage}`;
+            const seq = ++this.seq; // received now: it says nothing of a cut that comes meanwhile
             setTimeout(() => {
-              if (!this.closed) void this.enqueue(asker, m.digest).catch(() => undefined);
+              if (!this.closed) void this.enqueue(asker, m.digest, seq).catch(() => undefined);
             }, this.settings.propagationDelayMs).unref();
           }
           return undefined;
@@ -481,21 +489,26 @@ export class Replicator {
     return !isWild(key) && includes(this.keyExpr, key);
   }
 
-  private enqueue(peer: string, digest: Digest): Promise<void> {
-    this.pending.set(peer, digest);
+  /** Queues an alignment with replica `peer`'s digest, received when `seq` was drawn. */
+  private enqueue(peer: string, digest: Digest, seq = ++this.seq): Promise<void> {
+    this.pending.set(peer, { digest, seq });
     if (this.working === undefined) {
       this.working = (async () => {
         await Promise.resolve();
         try {
           while (this.pending.size > 0 && !this.closed) {
-            const [next, d] = this.pending.entries().next().value as [string, Digest];
+            const [next, { digest: d, seq }] = this.pending.entries().next().value as [
+              string,
+              { digest: Digest; seq: number },
+            ];
             this.pending.delete(next);
+            this.aligning = seq;
             const id = this.idOf(next);
             try {
               // Repaired from it: whatever it held that we lacked is ours now.
-              if (await this.alignWith(next, d)) this.settle(id);
+              if (await this.alignWith(next, d)) this.settle(id, seq);
             } catch (err) {
-              this.owe(id, `repair from ${id} failed: ${errorMessage(err)}`);
+              this.owe(id, `repair from ${id} failed: ${errorMessage(err)}`, seq);
               this.logger.warn({ peer: next, err: errorMessage(err) }, "replica alignment failed");
             }
           }
@@ -602,7 +615,7 @@ export class Replicator {
     for (const s of chunk) repairs.push(...this.unknownThere(s, theirKeys, theirHorizon));
     if (wanted.length > 0 || repairs.length > 0) {
       const id = this.idOf(peer);
-      this.owe(id, `repairing from ${id}`);
+      this.owe(id, `repairing from ${id}`, this.aligning);
     }
     await this.apply(repairs);
     await this.fetchValues(peer, wanted);
@@ -750,22 +763,29 @@ export class Replicator {
     return peer.slice(this.space.length + "/align/".length);
   }
 
-  /** Replica `id` is known to hold writes we may lack. */
-  private owe(id: string, reason: string): void {
+  /**
+   * Replica `id` is known to hold writes we may lack. `since`: the digest that showed it (an
+   * alignment with it or a later one settles the debt); by default, now (only a later one does).
+   */
+  private owe(id: string, reason: string, since = ++this.seq): void {
     if (this.owed.size === 0) this.logger.info({ reason }, "replica known to be behind");
-    this.owed.set(id, reason);
+    this.owed.set(id, { reason, since });
   }
 
-  /** An exchange with replica `id` left nothing to pull from it. */
-  private settle(id: string): void {
-    if (this.owed.delete(id) && this.owed.size === 0) this.logger.info("replica up to date");
+  /** An alignment with the digest `seq` of replica `id` left nothing to pull from it. */
+  private settle(id: string, seq: number): void {
+    const debt = this.owed.get(id);
+    if (debt === undefined || debt.since > seq) return;
+    this.owed.delete(id);
+    if (this.owed.size === 0) this.logger.info("replica up to date");
   }
 
   /** Why this replica is known to be behind (the first replica it owes), or undefined. */
   private get behindReason(): string | undefined {
     const first = this.owed.values().next();
     if (first.done) return undefined;
-    return this.owed.size === 1 ? first.value : `${first.value}; and ${this.owed.size - 1} more`;
+    const reason = first.value.reason;
+    return this.owed.size === 1 ? reason : `${reason}; and ${this.owed.size - 1} more`;
   }
 
   private dropMalformed(from: string, err: unknown): void {
