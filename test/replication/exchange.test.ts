@@ -10,6 +10,7 @@ import { MemoryHub, type MemoryTransport } from "../../src/fabric/memory-transpo
 import { NatsFabric } from "../../src/fabric/nats-fabric.js";
 import type { ReplicationSettings } from "../../src/storage/replication/config.js";
 import { replicaSpace } from "../../src/storage/replication/replicator.js";
+import { ANNOUNCE_SPACE, MAX_NESTED } from "../../src/storage/replication/nested.js";
 import { Buffer } from "node:buffer";
 import { Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
 import {
@@ -396,6 +397,45 @@ describe("replicas in one process", () => {
       assert.equal((await a.session.get(align, { allowedDestination: "remote" })).length, 0);
     } finally {
       door.close();
+    }
+  });
+
+  test("storage announcements are checked: malformed, non-canonical, foreign and one too many are ignored", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA13");
+    open.push(a);
+    const fabric = new NatsFabric({
+      servers: [],
+      ...TIMINGS,
+      logger: silentLogger,
+      transport: async () => hub.connect("CC13"),
+    });
+    const c = await Session.open({ zid: "CC13", fabric });
+    const announce = (name: string, keyExpr: string) =>
+      c.declareLivelinessToken(`${ANNOUNCE_SPACE}/CC13/${name}/${Buffer.from(keyExpr).toString("base64url")}`);
+    try {
+      announce("bad", "d/x/*$"); // not a key expression
+      announce("wide", "d/x/**/**"); // not canonical (d/x/**)
+      announce("other", "e/**"); // not nested in d/**
+      announce("same", "d/**"); // a replica: the main replicator's business
+      announce("wider", "**"); // wider: the other side replicates on d/**
+      c.declareLivelinessToken(`${ANNOUNCE_SPACE}/CC13/extra/${Buffer.from("d/v/**").toString("base64url")}/x`);
+      for (let i = 0; i < MAX_NESTED + 1; i++) announce(`n${i}`, `d/n${i}/**`);
+      await eventually(
+        async () => (a.service.replicationStatus()?.nested?.length ?? 0) === MAX_NESTED,
+        5_000,
+        "a to replicate with as many nested key expressions as allowed",
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      const nested = a.service.replicationStatus()!.nested!.map((n) => n.key_expr);
+      assert.equal(nested.length, MAX_NESTED);
+      assert.ok(
+        nested.every((k) => /^d\/n[0-9]+\/\*\*$/.test(k)),
+        nested.join(),
+      );
+    } finally {
+      c.close();
+      await c.router.close();
     }
   });
 
