@@ -97,7 +97,7 @@ export async function startZest(input: ZestConfig, options: StartOptions): Promi
     await router.start();
     closers.push(() => router.close());
 
-    const smSession = new Session(router, "storage_manager");
+    const smSession = new Session(router, "storage_manager", { internal: true });
     const manager = new StorageManager(smSession, {
       drivers: [memoryDriver, ...(options.drivers ?? [])],
       ctx: { dataDir: config.data_dir, logger },

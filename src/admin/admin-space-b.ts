@@ -111,7 +111,9 @@ function parseProperties(payload: Buffer, what: string): Properties {
  * - `@/router/<zid>`: the router (JSON);
  * - `@/router/<zid>/plugin/http` and `@/router/<zid>/plugin/storages` (JSON views);
  * - `@/router/<zid>/plugin/storages/backend/<backend>`: a volume, as a properties string;
- * - `@/router/<zid>/plugin/storages/backend/<backend>/storage/<name>`: a storage, likewise.
+ * - `@/router/<zid>/plugin/storages/backend/<backend>/storage/<name>`: a storage, likewise;
+ * - `@/router/<zid>/plugin/storages/backend/<backend>/storage/<name>/replication`: its
+ *   replication health (JSON, read-only; docs/replication.md).
  *
  * PUT and DELETE on the last two create and remove volumes and storages through the storage
  * manager, so they persist under `--data-dir` exactly as Variant A's do. Unlike 0.4, every
@@ -178,6 +180,9 @@ export class AdminSpaceB extends AdminLayout {
           this.created.get(`backend/${s.volume}/storage/${s.name}`),
         ),
       );
+      // Replication health, as Variant A shows it (docs/replication.md, "Health"): JSON, read-only,
+      // below the storage so that `storage/*` stays one entry per storage.
+      if (s.replication) backends.push(json(`${sp}/backend/${s.volume}/storage/${s.name}/replication`, s.replication));
     }
     out.push(json(sp, sortKeys({ backend: tree }), this.lastChange), ...backends);
     return out;

@@ -12,6 +12,7 @@ import type {
   SampleHandler,
   SubscriberDecl,
 } from "./router.js";
+import { touchesReplication } from "./internal-keys.js";
 import { toKeyExpr } from "./key.js";
 import { Router } from "./router.js";
 import type { Reply } from "./reply.js";
@@ -143,10 +144,16 @@ export class Session {
   private closed = false;
   /** The lease of this session's session-bound writes, once it made one. */
   private ownLease: string | undefined;
+  /**
+   * A router-internal session (the storage manager's, an embedder's own): it may query and answer
+   * in the routers' own key spaces (`core/internal-keys.ts`); a front door's session may not.
+   */
+  readonly internal: boolean;
 
-  constructor(router: Router, name = "session") {
+  constructor(router: Router, name = "session", options: { internal?: boolean } = {}) {
     this.router = router;
     this.name = name;
+    this.internal = options.internal ?? false;
     this.clock = router.hlc;
     this.changes = router.changes;
     this.interest = {
@@ -168,7 +175,7 @@ export class Session {
   static async open(options: RouterOptions = {}): Promise<Session> {
     const router = new Router(options);
     await router.start();
-    return new Session(router, "embedder");
+    return new Session(router, "embedder", { internal: true });
   }
 
   /** The size limits on key expressions the router accepts (front doors check paths with them). */
@@ -370,7 +377,7 @@ export class Session {
 
   /** Queries every matching queryable (storages, evals, the admin space) and returns the replies. */
   async get(selector: IntoSelector, options: GetOptions = {}): Promise<Reply[]> {
-    return this.router.query(toSelector(selector, this.router.keyExprLimits), this.queryOptions(options));
+    return this.router.query(this.selectorOf(selector), this.queryOptions(options));
   }
 
   /**
@@ -378,11 +385,17 @@ export class Session {
    * replies come at the end). Resolves once the query is over.
    */
   async getStream(selector: IntoSelector, onReply: (reply: Reply) => void, options: GetOptions = {}): Promise<void> {
-    return this.router.queryStream(
-      toSelector(selector, this.router.keyExprLimits),
-      this.queryOptions(options),
-      onReply,
-    );
+    return this.router.queryStream(this.selectorOf(selector), this.queryOptions(options), onReply);
+  }
+
+  /** The selector of a query; one that reaches a router-internal key space needs an internal session. */
+  private selectorOf(selector: IntoSelector): Selector {
+    const sel = toSelector(selector, this.router.keyExprLimits);
+    if (!this.internal && touchesReplication(sel.key))
+      throw ZestError.forbidden(
+        `${sel.key} is the routers' own (replication, docs/replication.md): no client queries it`,
+      );
+    return sel;
   }
 
   /**
@@ -422,8 +435,14 @@ export class Session {
       scan?: (keyExpr: string) => AsyncIterable<readonly Sample[]>;
     } = {},
   ): Queryable {
+    const key = toKeyExpr(keyexpr, this.router.keyExprLimits);
+    // A client's queryable there could pose as a replica and feed storages values.
+    if (!this.internal && touchesReplication(key))
+      throw ZestError.forbidden(
+        `${key} is the routers' own (replication, docs/replication.md): no client answers there`,
+      );
     const decl: QueryableDecl = {
-      key: toKeyExpr(keyexpr, this.router.keyExprLimits),
+      key,
       handler,
       complete: options.complete ?? false,
       storage: options.storage ?? false,

@@ -20,6 +20,7 @@ import { inTimeRange, type TimeRange } from "../core/time-range.js";
 import { Slice } from "../core/slices.js";
 import type { ReplicationSettings } from "./replication/config.js";
 import { type ReplicationStatus, Replicator } from "./replication/replicator.js";
+import { NestedReplicas } from "./replication/nested.js";
 
 /** How long a tombstone (or a wildcard delete) is remembered to reject late, older puts. */
 const TOMBSTONE_TTL_NS = 60_000_000_000n;
@@ -55,6 +56,8 @@ export class StorageService {
   /** Anti-entropy with the replicas on other routers (docs/replication.md); absent when off. */
   private readonly replication: ReplicationSettings | undefined;
   private replicator: Replicator | undefined;
+  /** Replication with narrower storages on other routers (docs/replication.md, "Nested storages"). */
+  private nested: NestedReplicas | undefined;
 
   /**
    * `replication`: the storage's replication settings, or undefined when off. It only runs when
@@ -101,18 +104,20 @@ export class StorageService {
     let replicas = 0;
     if (this.replication) {
       const router = this.session.router;
-      this.replicator = new Replicator({
+      const common = {
         storage: this.name,
-        keyExpr: this.keyExpr,
         settings: this.replication,
         backend: this.backend,
         logger: this.logger,
         host: {
           session: this.session,
           connected: () => router.fabric?.status().connected ?? false,
-          deliver: (sample) => router.deliverLocal(sample),
+          deliver: (sample: Sample) => router.deliverLocal(sample),
         },
-      });
+      };
+      this.replicator = new Replicator({ ...common, keyExpr: this.keyExpr });
+      this.nested = new NestedReplicas({ ...common, keyExpr: this.keyExpr });
+      this.nested.start();
       replicas = await this.replicator.start();
     }
     if (options.align !== false && replicas === 0) await this.align(options.alignTimeoutMs ?? 5_000);
@@ -150,6 +155,7 @@ export class StorageService {
     this.subscriber?.undeclare();
     this.queryable?.undeclare();
     await this.replicator?.close();
+    await this.nested?.close();
     if (this.purgeTimer) clearInterval(this.purgeTimer);
     this.stopped = true;
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
@@ -267,13 +273,16 @@ export class StorageService {
 
   /** The replication status, when replication runs (docs/replication.md, "Health"). */
   replicationStatus(): ReplicationStatus | undefined {
-    return this.replicator?.status();
+    const status = this.replicator?.status();
+    const nested = this.nested?.statuses() ?? [];
+    return status === undefined || nested.length === 0 ? status : { ...status, nested };
   }
 
   /** Publishes the change of an applied write; a refused conditional write is an error. */
   private settled(sample: Sample, outcome: Insertion, condition: WriteCondition | undefined): void {
     if (outcome === "inserted") {
       this.replicator?.recorded(sample.key, sample.timestamp!, sample.kind === "delete");
+      this.nested?.recorded(sample.key, sample.timestamp!, sample.kind === "delete");
       this.changed(sample);
     } else if (condition) throw preconditionFailed("the key holds a newer version than this write");
   }
@@ -300,6 +309,7 @@ export class StorageService {
       if (e.timestamp.compare(ts) >= 0) continue;
       if ((await this.write(e.key, sample, ts, undefined)) === "inserted") {
         this.replicator?.recorded(e.key, ts, sample.kind === "delete");
+        this.nested?.recorded(e.key, ts, sample.kind === "delete");
         this.session.changes.publish({ key: e.key, kind: sample.kind });
       }
     }
@@ -341,7 +351,7 @@ export class StorageService {
         if (slice.due()) await slice.next();
       }
       // Alone and known to be behind: the answer may miss acknowledged writes, and says so.
-      const stale = this.replicator?.staleNotice();
+      const stale = this.replicator?.staleNotice() ?? this.nested?.staleNotice(query.key);
       if (stale !== undefined) query.replyError(ZestError.unavailable(stale));
     } catch (err) {
       this.logger.warn({ key: query.key, err: errorMessage(err) }, "storage query failed");
@@ -369,6 +379,7 @@ export class StorageService {
     // With replication, tombstones live as long as the replicas need them (the retention).
     const retentionNs = this.replicator ? BigInt(this.replication!.tombstoneRetentionMs) * 1_000_000n : 0n;
     this.replicator?.purge();
+    this.nested?.purge();
     const ttl = retentionNs > TOMBSTONE_TTL_NS ? retentionNs : TOMBSTONE_TTL_NS;
     const before = unixNanosToNtp64(nowUnixNanos() - ttl);
     this.wildDeletes = this.wildDeletes.filter((d) => d.timestamp.time >= before);

@@ -8,10 +8,19 @@ import { connect } from "@nats-io/transport-node";
 import { Kvm } from "@nats-io/kv";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { defaultBucket, keyToKvKey } from "../../src/storage/volumes/jetstream.js";
-import { eventually, http } from "../support/http.js";
+import { eventually, getJson, http } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import type { ZestProcess } from "../support/zest-process.js";
-import { fabricTimings, getValues, NO_STORAGES, putText, routerStatus, sleep, startRouters } from "./helpers.js";
+import {
+  fabricTimings,
+  getValues,
+  memoryStorage,
+  NO_STORAGES,
+  putText,
+  routerStatus,
+  sleep,
+  startRouters,
+} from "./helpers.js";
 
 /**
  * Shorter fabric timings than the defaults (4 s peer timeout). The peer timeout stays well above
@@ -34,12 +43,8 @@ describe("failures over a NATS cluster", () => {
 
   before(async () => {
     cluster = await startNatsCluster();
-    // J's and K's storages on s/** would be replicas; these tests are about the fabric, so their
-    // replication (and its "may be behind" answers, docs/replication.md) is off.
-    const NO_REPLICA_S = [
-      "--cfg",
-      'plugins/storage_manager/storages/s:{key_expr:"s/**",volume:"memory",replication:false}',
-    ];
+    // J's and K's storages on s/** are replicas (replication is on by default with a fabric): a
+    // killed replica does not make the survivor "behind", a cut-off one does (docs/replication.md).
     [j, k, m] = (await startRouters([
       [
         "--id",
@@ -49,9 +54,9 @@ describe("failures over a NATS cluster", () => {
         ...fabricTimings(TIMINGS),
         "--cfg",
         'plugins/storage_manager/storages/js:{key_expr:"js/**",volume:{id:"jetstream",replicas:3}}',
-        ...NO_REPLICA_S,
+        ...memoryStorage("s", "s/**"),
       ],
-      ["--id", "22", "--nats", cluster.urls[1]!, ...fabricTimings(TIMINGS), ...NO_REPLICA_S],
+      ["--id", "22", "--nats", cluster.urls[1]!, ...fabricTimings(TIMINGS), ...memoryStorage("s", "s/**")],
       ["--id", "33", "--nats", cluster.urls[2]!, ...fabricTimings(TIMINGS), ...NO_STORAGES],
     ])) as [ZestProcess, ZestProcess, ZestProcess];
     for (const z of [j, k, m])
@@ -191,6 +196,17 @@ describe("failures over a NATS cluster", () => {
       5_000,
       "J to write to M's storage",
     );
+    // J's s/** covers M's s/m/**: J replicates with it on s/m/** (docs/replication.md, "Nested storages").
+    await eventually(
+      async () => {
+        const { entries } = await getJson(j.url, "/@/router/local/status/plugins/storage_manager/replication/s");
+        const nested = (entries[0]?.value as { nested?: Array<{ key_expr: string; peers: string[] }> } | undefined)
+          ?.nested;
+        return nested?.some((n) => n.key_expr === "s/m/**" && n.peers.includes("33/m_s")) ?? false;
+      },
+      5_000,
+      "J to replicate with M's storage",
+    );
 
     for (let i = 0; i < cluster.nodes.length; i++) await cluster.kill9(i);
     await eventually(
@@ -220,7 +236,14 @@ describe("failures over a NATS cluster", () => {
     const got = await getValues(j.url, "s/m/**");
     assert.equal(got.status, 503);
     assert.deepEqual(got.values, { "s/m/0": "zero", "s/m/1": "one" });
-    assert.deepEqual(got.errors, ["router 33 cannot be reached: not connected to NATS"]);
+    assert.equal(got.errors[0], "router 33 cannot be reached: not connected to NATS");
+    // J's storage answers s/m/** alone, cut off from M's while M was alive: it may be behind it
+    // (M may take writes J does not hear of), and says so (docs/replication.md, "Known to be behind").
+    assert.equal(got.errors.length, 2, got.errors.join("; "));
+    assert.match(
+      got.errors[1]!,
+      /^storage s on router 11 may be behind its replicas \(cut off from the fabric while 33\/m_s was alive; /,
+    );
     // A router that stayed alive while we were away is still known (its silence was ours), past
     // its peer timeout: checked every 250 ms.
     for (const end = Date.now() + PEER_TIMEOUT_MS + 500; Date.now() < end; ) {

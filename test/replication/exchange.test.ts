@@ -10,6 +10,7 @@ import { MemoryHub, type MemoryTransport } from "../../src/fabric/memory-transpo
 import { NatsFabric } from "../../src/fabric/nats-fabric.js";
 import type { ReplicationSettings } from "../../src/storage/replication/config.js";
 import { replicaSpace } from "../../src/storage/replication/replicator.js";
+import { ANNOUNCE_SPACE, MAX_NESTED } from "../../src/storage/replication/nested.js";
 import { Buffer } from "node:buffer";
 import { Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
 import {
@@ -47,6 +48,7 @@ async function replica(
   hub: MemoryHub,
   zid: string,
   settings: ReplicationSettings | "off" = SETTINGS,
+  keyExpr = "d/**",
 ): Promise<Replica> {
   let transport: MemoryTransport | undefined;
   const fabric = new NatsFabric({
@@ -62,7 +64,7 @@ async function replica(
   const backend = new MemoryBackend("d");
   const service = new StorageService(
     "d",
-    "d/**",
+    keyExpr,
     backend,
     session,
     silentLogger,
@@ -87,9 +89,9 @@ async function flushed(): Promise<void> {
   for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
 }
 
-/** Every key the backend holds, with value and timestamp, sorted. */
-async function held(r: Replica): Promise<string[]> {
-  return (await r.backend.query("d/**"))
+/** Every key the backend holds (under `keyExpr`), with value and timestamp, sorted. */
+async function held(r: Replica, keyExpr = "d/**"): Promise<string[]> {
+  return (await r.backend.query(keyExpr))
     .map((e) => `${e.key}=${e.payload.toString()}@${e.timestamp.toString()}`)
     .sort();
 }
@@ -123,6 +125,7 @@ describe("replicas in one process", () => {
     assert.equal((await held(b)).length, 2);
     assert.equal(b.service.replicationStatus()?.behind, true);
     b.transport.reconnect();
+    assert.equal(b.service.replicationStatus()?.behind, true, "healed but not repaired yet: still behind");
     await eventually(async () => (await held(b)).join() === (await held(a)).join(), 5_000, "b to converge");
     assert.equal((await held(b)).length, 51);
     assert.equal((await b.backend.lookup("d/gone"))?.deleted, true);
@@ -244,7 +247,12 @@ describe("replicas in one process", () => {
     await a.session.put("d/x", "1");
     await eventually(async () => (await held(b)).length === 1, 3_000, "b to get the write");
     b.transport.disconnect();
-    await eventually(async () => b.service.replicationStatus()?.behind === true, 3_000, "b to know it is behind");
+    // Cut off while a is alive: a may take writes b never hears of.
+    await eventually(
+      async () => b.service.replicationStatus()?.behind_reason === "cut off from the fabric while A4/d was alive",
+      3_000,
+      "b to know it is behind",
+    );
     await a.close(); // a dies meanwhile: b comes back alone
     b.transport.reconnect();
     await eventually(
@@ -261,6 +269,174 @@ describe("replicas in one process", () => {
     assert.ok(err && err.kind === "err");
     assert.equal(err.errorKind, "unavailable");
     assert.match(err.payload.toString(), /storage d on router B4 may be behind its replicas/);
+  });
+
+  test("a replica whose only peer vanished while the two were in sync is not behind, and its answers alone carry no notice", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "A9");
+    const b = await replica(hub, "B9");
+    open.push(b);
+    try {
+      await a.session.put("d/x", "1");
+      await eventually(
+        async () => {
+          const [sa, sb] = [a.service.replicationStatus()!, b.service.replicationStatus()!];
+          return sb.log.fingerprint === sa.log.fingerprint && !sb.behind && sb.exchanges >= 1;
+        },
+        3_000,
+        "b in sync with a",
+      );
+      // a vanishes without a word, as a killed router does; b stays connected throughout, and
+      // exchanges every second (with a while it is still known, then alone).
+      a.transport.disconnect();
+      // An exchange while b still knows a: a cannot answer it.
+      const exchanged = (b.service as unknown as { replicator: { exchange(): Promise<number> } }).replicator.exchange();
+      const reasons = new Set<string>();
+      const end = Date.now() + 3_000;
+      while (Date.now() < end) {
+        const s = b.service.replicationStatus()!;
+        if (s.behind) reasons.add(s.behind_reason ?? "");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(await exchanged, 0, "a did not answer");
+      assert.equal(b.session.router.fabric!.peers!().length, 0, "b has forgotten a");
+      assert.deepEqual([...reasons], [], "b was never behind");
+      const replies = await b.session.get("d/**");
+      assert.deepEqual(
+        replies.map((r) => (r.kind === "ok" ? r.sample.key : `error: ${r.payload.toString()}`)),
+        ["d/x"],
+      );
+    } finally {
+      await a.close();
+    }
+  });
+
+  test("nested storages (d/** here, d/x/** there) converge on the keys both cover after a cut, both ways, and nothing else crosses", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA10");
+    const b = await replica(hub, "BB10", SETTINGS, "d/x/**");
+    open.push(a, b);
+    await eventually(
+      async () => a.service.replicationStatus()?.nested?.[0]?.peers.join() === "BB10/d",
+      3_000,
+      "a to replicate with b on d/x/**",
+    );
+    await a.session.put("d/x/gone", "1");
+    await eventually(async () => (await held(b)).length === 1, 3_000, "b to get the first write");
+    b.transport.disconnect();
+    await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+    for (let i = 0; i < 20; i++) await a.session.put(`d/x/${i}`, `v${i}`);
+    for (let i = 0; i < 5; i++) await a.session.put(`d/y/${i}`, `outside b ${i}`);
+    await a.session.delete("d/x/gone");
+    // b writes alone meanwhile: only its own storage takes it.
+    await assert.rejects(b.session.put("d/x/from-b", "b"), /reached this router's subscribers only/);
+    await flushed();
+    assert.equal((await held(b)).length, 2, "b holds its first key and its own write only");
+    b.transport.reconnect();
+    await eventually(
+      async () =>
+        (await held(b)).join() === (await held(a, "d/x/**")).join() && (await held(a, "d/x/**")).length === 21,
+      5_000,
+      "the keys both cover to converge",
+    );
+    assert.equal((await b.backend.lookup("d/x/gone"))?.deleted, true, "the delete reached b");
+    assert.ok(
+      (await held(a, "d/x/**")).some((e) => e.startsWith("d/x/from-b=b@")),
+      "b's write reached a",
+    );
+    assert.deepEqual(await held(b, "d/y/**"), [], "nothing outside d/x/** reached b");
+    // a's nested log holds the keys under d/x/** only: its digest never covers d/y/**.
+    await eventually(
+      async () => {
+        const nested = a.service.replicationStatus()!.nested![0]!;
+        const main = b.service.replicationStatus()!;
+        return !nested.behind && !main.behind && nested.log.fingerprint === main.log.fingerprint;
+      },
+      3_000,
+      "both sides to settle",
+    );
+    const nested = a.service.replicationStatus()!.nested![0]!;
+    assert.equal(nested.key_expr, "d/x/**");
+    assert.equal(nested.log.keys, 22);
+    assert.ok(b.service.replicationStatus()!.keys_repaired >= 21);
+    assert.ok(nested.keys_repaired >= 1);
+  });
+
+  test("a sample lost between nested storages is repaired by the periodic exchange", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA11");
+    const b = await replica(hub, "BB11", SETTINGS, "d/x/**");
+    open.push(a, b);
+    await eventually(
+      async () => a.service.replicationStatus()?.nested?.[0]?.peers.length === 1,
+      3_000,
+      "a to replicate with b on d/x/**",
+    );
+    hub.filter = (subject) => !(subject.startsWith("zest.k.") || subject.startsWith("zest.w."));
+    const put = a.session.put("d/x/lost", "1").catch(() => undefined);
+    await eventually(async () => (await held(b)).length === 1, 5_000, "the periodic exchange to repair b");
+    assert.equal(b.service.replicationStatus()!.keys_repaired, 1);
+    hub.filter = undefined;
+    await put;
+  });
+
+  test("a front door's session neither queries nor answers under @repl/**; the router's own sessions do", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA12");
+    open.push(a);
+    const door = new Session(a.session.router, "rest");
+    try {
+      const align = `${replicaSpace("d/**")}/align/**`;
+      await assert.rejects(door.get(align, { payload: Buffer.from([Op.digest]) }), { kind: "forbidden" });
+      await assert.rejects(door.get("@repl/**"), { kind: "forbidden" });
+      assert.throws(() => door.declareQueryable(`${replicaSpace("d/**")}/align/FF/d`, () => undefined), {
+        kind: "forbidden",
+      });
+      // `**` does not reach `@repl` (verbatim chunks): an ordinary query is not refused.
+      assert.deepEqual(await door.get("**"), []);
+      assert.equal((await a.session.get(align, { allowedDestination: "remote" })).length, 0);
+    } finally {
+      door.close();
+    }
+  });
+
+  test("storage announcements are checked: malformed, non-canonical, foreign and one too many are ignored", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA13");
+    open.push(a);
+    const fabric = new NatsFabric({
+      servers: [],
+      ...TIMINGS,
+      logger: silentLogger,
+      transport: async () => hub.connect("CC13"),
+    });
+    const c = await Session.open({ zid: "CC13", fabric });
+    const announce = (name: string, keyExpr: string) =>
+      c.declareLivelinessToken(`${ANNOUNCE_SPACE}/CC13/${name}/${Buffer.from(keyExpr).toString("base64url")}`);
+    try {
+      announce("bad", "d/x/*$"); // not a key expression
+      announce("wide", "d/x/**/**"); // not canonical (d/x/**)
+      announce("other", "e/**"); // not nested in d/**
+      announce("same", "d/**"); // a replica: the main replicator's business
+      announce("wider", "**"); // wider: the other side replicates on d/**
+      c.declareLivelinessToken(`${ANNOUNCE_SPACE}/CC13/extra/${Buffer.from("d/v/**").toString("base64url")}/x`);
+      for (let i = 0; i < MAX_NESTED + 1; i++) announce(`n${i}`, `d/n${i}/**`);
+      await eventually(
+        async () => (a.service.replicationStatus()?.nested?.length ?? 0) === MAX_NESTED,
+        5_000,
+        "a to replicate with as many nested key expressions as allowed",
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      const nested = a.service.replicationStatus()!.nested!.map((n) => n.key_expr);
+      assert.equal(nested.length, MAX_NESTED);
+      assert.ok(
+        nested.every((k) => /^d\/n[0-9]+\/\*\*$/.test(k)),
+        nested.join(),
+      );
+    } finally {
+      c.close();
+      await c.router.close();
+    }
   });
 
   test("replication off: nothing is exchanged, and a missed write stays missed", async () => {

@@ -18,6 +18,7 @@
 import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { errorMessage, ZestError } from "../../core/errors.js";
+import { REPLICATION_ROOT } from "../../core/internal-keys.js";
 import type { Logger } from "../../core/log.js";
 import type { Query } from "../../core/query.js";
 import type { Reply } from "../../core/reply.js";
@@ -100,6 +101,8 @@ export interface ReplicationStatus {
     fingerprint: string;
     tombstones_forgotten_before: string | null;
   };
+  /** Replication with narrower storages on other routers (`NestedReplicas`); absent when none. */
+  readonly nested?: ReadonlyArray<NestedStatus>;
   readonly settings: {
     interval: number;
     sub_intervals: number;
@@ -110,16 +113,23 @@ export interface ReplicationStatus {
   };
 }
 
+/** The replication with one nested storage's key expression (docs/replication.md, "Health"). */
+export interface NestedStatus extends Omit<ReplicationStatus, "settings" | "nested"> {
+  /** The key expression both storages cover: the narrower storage's. */
+  readonly key_expr: string;
+}
+
 /** The key space of one key expression's replicas: `@repl/<16 hex digits of its SHA-256>`. */
 export function replicaSpace(keyExpr: string): string {
-  return `@repl/${createHash("sha256").update(keyExpr).digest("hex").slice(0, 16)}`;
+  return `${REPLICATION_ROOT}/${createHash("sha256").update(keyExpr).digest("hex").slice(0, 16)}`;
 }
 
 /** One storage's replication (see the module comment). */
 export class Replicator {
   readonly log: ReplicationLog;
   private readonly storage: string;
-  private readonly keyExpr: string;
+  /** The key expression replicated: the storage's, or a nested storage's (`NestedReplicas`). */
+  readonly keyExpr: string;
   private readonly settings: ReplicationSettings;
   private readonly host: ReplicaHost;
   private readonly backend: StorageBackend;
@@ -136,7 +146,14 @@ export class Replicator {
   private wasConnected = true;
   private closed = false;
   /** The latest digest of each replica to align with, and the worker draining them. */
-  private readonly pending = new Map<string, Digest>();
+  private readonly pending = new Map<string, { digest: Digest; seq: number }>();
+  /**
+   * Orders digests received and debts incurred: a debt is only settled by an alignment with a
+   * digest received after it (a digest from before a cut says nothing of the writes made during it).
+   */
+  private seq = 0;
+  /** The `seq` of the digest being aligned with (the worker aligns one at a time). */
+  private aligning = 0;
   private working: Promise<void> | undefined;
   private exchanging: Promise<number> | undefined;
   private again = false;
@@ -147,7 +164,15 @@ export class Replicator {
   private malformed = 0;
   private malformedSinceWarn = 0;
   private lastWarn = 0;
-  private behindReason: string | undefined;
+  /**
+   * The replicas known to hold writes this one may lack (`<zid>/<storage>` → why), the rule of
+   * docs/replication.md, "Known to be behind": a digest showed a difference not yet repaired, or
+   * this router was cut off from the fabric while the replica was alive. A replica that vanished
+   * while this router stayed connected is not in it: every write it acknowledged reached us.
+   */
+  private readonly owed = new Map<string, { reason: string; since: number }>();
+  /** The other replicas alive now, as the liveliness subscriber reports them (`<zid>/<storage>`). */
+  private readonly alive = new Set<string>();
   private readonly traffic = { messages_sent: 0, bytes_sent: 0, messages_received: 0, bytes_received: 0 };
 
   constructor(options: {
@@ -177,13 +202,30 @@ export class Replicator {
    */
   async start(): Promise<number> {
     for (const e of await this.backend.query(this.keyExpr)) this.log.record(e.key, e.timestamp, false);
+    // Closed while the storage was read (a nested replicator started late): declare nothing.
+    if (this.closed) return 0;
     const session = this.host.session;
     this.queryable = session.declareQueryable(this.address, (q) => this.answer(q));
     this.token = session.declareLivelinessToken(`${this.space}/live/${session.zid}/${this.storage}`);
-    this.watcher = session.declareLivelinessSubscriber(`${this.space}/live/**`, (s) => {
-      // Another replica appeared, or came back after being forgotten: it may have missed writes.
-      if (s.kind === "put" && !s.key.startsWith(`${this.space}/live/${session.zid}/`)) this.soon();
-    });
+    const live = `${this.space}/live/`;
+    const mine = `${live}${session.zid}/`;
+    this.watcher = session.declareLivelinessSubscriber(
+      `${live}**`,
+      (s) => {
+        if (s.key.startsWith(mine)) return;
+        const id = s.key.slice(live.length);
+        if (s.kind === "put") {
+          this.alive.add(id);
+          // Another replica appeared, or came back after being forgotten: it may have missed writes.
+          this.soon();
+        } else {
+          this.alive.delete(id);
+          // Gone while we are cut off: its silence is ours, and it may have taken writes meanwhile.
+          if (!this.host.connected()) this.owe(id, `cut off from the fabric while ${id} was alive`);
+        }
+      },
+      { history: true },
+    );
     this.wasConnected = this.host.connected();
     this.poll = setInterval(() => this.watchConnection(), CONNECTION_POLL_MS);
     this.poll.unref();
@@ -229,25 +271,32 @@ export class Replicator {
 
   /**
    * Why an answer of this storage alone may miss acknowledged writes: it is known to be behind
-   * and no other replica is alive to complete the answer. Undefined otherwise.
+   * and no other replica can complete the answer (none is alive, or this router is cut off).
+   * Undefined otherwise.
    */
   staleNotice(): string | undefined {
-    if (this.behindReason === undefined || this.peers().length > 0) return undefined;
+    // Alone and owing nothing: nothing to say (the common case of a router without replicas).
+    if (this.owed.size === 0 && this.alive.size === 0) return undefined;
+    this.watchConnection(); // a cut the 100 ms poll has not seen yet counts already
+    const reason = this.behindReason;
+    if (reason === undefined || (this.host.connected() && this.peers().length > 0)) return undefined;
     const last = this.lastExchange === undefined ? "never" : new Date(this.lastExchange).toISOString();
-    return `storage ${this.storage} on router ${this.host.session.zid} may be behind its replicas (${this.behindReason}; last exchange: ${last})`;
+    return `storage ${this.storage} on router ${this.host.session.zid} may be behind its replicas (${reason}; last exchange: ${last})`;
   }
 
   status(): ReplicationStatus {
     const s = this.settings;
     const purged = this.log.purgedBeforeMs;
+    this.watchConnection();
+    const reason = this.behindReason;
     return {
       peers: this.peers(),
       last_exchange: this.lastExchange === undefined ? null : new Date(this.lastExchange).toISOString(),
       exchanges: this.exchanges,
       keys_repaired: this.repaired,
       keys_dropped: this.dropped,
-      behind: this.behindReason !== undefined,
-      ...(this.behindReason === undefined ? {} : { behind_reason: this.behindReason }),
+      behind: reason !== undefined,
+      ...(reason === undefined ? {} : { behind_reason: reason }),
       malformed_dropped: this.malformed,
       traffic: { ...this.traffic },
       log: {
@@ -289,11 +338,8 @@ export class Replicator {
   }
 
   private async exchangeOnce(): Promise<number> {
-    if (this.closed) return 0;
-    if (!this.host.connected()) {
-      this.markBehind("not connected to the fabric");
-      return 0;
-    }
+    // Cut off: the replicas alive at the cut are owed already (`watchConnection`).
+    if (this.closed || !this.host.connected()) return 0;
     const payload = encodeDigest({
       zid: this.host.session.zid,
       storage: this.storage,
@@ -309,16 +355,19 @@ export class Replicator {
         allowedDestination: "remote",
       });
     } catch (err) {
-      this.markBehind(`exchange failed: ${errorMessage(err)}`);
+      // No evidence that a replica holds writes we lack: the next exchange tries again.
+      this.logger.debug({ err: errorMessage(err) }, "replica exchange failed");
       return 0;
     }
     for (const r of replies) if (r.kind === "ok") this.received(r.sample.payload);
     let answered = 0;
-    let failed: string | undefined;
     const pulls: Promise<void>[] = [];
     for (const r of replies) {
       if (r.kind !== "ok") {
-        failed = r.payload.toString("utf8").slice(0, 200);
+        // A replica that did not answer (dying, or slow) is no evidence either: a replica that
+        // vanishes while we stay connected missed nothing of ours, nor we of its acknowledged
+        // writes (docs/replication.md, "Known to be behind").
+        this.logger.debug({ err: r.payload.toString("utf8").slice(0, 200) }, "a replica did not answer an exchange");
         continue;
       }
       const peer = this.peerOf(r.sample.key);
@@ -331,14 +380,9 @@ export class Replicator {
         this.dropMalformed(peer, err);
       }
     }
-    const ok = await Promise.all(pulls).then(
-      () => true,
-      () => false,
-    );
+    await Promise.all(pulls);
     this.exchanges++;
     this.lastExchange = this.now();
-    if (failed !== undefined) this.markBehind(`a replica did not answer: ${failed}`);
-    else if (ok && this.pending.size === 0 && this.host.connected()) this.behindReason = undefined;
     return answered;
   }
 
@@ -372,8 +416,9 @@ export class Replicator {
           // lacks would only show up here as differences worth nothing.
           if (m.zid !== this.host.session.zid) {
             const asker = `${this.space}/align/${m.zid}/${m.storage}`;
+            const seq = ++this.seq; // received now: it says nothing of a cut that comes meanwhile
             setTimeout(() => {
-              if (!this.closed) void this.enqueue(asker, m.digest).catch(() => undefined);
+              if (!this.closed) void this.enqueue(asker, m.digest, seq).catch(() => undefined);
             }, this.settings.propagationDelayMs).unref();
           }
           return undefined;
@@ -444,19 +489,26 @@ export class Replicator {
     return !isWild(key) && includes(this.keyExpr, key);
   }
 
-  private enqueue(peer: string, digest: Digest): Promise<void> {
-    this.pending.set(peer, digest);
+  /** Queues an alignment with replica `peer`'s digest, received when `seq` was drawn. */
+  private enqueue(peer: string, digest: Digest, seq = ++this.seq): Promise<void> {
+    this.pending.set(peer, { digest, seq });
     if (this.working === undefined) {
       this.working = (async () => {
         await Promise.resolve();
         try {
           while (this.pending.size > 0 && !this.closed) {
-            const [next, d] = this.pending.entries().next().value as [string, Digest];
+            const [next, { digest: d, seq }] = this.pending.entries().next().value as [
+              string,
+              { digest: Digest; seq: number },
+            ];
             this.pending.delete(next);
+            this.aligning = seq;
+            const id = this.idOf(next);
             try {
-              await this.alignWith(next, d);
+              // Repaired from it: whatever it held that we lacked is ours now.
+              if (await this.alignWith(next, d)) this.settle(id, seq);
             } catch (err) {
-              this.markBehind(`repair from ${next.slice(this.space.length + 7)} failed: ${errorMessage(err)}`);
+              this.owe(id, `repair from ${id} failed: ${errorMessage(err)}`, seq);
               this.logger.warn({ peer: next, err: errorMessage(err) }, "replica alignment failed");
             }
           }
@@ -468,14 +520,17 @@ export class Replicator {
     return this.working;
   }
 
-  /** Pulls from replica `peer` whatever its digest shows we lack. */
-  private async alignWith(peer: string, remote: Digest): Promise<void> {
+  /**
+   * Pulls from replica `peer` whatever its digest shows we lack. Resolves with false when the
+   * digest cannot be compared (other settings), true once aligned.
+   */
+  private async alignWith(peer: string, remote: Digest): Promise<boolean> {
     if (!this.log.comparable(remote)) {
       this.dropMalformed(
         peer,
         new Error("its replication settings (interval, sub_intervals, hot, warm) differ from ours"),
       );
-      return;
+      return false;
     }
     const diff = this.log.compare(remote, this.now());
     const intervals = new Set(diff.warmIntervals);
@@ -515,7 +570,7 @@ export class Replicator {
           if (!theirs.has(id)) subs.set(id, { interval: m.interval, sub: m.sub, fp: ZERO_FP });
       }
     }
-    if (subs.size === 0) return;
+    if (subs.size === 0) return true;
     // Newest first, a few sub-intervals a round. A key written again during a partition leaves
     // its old sub-interval on both sides once the newer event is repaired here: those older
     // sub-intervals then compare equal and are not fetched at all.
@@ -540,6 +595,7 @@ export class Replicator {
       }
       if (chunk.length > 0) await this.repairSubs(peer, chunk);
     }
+    return true;
   }
 
   /** Pulls the events of some sub-intervals from replica `peer`, and repairs what they show. */
@@ -557,7 +613,10 @@ export class Replicator {
       }
     }
     for (const s of chunk) repairs.push(...this.unknownThere(s, theirKeys, theirHorizon));
-    if (wanted.length > 0 || repairs.length > 0) this.markBehind(`repairing from ${peer.slice(this.space.length + 7)}`);
+    if (wanted.length > 0 || repairs.length > 0) {
+      const id = this.idOf(peer);
+      this.owe(id, `repairing from ${id}`, this.aligning);
+    }
     await this.apply(repairs);
     await this.fetchValues(peer, wanted);
   }
@@ -699,9 +758,34 @@ export class Replicator {
     query.reply(this.address, payload);
   }
 
-  private markBehind(reason: string): void {
-    if (this.behindReason === undefined) this.logger.info({ reason }, "replica known to be behind");
-    this.behindReason = reason;
+  /** `<zid>/<storage>` of a replica's queryable (`@repl/<h>/align/<zid>/<storage>`). */
+  private idOf(peer: string): string {
+    return peer.slice(this.space.length + "/align/".length);
+  }
+
+  /**
+   * Replica `id` is known to hold writes we may lack. `since`: the digest that showed it (an
+   * alignment with it or a later one settles the debt); by default, now (only a later one does).
+   */
+  private owe(id: string, reason: string, since = ++this.seq): void {
+    if (this.owed.size === 0) this.logger.info({ reason }, "replica known to be behind");
+    this.owed.set(id, { reason, since });
+  }
+
+  /** An alignment with the digest `seq` of replica `id` left nothing to pull from it. */
+  private settle(id: string, seq: number): void {
+    const debt = this.owed.get(id);
+    if (debt === undefined || debt.since > seq) return;
+    this.owed.delete(id);
+    if (this.owed.size === 0) this.logger.info("replica up to date");
+  }
+
+  /** Why this replica is known to be behind (the first replica it owes), or undefined. */
+  private get behindReason(): string | undefined {
+    const first = this.owed.values().next();
+    if (first.done) return undefined;
+    const reason = first.value.reason;
+    return this.owed.size === 1 ? reason : `${reason}; and ${this.owed.size - 1} more`;
   }
 
   private dropMalformed(from: string, err: unknown): void {
@@ -729,10 +813,11 @@ export class Replicator {
     if (this.closed) return;
     if (this.timer) clearTimeout(this.timer);
     const every = this.settings.intervalMs;
-    const delay =
-      this.behindReason !== undefined && this.host.connected()
-        ? Math.min(every, RETRY_BEHIND_MS)
-        : every * (0.9 + Math.random() * 0.2);
+    // Sooner only while a replica we owe is alive to repair from; one that is gone comes back
+    // with its liveliness token, which starts an exchange.
+    let retry = false;
+    if (this.host.connected()) for (const id of this.owed.keys()) if (this.alive.has(id)) retry = true;
+    const delay = retry ? Math.min(every, RETRY_BEHIND_MS) : every * (0.9 + Math.random() * 0.2);
     this.timer = setTimeout(() => {
       void this.exchange().finally(() => this.schedule());
     }, delay);
@@ -744,7 +829,8 @@ export class Replicator {
     if (connected === this.wasConnected) return;
     this.wasConnected = connected;
     if (!connected) {
-      this.markBehind("not connected to the fabric");
+      // Cut off: the replicas alive now may take writes we will not hear of until the heal.
+      for (const id of this.alive) this.owe(id, `cut off from the fabric while ${id} was alive`);
       return;
     }
     this.logger.info("reconnected to the fabric: exchanging with the replicas");
