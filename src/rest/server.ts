@@ -126,7 +126,7 @@ export class RestServer {
     this.bodyWatch = new BodyWatch(options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS);
     this.sse = new SseHub(session, (s) => codec.sseEvent!(s), options.sse, logger);
     const lp = options.longPoll;
-    this.polls = new LongPollHub(session.changes, {
+    this.polls = new LongPollHub(session, {
       maxWaitMs: lp?.maxWaitMs ?? DEFAULT_LONG_POLL.maxWaitMs,
       maxWaits: lp?.maxWaits ?? DEFAULT_LONG_POLL.maxWaits,
       maxWaitsPerAddress: lp?.maxWaitsPerAddress ?? DEFAULT_LONG_POLL.maxWaitsPerAddress,
