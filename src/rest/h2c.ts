@@ -47,8 +47,8 @@ const freeParser: FreeParser | undefined = (() => {
   }
 })();
 
-/** A socket as the HTTP/1.1 server leaves it, with its parser. */
-type ParsedSocket = Socket & { parser?: unknown };
+/** A socket as the HTTP/1.1 server leaves it, with its parser and the response it is sending. */
+type ParsedSocket = Socket & { parser?: unknown; _httpMessage?: { _headerSent?: boolean } | null };
 
 /** Parser errors as `clientError` receives them. */
 type ClientError = Error & { code?: string; rawPacket?: Buffer };
@@ -73,8 +73,11 @@ export class H2cHandOver {
   private onClientError(err: ClientError, socket: ParsedSocket): void {
     if (err.code === "HPE_PAUSED_H2_UPGRADE" && err.rawPacket !== undefined && this.handOver(socket, err.rawPacket))
       return;
-    // What Node does without a listener: a short answer if nothing was written yet, then close.
-    if (socket.writable && socket.bytesWritten === 0) socket.write(REFUSALS.get(err.code ?? "") ?? BAD_REQUEST);
+    // What Node does without a listener: a short answer unless a response is on its way out
+    // (its head already sent), then close.
+    const inFlight = socket._httpMessage;
+    if (socket.writable && (!inFlight || !inFlight._headerSent))
+      socket.write(REFUSALS.get(err.code ?? "") ?? BAD_REQUEST);
     socket.destroy();
   }
 
