@@ -75,9 +75,7 @@ export class H2cHandOver {
       return;
     // What Node does without a listener: a short answer unless a response is on its way out
     // (its head already sent), then close.
-    const inFlight = socket._httpMessage;
-    if (socket.writable && (!inFlight || !inFlight._headerSent))
-      socket.write(REFUSALS.get(err.code ?? "") ?? BAD_REQUEST);
+    if (socket.writable && !socket._httpMessage?._headerSent) socket.write(REFUSALS.get(err.code ?? "") ?? BAD_REQUEST);
     socket.destroy();
   }
 
