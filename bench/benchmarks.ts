@@ -49,6 +49,12 @@ export const BENCHMARKS: BenchEntry[] = [
     load: () => import("./suites/live.js"),
   },
   {
+    name: "live-memory",
+    title: "10,000 parked long-polls against a bare node server holding as many (HTTP/2 and HTTP/1.1)",
+    issue: 28,
+    load: () => import("./suites/live-memory.js"),
+  },
+  {
     name: "sse-resume",
     title: "SSE fan-out with event ids and the resume log, vs without",
     issue: 13,

@@ -14,7 +14,7 @@ export interface Clock {
 
 /**
  * Something a query could answer changed: a storage applied a write (`put`, `delete`), or a
- * queryable or subscriber was declared or undeclared (`declaration`).
+ * queryable was declared or undeclared (`declaration`; a subscriber changes no answer).
  */
 export interface ChangeEvent {
   /** The key written (or the declared key expression). */

@@ -243,12 +243,12 @@ export class Router {
   addSubscriber(decl: SubscriberDecl): void {
     this.subscribers.add(decl.key, decl);
     this.routes.clear();
-    this.declared(decl.key);
+    this.declared(decl.key, false);
   }
   /** @internal */
   removeSubscriber(decl: SubscriberDecl): void {
     this.routes.clear();
-    if (this.subscribers.delete(decl.key, decl)) this.declared(decl.key);
+    if (this.subscribers.delete(decl.key, decl)) this.declared(decl.key, false);
   }
   /** @internal */
   addQueryable(decl: QueryableDecl): void {
@@ -264,8 +264,12 @@ export class Router {
     }
   }
 
-  private declared(key: string): void {
-    this.changes.publish({ key, kind: "declaration" });
+  /**
+   * A declaration changed. Only a queryable's changes what a query answers, so only it publishes
+   * a change event (a subscriber's would send every long-poll to read again for nothing).
+   */
+  private declared(key: string, answers = true): void {
+    if (answers) this.changes.publish({ key, kind: "declaration" });
     this.fabric?.declarationsChanged();
     this.declarationsChanged();
   }

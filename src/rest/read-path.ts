@@ -33,7 +33,7 @@ import { serveExplorer } from "./explorer/index.js";
 import { httpStatus } from "../access/http-status.js";
 import { withExpires } from "./lifetime.js";
 import { renderLayout } from "./layout.js";
-import { type LongPollHub, parseWait } from "./long-poll.js";
+import { type LongPollHub, type LongPollReader, type LongPollTicket, parseWait } from "./long-poll.js";
 import { hasBody, rawResponse, wantsRaw } from "./raw.js";
 import { type CachedResponse, cacheableReplies, type ReadCache } from "./read-cache.js";
 import { type ScannedRest, send, sendError, streamAnswer } from "./respond.js";
@@ -60,7 +60,7 @@ export interface ReadPathOptions extends PathOptions {
 }
 
 /** GET and HEAD, from the read cache to the full pipeline; OPTIONS and unsupported methods. */
-export class ReadPath {
+export class ReadPath implements LongPollReader {
   private readonly session: Session;
   private readonly codec: RestCodec;
   private readonly access: AccessControl;
@@ -200,6 +200,7 @@ export class ReadPath {
    */
   async handle(req: IncomingMessage, res: ServerResponse, deadline?: number): Promise<void> {
     const cors = corsHeaders(req);
+    let ticket: LongPollTicket | undefined;
     try {
       const method = req.method ?? "GET";
       if (method === "OPTIONS") return preflight(req, res, this.origins);
@@ -259,6 +260,10 @@ export class ReadPath {
           // read straight from them (`readStored`): the same answer without building a query.
           // A wide one answered by one local storage alone is read in batches as it is written out.
           const reader = decision === "partial" ? principal : undefined;
+          // A long-poll that may park watches its key expression from before the read on: a
+          // change landing during the read sends it to read again (docs/long-poll.md, "Waking").
+          const conditional = hasConditions(req.headers);
+          if (deadline !== undefined && conditional) ticket = this.polls.begin(key);
           const scanned =
             payload === undefined && deadline === undefined
               ? await this.scanStored(key, parameters, req.headers.accept, html, reader)
@@ -275,7 +280,6 @@ export class ReadPath {
           const err = replies.find((r) => r.kind === "err");
           // The ETag of a single key (docs/rest-gateway.md §A.4); Variant B answers one only to
           // a client that sends condition headers, and keeps its 0.4 replies otherwise.
-          const conditional = hasConditions(req.headers);
           const etag =
             !err && (codec.etags || conditional) && !parameters.has("_time")
               ? newestTimestamp(key, replies)
@@ -290,15 +294,14 @@ export class ReadPath {
             const ifNoneMatch = req.headers["if-none-match"];
             const star = wholeAnswer && replies.length === 0 && ifNoneMatch?.trim() === "*";
             const outcome = readPrecondition(star ? undefined : etagHeader, ifMatch, ifNoneMatch);
-            if (outcome === 304 && deadline !== undefined) {
-              const left = Math.ceil(deadline - performance.now());
-              if (left > 0) {
-                const end = deadline;
-                this.polls.park(key, req.socket?.remoteAddress ?? "", res, left, () => {
-                  void this.handle(req, res, end);
-                });
-                return;
-              }
+            if (
+              outcome === 304 &&
+              ticket !== undefined &&
+              deadline !== undefined &&
+              deadline - performance.now() >= 1
+            ) {
+              this.polls.park(ticket, req.socket?.remoteAddress ?? "", req, res, deadline, this);
+              return;
             }
             if (outcome === 304) {
               res.writeHead(304, etagHeader ? { ...cors, etag: etagHeader } : cors);
@@ -342,7 +345,14 @@ export class ReadPath {
       }
     } catch (err) {
       sendError(req, res, cors, err, this.logger);
+    } finally {
+      if (ticket !== undefined) this.polls.release(ticket);
     }
+  }
+
+  /** Reads a parked long-poll again (`LongPollReader`). */
+  retry(req: IncomingMessage, res: ServerResponse, deadline: number): void {
+    void this.handle(req, res, deadline);
   }
 
   /**

@@ -113,7 +113,10 @@ export const restSchema = closed(
     ).optional(),
     http2: closed(
       {
-        enabled: z.boolean().optional().describe("HTTP/2 through ALPN on the TLS port (true)"),
+        enabled: z
+          .boolean()
+          .optional()
+          .describe("HTTP/2 through ALPN on the TLS port, and with prior knowledge (h2c) on the plain port (true)"),
         max_concurrent_streams: z
           .number()
           .int()
@@ -129,7 +132,7 @@ export const restSchema = closed(
           .optional()
           .describe("memory one HTTP/2 connection may hold, in MB (10)"),
       },
-      "HTTP/2 on the TLS port",
+      "HTTP/2 on the REST gateway",
     ).optional(),
   },
   "the REST gateway",

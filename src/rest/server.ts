@@ -6,7 +6,7 @@
 import type { Buffer } from "node:buffer";
 import { performance } from "node:perf_hooks";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { createSecureServer } from "node:http2";
+import { createServer as createH2cServer, createSecureServer } from "node:http2";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { AccessControl } from "../access/access.js";
@@ -18,6 +18,7 @@ import { listen } from "../access/listen.js";
 import { BodyWatch } from "./body.js";
 import type { RestCodec } from "./codec.js";
 import { originPolicy } from "./cors.js";
+import { H2cHandOver } from "./h2c.js";
 import { DEFAULT_LONG_POLL, LongPollHub, type LongPollLimits, type LongPollStats } from "./long-poll.js";
 import { ReadPath } from "./read-path.js";
 import { ReadCache } from "./read-cache.js";
@@ -55,8 +56,9 @@ export interface RestServerOptions {
   /** Serve HTTPS with this PEM certificate chain and key (see `loadTlsOptions`). */
   tls?: { cert: Buffer | string; key: Buffer | string };
   /**
-   * HTTP/2 on the TLS port through ALPN, HTTP/1.1 still served (docs/http2.md). On by default
-   * with TLS; `maxConcurrentStreams` per connection (256), `maxSessionMemoryMb` (10).
+   * HTTP/2 on the TLS port through ALPN, and with prior knowledge (h2c) on the plain port,
+   * HTTP/1.1 still served (docs/http2.md). On by default; `maxConcurrentStreams` per connection
+   * (256), `maxSessionMemoryMb` (10).
    */
   http2?: { enabled?: boolean; maxConcurrentStreams?: number; maxSessionMemoryMb?: number };
   /** Origins whose pages may write, besides the router's own (`plugins.rest.cors.allowed_origins`). */
@@ -110,6 +112,8 @@ export class RestServer {
   /** The open sockets of an HTTP/2 server, which cannot close them itself (see `close`). */
   private readonly h2Sockets: Set<Socket> | undefined;
   private readonly socketBytes = new SocketBytes();
+  /** HTTP/2 with prior knowledge on the plain port (absent on the TLS port, or when off). */
+  private readonly h2c: H2cHandOver | undefined;
 
   constructor(options: RestServerOptions) {
     // `??`, not a spread of defaults: an option given as `undefined` (unset in the config) must
@@ -125,7 +129,7 @@ export class RestServer {
     this.bodyWatch = new BodyWatch(options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS);
     this.sse = new SseHub(session, (s) => codec.sseEvent!(s), options.sse, logger);
     const lp = options.longPoll;
-    this.polls = new LongPollHub(session.changes, {
+    this.polls = new LongPollHub(session, {
       maxWaitMs: lp?.maxWaitMs ?? DEFAULT_LONG_POLL.maxWaitMs,
       maxWaits: lp?.maxWaits ?? DEFAULT_LONG_POLL.maxWaits,
       maxWaitsPerAddress: lp?.maxWaitsPerAddress ?? DEFAULT_LONG_POLL.maxWaitsPerAddress,
@@ -181,6 +185,14 @@ export class RestServer {
       headersTimeout: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
     };
     const h2 = options.http2;
+    const h2Options = {
+      maxSessionMemory: h2?.maxSessionMemoryMb ?? DEFAULT_H2_SESSION_MEMORY_MB,
+      maxSendHeaderBlockLength: MAX_HEADER_SIZE,
+      settings: {
+        maxConcurrentStreams: h2?.maxConcurrentStreams ?? DEFAULT_H2_STREAMS,
+        maxHeaderListSize: MAX_HEADER_SIZE,
+      },
+    };
     this.server = !options.tls
       ? createServer(serverOptions, onRequest)
       : h2?.enabled === false
@@ -193,12 +205,7 @@ export class RestServer {
               cert: options.tls.cert,
               key: options.tls.key,
               allowHTTP1: true,
-              maxSessionMemory: h2?.maxSessionMemoryMb ?? DEFAULT_H2_SESSION_MEMORY_MB,
-              maxSendHeaderBlockLength: MAX_HEADER_SIZE,
-              settings: {
-                maxConcurrentStreams: h2?.maxConcurrentStreams ?? DEFAULT_H2_STREAMS,
-                maxHeaderListSize: MAX_HEADER_SIZE,
-              },
+              ...h2Options,
             },
             onRequest as unknown as Parameters<typeof createSecureServer>[1],
           ) as unknown as Server);
@@ -213,6 +220,13 @@ export class RestServer {
       });
       this.h2Sockets = sockets;
     }
+    // HTTP/2 with prior knowledge on the plain port, handed over from the HTTP/1.1 parser's
+    // refusal of the preface: nothing in front of HTTP/1.1 (docs/http2.md).
+    if (!options.tls && h2?.enabled !== false)
+      this.h2c = new H2cHandOver(
+        this.server,
+        createH2cServer(h2Options, onRequest as unknown as Parameters<typeof createH2cServer>[1]),
+      );
     this.server.keepAliveTimeout = 65_000;
     this.connections = new ConnectionGuard(
       connectionLimits({ perAddress: options.maxConnectionsPerAddress, total: options.maxConnections }),
@@ -265,6 +279,7 @@ export class RestServer {
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       // An HTTP/2 server (on the TLS port) has no closeAllConnections: its sockets are kept here.
+      this.h2c?.close();
       if (this.h2Sockets === undefined) this.server.closeAllConnections();
       else for (const socket of this.h2Sockets) socket.destroy();
     });

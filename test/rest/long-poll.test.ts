@@ -3,6 +3,7 @@
  * write, the timeout (304), a client that leaves, the caps and malformed durations.
  */
 import assert from "node:assert/strict";
+import nodeHttp from "node:http";
 import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
 import { defaultStartOptions } from "../../src/defaults.js";
@@ -157,5 +158,67 @@ describe("long-poll GETs (_wait with If-None-Match)", () => {
     const body = await getWithBody(url, "/lp/a?_wait=1s", "x", TEXT);
     assert.equal(body.status, 400);
     assert.match(body.text, /takes no body/);
+  });
+});
+
+describe("many parked long-polls", () => {
+  let z: Zest;
+  let url: string;
+  before(async () => {
+    z = await startZest(
+      {
+        plugins: {
+          rest: { http_port: "127.0.0.1:0", long_poll: { max_waits: 1000, max_waits_per_address: 1000 } },
+        },
+      },
+      { ...defaultStartOptions(), logger: silentLogger },
+    );
+    url = z.restUrl!;
+  });
+  after(async () => {
+    await z?.close();
+  });
+
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+  const parked = async (): Promise<number> => {
+    const { entries } = await getJson(url, "/@/router/local/status/plugins/rest/port");
+    return (entries[0]!.value as { long_polls: number }).long_polls;
+  };
+
+  it("share one deadline timer (no timer per wait), and each ends at its own duration, earliest first", async () => {
+    await http(url, "PUT", "/lpm/k", { body: "v", headers: TEXT });
+    const etag = (await http(url, "GET", "/lpm/k?_wait=1s")).headers.get("etag")!;
+    const agent = new nodeHttp.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
+    const before = timers();
+    const ended: number[] = [];
+    const t0 = Date.now();
+    const polls = Array.from({ length: 200 }, (_, i) => {
+      // Half wait 30 s, half 1.5 s: the short ones end first, at their own duration.
+      const wait = i % 2 === 0 ? "30s" : "1500ms";
+      return new Promise<number>((resolve, reject) => {
+        const req = nodeHttp.request(
+          `${url}/lpm/k?_wait=${wait}`,
+          { agent, headers: { "if-none-match": etag } },
+          (res) => {
+            res.resume();
+            res.on("end", () => {
+              ended.push(Date.now() - t0);
+              resolve(res.statusCode!);
+            });
+          },
+        );
+        req.on("error", reject);
+        req.end();
+      });
+    });
+    await eventually(async () => (await parked()) === 200, 10_000, "200 GETs to park");
+    assert.ok(timers() - before <= 2, `${timers() - before} timers for 200 parked waits`);
+    await eventually(() => ended.length === 100, 10_000, "the short waits to end");
+    assert.ok(Math.min(...ended) >= 1400, `a 1.5 s wait ended after ${Math.min(...ended)} ms`);
+    assert.equal(await parked(), 100, "the 30 s waits are still parked");
+    await http(url, "PUT", "/lpm/k", { body: "w", headers: TEXT });
+    const statuses = await Promise.all(polls);
+    assert.deepEqual([statuses.filter((s) => s === 304).length, statuses.filter((s) => s === 200).length], [100, 100]);
+    agent.destroy();
   });
 });
