@@ -72,15 +72,14 @@ test("a memory storage names each expired key from its record: whole keys, share
   ];
   for (let i = 0; i < 300; i++) keys.push(`many/prefix/${i}`);
   const base = Date.now() + 60_000;
-  keys.forEach((key, i) =>
+  for (const [i, key] of keys.entries())
     backend.put({
       key,
       payload: Buffer.from(`value ${i}`),
       encoding: "text/plain",
       timestamp: hlc.newTimestamp(),
       deadline: base + i,
-    }),
-  );
+    });
   // Values are still whole (the key tail is not part of the payload).
   assert.equal(backend.peek("a/c")?.payload.toString(), "value 2");
   assert.equal(backend.peek("a/c")?.deadline, base + 2);
