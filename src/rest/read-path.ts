@@ -30,7 +30,7 @@ import { ALLOWED_METHODS, corsHeaders, type OriginPolicy, preflight } from "./co
 import { httpCredentials as credentialsOf } from "../access/client.js";
 import { serveExplorer } from "./explorer/index.js";
 import { httpStatus } from "../access/http-status.js";
-import { withExpires } from "./lifetime.js";
+import { expiresWanted, withExpires } from "./lifetime.js";
 import { renderLayout } from "./layout.js";
 import { type LongPollHub, parseWait } from "./long-poll.js";
 import { hasBody, rawResponse, wantsRaw } from "./raw.js";
@@ -225,6 +225,7 @@ export class ReadPath {
           checkRead(permissions, key);
           const parameters = new Parameters(codec.parameters(query));
           const sse = accept === "text/event-stream" && codec.supportsSse && method === "GET";
+          const expires = expiresWanted(parameters.get("_expires"));
           const decision =
             principal === undefined
               ? "allow"
@@ -240,6 +241,7 @@ export class ReadPath {
               lastEventIdOf(req.headers["last-event-id"], parameters),
               filter,
               snapshotWanted(parameters.get("_snapshot")),
+              expires,
             );
             return;
           }
@@ -260,7 +262,7 @@ export class ReadPath {
           const reader = decision === "partial" ? principal : undefined;
           const scanned =
             payload === undefined && deadline === undefined
-              ? await this.scanStored(key, parameters, req.headers.accept, html, reader)
+              ? await this.scanStored(key, parameters, req.headers.accept, html, reader, expires)
               : undefined;
           let replies =
             scanned?.head ??
@@ -319,7 +321,7 @@ export class ReadPath {
             return send(res, method, answerCors, 200, raw.contentType, raw.body, etagHeader);
           }
           const status = err && err.kind === "err" ? httpStatus(err.errorKind) : 200;
-          const layout = await codec.layout(replies, html);
+          const layout = await codec.layout(replies, html, expires);
           // A large answer is streamed as it is rendered (never one big string), and not cached.
           if (layout.count > STREAM_ENTRIES || scanned?.rest !== undefined)
             return streamAnswer(res, method, cors, status, layout, etagHeader, this.responseIdleMs, scanned?.rest);
@@ -358,6 +360,7 @@ export class ReadPath {
     accept: string | undefined,
     html: boolean,
     reader: Principal | undefined,
+    expires: boolean,
   ): Promise<Scanned | undefined> {
     const { codec, session } = this;
     const layoutSamples = codec.layoutSamples;
@@ -387,7 +390,7 @@ export class ReadPath {
       rest: {
         next: async () => {
           const batch = await nextBatch();
-          return batch && layoutSamples.call(codec, batch, html);
+          return batch && layoutSamples.call(codec, batch, html, expires);
         },
         release: () => stopIterator(it),
       },
