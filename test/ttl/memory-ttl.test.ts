@@ -165,3 +165,32 @@ test("the expiry heap rounds a fractional deadline up, so it never fires early",
   heap.set(3, 1_000_000.2);
   assert.equal(heap.deadline(3), 1_000_001);
 });
+
+test("a TTL longer than a Node timer's reach (24.8 days) arms no overflowing timer", async () => {
+  const { startZest } = await import("../../src/runtime.js");
+  const { defaultStartOptions } = await import("../../src/defaults.js");
+  const { silentLogger } = await import("../../src/core/log.js");
+  const warnings: string[] = [];
+  const onWarning = (w: Error): void => {
+    warnings.push(`${w.name}: ${w.message}`);
+  };
+  process.on("warning", onWarning);
+  const z = await startZest(
+    { plugins: { rest: { http_port: "none" } } },
+    { ...defaultStartOptions(), logger: silentLogger },
+  );
+  try {
+    await z.session.put("far/a", "v", { ttl: 30 * 24 * 3600 * 1000 });
+    await z.session.put("far/b", "v", { ttl: 365 * 24 * 3600 * 1000 });
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(
+      warnings.filter((w) => w.startsWith("TimeoutOverflowWarning")),
+      [],
+    );
+    const [reply] = await z.session.get("far/a");
+    assert.equal(reply?.kind, "ok");
+  } finally {
+    process.off("warning", onWarning);
+    await z.close();
+  }
+});
