@@ -124,7 +124,7 @@ export class Records {
   readonly #encodings = new Interner();
   readonly #clocks = new Interner();
   /** Key prefixes shared by the key tails of values with a deadline (`keyOf`). */
-  readonly #prefixes = new Interner();
+  #prefixes = new Interner();
   /** Prefixes seen once lately, not shared yet (`#appendKeyed`). */
   readonly #seen = new Set<string>();
   /** The slots' deadlines, when the storage holds values with a lifetime (docs/ttl-and-leases.md). */
@@ -362,6 +362,8 @@ export class Records {
     this.#head = -1;
     this.#liveBytes = 0;
     this.#deadBytes = 0;
+    this.#prefixes = new Interner();
+    this.#seen.clear();
   }
 
   #grow(): void {
