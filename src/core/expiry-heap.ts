@@ -5,11 +5,11 @@
  * deadline changed in place moves its entry (no stale copies are left behind to skip later).
  *
  * Deadlines are whole milliseconds (a fractional one is rounded up, so it never fires early),
- * kept as 32-bit offsets from a base: about 49 days either side of it. A deadline beyond that
- * range (a TTL of months) sorts after every other and keeps its exact value in a side map until
- * the base moves up to it; the base moves (an O(n) pass, rare) when every deadline held is that
- * far, when the earliest one allows a move of at least `SHIFT_MIN`, or when a deadline before it
- * arrives. docs/ttl-and-leases.md, "Memory".
+ * kept as 32-bit offsets from a base that stays at least `MARGIN` behind the clock: a deadline
+ * before the base is long past, and is kept as "due at once". A deadline more than about 49 days
+ * past the base (a TTL of months) sorts after every other and keeps its exact value in a side
+ * map until the base moves up to it. The base moves up (an O(n) pass) by `SHIFT_MIN` at least,
+ * so at most once in 12 days. docs/ttl-and-leases.md, "Memory".
  */
 
 /** Offset of ids with no deadline. */
@@ -18,9 +18,9 @@ const NONE = 0;
 const FAR = 0xffffffff;
 /** Largest offset held in the array. */
 const MAX_REL = 0xfffffffe;
-/** Room the base keeps below the earliest deadline it is moved to (4.6 h: writes a bit in the past fit). */
+/** Room the base keeps behind the clock and the earliest deadline (4.6 h: writes a bit in the past fit). */
 const MARGIN = 2 ** 24;
-/** Smallest move of the base made to bring far deadlines into range (12 days). */
+/** Smallest move of the base (12 days): moves are O(n), so rare. */
 const SHIFT_MIN = 2 ** 30;
 
 export class ExpiryHeap {
@@ -53,11 +53,15 @@ export class ExpiryHeap {
     return r === NONE ? NONE : r === FAR ? this.#far.get(id)! : this.#base + r;
   }
 
-  /** The earliest deadline held, or undefined when none. */
+  /**
+   * The earliest deadline held, or undefined when none. When every deadline held is beyond the
+   * range, a time before which none is due (the range's end) instead: still later than now.
+   */
   peekDeadline(): number | undefined {
     if (this.#size === 0) return undefined;
     this.#settleTop();
-    return this.deadline(this.#heap[0]!);
+    const top = this.#heap[0]!;
+    return this.#rel[top] === FAR ? this.#base + FAR : this.deadline(top);
   }
 
   /** The id with the earliest deadline (call only when `size > 0`). */
@@ -74,16 +78,10 @@ export class ExpiryHeap {
     }
     const d = Math.ceil(deadline);
     if (Number.isNaN(this.#base)) this.#base = Math.min(d, Date.now()) - MARGIN;
-    else if (d - this.#base < 1) this.#shift(d - MARGIN);
     let rel = d - this.#base;
-    if (rel > MAX_REL && this.#size > 0) {
-      // Far ahead: move the base up first, when the earliest deadline held lets it move enough.
-      const min = Math.min(this.#minDeadline(), d);
-      if (min - MARGIN - this.#base >= SHIFT_MIN) {
-        this.#shift(min - MARGIN);
-        rel = d - this.#base;
-      }
-    }
+    // Before the base: long past (the base is behind the clock), due at once.
+    if (rel < 1) rel = 1;
+    else if (rel > MAX_REL && this.#size > 0 && this.#moveBase(d)) rel = Math.max(1, d - this.#base);
     this.#ensure(id);
     const old = this.#rel[id]!;
     if (rel > MAX_REL) {
@@ -153,9 +151,22 @@ export class ExpiryHeap {
     return min;
   }
 
-  /** When every deadline held is beyond the range, moves the base up to the earliest. */
+  /** When every deadline held is beyond the range, moves the base up if it may. */
   #settleTop(): void {
-    if (this.#rel[this.#heap[0]!] === FAR) this.#shift(this.#minDeadline() - MARGIN);
+    if (this.#rel[this.#heap[0]!] === FAR) this.#moveBase(Number.POSITIVE_INFINITY);
+  }
+
+  /**
+   * Moves the base up towards the clock and the earliest deadline held (and `d`), when that is a
+   * move of `SHIFT_MIN` or more; true when it moved.
+   */
+  #moveBase(d: number): boolean {
+    const now = Date.now();
+    if (now - MARGIN - this.#base < SHIFT_MIN) return false;
+    const base = Math.min(this.#minDeadline(), d, now) - MARGIN;
+    if (base - this.#base < SHIFT_MIN) return false;
+    this.#shift(base);
+    return true;
   }
 
   /** Makes `base` offset 0: every offset is computed again, and the heap rebuilt (O(n)). */
@@ -172,7 +183,7 @@ export class ExpiryHeap {
         rel[id] = FAR;
       } else {
         if (rel[id] === FAR) this.#far.delete(id);
-        // A deadline below the new base is long past: it stays first, whatever its exact value.
+        // A deadline below the new base is long past: due at once, whatever its exact value.
         rel[id] = Math.max(1, r);
       }
     }

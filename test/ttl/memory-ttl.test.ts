@@ -124,7 +124,10 @@ test("an expired value stays hidden after its expiry is taken, until its delete 
   assert.equal(backend.peek("k/1")?.deadline, deadline);
 });
 
-test("the expiry heap orders deadlines a year apart, far ones included, as its base moves", () => {
+/** Deadlines held in range whatever the base (it starts 4.6 h behind the clock, and reaches 49.7 days). */
+const RANGE = 45 * 24 * 3600 * 1000;
+
+test("the expiry heap orders deadlines a year apart; those beyond its range wait, exact, after the others", () => {
   const r = rng(99);
   const heap = new ExpiryHeap();
   const ref = new Map<number, number>();
@@ -134,8 +137,8 @@ test("the expiry heap orders deadlines a year apart, far ones included, as its b
     const id = Math.floor(r() * 400);
     const op = r();
     if (op < 0.6) {
-      // Now to a year ahead, and now and then one in the past (a write replicated late).
-      const d = op < 0.05 ? now - Math.floor(r() * 1e9) : now + Math.floor(r() * r() * year);
+      // Now to a year ahead, and now and then one in the last hour (a write replicated late).
+      const d = op < 0.05 ? now - Math.floor(r() * 3.6e6) : now + Math.floor(r() * r() * year);
       heap.set(id, d);
       ref.set(id, d);
     } else if (op < 0.75) {
@@ -143,21 +146,44 @@ test("the expiry heap orders deadlines a year apart, far ones included, as its b
       ref.delete(id);
     } else if (heap.size > 0) {
       const min = Math.min(...ref.values());
-      assert.equal(heap.peekDeadline(), min);
-      const top = heap.peek();
-      assert.equal(ref.get(top), min);
-      heap.remove(top);
-      ref.delete(top);
+      if (min <= now + RANGE) {
+        assert.equal(heap.peekDeadline(), min);
+        const top = heap.peek();
+        assert.equal(ref.get(top), min);
+        heap.remove(top);
+        ref.delete(top);
+      } else {
+        // Only deadlines beyond the range: none is due before the range's end, still ahead.
+        const bound = heap.peekDeadline()!;
+        assert.ok(bound > now + RANGE && bound <= min, `${bound} for ${min}`);
+      }
     }
     for (const [id, d] of ref) if (r() < 0.01) assert.equal(heap.deadline(id), d);
   }
   let last = Number.NEGATIVE_INFINITY;
-  while (heap.size > 0) {
+  while (heap.size > 0 && heap.peekDeadline()! <= now + RANGE) {
     const d = heap.peekDeadline()!;
     assert.ok(d >= last);
     last = d;
     heap.remove(heap.peek());
   }
+  for (const [id, d] of ref) if (d > now + RANGE) assert.equal(heap.deadline(id), d);
+});
+
+test("the expiry heap keeps a deadline long past as due at once, and one far ahead exactly", () => {
+  const heap = new ExpiryHeap();
+  const now = Date.now();
+  heap.set(1, now + 60_000);
+  heap.set(2, now - 30 * 24 * 3600 * 1000);
+  heap.set(3, now + 300 * 24 * 3600 * 1000);
+  assert.equal(heap.peek(), 2);
+  assert.ok(heap.deadline(2) < now - 3_600_000);
+  assert.equal(heap.deadline(3), now + 300 * 24 * 3600 * 1000);
+  heap.remove(2);
+  heap.remove(1);
+  // Only the far one left: nothing is due before the range's end, which is still ahead.
+  assert.ok(heap.peekDeadline()! > now + 40 * 24 * 3600 * 1000);
+  assert.equal(heap.deadline(3), now + 300 * 24 * 3600 * 1000);
 });
 
 test("the expiry heap rounds a fractional deadline up, so it never fires early", () => {
