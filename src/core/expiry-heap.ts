@@ -100,13 +100,17 @@ export class ExpiryHeap {
   }
 
   /**
-   * Takes the id with the earliest deadline out of the heap (call only when `size > 0`). Its
-   * deadline stays readable (`deadline`) until `set` or `remove`, so that reads keep hiding the
-   * expired value until the delete its expiry routes has landed.
+   * Takes the id with the earliest deadline, which must be due, out of the heap (call only when
+   * `size > 0`). It still reads as expired (`deadline` gives a time long past) until `set` or
+   * `remove`, so that reads keep hiding the expired value until the delete its expiry routes
+   * has landed.
    */
   pop(): number {
     const id = this.peek();
     this.#pos[id] = 0;
+    if (this.#rel[id] === FAR) this.#far.delete(id);
+    // Offset 1 is before the clock whatever the base becomes (it stays behind the clock).
+    this.#rel[id] = 1;
     const last = this.#heap[--this.#size]!;
     if (this.#size > 0) {
       this.#heap[0] = last;
