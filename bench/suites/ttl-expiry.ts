@@ -3,6 +3,10 @@
  * spread evenly over 60 s, while a mixed workload (90% GET / 10% PUT over 1,000 other keys)
  * runs in the same router (20,000 ops/s, TTL_BENCH_MIX_OPS); how late each expiry's DELETE reaches a subscriber
  * (bench/workers/ttl.mjs, on the built package). TTL_BENCH_KEYS and TTL_BENCH_SECONDS scale it.
+ *
+ * The keys are written through the router's in-process Session API (no HTTP, no NATS), the
+ * fastest honest path for what is measured here: the router's expiry, not its doors. Each key
+ * carries an absolute deadline (`{ deadline }`), and the deadlines start once all are written.
  */
 import { fmtInt, fmtNum } from "../lib/format.js";
 import { runWorker } from "../lib/proc.js";

@@ -40,15 +40,16 @@ export interface RestCodec {
   /**
    * The body of a GET as a list of entries (`layout.ts`), ordered as the variant shows them:
    * written out as one string (`renderLayout`, in slices for a large answer), or streamed in
-   * chunks. `html` when the client asked for `text/html`.
+   * chunks. `html` when the client asked for `text/html`. `expires` (`?_expires=true`): each JSON
+   * entry also names its deadline (docs/ttl-and-leases.md, "Seeing a lifetime").
    */
-  layout(replies: Reply[], html: boolean): Promise<Layout>;
+  layout(replies: Reply[], html: boolean, expires?: boolean): Promise<Layout>;
   /**
    * The layout of stored samples sorted by key, the same as `layout` of their replies gives, for
    * a variant that shows entries in key order, one each (A): a wide answer is then laid out batch
    * by batch as a storage scans it (`Router.scanStored`). Absent: answers are always queried.
    */
-  layoutSamples?(samples: readonly Sample[], html: boolean): Layout;
+  layoutSamples?(samples: readonly Sample[], html: boolean, expires?: boolean): Layout;
   /**
    * The JSON body of a GET with a handful of replies (a single key's), rendered at once: the same
    * bytes `renderLayout(await layout(replies, false))` gives, for the synchronous single-key path. Absent: that path
@@ -60,6 +61,11 @@ export interface RestCodec {
    * written as is to every stream, so 1,000 subscribers cost one rendering and one UTF-8 encoding.
    */
   sseEvent?(sample: Sample): Buffer;
+  /**
+   * The SSE message of a put sample for a stream opened with `?_expires=true`: its entry names
+   * the deadline, or null. Absent: such streams get `sseEvent`'s.
+   */
+  sseEventExpires?(sample: Sample): Buffer;
 }
 
 /**

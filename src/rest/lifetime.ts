@@ -46,6 +46,21 @@ export function expiresValue(deadline: number): string {
   return new Date(deadline).toISOString();
 }
 
+/** A deadline as an entry's `"expires"` field shows it (`?_expires=true`): the header's text, or null. */
+export function expiresJson(deadline: number | undefined): string {
+  return deadline === undefined ? "null" : `"${expiresValue(deadline)}"`;
+}
+
+/**
+ * `_expires` on a GET (docs/ttl-and-leases.md): `true`, `false` or empty (true); anything else
+ * is a 400.
+ */
+export function expiresWanted(value: string | undefined): boolean {
+  if (value === undefined || value === "false") return false;
+  if (value === "true" || value === "") return true;
+  throw ZestError.badRequest(`_expires takes true or false, not ${JSON.stringify(value.slice(0, 32))}`);
+}
+
 /**
  * `cors` plus the `Zest-Expires` header when the newest reply for exactly `key` (the one a
  * single-key GET shows) has a deadline; `cors` itself otherwise (no copy on the common path).

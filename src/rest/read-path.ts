@@ -31,7 +31,7 @@ import { ALLOWED_METHODS, corsHeaders, type OriginPolicy, preflight } from "./co
 import { httpCredentials as credentialsOf } from "../access/client.js";
 import { serveExplorer } from "./explorer/index.js";
 import { httpStatus } from "../access/http-status.js";
-import { withExpires } from "./lifetime.js";
+import { expiresWanted, withExpires } from "./lifetime.js";
 import { renderLayout } from "./layout.js";
 import { type LongPollHub, type LongPollReader, type LongPollTicket, parseWait } from "./long-poll.js";
 import { hasBody, rawResponse, wantsRaw } from "./raw.js";
@@ -227,6 +227,7 @@ export class ReadPath implements LongPollReader {
           checkRead(permissions, key);
           const parameters = new Parameters(codec.parameters(query));
           const sse = accept === "text/event-stream" && codec.supportsSse && method === "GET";
+          const expires = expiresWanted(parameters.get("_expires"));
           const decision =
             principal === undefined
               ? "allow"
@@ -242,6 +243,7 @@ export class ReadPath implements LongPollReader {
               lastEventIdOf(req.headers["last-event-id"], parameters),
               filter,
               snapshotWanted(parameters.get("_snapshot")),
+              expires,
             );
             return;
           }
@@ -266,7 +268,7 @@ export class ReadPath implements LongPollReader {
           if (deadline !== undefined && conditional) ticket = this.polls.begin(key);
           const scanned =
             payload === undefined && deadline === undefined
-              ? await this.scanStored(key, parameters, req.headers.accept, html, reader)
+              ? await this.scanStored(key, parameters, req.headers.accept, html, reader, expires)
               : undefined;
           let replies =
             scanned?.head ??
@@ -323,7 +325,7 @@ export class ReadPath implements LongPollReader {
             return send(res, method, answerCors, 200, raw.contentType, raw.body, etagHeader);
           }
           const status = err && err.kind === "err" ? httpStatus(err.errorKind) : 200;
-          const layout = await codec.layout(replies, html);
+          const layout = await codec.layout(replies, html, expires);
           // A large answer is streamed as it is rendered (never one big string), and not cached.
           if (layout.count > STREAM_ENTRIES || scanned?.rest !== undefined)
             return streamAnswer(res, method, cors, status, layout, etagHeader, this.responseIdleMs, scanned?.rest);
@@ -369,6 +371,7 @@ export class ReadPath implements LongPollReader {
     accept: string | undefined,
     html: boolean,
     reader: Principal | undefined,
+    expires: boolean,
   ): Promise<Scanned | undefined> {
     const { codec, session } = this;
     const layoutSamples = codec.layoutSamples;
@@ -398,7 +401,7 @@ export class ReadPath implements LongPollReader {
       rest: {
         next: async () => {
           const batch = await nextBatch();
-          return batch && layoutSamples.call(codec, batch, html);
+          return batch && layoutSamples.call(codec, batch, html, expires);
         },
         release: () => stopIterator(it),
       },

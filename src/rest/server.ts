@@ -127,7 +127,13 @@ export class RestServer {
     const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
     const origins = originPolicy(options.tls ? "https" : "http", options.allowedOrigins, options.allowedHosts);
     this.bodyWatch = new BodyWatch(options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS);
-    this.sse = new SseHub(session, (s) => codec.sseEvent!(s), options.sse, logger);
+    this.sse = new SseHub(
+      session,
+      (s) => codec.sseEvent!(s),
+      options.sse,
+      logger,
+      codec.sseEventExpires && ((s) => codec.sseEventExpires!(s)),
+    );
     const lp = options.longPoll;
     this.polls = new LongPollHub(session, {
       maxWaitMs: lp?.maxWaitMs ?? DEFAULT_LONG_POLL.maxWaitMs,

@@ -92,12 +92,21 @@ export class SseHub {
   /** Streams whose snapshot is being read (docs/sse.md, "Snapshot then live"). */
   private readonly pending = new Map<ServerResponse, PendingSnapshot>();
 
-  /** `render` turns a sample into one SSE message (without an `id:` line). */
+  /** Streams opened with `?_expires=true` (docs/ttl-and-leases.md). */
+  private readonly expiring = new Set<ServerResponse>();
+  /** Their events for put samples, by sample (with the logged event's id, if any). */
+  private readonly expiringEvents = new WeakMap<Sample, SseEvent>();
+
+  /**
+   * `render` turns a sample into one SSE message (without an `id:` line); `renderExpires`, when
+   * given, a put sample for a stream that asked for deadlines (`?_expires=true`).
+   */
   constructor(
     private readonly session: Session,
     private readonly render: (s: Sample) => Buffer,
     options: SseOptions = {},
     private readonly logger?: Logger,
+    private readonly renderExpires?: (s: Sample) => Buffer,
   ) {
     const entries = options.resumeLog ?? DEFAULT_RESUME_LOG.entries;
     const limits: ResumeLogLimits = { entries, bytes: options.resumeLogBytes ?? DEFAULT_RESUME_LOG.bytes };
@@ -127,7 +136,8 @@ export class SseHub {
    * subscription happen in one synchronous step, so no live event can fall between them.
    * `accept`, when given, keeps only the events on keys it accepts (access control), replayed
    * ones included. `snapshot`: the current value of every matching key is sent first, unless the
-   * client resumes without a gap (docs/sse.md, "Snapshot then live").
+   * client resumes without a gap (docs/sse.md, "Snapshot then live"). `expires`: live and
+   * snapshot PUT entries name their deadline, or null (replayed ones do not).
    */
   open(
     key: string,
@@ -136,6 +146,7 @@ export class SseHub {
     lastEventId: string | undefined,
     accept?: KeyFilter,
     snapshot = false,
+    expires = false,
   ): void {
     const log = this.log;
     let watch = this.watches.get(key);
@@ -149,6 +160,7 @@ export class SseHub {
     }
     watch.streams.set(res, accept);
     this.streamWatch.set(res, watch);
+    if (expires && this.renderExpires !== undefined) this.expiring.add(res);
     this.stats.opened++;
     res.on("close", () => this.release(res));
     // HTTP/2 forbids connection-specific headers (RFC 9113 §8.2.2).
@@ -187,12 +199,15 @@ export class SseHub {
     const stats = this.stats;
     const cork = this.cork;
     const pending = this.pending;
+    const expiring = this.expiring;
     watch.sub = this.session.declareSubscriber(watch.key, (sample) => {
       const ev = this.eventOf(sample);
+      const asExpiring = expiring.size > 0 && sample.kind === "put";
       for (const [res, accept] of streams) {
         if (accept !== undefined && !accept(sample.key)) continue;
         const held = pending.size === 0 ? undefined : pending.get(res)?.held;
-        if (held === undefined) send(res, ev, stats, cork);
+        if (held === undefined)
+          send(res, asExpiring && expiring.has(res) ? this.expiringEventOf(sample, ev) : ev, stats, cork);
         else if (held.push(sample) > MAX_SNAPSHOT_BACKLOG) drop(res, stats);
       }
     });
@@ -229,7 +244,9 @@ export class SseHub {
       const sample = r.sample;
       if (accept !== undefined && !accept(sample.key)) continue;
       versions.set(sample.key, sample.timestamp);
-      send(res, sseEventOf(this.render(sample)), this.stats, this.cork);
+      const message =
+        sample.kind === "put" && this.expiring.has(res) ? this.renderExpires!(sample) : this.render(sample);
+      send(res, sseEventOf(message), this.stats, this.cork);
       count++;
       // A large snapshot goes out at the client's pace (live samples are held meanwhile), not
       // piled up past the slow-client limit.
@@ -247,8 +264,26 @@ export class SseHub {
         const told = versions.get(sample.key);
         if (told !== undefined && sample.timestamp !== undefined && sample.timestamp.compare(told) <= 0) continue;
       }
-      send(res, this.eventOf(sample), this.stats, this.cork);
+      const ev = this.eventOf(sample);
+      send(
+        res,
+        sample.kind === "put" && this.expiring.has(res) ? this.expiringEventOf(sample, ev) : ev,
+        this.stats,
+        this.cork,
+      );
     }
+  }
+
+  /** The event of a put sample for an `_expires` stream, with the id of its plain event `ev`. */
+  private expiringEventOf(sample: Sample, ev: SseEvent): SseEvent {
+    let out = this.expiringEvents.get(sample);
+    if (out === undefined) {
+      const frame = ev.frame;
+      const idEnd = frame[0] === 0x69 /* i */ ? frame.indexOf(0x0a) + 1 : 0;
+      out = sseEventOf(this.renderExpires!(sample), idEnd > 0 ? frame.toString("utf8", 0, idEnd) : undefined);
+      this.expiringEvents.set(sample, out);
+    }
+    return out;
   }
 
   /** The sample's event, encoded (and logged, with an id) once however many watches it reaches. */
@@ -275,6 +310,7 @@ export class SseHub {
     if (watch === undefined) return;
     this.streamWatch.delete(res);
     this.pending.delete(res);
+    this.expiring.delete(res);
     watch.streams.delete(res);
     if (watch.streams.size > 0) return;
     if (this.log === undefined || this.lingerMs <= 0) {

@@ -10,6 +10,7 @@ import type { Rendered } from "./layout.js";
 import { escapeHtml, renderValueJson, utf8 } from "./render-value.js";
 import { decodePath } from "./paths.js";
 import type { Layout } from "./layout.js";
+import { expiresJson } from "./lifetime.js";
 
 const ROUTER_PREFIX = "@/router/";
 
@@ -45,6 +46,12 @@ export function entryJson(sample: Sample): string {
   return `{ "key": ${JSON.stringify(sample.key)}, "value": ${renderValueJson(sample.payload, sample.encoding)}, "encoding": ${encodingJson(sample.encoding)}, "time": "${time}" }`;
 }
 
+/** An entry line asked with `?_expires=true`: the same, then `"expires"`, the deadline or null. */
+export function entryJsonExpires(sample: Sample): string {
+  const time = sample.timestamp ? sample.timestamp.toString() : "None";
+  return `{ "key": ${JSON.stringify(sample.key)}, "value": ${renderValueJson(sample.payload, sample.encoding)}, "encoding": ${encodingJson(sample.encoding)}, "time": "${time}", "expires": ${expiresJson(sample.deadline)} }`;
+}
+
 /** The encoding as a JSON string; the last one is remembered (the entries of an answer mostly share one). */
 function encodingJson(encoding: string): string {
   if (encoding !== lastEncoding) {
@@ -62,6 +69,10 @@ function errorEntryJson(r: Reply & { kind: "err" }): string {
 
 function replyJson(r: Reply): string {
   return r.kind === "ok" ? entryJson(r.sample) : errorEntryJson(r);
+}
+
+function replyJsonExpires(r: Reply): string {
+  return r.kind === "ok" ? entryJsonExpires(r.sample) : errorEntryJson(r);
 }
 
 function sampleHtml(s: Sample): string {
@@ -84,6 +95,7 @@ const HTML_FRAME = {
 } as const;
 
 const sseCache = new WeakMap<Sample, Buffer>();
+const sseExpiresCache = new WeakMap<Sample, Buffer>();
 
 /** Variant A's codec: Zenoh 0.6 REST, with zest's own decisions (valid JSON always, sorted keys). */
 export const codecA: RestCodec = {
@@ -104,17 +116,19 @@ export const codecA: RestCodec = {
 
   encodingFor: encodingFromContentType,
 
-  async layout(replies: Reply[], html: boolean): Promise<Layout> {
+  async layout(replies: Reply[], html: boolean, expires = false): Promise<Layout> {
     const count = replies.length;
-    return html
-      ? { ...HTML_FRAME, count, entry: (i) => replyHtml(replies[i]!) }
+    if (html) return { ...HTML_FRAME, count, entry: (i) => replyHtml(replies[i]!) };
+    return expires
+      ? { ...JSON_FRAME, count, entry: (i) => replyJsonExpires(replies[i]!) }
       : { ...JSON_FRAME, count, entry: (i) => replyJson(replies[i]!) };
   },
 
-  layoutSamples(samples: readonly Sample[], html: boolean): Layout {
+  layoutSamples(samples: readonly Sample[], html: boolean, expires = false): Layout {
     const count = samples.length;
-    return html
-      ? { ...HTML_FRAME, count, entry: (i) => sampleHtml(samples[i]!) }
+    if (html) return { ...HTML_FRAME, count, entry: (i) => sampleHtml(samples[i]!) };
+    return expires
+      ? { ...JSON_FRAME, count, entry: (i) => entryJsonExpires(samples[i]!) }
       : { ...JSON_FRAME, count, entry: (i) => entryJson(samples[i]!) };
   },
 
@@ -130,6 +144,15 @@ export const codecA: RestCodec = {
     if (ev === undefined) {
       ev = Buffer.from(`event: ${sample.kind === "put" ? "PUT" : "DELETE"}\ndata: ${entryJson(sample)}\n\n`);
       sseCache.set(sample, ev);
+    }
+    return ev;
+  },
+
+  sseEventExpires(sample: Sample): Buffer {
+    let ev = sseExpiresCache.get(sample);
+    if (ev === undefined) {
+      ev = Buffer.from(`event: ${sample.kind === "put" ? "PUT" : "DELETE"}\ndata: ${entryJsonExpires(sample)}\n\n`);
+      sseExpiresCache.set(sample, ev);
     }
     return ev;
   },

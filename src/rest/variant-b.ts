@@ -13,6 +13,7 @@ import { decodePath } from "./paths.js";
 import { CACHED_VALUE_BYTES, jsonValue, utf8 } from "./render-value.js";
 import { sortInSlices } from "../core/slices.js";
 import type { Layout } from "./layout.js";
+import { expiresJson } from "./lifetime.js";
 
 const ADMIN_ALIAS = "/@/router/local";
 const ROUTER_PREFIX = "@/router/";
@@ -105,6 +106,12 @@ function sampleEntry(sample: Sample): string {
     renderValueB(sample.payload, sample.encoding),
     sample.timestamp ? sample.timestamp.toRfc3339() : "None",
   );
+}
+
+/** An entry asked with `?(_expires=true)`: the same, then `"expires"`, the deadline or null. */
+function sampleEntryExpires(sample: Sample): string {
+  const e = sampleEntry(sample);
+  return `${e.slice(0, -2)},\n  "expires": ${expiresJson(sample.deadline)} }`;
 }
 
 /**
@@ -206,7 +213,7 @@ export const codecB: RestCodec = {
   encodingFor: encodingForB,
 
   // Variant B has no HTML face: zenoh 0.4 ignored `Accept`.
-  async layout(replies: Reply[]): Promise<Layout> {
+  async layout(replies: Reply[], _html: boolean, expires = false): Promise<Layout> {
     const samples = await orderRepliesB(replies);
     const errors: Array<Reply & { kind: "err" }> = [];
     for (const r of replies) if (r.kind === "err") errors.push(r);
@@ -220,7 +227,7 @@ export const codecB: RestCodec = {
       empty: "[]",
       count: n + errors.length,
       entry: (i) => {
-        if (i < n) return sampleEntry(samples[i]!);
+        if (i < n) return expires ? sampleEntryExpires(samples[i]!) : sampleEntry(samples[i]!);
         const e = errors[i - n]!;
         return entry("ERROR", renderValueB(e.payload, e.encoding), "None");
       },

@@ -227,7 +227,9 @@ export class StorageService {
     if (deadline === undefined || deadline >= this.expiryAt || this.stopped) return;
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
     this.expiryAt = deadline;
-    this.expiryTimer = setTimeout(() => this.expire(), Math.max(0, deadline - Date.now()));
+    // Node's timers take at most 2^31-1 ms (24.8 days): a longer delay would fire at once, and
+    // again each millisecond; a far deadline is re-armed when this timer fires.
+    this.expiryTimer = setTimeout(() => this.expire(), Math.min(MAX_TIMER_MS, Math.max(0, deadline - Date.now())));
     this.expiryTimer.unref();
   }
 
@@ -390,6 +392,9 @@ export class StorageService {
     }
   }
 }
+
+/** Longest delay a Node timer takes. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Most values expired in one turn of the event loop. */
 const EXPIRE_BATCH = 2048;

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { hashSecret } from "../../src/access/hash.js";
 import type { Zest } from "../../src/runtime.js";
-import { eventually, http } from "../support/http.js";
+import { eventually, http, openSse } from "../support/http.js";
 import { startRouter, TEXT } from "../support/router.js";
 
 const LEASES = "/@/router/local/leases";
@@ -160,6 +160,83 @@ describe("TTL over REST (Variant A)", () => {
   });
 });
 
+describe("?_expires=true: each entry names its deadline (Variant A)", () => {
+  let z: Zest;
+  let url: string;
+  before(async () => {
+    z = await start();
+    url = z.restUrl!;
+  });
+  after(async () => {
+    await z?.close();
+  });
+
+  it("a wide GET with ?_expires=true gives each entry its deadline or null; without it the entries are unchanged", async () => {
+    const before = Date.now();
+    assert.equal((await http(url, "PUT", "/ex/a?_ttl=1h", { body: "a", headers: TEXT })).status, 200);
+    assert.equal((await http(url, "PUT", "/ex/b", { body: "b", headers: TEXT })).status, 200);
+    const plain = await http(url, "GET", "/ex/**");
+    assert.doesNotMatch(plain.text, /expires/);
+    const entries = JSON.parse(plain.text) as Array<Record<string, unknown>>;
+    assert.deepEqual(Object.keys(entries[0]!), ["key", "value", "encoding", "time"]);
+    const got = await http(url, "GET", "/ex/**?_expires=true");
+    assert.equal(got.status, 200);
+    const withExpires = JSON.parse(got.text) as Array<{ key: string; expires: string | null; time: string }>;
+    assert.deepEqual(
+      withExpires.map((e) => e.key),
+      ["ex/a", "ex/b"],
+    );
+    const a = Date.parse(withExpires[0]!.expires!);
+    assert.ok(a >= before + 3_600_000 && a <= Date.now() + 3_600_000, withExpires[0]!.expires!);
+    assert.equal(withExpires[1]!.expires, null);
+    // The same field on a single key, and the same deadline as its header.
+    const one = await http(url, "GET", "/ex/a?_expires=true");
+    assert.equal(JSON.parse(one.text)[0].expires, one.headers.get("zest-expires"));
+    // Each entry is the default one with the field added at the end.
+    assert.equal(got.text.replace(/, "expires": (null|"[^"]+")/g, ""), plain.text);
+  });
+
+  it("?_expires takes true or false; anything else is a 400", async () => {
+    assert.equal((await http(url, "GET", "/ex/**?_expires=false")).text.includes("expires"), false);
+    const bad = await http(url, "GET", "/ex/**?_expires=soon");
+    assert.equal(bad.status, 400);
+    assert.match(bad.text, /_expires takes true or false/);
+  });
+
+  it("a wide GET over more entries than one batch streams them with their deadlines", async () => {
+    for (let i = 0; i < 2100; i += 30)
+      await Promise.all(
+        Array.from({ length: 30 }, (_, j) =>
+          http(url, "PUT", `/many/${i + j}?_ttl=1h`, { body: String(i + j), headers: TEXT }),
+        ),
+      );
+    const got = await http(url, "GET", "/many/**?_expires=true");
+    const entries = JSON.parse(got.text) as Array<{ expires: string | null }>;
+    assert.equal(entries.length, 2100);
+    assert.ok(entries.every((e) => typeof e.expires === "string"));
+  });
+
+  it("an SSE stream opened with ?_expires=true names the deadline of each put that has one, and sees its expiry", async () => {
+    const plain = await openSse(`${url}/sse-ex/**`);
+    const sse = await openSse(`${url}/sse-ex/**?_expires=true`);
+    try {
+      assert.equal((await http(url, "PUT", "/sse-ex/a?_ttl=500ms", { body: "a", headers: TEXT })).status, 200);
+      assert.equal((await http(url, "PUT", "/sse-ex/b", { body: "b", headers: TEXT })).status, 200);
+      const [a, b, gone] = await sse.next(3);
+      assert.equal(a!.event, "PUT");
+      assert.ok(Date.parse(JSON.parse(a!.data).expires) > Date.now() - 1000);
+      assert.equal(JSON.parse(b!.data).expires, null);
+      assert.equal(gone!.event, "DELETE");
+      assert.equal(JSON.parse(gone!.data).key, "sse-ex/a");
+      const [pa] = await plain.next(1);
+      assert.doesNotMatch(pa!.data, /expires/);
+    } finally {
+      sse.close();
+      plain.close();
+    }
+  });
+});
+
 describe("TTL over REST (Variant B)", () => {
   let z: Zest;
   let url: string;
@@ -183,6 +260,24 @@ describe("TTL over REST (Variant B)", () => {
     const bad = await http(url, "PUT", "/vb/a?_ttl=never", { body: "x", headers: TEXT });
     assert.equal(bad.status, 400);
     assert.match(bad.text, /_ttl must be/);
+  });
+
+  it("GET ?(_expires=true) gives each entry its deadline or null, after its time", async () => {
+    assert.equal((await http(url, "PUT", "/vbx/a?_ttl=1h", { body: "x", headers: TEXT })).status, 204);
+    assert.equal((await http(url, "PUT", "/vbx/b", { body: "y", headers: TEXT })).status, 204);
+    const plain = await http(url, "GET", "/vbx/**");
+    assert.doesNotMatch(plain.text, /expires/);
+    const got = await http(url, "GET", "/vbx/**?(_expires=true)");
+    const entries = JSON.parse(got.text) as Array<{ key: string; expires: string | null }>;
+    // Variant B lists keys in descending order.
+    assert.deepEqual(
+      entries.map((e) => [e.key, e.expires === null ? null : typeof e.expires]),
+      [
+        ["/vbx/b", null],
+        ["/vbx/a", "string"],
+      ],
+    );
+    assert.equal(got.text.replace(/,\n {2}"expires": (null|"[^"]+")/g, ""), plain.text);
   });
 });
 

@@ -137,6 +137,7 @@ button.danger[data-armed] { background: var(--danger); color: #fff; }
 #tree .twisty { width: .8rem; flex: none; color: var(--muted); }
 #tree .count { flex: none; font-size: .75rem; padding: 0 .4rem; border-radius: 9px; background: var(--line); color: var(--fg); }
 #tree .preview { color: var(--muted); overflow: hidden; text-overflow: ellipsis; min-width: 0; }
+#tree .ttl { flex: none; font-size: .75rem; padding: 0 .4rem; border-radius: 9px; border: 1px solid var(--line); color: var(--muted); font-variant-numeric: tabular-nums; }
 #tree li.more { color: var(--accent); }
 dl.meta { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .15rem .8rem; margin: 0 0 .6rem; font-size: .85rem; }
 dl.meta dt { color: var(--muted); }

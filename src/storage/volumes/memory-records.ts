@@ -19,7 +19,10 @@ import type { StoredSample } from "../backend.js";
 const TOMBSTONE = 0xffffffff;
 /** A slot's clock or encoding before its first `set`. */
 const NO_ID = 0xffffffff;
-/** Bytes before each payload in a slab: the slot it belongs to (u32) and its length (u32). */
+/**
+ * Bytes before each payload in a slab: the slot it belongs to (u32) and the record's length (u32):
+ * the payload's, plus the key's tail of a value with a deadline (`Records.keyOf`).
+ */
 export const RECORD_HEADER_BYTES = 8;
 /** What one slot costs in the typed arrays: time (8), clock, encoding, slab, offset, length (4 each). */
 export const SLOT_BYTES = 28;
@@ -29,6 +32,8 @@ const MAX_SLAB = 1 << 20;
 const OWN_BUFFER = MAX_SLAB >> 2;
 /** Dead bytes allowed besides a quarter of the live ones before a compaction runs. */
 const DEAD_SLACK = MIN_SLAB;
+/** Prefixes remembered as seen once (`Records.#seen`) before the memory is emptied. */
+const SEEN_PREFIXES = 1024;
 /** Most entries kept made (`entry`), per storage. */
 const ENTRY_CACHE_MAX = 8192;
 
@@ -118,6 +123,10 @@ export class Records {
 
   readonly #encodings = new Interner();
   readonly #clocks = new Interner();
+  /** Key prefixes shared by the key tails of values with a deadline (`keyOf`). */
+  #prefixes = new Interner();
+  /** Prefixes seen once lately, not shared yet (`#appendKeyed`). */
+  readonly #seen = new Set<string>();
   /** The slots' deadlines, when the storage holds values with a lifetime (docs/ttl-and-leases.md). */
   deadlines: { deadline(slot: number): number } | undefined;
 
@@ -168,15 +177,16 @@ export class Records {
    * What storing `payload` (undefined: a tombstone) with `encoding` at `timestamp` would add to
    * `bytes`, at most (the held value's share aside: see `heldCost`).
    */
-  cost(timestamp: Timestamp, encoding: string, payload: Uint8Array | undefined): number {
+  cost(timestamp: Timestamp, encoding: string, payload: Uint8Array | undefined, key?: string): number {
     const clock = this.#clocks.has(timestamp.id) ? 0 : timestamp.id.length;
     if (payload === undefined) return clock;
-    return clock + RECORD_HEADER_BYTES + payload.length + (this.#encodings.has(encoding) ? 0 : encoding.length);
+    const tail = key === undefined ? 0 : key.length + 2;
+    return clock + RECORD_HEADER_BYTES + payload.length + tail + (this.#encodings.has(encoding) ? 0 : encoding.length);
   }
 
   /** What the value held in `slot` counts in `bytes` (its encoding aside). */
   heldCost(slot: number): number {
-    return this.#slab[slot] === TOMBSTONE ? 0 : RECORD_HEADER_BYTES + this.#len[slot]!;
+    return this.#slab[slot] === TOMBSTONE ? 0 : RECORD_HEADER_BYTES + this.#recordLength(slot);
   }
 
   /** A new slot; it holds nothing readable until `set` (or goes back with `free`). */
@@ -206,8 +216,11 @@ export class Records {
     this.#compactIfWasteful();
   }
 
-  /** Stores a value (or, with `payload` undefined, a tombstone) in `slot`. */
-  set(slot: number, timestamp: Timestamp, encoding: string, payload: Uint8Array | undefined): void {
+  /**
+   * Stores a value (or, with `payload` undefined, a tombstone) in `slot`. `key`, for a value with
+   * a deadline: kept after the payload, so that `keyOf` names the slot's key when it expires.
+   */
+  set(slot: number, timestamp: Timestamp, encoding: string, payload: Uint8Array | undefined, key?: string): void {
     this.#uncache(slot);
     this.#drop(slot);
     const clock = this.#clocks.acquire(timestamp.id);
@@ -217,7 +230,10 @@ export class Records {
     this.#encodings.release(this.#enc[slot]!);
     this.#enc[slot] = enc;
     this.#time[slot] = timestamp.time;
-    if (payload !== undefined) this.#append(slot, payload, 0, payload.length);
+    if (payload !== undefined) {
+      if (key === undefined) this.#append(slot, payload, 0, payload.length, payload.length, -1, "");
+      else this.#appendKeyed(slot, payload, key);
+    }
     this.#compactIfWasteful();
   }
 
@@ -252,6 +268,31 @@ export class Records {
     if (s === TOMBSTONE) return undefined;
     const off = this.#off[slot]!;
     return this.#slabs[s]!.subarray(off, off + this.#len[slot]!);
+  }
+
+  /**
+   * The key of the value held in `slot`, when it was stored with its key (`set`), else undefined.
+   * The key is kept as a tail after the payload: a varint `v`, then UTF-8 bytes that are the
+   * whole key (`v` = 0) or its last chunk under the shared prefix `v - 1` (`#prefixes`).
+   */
+  keyOf(slot: number): string | undefined {
+    const s = this.#slab[slot]!;
+    if (s === TOMBSTONE) return undefined;
+    const buf = this.#slabs[s]!;
+    const off = this.#off[slot]!;
+    const end = off + this.#recordLength(slot);
+    let at = off + this.#len[slot]!;
+    if (at === end) return undefined;
+    let v = 0;
+    let shift = 0;
+    for (;;) {
+      const b = buf[at++]!;
+      v += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) break;
+      shift += 7;
+    }
+    const rest = buf.toString("utf8", at, end);
+    return v === 0 ? rest : `${this.#prefixes.get(v - 1)}/${rest}`;
   }
 
   /** The entry of the value at `key`, held in `slot`, or null for a tombstone; kept in the entry cache. */
@@ -321,6 +362,8 @@ export class Records {
     this.#head = -1;
     this.#liveBytes = 0;
     this.#deadBytes = 0;
+    this.#prefixes = new Interner();
+    this.#seen.clear();
   }
 
   #grow(): void {
@@ -344,7 +387,9 @@ export class Records {
   #drop(slot: number): void {
     const s = this.#slab[slot]!;
     if (s === TOMBSTONE) return;
-    const n = RECORD_HEADER_BYTES + this.#len[slot]!;
+    const total = this.#recordLength(slot);
+    if (total !== this.#len[slot]) this.#releasePrefix(slot);
+    const n = RECORD_HEADER_BYTES + total;
     this.#slab[slot] = TOMBSTONE;
     this.#live[s]! -= n;
     this.#liveBytes -= n;
@@ -352,8 +397,22 @@ export class Records {
     if (this.#live[s] === 0 && s !== this.#head) this.#dropSlab(s);
   }
 
-  /** Writes `len` bytes of `src` from `start` as the payload of `slot`, at the head's end. */
-  #append(slot: number, src: Uint8Array, start: number, len: number): void {
+  /**
+   * Writes `len` bytes of `src` from `start` as the record of `slot`, at the head's end: the
+   * first `payloadLen` are its payload; then, when `tag` is not -1, a key tail (`keyOf`) of `tag`
+   * and `text`.
+   */
+  #append(
+    slot: number,
+    src: Uint8Array,
+    start: number,
+    len: number,
+    payloadLen: number,
+    tag: number,
+    text: string,
+  ): void {
+    const tailLen = tag === -1 ? 0 : varintLength(tag) + Buffer.byteLength(text, "utf8");
+    len += tailLen;
     const n = RECORD_HEADER_BYTES + len;
     let s = this.#head;
     if (n > OWN_BUFFER) {
@@ -374,13 +433,72 @@ export class Records {
     buf[at + 5] = len >>> 8;
     buf[at + 6] = len >>> 16;
     buf[at + 7] = len >>> 24;
-    buf.set(start === 0 && len === src.length ? src : src.subarray(start, start + len), at + RECORD_HEADER_BYTES);
+    const copied = len - tailLen;
+    buf.set(start === 0 && copied === src.length ? src : src.subarray(start, start + copied), at + RECORD_HEADER_BYTES);
+    if (tag !== -1) {
+      let w = at + RECORD_HEADER_BYTES + copied;
+      let v = tag;
+      while (v >= 0x80) {
+        buf[w++] = (v & 0x7f) | 0x80;
+        v = Math.floor(v / 0x80);
+      }
+      buf[w++] = v;
+      buf.write(text, w, "utf8");
+    }
     this.#fill[s] = at + n;
     this.#live[s]! += n;
     this.#liveBytes += n;
     this.#slab[slot] = s;
     this.#off[slot] = at + RECORD_HEADER_BYTES;
-    this.#len[slot] = len;
+    this.#len[slot] = payloadLen;
+  }
+
+  /** Length of the record of `slot` (not a tombstone): its payload and its key tail. */
+  #recordLength(slot: number): number {
+    const buf = this.#slabs[this.#slab[slot]!]!;
+    const at = this.#off[slot]! - 4;
+    return (buf[at]! | (buf[at + 1]! << 8) | (buf[at + 2]! << 16)) + buf[at + 3]! * 0x1000000;
+  }
+
+  /**
+   * Appends `payload` with `key` as its tail. The key's prefix (before its last `/`) is shared
+   * between the records that name it once it was seen twice lately (`#seen`), so a key under a
+   * busy prefix costs its last chunk and a byte or two; another is kept whole.
+   */
+  #appendKeyed(slot: number, payload: Uint8Array, key: string): void {
+    const cut = key.lastIndexOf("/");
+    if (cut > 0) {
+      const prefix = key.slice(0, cut);
+      let shared = this.#prefixes.has(prefix);
+      if (!shared) {
+        if (this.#seen.has(prefix)) shared = true;
+        else {
+          if (this.#seen.size >= SEEN_PREFIXES) this.#seen.clear();
+          this.#seen.add(prefix);
+        }
+      }
+      if (shared) {
+        const id = this.#prefixes.acquire(prefix);
+        this.#append(slot, payload, 0, payload.length, payload.length, id + 1, key.slice(cut + 1));
+        return;
+      }
+    }
+    this.#append(slot, payload, 0, payload.length, payload.length, 0, key);
+  }
+
+  /** Gives back the shared prefix the key tail of `slot`'s record names, if any. */
+  #releasePrefix(slot: number): void {
+    const buf = this.#slabs[this.#slab[slot]!]!;
+    let at = this.#off[slot]! + this.#len[slot]!;
+    let v = 0;
+    let shift = 0;
+    for (;;) {
+      const b = buf[at++]!;
+      v += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) break;
+      shift += 7;
+    }
+    if (v > 0) this.#prefixes.release(v - 1);
   }
 
   /** A slab size that grows with what is held: small storages stay small. */
@@ -454,8 +572,18 @@ export class Records {
       this.#liveBytes -= RECORD_HEADER_BYTES + len;
       this.#deadBytes += RECORD_HEADER_BYTES + len;
       this.#uncache(slot);
-      this.#append(slot, buf, off, len);
+      this.#append(slot, buf, off, len, this.#len[slot]!, -1, "");
     }
     this.#dropSlab(s);
   }
+}
+
+/** Bytes of `v` as an unsigned LEB128 varint. */
+function varintLength(v: number): number {
+  let n = 1;
+  while (v >= 0x80) {
+    v = Math.floor(v / 0x80);
+    n++;
+  }
+  return n;
 }

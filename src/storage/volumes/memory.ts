@@ -51,11 +51,10 @@ export class MemoryBackend implements StorageBackend {
   /** Times `close` ran: a scan that sees it change stops (its walk is over cleared records). */
   #closings = 0;
   /**
-   * Deadlines by slot, and the key of each slot that has one (the key index maps keys to slots,
-   * not back): made on the first value with a lifetime.
+   * Deadlines by slot, made on the first value with a lifetime. The key of a slot that has one
+   * is kept in its record (`Records.keyOf`): the key index maps keys to slots, not back.
    */
   #deadlines: ExpiryHeap | undefined;
-  #deadlineKeys: Array<string | undefined> = [];
   /** The storage's schedule of deadlines: the service's timer takes the due keys from it. */
   readonly expiry: ExpirySchedule = {
     next: () => this.#deadlines?.peekDeadline(),
@@ -99,9 +98,9 @@ export class MemoryBackend implements StorageBackend {
     const slot = this.index.get(entry.key);
     const outcome = this.decide(slot, entry.timestamp, condition);
     if (outcome === "inserted") {
-      const at = this.write(entry.key, slot, entry.timestamp, entry.encoding, entry.payload);
       const deadline = entry.deadline;
-      if (deadline !== undefined) this.#setDeadline(entry.key, at, deadline);
+      const at = this.write(entry.key, slot, entry.timestamp, entry.encoding, entry.payload, deadline !== undefined);
+      if (deadline !== undefined) this.#setDeadline(at, deadline);
       else if (this.#deadlines !== undefined && slot !== undefined) this.#clearDeadline(slot);
     }
     return outcome;
@@ -112,7 +111,7 @@ export class MemoryBackend implements StorageBackend {
     const outcome = this.decide(slot, timestamp, condition);
     // A delete frees space: it is never refused, even by a full storage.
     if (outcome === "inserted") {
-      this.write(key, slot, timestamp, "", undefined);
+      this.write(key, slot, timestamp, "", undefined, false);
       if (this.#deadlines !== undefined && slot !== undefined) this.#clearDeadline(slot);
     }
     return outcome;
@@ -124,18 +123,16 @@ export class MemoryBackend implements StorageBackend {
   }
 
   /** Gives the key just written a deadline (its slot exists now). */
-  #setDeadline(key: string, slot: number, deadline: number): void {
+  #setDeadline(slot: number, deadline: number): void {
     if (this.#deadlines === undefined) {
       this.#deadlines = new ExpiryHeap();
       this.records.deadlines = this.#deadlines;
     }
     this.#deadlines.set(slot, deadline);
-    this.#deadlineKeys[slot] = key;
   }
 
   #clearDeadline(slot: number): void {
     this.#deadlines!.remove(slot);
-    this.#deadlineKeys[slot] = undefined;
   }
 
   #takeDue(now: number, max: number, onDue: (key: string, timestamp: Timestamp) => void): number {
@@ -143,10 +140,10 @@ export class MemoryBackend implements StorageBackend {
     if (heap === undefined) return 0;
     let n = 0;
     while (n < max && heap.size > 0 && heap.peekDeadline()! <= now) {
-      const slot = heap.peek();
-      const key = this.#deadlineKeys[slot]!;
-      this.#clearDeadline(slot);
-      onDue(key, this.records.timestamp(slot));
+      // Still readable as expired (reads hide it) until the delete lands (`ExpiryHeap.pop`).
+      const slot = heap.pop();
+      const key = this.records.keyOf(slot);
+      if (key !== undefined) onDue(key, this.records.timestamp(slot));
       n++;
     }
     return n;
@@ -170,7 +167,8 @@ export class MemoryBackend implements StorageBackend {
 
   /**
    * Stores a value (`payload` undefined: a tombstone) at `key`, whose slot is `slot` (undefined:
-   * a new key). A value that overflows the quota is refused and changes nothing.
+   * a new key); `keyed`: the record keeps its key, for its expiry. A value that overflows the
+   * quota is refused and changes nothing.
    */
   private write(
     key: string,
@@ -178,6 +176,7 @@ export class MemoryBackend implements StorageBackend {
     timestamp: Timestamp,
     encoding: string,
     payload: Buffer | undefined,
+    keyed: boolean,
   ): number {
     const records = this.records;
     const used = this.used;
@@ -188,7 +187,10 @@ export class MemoryBackend implements StorageBackend {
       nodes = nodeBytes(this.index.set(key, at));
     }
     const grown =
-      nodes + (slot === undefined ? SLOT_BYTES : 0) + records.cost(timestamp, encoding, payload) - records.heldCost(at);
+      nodes +
+      (slot === undefined ? SLOT_BYTES : 0) +
+      records.cost(timestamp, encoding, payload, keyed ? key : undefined) -
+      records.heldCost(at);
     if (payload !== undefined && grown > 0 && used + grown > this.quota) {
       if (slot === undefined) {
         this.index.delete(key);
@@ -200,7 +202,7 @@ export class MemoryBackend implements StorageBackend {
       );
     }
     const wasDeleted = slot !== undefined && records.deleted(at);
-    records.set(at, timestamp, encoding, payload);
+    records.set(at, timestamp, encoding, payload, keyed ? key : undefined);
     this.#nodeBytes += nodes;
     if (payload === undefined) this.tombstones.set(key, at);
     else if (wasDeleted) this.tombstones.delete(key);
@@ -296,7 +298,6 @@ export class MemoryBackend implements StorageBackend {
     this.tombstones.clear();
     this.#nodeBytes = 0;
     this.#deadlines?.clear();
-    this.#deadlineKeys = [];
   }
 
   /** Number of keys held, tombstones included (for status and tests). */

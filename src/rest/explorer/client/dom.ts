@@ -10,6 +10,8 @@ export interface Entry {
   value: unknown;
   encoding: string;
   time: string;
+  /** The deadline (RFC 3339) of a value with a lifetime, null for a permanent one (`?_expires=true`). */
+  expires?: string | null;
 }
 
 /** The element with this id; the page always has it. */
@@ -37,6 +39,12 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 /** The URL path of a key expression (a selector may carry `?parameters`). */
 export function urlOf(selector: string): string {
   return `/${encodeURI(selector).replace(/#/g, "%23")}`;
+}
+
+/** The URL of a selector whose entries name their deadlines (docs/ttl-and-leases.md). */
+export function urlWithExpires(selector: string): string {
+  const url = urlOf(selector);
+  return `${url}${url.includes("?") ? "&" : "?"}_expires=true`;
 }
 
 /** A refusal or failure, as the one-line reason the router gave. */

@@ -3,7 +3,7 @@
  * new tree, and an SSE stream on its key expression keeps it current. Events that arrive while
  * the GET is in flight are applied after it.
  */
-import { $, type Entry, reasonOf, urlOf } from "./dom.js";
+import { $, type Entry, reasonOf, urlWithExpires } from "./dom.js";
 import { renderDetail } from "./detail.js";
 import { collectExpanded, lookup, putEntry, removeEntry, state, TreeNode } from "./state.js";
 import { autoExpand, renderTree, scheduleRender } from "./tree.js";
@@ -48,7 +48,8 @@ function subscribe(selector: string): void {
   source?.close();
   setLive("connecting", "connecting");
   let failed = false;
-  const es = new EventSource(urlOf(keyExprOf(selector)));
+  // Deadlines too: rows of keys with a lifetime count down (docs/explorer.md).
+  const es = new EventSource(urlWithExpires(keyExprOf(selector)));
   source = es;
   es.addEventListener("open", () => {
     setLive("live", "live");
@@ -82,7 +83,7 @@ export async function load(selector: string, resubscribe = true): Promise<void> 
   let entries: Entry[];
   let status: number;
   try {
-    const res = await fetch(urlOf(selector), { headers: { accept: "application/json" } });
+    const res = await fetch(urlWithExpires(selector), { headers: { accept: "application/json" } });
     status = res.status;
     if (!res.ok && res.headers.get("content-type")?.startsWith("application/json") !== true)
       throw new Error(await reasonOf(res));

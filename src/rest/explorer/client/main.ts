@@ -11,7 +11,7 @@ import { setupWriteForm } from "./forms.js";
 import { load } from "./live.js";
 import { state } from "./state.js";
 import { onTreeClick, onTreeKey } from "./tree.js";
-import { describeTime } from "./values.js";
+import { describeTime, tickCountdowns } from "./values.js";
 
 function start(): void {
   const tree = $("tree");
@@ -36,6 +36,10 @@ function start(): void {
     for (const dd of document.querySelectorAll<HTMLElement>("#detail-body dd[data-time]"))
       dd.textContent = describeTime(dd.dataset.time ?? "None");
   }, 10_000);
+  // Countdowns of keys with a lifetime tick; the key's row goes when its expiry's DELETE comes.
+  setInterval(() => {
+    if (!document.hidden) tickCountdowns();
+  }, 200);
   document.addEventListener(SHOW_SELECTOR, (ev) => void load((ev as CustomEvent<string>).detail));
 }
 

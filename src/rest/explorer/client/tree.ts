@@ -6,7 +6,7 @@ import { $, h } from "./dom.js";
 import { renderDetail } from "./detail.js";
 import { fillWriteForm } from "./forms.js";
 import { lookup, PAGE_ROWS, sortedChildren, state, type TreeNode } from "./state.js";
-import { previewOf } from "./values.js";
+import { countdown, previewOf } from "./values.js";
 
 /** One row of the drawn tree. */
 interface Row {
@@ -97,6 +97,8 @@ export function renderTree(): void {
         h("span", { class: "name", text: node.name || "(empty chunk)" }),
       );
       if (branch) li.append(h("span", { class: "count", title: `${node.count} keys`, text: String(node.count) }));
+      const expires = node.entry?.expires;
+      if (typeof expires === "string") li.append(countdown("span", expires, "ttl"));
       if (node.entry) li.append(h("span", { class: "preview", text: previewOf(node.entry) }));
     }
     if (li.dataset.path === state.focusPath) focusEl = li;

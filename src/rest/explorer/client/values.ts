@@ -84,6 +84,36 @@ function agoText(ms: number): string {
   return `${Math.round(s / 86400)} days ago`;
 }
 
+/**
+ * The time left before a deadline (`expires`, RFC 3339) as the countdown shows it: tenths of a
+ * second under 10 s, then seconds, minutes, hours, days.
+ */
+export function timeLeftText(expires: string, now = Date.now()): string {
+  const ms = Date.parse(expires) - now;
+  if (Number.isNaN(ms)) return "";
+  if (ms <= 0) return "expiring";
+  if (ms < 10_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)} s`;
+  const s = Math.floor(ms / 1000);
+  if (s < 90) return `${s} s`;
+  if (s < 5400) return `${Math.floor(s / 60)} min`;
+  if (s < 129600) return `${Math.floor(s / 3600)} h`;
+  return `${Math.floor(s / 86400)} days`;
+}
+
+/** A countdown element for a deadline: its text is kept current by `tickCountdowns`. */
+export function countdown(tag: "span" | "dd", expires: string, cls: string): HTMLElement {
+  const el = h(tag, { class: cls, title: `expires ${expires}`, text: timeLeftText(expires) });
+  el.dataset.expires = expires;
+  return el;
+}
+
+/** Sets the text of every countdown on the page (only their text: no redraw, no scroll lost). */
+export function tickCountdowns(): void {
+  const now = Date.now();
+  for (const el of document.querySelectorAll<HTMLElement>("[data-expires]"))
+    el.textContent = timeLeftText(el.dataset.expires ?? "", now);
+}
+
 /** The short form of a value shown beside its key in the tree. */
 export function previewOf(e: Entry): string {
   const v = e.value;
@@ -103,6 +133,8 @@ export function valueView(e: Entry): HTMLElement[] {
   };
   add("encoding", e.encoding);
   add("time", describeTime(e.time)).dataset.time = e.time;
+  if (typeof e.expires === "string")
+    meta.append(h("dt", { text: "expires in" }), countdown("dd", e.expires, "expires"));
   out.push(meta);
   const v = e.value;
   if (typeof v !== "string") {
