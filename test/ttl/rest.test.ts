@@ -164,7 +164,7 @@ describe("?_expires=true: each entry names its deadline (Variant A)", () => {
   let z: Zest;
   let url: string;
   before(async () => {
-    z = await start();
+    z = await startRouter();
     url = z.restUrl!;
   });
   after(async () => {
