@@ -1,13 +1,12 @@
 /**
- * One zenoh transport over one TCP connection (docs/zenoh-protocol.md): batches framed by a
- * 2-byte little-endian length, the INIT/OPEN handshake with a stateless cookie and a deadline,
+ * One zenoh transport over one link, a `Wire` (TCP, TLS or UDP: src/zenoh/links/), as in
+ * docs/zenoh-protocol.md: the INIT/OPEN handshake with a stateless cookie and a deadline,
  * the lease and KEEP_ALIVE, CLOSE, FRAME and FRAGMENT in and out. Network messages are handed
  * to a `NetworkHandler` once the session is open; what the handler sends goes out in one batch
  * per event-loop turn. Malformed input closes this transport with a log line, never the router.
  */
 import { Buffer } from "node:buffer";
 import { randomInt } from "node:crypto";
-import type { Socket } from "node:net";
 import { BinaryReader, BinaryWriter, DecodeError } from "../core/binary.js";
 import { errorMessage } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
@@ -28,6 +27,7 @@ import {
   type OpenMsg,
 } from "./codec/transport.js";
 import type { CookieJar } from "./cookie.js";
+import type { Wire } from "./links/wire.js";
 
 /** What a transport does with the network messages of an open session. */
 export interface NetworkHandler {
@@ -83,12 +83,13 @@ let linkIds = 0;
 export class ZenohLink {
   readonly id = ++linkIds;
   readonly address: string;
+  /** The link's locator as the admin space shows it (`udp/127.0.0.1:51000`). */
+  readonly locator: string;
   peer: PeerInfo | undefined;
   private state: State = "init";
   private handler: NetworkHandler | undefined;
   private readonly options: LinkOptions;
   private readonly logger: Logger;
-  private pending: Buffer | undefined;
   private readonly openedAt = Date.now();
   private lastReceived = Date.now();
   private lastSent = Date.now();
@@ -107,17 +108,16 @@ export class ZenohLink {
   dropped = 0;
 
   constructor(
-    readonly socket: Socket,
+    readonly wire: Wire,
     options: LinkOptions,
   ) {
     this.options = options;
     this.logger = options.logger;
-    this.address = `${socket.remoteAddress ?? "?"}:${socket.remotePort ?? 0}`;
-    this.batchSize = options.limits.batchSize;
-    socket.setNoDelay(true);
-    socket.on("data", (chunk: Buffer) => this.onData(chunk));
-    socket.on("error", (err) => this.logger.debug({ link: this.id, err: errorMessage(err) }, "zenoh link error"));
-    socket.on("close", () => this.closed());
+    const host = wire.remoteAddress.includes(":") ? `[${wire.remoteAddress}]` : wire.remoteAddress;
+    this.address = `${host}:${wire.remotePort}`;
+    this.locator = `${wire.protocol}/${this.address}`;
+    this.batchSize = Math.min(options.limits.batchSize, wire.mtu);
+    wire.bind({ batch: (b) => this.onWireBatch(b), closed: () => this.closed() });
   }
 
   /** True once the session is open and not yet closed. */
@@ -155,29 +155,16 @@ export class ZenohLink {
 
   // ---- input --------------------------------------------------------------------------------
 
-  private onData(chunk: Buffer): void {
+  private onWireBatch(batch: Buffer): void {
     if (this.state === "closed") return;
     this.lastReceived = Date.now();
-    let buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
-    this.pending = undefined;
-    let at = 0;
-    while (buf.length - at >= BATCH_LEN) {
-      const len = buf.readUInt16LE(at);
-      if (buf.length - at - BATCH_LEN < len) break;
-      const batch = buf.subarray(at + BATCH_LEN, at + BATCH_LEN + len);
-      at += BATCH_LEN + len;
-      try {
-        this.onBatch(batch);
-      } catch (err) {
-        this.fail(err);
-        return;
-      }
-      if ((this.state as State) === "closed") return;
-    }
-    if (at < buf.length) {
-      // Keep the partial batch (copied, so the socket's chunk is not held whole).
-      buf = buf.subarray(at);
-      this.pending = Buffer.from(buf);
+    try {
+      // A datagram is one batch: one larger than the batch size agreed is malformed.
+      if (!this.wire.streamed && batch.length > this.batchSize)
+        throw new DecodeError(`datagram of ${batch.length} bytes, larger than the batch size (${this.batchSize})`);
+      this.onBatch(batch);
+    } catch (err) {
+      this.fail(err);
     }
   }
 
@@ -197,7 +184,9 @@ export class ZenohLink {
       const t = decodeTransport(r);
       switch (t.kind) {
         case "init":
-          if (this.state !== "init" || t.msg.ack) throw new DecodeError("unexpected INIT");
+          // On UDP an INIT ack may be lost: a repeated INIT syn is answered again (the cookie is stateless).
+          if (t.msg.ack || !(this.state === "init" || (this.state === "open_wait" && !this.wire.streamed)))
+            throw new DecodeError("unexpected INIT");
           this.onInitSyn(t.msg);
           break;
         case "open":
@@ -217,7 +206,7 @@ export class ZenohLink {
           break;
         case "close":
           this.logger.debug({ link: this.id, zid: this.peer?.zid, reason: t.reason }, "zenoh peer closed the session");
-          this.socket.end();
+          this.wire.end();
           this.closed();
           return;
         case "join":
@@ -281,7 +270,8 @@ export class ZenohLink {
       whatami: m.whatami,
       snRes: Math.min(m.snRes, 2),
       reqRes: Math.min(m.reqRes, 2),
-      batchSize: Math.min(m.batchSize, this.options.limits.batchSize),
+      // Bounded by the link too: on UDP a batch is one datagram.
+      batchSize: Math.min(m.batchSize, this.options.limits.batchSize, this.wire.mtu),
       patch: Math.min(m.patch, 1),
       qos: m.qos,
       issuedAt: Date.now(),
@@ -335,7 +325,7 @@ export class ZenohLink {
    */
   startMessage(droppable: boolean): BinaryWriter | undefined {
     if (this.state !== "open") return undefined;
-    const queued = this.socket.writableLength;
+    const queued = this.wire.queuedBytes;
     if (queued > this.options.limits.dropQueueBytes) {
       if (queued > this.options.limits.maxQueueBytes) {
         this.logger.warn(
@@ -432,7 +422,7 @@ export class ZenohLink {
   private writeRaw(bytes: Uint8Array): void {
     if (this.state === "closed") return;
     this.lastSent = Date.now();
-    this.socket.write(bytes);
+    this.wire.send(bytes);
   }
 
   /** Sends CLOSE with `reason` and ends the connection. */
@@ -442,10 +432,8 @@ export class ZenohLink {
     const w = new BinaryWriter(8);
     w.u16(2);
     encodeClose(w, reason);
-    this.writeRaw(w.view());
-    this.socket.end();
-    // A peer that never reads would keep the socket half-open: destroy it shortly after.
-    setTimeout(() => this.socket.destroy(), 1000).unref();
+    this.writeRaw(w.finish());
+    this.wire.end();
     this.closed();
   }
 

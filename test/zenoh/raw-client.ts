@@ -1,10 +1,13 @@
 /**
- * A lean zenoh client over raw TCP for the door's tests (and the session-count benchmark): it
- * does the INIT/OPEN handshake with the codec of src/zenoh/codec/, sends network messages in
- * FRAMEs (or anything else as raw batches), and collects what the router sends, batch by batch.
+ * A lean zenoh client over raw TCP, TLS or UDP for the door's tests (and the session-count
+ * benchmark): it does the INIT/OPEN handshake with the codec of src/zenoh/codec/, sends network
+ * messages in FRAMEs (or anything else as raw batches), and collects what the router sends,
+ * batch by batch.
  */
 import { Buffer } from "node:buffer";
+import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { connect, type Socket } from "node:net";
+import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
 import { BinaryReader, BinaryWriter } from "../../src/core/binary.js";
 import { decodeNetwork, type NetworkMsg } from "../../src/zenoh/codec/network.js";
 import {
@@ -25,8 +28,12 @@ export class RawClient {
   readonly network: NetworkMsg[] = [];
   closed = false;
   private pending = Buffer.alloc(0);
-  private sn = 0;
   private readonly waiters = new Set<() => void>();
+
+  /** The UDP socket, for a client over UDP (then `socket` is not used). */
+  private udp: UdpSocket | undefined;
+  /** The next SN of each reliable lane (priority 0 to 7; lane 5 without QoS). */
+  readonly snOut = [0, 0, 0, 0, 0, 0, 0, 0];
 
   private constructor(readonly socket: Socket) {
     socket.on("data", (d: Buffer) => this.onData(d));
@@ -44,6 +51,29 @@ export class RawClient {
       socket.once("error", reject);
     });
     return new RawClient(socket);
+  }
+
+  /** Connects over TLS (`options`: the CA to trust, a client certificate...). */
+  static async connectTls(port: number, options: ConnectionOptions = {}): Promise<RawClient> {
+    const socket = tlsConnect({ port, host: "127.0.0.1", servername: "localhost", ...options });
+    await new Promise<void>((resolve, reject) => {
+      socket.once("secureConnect", resolve);
+      socket.once("error", reject);
+      socket.once("close", () => reject(new Error("the TLS connection closed before its handshake ended")));
+    });
+    return new RawClient(socket);
+  }
+
+  /** A client over UDP: each batch is one datagram, without the length prefix. */
+  static async connectUdp(port: number, host = "127.0.0.1"): Promise<RawClient> {
+    const udp = createSocket("udp4");
+    await new Promise<void>((resolve) => udp.connect(port, host, resolve));
+    // An unused stream stands in for `socket`, so the TCP paths stay as they are.
+    const c = new RawClient(new (await import("node:net")).Socket());
+    c.udp = udp;
+    udp.on("message", (d: Buffer) => c.onBatch(d));
+    udp.on("error", () => {});
+    return c;
   }
 
   /** Connects and opens a session (client by default). */
@@ -66,26 +96,42 @@ export class RawClient {
     await this.waitTransport((t) => t.kind === "open");
   }
 
-  /** Sends one batch whose content `write` encodes (the length prefix is added here). */
+  /** Sends one batch whose content `write` encodes (the length prefix is added here on TCP and TLS). */
   sendBatch(write: (w: BinaryWriter) => void): void {
     const w = new BinaryWriter(256);
     w.u16(0);
     write(w);
     w.patchU16(0, w.length - 2);
-    this.socket.write(w.finish());
+    const framed = w.finish();
+    if (this.udp) this.udp.send(framed.subarray(2));
+    else this.socket.write(framed);
   }
 
-  /** Sends network messages in one reliable FRAME. */
+  /** Sends network messages in one reliable FRAME, with the next SN of its lane. */
   sendFrame(...writes: Array<(w: BinaryWriter) => void>): void {
+    this.sendFrameOn({ priority: 5 }, ...writes);
+  }
+
+  /**
+   * Sends network messages in one FRAME: reliable unless said, on lane `priority` (its QoS
+   * extension when `qos`), with SN `sn` or the lane's next one.
+   */
+  sendFrameOn(
+    opts: { priority?: number; reliable?: boolean; qos?: boolean; sn?: number },
+    ...writes: Array<(w: BinaryWriter) => void>
+  ): void {
+    const p = opts.priority ?? 5;
+    const sn = opts.sn ?? this.snOut[p]!++;
     this.sendBatch((w) => {
-      encodeFrameHeader(w, this.sn++, true);
+      encodeFrameHeader(w, sn, opts.reliable ?? true, p, opts.qos ?? false);
       for (const write of writes) write(w);
     });
   }
 
-  /** Sends raw bytes (for malformed input). */
+  /** Sends raw bytes (for malformed input): a datagram on UDP, else bytes on the stream. */
   sendRaw(bytes: Uint8Array): void {
-    this.socket.write(bytes);
+    if (this.udp) this.udp.send(bytes);
+    else this.socket.write(bytes);
   }
 
   private onData(d: Buffer): void {
@@ -95,13 +141,19 @@ export class RawClient {
       if (this.pending.length < 2 + len) break;
       const batch = this.pending.subarray(2, 2 + len);
       this.pending = this.pending.subarray(2 + len);
-      this.batches.push(Buffer.from(batch));
-      const r = new BinaryReader(batch);
-      while (!r.done) {
-        const t = decodeTransport(r);
-        this.transport.push(t);
-        if (t.kind === "frame") while (!r.done && isNetworkHeader(r.peekU8())) this.network.push(decodeNetwork(r));
-      }
+      this.onBatch(batch);
+    }
+  }
+
+  private onBatch(batch: Buffer): void {
+    this.batches.push(Buffer.from(batch));
+    const r = new BinaryReader(batch);
+    while (!r.done) {
+      const t = decodeTransport(r);
+      this.transport.push(t);
+      // A CLOSE ends a UDP "connection": there is no socket close to see.
+      if (t.kind === "close" && this.udp) this.closed = true;
+      if (t.kind === "frame") while (!r.done && isNetworkHeader(r.peekU8())) this.network.push(decodeNetwork(r));
     }
     this.wake();
   }
@@ -148,5 +200,10 @@ export class RawClient {
 
   close(): void {
     this.socket.destroy();
+    if (this.udp) {
+      const u = this.udp;
+      this.udp = undefined;
+      u.close();
+    }
   }
 }
