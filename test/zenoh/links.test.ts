@@ -23,6 +23,7 @@ import { parseEndpoint } from "../../src/zenoh/endpoint.js";
 import { UDP_MAX_MTU } from "../../src/zenoh/links/udp.js";
 import { type ZenohLimits, ZenohServer, type ZenohTls } from "../../src/zenoh/server.js";
 import { makeCertificate, makeClientCertificate } from "../support/certificate.js";
+import { runZestExpectingExit, startZest as startZestProcess } from "../support/zest-process.js";
 import { RawClient } from "./raw-client.js";
 
 const opened: Array<{ close(): unknown }> = [];
@@ -254,4 +255,60 @@ test("tls: a plain TCP connection does not count against the sessions once refus
   opened.push(c);
   await c.handshake();
   assert.equal(server.status().length, 1);
+});
+
+// ---- TLS configuration (the real command) -----------------------------------------------------
+
+/** The port of a zest process's `tls/` locator. */
+function tlsPort(stderr: string): number {
+  const m = /zenoh tls\/127\.0\.0\.1:(\d+)/.exec(stderr);
+  assert.ok(m, stderr);
+  return Number(m[1]);
+}
+
+test("config: transport.link.tls (zenohd's names) serves tls/ endpoints", async () => {
+  const tls = JSON.stringify({ listen_certificate: serverCert.cert, listen_private_key: serverCert.key });
+  const z = await startZestProcess(["-l", "tls/127.0.0.1:0", "--cfg", `transport/link/tls:${tls}`]);
+  opened.push({ close: () => z.stop() });
+  const c = await RawClient.connectTls(tlsPort(z.stderr()), trust);
+  opened.push(c);
+  await c.handshake();
+  assert.equal(c.closed, false);
+});
+
+test("config: without transport.link.tls, the router's certificate (--rest-tls-cert) serves tls/ endpoints", async () => {
+  const z = await startZestProcess([
+    "-l",
+    "tls/127.0.0.1:0",
+    "--rest-tls-cert",
+    serverCert.cert,
+    "--rest-tls-key",
+    serverCert.key,
+  ]);
+  opened.push({ close: () => z.stop() });
+  const c = await RawClient.connectTls(tlsPort(z.stderr()), trust);
+  opened.push(c);
+  await c.handshake();
+  assert.equal(c.closed, false);
+});
+
+test("config: enable_mtls without root_ca_certificate, or a certificate without its key, is refused at start", async () => {
+  for (const [tls, message] of [
+    [
+      { enable_mtls: true, listen_certificate: "a.pem", listen_private_key: "b.pem" },
+      /enable_mtls needs root_ca_certificate/,
+    ],
+    [{ listen_certificate: "a.pem" }, /listen_certificate and listen_private_key go together/],
+  ] as const) {
+    const r = await runZestExpectingExit([
+      "--rest-http-port",
+      "none",
+      "-l",
+      "tls/127.0.0.1:0",
+      "--cfg",
+      `transport/link/tls:${JSON.stringify(tls)}`,
+    ]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, message);
+  }
 });
