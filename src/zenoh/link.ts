@@ -28,6 +28,7 @@ import {
 } from "./codec/transport.js";
 import type { CookieJar } from "./cookie.js";
 import type { Wire } from "./links/wire.js";
+import { InboundSequences, nextSn, type SnVerdict, snMask } from "./sequence.js";
 
 /** What a transport does with the network messages of an open session. */
 export interface NetworkHandler {
@@ -75,6 +76,17 @@ export interface LinkOptions {
 
 type State = "init" | "open_wait" | "open" | "closed";
 
+/** A fragmented message being reassembled on one lane and channel. */
+interface Defrag {
+  parts: Buffer[];
+  bytes: number;
+  /** Patch 0: the rest of a broken message is being skipped. */
+  skipping: boolean;
+}
+
+/** zenoh's default priority (`Data`), the one lane of a session without QoS. */
+const DEFAULT_PRIORITY = 5;
+
 /** The FRAME/FRAGMENT header room kept in each batch (bytes). */
 const FRAME_OVERHEAD = 16;
 const BATCH_LEN = 2;
@@ -98,14 +110,17 @@ export class ZenohLink {
   private batchOpen = false;
   private flushScheduled = false;
   private snReliable = 0;
-  private snMask = 0xffff_ffff;
+  private snMask = 0x0fff_ffff;
   private batchSize = 65_535;
   private msgStart = 0;
-  /** Fragments being reassembled, per channel (reliable, best effort). */
-  private readonly fragments: [Buffer[], Buffer[]] = [[], []];
-  private readonly fragmentBytes = [0, 0];
+  /** The SNs received, per lane and channel (set by the OPEN). */
+  private inbound: InboundSequences | undefined;
+  /** Fragments being reassembled, per lane and channel (`lane * 2 + (reliable ? 0 : 1)`), made on demand. */
+  private readonly defrag: Array<Defrag | undefined> = [];
   /** Samples dropped because the reader was slow. */
   dropped = 0;
+  /** FRAMEs and FRAGMENTs dropped because their SN was stale (a repeat, or older). */
+  staleDropped = 0;
 
   constructor(
     readonly wire: Wire,
@@ -193,14 +208,26 @@ export class ZenohLink {
           if (this.state !== "open_wait" || t.msg.ack) throw new DecodeError("unexpected OPEN");
           this.onOpenSyn(t.msg);
           break;
-        case "frame":
+        case "frame": {
           if (this.state !== "open") throw new DecodeError("FRAME before the session is open");
-          while (!r.done && isNetworkHeader(r.peekU8())) this.deliver(decodeNetwork(r));
+          const f = t.frame;
+          const verdict = this.sequence("FRAME", f.sn, f.reliable, f.priority);
+          if (verdict === undefined) return;
+          // A stale FRAME's messages are read past, not delivered.
+          while (!r.done && isNetworkHeader(r.peekU8())) {
+            const msg = decodeNetwork(r);
+            if (verdict !== "stale") this.deliver(msg);
+          }
           break;
-        case "fragment":
+        }
+        case "fragment": {
           if (this.state !== "open") throw new DecodeError("FRAGMENT before the session is open");
-          this.onFragment(t.fragment);
+          const f = t.fragment;
+          const verdict = this.sequence("FRAGMENT", f.sn, f.reliable, f.priority);
+          if (verdict === undefined) return;
+          if (verdict !== "stale") this.onFragment(f, verdict === "next");
           break;
+        }
         case "keepalive":
         case "oam":
           break;
@@ -219,33 +246,109 @@ export class ZenohLink {
     this.handler?.onMessage(msg);
   }
 
-  private onFragment(f: FragmentMsg): void {
-    const ch = f.reliable ? 0 : 1;
-    const parts = this.fragments[ch];
+  /** The lane of a priority: its own with QoS agreed; without, only the default priority is valid. */
+  private laneOf(priority: number): number {
+    if (this.peer?.qos) return priority;
+    if (priority !== DEFAULT_PRIORITY)
+      throw new DecodeError(`a message on priority ${priority}, but QoS lanes were not agreed`);
+    return 0;
+  }
+
+  /**
+   * Checks the SN of a FRAME or FRAGMENT on its lane and channel (docs/zenoh-protocol.md,
+   * "Sequence numbers"). A reliable one that is not the next expected closes the session when
+   * the link itself is reliable (TCP, TLS: nothing can be lost or reordered, so the peer is
+   * broken); elsewhere a later SN is taken (what was between was lost) and a stale one dropped,
+   * as zenoh does. Returns undefined when the session was closed.
+   */
+  private sequence(kind: string, sn: number, reliable: boolean, priority: number): SnVerdict | undefined {
+    const seq = this.inbound as InboundSequences;
+    if (sn > seq.mask)
+      throw new DecodeError(`${kind} sequence number ${sn} beyond the negotiated resolution (${seq.mask})`);
+    const lane = this.laneOf(priority);
+    const expected = seq.expected(lane, reliable);
+    const verdict = seq.check(lane, reliable, sn);
+    if (verdict !== "next" && reliable && this.wire.reliable) {
+      this.logger.info(
+        { link: this.id, zid: this.peer?.zid, address: this.address, kind, priority, sn, expected },
+        "zenoh session closed: a reliable message out of sequence",
+      );
+      this.close(CloseReason.INVALID);
+      return undefined;
+    }
+    if (verdict === "stale") {
+      this.staleDropped++;
+      this.logger.debug(
+        { link: this.id, kind, priority, reliable, sn, expected },
+        "zenoh message with a stale SN dropped",
+      );
+    }
+    return verdict;
+  }
+
+  /**
+   * Reassembles a fragmented message on its lane and channel. `consecutive`: its SN follows the
+   * previous one's; when it does not, the message held is missing a piece and is discarded.
+   */
+  private onFragment(f: FragmentMsg, consecutive: boolean): void {
+    const ch = this.laneOf(f.priority) * 2 + (f.reliable ? 0 : 1);
+    let d = this.defrag[ch];
+    if (d === undefined) {
+      d = { parts: [], bytes: 0, skipping: false };
+      this.defrag[ch] = d;
+    }
+    const markers = (this.peer?.patch ?? 0) >= 1;
     if (f.drop) {
-      parts.length = 0;
-      this.fragmentBytes[ch] = 0;
+      d.parts.length = 0;
+      d.bytes = 0;
+      d.skipping = false;
       return;
     }
-    if (f.first && parts.length > 0) {
-      // A new message starts: what was held was never finished (patch ≥ 1 marks first fragments).
-      parts.length = 0;
-      this.fragmentBytes[ch] = 0;
+    if (markers) {
+      // Patch ≥ 1: the first fragment of a message says so. Without the start, nothing is kept.
+      if (f.first) {
+        d.parts.length = 0;
+        d.bytes = 0;
+      } else if (!consecutive || d.parts.length === 0) {
+        this.discardFragments(d, f, consecutive);
+        return;
+      }
+    } else {
+      if (!consecutive && d.parts.length > 0) {
+        // The rest of this broken message is skipped up to its last fragment.
+        this.discardFragments(d, f, consecutive);
+        d.skipping = f.more;
+        return;
+      }
+      if (d.skipping) {
+        d.skipping = f.more;
+        return;
+      }
     }
-    const total = (this.fragmentBytes[ch] as number) + f.payload.length;
+    const total = d.bytes + f.payload.length;
     if (total > this.options.limits.maxFragmentedMessage) {
       throw new DecodeError(
         `fragmented message larger than ${this.options.limits.maxFragmentedMessage} bytes (the limit)`,
       );
     }
-    parts.push(Buffer.from(f.payload));
-    this.fragmentBytes[ch] = total;
+    d.parts.push(Buffer.from(f.payload));
+    d.bytes = total;
     if (f.more) return;
-    const whole = Buffer.concat(parts, total);
-    parts.length = 0;
-    this.fragmentBytes[ch] = 0;
+    const whole = Buffer.concat(d.parts, total);
+    d.parts.length = 0;
+    d.bytes = 0;
     const r = new BinaryReader(whole);
     while (!r.done) this.deliver(decodeNetwork(r));
+  }
+
+  private discardFragments(d: Defrag, f: FragmentMsg, consecutive: boolean): void {
+    if (d.parts.length > 0 || !consecutive)
+      this.logger.debug(
+        { link: this.id, zid: this.peer?.zid, sn: f.sn, held: d.bytes },
+        "zenoh fragments with a broken SN chain discarded",
+      );
+    d.parts.length = 0;
+    d.bytes = 0;
   }
 
   // ---- handshake ----------------------------------------------------------------------------
@@ -296,8 +399,12 @@ export class ZenohLink {
   private onOpenSyn(m: OpenMsg): void {
     const state = this.options.cookies.open(m.cookie ?? Buffer.alloc(0), this.options.limits.handshakeTimeoutMs);
     this.batchSize = state.batchSize;
-    this.snMask = state.snRes >= 3 ? Number.MAX_SAFE_INTEGER : 2 ** (8 << state.snRes) - 1;
-    this.snReliable = randomInt(0, Math.min(this.snMask, 0xffff_ffff));
+    // zenoh's modulo, not 2^bits: a zenoh-rust peer refuses an SN beyond it.
+    this.snMask = snMask(state.snRes);
+    this.snReliable = randomInt(0, this.snMask + 1);
+    if (m.initialSn > this.snMask)
+      throw new DecodeError(`OPEN initial SN ${m.initialSn} beyond the negotiated resolution (${this.snMask})`);
+    this.inbound = new InboundSequences(this.snMask, m.initialSn);
     this.peer = {
       zid: state.zid,
       whatami: state.whatami,
@@ -346,7 +453,7 @@ export class ZenohLink {
       w.u16(0);
       encodeFrameHeader(w, this.snReliable, true);
       this.frameHeaderEnd = w.pos;
-      this.snReliable = this.snReliable >= this.snMask ? 0 : this.snReliable + 1;
+      this.snReliable = nextSn(this.snReliable, this.snMask);
       this.batchOpen = true;
     }
     this.msgStart = w.pos;
@@ -413,7 +520,7 @@ export class ZenohLink {
         first: at === 0 && (this.peer?.patch ?? 0) >= 1,
         payload: msg.subarray(at, end),
       });
-      this.snReliable = this.snReliable >= this.snMask ? 0 : this.snReliable + 1;
+      this.snReliable = nextSn(this.snReliable, this.snMask);
       w.patchU16(0, w.length - BATCH_LEN);
       this.writeRaw(w.finish());
     }

@@ -86,12 +86,39 @@ export class RawClient {
     return c;
   }
 
-  async handshake(opts: { zid?: string; whatami?: "client" | "peer"; leaseMs?: number } = {}): Promise<void> {
-    this.sendBatch((w) => encodeInitSyn(w, { whatami: opts.whatami ?? "client", zid: opts.zid ?? "C0FFEE", patch: 1 }));
+  /**
+   * The INIT/OPEN handshake: `qos` asks for priority lanes, `snRes` a sequence-number resolution
+   * (0: 8 bits … 2: 32), `patch` (1 unless given) fragment markers; the client's SNs start at 0.
+   */
+  async handshake(
+    opts: {
+      zid?: string;
+      whatami?: "client" | "peer";
+      leaseMs?: number;
+      qos?: boolean;
+      snRes?: number;
+      patch?: number;
+    } = {},
+  ): Promise<void> {
+    this.sendBatch((w) =>
+      encodeInitSyn(w, {
+        whatami: opts.whatami ?? "client",
+        zid: opts.zid ?? "C0FFEE",
+        patch: opts.patch ?? 1,
+        ...(opts.qos ? { qos: true } : {}),
+        ...(opts.snRes !== undefined ? { snRes: opts.snRes } : {}),
+      }),
+    );
     const ack = await this.waitTransport((t) => t.kind === "init");
     if (ack.kind !== "init" || !ack.msg.cookie) throw new Error("no INIT ack");
     this.sendBatch((w) =>
-      encodeOpen(w, { ack: false, leaseMs: opts.leaseMs ?? 10_000, initialSn: 0, cookie: ack.msg.cookie }),
+      encodeOpen(w, {
+        ack: false,
+        leaseMs: opts.leaseMs ?? 10_000,
+        initialSn: 0,
+        cookie: ack.msg.cookie,
+        ...(opts.qos ? { qos: true } : {}),
+      }),
     );
     await this.waitTransport((t) => t.kind === "open");
   }
