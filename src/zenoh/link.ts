@@ -87,9 +87,37 @@ interface Defrag {
 /** zenoh's default priority (`Data`), the one lane of a session without QoS. */
 const DEFAULT_PRIORITY = 5;
 
-/** The FRAME/FRAGMENT header room kept in each batch (bytes). */
+/** A batch (with its header room) or a message to send as FRAGMENTs, waiting for the wire. */
+interface Queued {
+  bytes: Buffer;
+  fragment: boolean;
+}
+
+/** One priority lane's output: the batch being filled, and what waits for the wire. */
+interface OutLane {
+  readonly priority: number;
+  readonly w: BinaryWriter;
+  open: boolean;
+  /** Where the message being written starts in `w`. */
+  msgStart: number;
+  readonly queue: Queued[];
+  /** Bytes in `queue`. */
+  queued: number;
+}
+
+/** The FRAGMENT header room kept in each batch (bytes). */
 const FRAME_OVERHEAD = 16;
 const BATCH_LEN = 2;
+/** The longest FRAME header: its byte, a 28-bit SN (4 bytes), a QoS extension (2 bytes). */
+const MAX_FRAME_HEADER = 7;
+/** The room kept at the start of each batch for its length and FRAME header, written when it leaves. */
+const HEADER_ROOM = BATCH_LEN + MAX_FRAME_HEADER;
+const HEADER_ROOM_BYTES = new Uint8Array(HEADER_ROOM);
+/**
+ * Bytes the wire may hold unsent before batches wait in their lanes: beyond it, a batch of a
+ * higher priority still goes ahead of those queued (one largest batch).
+ */
+const WIRE_HIGH_WATER = 65_536;
 let linkIds = 0;
 
 export class ZenohLink {
@@ -105,14 +133,28 @@ export class ZenohLink {
   private readonly openedAt = Date.now();
   private lastReceived = Date.now();
   private lastSent = Date.now();
-  /** The batch being filled: its length prefix, a FRAME header, then network messages. */
-  private readonly out = new BinaryWriter(1024);
-  private batchOpen = false;
+  /** The output lanes, by priority (0 highest), made on first use. */
+  private readonly lanesOut: Array<OutLane | undefined> = [];
+  /** Lanes with a batch being filled. */
+  private openLanes = 0;
+  /** Batches and fragmented messages waiting for the wire, in all lanes. */
+  private queuedUnits = 0;
+  /** Bytes waiting in the output lanes for a slow reader (not yet handed to the wire). */
+  get queuedBytes(): number {
+    let n = 0;
+    for (const lane of this.lanesOut) n += lane?.queued ?? 0;
+    return n;
+  }
+  /** The lane and express flag of the message being written. */
+  private current: OutLane | undefined;
+  private currentExpress = false;
+  /** Where FRAME headers are encoded before they are copied in front of their batch. */
+  private readonly header = new BinaryWriter(16);
   private flushScheduled = false;
-  private snReliable = 0;
+  /** The next SN of each reliable lane (one lane, 0, without QoS). */
+  private readonly snOut = [0, 0, 0, 0, 0, 0, 0, 0];
   private snMask = 0x0fff_ffff;
   private batchSize = 65_535;
-  private msgStart = 0;
   /** The SNs received, per lane and channel (set by the OPEN). */
   private inbound: InboundSequences | undefined;
   /** Fragments being reassembled, per lane and channel (`lane * 2 + (reliable ? 0 : 1)`), made on demand. */
@@ -132,7 +174,7 @@ export class ZenohLink {
     this.address = `${host}:${wire.remotePort}`;
     this.locator = `${wire.protocol}/${this.address}`;
     this.batchSize = Math.min(options.limits.batchSize, wire.mtu);
-    wire.bind({ batch: (b) => this.onWireBatch(b), closed: () => this.closed() });
+    wire.bind({ batch: (b) => this.onWireBatch(b), closed: () => this.closed(), drained: () => this.pump() });
   }
 
   /** True once the session is open and not yet closed. */
@@ -160,7 +202,7 @@ export class ZenohLink {
     }
     // Keep the peer's lease alive: something at least four times per lease, as zenoh does.
     const keepAliveMs = Math.min(this.peer?.leaseMs ?? 10_000, this.options.limits.leaseMs) / 4;
-    if (now - this.lastSent >= keepAliveMs && !this.batchOpen) {
+    if (now - this.lastSent >= keepAliveMs && this.openLanes === 0 && this.queuedUnits === 0) {
       const w = new BinaryWriter(4);
       w.u16(1);
       encodeKeepAlive(w);
@@ -401,7 +443,7 @@ export class ZenohLink {
     this.batchSize = state.batchSize;
     // zenoh's modulo, not 2^bits: a zenoh-rust peer refuses an SN beyond it.
     this.snMask = snMask(state.snRes);
-    this.snReliable = randomInt(0, this.snMask + 1);
+    this.snOut.fill(randomInt(0, this.snMask + 1));
     if (m.initialSn > this.snMask)
       throw new DecodeError(`OPEN initial SN ${m.initialSn} beyond the negotiated resolution (${this.snMask})`);
     this.inbound = new InboundSequences(this.snMask, m.initialSn);
@@ -416,7 +458,12 @@ export class ZenohLink {
     };
     const w = new BinaryWriter(32);
     w.u16(0);
-    encodeOpen(w, { ack: true, leaseMs: this.options.limits.leaseMs, initialSn: this.snReliable, qos: state.qos });
+    encodeOpen(w, {
+      ack: true,
+      leaseMs: this.options.limits.leaseMs,
+      initialSn: this.snOut[0] as number,
+      qos: state.qos,
+    });
     w.patchU16(0, w.length - BATCH_LEN);
     this.writeRaw(w.view());
     this.state = "open";
@@ -426,17 +473,20 @@ export class ZenohLink {
   // ---- output -------------------------------------------------------------------------------
 
   /**
-   * Starts a network message in the current batch and returns the writer to encode it with;
-   * `endMessage` must follow. Returns undefined (the message is dropped) when `droppable` and the
-   * reader is slow, or when the transport is closed.
+   * Starts a network message in the batch of its priority lane and returns the writer to encode
+   * it with; `endMessage` must follow. Returns undefined (the message is dropped) when
+   * `droppable` and that lane's queue is past the drop bound, or when the transport is closed;
+   * a lane past the queue limit closes the session. `express` sends it without waiting for the
+   * end of the event-loop turn.
    */
-  startMessage(droppable: boolean): BinaryWriter | undefined {
+  startMessage(droppable: boolean, priority = DEFAULT_PRIORITY, express = false): BinaryWriter | undefined {
     if (this.state !== "open") return undefined;
-    const queued = this.wire.queuedBytes;
+    const lane = this.laneOut(priority >= 0 && priority <= 7 ? priority : DEFAULT_PRIORITY);
+    const queued = lane.queued;
     if (queued > this.options.limits.dropQueueBytes) {
       if (queued > this.options.limits.maxQueueBytes) {
         this.logger.warn(
-          { link: this.id, zid: this.peer?.zid, queued },
+          { link: this.id, zid: this.peer?.zid, queued, priority: lane.priority },
           "zenoh session closed: its reader is too slow (the queue limit)",
         );
         this.close(CloseReason.GENERIC);
@@ -447,37 +497,42 @@ export class ZenohLink {
         return undefined;
       }
     }
-    const w = this.out;
-    if (!this.batchOpen) {
+    const w = lane.w;
+    if (!lane.open) {
       w.reset();
-      w.u16(0);
-      encodeFrameHeader(w, this.snReliable, true);
-      this.frameHeaderEnd = w.pos;
-      this.snReliable = nextSn(this.snReliable, this.snMask);
-      this.batchOpen = true;
+      w.bytes(HEADER_ROOM_BYTES);
+      lane.open = true;
+      this.openLanes++;
     }
-    this.msgStart = w.pos;
+    this.current = lane;
+    this.currentExpress = express;
+    lane.msgStart = w.pos;
     return w;
   }
 
-  /** Ends the message `startMessage` began: it stays in the batch, or moves to its own, or is fragmented. */
+  /** Ends the message `startMessage` began: it stays in its batch, or moves to its own, or is fragmented. */
   endMessage(): void {
-    const w = this.out;
-    if (w.pos - BATCH_LEN > this.batchSize) {
-      const msg = Buffer.from(w.view().subarray(this.msgStart));
-      w.pos = this.msgStart;
-      if (this.onlyHeaderInBatch()) {
-        // Nothing else in this batch: give its sequence number back and send the message alone.
-        this.batchOpen = false;
-        this.snReliable = this.snReliable === 0 ? this.snMask : this.snReliable - 1;
-      } else this.flush();
-      if (msg.length + FRAME_OVERHEAD <= this.batchSize) {
-        const again = this.startMessage(false);
-        again?.bytes(msg);
-      } else {
-        this.fragment(msg);
-        return;
-      }
+    const lane = this.current as OutLane;
+    const w = lane.w;
+    if (w.pos - HEADER_ROOM + MAX_FRAME_HEADER > this.batchSize) {
+      const msg = Buffer.from(w.view().subarray(lane.msgStart));
+      w.pos = lane.msgStart;
+      if (lane.msgStart === HEADER_ROOM) {
+        lane.open = false;
+        this.openLanes--;
+      } else this.closeBatch(lane);
+      if (msg.length + MAX_FRAME_HEADER <= this.batchSize) {
+        w.reset();
+        w.bytes(HEADER_ROOM_BYTES);
+        w.bytes(msg);
+        lane.open = true;
+        this.openLanes++;
+      } else this.enqueue(lane, msg, true);
+    }
+    if (this.currentExpress) {
+      this.closeBatch(lane);
+      this.pump();
+      return;
     }
     if (!this.flushScheduled) {
       this.flushScheduled = true;
@@ -485,10 +540,14 @@ export class ZenohLink {
     }
   }
 
-  /** Where the current batch's FRAME header ends (its first message starts). */
-  private frameHeaderEnd = 0;
-  private onlyHeaderInBatch(): boolean {
-    return this.msgStart === this.frameHeaderEnd;
+  /** The output lane of a priority, made on first use. */
+  private laneOut(priority: number): OutLane {
+    let lane = this.lanesOut[priority];
+    if (lane === undefined) {
+      lane = { priority, w: new BinaryWriter(1024), open: false, msgStart: 0, queue: [], queued: 0 };
+      this.lanesOut[priority] = lane;
+    }
+    return lane;
   }
 
   private readonly flushSoon = (): void => {
@@ -496,33 +555,84 @@ export class ZenohLink {
     this.flush();
   };
 
-  /** Sends the current batch, if any. */
+  /** Ends every lane's batch and sends what the wire takes, highest priority first. */
   flush(): void {
-    if (!this.batchOpen) return;
-    this.batchOpen = false;
-    const w = this.out;
-    w.patchU16(0, w.length - BATCH_LEN);
-    this.writeRaw(w.finish());
+    if (this.openLanes > 0) for (const lane of this.lanesOut) if (lane?.open) this.closeBatch(lane);
+    this.pump();
   }
 
-  private fragment(msg: Buffer): void {
-    this.flush();
+  private closeBatch(lane: OutLane): void {
+    if (!lane.open) return;
+    lane.open = false;
+    this.openLanes--;
+    this.enqueue(lane, lane.w.finish(), false);
+  }
+
+  private enqueue(lane: OutLane, bytes: Buffer, fragment: boolean): void {
+    lane.queue.push({ bytes, fragment });
+    lane.queued += bytes.length;
+    this.queuedUnits++;
+  }
+
+  /**
+   * Hands queued batches to the wire while it has room (below `WIRE_HIGH_WATER`), the highest
+   * priority lane first; what stays queued waits for the wire to drain. Sequence numbers are
+   * given here, in the order the batches leave, so they follow one another on each lane.
+   */
+  private pump(): void {
+    while (this.queuedUnits > 0 && this.state !== "closed" && this.wire.queuedBytes < WIRE_HIGH_WATER) {
+      let lane: OutLane | undefined;
+      for (const l of this.lanesOut)
+        if (l !== undefined && l.queue.length > 0) {
+          lane = l;
+          break;
+        }
+      if (lane === undefined) return;
+      const unit = lane.queue.shift() as Queued;
+      lane.queued -= unit.bytes.length;
+      this.queuedUnits--;
+      if (unit.fragment) this.writeFragments(lane.priority, unit.bytes);
+      else this.writeFrame(lane.priority, unit.bytes);
+    }
+  }
+
+  /** The SN lane of a priority: its own with QoS agreed, else the one lane. */
+  private snLane(priority: number): number {
+    return this.peer?.qos ? priority : 0;
+  }
+
+  /** Writes a batch's length and FRAME header into the room kept before its messages, and sends it. */
+  private writeFrame(priority: number, body: Buffer): void {
+    const sn = this.snLane(priority);
+    const h = this.header;
+    h.reset();
+    encodeFrameHeader(h, this.snOut[sn] as number, true, priority, this.peer?.qos ?? false);
+    this.snOut[sn] = nextSn(this.snOut[sn] as number, this.snMask);
+    const start = HEADER_ROOM - h.pos - BATCH_LEN;
+    body.set(h.view(), start + BATCH_LEN);
+    body.writeUInt16LE(body.length - start - BATCH_LEN, start);
+    this.writeRaw(body.subarray(start));
+  }
+
+  private writeFragments(priority: number, msg: Buffer): void {
     const room = this.batchSize - FRAME_OVERHEAD;
-    const w = new BinaryWriter(Math.min(this.batchSize + BATCH_LEN, 65_537));
+    const lane = this.snLane(priority);
     for (let at = 0; at < msg.length; at += room) {
       const end = Math.min(msg.length, at + room);
-      w.reset();
+      const w = new BinaryWriter(end - at + FRAME_OVERHEAD + BATCH_LEN);
       w.u16(0);
       encodeFragment(w, {
-        sn: this.snReliable,
+        sn: this.snOut[lane] as number,
         reliable: true,
         more: end < msg.length,
         first: at === 0 && (this.peer?.patch ?? 0) >= 1,
         payload: msg.subarray(at, end),
+        priority,
+        qos: this.peer?.qos ?? false,
       });
-      this.snReliable = nextSn(this.snReliable, this.snMask);
+      this.snOut[lane] = nextSn(this.snOut[lane] as number, this.snMask);
       w.patchU16(0, w.length - BATCH_LEN);
-      this.writeRaw(w.finish());
+      this.writeRaw(w.view());
     }
   }
 

@@ -86,6 +86,8 @@ export interface ZenohSessionStatus {
   declarations: number;
   /** Samples dropped because the peer read too slowly. */
   dropped: number;
+  /** Bytes queued in its priority lanes because it reads slowly. */
+  queued: number;
 }
 
 export class ZenohServer {
@@ -165,6 +167,7 @@ export class ZenohServer {
       link: l.locator,
       declarations: s.declarations,
       dropped: l.dropped,
+      queued: l.queuedBytes,
     }));
   }
 

@@ -37,6 +37,7 @@ export class StreamWire implements Wire {
   bind(handlers: WireHandlers): void {
     this.handlers = handlers;
     this.socket.on("data", (chunk: Buffer) => this.onData(chunk));
+    this.socket.on("drain", () => handlers.drained());
     this.socket.on("close", () => {
       this.stopped = true;
       handlers.closed();

@@ -51,6 +51,7 @@ export class DatagramWire implements Wire {
     this.queuedBytes += size;
     this.socket.send(framed, 2, size, this.remotePort, this.remoteAddress, () => {
       this.queuedBytes -= size;
+      if (this.queuedBytes === 0 && !this.stopped) this.handlers?.drained();
     });
   }
 

@@ -12,6 +12,8 @@ export interface WireHandlers {
   batch(batch: Buffer): void;
   /** The wire was closed (either side, or an error). */
   closed(): void;
+  /** What was queued on the wire has been sent: it takes more. */
+  drained(): void;
 }
 
 /** One link's carrier of batches. */
