@@ -88,7 +88,7 @@ function program(): Command {
     .option("--rest-tls-key <file>", "the PEM private key of --rest-tls-cert")
     .option(
       "-l, --listen <endpoint>",
-      "zenoh endpoint to listen on, tcp/<ip>:<port> or tcp/[<ipv6>]:<port> (repeatable; default tcp/127.0.0.1:7447)",
+      "zenoh endpoint to listen on, tcp/, udp/ or tls/ then <ip>:<port> or [<ipv6>]:<port> (repeatable; default tcp/127.0.0.1:7447)",
       collect,
       [],
     )

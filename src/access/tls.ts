@@ -9,12 +9,13 @@ import type { TlsConfig } from "./schema.js";
 /** Reads the certificate and key files; throws an Error naming the file that cannot be read. */
 export function loadTlsOptions(tls: TlsConfig): { cert: Buffer; key: Buffer } {
   return {
-    cert: readPem(tls.listen_certificate, "listen_certificate"),
-    key: readPem(tls.listen_private_key, "listen_private_key"),
+    cert: readPemFile(tls.listen_certificate, "listen_certificate"),
+    key: readPemFile(tls.listen_private_key, "listen_private_key"),
   };
 }
 
-function readPem(path: string, what: string): Buffer {
+/** Reads one PEM file; throws an Error naming `what` and the file when it cannot be read or is not PEM. */
+export function readPemFile(path: string, what: string): Buffer {
   let pem: Buffer;
   try {
     pem = readFileSync(path);

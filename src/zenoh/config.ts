@@ -4,13 +4,16 @@
  */
 import type { z } from "zod";
 import type { listenSchema } from "./listen-schema.js";
-import { ZestError } from "../core/errors.js";
+import { errorMessage, ZestError } from "../core/errors.js";
 import type { AccessControl } from "../access/access.js";
+import type { TlsMaterial } from "../access/edge-policy.js";
+import { loadTlsOptions, readPemFile } from "../access/tls.js";
+import type { TransportConfig } from "./transport-schema.js";
 import type { Logger } from "../core/log.js";
 import type { Connectivity } from "../core/ports.js";
 import type { Session } from "../core/session.js";
 import { DEFAULT_ZENOH_PORT, type Endpoint, formatEndpoint, isLoopback, parseEndpoint } from "./endpoint.js";
-import { type ZenohLimits, ZenohServer, type ZenohServerOptions } from "./server.js";
+import { type ZenohLimits, ZenohServer, type ZenohServerOptions, type ZenohTls } from "./server.js";
 import type { UsrPwdAuth } from "./auth-usrpwd.js";
 import type { SessionBoundKeys } from "./session-bound.js";
 
@@ -28,7 +31,36 @@ export interface ZenohDoorContext {
   usrpwd?: UsrPwdAuth | undefined;
   /** `session_bound.key_exprs`: puts on them are bound to the writer's session. */
   sessionBound?: SessionBoundKeys | undefined;
+  /** The material of `tls/` endpoints (`zenohTls`). */
+  tls?: ZenohTls;
   limits?: Partial<ZenohLimits>;
+}
+
+/**
+ * The TLS material of `tls/` endpoints: zenohd's `transport.link.tls.listen_certificate` and
+ * `listen_private_key` when given, else the router's (`plugins.rest.tls`, in `routerTls`); with
+ * `enable_mtls`, clients are verified against `root_ca_certificate`. Undefined when there is no
+ * certificate (a `tls/` endpoint then fails to start, saying so). A file that cannot be read is
+ * a `bad_input` error naming it.
+ */
+export function zenohTls(
+  transport: TransportConfig | undefined,
+  routerTls: TlsMaterial | undefined,
+): ZenohTls | undefined {
+  const t = transport?.link?.tls;
+  try {
+    const own =
+      t?.listen_certificate != null && t.listen_private_key != null
+        ? loadTlsOptions({ listen_certificate: t.listen_certificate, listen_private_key: t.listen_private_key })
+        : routerTls;
+    if (own === undefined) return undefined;
+    const mtls = t?.enable_mtls === true;
+    const ca =
+      mtls && t?.root_ca_certificate != null ? readPemFile(t.root_ca_certificate, "root_ca_certificate") : undefined;
+    return { cert: own.cert, key: own.key, mtls, ...(ca !== undefined ? { ca } : {}) };
+  } catch (err) {
+    throw ZestError.badRequest(`transport.link.tls: ${errorMessage(err)}`);
+  }
 }
 
 /**
@@ -88,5 +120,6 @@ function serverOptions(ctx: ZenohDoorContext, endpoints: readonly Endpoint[]): Z
     access: ctx.access,
     usrpwd: ctx.usrpwd,
     sessionBound: ctx.sessionBound,
+    ...(ctx.tls !== undefined ? { tls: ctx.tls } : {}),
   };
 }

@@ -1,13 +1,13 @@
 /**
  * The zenoh protocol as a front door (docs/zenoh-protocol.md, docs/adding-a-front-door.md):
- * zenoh clients and peers over TCP, with multicast scouting answered beside it. Its config keeps
- * zenohd's names at the root of the configuration (`listen`, `scouting`), so a zenohd config's
+ * zenoh clients and peers over TCP, UDP and TLS, with multicast scouting answered beside it. Its
+ * config keeps zenohd's names at the root (`listen`, `scouting`, `transport`), so a zenohd config's
  * sections read the same here.
  */
 import type { DoorContext, FrontDoor } from "../access/front-door.js";
 import type { z } from "zod";
 import { closed } from "../config/schema.js";
-import { startZenohDoor } from "./config.js";
+import { startZenohDoor, zenohTls } from "./config.js";
 import { listenSchema } from "./listen-schema.js";
 import { startScoutingForDoor } from "./scouting/index.js";
 import { scoutingSchema } from "./scouting/schema.js";
@@ -50,6 +50,7 @@ export const zenohDoor = {
       connectivity: ctx.connectivity,
       logger: ctx.logger,
       access: ctx.edge.access.enabled ? ctx.edge.access : undefined,
+      tls: zenohTls(ctx.config.transport, ctx.edge.tls),
     });
     if (!server) return undefined;
     ctx.logger.info({ zid: ctx.zid, locators: server.locators() }, "zenoh door listening");

@@ -1,13 +1,12 @@
 /**
- * One zenoh transport over one TCP connection (docs/zenoh-protocol.md): batches framed by a
- * 2-byte little-endian length, the INIT/OPEN handshake with a stateless cookie and a deadline,
+ * One zenoh transport over one link, a `Wire` (TCP, TLS or UDP: src/zenoh/links/), as in
+ * docs/zenoh-protocol.md: the INIT/OPEN handshake with a stateless cookie and a deadline,
  * the lease and KEEP_ALIVE, CLOSE, FRAME and FRAGMENT in and out. Network messages are handed
  * to a `NetworkHandler` once the session is open; what the handler sends goes out in one batch
  * per event-loop turn. Malformed input closes this transport with a log line, never the router.
  */
 import { Buffer } from "node:buffer";
 import { randomInt } from "node:crypto";
-import type { Socket } from "node:net";
 import { BinaryReader, BinaryWriter, DecodeError } from "../core/binary.js";
 import { errorMessage } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
@@ -28,6 +27,8 @@ import {
   type OpenMsg,
 } from "./codec/transport.js";
 import type { CookieJar } from "./cookie.js";
+import type { Wire } from "./links/wire.js";
+import { InboundSequences, nextSn, type SnVerdict, snMask } from "./sequence.js";
 
 /** What a transport does with the network messages of an open session. */
 export interface NetworkHandler {
@@ -95,49 +96,105 @@ export interface LinkOptions {
 
 type State = "init" | "open_wait" | "open" | "closed";
 
-/** The FRAME/FRAGMENT header room kept in each batch (bytes). */
+/** A fragmented message being reassembled on one lane and channel. */
+interface Defrag {
+  parts: Buffer[];
+  bytes: number;
+  /** Patch 0: the rest of a broken message is being skipped. */
+  skipping: boolean;
+}
+
+/** zenoh's default priority (`Data`), the one lane of a session without QoS. */
+const DEFAULT_PRIORITY = 5;
+
+/** A batch (with its header room) or a message to send as FRAGMENTs, waiting for the wire. */
+interface Queued {
+  bytes: Buffer;
+  fragment: boolean;
+}
+
+/** One priority lane's output: the batch being filled, and what waits for the wire. */
+interface OutLane {
+  readonly priority: number;
+  readonly w: BinaryWriter;
+  open: boolean;
+  /** Where the message being written starts in `w`. */
+  msgStart: number;
+  readonly queue: Queued[];
+  /** Bytes in `queue`. */
+  queued: number;
+}
+
+/** The FRAGMENT header room kept in each batch (bytes). */
 const FRAME_OVERHEAD = 16;
 const BATCH_LEN = 2;
+/** The longest FRAME header: its byte, a 28-bit SN (4 bytes), a QoS extension (2 bytes). */
+const MAX_FRAME_HEADER = 7;
+/** The room kept at the start of each batch for its length and FRAME header, written when it leaves. */
+const HEADER_ROOM = BATCH_LEN + MAX_FRAME_HEADER;
+const HEADER_ROOM_BYTES = new Uint8Array(HEADER_ROOM);
+/**
+ * Bytes the wire may hold unsent before batches wait in their lanes: beyond it, a batch of a
+ * higher priority still goes ahead of those queued (one largest batch).
+ */
+const WIRE_HIGH_WATER = 65_536;
 let linkIds = 0;
 
 export class ZenohLink {
   readonly id = ++linkIds;
   readonly address: string;
+  /** The link's locator as the admin space shows it (`udp/127.0.0.1:51000`). */
+  readonly locator: string;
   peer: PeerInfo | undefined;
   private state: State = "init";
   private handler: NetworkHandler | undefined;
   private readonly options: LinkOptions;
   private readonly logger: Logger;
-  private pending: Buffer | undefined;
   private readonly openedAt = Date.now();
   private lastReceived = Date.now();
   private lastSent = Date.now();
-  /** The batch being filled: its length prefix, a FRAME header, then network messages. */
-  private readonly out = new BinaryWriter(1024);
-  private batchOpen = false;
+  /** The output lanes, by priority (0 highest), made on first use. */
+  private readonly lanesOut: Array<OutLane | undefined> = [];
+  /** Lanes with a batch being filled. */
+  private openLanes = 0;
+  /** Batches and fragmented messages waiting for the wire, in all lanes. */
+  private queuedUnits = 0;
+  /** Bytes waiting in the output lanes for a slow reader (not yet handed to the wire). */
+  get queuedBytes(): number {
+    let n = 0;
+    for (const lane of this.lanesOut) n += lane?.queued ?? 0;
+    return n;
+  }
+  /** The lane and express flag of the message being written. */
+  private current: OutLane | undefined;
+  private currentExpress = false;
+  /** Where FRAME headers are encoded before they are copied in front of their batch. */
+  private readonly header = new BinaryWriter(16);
   private flushScheduled = false;
-  private snReliable = 0;
-  private snMask = 0xffff_ffff;
+  /** The next SN of each reliable lane (one lane, 0, without QoS). */
+  private readonly snOut = [0, 0, 0, 0, 0, 0, 0, 0];
+  private snMask = 0x0fff_ffff;
   private batchSize = 65_535;
-  private msgStart = 0;
-  /** Fragments being reassembled, per channel (reliable, best effort). */
-  private readonly fragments: [Buffer[], Buffer[]] = [[], []];
-  private readonly fragmentBytes = [0, 0];
+  /** The SNs received, per lane and channel (set by the OPEN). */
+  private inbound: InboundSequences | undefined;
+  /** Fragments being reassembled, per lane and channel (`lane * 2 + (reliable ? 0 : 1)`), made on demand. */
+  private readonly defrag: Array<Defrag | undefined> = [];
   /** Samples dropped because the reader was slow. */
   dropped = 0;
+  /** FRAMEs and FRAGMENTs dropped because their SN was stale (a repeat, or older). */
+  staleDropped = 0;
 
   constructor(
-    readonly socket: Socket,
+    readonly wire: Wire,
     options: LinkOptions,
   ) {
     this.options = options;
     this.logger = options.logger;
-    this.address = `${socket.remoteAddress ?? "?"}:${socket.remotePort ?? 0}`;
-    this.batchSize = options.limits.batchSize;
-    socket.setNoDelay(true);
-    socket.on("data", (chunk: Buffer) => this.onData(chunk));
-    socket.on("error", (err) => this.logger.debug({ link: this.id, err: errorMessage(err) }, "zenoh link error"));
-    socket.on("close", () => this.closed());
+    const host = wire.remoteAddress.includes(":") ? `[${wire.remoteAddress}]` : wire.remoteAddress;
+    this.address = `${host}:${wire.remotePort}`;
+    this.locator = `${wire.protocol}/${this.address}`;
+    this.batchSize = Math.min(options.limits.batchSize, wire.mtu);
+    wire.bind({ batch: (b) => this.onWireBatch(b), closed: () => this.closed(), drained: () => this.pump() });
   }
 
   /** True once the session is open and not yet closed. */
@@ -165,7 +222,7 @@ export class ZenohLink {
     }
     // Keep the peer's lease alive: something at least four times per lease, as zenoh does.
     const keepAliveMs = Math.min(this.peer?.leaseMs ?? 10_000, this.options.limits.leaseMs) / 4;
-    if (now - this.lastSent >= keepAliveMs && !this.batchOpen) {
+    if (now - this.lastSent >= keepAliveMs && this.openLanes === 0 && this.queuedUnits === 0) {
       const w = new BinaryWriter(4);
       w.u16(1);
       encodeKeepAlive(w);
@@ -175,29 +232,16 @@ export class ZenohLink {
 
   // ---- input --------------------------------------------------------------------------------
 
-  private onData(chunk: Buffer): void {
+  private onWireBatch(batch: Buffer): void {
     if (this.state === "closed") return;
     this.lastReceived = Date.now();
-    let buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
-    this.pending = undefined;
-    let at = 0;
-    while (buf.length - at >= BATCH_LEN) {
-      const len = buf.readUInt16LE(at);
-      if (buf.length - at - BATCH_LEN < len) break;
-      const batch = buf.subarray(at + BATCH_LEN, at + BATCH_LEN + len);
-      at += BATCH_LEN + len;
-      try {
-        this.onBatch(batch);
-      } catch (err) {
-        this.fail(err);
-        return;
-      }
-      if ((this.state as State) === "closed") return;
-    }
-    if (at < buf.length) {
-      // Keep the partial batch (copied, so the socket's chunk is not held whole).
-      buf = buf.subarray(at);
-      this.pending = Buffer.from(buf);
+    try {
+      // A datagram is one batch: one larger than the batch size agreed is malformed.
+      if (!this.wire.streamed && batch.length > this.batchSize)
+        throw new DecodeError(`datagram of ${batch.length} bytes, larger than the batch size (${this.batchSize})`);
+      this.onBatch(batch);
+    } catch (err) {
+      this.fail(err);
     }
   }
 
@@ -217,27 +261,41 @@ export class ZenohLink {
       const t = decodeTransport(r);
       switch (t.kind) {
         case "init":
-          if (this.state !== "init" || t.msg.ack) throw new DecodeError("unexpected INIT");
+          // On UDP an INIT ack may be lost: a repeated INIT syn is answered again (the cookie is stateless).
+          if (t.msg.ack || !(this.state === "init" || (this.state === "open_wait" && !this.wire.streamed)))
+            throw new DecodeError("unexpected INIT");
           this.onInitSyn(t.msg);
           break;
         case "open":
           if (this.state !== "open_wait" || t.msg.ack) throw new DecodeError("unexpected OPEN");
           this.onOpenSyn(t.msg);
           break;
-        case "frame":
+        case "frame": {
           if (this.state !== "open") throw new DecodeError("FRAME before the session is open");
-          while (!r.done && isNetworkHeader(r.peekU8())) this.deliver(decodeNetwork(r));
+          const f = t.frame;
+          const verdict = this.sequence("FRAME", f.sn, f.reliable, f.priority);
+          if (verdict === undefined) return;
+          // A stale FRAME's messages are read past, not delivered.
+          while (!r.done && isNetworkHeader(r.peekU8())) {
+            const msg = decodeNetwork(r);
+            if (verdict !== "stale") this.deliver(msg);
+          }
           break;
-        case "fragment":
+        }
+        case "fragment": {
           if (this.state !== "open") throw new DecodeError("FRAGMENT before the session is open");
-          this.onFragment(t.fragment);
+          const f = t.fragment;
+          const verdict = this.sequence("FRAGMENT", f.sn, f.reliable, f.priority);
+          if (verdict === undefined) return;
+          if (verdict !== "stale") this.onFragment(f, verdict === "next");
           break;
+        }
         case "keepalive":
         case "oam":
           break;
         case "close":
           this.logger.debug({ link: this.id, zid: this.peer?.zid, reason: t.reason }, "zenoh peer closed the session");
-          this.socket.end();
+          this.wire.end();
           this.closed();
           return;
         case "join":
@@ -250,33 +308,109 @@ export class ZenohLink {
     this.handler?.onMessage(msg);
   }
 
-  private onFragment(f: FragmentMsg): void {
-    const ch = f.reliable ? 0 : 1;
-    const parts = this.fragments[ch];
+  /** The lane of a priority: its own with QoS agreed; without, only the default priority is valid. */
+  private laneOf(priority: number): number {
+    if (this.peer?.qos) return priority;
+    if (priority !== DEFAULT_PRIORITY)
+      throw new DecodeError(`a message on priority ${priority}, but QoS lanes were not agreed`);
+    return 0;
+  }
+
+  /**
+   * Checks the SN of a FRAME or FRAGMENT on its lane and channel (docs/zenoh-protocol.md,
+   * "Sequence numbers"). A reliable one that is not the next expected closes the session when
+   * the link itself is reliable (TCP, TLS: nothing can be lost or reordered, so the peer is
+   * broken); elsewhere a later SN is taken (what was between was lost) and a stale one dropped,
+   * as zenoh does. Returns undefined when the session was closed.
+   */
+  private sequence(kind: string, sn: number, reliable: boolean, priority: number): SnVerdict | undefined {
+    const seq = this.inbound as InboundSequences;
+    if (sn > seq.mask)
+      throw new DecodeError(`${kind} sequence number ${sn} beyond the negotiated resolution (${seq.mask})`);
+    const lane = this.laneOf(priority);
+    const expected = seq.expected(lane, reliable);
+    const verdict = seq.check(lane, reliable, sn);
+    if (verdict !== "next" && reliable && this.wire.reliable) {
+      this.logger.info(
+        { link: this.id, zid: this.peer?.zid, address: this.address, kind, priority, sn, expected },
+        "zenoh session closed: a reliable message out of sequence",
+      );
+      this.close(CloseReason.INVALID);
+      return undefined;
+    }
+    if (verdict === "stale") {
+      this.staleDropped++;
+      this.logger.debug(
+        { link: this.id, kind, priority, reliable, sn, expected },
+        "zenoh message with a stale SN dropped",
+      );
+    }
+    return verdict;
+  }
+
+  /**
+   * Reassembles a fragmented message on its lane and channel. `consecutive`: its SN follows the
+   * previous one's; when it does not, the message held is missing a piece and is discarded.
+   */
+  private onFragment(f: FragmentMsg, consecutive: boolean): void {
+    const ch = this.laneOf(f.priority) * 2 + (f.reliable ? 0 : 1);
+    let d = this.defrag[ch];
+    if (d === undefined) {
+      d = { parts: [], bytes: 0, skipping: false };
+      this.defrag[ch] = d;
+    }
+    const markers = (this.peer?.patch ?? 0) >= 1;
     if (f.drop) {
-      parts.length = 0;
-      this.fragmentBytes[ch] = 0;
+      d.parts.length = 0;
+      d.bytes = 0;
+      d.skipping = false;
       return;
     }
-    if (f.first && parts.length > 0) {
-      // A new message starts: what was held was never finished (patch ≥ 1 marks first fragments).
-      parts.length = 0;
-      this.fragmentBytes[ch] = 0;
+    if (markers) {
+      // Patch ≥ 1: the first fragment of a message says so. Without the start, nothing is kept.
+      if (f.first) {
+        d.parts.length = 0;
+        d.bytes = 0;
+      } else if (!consecutive || d.parts.length === 0) {
+        this.discardFragments(d, f, consecutive);
+        return;
+      }
+    } else {
+      if (!consecutive && d.parts.length > 0) {
+        // The rest of this broken message is skipped up to its last fragment.
+        this.discardFragments(d, f, consecutive);
+        d.skipping = f.more;
+        return;
+      }
+      if (d.skipping) {
+        d.skipping = f.more;
+        return;
+      }
     }
-    const total = (this.fragmentBytes[ch] as number) + f.payload.length;
+    const total = d.bytes + f.payload.length;
     if (total > this.options.limits.maxFragmentedMessage) {
       throw new DecodeError(
         `fragmented message larger than ${this.options.limits.maxFragmentedMessage} bytes (the limit)`,
       );
     }
-    parts.push(Buffer.from(f.payload));
-    this.fragmentBytes[ch] = total;
+    d.parts.push(Buffer.from(f.payload));
+    d.bytes = total;
     if (f.more) return;
-    const whole = Buffer.concat(parts, total);
-    parts.length = 0;
-    this.fragmentBytes[ch] = 0;
+    const whole = Buffer.concat(d.parts, total);
+    d.parts.length = 0;
+    d.bytes = 0;
     const r = new BinaryReader(whole);
     while (!r.done) this.deliver(decodeNetwork(r));
+  }
+
+  private discardFragments(d: Defrag, f: FragmentMsg, consecutive: boolean): void {
+    if (d.parts.length > 0 || !consecutive)
+      this.logger.debug(
+        { link: this.id, zid: this.peer?.zid, sn: f.sn, held: d.bytes },
+        "zenoh fragments with a broken SN chain discarded",
+      );
+    d.parts.length = 0;
+    d.bytes = 0;
   }
 
   // ---- handshake ----------------------------------------------------------------------------
@@ -306,7 +440,8 @@ export class ZenohLink {
       whatami: m.whatami,
       snRes: Math.min(m.snRes, 2),
       reqRes: Math.min(m.reqRes, 2),
-      batchSize: Math.min(m.batchSize, this.options.limits.batchSize),
+      // Bounded by the link too: on UDP a batch is one datagram.
+      batchSize: Math.min(m.batchSize, this.options.limits.batchSize, this.wire.mtu),
       patch: Math.min(m.patch, 1),
       qos: m.qos,
       issuedAt: Date.now(),
@@ -332,6 +467,8 @@ export class ZenohLink {
 
   private onOpenSyn(m: OpenMsg): void {
     const state = this.options.cookies.open(m.cookie ?? Buffer.alloc(0), this.options.limits.handshakeTimeoutMs);
+    if (m.initialSn > snMask(state.snRes))
+      throw new DecodeError(`OPEN initial SN ${m.initialSn} beyond the negotiated resolution (${snMask(state.snRes)})`);
     const peer: PeerInfo = {
       zid: state.zid,
       whatami: state.whatami,
@@ -348,15 +485,17 @@ export class ZenohLink {
     }
     if (admitted?.user !== undefined) peer.user = admitted.user;
     this.batchSize = state.batchSize;
-    this.snMask = state.snRes >= 3 ? Number.MAX_SAFE_INTEGER : 2 ** (8 << state.snRes) - 1;
-    this.snReliable = randomInt(0, Math.min(this.snMask, 0xffff_ffff));
+    // zenoh's modulo, not 2^bits: a zenoh-rust peer refuses an SN beyond it.
+    this.snMask = snMask(state.snRes);
+    this.snOut.fill(randomInt(0, this.snMask + 1));
+    this.inbound = new InboundSequences(this.snMask, m.initialSn);
     this.peer = peer;
     const w = new BinaryWriter(32);
     w.u16(0);
     encodeOpen(w, {
       ack: true,
       leaseMs: this.options.limits.leaseMs,
-      initialSn: this.snReliable,
+      initialSn: this.snOut[0] as number,
       qos: state.qos,
       auth: admitted?.auth,
     });
@@ -369,17 +508,20 @@ export class ZenohLink {
   // ---- output -------------------------------------------------------------------------------
 
   /**
-   * Starts a network message in the current batch and returns the writer to encode it with;
-   * `endMessage` must follow. Returns undefined (the message is dropped) when `droppable` and the
-   * reader is slow, or when the transport is closed.
+   * Starts a network message in the batch of its priority lane and returns the writer to encode
+   * it with; `endMessage` must follow. Returns undefined (the message is dropped) when
+   * `droppable` and that lane's queue is past the drop bound, or when the transport is closed;
+   * a lane past the queue limit closes the session. `express` sends it without waiting for the
+   * end of the event-loop turn.
    */
-  startMessage(droppable: boolean): BinaryWriter | undefined {
+  startMessage(droppable: boolean, priority = DEFAULT_PRIORITY, express = false): BinaryWriter | undefined {
     if (this.state !== "open") return undefined;
-    const queued = this.socket.writableLength;
+    const lane = this.laneOut(priority >= 0 && priority <= 7 ? priority : DEFAULT_PRIORITY);
+    const queued = lane.queued;
     if (queued > this.options.limits.dropQueueBytes) {
       if (queued > this.options.limits.maxQueueBytes) {
         this.logger.warn(
-          { link: this.id, zid: this.peer?.zid, queued },
+          { link: this.id, zid: this.peer?.zid, queued, priority: lane.priority },
           "zenoh session closed: its reader is too slow (the queue limit)",
         );
         this.close(CloseReason.GENERIC);
@@ -390,37 +532,42 @@ export class ZenohLink {
         return undefined;
       }
     }
-    const w = this.out;
-    if (!this.batchOpen) {
+    const w = lane.w;
+    if (!lane.open) {
       w.reset();
-      w.u16(0);
-      encodeFrameHeader(w, this.snReliable, true);
-      this.frameHeaderEnd = w.pos;
-      this.snReliable = this.snReliable >= this.snMask ? 0 : this.snReliable + 1;
-      this.batchOpen = true;
+      w.bytes(HEADER_ROOM_BYTES);
+      lane.open = true;
+      this.openLanes++;
     }
-    this.msgStart = w.pos;
+    this.current = lane;
+    this.currentExpress = express;
+    lane.msgStart = w.pos;
     return w;
   }
 
-  /** Ends the message `startMessage` began: it stays in the batch, or moves to its own, or is fragmented. */
+  /** Ends the message `startMessage` began: it stays in its batch, or moves to its own, or is fragmented. */
   endMessage(): void {
-    const w = this.out;
-    if (w.pos - BATCH_LEN > this.batchSize) {
-      const msg = Buffer.from(w.view().subarray(this.msgStart));
-      w.pos = this.msgStart;
-      if (this.onlyHeaderInBatch()) {
-        // Nothing else in this batch: give its sequence number back and send the message alone.
-        this.batchOpen = false;
-        this.snReliable = this.snReliable === 0 ? this.snMask : this.snReliable - 1;
-      } else this.flush();
-      if (msg.length + FRAME_OVERHEAD <= this.batchSize) {
-        const again = this.startMessage(false);
-        again?.bytes(msg);
-      } else {
-        this.fragment(msg);
-        return;
-      }
+    const lane = this.current as OutLane;
+    const w = lane.w;
+    if (w.pos - HEADER_ROOM + MAX_FRAME_HEADER > this.batchSize) {
+      const msg = Buffer.from(w.view().subarray(lane.msgStart));
+      w.pos = lane.msgStart;
+      if (lane.msgStart === HEADER_ROOM) {
+        lane.open = false;
+        this.openLanes--;
+      } else this.closeBatch(lane);
+      if (msg.length + MAX_FRAME_HEADER <= this.batchSize) {
+        w.reset();
+        w.bytes(HEADER_ROOM_BYTES);
+        w.bytes(msg);
+        lane.open = true;
+        this.openLanes++;
+      } else this.enqueue(lane, msg, true);
+    }
+    if (this.currentExpress) {
+      this.closeBatch(lane);
+      this.pump();
+      return;
     }
     if (!this.flushScheduled) {
       this.flushScheduled = true;
@@ -428,10 +575,14 @@ export class ZenohLink {
     }
   }
 
-  /** Where the current batch's FRAME header ends (its first message starts). */
-  private frameHeaderEnd = 0;
-  private onlyHeaderInBatch(): boolean {
-    return this.msgStart === this.frameHeaderEnd;
+  /** The output lane of a priority, made on first use. */
+  private laneOut(priority: number): OutLane {
+    let lane = this.lanesOut[priority];
+    if (lane === undefined) {
+      lane = { priority, w: new BinaryWriter(1024), open: false, msgStart: 0, queue: [], queued: 0 };
+      this.lanesOut[priority] = lane;
+    }
+    return lane;
   }
 
   private readonly flushSoon = (): void => {
@@ -439,40 +590,91 @@ export class ZenohLink {
     this.flush();
   };
 
-  /** Sends the current batch, if any. */
+  /** Ends every lane's batch and sends what the wire takes, highest priority first. */
   flush(): void {
-    if (!this.batchOpen) return;
-    this.batchOpen = false;
-    const w = this.out;
-    w.patchU16(0, w.length - BATCH_LEN);
-    this.writeRaw(w.finish());
+    if (this.openLanes > 0) for (const lane of this.lanesOut) if (lane?.open) this.closeBatch(lane);
+    this.pump();
   }
 
-  private fragment(msg: Buffer): void {
-    this.flush();
+  private closeBatch(lane: OutLane): void {
+    if (!lane.open) return;
+    lane.open = false;
+    this.openLanes--;
+    this.enqueue(lane, lane.w.finish(), false);
+  }
+
+  private enqueue(lane: OutLane, bytes: Buffer, fragment: boolean): void {
+    lane.queue.push({ bytes, fragment });
+    lane.queued += bytes.length;
+    this.queuedUnits++;
+  }
+
+  /**
+   * Hands queued batches to the wire while it has room (below `WIRE_HIGH_WATER`), the highest
+   * priority lane first; what stays queued waits for the wire to drain. Sequence numbers are
+   * given here, in the order the batches leave, so they follow one another on each lane.
+   */
+  private pump(): void {
+    while (this.queuedUnits > 0 && this.state !== "closed" && this.wire.queuedBytes < WIRE_HIGH_WATER) {
+      let lane: OutLane | undefined;
+      for (const l of this.lanesOut)
+        if (l !== undefined && l.queue.length > 0) {
+          lane = l;
+          break;
+        }
+      if (lane === undefined) return;
+      const unit = lane.queue.shift() as Queued;
+      lane.queued -= unit.bytes.length;
+      this.queuedUnits--;
+      if (unit.fragment) this.writeFragments(lane.priority, unit.bytes);
+      else this.writeFrame(lane.priority, unit.bytes);
+    }
+  }
+
+  /** The SN lane of a priority: its own with QoS agreed, else the one lane. */
+  private snLane(priority: number): number {
+    return this.peer?.qos ? priority : 0;
+  }
+
+  /** Writes a batch's length and FRAME header into the room kept before its messages, and sends it. */
+  private writeFrame(priority: number, body: Buffer): void {
+    const sn = this.snLane(priority);
+    const h = this.header;
+    h.reset();
+    encodeFrameHeader(h, this.snOut[sn] as number, true, priority, this.peer?.qos ?? false);
+    this.snOut[sn] = nextSn(this.snOut[sn] as number, this.snMask);
+    const start = HEADER_ROOM - h.pos - BATCH_LEN;
+    body.set(h.view(), start + BATCH_LEN);
+    body.writeUInt16LE(body.length - start - BATCH_LEN, start);
+    this.writeRaw(body.subarray(start));
+  }
+
+  private writeFragments(priority: number, msg: Buffer): void {
     const room = this.batchSize - FRAME_OVERHEAD;
-    const w = new BinaryWriter(Math.min(this.batchSize + BATCH_LEN, 65_537));
+    const lane = this.snLane(priority);
     for (let at = 0; at < msg.length; at += room) {
       const end = Math.min(msg.length, at + room);
-      w.reset();
+      const w = new BinaryWriter(end - at + FRAME_OVERHEAD + BATCH_LEN);
       w.u16(0);
       encodeFragment(w, {
-        sn: this.snReliable,
+        sn: this.snOut[lane] as number,
         reliable: true,
         more: end < msg.length,
         first: at === 0 && (this.peer?.patch ?? 0) >= 1,
         payload: msg.subarray(at, end),
+        priority,
+        qos: this.peer?.qos ?? false,
       });
-      this.snReliable = this.snReliable >= this.snMask ? 0 : this.snReliable + 1;
+      this.snOut[lane] = nextSn(this.snOut[lane] as number, this.snMask);
       w.patchU16(0, w.length - BATCH_LEN);
-      this.writeRaw(w.finish());
+      this.writeRaw(w.view());
     }
   }
 
   private writeRaw(bytes: Uint8Array): void {
     if (this.state === "closed") return;
     this.lastSent = Date.now();
-    this.socket.write(bytes);
+    this.wire.send(bytes);
   }
 
   /** Sends CLOSE with `reason` and ends the connection. */
@@ -482,10 +684,8 @@ export class ZenohLink {
     const w = new BinaryWriter(8);
     w.u16(2);
     encodeClose(w, reason);
-    this.writeRaw(w.view());
-    this.socket.end();
-    // A peer that never reads would keep the socket half-open: destroy it shortly after.
-    setTimeout(() => this.socket.destroy(), 1000).unref();
+    this.writeRaw(w.finish());
+    this.wire.end();
     this.closed();
   }
 

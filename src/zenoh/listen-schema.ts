@@ -26,7 +26,7 @@ export const listenSchema = z
       .max(64)
       .optional()
       .describe(
-        "zenoh endpoints to listen on, `tcp/<ip>:<port>` or `tcp/[<ipv6>]:<port>` (default tcp/127.0.0.1:7447; [] turns the door off)",
+        "zenoh endpoints to listen on, `tcp/`, `udp/` or `tls/` then `<ip>:<port>` or `[<ipv6>]:<port>` (default tcp/127.0.0.1:7447; [] turns the door off)",
       ),
   })
   .describe("the zenoh protocol door: where zenoh clients and peers (pico, zenoh-c, python, Rust) connect");

@@ -1,11 +1,12 @@
 /**
  * The zenoh front door (docs/zenoh-protocol.md): zenoh 1.x clients and peers (zenoh-pico,
- * zenoh-c/C++, zenoh-python, Rust) connect over TCP and share the router's key space with REST,
- * the remote API, storages and the NATS fabric. One `ZenohServer` listens on its endpoints,
- * admits transports within the session limits, and gives each open session its own core `Session`.
+ * zenoh-c/C++, zenoh-python, Rust) connect over TCP, UDP or TLS and share the router's key space
+ * with REST, the remote API, storages and the NATS fabric. One `ZenohServer` listens on its
+ * endpoints (src/zenoh/links/), admits transports within the session limits, and gives each open
+ * session its own core `Session`.
  */
-import { createServer, type Server, type Socket } from "node:net";
-import { errorMessage, ZestError } from "../core/errors.js";
+import type { Buffer } from "node:buffer";
+import { ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import type { Connectivity } from "../core/ports.js";
 import type { Session } from "../core/session.js";
@@ -16,6 +17,11 @@ import { type Endpoint, formatEndpoint } from "./endpoint.js";
 import { type HandshakeGate, type LinkLimits, type Refusal, ZenohLink } from "./link.js";
 import type { UsrPwdAuth } from "./auth-usrpwd.js";
 import type { SessionBoundKeys } from "./session-bound.js";
+import type { LinkListener, OnWire } from "./links/listener.js";
+import { listenTcp } from "./links/tcp.js";
+import { listenTls } from "./links/tls.js";
+import { listenUdp } from "./links/udp.js";
+import type { Wire } from "./links/wire.js";
 import { type Guard, type SessionLimits, ZenohSession } from "./session.js";
 import type { AccessControl, Principal } from "../access/access.js";
 import { BinaryWriter } from "../core/binary.js";
@@ -63,6 +69,18 @@ export interface ZenohServerOptions {
   usrpwd?: UsrPwdAuth | undefined;
   /** `session_bound.key_exprs`: puts on them are bound to the writer's session. */
   sessionBound?: SessionBoundKeys | undefined;
+  /** The certificate, key and client verification of `tls/` endpoints (required when there is one). */
+  tls?: ZenohTls;
+}
+
+/** The TLS material of the door's `tls/` endpoints. */
+export interface ZenohTls {
+  cert: Buffer | string;
+  key: Buffer | string;
+  /** Root CA certificate(s) that client certificates are verified against (mutual TLS). */
+  ca?: Buffer | string;
+  /** Mutual TLS: a client without a certificate signed by `ca` is refused. */
+  mtls: boolean;
 }
 
 /** One session as the admin space lists it. */
@@ -76,13 +94,15 @@ export interface ZenohSessionStatus {
   declarations: number;
   /** Samples dropped because the peer read too slowly. */
   dropped: number;
+  /** Bytes queued in its priority lanes because it reads slowly. */
+  queued: number;
 }
 
 export class ZenohServer {
   private readonly options: ZenohServerOptions;
   private readonly limits: ZenohLimits;
   private readonly cookies = new CookieJar();
-  private readonly servers: Server[] = [];
+  private readonly listeners: LinkListener[] = [];
   private readonly links = new Set<ZenohLink>();
   private readonly perAddress = new Map<string, number>();
   private readonly sessions = new Map<ZenohLink, ZenohSession>();
@@ -102,38 +122,45 @@ export class ZenohServer {
 
   /** Listens on every endpoint; a port in use rejects with a one-line `unavailable` error. */
   async listen(): Promise<void> {
+    const onWire: OnWire = (wire) => this.accept(wire);
     for (const e of this.options.endpoints) {
-      const server = createServer((socket) => this.accept(socket));
-      await new Promise<void>((resolve, reject) => {
-        const onError = (err: NodeJS.ErrnoException): void => {
-          reject(
-            err.code === "EADDRINUSE"
-              ? ZestError.unavailable(
-                  `zenoh endpoint ${formatEndpoint(e)} is in use (another router?): give another with -l/--listen or listen.endpoints`,
-                )
-              : ZestError.unavailable(`zenoh endpoint ${formatEndpoint(e)}: ${err.message}`, err),
-          );
-        };
-        server.once("error", onError);
-        server.listen(e.port, e.host, () => {
-          server.off("error", onError);
-          resolve();
-        });
-      }).catch(async (err: unknown) => {
+      try {
+        const listener = await this.listenOn(e, onWire);
+        this.listeners.push(listener);
+        this.bound.push(listener.locator);
+      } catch (err) {
         await this.close();
         throw err;
-      });
-      server.on("error", (err) => this.options.logger.warn({ err: errorMessage(err) }, "zenoh listener error"));
-      this.servers.push(server);
-      const addr = server.address();
-      if (addr && typeof addr === "object")
-        this.bound.push(formatEndpoint({ protocol: "tcp", host: addr.address, port: addr.port }));
+      }
     }
     this.timer = setInterval(() => {
       const now = Date.now();
       for (const l of this.links) l.tick(now);
     }, 1000);
     this.timer.unref();
+  }
+
+  private listenOn(e: Endpoint, onWire: OnWire): Promise<LinkListener> {
+    const logger = this.options.logger;
+    switch (e.protocol) {
+      case "tcp":
+        return listenTcp(e, onWire, logger);
+      case "udp":
+        return listenUdp(e, onWire, logger);
+      case "tls": {
+        const tls = this.options.tls;
+        if (tls === undefined)
+          throw ZestError.badRequest(
+            `zenoh endpoint ${formatEndpoint(e)} needs a certificate: transport.link.tls.listen_certificate and listen_private_key (or plugins.rest.tls)`,
+          );
+        return listenTls(
+          e,
+          { ...tls, handshakeTimeoutMs: this.limits.handshakeTimeoutMs, admits: (ip) => this.hasRoomFor(ip) },
+          onWire,
+          logger,
+        );
+      }
+    }
   }
 
   /** The locators the door listens on, with their real ports (`tcp/127.0.0.1:7447`). */
@@ -148,28 +175,41 @@ export class ZenohServer {
       ...(s.peer.user === undefined ? {} : { user: s.peer.user }),
       whatami: s.peer.whatami,
       address: s.peer.address,
-      link: `tcp/${s.peer.address}`,
+      link: l.locator,
       declarations: s.declarations,
       dropped: l.dropped,
+      queued: l.queuedBytes,
     }));
   }
 
-  private accept(socket: Socket): void {
-    const ip = socket.remoteAddress ?? "?";
+  /** True while `ip` may open another session (the caps in total and per address). */
+  private hasRoomFor(ip: string): boolean {
     const fromIp = this.perAddress.get(ip) ?? 0;
-    if (this.links.size >= this.limits.maxSessions || fromIp >= this.limits.maxSessionsPerAddress) {
-      this.options.logger.info(
-        { address: ip, sessions: this.links.size, fromAddress: fromIp },
-        "zenoh connection refused: too many sessions (the limit)",
-      );
-      this.refused++;
-      const w = new BinaryWriter(8);
-      w.u16(2);
-      encodeClose(w, CloseReason.MAX_SESSIONS);
-      socket.end(w.finish());
-      socket.on("error", () => {});
+    if (this.links.size < this.limits.maxSessions && fromIp < this.limits.maxSessionsPerAddress) return true;
+    this.options.logger.info(
+      { address: ip, sessions: this.links.size, fromAddress: fromIp },
+      "zenoh connection refused: too many sessions (the limit)",
+    );
+    this.refused++;
+    return false;
+  }
+
+  /** Refuses a wire with CLOSE `reason`. */
+  private refuse(wire: Wire, reason: number): void {
+    const w = new BinaryWriter(8);
+    w.u16(2);
+    encodeClose(w, reason);
+    wire.send(w.finish());
+    wire.end();
+  }
+
+  private accept(wire: Wire): void {
+    const ip = wire.remoteAddress;
+    if (!this.hasRoomFor(ip)) {
+      this.refuse(wire, CloseReason.MAX_SESSIONS);
       return;
     }
+    const fromIp = this.perAddress.get(ip) ?? 0;
     const access = this.options.access?.enabled ? this.options.access : undefined;
     const usrpwd = this.options.usrpwd;
     // Refused at connect when nothing the handshake could tell (a user, a zid) would change it.
@@ -181,22 +221,18 @@ export class ZenohServer {
           "zenoh connection refused: access control allows this address nothing",
         );
         this.refused++;
-        const w = new BinaryWriter(8);
-        w.u16(2);
-        encodeClose(w, CloseReason.GENERIC);
-        socket.end(w.finish());
-        socket.on("error", () => {});
+        this.refuse(wire, CloseReason.GENERIC);
         return;
       }
     }
     let principal: Principal | undefined;
-    const gate = this.gate(ip, socket.localAddress, (p) => {
+    const gate = this.gate(wire, (p) => {
       principal = p;
     });
     const guard: Guard | undefined =
       access === undefined ? undefined : (message, key) => access.decide(principal!, message, key);
     this.perAddress.set(ip, fromIp + 1);
-    const link = new ZenohLink(socket, {
+    const link = new ZenohLink(wire, {
       zid: this.options.zid,
       cookies: this.cookies,
       logger: this.options.logger,
@@ -215,7 +251,7 @@ export class ZenohServer {
         );
         this.sessions.set(l, session);
         this.options.logger.info(
-          { zid: peer.zid, whatami: peer.whatami, address: peer.address, user: peer.user },
+          { zid: peer.zid, whatami: peer.whatami, address: peer.address, link: l.locator, user: peer.user },
           "zenoh session opened",
         );
         return session;
@@ -240,11 +276,8 @@ export class ZenohServer {
    * client offers it and the router takes it, then access control on who the session is (user,
    * address, link, zid). `admitted` receives the principal its session is decided as.
    */
-  private gate(
-    address: string,
-    localAddress: string | undefined,
-    admitted: (p: Principal) => void,
-  ): HandshakeGate | undefined {
+  private gate(wire: Wire, admitted: (p: Principal) => void): HandshakeGate | undefined {
+    const address = wire.remoteAddress;
     const access = this.options.access?.enabled ? this.options.access : undefined;
     const usrpwd = this.options.usrpwd;
     if (access === undefined && usrpwd === undefined) return undefined;
@@ -256,7 +289,7 @@ export class ZenohServer {
       return { refused: reason };
     };
     const principalOf = (user: string | undefined, zid: string): Principal | undefined =>
-      access?.principalOf({ user, address, localAddress, protocol: "tcp", zid });
+      access?.principalOf({ user, address, localAddress: wire.localAddress, protocol: wire.protocol, zid });
     return {
       onInit: (m) => {
         if (usrpwd?.asked(m.auth)) {
@@ -294,8 +327,8 @@ export class ZenohServer {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     for (const l of [...this.links]) l.close();
-    await Promise.all(this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-    this.servers.length = 0;
+    await Promise.all(this.listeners.map((l) => l.close()));
+    this.listeners.length = 0;
     this.bound = [];
   }
 }

@@ -207,7 +207,12 @@ export class ZenohSession implements NetworkHandler {
   /** Hands a sample to this peer's subscriber as a PUSH (dropped first when the peer reads slowly and it may be). */
   private sendSample(sample: Sample): void {
     if (this.guard !== undefined && !this.allowed("declare_subscriber", sample.key)) return;
-    const w = this.link.startMessage(sample.qos?.congestionControl !== "block");
+    // On its QoS priority lane, so a high-priority sample is not queued behind bulk data.
+    const w = this.link.startMessage(
+      sample.qos?.congestionControl !== "block",
+      sample.qos?.priority,
+      sample.qos?.express === true,
+    );
     if (w === undefined) return;
     encodePush(w, { scope: 0, suffix: sample.key, senderMapping: false }, pushBodyOf(sample), qosByte(sample.qos));
     this.link.endMessage();

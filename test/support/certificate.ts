@@ -31,3 +31,22 @@ export function makeCertificate(dir: string): { cert: string; key: string } {
   );
   return { cert, key };
 }
+
+/**
+ * A certificate authority and a client certificate it signed (for mutual TLS), made with
+ * openssl in `dir` under `name`. Returns the paths of the CA certificate and the client's
+ * certificate and key.
+ */
+export function makeClientCertificate(dir: string, name: string): { ca: string; cert: string; key: string } {
+  const ca = join(dir, `${name}-ca.pem`);
+  const caKey = join(dir, `${name}-ca-key.pem`);
+  const cert = join(dir, `${name}-cert.pem`);
+  const key = join(dir, `${name}-key.pem`);
+  const csr = join(dir, `${name}.csr`);
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  const run = (args: string[]) => execFileSync("openssl", args, { stdio: "ignore" });
+  run(["req", "-x509", ...ec, "-keyout", caKey, "-out", ca, "-days", "1", "-subj", `/CN=${name} CA`]);
+  run(["req", "-new", ...ec, "-keyout", key, "-out", csr, "-subj", `/CN=${name}`]);
+  run(["x509", "-req", "-in", csr, "-CA", ca, "-CAkey", caKey, "-CAcreateserial", "-out", cert, "-days", "1"]);
+  return { ca, cert, key };
+}

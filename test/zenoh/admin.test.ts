@@ -67,10 +67,23 @@ test("listen.endpoints [] turns the zenoh door off", async () => {
 });
 
 test("-l with a malformed endpoint exits 2 with one line naming it", async () => {
-  const r = await runZestExpectingExit(["--rest-http-port", "none", "-l", "udp/127.0.0.1:7447"]);
+  const r = await runZestExpectingExit(["--rest-http-port", "none", "-l", "quic/127.0.0.1:7447"]);
   assert.equal(r.code, 2, r.stderr);
-  assert.match(r.stderr, /--listen: endpoint "udp\/127\.0\.0\.1:7447": protocol "udp" is not supported/);
+  assert.match(r.stderr, /--listen: endpoint "quic\/127\.0\.0\.1:7447": protocol "quic" is not supported/);
   assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+});
+
+test("-l tls/ without any certificate stops with one line naming the settings", async () => {
+  const r = await runZestExpectingExit(["--rest-http-port", "none", "-l", "tls/127.0.0.1:0"]);
+  assert.notEqual(r.code, 0, r.stderr);
+  assert.match(r.stderr, /tls\/127\.0\.0\.1:0 needs a certificate: transport\.link\.tls\.listen_certificate/);
+  assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+});
+
+test("-l takes udp/ and tcp/ endpoints together: the startup line names both", async () => {
+  const z = await startZestProcess(["-l", "tcp/127.0.0.1:0", "-l", "udp/127.0.0.1:0"]);
+  closers.push(() => z.stop());
+  assert.match(z.stderr(), /zenoh tcp\/127\.0\.0\.1:\d+ udp\/127\.0\.0\.1:\d+/);
 });
 
 test("-l is repeatable and the startup line names every zenoh locator", async () => {

@@ -15,11 +15,22 @@ test("tcp endpoints parse, IPv4, IPv6 and localhost, and format back", () => {
   assert.equal(formatEndpoint(parseEndpoint("tcp/0.0.0.0:1")), "tcp/0.0.0.0:1");
 });
 
+test("udp and tls endpoints parse as tcp ones do", () => {
+  assert.deepEqual(parseEndpoint("udp/127.0.0.1:7447"), { protocol: "udp", host: "127.0.0.1", port: 7447 });
+  assert.deepEqual(parseEndpoint("udp/[::1]:0"), { protocol: "udp", host: "::1", port: 0 });
+  assert.deepEqual(parseEndpoint("tls/localhost:7447"), { protocol: "tls", host: "127.0.0.1", port: 7447 });
+  assert.equal(formatEndpoint(parseEndpoint("udp/[::1]:7447")), "udp/[::1]:7447");
+  assert.equal(formatEndpoint(parseEndpoint("tls/0.0.0.0:7447")), "tls/0.0.0.0:7447");
+});
+
 test("malformed and oversized endpoints are refused, naming the problem", () => {
   const cases: Array<[string, RegExp]> = [
     ["127.0.0.1:7447", /no protocol/],
-    ["udp/127.0.0.1:7447", /"udp" is not supported/],
-    ["tls/127.0.0.1:7447", /"tls" is not supported/],
+    ["quic/127.0.0.1:7447", /"quic" is not supported \(tcp, udp, tls\)/],
+    ["ws/127.0.0.1:7447", /"ws" is not supported/],
+    ["udp/127.0.0.1", /expected udp\/<ip>:<port>/],
+    ["tls/[::1:7447", /expected tls\/\[<ipv6>\]:<port>/],
+    ["udp/example.com:7447", /not an IPv4 address/],
     ["tcp/127.0.0.1", /expected tcp\/<ip>:<port>/],
     ["tcp/127.0.0.1:", /is not a port/],
     ["tcp/127.0.0.1:65536", /is not a port/],

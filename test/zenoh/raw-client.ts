@@ -1,10 +1,13 @@
 /**
- * A lean zenoh client over raw TCP for the door's tests (and the session-count benchmark): it
- * does the INIT/OPEN handshake with the codec of src/zenoh/codec/, sends network messages in
- * FRAMEs (or anything else as raw batches), and collects what the router sends, batch by batch.
+ * A lean zenoh client over raw TCP, TLS or UDP for the door's tests (and the session-count
+ * benchmark): it does the INIT/OPEN handshake with the codec of src/zenoh/codec/, sends network
+ * messages in FRAMEs (or anything else as raw batches), and collects what the router sends,
+ * batch by batch.
  */
 import { Buffer } from "node:buffer";
+import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { connect, type Socket } from "node:net";
+import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
 import { BinaryReader, BinaryWriter } from "../../src/core/binary.js";
 import { decodeNetwork, type NetworkMsg } from "../../src/zenoh/codec/network.js";
 import {
@@ -24,6 +27,12 @@ export interface HandshakeOptions {
   leaseMs?: number;
   /** zenoh user/password credentials, sent as zenoh-rust's client sends them. */
   credentials?: { user: string; password: string };
+  /** Asks for priority lanes. */
+  qos?: boolean;
+  /** A sequence-number resolution (0: 8 bits … 2: 32). */
+  snRes?: number;
+  /** Fragment markers (1 unless given). */
+  patch?: number;
 }
 
 export class RawClient {
@@ -35,8 +44,12 @@ export class RawClient {
   readonly network: NetworkMsg[] = [];
   closed = false;
   private pending = Buffer.alloc(0);
-  private sn = 0;
   private readonly waiters = new Set<() => void>();
+
+  /** The UDP socket, for a client over UDP (then `socket` is not used). */
+  private udp: UdpSocket | undefined;
+  /** The next SN of each reliable lane (priority 0 to 7; lane 5 without QoS). */
+  readonly snOut = [0, 0, 0, 0, 0, 0, 0, 0];
 
   private constructor(readonly socket: Socket) {
     socket.on("data", (d: Buffer) => this.onData(d));
@@ -56,6 +69,29 @@ export class RawClient {
     return new RawClient(socket);
   }
 
+  /** Connects over TLS (`options`: the CA to trust, a client certificate...). */
+  static async connectTls(port: number, options: ConnectionOptions = {}): Promise<RawClient> {
+    const socket = tlsConnect({ port, host: "127.0.0.1", servername: "localhost", ...options });
+    await new Promise<void>((resolve, reject) => {
+      socket.once("secureConnect", resolve);
+      socket.once("error", reject);
+      socket.once("close", () => reject(new Error("the TLS connection closed before its handshake ended")));
+    });
+    return new RawClient(socket);
+  }
+
+  /** A client over UDP: each batch is one datagram, without the length prefix. */
+  static async connectUdp(port: number, host = "127.0.0.1"): Promise<RawClient> {
+    const udp = createSocket("udp4");
+    await new Promise<void>((resolve) => udp.connect(port, host, resolve));
+    // An unused stream stands in for `socket`, so the TCP paths stay as they are.
+    const c = new RawClient(new (await import("node:net")).Socket());
+    c.udp = udp;
+    udp.on("message", (d: Buffer) => c.onBatch(d));
+    udp.on("error", () => {});
+    return c;
+  }
+
   /** Connects and opens a session (client by default). */
   static async open(port: number, opts: HandshakeOptions = {}): Promise<RawClient> {
     const c = await RawClient.connect(port);
@@ -63,47 +99,75 @@ export class RawClient {
     return c;
   }
 
-  /** Opens the session; rejects when the router answers with CLOSE (or nothing) instead of an ack. */
+  /**
+   * The INIT/OPEN handshake (the client's SNs start at 0); rejects when the router answers with
+   * CLOSE (or nothing) instead of an ack.
+   */
   async handshake(opts: HandshakeOptions = {}): Promise<void> {
     const creds = opts.credentials;
     this.sendBatch((w) =>
       encodeInitSyn(w, {
         whatami: opts.whatami ?? "client",
         zid: opts.zid ?? "C0FFEE",
-        patch: 1,
+        patch: opts.patch ?? 1,
         auth: creds ? usrPwdClient.initSyn() : undefined,
+        ...(opts.qos ? { qos: true } : {}),
+        ...(opts.snRes !== undefined ? { snRes: opts.snRes } : {}),
       }),
     );
     const ack = await this.waitTransport((t) => t.kind === "init" || t.kind === "close");
     if (ack.kind !== "init" || !ack.msg.cookie) throw new Error("no INIT ack");
     const auth = creds ? usrPwdClient.openSyn(ack.msg.auth, creds.user, creds.password) : undefined;
     this.sendBatch((w) =>
-      encodeOpen(w, { ack: false, leaseMs: opts.leaseMs ?? 10_000, initialSn: 0, cookie: ack.msg.cookie, auth }),
+      encodeOpen(w, {
+        ack: false,
+        leaseMs: opts.leaseMs ?? 10_000,
+        initialSn: 0,
+        cookie: ack.msg.cookie,
+        auth,
+        ...(opts.qos ? { qos: true } : {}),
+      }),
     );
     const open = await this.waitTransport((t) => t.kind === "open" || t.kind === "close");
     if (open.kind !== "open") throw new Error("the router closed the session instead of an OPEN ack");
   }
 
-  /** Sends one batch whose content `write` encodes (the length prefix is added here). */
+  /** Sends one batch whose content `write` encodes (the length prefix is added here on TCP and TLS). */
   sendBatch(write: (w: BinaryWriter) => void): void {
     const w = new BinaryWriter(256);
     w.u16(0);
     write(w);
     w.patchU16(0, w.length - 2);
-    this.socket.write(w.finish());
+    const framed = w.finish();
+    if (this.udp) this.udp.send(framed.subarray(2));
+    else this.socket.write(framed);
   }
 
-  /** Sends network messages in one reliable FRAME. */
+  /** Sends network messages in one reliable FRAME, with the next SN of its lane. */
   sendFrame(...writes: Array<(w: BinaryWriter) => void>): void {
+    this.sendFrameOn({ priority: 5 }, ...writes);
+  }
+
+  /**
+   * Sends network messages in one FRAME: reliable unless said, on lane `priority` (its QoS
+   * extension when `qos`), with SN `sn` or the lane's next one.
+   */
+  sendFrameOn(
+    opts: { priority?: number; reliable?: boolean; qos?: boolean; sn?: number },
+    ...writes: Array<(w: BinaryWriter) => void>
+  ): void {
+    const p = opts.priority ?? 5;
+    const sn = opts.sn ?? this.snOut[p]!++;
     this.sendBatch((w) => {
-      encodeFrameHeader(w, this.sn++, true);
+      encodeFrameHeader(w, sn, opts.reliable ?? true, p, opts.qos ?? false);
       for (const write of writes) write(w);
     });
   }
 
-  /** Sends raw bytes (for malformed input). */
+  /** Sends raw bytes (for malformed input): a datagram on UDP, else bytes on the stream. */
   sendRaw(bytes: Uint8Array): void {
-    this.socket.write(bytes);
+    if (this.udp) this.udp.send(bytes);
+    else this.socket.write(bytes);
   }
 
   private onData(d: Buffer): void {
@@ -113,13 +177,19 @@ export class RawClient {
       if (this.pending.length < 2 + len) break;
       const batch = this.pending.subarray(2, 2 + len);
       this.pending = this.pending.subarray(2 + len);
-      this.batches.push(Buffer.from(batch));
-      const r = new BinaryReader(batch);
-      while (!r.done) {
-        const t = decodeTransport(r);
-        this.transport.push(t);
-        if (t.kind === "frame") while (!r.done && isNetworkHeader(r.peekU8())) this.network.push(decodeNetwork(r));
-      }
+      this.onBatch(batch);
+    }
+  }
+
+  private onBatch(batch: Buffer): void {
+    this.batches.push(Buffer.from(batch));
+    const r = new BinaryReader(batch);
+    while (!r.done) {
+      const t = decodeTransport(r);
+      this.transport.push(t);
+      // A CLOSE ends a UDP "connection": there is no socket close to see.
+      if (t.kind === "close" && this.udp) this.closed = true;
+      if (t.kind === "frame") while (!r.done && isNetworkHeader(r.peekU8())) this.network.push(decodeNetwork(r));
     }
     this.wake();
   }
@@ -166,5 +236,10 @@ export class RawClient {
 
   close(): void {
     this.socket.destroy();
+    if (this.udp) {
+      const u = this.udp;
+      this.udp = undefined;
+      u.close();
+    }
   }
 }

@@ -370,13 +370,34 @@ export function encodeFrameHeader(w: BinaryWriter, sn: number, reliable: boolean
   }
 }
 
-/** Writes a FRAGMENT with its payload. `first` is sent only under patch ≥ 1. */
+/**
+ * Writes a FRAGMENT with its payload. `first` is sent only under patch ≥ 1; a priority other
+ * than 5 rides in a QoS extension when `qos` was agreed, as in a FRAME.
+ */
 export function encodeFragment(
   w: BinaryWriter,
-  m: { sn: number; reliable: boolean; more: boolean; first: boolean; payload: Uint8Array },
+  m: {
+    sn: number;
+    reliable: boolean;
+    more: boolean;
+    first: boolean;
+    payload: Uint8Array;
+    priority?: number;
+    qos?: boolean;
+  },
 ): void {
-  w.u8(MID_T_FRAGMENT | (m.reliable ? FLAG_RELIABLE : 0) | (m.more ? FLAG_FRAGMENT_M : 0) | (m.first ? FLAG_Z : 0));
+  const withQos = m.qos === true && m.priority !== undefined && m.priority !== 5;
+  w.u8(
+    MID_T_FRAGMENT |
+      (m.reliable ? FLAG_RELIABLE : 0) |
+      (m.more ? FLAG_FRAGMENT_M : 0) |
+      (m.first || withQos ? FLAG_Z : 0),
+  );
   w.vle(m.sn);
+  if (withQos) {
+    extHeader(w, EXT_FRAME_QOS, m.first);
+    w.vle(m.priority as number);
+  }
   if (m.first) extHeader(w, EXT_FRAGMENT_FIRST, false);
   w.bytes(m.payload);
 }

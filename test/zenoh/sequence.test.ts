@@ -1,0 +1,231 @@
+/**
+ * Transport sequence numbers (src/zenoh/sequence.ts, link.ts) with the raw test client: zenoh's
+ * modulo for each resolution, reliable FRAMEs out of sequence closing a TCP session, best-effort
+ * ones and UDP's dropped when stale, lanes counted apart under QoS, broken fragment chains
+ * discarded.
+ */
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { Writable } from "node:stream";
+import { after, test } from "node:test";
+import { pino } from "pino";
+import { BinaryWriter } from "../../src/core/binary.js";
+import { type Logger, silentLogger } from "../../src/core/log.js";
+import { Router } from "../../src/core/router.js";
+import type { Sample } from "../../src/core/sample.js";
+import { Session } from "../../src/core/session.js";
+import { encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
+import { CloseReason, encodeFragment } from "../../src/zenoh/codec/transport.js";
+import { parseEndpoint } from "../../src/zenoh/endpoint.js";
+import { ZenohServer } from "../../src/zenoh/server.js";
+import { InboundSequences, precedes, snMask } from "../../src/zenoh/sequence.js";
+import { RawClient } from "./raw-client.js";
+
+const opened: Array<{ close(): unknown }> = [];
+after(async () => {
+  for (const o of opened.reverse()) await o.close();
+});
+
+function capturingLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString().split("\n")) if (line) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { logger: pino({ level: "info" }, sink), lines };
+}
+
+async function door(
+  endpoint = "tcp/127.0.0.1:0",
+  logger: Logger = silentLogger,
+): Promise<{ port: number; session: Session; got: Sample[]; server: ZenohServer }> {
+  const router = new Router({ logger: silentLogger });
+  const server = new ZenohServer({
+    zid: router.zid,
+    openSession: (name) => new Session(router, name),
+    connectivity: router.connectivity(),
+    logger,
+    endpoints: [parseEndpoint(endpoint)],
+  });
+  await server.listen();
+  opened.push(server);
+  const port = Number(server.locators()[0]!.split(":").pop());
+  const session = new Session(router, "test");
+  const got: Sample[] = [];
+  session.declareSubscriber("sn/**", (s) => void got.push(s));
+  return { port, session, got, server };
+}
+
+async function client(port: number, opts: Parameters<RawClient["handshake"]>[0] = {}, udp = false) {
+  const c = udp ? await RawClient.connectUdp(port) : await RawClient.connect(port);
+  opened.push(c);
+  await c.handshake(opts);
+  return c;
+}
+
+const key = (suffix: string) => ({ scope: 0, suffix, senderMapping: false });
+const put = (suffix: string) => (w: BinaryWriter) =>
+  encodePush(w, key(`sn/${suffix}`), { kind: "put", encoding: "", hasEncoding: false, payload: Buffer.from(suffix) });
+
+function closeReason(c: RawClient): number | undefined {
+  const t = c.transport.find((m) => m.kind === "close");
+  return t?.kind === "close" ? t.reason : undefined;
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 150));
+
+test("zenoh's modulo per resolution, and precedence across the wrap", () => {
+  assert.deepEqual([0, 1, 2].map(snMask), [0x7f, 0x3fff, 0x0fff_ffff]);
+  assert.equal(precedes(0x7f, 0, 0x7f), true);
+  assert.equal(precedes(10, 10, 0x7f), false);
+  assert.equal(precedes(10, 9, 0x7f), false);
+  assert.equal(precedes(10, 10 + 63, 0x7f), true);
+  assert.equal(precedes(10, 10 + 64, 0x7f), false);
+  const seq = new InboundSequences(0x7f, 0);
+  assert.equal(seq.expected(0, true), 0);
+  assert.equal(seq.check(0, true, 0), "next");
+  assert.equal(seq.check(0, true, 2), "later");
+  assert.equal(seq.check(0, true, 1), "stale");
+  assert.equal(seq.check(0, false, 0), "next", "the best-effort channel counts apart");
+});
+
+test("the router's own SNs stay within zenoh's modulo: an 8-bit resolution wraps at 127", async () => {
+  const { port, session } = await door();
+  const c = await client(port, { snRes: 0 });
+  const open = c.transport.find((t) => t.kind === "open");
+  assert.ok(open?.kind === "open" && open.msg.initialSn <= 0x7f, `initial SN ${JSON.stringify(open)}`);
+  c.sendFrame((w) => encodeDeclare(w, { kind: "subscriber", id: 1, key: key("wrap/**") }));
+  await c.until(() => session.matchingStatus("wrap/x", "subscribers") || undefined);
+  // One batch per turn: 200 batches walk the SN past the modulo at least once.
+  for (let i = 0; i < 200; i++) {
+    await session.put("wrap/x", String(i));
+    await new Promise((r) => setImmediate(r));
+  }
+  await c.until(() => c.network.filter((m) => m.kind === "push").length === 200 || undefined);
+  const sns = c.transport.flatMap((t) => (t.kind === "frame" ? [t.frame.sn] : []));
+  assert.ok(sns.length >= 2);
+  for (let i = 1; i < sns.length; i++) assert.equal(sns[i], (sns[i - 1]! + 1) & 0x7f, `SNs ${sns.join(",")}`);
+});
+
+test("tcp: a reliable FRAME that skips an SN closes the session with CLOSE invalid and a log line", async () => {
+  const { logger, lines } = capturingLogger();
+  const { port, got } = await door("tcp/127.0.0.1:0", logger);
+  const c = await client(port);
+  c.sendFrameOn({ sn: 0 }, put("a"));
+  c.sendFrameOn({ sn: 2 }, put("b"));
+  await c.waitClosed();
+  assert.equal(closeReason(c), CloseReason.INVALID);
+  assert.deepEqual(
+    got.map((s) => s.key),
+    ["sn/a"],
+  );
+  const line = lines.find((l) => /out of sequence/.test(String(l.msg)));
+  assert.ok(line, JSON.stringify(lines));
+  assert.equal(line.expected, 1);
+  assert.equal(line.sn, 2);
+});
+
+test("tcp: a reliable FRAME that repeats an SN closes the session", async () => {
+  const { port } = await door();
+  const c = await client(port);
+  c.sendFrameOn({ sn: 0 }, put("a"));
+  c.sendFrameOn({ sn: 0 }, put("a"));
+  await c.waitClosed();
+  assert.equal(closeReason(c), CloseReason.INVALID);
+});
+
+test("an SN beyond the negotiated resolution closes the session", async () => {
+  const { port } = await door();
+  const c = await client(port, { snRes: 0 });
+  c.sendFrameOn({ sn: 200 }, put("a"));
+  await c.waitClosed();
+  assert.equal(closeReason(c), CloseReason.INVALID);
+});
+
+test("best effort: a stale FRAME is dropped, a later one (a gap) taken, and the session stays", async () => {
+  const { port, got } = await door();
+  const c = await client(port);
+  c.sendFrameOn({ sn: 5, reliable: false }, put("five"));
+  c.sendFrameOn({ sn: 3, reliable: false }, put("three"));
+  c.sendFrameOn({ sn: 5, reliable: false }, put("again"));
+  c.sendFrameOn({ sn: 6, reliable: false }, put("six"));
+  // The reliable channel counts apart: its first SN is still 0.
+  c.sendFrameOn({ sn: 0 }, put("reliable"));
+  await c.until(() => got.length === 3 || undefined);
+  await settle();
+  assert.deepEqual(
+    got.map((s) => s.key),
+    ["sn/five", "sn/six", "sn/reliable"],
+  );
+  assert.equal(c.closed, false);
+});
+
+test("with QoS, each priority lane has its own sequence; without, another priority is refused", async () => {
+  const { port, got } = await door();
+  const c = await client(port, { qos: true });
+  c.sendFrameOn({ sn: 0, priority: 2, qos: true }, put("p2"));
+  c.sendFrameOn({ sn: 0, priority: 5, qos: true }, put("p5"));
+  c.sendFrameOn({ sn: 1, priority: 2, qos: true }, put("p2b"));
+  await c.until(() => got.length === 3 || undefined);
+  assert.equal(c.closed, false);
+  const plain = await client(port);
+  plain.sendFrameOn({ sn: 0, priority: 2, qos: true }, put("nope"));
+  await plain.waitClosed();
+  assert.equal(closeReason(plain), CloseReason.INVALID);
+});
+
+test("udp: reliable FRAMEs with a gap are taken and a repeat is dropped, not fatal (datagrams get lost)", async () => {
+  const { port, got } = await door("udp/127.0.0.1:0");
+  const c = await client(port, {}, true);
+  c.sendFrameOn({ sn: 0 }, put("u0"));
+  c.sendFrameOn({ sn: 3 }, put("u3"));
+  c.sendFrameOn({ sn: 3 }, put("dup"));
+  c.sendFrameOn({ sn: 4 }, put("u4"));
+  await c.until(() => got.length === 3 || undefined);
+  await settle();
+  assert.deepEqual(
+    got.map((s) => s.key),
+    ["sn/u0", "sn/u3", "sn/u4"],
+  );
+  assert.equal(closeReason(c), undefined);
+});
+
+/** A PUSH of `size` bytes, encoded, for fragments. */
+function pushBytes(suffix: string, size: number): Buffer {
+  const w = new BinaryWriter();
+  encodePush(w, key(`sn/${suffix}`), { kind: "put", encoding: "", hasEncoding: false, payload: Buffer.alloc(size, 1) });
+  return w.finish();
+}
+
+test("fragments with a broken SN chain are discarded; the next whole message is delivered", async () => {
+  for (const patch of [1, 0]) {
+    const { port, got } = await door("udp/127.0.0.1:0");
+    const c = await client(port, { patch }, true);
+    const msg = pushBytes("broken", 3000);
+    const piece = (sn: number, at: number, more: boolean) =>
+      c.sendBatch((w) =>
+        encodeFragment(w, {
+          sn,
+          reliable: false,
+          more,
+          first: patch >= 1 && at === 0,
+          payload: msg.subarray(at, more ? at + 1000 : msg.length),
+        }),
+      );
+    piece(0, 0, true);
+    // SN 1 (the middle) is lost.
+    piece(2, 2000, false);
+    const whole = pushBytes("whole", 10);
+    c.sendFrameOn({ sn: 3, reliable: false }, (w) => w.bytes(whole));
+    await c.until(() => got.length >= 1 || undefined);
+    await settle();
+    assert.deepEqual(
+      got.map((s) => s.key),
+      ["sn/whole"],
+      `patch ${patch}`,
+    );
+    assert.equal(closeReason(c), undefined);
+  }
+});
