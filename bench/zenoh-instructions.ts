@@ -66,7 +66,9 @@ try {
       nodeArgs: [
         "--no-concurrent-recompilation",
         // A CPU profile of zest, to see where the cost goes (`cpu` mode: valgrind would distort it).
-        ...(process.env.BENCH_CPU_PROF && mode === "cpu" ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : []),
+        ...(process.env.BENCH_CPU_PROF && mode === "cpu"
+          ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF]
+          : []),
       ],
       ...(mode === "instructions"
         ? {

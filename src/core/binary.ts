@@ -25,6 +25,9 @@ export class DecodeError extends ZestError {
 export const VLE_MAX_BYTES = 9;
 
 const TWO_32 = 0x1_0000_0000;
+/** Up to this many bytes, a loop copies faster than `TypedArray.prototype.set` (a builtin call). */
+const SMALL_COPY = 32;
+const EMPTY = Buffer.alloc(0);
 
 /** The number of bytes `v` takes as a zenoh variable-length integer (`v` a safe non-negative integer). */
 export function vleLength(v: number): number {
@@ -182,6 +185,25 @@ export class BinaryReader {
     const v = this.buf.subarray(this.pos, this.pos + n);
     this.pos += n;
     return v;
+  }
+
+  /**
+   * Bytes prefixed by their length, at most `max` of them, as a copy of their own: a value kept
+   * past the batch it came in (a stored payload) must not hold the whole batch alive. Small ones
+   * are copied byte by byte into Node's shared pool, the cost of one view.
+   */
+  lenBytesCopy(max = Number.MAX_SAFE_INTEGER): Buffer {
+    const n = this.vle();
+    if (n > max) throw new DecodeError(`length ${n} above its limit ${max}`);
+    this.need(n);
+    const src = this.buf;
+    const at = this.pos;
+    this.pos += n;
+    if (n === 0) return EMPTY;
+    const out = Buffer.allocUnsafe(n);
+    if (n <= SMALL_COPY) for (let i = 0; i < n; i++) out[i] = src[at + i] as number;
+    else src.copy(out, 0, at, at + n);
+    return out;
   }
 
   /** Skips `n` bytes. */
@@ -344,9 +366,14 @@ export class BinaryWriter {
   }
 
   bytes(b: Uint8Array): this {
-    this.ensure(b.length);
-    this.buf.set(b, this.pos);
-    this.pos += b.length;
+    const n = b.length;
+    this.ensure(n);
+    if (n <= SMALL_COPY) {
+      const buf = this.buf;
+      let at = this.pos;
+      for (let i = 0; i < n; i++) buf[at++] = b[i] as number;
+    } else this.buf.set(b, this.pos);
+    this.pos += n;
     return this;
   }
 

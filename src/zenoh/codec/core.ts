@@ -147,13 +147,19 @@ export function readTimestamp(r: BinaryReader): Timestamp {
 
 /** ZenohId wire bytes per zest id, cached (a router writes its own id on every timestamp). */
 const zidCache = new Map<string, Buffer>();
+/** The last id asked for: the router's own, on every sample it stamped (no hash lookup then). */
+let lastZid = "";
+let lastZidBytes: Buffer = EMPTY;
 function cachedZid(id: string): Buffer {
+  if (id === lastZid) return lastZidBytes;
   let b = zidCache.get(id);
   if (b === undefined) {
     if (zidCache.size > 1024) zidCache.clear();
     b = zidBytes(id);
     zidCache.set(id, b);
   }
+  lastZid = id;
+  lastZidBytes = b;
   return b;
 }
 
