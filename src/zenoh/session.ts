@@ -191,9 +191,10 @@ export class ZenohSession implements NetworkHandler {
       this.logger.info({ zid: this.peer.zid, key, kind: b.kind }, "zenoh write refused by access control");
       return;
     }
-    // Without a timestamp, Session stamps it with the router's clock, as zenohd with timestamping on.
+    // Without a timestamp, it is stamped with the router's clock, as zenohd with timestamping on.
     const options: PutOptions = { qos: qosOfByte(qos), allowedDestination: "remote" };
-    if (b.timestamp) options.timestamp = b.timestamp;
+    // One clock reading per batch (this turn), not per write: the stamps stay unique and increasing.
+    options.timestamp = b.timestamp ?? this.session.clock.newTimestampInTurn();
     // Payload and attachment are the decoder's copies (codec/zenoh.ts), not views into the batch.
     if (b.attachment) options.attachment = b.attachment;
     let done: Promise<void>;
