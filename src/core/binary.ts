@@ -346,11 +346,17 @@ export class BinaryWriter {
   /** A 64-bit unsigned integer as a zenoh variable-length integer (9 bytes at most). */
   vle64(v: bigint): this {
     v = BigInt.asUintN(64, v);
-    this.ensure(VLE_MAX_BYTES);
     // Two 32-bit halves as numbers: BigInt shifts per byte cost a tenth of a router's time per
     // timestamped sample (zenoh's NTP64 times use all 64 bits).
-    let lo = Number(v & 0xffff_ffffn);
-    let hi = Number(v >> 32n);
+    return this.vle64Words(Number(v >> 32n), Number(v & 0xffff_ffffn));
+  }
+
+  /**
+   * A 64-bit unsigned integer given as its high and low 32-bit halves (numbers), as a zenoh
+   * variable-length integer: for a caller that has the halves without BigInt operations.
+   */
+  vle64Words(hi: number, lo: number): this {
+    this.ensure(VLE_MAX_BYTES);
     const buf = this.buf;
     for (let i = 0; i < VLE_MAX_BYTES - 1; i++) {
       if (hi === 0 && lo < 0x80) {
