@@ -3,7 +3,7 @@
  * INTEREST and OAM, each with its extensions, wrapping the zenoh messages of `zenoh.ts` and the
  * declarations of `declarations.ts`.
  */
-import { Buffer } from "node:buffer";
+import type { Buffer } from "node:buffer";
 import {
   type BinaryReader,
   BinaryReader as Reader,
