@@ -10,10 +10,13 @@ import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { connect, type Socket } from "node:net";
 import { BinaryReader, BinaryWriter } from "../../src/core/binary.js";
-import { encodePush } from "../../src/zenoh/codec/network.js";
+import type { WireExpr } from "../../src/zenoh/codec/core.js";
+import type { Declaration } from "../../src/zenoh/codec/declarations.js";
+import { decodeNetwork, encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
 import {
   decodeTransport,
   encodeFrameHeader,
+  isNetworkHeader,
   encodeInitSyn,
   encodeKeepAlive,
   encodeOpen,
@@ -73,6 +76,53 @@ export class LeanZenohClient {
         { scope: 0, suffix: key, senderMapping: false },
         { kind: "put", encoding: "text/plain", hasEncoding: true, payload },
       );
+    });
+  }
+
+  /** Sends one declaration (a reliable FRAME with one DECLARE). */
+  declare(decl: Declaration): void {
+    this.send((w) => {
+      encodeFrameHeader(w, this.sn++ & 0x0fff_ffff, true);
+      encodeDeclare(w, decl);
+    });
+  }
+
+  /**
+   * Puts `payload` on `key` `n` times in one batch (a reliable FRAME of `n` PUSHes without
+   * encoding, as `z_pub_thr` sends them); returns false when the socket asks to wait for drain.
+   */
+  putBatch(key: WireExpr, payload: Buffer, n: number): boolean {
+    const w = this.w;
+    w.reset();
+    w.u16(0);
+    encodeFrameHeader(w, this.sn++ & 0x0fff_ffff, true);
+    const body = { kind: "put" as const, encoding: "", hasEncoding: false, payload };
+    for (let i = 0; i < n; i++) encodePush(w, key, body);
+    w.patchU16(0, w.length - 2);
+    return this.socket.write(Buffer.from(w.view()));
+  }
+
+  /** Calls `onPushes(n)` with the number of PUSHes in each batch the router sends from now on. */
+  countPushes(onPushes: (n: number) => void): void {
+    let pending = Buffer.alloc(0);
+    this.socket.removeAllListeners("data");
+    this.socket.on("data", (chunk: Buffer) => {
+      let buf = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
+      let at = 0;
+      while (buf.length - at >= 2 && buf.length - at - 2 >= buf.readUInt16LE(at)) {
+        const len = buf.readUInt16LE(at);
+        const r = new BinaryReader(buf, at + 2, at + 2 + len);
+        at += 2 + len;
+        let n = 0;
+        while (!r.done) {
+          const t = decodeTransport(r);
+          if (t.kind !== "frame") continue;
+          while (!r.done && isNetworkHeader(r.peekU8())) if (decodeNetwork(r).kind === "push") n++;
+        }
+        if (n > 0) onPushes(n);
+      }
+      buf = buf.subarray(at);
+      pending = Buffer.from(buf);
     });
   }
 

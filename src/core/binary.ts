@@ -25,6 +25,9 @@ export class DecodeError extends ZestError {
 export const VLE_MAX_BYTES = 9;
 
 const TWO_32 = 0x1_0000_0000;
+/** Up to this many bytes, a loop copies faster than `TypedArray.prototype.set` (a builtin call). */
+const SMALL_COPY = 32;
+const EMPTY = Buffer.alloc(0);
 
 /** The number of bytes `v` takes as a zenoh variable-length integer (`v` a safe non-negative integer). */
 export function vleLength(v: number): number {
@@ -184,6 +187,25 @@ export class BinaryReader {
     return v;
   }
 
+  /**
+   * Bytes prefixed by their length, at most `max` of them, as a copy of their own: a value kept
+   * past the batch it came in (a stored payload) must not hold the whole batch alive. Small ones
+   * are copied byte by byte into Node's shared pool, the cost of one view.
+   */
+  lenBytesCopy(max = Number.MAX_SAFE_INTEGER): Buffer {
+    const n = this.vle();
+    if (n > max) throw new DecodeError(`length ${n} above its limit ${max}`);
+    this.need(n);
+    const src = this.buf;
+    const at = this.pos;
+    this.pos += n;
+    if (n === 0) return EMPTY;
+    const out = Buffer.allocUnsafe(n);
+    if (n <= SMALL_COPY) for (let i = 0; i < n; i++) out[i] = src[at + i] as number;
+    else src.copy(out, 0, at, at + n);
+    return out;
+  }
+
   /** Skips `n` bytes. */
   skip(n: number): void {
     this.need(n);
@@ -324,11 +346,17 @@ export class BinaryWriter {
   /** A 64-bit unsigned integer as a zenoh variable-length integer (9 bytes at most). */
   vle64(v: bigint): this {
     v = BigInt.asUintN(64, v);
-    this.ensure(VLE_MAX_BYTES);
     // Two 32-bit halves as numbers: BigInt shifts per byte cost a tenth of a router's time per
     // timestamped sample (zenoh's NTP64 times use all 64 bits).
-    let lo = Number(v & 0xffff_ffffn);
-    let hi = Number(v >> 32n);
+    return this.vle64Words(Number(v >> 32n), Number(v & 0xffff_ffffn));
+  }
+
+  /**
+   * A 64-bit unsigned integer given as its high and low 32-bit halves (numbers), as a zenoh
+   * variable-length integer: for a caller that has the halves without BigInt operations.
+   */
+  vle64Words(hi: number, lo: number): this {
+    this.ensure(VLE_MAX_BYTES);
     const buf = this.buf;
     for (let i = 0; i < VLE_MAX_BYTES - 1; i++) {
       if (hi === 0 && lo < 0x80) {
@@ -344,9 +372,14 @@ export class BinaryWriter {
   }
 
   bytes(b: Uint8Array): this {
-    this.ensure(b.length);
-    this.buf.set(b, this.pos);
-    this.pos += b.length;
+    const n = b.length;
+    this.ensure(n);
+    if (n <= SMALL_COPY) {
+      const buf = this.buf;
+      let at = this.pos;
+      for (let i = 0; i < n; i++) buf[at++] = b[i] as number;
+    } else this.buf.set(b, this.pos);
+    this.pos += n;
     return this;
   }
 

@@ -10,6 +10,11 @@ import type { Timestamp } from "./timestamp.js";
 export interface Clock {
   /** A timestamp newer than every one this router made or observed. */
   newTimestamp(): Timestamp;
+  /**
+   * The same, reading the wall clock once per event-loop turn: the turn's later stamps are each one
+   * tick past the last (unique and increasing still). For a door stamping a batch of writes at once.
+   */
+  newTimestampInTurn(): Timestamp;
 }
 
 /**

@@ -191,6 +191,9 @@ function secondsNtp64(secs: number): bigint {
   return cachedSecsNtp64;
 }
 
+/** At most this many stamps share one reading of the wall clock (`HLC.newTimestampInTurn`). */
+const STAMPS_PER_READING = 1024;
+
 /**
  * Hybrid logical clock: wall-clock time, made strictly monotonic per clock, and advanced past
  * any remote timestamp it observes (so causality holds across routers).
@@ -210,6 +213,36 @@ export class HLC {
     this.last = now > this.last ? now : this.last + 1n;
     return new Timestamp(this.last, this.id);
   }
+
+  /**
+   * A new timestamp as `newTimestamp` gives, reading the wall clock once per event-loop turn (and
+   * at least every `STAMPS_PER_READING` stamps): the turn's later stamps are each one tick
+   * (2^-32 s) past the last, so they stay unique and strictly increasing. For a door that stamps a
+   * whole batch of writes in one turn (the zenoh door): the clock read and its conversion were a
+   * tenth of its cost per write.
+   */
+  newTimestampInTurn(): Timestamp {
+    if (this.turnStamps > 0) {
+      this.turnStamps--;
+      this.last += 1n;
+      return new Timestamp(this.last, this.id);
+    }
+    const ts = this.newTimestamp();
+    this.turnStamps = STAMPS_PER_READING - 1;
+    if (!this.turnEndQueued) {
+      this.turnEndQueued = true;
+      queueMicrotask(this.endTurn);
+    }
+    return ts;
+  }
+
+  /** Stamps `newTimestampInTurn` may still give without reading the clock. */
+  private turnStamps = 0;
+  private turnEndQueued = false;
+  private readonly endTurn = (): void => {
+    this.turnStamps = 0;
+    this.turnEndQueued = false;
+  };
 
   /** Observes a timestamp from elsewhere, so later local ones order after it. */
   observe(ts: Timestamp): void {

@@ -9,6 +9,7 @@ import { Buffer } from "node:buffer";
 import type { Decision, Message } from "../access/access.js";
 import { Encoding, fromZenohEncoding } from "../core/encoding.js";
 import { errorMessage, ZestError } from "../core/errors.js";
+import { SETTLED } from "../core/settled.js";
 import type { Logger } from "../core/log.js";
 import type { Connectivity } from "../core/ports.js";
 import type { MatchingListener } from "../core/matching.js";
@@ -22,7 +23,7 @@ import { qosByte, qosOfByte, type WireExpr } from "./codec/core.js";
 import type { Declaration } from "./codec/declarations.js";
 import {
   encodeDeclare,
-  encodePush,
+  encodePushNamed,
   encodeRequest,
   encodeResponseErr,
   encodeResponseFinal,
@@ -67,6 +68,8 @@ interface InterestWatch {
 
 export class ZenohSession implements NetworkHandler {
   private readonly keyexprs = new Map<number, string>();
+  /** Keys of the declared ids used alone, resolved; cleared when any id is declared or undeclared. */
+  private readonly resolvedIds = new Map<number, string>();
   private readonly subscribers = new Map<number, Subscriber>();
   private readonly queryables = new Map<number, Queryable>();
   private readonly tokens = new Map<number, LivelinessToken>();
@@ -146,8 +149,23 @@ export class ZenohSession implements NetworkHandler {
 
   // ---- key expressions ----------------------------------------------------------------------
 
-  /** The key a wire expression names: the peer's declared prefix (if any) and the suffix, canonized. */
+  /**
+   * The key a wire expression names: the peer's declared prefix (if any) and the suffix, canonized.
+   * A declared id alone (every PUSH of a zenoh publisher) is resolved once, then looked up.
+   */
   private resolve(ke: WireExpr): string {
+    if (ke.suffix === "" && ke.scope !== 0 && ke.senderMapping) {
+      const known = this.resolvedIds.get(ke.scope);
+      if (known !== undefined) return known;
+      const key = this.resolveNow(ke);
+      // Bounded as the ids are: only a declared id resolves.
+      this.resolvedIds.set(ke.scope, key);
+      return key;
+    }
+    return this.resolveNow(ke);
+  }
+
+  private resolveNow(ke: WireExpr): string {
     let key = ke.suffix;
     if (ke.scope !== 0) {
       if (!ke.senderMapping) throw ZestError.badRequest(`key-expression id ${ke.scope} is not one the router declared`);
@@ -176,12 +194,12 @@ export class ZenohSession implements NetworkHandler {
       this.logger.info({ zid: this.peer.zid, key, kind: b.kind }, "zenoh write refused by access control");
       return;
     }
-    // Without a timestamp, Session stamps it with the router's clock, as zenohd with timestamping on.
+    // Without a timestamp, it is stamped with the router's clock, as zenohd with timestamping on.
     const options: PutOptions = { qos: qosOfByte(qos), allowedDestination: "remote" };
-    if (b.timestamp) options.timestamp = b.timestamp;
-    // Payload and attachment are copied out of the socket's chunk: a stored value must not keep
-    // its whole batch alive.
-    if (b.attachment) options.attachment = Buffer.from(b.attachment);
+    // One clock reading per batch (this turn), not per write: the stamps stay unique and increasing.
+    options.timestamp = b.timestamp ?? this.session.clock.newTimestampInTurn();
+    // Payload and attachment are the decoder's copies (codec/zenoh.ts), not views into the batch.
+    if (b.attachment) options.attachment = b.attachment;
     let done: Promise<void>;
     if (b.kind === "put") {
       options.encoding = b.hasEncoding ? b.encoding : DEFAULT_ENCODING;
@@ -197,8 +215,10 @@ export class ZenohSession implements NetworkHandler {
         if (b.attachment && life !== BOUND_BY_KEY) delete options.attachment;
         Object.assign(options, life);
       }
-      done = this.session.put(key, Buffer.from(b.payload), options);
+      done = this.session.put(key, b.payload, options);
     } else done = this.session.delete(key, options);
+    // Every storage took it at once (the common case): no handler to attach.
+    if (done === SETTLED) return;
     done.catch((err: unknown) =>
       this.logger.info({ zid: this.peer.zid, key, err: errorMessage(err) }, "zenoh write failed"),
     );
@@ -214,7 +234,7 @@ export class ZenohSession implements NetworkHandler {
       sample.qos?.express === true,
     );
     if (w === undefined) return;
-    encodePush(w, { scope: 0, suffix: sample.key, senderMapping: false }, pushBodyOf(sample), qosByte(sample.qos));
+    encodePushNamed(w, sample.key, sample, qosByte(sample.qos));
     this.link.endMessage();
   }
 
@@ -358,7 +378,7 @@ export class ZenohSession implements NetworkHandler {
     }
     if (msg.body.kind === "err") {
       const e = msg.body.err;
-      q.replyErr(Buffer.from(e.payload), { encoding: e.encoding === "" ? DEFAULT_ENCODING : e.encoding });
+      q.replyErr(e.payload, { encoding: e.encoding === "" ? DEFAULT_ENCODING : e.encoding });
       return;
     }
     let key: string;
@@ -384,11 +404,11 @@ export class ZenohSession implements NetworkHandler {
       makeSample(
         key,
         b.kind,
-        b.kind === "put" ? Buffer.from(b.payload) : EMPTY,
+        b.kind === "put" ? b.payload : EMPTY,
         b.kind === "put" ? (b.hasEncoding ? b.encoding : DEFAULT_ENCODING) : Encoding.EMPTY,
         b.timestamp,
       ),
-      { ...(b.attachment ? { attachment: Buffer.from(b.attachment) } : {}) },
+      { ...(b.attachment ? { attachment: b.attachment } : {}) },
     );
     q.replySample(sample);
   }
@@ -421,10 +441,12 @@ export class ZenohSession implements NetworkHandler {
         if (prefix.length > this.session.keyExprLimits.maxLength)
           throw ZestError.tooLarge("declared key expression too long");
         this.keyexprs.set(d.id, prefix);
+        this.resolvedIds.clear();
         return;
       }
       case "unkeyexpr":
         this.keyexprs.delete(d.id);
+        this.resolvedIds.clear();
         return;
       case "subscriber": {
         this.checkDeclarationLimit();

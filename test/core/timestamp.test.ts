@@ -47,3 +47,22 @@ test("ntp64ToRfc3339 agrees on 200,000 pseudo-random times, the second and the d
     assert.equal(ntp64ToRfc3339(t), slow(t));
   }
 });
+
+test("stamps of one turn share a clock reading yet stay unique and increasing; the next turn reads the clock again", async () => {
+  const { HLC } = await import("../../src/core/timestamp.js");
+  const clock = new HLC("0A");
+  const turn = Array.from({ length: 3000 }, () => clock.newTimestampInTurn());
+  for (let i = 1; i < turn.length; i++) assert.ok(turn[i]!.time > turn[i - 1]!.time, `stamp ${i} not after ${i - 1}`);
+  // One reading serves at most 1,024 stamps, each one tick past the last.
+  assert.equal(turn[1]!.time - turn[0]!.time, 1n);
+  assert.equal(turn[1023]!.time - turn[0]!.time, 1023n);
+  // Stamps of either kind interleave and stay ordered.
+  const plain = clock.newTimestamp();
+  assert.ok(plain.time > turn[turn.length - 1]!.time);
+  assert.ok(clock.newTimestampInTurn().time > plain.time);
+  // A later turn reads the clock: 5 ms later, its stamp is ahead by the time gone, not by one tick.
+  const last = clock.newTimestampInTurn();
+  await new Promise((r) => setTimeout(r, 5));
+  const next = clock.newTimestampInTurn();
+  assert.ok(next.unixNanos - last.unixNanos >= 4_000_000n, `${next.unixNanos - last.unixNanos} ns apart`);
+});

@@ -7,7 +7,13 @@ import { Buffer } from "node:buffer";
 import { test } from "node:test";
 import { BinaryReader, BinaryWriter, DecodeError } from "../../src/core/binary.js";
 import { Timestamp } from "../../src/core/timestamp.js";
-import { MandatoryExtensionError, readZid, zidBytes } from "../../src/zenoh/codec/core.js";
+import {
+  MandatoryExtensionError,
+  readTimestamp,
+  readZid,
+  writeTimestamp,
+  zidBytes,
+} from "../../src/zenoh/codec/core.js";
 import { decodeDeclaration, encodeDeclaration, type Declaration } from "../../src/zenoh/codec/declarations.js";
 import {
   decodeNetwork,
@@ -295,5 +301,34 @@ test("truncated messages are DecodeErrors", () => {
   );
   for (let n = 0; n < full.length; n++) {
     assert.throws(() => decodeNetwork(new BinaryReader(full.subarray(0, n))), DecodeError, `cut at ${n}`);
+  }
+});
+
+test("timestamps round-trip across seconds, back in time, and at the edges of 64 bits (the writer's per-second cache)", () => {
+  const times = [
+    0n,
+    1n,
+    0xffff_ffffn,
+    0x1_0000_0000n,
+    (1_795_633_727n << 32n) | 0xffff_fffen,
+    (1_795_633_727n << 32n) | 0xffff_ffffn,
+    1_795_633_728n << 32n,
+    (1_795_633_727n << 32n) | 5n,
+    (1_795_633_728n << 32n) | 0x8000_0000n,
+    0xffff_ffff_ffff_ffffn,
+    0x7fn,
+  ];
+  const w = new BinaryWriter(16);
+  for (const t of times) {
+    const ts = new Timestamp(t, "AB12");
+    w.reset();
+    writeTimestamp(w, ts);
+    const back = readTimestamp(new BinaryReader(w.finish()));
+    assert.equal(back.time, t, `time ${t}`);
+    assert.equal(back.id, "AB12");
+    // The same bytes as the plain 64-bit writer gives.
+    const plain = new BinaryWriter(16);
+    plain.vle64(t);
+    assert.deepEqual(w.finish().subarray(0, plain.length), plain.finish(), `bytes of ${t}`);
   }
 });

@@ -147,19 +147,49 @@ export function readTimestamp(r: BinaryReader): Timestamp {
 
 /** ZenohId wire bytes per zest id, cached (a router writes its own id on every timestamp). */
 const zidCache = new Map<string, Buffer>();
+/** The last id asked for: the router's own, on every sample it stamped (no hash lookup then). */
+let lastZid = "";
+let lastZidBytes: Buffer = EMPTY;
 function cachedZid(id: string): Buffer {
+  if (id === lastZid) return lastZidBytes;
   let b = zidCache.get(id);
   if (b === undefined) {
     if (zidCache.size > 1024) zidCache.clear();
     b = zidBytes(id);
     zidCache.set(id, b);
   }
+  lastZid = id;
+  lastZidBytes = b;
   return b;
+}
+
+/**
+ * The second (high 32 bits) of the NTP64 time written last, as a number and as the BigInt range
+ * it covers: times of one second are written with one BigInt subtraction, not two shifts and
+ * masks (a router stamps and writes thousands a second).
+ */
+let secondNumber = 0;
+let secondStart = -1n;
+let secondEnd = -1n;
+
+/** An NTP64 time as a zenoh variable-length integer. */
+function writeNtp64(w: BinaryWriter, t: bigint): void {
+  if (!(t >= secondStart && t < secondEnd)) {
+    if (t < 0n || t > 0xffff_ffff_ffff_ffffn) {
+      w.vle64(t);
+      return;
+    }
+    secondNumber = Number(t >> 32n);
+    secondStart = BigInt(secondNumber) << 32n;
+    secondEnd = secondStart + 0x1_0000_0000n;
+  }
+  w.vle64Words(secondNumber, Number(t - secondStart));
 }
 
 export function writeTimestamp(w: BinaryWriter, ts: Timestamp): void {
   const id = cachedZid(ts.id);
-  w.vle64(ts.time).u8(id.length).bytes(id);
+  writeNtp64(w, ts.time);
+  w.u8(id.length).bytes(id);
 }
 
 /** A timestamp as an extension body: its length, then the timestamp. */
@@ -168,7 +198,8 @@ export function writeTimestampExt(w: BinaryWriter, ts: Timestamp): void {
   // NTP64 times of this century take 9 bytes as VLE; measure to be exact.
   const start = w.pos;
   w.u8(0);
-  w.vle64(ts.time).u8(id.length).bytes(id);
+  writeNtp64(w, ts.time);
+  w.u8(id.length).bytes(id);
   const len = w.pos - start - 1;
   if (len > 0x7f) throw new RangeError("timestamp extension too long");
   w.view()[start] = len;
@@ -195,7 +226,15 @@ export function readEncoding(r: BinaryReader): Encoding {
 /** Wire bytes per encoding, cached: a router writes the same few encodings on every sample. */
 const encodingBytes = new Map<Encoding, Buffer>();
 
+/** The encoding written last and its bytes: most samples carry the one before them's. */
+let lastEncoding: Encoding | undefined;
+let lastEncodingBytes: Buffer = EMPTY;
+
 export function writeEncoding(w: BinaryWriter, encoding: Encoding): void {
+  if (encoding === lastEncoding) {
+    w.bytes(lastEncodingBytes);
+    return;
+  }
   let b = encodingBytes.get(encoding);
   if (b === undefined) {
     const { id, schema } = toZenohEncoding(encoding);
@@ -207,6 +246,8 @@ export function writeEncoding(w: BinaryWriter, encoding: Encoding): void {
     if (encodingBytes.size >= 1024) encodingBytes.clear();
     encodingBytes.set(encoding, b);
   }
+  lastEncoding = encoding;
+  lastEncodingBytes = b;
   w.bytes(b);
 }
 

@@ -3,7 +3,14 @@
  * INTEREST and OAM, each with its extensions, wrapping the zenoh messages of `zenoh.ts` and the
  * declarations of `declarations.ts`.
  */
-import { type BinaryReader, BinaryReader as Reader, type BinaryWriter, DecodeError } from "../../core/binary.js";
+import type { Buffer } from "node:buffer";
+import {
+  type BinaryReader,
+  BinaryReader as Reader,
+  type BinaryWriter,
+  BinaryWriter as Writer,
+  DecodeError,
+} from "../../core/binary.js";
 import type { Timestamp } from "../../core/timestamp.js";
 import {
   DEFAULT_QOS_BYTE,
@@ -38,6 +45,7 @@ import {
   MID_Z_QUERY,
   MID_Z_REPLY,
   type PushBody,
+  type PushBodyOut,
   type QueryBody,
   type WireConsolidation,
 } from "./zenoh.js";
@@ -290,6 +298,47 @@ export function encodePush(w: BinaryWriter, key: WireExpr, body: PushBody, qos =
   const withQos = qos !== DEFAULT_QOS_BYTE;
   w.u8(keyHeader(MID_N_PUSH, key) | (withQos ? FLAG_Z : 0));
   writeWireExpr(w, key);
+  if (withQos) {
+    extHeader(w, EXT_QOS, false);
+    w.vle(qos);
+  }
+  encodePushBody(w, body);
+}
+
+/**
+ * The wire bytes of recently sent keys as a wire expression of the receiver's scope 0 (`0`, then
+ * the key as a length-prefixed suffix), by key: a router sends the same keys to its subscribers
+ * over and over, and the UTF-8 encoding of each was a tenth of its cost per PUSH. Bounded in
+ * entries and in the length of a key kept.
+ */
+const namedKeyBytes = new Map<string, Buffer>();
+const NAMED_KEY_CACHE_MAX = 4096;
+const NAMED_KEY_LONGEST = 256;
+
+function writeNamedKey(w: BinaryWriter, key: string): void {
+  if (key.length > NAMED_KEY_LONGEST) {
+    writeWireExpr(w, { scope: 0, suffix: key, senderMapping: false });
+    return;
+  }
+  let b = namedKeyBytes.get(key);
+  if (b === undefined) {
+    const t = new Writer(4 + key.length * 3);
+    writeWireExpr(t, { scope: 0, suffix: key, senderMapping: false });
+    b = t.finish();
+    if (namedKeyBytes.size >= NAMED_KEY_CACHE_MAX) namedKeyBytes.clear();
+    namedKeyBytes.set(key, b);
+  }
+  w.bytes(b);
+}
+
+/**
+ * Writes a PUSH of `body` on `key`, named in full (scope 0): what the router sends a subscriber.
+ * The same bytes as `encodePush` with `{ scope: 0, suffix: key }`.
+ */
+export function encodePushNamed(w: BinaryWriter, key: string, body: PushBodyOut, qos = DEFAULT_QOS_BYTE): void {
+  const withQos = qos !== DEFAULT_QOS_BYTE;
+  w.u8(MID_N_PUSH | (key !== "" ? FLAG_N : 0) | (withQos ? FLAG_Z : 0));
+  writeNamedKey(w, key);
   if (withQos) {
     extHeader(w, EXT_QOS, false);
     w.vle(qos);

@@ -51,7 +51,9 @@ export interface PushBody {
   /** True when the encoding was on the wire. */
   hasEncoding: boolean;
   sourceInfo?: SourceInfo;
+  /** Decoded: a copy of its own, as the payload. */
   attachment?: Buffer;
+  /** Decoded: a copy of its own, never a view into the batch. */
   payload: Buffer;
 }
 
@@ -79,6 +81,7 @@ export interface QueryBody {
 export interface ErrBody {
   encoding: Encoding;
   sourceInfo?: SourceInfo;
+  /** Decoded: a copy of its own. */
   payload: Buffer;
 }
 
@@ -102,19 +105,27 @@ export function decodePushBody(r: BinaryReader, h: number): PushBody {
       const ext = readExt(r, MAX_PAYLOAD);
       more = ext.more;
       if (ext.id === EXT_SOURCE_INFO) body.sourceInfo = readSourceInfo(new Reader(ext.zbuf));
-      else if (ext.id === EXT_ATTACHMENT) body.attachment = ext.zbuf;
+      else if (ext.id === EXT_ATTACHMENT) body.attachment = Buffer.from(ext.zbuf);
       else unknownExt(ext);
     }
   }
-  if (put) body.payload = r.lenBytes(MAX_PAYLOAD);
+  // Copied out of the batch as it is read (one buffer, not a view and then a copy): a stored
+  // value must not keep its whole batch alive.
+  if (put) body.payload = r.lenBytesCopy(MAX_PAYLOAD);
   return body;
 }
 
+/**
+ * What `encodePushBody` writes: a PushBody, or a sample as it is (no encoding on the wire for
+ * an empty one, as `hasEncoding` false says).
+ */
+export type PushBodyOut = Omit<PushBody, "hasEncoding"> & { hasEncoding?: boolean };
+
 /** Writes a PUT or DEL. */
-export function encodePushBody(w: BinaryWriter, b: PushBody): void {
+export function encodePushBody(w: BinaryWriter, b: PushBodyOut): void {
   const put = b.kind === "put";
   const hasExt = b.sourceInfo !== undefined || b.attachment !== undefined;
-  const withEncoding = put && (b.hasEncoding || b.encoding !== "");
+  const withEncoding = put && (b.hasEncoding === true || b.encoding !== "");
   w.u8(
     (put ? MID_Z_PUT : MID_Z_DEL) |
       (b.timestamp !== undefined ? FLAG_T : 0) |
@@ -215,7 +226,7 @@ export function decodeErr(r: BinaryReader, h: number): ErrBody {
       else unknownExt(ext);
     }
   }
-  e.payload = r.lenBytes(MAX_PAYLOAD);
+  e.payload = r.lenBytesCopy(MAX_PAYLOAD);
   return e;
 }
 

@@ -1,0 +1,199 @@
+/**
+ * The zenoh door's cost per routed message, counted rather than timed (bench/zenoh.md, "Cost per
+ * message"): instructions under valgrind (callgrind), as bench/instructions.ts counts them per
+ * REST request, or the CPU time zest used. Wall-clock throughput on a shared 2-core host is
+ * noise; the instruction count of the same build repeats to 1-2%.
+ *
+ * Usage (`npm run build` done; valgrind installed for `instructions`):
+ *   node --import tsx bench/zenoh-instructions.ts [instructions|cpu] [warm=200000] [count=100000] [perBatch=64] [-- <zest args>]
+ *
+ * zest runs from dist/cli.js with REST on a free port and the zenoh door on another, with its
+ * default configuration (a memory storage on `**`, so every put is stored as well as routed).
+ * Two lean clients (bench/lib/zenoh-client.ts) open sessions: a subscriber on `bench/thr`, and a
+ * publisher that declares `bench/thr` as key-expression id 1 and sends reliable FRAMEs of
+ * `perBatch` PUSHes of 8 bytes on that id, as `z_pub_thr -s 8` does. At most `WINDOW` messages
+ * are in flight (sent, not yet received), so zest never drops one for a slow reader and the count
+ * is exact. Counting starts when the subscriber has received `warm` messages and stops at
+ * `warm + count`; the figure is the instructions (or CPU-µs) of the zest process per message.
+ * Optimizing compilation runs on the main thread (`--no-concurrent-recompilation`) and what V8's
+ * compiler spends in the window is shown apart, as in bench/instructions.ts.
+ * `BENCH_CPU_PROF=<dir>` (cpu mode) writes a .cpuprofile of zest there.
+ * `INSTRUCTIONS_DUMP=<file>` keeps the callgrind dump, for `callgrind_annotate`.
+ */
+import { Buffer } from "node:buffer";
+import { execFileSync } from "node:child_process";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePorts } from "../test/support/nats-cluster.js";
+import { LeanZenohClient } from "./lib/zenoh-client.js";
+import { CLI, processCpuSeconds, type ServerProcess, spawnServer } from "./lib/proc.js";
+
+/** Messages sent but not yet received, at most. */
+const WINDOW = 16_384;
+const KEY = "bench/thr";
+const COMPILER = /compiler::|Zone|LiveRange|TopTierRegister|Turbofan|Pipeline/;
+
+function usage(): never {
+  console.error(
+    "usage: bench/zenoh-instructions.ts [instructions|cpu] [warm=200000] [count=100000] [perBatch=64] [-- <zest args>]",
+  );
+  process.exit(2);
+}
+
+const argv = process.argv.slice(2);
+const dash = argv.indexOf("--");
+const own = dash === -1 ? argv : argv.slice(0, dash);
+const zestArgs = dash === -1 ? [] : argv.slice(dash + 1);
+const [modeArg = "instructions", warmArg = "200000", countArg = "100000", perBatchArg = "64"] = own;
+if (modeArg !== "instructions" && modeArg !== "cpu") usage();
+const mode = modeArg;
+const warm = Number(warmArg);
+const count = Number(countArg);
+const perBatch = Number(perBatchArg);
+for (const n of [warm, count, perBatch]) if (!Number.isSafeInteger(n) || n < 1) usage();
+
+const dir = mkdtempSync(join(tmpdir(), "zest-zenoh-instructions-"));
+let server: ServerProcess | undefined;
+const clients: LeanZenohClient[] = [];
+try {
+  const [port] = await freePorts(1);
+  server = await spawnServer(
+    "zest",
+    CLI,
+    ["--rest-http-port", "127.0.0.1:0", "-l", `tcp/127.0.0.1:${port}`, "--no-multicast-scouting", ...zestArgs],
+    {
+      nodeArgs: [
+        "--no-concurrent-recompilation",
+        // A CPU profile of zest, to see where the cost goes (`cpu` mode: valgrind would distort it).
+        ...(process.env.BENCH_CPU_PROF && mode === "cpu"
+          ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF]
+          : []),
+      ],
+      ...(mode === "instructions"
+        ? {
+            wrapper: [
+              "valgrind",
+              "--tool=callgrind",
+              "--instr-atstart=no",
+              // V8 writes and rewrites machine code: valgrind must notice it.
+              "--smc-check=all-non-file",
+              `--callgrind-out-file=${join(dir, "callgrind.out")}`,
+            ],
+          }
+        : {}),
+      timeoutMs: 180_000,
+    },
+  );
+  const sub = await LeanZenohClient.connect("127.0.0.1", port!);
+  const pub = await LeanZenohClient.connect("127.0.0.1", port!);
+  clients.push(sub, pub);
+  const { cpu, wallMs } = await measure(server, sub, pub);
+  if (mode === "instructions") {
+    control(server.pid, "-d");
+    const dump = readdirSync(dir).find((f) => /^callgrind\.out\.\d+$/.test(f));
+    if (dump === undefined) throw new Error("callgrind wrote no dump");
+    const { total, compiler } = totals(join(dir, dump));
+    // Kept for callgrind_annotate when asked (INSTRUCTIONS_DUMP=<file>).
+    if (process.env.INSTRUCTIONS_DUMP) copyFileSync(join(dir, dump), process.env.INSTRUCTIONS_DUMP);
+    const per = (n: number): string => Math.round(n / count).toLocaleString("en-US");
+    console.log(`zenoh PUSH routed, ${perBatch} per FRAME, 1 subscriber, default storage`);
+    console.log(
+      `  instructions per message: ${per(total - compiler)} (V8's compiler meanwhile: ${per(compiler)}; all: ${per(total)})`,
+    );
+  } else {
+    console.log(`zenoh PUSH routed, ${perBatch} per FRAME, 1 subscriber, default storage`);
+    console.log(
+      `  CPU per message: ${((cpu * 1e6) / count).toFixed(3)} µs (${Math.round(count / cpu).toLocaleString("en-US")} msg per CPU-second; ${Math.round((count * 1000) / wallMs).toLocaleString("en-US")} msg/s wall)`,
+    );
+  }
+} finally {
+  for (const c of clients) c.close();
+  await server?.stop(1_000);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Declares the subscriber and the publisher's key-expression id, then publishes until the
+ * subscriber has received `warm + count` messages, counting (or reading zest's CPU time) over the
+ * last `count`. Resolves with zest's CPU seconds and the wall time of the counted window.
+ */
+async function measure(
+  zest: ServerProcess,
+  sub: LeanZenohClient,
+  pub: LeanZenohClient,
+): Promise<{ cpu: number; wallMs: number }> {
+  sub.declare({ kind: "subscriber", id: 1, key: { scope: 0, suffix: KEY, senderMapping: false } });
+  pub.declare({ kind: "keyexpr", id: 1, key: { scope: 0, suffix: KEY, senderMapping: false } });
+  // The subscriber's declaration reaches the router before the first put (another connection).
+  await new Promise((r) => setTimeout(r, mode === "instructions" ? 2_000 : 200));
+  const key = { scope: 1, suffix: "", senderMapping: true };
+  const payload = Buffer.alloc(8, 0x61);
+  const total = warm + count;
+  let sent = 0;
+  let received = 0;
+  let cpu0 = 0;
+  let t0 = 0;
+  return await new Promise((resolve, reject) => {
+    let waitingDrain = false;
+    const pump = (): void => {
+      while (!waitingDrain && sent < total && sent - received < WINDOW) {
+        const n = Math.min(perBatch, total - sent);
+        sent += n;
+        if (!pub.putBatch(key, payload, n)) {
+          waitingDrain = true;
+          pub.socket.once("drain", () => {
+            waitingDrain = false;
+            pump();
+          });
+        }
+      }
+    };
+    const stall = setInterval(() => {
+      if (received === lastSeen) reject(new Error(`stalled at ${received} of ${total} messages received`));
+      lastSeen = received;
+    }, 120_000);
+    let lastSeen = -1;
+    sub.countPushes((n) => {
+      const before = received;
+      received += n;
+      if (before < warm && received >= warm) {
+        if (mode === "instructions") control(zest.pid, "-i", "on");
+        cpu0 = processCpuSeconds(zest.pid);
+        t0 = performance.now();
+      }
+      if (received >= total) {
+        clearInterval(stall);
+        const wallMs = performance.now() - t0;
+        const cpu = processCpuSeconds(zest.pid) - cpu0;
+        if (mode === "instructions") control(zest.pid, "-i", "off");
+        resolve({ cpu, wallMs });
+        return;
+      }
+      pump();
+    });
+    pump();
+  });
+}
+
+function control(pid: number, ...args: string[]): void {
+  execFileSync("callgrind_control", [...args, String(pid)], { stdio: "ignore" });
+}
+
+/** Instructions in a callgrind dump: all of them, and those of V8's optimizing compiler. */
+function totals(file: string): { total: number; compiler: number } {
+  const text = execFileSync("callgrind_annotate", ["--threshold=100", file], {
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  let total = 0;
+  let compiler = 0;
+  for (const line of text.split("\n")) {
+    const m = /^\s*([\d,]+) \([\s\d.]+%\)\s+(.*)$/.exec(line);
+    if (!m) continue;
+    const n = Number(m[1]!.replaceAll(",", ""));
+    if (m[2]!.includes("PROGRAM TOTALS")) total = n;
+    else if (COMPILER.test(m[2]!)) compiler += n;
+  }
+  return { total, compiler };
+}
