@@ -10,7 +10,7 @@ import { MemoryHub, type MemoryTransport } from "../../src/fabric/memory-transpo
 import { NatsFabric } from "../../src/fabric/nats-fabric.js";
 import type { ReplicationSettings } from "../../src/storage/replication/config.js";
 import { replicaSpace } from "../../src/storage/replication/replicator.js";
-import { ANNOUNCE_SPACE, MAX_NESTED } from "../../src/storage/replication/nested.js";
+import { ANNOUNCE_SPACE, MAX_OVERLAPS } from "../../src/storage/replication/overlaps.js";
 import { Buffer } from "node:buffer";
 import { Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
 import {
@@ -380,6 +380,129 @@ describe("replicas in one process", () => {
     await put;
   });
 
+  test("intersecting storages (x/**/y here, x/a/** there) converge on the keys both cover after a cut, both ways, deletes included, and no other key crosses", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA14", SETTINGS, "x/**/y");
+    const b = await replica(hub, "BB14", SETTINGS, "x/a/**");
+    open.push(a, b);
+    // What each router's subscribers see: a repair is delivered to them too.
+    const seenA: string[] = [];
+    const seenB: string[] = [];
+    a.session.declareSubscriber("x/**", (s) => void seenA.push(s.key));
+    b.session.declareSubscriber("x/**", (s) => void seenB.push(s.key));
+    await eventually(
+      async () =>
+        a.service.replicationStatus()?.intersecting?.[0]?.peers.join() === "BB14/d" &&
+        b.service.replicationStatus()?.intersecting?.[0]?.peers.join() === "AA14/d",
+      3_000,
+      "a and b to replicate the keys both cover",
+    );
+    const both = "x/a/**/y"; // the keys both storages cover
+    await a.session.put("x/a/gone/y", "1");
+    await eventually(async () => (await held(b, both)).length === 1, 3_000, "b to get the first write");
+    b.transport.disconnect();
+    await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+    for (let i = 0; i < 20; i++) await a.session.put(`x/a/${i}/y`, `v${i}`);
+    await a.session.put("x/b/y", "outside b");
+    await a.session.delete("x/a/gone/y");
+    // b writes alone meanwhile: one key both cover, one only b covers.
+    await assert.rejects(b.session.put("x/a/from-b/y", "b"), /reached this router's subscribers only/);
+    await assert.rejects(b.session.put("x/a/only-b", "b"), /reached this router's subscribers only/);
+    await flushed();
+    assert.equal((await held(b, both)).length, 2, "b holds its first key and its own write only");
+    seenA.length = 0;
+    seenB.length = 0;
+    b.transport.reconnect();
+    await eventually(
+      async () => (await held(b, both)).join() === (await held(a, both)).join() && (await held(a, both)).length === 21,
+      5_000,
+      "the keys both cover to converge",
+    );
+    assert.equal((await b.backend.lookup("x/a/gone/y"))?.deleted, true, "the delete reached b");
+    assert.ok(
+      (await held(a, both)).some((e) => e.startsWith("x/a/from-b/y=b@")),
+      "b's write reached a",
+    );
+    await eventually(
+      async () => {
+        const [sa, sb] = [a.service.replicationStatus()!, b.service.replicationStatus()!];
+        const [ia, ib] = [sa.intersecting![0]!, sb.intersecting![0]!];
+        return !ia.behind && !ib.behind && ia.log.fingerprint === ib.log.fingerprint;
+      },
+      3_000,
+      "both sides to settle",
+    );
+    // Nothing outside the keys both cover crossed, to a storage or to a subscriber.
+    assert.deepEqual(await held(b, "x/b/**"), []);
+    assert.equal(await b.backend.lookup("x/b/y"), undefined);
+    assert.equal(await a.backend.lookup("x/a/only-b"), undefined);
+    assert.ok(!seenB.includes("x/b/y"), seenB.join());
+    assert.ok(!seenA.includes("x/a/only-b"), seenA.join());
+    assert.ok(seenA.includes("x/a/from-b/y"), "a's subscribers saw the repair as a change");
+    const [ia, ib] = [
+      a.service.replicationStatus()!.intersecting![0]!,
+      b.service.replicationStatus()!.intersecting![0]!,
+    ];
+    assert.equal(ia.key_expr, "x/a/**");
+    assert.equal(ib.key_expr, "x/**/y");
+    assert.equal(ia.log.keys, 22, "a's second log holds the keys both cover only (a tombstone included)");
+    assert.equal(ib.log.keys, 22);
+    assert.equal(a.service.replicationStatus()!.nested, undefined);
+  });
+
+  test("intersecting storages (a/*/c here, a/b/* there) repair each other's writes and deletes made during cuts", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA15", SETTINGS, "a/*/c");
+    const b = await replica(hub, "BB15", SETTINGS, "a/b/*");
+    open.push(a, b);
+    await eventually(
+      async () =>
+        a.service.replicationStatus()?.intersecting?.[0]?.peers.length === 1 &&
+        b.service.replicationStatus()?.intersecting?.[0]?.peers.length === 1,
+      3_000,
+      "a and b to replicate a/b/c",
+    );
+    await a.session.put("a/b/c", "1");
+    await eventually(async () => (await held(b, "a/b/c")).length === 1, 3_000, "b to get the first write");
+    const cut = async () => {
+      b.transport.disconnect();
+      await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+    };
+    // A delete on a while b is away reaches b after the heal.
+    await cut();
+    await a.session.delete("a/b/c");
+    await a.session.put("a/x/c", "only a");
+    await flushed();
+    b.transport.reconnect();
+    await eventually(async () => (await b.backend.lookup("a/b/c"))?.deleted === true, 5_000, "the delete to reach b");
+    // A put on b while cut off reaches a after the heal; nothing only b covers does.
+    await eventually(
+      async () => a.session.router.fabric!.peers!().length === 1 && b.session.router.fabric!.peers!().length === 1,
+      3_000,
+      "a and b to see each other again",
+    );
+    await cut();
+    // Offline: nothing leaves b (the put says so when b still knows a's subscribers).
+    await b.session.put("a/b/c", "2").catch(() => undefined);
+    await b.session.put("a/b/x", "only b").catch(() => undefined);
+    b.transport.reconnect();
+    await eventually(
+      async () =>
+        (await held(a, "a/b/c")).join() === (await held(b, "a/b/c")).join() &&
+        (await held(a, "a/b/c")).some((e) => e.startsWith("a/b/c=2@")),
+      5_000,
+      "b's write to reach a",
+    );
+    assert.deepEqual(
+      (await held(a, "a/**")).map((e) => e.slice(0, e.indexOf("@"))),
+      ["a/b/c=2", "a/x/c=only a"],
+    );
+    assert.deepEqual(
+      (await held(b, "a/**")).map((e) => e.slice(0, e.indexOf("@"))),
+      ["a/b/c=2", "a/b/x=only b"],
+    );
+  });
+
   test("a front door's session neither queries nor answers under @repl/**; the router's own sessions do", async () => {
     const hub = new MemoryHub();
     const a = await replica(hub, "AA12");
@@ -420,15 +543,15 @@ describe("replicas in one process", () => {
       announce("same", "d/**"); // a replica: the main replicator's business
       announce("wider", "**"); // wider: the other side replicates on d/**
       c.declareLivelinessToken(`${ANNOUNCE_SPACE}/CC13/extra/${Buffer.from("d/v/**").toString("base64url")}/x`);
-      for (let i = 0; i < MAX_NESTED + 1; i++) announce(`n${i}`, `d/n${i}/**`);
+      for (let i = 0; i < MAX_OVERLAPS + 1; i++) announce(`n${i}`, `d/n${i}/**`);
       await eventually(
-        async () => (a.service.replicationStatus()?.nested?.length ?? 0) === MAX_NESTED,
+        async () => (a.service.replicationStatus()?.nested?.length ?? 0) === MAX_OVERLAPS,
         5_000,
         "a to replicate with as many nested key expressions as allowed",
       );
       await new Promise((r) => setTimeout(r, 200));
       const nested = a.service.replicationStatus()!.nested!.map((n) => n.key_expr);
-      assert.equal(nested.length, MAX_NESTED);
+      assert.equal(nested.length, MAX_OVERLAPS);
       assert.ok(
         nested.every((k) => /^d\/n[0-9]+\/\*\*$/.test(k)),
         nested.join(),
