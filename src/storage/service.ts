@@ -120,8 +120,7 @@ export class StorageService {
       };
       this.replicator = new Replicator({ ...common, keyExpr: this.keyExpr });
       this.overlaps = new OverlapReplicas({ ...common, keyExpr: this.keyExpr });
-      this.overlaps.start();
-      replicas = await this.replicator.start();
+      [replicas] = await Promise.all([this.replicator.start(), this.overlaps.start()]);
     }
     if (options.align !== false && replicas === 0) await this.align(options.alignTimeoutMs ?? 5_000);
     const backend = this.backend;

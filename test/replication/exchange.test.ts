@@ -21,6 +21,7 @@ import {
   encodeValuesReply,
   Op,
 } from "../../src/storage/replication/wire.js";
+import type { StoredEntry } from "../../src/storage/backend.js";
 import { StorageService } from "../../src/storage/service.js";
 import { MemoryBackend } from "../../src/storage/volumes/memory.js";
 import { eventually } from "../support/http.js";
@@ -49,6 +50,8 @@ async function replica(
   zid: string,
   settings: ReplicationSettings | "off" = SETTINGS,
   keyExpr = "d/**",
+  /** What the storage holds already, as a durable one does after a restart. */
+  kept: readonly StoredEntry[] = [],
 ): Promise<Replica> {
   let transport: MemoryTransport | undefined;
   const fabric = new NatsFabric({
@@ -62,6 +65,8 @@ async function replica(
   });
   const session = await Session.open({ zid, fabric });
   const backend = new MemoryBackend("d");
+  for (const e of kept)
+    await backend.put({ key: e.key, payload: e.payload, encoding: e.encoding, timestamp: e.timestamp });
   const service = new StorageService(
     "d",
     keyExpr,
@@ -501,6 +506,37 @@ describe("replicas in one process", () => {
       (await held(b, "a/**")).map((e) => e.slice(0, e.indexOf("@"))),
       ["a/b/c=2", "a/b/x=only b"],
     );
+  });
+
+  test("an intersecting storage restarted after missing a delete and a put has caught up when its start resolves", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA16", SETTINGS, "x/**/y");
+    let b = await replica(hub, "BB16", SETTINGS, "x/a/**");
+    open.push(a);
+    try {
+      await eventually(
+        async () => a.service.replicationStatus()?.intersecting?.[0]?.peers.join() === "BB16/d",
+        3_000,
+        "a to replicate with b",
+      );
+      await a.session.put("x/a/1/y", "1");
+      await a.session.put("x/a/2/y", "2");
+      await eventually(async () => (await held(b, "x/a/**")).length === 2, 3_000, "b to get the writes");
+      const kept = await b.backend.query("x/a/**");
+      await b.close();
+      await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+      await a.session.delete("x/a/1/y");
+      await a.session.put("x/a/3/y", "3");
+      b = await replica(hub, "BB16", SETTINGS, "x/a/**", kept);
+      // No waiting: the start-up exchange with a, in the pair's space, ran before start resolved.
+      assert.equal((await b.backend.lookup("x/a/1/y"))?.deleted, true, "the delete made while b was down");
+      assert.deepEqual(
+        (await held(b, "x/a/**")).map((e) => e.slice(0, e.indexOf("@"))),
+        ["x/a/2/y=2", "x/a/3/y=3"],
+      );
+    } finally {
+      await b.close();
+    }
   });
 
   test("a front door's session neither queries nor answers under @repl/**; the router's own sessions do", async () => {

@@ -58,6 +58,8 @@ export class OverlapReplicas {
   private watcher: Subscriber | undefined;
   private closed = false;
   private warnedFull = false;
+  /** While `start` runs: the first exchanges of the overlaps already announced. */
+  private starting: Promise<unknown>[] | undefined;
 
   constructor(options: {
     storage: string;
@@ -75,8 +77,14 @@ export class OverlapReplicas {
     this.logger = options.logger;
   }
 
-  /** Announces this storage's key expression and watches for the others'. */
-  start(): void {
+  /**
+   * Announces this storage's key expression and watches for the others'. Resolves once the
+   * overlaps already announced have had their first exchange (failed ones included): those whose
+   * other side already replicates with this storage (it was here before a restart) repair it
+   * before it answers. The others exchange as soon as the other side sees this announcement.
+   */
+  async start(): Promise<void> {
+    this.starting = [];
     const session = this.host.session;
     const encoded = Buffer.from(this.keyExpr, "utf8").toString("base64url");
     try {
@@ -96,6 +104,10 @@ export class OverlapReplicas {
       },
       { history: true },
     );
+    // The history came synchronously: every overlap announced so far has started.
+    const first = this.starting;
+    this.starting = undefined;
+    await Promise.allSettled(first);
   }
 
   async close(): Promise<void> {
@@ -186,11 +198,12 @@ export class OverlapReplicas {
     this.list = [...this.overlaps.values()].map((o) => o.replicator);
     this.logger.info({ keyExpr: other, overlap }, "replicating the keys both storages cover");
     // The log is filled from the storage (one read of the keys under `other`), then it exchanges.
-    replicator.start().catch((err: unknown) => {
+    const started = replicator.start().catch((err: unknown) => {
       this.logger.warn(
         { keyExpr: other, overlap, err: errorMessage(err) },
         "replication with an overlapping storage failed to start",
       );
     });
+    this.starting?.push(started);
   }
 }
