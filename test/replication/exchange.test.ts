@@ -9,7 +9,7 @@ import { Session } from "../../src/core/session.js";
 import { MemoryHub, type MemoryTransport } from "../../src/fabric/memory-transport.js";
 import { NatsFabric } from "../../src/fabric/nats-fabric.js";
 import type { ReplicationSettings } from "../../src/storage/replication/config.js";
-import { replicaSpace } from "../../src/storage/replication/replicator.js";
+import { pairSpace, replicaSpace } from "../../src/storage/replication/replicator.js";
 import { ANNOUNCE_SPACE, MAX_OVERLAPS } from "../../src/storage/replication/overlaps.js";
 import { Buffer } from "node:buffer";
 import { Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
@@ -559,7 +559,7 @@ describe("replicas in one process", () => {
     }
   });
 
-  test("storage announcements are checked: malformed, non-canonical, foreign and one too many are ignored", async () => {
+  test("storage announcements are checked: malformed, non-canonical, disjoint, equal, wider and one too many (nested and intersecting together) are ignored", async () => {
     const hub = new MemoryHub();
     const a = await replica(hub, "AA13");
     open.push(a);
@@ -575,19 +575,30 @@ describe("replicas in one process", () => {
     try {
       announce("bad", "d/x/*$"); // not a key expression
       announce("wide", "d/x/**/**"); // not canonical (d/x/**)
-      announce("other", "e/**"); // not nested in d/**
+      announce("other", "e/**"); // no key in common with d/**
       announce("same", "d/**"); // a replica: the main replicator's business
       announce("wider", "**"); // wider: the other side replicates on d/**
       c.declareLivelinessToken(`${ANNOUNCE_SPACE}/CC13/extra/${Buffer.from("d/v/**").toString("base64url")}/x`);
-      for (let i = 0; i < MAX_OVERLAPS + 1; i++) announce(`n${i}`, `d/n${i}/**`);
+      announce("inter", "**/z"); // intersects d/** without nesting: one overlap of the bound
       await eventually(
-        async () => (a.service.replicationStatus()?.nested?.length ?? 0) === MAX_OVERLAPS,
+        async () => a.service.replicationStatus()?.intersecting?.[0]?.key_expr === "**/z",
+        3_000,
+        "a to replicate the keys both cover with **/z",
+      );
+      for (let i = 0; i < MAX_OVERLAPS; i++) announce(`n${i}`, `d/n${i}/**`);
+      await eventually(
+        async () => (a.service.replicationStatus()?.nested?.length ?? 0) === MAX_OVERLAPS - 1,
         5_000,
-        "a to replicate with as many nested key expressions as allowed",
+        "a to replicate with as many overlapping key expressions as allowed",
       );
       await new Promise((r) => setTimeout(r, 200));
-      const nested = a.service.replicationStatus()!.nested!.map((n) => n.key_expr);
-      assert.equal(nested.length, MAX_OVERLAPS);
+      const status = a.service.replicationStatus()!;
+      const nested = status.nested!.map((n) => n.key_expr);
+      assert.equal(nested.length, MAX_OVERLAPS - 1);
+      assert.deepEqual(
+        status.intersecting!.map((n) => n.key_expr),
+        ["**/z"],
+      );
       assert.ok(
         nested.every((k) => /^d\/n[0-9]+\/\*\*$/.test(k)),
         nested.join(),
@@ -681,6 +692,80 @@ describe("replicas in one process", () => {
       assert.equal(replies.length, 1);
       assert.equal(replies[0]!.kind === "err" && replies[0]!.errorKind, "bad_input");
       assert.equal(a.service.replicationStatus()!.malformed_dropped, before + 1);
+    } finally {
+      c.close();
+      await c.router.close();
+    }
+  });
+
+  test("in an intersecting pair's space, an event or value on a key the other storage covers and this one does not is dropped, never delivered", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA17", SETTINGS, "x/**/y");
+    open.push(a);
+    const seen: string[] = [];
+    a.session.declareSubscriber("x/**", (s) => void seen.push(s.key));
+    const fabric = new NatsFabric({
+      servers: [],
+      ...TIMINGS,
+      logger: silentLogger,
+      transport: async () => hub.connect("CC17"),
+    });
+    const c = await Session.open({ zid: "CC17", fabric });
+    // A liar that announces a storage on x/a/**, then claims keys only it covers.
+    const space = pairSpace("x/**/y", "x/a/**");
+    const address = `${space}/align/CC17/d`;
+    const ms = Date.now() - 1_000;
+    const ts = new Timestamp(unixNanosToNtp64(BigInt(ms) * 1_000_000n), "CC17");
+    const interval = Math.floor(ms / SETTINGS.intervalMs);
+    const sub = Math.floor((ms - interval * SETTINGS.intervalMs) / (SETTINGS.intervalMs / SETTINGS.subIntervals));
+    c.declareQueryable(address, (q) => {
+      const op = q.payload?.[0];
+      if (op === Op.digest) {
+        const theirs = decodeDigest(q.payload!).digest;
+        q.reply(
+          address,
+          encodeDigest({
+            zid: "CC17",
+            storage: "d",
+            digest: {
+              ...theirs,
+              cold: { hi: 0, lo: 0 },
+              warmIntervals: [],
+              hotSubs: [{ interval, sub, fp: { hi: 1, lo: 1 } }],
+            },
+          }),
+        );
+      } else if (op === Op.subs) {
+        for (const b of encodeSubsReply([{ interval, sub, fp: { hi: 1, lo: 1 } }])) q.reply(address, b);
+      } else if (op === Op.events) {
+        for (const b of encodeEventsReply(0, [
+          { key: "x/a/only-c", timestamp: ts, deleted: false },
+          { key: "x/a/gone", timestamp: ts, deleted: true },
+          { key: "x/a/both/y", timestamp: ts, deleted: false },
+        ]))
+          q.reply(address, b);
+      } else if (op === Op.values) {
+        const v = (key: string) => ({
+          key,
+          timestamp: ts,
+          deleted: false,
+          encoding: "text/plain",
+          payload: Buffer.from(key),
+        });
+        for (const b of encodeValuesReply([v("x/a/both/y"), v("x/a/only-c")])) q.reply(address, b);
+      }
+    });
+    c.declareLivelinessToken(`${space}/live/CC17/d`);
+    c.declareLivelinessToken(`${ANNOUNCE_SPACE}/CC17/d/${Buffer.from("x/a/**").toString("base64url")}`);
+    try {
+      await eventually(async () => (await held(a, "x/**")).length > 0, 5_000, "a to pull from c");
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(
+        (await held(a, "x/**")).map((e) => e.slice(0, e.indexOf("@"))),
+        ["x/a/both/y=x/a/both/y"],
+      );
+      assert.deepEqual(seen, ["x/a/both/y"], "only the key both cover reached a's subscribers");
+      assert.ok(a.service.replicationStatus()!.intersecting![0]!.malformed_dropped >= 2);
     } finally {
       c.close();
       await c.router.close();

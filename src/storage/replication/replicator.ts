@@ -722,7 +722,8 @@ export class Replicator {
   /** Sorts one of the other replica's events: already ours, a deletion to apply, or a value to fetch. */
   private consider(e: LogEvent, wanted: string[], repairs: Sample[]): void {
     if (!this.holds(e.key)) {
-      this.dropMalformed("a replica", new Error(`event on ${e.key}, outside ${this.keyExpr}`));
+      const scope = this.within === undefined ? this.keyExpr : `${this.keyExpr} and ${this.within}`;
+      this.dropMalformed("a replica", new Error(`event on ${e.key}, outside ${scope}`));
       return;
     }
     const held = this.log.lookup(e.key);
