@@ -20,7 +20,7 @@ import { inTimeRange, type TimeRange } from "../core/time-range.js";
 import { Slice } from "../core/slices.js";
 import type { ReplicationSettings } from "./replication/config.js";
 import { type ReplicationStatus, Replicator } from "./replication/replicator.js";
-import { NestedReplicas } from "./replication/nested.js";
+import { OverlapReplicas } from "./replication/overlaps.js";
 
 /** How long a tombstone (or a wildcard delete) is remembered to reject late, older puts. */
 const TOMBSTONE_TTL_NS = 60_000_000_000n;
@@ -56,8 +56,11 @@ export class StorageService {
   /** Anti-entropy with the replicas on other routers (docs/replication.md); absent when off. */
   private readonly replication: ReplicationSettings | undefined;
   private replicator: Replicator | undefined;
-  /** Replication with narrower storages on other routers (docs/replication.md, "Nested storages"). */
-  private nested: NestedReplicas | undefined;
+  /**
+   * Replication with the storages on other routers whose key expressions nest in or intersect
+   * this one's (docs/replication.md, "Overlapping storages").
+   */
+  private overlaps: OverlapReplicas | undefined;
 
   /**
    * `replication`: the storage's replication settings, or undefined when off. It only runs when
@@ -116,9 +119,8 @@ export class StorageService {
         },
       };
       this.replicator = new Replicator({ ...common, keyExpr: this.keyExpr });
-      this.nested = new NestedReplicas({ ...common, keyExpr: this.keyExpr });
-      this.nested.start();
-      replicas = await this.replicator.start();
+      this.overlaps = new OverlapReplicas({ ...common, keyExpr: this.keyExpr });
+      [replicas] = await Promise.all([this.replicator.start(), this.overlaps.start()]);
     }
     if (options.align !== false && replicas === 0) await this.align(options.alignTimeoutMs ?? 5_000);
     const backend = this.backend;
@@ -155,7 +157,7 @@ export class StorageService {
     this.subscriber?.undeclare();
     this.queryable?.undeclare();
     await this.replicator?.close();
-    await this.nested?.close();
+    await this.overlaps?.close();
     if (this.purgeTimer) clearInterval(this.purgeTimer);
     this.stopped = true;
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
@@ -276,15 +278,20 @@ export class StorageService {
   /** The replication status, when replication runs (docs/replication.md, "Health"). */
   replicationStatus(): ReplicationStatus | undefined {
     const status = this.replicator?.status();
-    const nested = this.nested?.statuses() ?? [];
-    return status === undefined || nested.length === 0 ? status : { ...status, nested };
+    if (status === undefined || this.overlaps === undefined) return status;
+    const { nested, intersecting } = this.overlaps.statuses();
+    return {
+      ...status,
+      ...(nested.length === 0 ? {} : { nested }),
+      ...(intersecting.length === 0 ? {} : { intersecting }),
+    };
   }
 
   /** Publishes the change of an applied write; a refused conditional write is an error. */
   private settled(sample: Sample, outcome: Insertion, condition: WriteCondition | undefined): void {
     if (outcome === "inserted") {
       this.replicator?.recorded(sample.key, sample.timestamp!, sample.kind === "delete");
-      this.nested?.recorded(sample.key, sample.timestamp!, sample.kind === "delete");
+      this.overlaps?.recorded(sample.key, sample.timestamp!, sample.kind === "delete");
       this.changed(sample);
     } else if (condition) throw preconditionFailed("the key holds a newer version than this write");
   }
@@ -311,7 +318,7 @@ export class StorageService {
       if (e.timestamp.compare(ts) >= 0) continue;
       if ((await this.write(e.key, sample, ts, undefined)) === "inserted") {
         this.replicator?.recorded(e.key, ts, sample.kind === "delete");
-        this.nested?.recorded(e.key, ts, sample.kind === "delete");
+        this.overlaps?.recorded(e.key, ts, sample.kind === "delete");
         this.session.changes.publish({ key: e.key, kind: sample.kind });
       }
     }
@@ -353,7 +360,7 @@ export class StorageService {
         if (slice.due()) await slice.next();
       }
       // Alone and known to be behind: the answer may miss acknowledged writes, and says so.
-      const stale = this.replicator?.staleNotice() ?? this.nested?.staleNotice(query.key);
+      const stale = this.replicator?.staleNotice() ?? this.overlaps?.staleNotice(query.key);
       if (stale !== undefined) query.replyError(ZestError.unavailable(stale));
     } catch (err) {
       this.logger.warn({ key: query.key, err: errorMessage(err) }, "storage query failed");
@@ -381,7 +388,7 @@ export class StorageService {
     // With replication, tombstones live as long as the replicas need them (the retention).
     const retentionNs = this.replicator ? BigInt(this.replication!.tombstoneRetentionMs) * 1_000_000n : 0n;
     this.replicator?.purge();
-    this.nested?.purge();
+    this.overlaps?.purge();
     const ttl = retentionNs > TOMBSTONE_TTL_NS ? retentionNs : TOMBSTONE_TTL_NS;
     const before = unixNanosToNtp64(nowUnixNanos() - ttl);
     this.wildDeletes = this.wildDeletes.filter((d) => d.timestamp.time >= before);

@@ -1,7 +1,8 @@
 /**
- * Replication at its edges, with real processes: one nats-server, router AA (Variant A) with a
- * memory storage on `d/**`, router BB (Variant B) with one on `d/x/**` (nested in AA's). What the
- * admin spaces show, that the nested storages converge, and that no client reaches `@repl/**`.
+ * Replication at its edges, with real processes: one nats-server, router AA (Variant A) with
+ * memory storages on `d/**` and `a/*\/c`, router BB (Variant B) with ones on `d/x/**` (nested in
+ * AA's) and `a/b/*` (intersecting AA's). What the admin spaces show, that the nested and the
+ * intersecting storages converge, and that no client reaches `@repl/**`.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -16,6 +17,8 @@ const TIMINGS = { heartbeatMs: 250, peerTimeoutMs: 1_500, ackTimeoutMs: 2_500 };
 const REPLICATION = "{interval:2,sub_intervals:4,hot:3,warm:5,propagation_delay:100}";
 const STATUS_A = "/@/router/local/status/plugins/storage_manager/replication/d";
 const STATUS_B = "/@/router/local/plugin/storages/backend/memory/storage/d/replication";
+const STATUS_AC = "/@/router/local/status/plugins/storage_manager/replication/ac";
+const STATUS_AB = "/@/router/local/plugin/storages/backend/memory/storage/ab/replication";
 
 interface Health {
   peers: string[];
@@ -23,6 +26,7 @@ interface Health {
   keys_repaired: number;
   log: { keys: number; fingerprint: string };
   nested?: Array<Health & { key_expr: string }>;
+  intersecting?: Array<Health & { key_expr: string }>;
 }
 
 describe("replication's edges: nested storages, Variant B's admin space, @repl/** closed to clients", () => {
@@ -44,6 +48,8 @@ describe("replication's edges: nested storages, Variant B's admin space, @repl/*
         ...common,
         "--cfg",
         `plugins/storage_manager/storages/d:{key_expr:"d/**",volume:"memory",replication:${REPLICATION}}`,
+        "--cfg",
+        `plugins/storage_manager/storages/ac:{key_expr:"a/*/c",volume:"memory",replication:${REPLICATION}}`,
       ]),
       startZest([
         "--id",
@@ -55,6 +61,8 @@ describe("replication's edges: nested storages, Variant B's admin space, @repl/*
         ...common,
         "--cfg",
         `plugins/storage_manager/storages/d:{key_expr:"d/x/**",volume:"memory",replication:${REPLICATION}}`,
+        "--cfg",
+        `plugins/storage_manager/storages/ab:{key_expr:"a/b/*",volume:"memory",replication:${REPLICATION}}`,
       ]),
     ]);
     await eventually(
@@ -86,10 +94,10 @@ describe("replication's edges: nested storages, Variant B's admin space, @repl/*
     assert.equal(typeof h.log.fingerprint, "string");
     // `storage/*` still lists one entry per storage.
     const { entries } = await getJson(q.url, "/@/router/local/plugin/storages/backend/memory/storage/*");
-    assert.deepEqual(
-      entries.map((e) => e.key),
-      ["/@/router/bb/plugin/storages/backend/memory/storage/d"],
-    );
+    assert.deepEqual(entries.map((e) => e.key).sort(), [
+      "/@/router/bb/plugin/storages/backend/memory/storage/ab",
+      "/@/router/bb/plugin/storages/backend/memory/storage/d",
+    ]);
     const put = await http(q.url, "PUT", STATUS_B, { body: "{}" });
     assert.equal(put.status, 403, put.text);
   });
@@ -127,6 +135,48 @@ describe("replication's edges: nested storages, Variant B's admin space, @repl/*
     );
     assert.equal((await healthA()).nested![0]!.key_expr, "d/x/**");
     assert.ok((await healthB())!.keys_repaired >= 10);
+  });
+
+  test("storages on a/*/c and a/b/* on two routers converge on a/b/c after a cut, and nothing else crosses", async () => {
+    const health = async (url: string, path: string) =>
+      ((await getJson(url, path)).entries[0]?.value as Health | undefined)?.intersecting?.[0];
+    await eventually(
+      async () =>
+        (await health(p.url, STATUS_AC))?.peers.join() === "BB/ab" &&
+        (await health(q.url, STATUS_AB))?.peers.join() === "AA/ac",
+      5_000,
+      "AA and BB to replicate the keys both cover",
+    );
+    proxy.cut();
+    await eventually(
+      async () => !(await routerStatus(p.url)).fabric.detail.routers.includes("BB"),
+      5_000,
+      "AA to forget BB",
+    );
+    assert.equal((await putText(p.url, "a/b/c", "cut")).status, 200);
+    assert.equal((await putText(p.url, "a/x/c", "only AA")).status, 200);
+    proxy.heal();
+    await eventually(
+      async () => {
+        const [a, b] = [await health(p.url, STATUS_AC), await health(q.url, STATUS_AB)];
+        return (
+          a !== undefined &&
+          b !== undefined &&
+          !a.behind &&
+          !b.behind &&
+          b.log.keys === 1 &&
+          a.log.fingerprint === b.log.fingerprint
+        );
+      },
+      10_000,
+      "the intersecting storages to converge",
+    );
+    const [a, b] = [(await health(p.url, STATUS_AC))!, (await health(q.url, STATUS_AB))!];
+    assert.equal(a.key_expr, "a/b/*");
+    assert.equal(b.key_expr, "a/*/c");
+    assert.equal(a.log.keys, 1, "AA's second log holds a/b/c only, not a/x/c");
+    // BB's log follows what its storage applied: a/b/c reached BB's storage by a repair.
+    assert.ok(b.keys_repaired >= 1);
   });
 
   test("no REST client reaches the alignment queryables under @repl/**: 403, with or without a message body", async () => {

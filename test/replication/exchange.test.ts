@@ -9,8 +9,8 @@ import { Session } from "../../src/core/session.js";
 import { MemoryHub, type MemoryTransport } from "../../src/fabric/memory-transport.js";
 import { NatsFabric } from "../../src/fabric/nats-fabric.js";
 import type { ReplicationSettings } from "../../src/storage/replication/config.js";
-import { replicaSpace } from "../../src/storage/replication/replicator.js";
-import { ANNOUNCE_SPACE, MAX_NESTED } from "../../src/storage/replication/nested.js";
+import { pairSpace, replicaSpace } from "../../src/storage/replication/replicator.js";
+import { ANNOUNCE_SPACE, MAX_OVERLAPS } from "../../src/storage/replication/overlaps.js";
 import { Buffer } from "node:buffer";
 import { Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
 import {
@@ -21,6 +21,7 @@ import {
   encodeValuesReply,
   Op,
 } from "../../src/storage/replication/wire.js";
+import type { StoredEntry } from "../../src/storage/backend.js";
 import { StorageService } from "../../src/storage/service.js";
 import { MemoryBackend } from "../../src/storage/volumes/memory.js";
 import { eventually } from "../support/http.js";
@@ -49,6 +50,8 @@ async function replica(
   zid: string,
   settings: ReplicationSettings | "off" = SETTINGS,
   keyExpr = "d/**",
+  /** What the storage holds already, as a durable one does after a restart. */
+  kept: readonly StoredEntry[] = [],
 ): Promise<Replica> {
   let transport: MemoryTransport | undefined;
   const fabric = new NatsFabric({
@@ -62,6 +65,8 @@ async function replica(
   });
   const session = await Session.open({ zid, fabric });
   const backend = new MemoryBackend("d");
+  for (const e of kept)
+    await backend.put({ key: e.key, payload: e.payload, encoding: e.encoding, timestamp: e.timestamp });
   const service = new StorageService(
     "d",
     keyExpr,
@@ -380,6 +385,160 @@ describe("replicas in one process", () => {
     await put;
   });
 
+  test("intersecting storages (x/**/y here, x/a/** there) converge on the keys both cover after a cut, both ways, deletes included, and no other key crosses", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA14", SETTINGS, "x/**/y");
+    const b = await replica(hub, "BB14", SETTINGS, "x/a/**");
+    open.push(a, b);
+    // What each router's subscribers see: a repair is delivered to them too.
+    const seenA: string[] = [];
+    const seenB: string[] = [];
+    a.session.declareSubscriber("x/**", (s) => void seenA.push(s.key));
+    b.session.declareSubscriber("x/**", (s) => void seenB.push(s.key));
+    await eventually(
+      async () =>
+        a.service.replicationStatus()?.intersecting?.[0]?.peers.join() === "BB14/d" &&
+        b.service.replicationStatus()?.intersecting?.[0]?.peers.join() === "AA14/d",
+      3_000,
+      "a and b to replicate the keys both cover",
+    );
+    const both = "x/a/**/y"; // the keys both storages cover
+    await a.session.put("x/a/gone/y", "1");
+    await eventually(async () => (await held(b, both)).length === 1, 3_000, "b to get the first write");
+    b.transport.disconnect();
+    await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+    for (let i = 0; i < 20; i++) await a.session.put(`x/a/${i}/y`, `v${i}`);
+    await a.session.put("x/b/y", "outside b");
+    await a.session.delete("x/a/gone/y");
+    // b writes alone meanwhile: one key both cover, one only b covers.
+    await assert.rejects(b.session.put("x/a/from-b/y", "b"), /reached this router's subscribers only/);
+    await assert.rejects(b.session.put("x/a/only-b", "b"), /reached this router's subscribers only/);
+    await flushed();
+    assert.equal((await held(b, both)).length, 2, "b holds its first key and its own write only");
+    seenA.length = 0;
+    seenB.length = 0;
+    b.transport.reconnect();
+    await eventually(
+      async () => (await held(b, both)).join() === (await held(a, both)).join() && (await held(a, both)).length === 21,
+      5_000,
+      "the keys both cover to converge",
+    );
+    assert.equal((await b.backend.lookup("x/a/gone/y"))?.deleted, true, "the delete reached b");
+    assert.ok(
+      (await held(a, both)).some((e) => e.startsWith("x/a/from-b/y=b@")),
+      "b's write reached a",
+    );
+    await eventually(
+      async () => {
+        const [sa, sb] = [a.service.replicationStatus()!, b.service.replicationStatus()!];
+        const [ia, ib] = [sa.intersecting![0]!, sb.intersecting![0]!];
+        return !ia.behind && !ib.behind && ia.log.fingerprint === ib.log.fingerprint;
+      },
+      3_000,
+      "both sides to settle",
+    );
+    // Nothing outside the keys both cover crossed, to a storage or to a subscriber.
+    assert.deepEqual(await held(b, "x/b/**"), []);
+    assert.equal(await b.backend.lookup("x/b/y"), undefined);
+    assert.equal(await a.backend.lookup("x/a/only-b"), undefined);
+    assert.ok(!seenB.includes("x/b/y"), seenB.join());
+    assert.ok(!seenA.includes("x/a/only-b"), seenA.join());
+    assert.ok(seenA.includes("x/a/from-b/y"), "a's subscribers saw the repair as a change");
+    const [ia, ib] = [
+      a.service.replicationStatus()!.intersecting![0]!,
+      b.service.replicationStatus()!.intersecting![0]!,
+    ];
+    assert.equal(ia.key_expr, "x/a/**");
+    assert.equal(ib.key_expr, "x/**/y");
+    assert.equal(ia.log.keys, 22, "a's second log holds the keys both cover only (a tombstone included)");
+    assert.equal(ib.log.keys, 22);
+    assert.equal(a.service.replicationStatus()!.nested, undefined);
+  });
+
+  test("intersecting storages (a/*/c here, a/b/* there) repair each other's writes and deletes made during cuts", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA15", SETTINGS, "a/*/c");
+    const b = await replica(hub, "BB15", SETTINGS, "a/b/*");
+    open.push(a, b);
+    await eventually(
+      async () =>
+        a.service.replicationStatus()?.intersecting?.[0]?.peers.length === 1 &&
+        b.service.replicationStatus()?.intersecting?.[0]?.peers.length === 1,
+      3_000,
+      "a and b to replicate a/b/c",
+    );
+    await a.session.put("a/b/c", "1");
+    await eventually(async () => (await held(b, "a/b/c")).length === 1, 3_000, "b to get the first write");
+    const cut = async () => {
+      b.transport.disconnect();
+      await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+    };
+    // A delete on a while b is away reaches b after the heal.
+    await cut();
+    await a.session.delete("a/b/c");
+    await a.session.put("a/x/c", "only a");
+    await flushed();
+    b.transport.reconnect();
+    await eventually(async () => (await b.backend.lookup("a/b/c"))?.deleted === true, 5_000, "the delete to reach b");
+    // A put on b while cut off reaches a after the heal; nothing only b covers does.
+    await eventually(
+      async () => a.session.router.fabric!.peers!().length === 1 && b.session.router.fabric!.peers!().length === 1,
+      3_000,
+      "a and b to see each other again",
+    );
+    await cut();
+    // Offline: nothing leaves b (the put says so when b still knows a's subscribers).
+    await b.session.put("a/b/c", "2").catch(() => undefined);
+    await b.session.put("a/b/x", "only b").catch(() => undefined);
+    b.transport.reconnect();
+    await eventually(
+      async () =>
+        (await held(a, "a/b/c")).join() === (await held(b, "a/b/c")).join() &&
+        (await held(a, "a/b/c")).some((e) => e.startsWith("a/b/c=2@")),
+      5_000,
+      "b's write to reach a",
+    );
+    assert.deepEqual(
+      (await held(a, "a/**")).map((e) => e.slice(0, e.indexOf("@"))),
+      ["a/b/c=2", "a/x/c=only a"],
+    );
+    assert.deepEqual(
+      (await held(b, "a/**")).map((e) => e.slice(0, e.indexOf("@"))),
+      ["a/b/c=2", "a/b/x=only b"],
+    );
+  });
+
+  test("an intersecting storage restarted after missing a delete and a put has caught up when its start resolves", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA16", SETTINGS, "x/**/y");
+    let b = await replica(hub, "BB16", SETTINGS, "x/a/**");
+    open.push(a);
+    try {
+      await eventually(
+        async () => a.service.replicationStatus()?.intersecting?.[0]?.peers.join() === "BB16/d",
+        3_000,
+        "a to replicate with b",
+      );
+      await a.session.put("x/a/1/y", "1");
+      await a.session.put("x/a/2/y", "2");
+      await eventually(async () => (await held(b, "x/a/**")).length === 2, 3_000, "b to get the writes");
+      const kept = await b.backend.query("x/a/**");
+      await b.close();
+      await eventually(async () => a.session.router.fabric!.peers!().length === 0, 3_000, "a to forget b");
+      await a.session.delete("x/a/1/y");
+      await a.session.put("x/a/3/y", "3");
+      b = await replica(hub, "BB16", SETTINGS, "x/a/**", kept);
+      // No waiting: the start-up exchange with a, in the pair's space, ran before start resolved.
+      assert.equal((await b.backend.lookup("x/a/1/y"))?.deleted, true, "the delete made while b was down");
+      assert.deepEqual(
+        (await held(b, "x/a/**")).map((e) => e.slice(0, e.indexOf("@"))),
+        ["x/a/2/y=2", "x/a/3/y=3"],
+      );
+    } finally {
+      await b.close();
+    }
+  });
+
   test("a front door's session neither queries nor answers under @repl/**; the router's own sessions do", async () => {
     const hub = new MemoryHub();
     const a = await replica(hub, "AA12");
@@ -400,7 +559,7 @@ describe("replicas in one process", () => {
     }
   });
 
-  test("storage announcements are checked: malformed, non-canonical, foreign and one too many are ignored", async () => {
+  test("storage announcements are checked: malformed, non-canonical, disjoint, equal, wider and one too many (nested and intersecting together) are ignored", async () => {
     const hub = new MemoryHub();
     const a = await replica(hub, "AA13");
     open.push(a);
@@ -416,19 +575,30 @@ describe("replicas in one process", () => {
     try {
       announce("bad", "d/x/*$"); // not a key expression
       announce("wide", "d/x/**/**"); // not canonical (d/x/**)
-      announce("other", "e/**"); // not nested in d/**
+      announce("other", "e/**"); // no key in common with d/**
       announce("same", "d/**"); // a replica: the main replicator's business
       announce("wider", "**"); // wider: the other side replicates on d/**
       c.declareLivelinessToken(`${ANNOUNCE_SPACE}/CC13/extra/${Buffer.from("d/v/**").toString("base64url")}/x`);
-      for (let i = 0; i < MAX_NESTED + 1; i++) announce(`n${i}`, `d/n${i}/**`);
+      announce("inter", "**/z"); // intersects d/** without nesting: one overlap of the bound
       await eventually(
-        async () => (a.service.replicationStatus()?.nested?.length ?? 0) === MAX_NESTED,
+        async () => a.service.replicationStatus()?.intersecting?.[0]?.key_expr === "**/z",
+        3_000,
+        "a to replicate the keys both cover with **/z",
+      );
+      for (let i = 0; i < MAX_OVERLAPS; i++) announce(`n${i}`, `d/n${i}/**`);
+      await eventually(
+        async () => (a.service.replicationStatus()?.nested?.length ?? 0) === MAX_OVERLAPS - 1,
         5_000,
-        "a to replicate with as many nested key expressions as allowed",
+        "a to replicate with as many overlapping key expressions as allowed",
       );
       await new Promise((r) => setTimeout(r, 200));
-      const nested = a.service.replicationStatus()!.nested!.map((n) => n.key_expr);
-      assert.equal(nested.length, MAX_NESTED);
+      const status = a.service.replicationStatus()!;
+      const nested = status.nested!.map((n) => n.key_expr);
+      assert.equal(nested.length, MAX_OVERLAPS - 1);
+      assert.deepEqual(
+        status.intersecting!.map((n) => n.key_expr),
+        ["**/z"],
+      );
       assert.ok(
         nested.every((k) => /^d\/n[0-9]+\/\*\*$/.test(k)),
         nested.join(),
@@ -522,6 +692,80 @@ describe("replicas in one process", () => {
       assert.equal(replies.length, 1);
       assert.equal(replies[0]!.kind === "err" && replies[0]!.errorKind, "bad_input");
       assert.equal(a.service.replicationStatus()!.malformed_dropped, before + 1);
+    } finally {
+      c.close();
+      await c.router.close();
+    }
+  });
+
+  test("in an intersecting pair's space, an event or value on a key the other storage covers and this one does not is dropped, never delivered", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AA17", SETTINGS, "x/**/y");
+    open.push(a);
+    const seen: string[] = [];
+    a.session.declareSubscriber("x/**", (s) => void seen.push(s.key));
+    const fabric = new NatsFabric({
+      servers: [],
+      ...TIMINGS,
+      logger: silentLogger,
+      transport: async () => hub.connect("CC17"),
+    });
+    const c = await Session.open({ zid: "CC17", fabric });
+    // A liar that announces a storage on x/a/**, then claims keys only it covers.
+    const space = pairSpace("x/**/y", "x/a/**");
+    const address = `${space}/align/CC17/d`;
+    const ms = Date.now() - 1_000;
+    const ts = new Timestamp(unixNanosToNtp64(BigInt(ms) * 1_000_000n), "CC17");
+    const interval = Math.floor(ms / SETTINGS.intervalMs);
+    const sub = Math.floor((ms - interval * SETTINGS.intervalMs) / (SETTINGS.intervalMs / SETTINGS.subIntervals));
+    c.declareQueryable(address, (q) => {
+      const op = q.payload?.[0];
+      if (op === Op.digest) {
+        const theirs = decodeDigest(q.payload!).digest;
+        q.reply(
+          address,
+          encodeDigest({
+            zid: "CC17",
+            storage: "d",
+            digest: {
+              ...theirs,
+              cold: { hi: 0, lo: 0 },
+              warmIntervals: [],
+              hotSubs: [{ interval, sub, fp: { hi: 1, lo: 1 } }],
+            },
+          }),
+        );
+      } else if (op === Op.subs) {
+        for (const b of encodeSubsReply([{ interval, sub, fp: { hi: 1, lo: 1 } }])) q.reply(address, b);
+      } else if (op === Op.events) {
+        for (const b of encodeEventsReply(0, [
+          { key: "x/a/only-c", timestamp: ts, deleted: false },
+          { key: "x/a/gone", timestamp: ts, deleted: true },
+          { key: "x/a/both/y", timestamp: ts, deleted: false },
+        ]))
+          q.reply(address, b);
+      } else if (op === Op.values) {
+        const v = (key: string) => ({
+          key,
+          timestamp: ts,
+          deleted: false,
+          encoding: "text/plain",
+          payload: Buffer.from(key),
+        });
+        for (const b of encodeValuesReply([v("x/a/both/y"), v("x/a/only-c")])) q.reply(address, b);
+      }
+    });
+    c.declareLivelinessToken(`${space}/live/CC17/d`);
+    c.declareLivelinessToken(`${ANNOUNCE_SPACE}/CC17/d/${Buffer.from("x/a/**").toString("base64url")}`);
+    try {
+      await eventually(async () => (await held(a, "x/**")).length > 0, 5_000, "a to pull from c");
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(
+        (await held(a, "x/**")).map((e) => e.slice(0, e.indexOf("@"))),
+        ["x/a/both/y=x/a/both/y"],
+      );
+      assert.deepEqual(seen, ["x/a/both/y"], "only the key both cover reached a's subscribers");
+      assert.ok(a.service.replicationStatus()!.intersecting![0]!.malformed_dropped >= 2);
     } finally {
       c.close();
       await c.router.close();

@@ -101,8 +101,10 @@ export interface ReplicationStatus {
     fingerprint: string;
     tombstones_forgotten_before: string | null;
   };
-  /** Replication with narrower storages on other routers (`NestedReplicas`); absent when none. */
-  readonly nested?: ReadonlyArray<NestedStatus>;
+  /** Replication with narrower storages on other routers (`OverlapReplicas`); absent when none. */
+  readonly nested?: ReadonlyArray<OverlapStatus>;
+  /** Replication with storages whose key expressions intersect this one's without nesting; absent when none. */
+  readonly intersecting?: ReadonlyArray<OverlapStatus>;
   readonly settings: {
     interval: number;
     sub_intervals: number;
@@ -113,9 +115,15 @@ export interface ReplicationStatus {
   };
 }
 
-/** The replication with one nested storage's key expression (docs/replication.md, "Health"). */
-export interface NestedStatus extends Omit<ReplicationStatus, "settings" | "nested"> {
-  /** The key expression both storages cover: the narrower storage's. */
+/**
+ * The replication with one storage on other routers whose key expression overlaps this one's
+ * (docs/replication.md, "Overlapping storages").
+ */
+export interface OverlapStatus extends Omit<ReplicationStatus, "settings" | "nested" | "intersecting"> {
+  /**
+   * The other storage's key expression. Nested: the keys both cover are exactly these;
+   * intersecting: the keys both cover are those that match it and this storage's.
+   */
   readonly key_expr: string;
 }
 
@@ -124,12 +132,31 @@ export function replicaSpace(keyExpr: string): string {
   return `${REPLICATION_ROOT}/${createHash("sha256").update(keyExpr).digest("hex").slice(0, 16)}`;
 }
 
+/**
+ * The key space where storages on two intersecting key expressions meet (neither includes the
+ * other): `@repl/pair/<16 hex digits of the SHA-256 of the JSON array of the two, sorted>`. Both
+ * sides derive it alike from the pair; the `pair` chunk keeps it apart from every `replicaSpace`.
+ */
+export function pairSpace(a: string, b: string): string {
+  const pair = JSON.stringify(a < b ? [a, b] : [b, a]);
+  return `${REPLICATION_ROOT}/pair/${createHash("sha256").update(pair).digest("hex").slice(0, 16)}`;
+}
+
 /** One storage's replication (see the module comment). */
 export class Replicator {
   readonly log: ReplicationLog;
   private readonly storage: string;
-  /** The key expression replicated: the storage's, or a nested storage's (`NestedReplicas`). */
+  /**
+   * The key expression replicated: the storage's, or an overlapping storage's (`OverlapReplicas`).
+   * A write the storage applied is in the log when it matches it.
+   */
   readonly keyExpr: string;
+  /**
+   * The storage's own key expression, for a replication with an intersecting one: a key is
+   * replicated only when it matches both. Undefined when `keyExpr` alone decides (it is the
+   * storage's, or nested in it).
+   */
+  private readonly within: string | undefined;
   private readonly settings: ReplicationSettings;
   private readonly host: ReplicaHost;
   private readonly backend: StorageBackend;
@@ -178,6 +205,10 @@ export class Replicator {
   constructor(options: {
     storage: string;
     keyExpr: string;
+    /** The storage's key expression when `keyExpr` only intersects it (see `within`). */
+    within?: string;
+    /** Where the replicas meet: by default `replicaSpace(keyExpr)`. */
+    space?: string;
     settings: ReplicationSettings;
     host: ReplicaHost;
     backend: StorageBackend;
@@ -186,13 +217,14 @@ export class Replicator {
   }) {
     this.storage = options.storage;
     this.keyExpr = options.keyExpr;
+    this.within = options.within;
     this.settings = options.settings;
     this.host = options.host;
     this.backend = options.backend;
     this.logger = options.logger;
     this.now = options.now ?? Date.now;
     this.log = new ReplicationLog(options.settings);
-    this.space = replicaSpace(options.keyExpr);
+    this.space = options.space ?? replicaSpace(options.keyExpr);
     this.address = `${this.space}/align/${this.host.session.zid}/${options.storage}`;
   }
 
@@ -201,8 +233,10 @@ export class Replicator {
    * the number of replicas that answered it (0: none, the caller may align otherwise).
    */
   async start(): Promise<number> {
-    for (const e of await this.backend.query(this.keyExpr)) this.log.record(e.key, e.timestamp, false);
-    // Closed while the storage was read (a nested replicator started late): declare nothing.
+    const within = this.within;
+    for (const e of await this.backend.query(this.keyExpr))
+      if (within === undefined || includes(within, e.key)) this.log.record(e.key, e.timestamp, false);
+    // Closed while the storage was read (an overlap's replicator started late): declare nothing.
     if (this.closed) return 0;
     const session = this.host.session;
     this.queryable = session.declareQueryable(this.address, (q) => this.answer(q));
@@ -479,14 +513,14 @@ export class Replicator {
     for (const b of encodeValuesReply(items)) this.reply(query, b);
   }
 
-  /** True when `key` is a plain key this storage may hold. */
+  /** True when `key` is a plain key this replication covers. */
   private holds(key: string): boolean {
     try {
       validate(key);
     } catch {
       return false;
     }
-    return !isWild(key) && includes(this.keyExpr, key);
+    return !isWild(key) && includes(this.keyExpr, key) && (this.within === undefined || includes(this.within, key));
   }
 
   /** Queues an alignment with replica `peer`'s digest, received when `seq` was drawn. */
@@ -688,7 +722,8 @@ export class Replicator {
   /** Sorts one of the other replica's events: already ours, a deletion to apply, or a value to fetch. */
   private consider(e: LogEvent, wanted: string[], repairs: Sample[]): void {
     if (!this.holds(e.key)) {
-      this.dropMalformed("a replica", new Error(`event on ${e.key}, outside ${this.keyExpr}`));
+      const scope = this.within === undefined ? this.keyExpr : `${this.keyExpr} and ${this.within}`;
+      this.dropMalformed("a replica", new Error(`event on ${e.key}, outside ${scope}`));
       return;
     }
     const held = this.log.lookup(e.key);
