@@ -245,7 +245,7 @@ export class Records {
     this.#enc[slot] = enc;
     this.#time[slot] = timestamp.time;
     if (payload !== undefined)
-      this.#append(slot, payload, 0, payload.length, payload.length, tag, tag === -1 ? "" : this.#tailText);
+      this.#append(slot, payload, 0, payload.length, payload.length, tag, key ?? "", this.#tailFrom);
     this.#compactIfWasteful();
   }
 
@@ -412,7 +412,7 @@ export class Records {
   /**
    * Writes `len` bytes of `src` from `start` as the record of `slot`, at the head's end: the
    * first `payloadLen` are its payload; then, when `tag` is not -1, a key tail (`keyOf`) of `tag`
-   * and `text`.
+   * and `text` from `textFrom`.
    */
   #append(
     slot: number,
@@ -422,10 +422,13 @@ export class Records {
     payloadLen: number,
     tag: number,
     text: string,
+    textFrom: number,
   ): void {
-    const textBytes = tag === -1 ? 0 : asciiLength(text);
+    const textBytes = tag === -1 ? 0 : asciiLength(text, textFrom);
     const tailLen =
-      tag === -1 ? 0 : varintLength(tag) + (textBytes === -1 ? Buffer.byteLength(text, "utf8") : textBytes);
+      tag === -1
+        ? 0
+        : varintLength(tag) + (textBytes === -1 ? Buffer.byteLength(text.slice(textFrom), "utf8") : textBytes);
     len += tailLen;
     const n = RECORD_HEADER_BYTES + len;
     let s = this.#head;
@@ -459,8 +462,8 @@ export class Records {
       buf[w++] = v;
       // A key is ASCII but for rare names: its bytes are its character codes, written here rather
       // than by a call into Node's UTF-8 encoder.
-      if (textBytes === -1) buf.write(text, w, "utf8");
-      else for (let i = 0; i < textBytes; i++) buf[w + i] = text.charCodeAt(i);
+      if (textBytes === -1) buf.write(text.slice(textFrom), w, "utf8");
+      else for (let i = 0; i < textBytes; i++) buf[w + i] = text.charCodeAt(textFrom + i);
     }
     this.#fill[s] = at + n;
     this.#live[s]! += n;
@@ -477,12 +480,12 @@ export class Records {
     return (buf[at]! | (buf[at + 1]! << 8) | (buf[at + 2]! << 16)) + buf[at + 3]! * 0x1000000;
   }
 
-  /** The text of the key tail `#keyTail` made last. */
-  #tailText = "";
+  /** Where in its key the text of the key tail `#keyTail` made last starts. */
+  #tailFrom = 0;
 
   /**
    * The key tail of a record holding `key`: returns its tag (0: the whole key; `v + 1`: the shared
-   * prefix `v`, held once more), its text in `#tailText`. The key's prefix (before its last `/`) is
+   * prefix `v`, held once more), where its text starts in `key` in `#tailFrom`. The key's prefix (before its last `/`) is
    * shared between the records that name it once it was seen twice lately (`#seen`), so a key
    * under a busy prefix costs its last chunk and a byte or two; another is kept whole.
    */
@@ -494,7 +497,7 @@ export class Records {
       // Most keys written with a TTL share the prefix of the one before.
       const last = this.#prefixes.acquireLastPrefix(key, cut);
       if (last !== -1) {
-        this.#tailText = key.slice(cut + 1);
+        this.#tailFrom = cut + 1;
         return last + 1;
       }
       const prefix = key.slice(0, cut);
@@ -507,11 +510,11 @@ export class Records {
         }
       }
       if (shared) {
-        this.#tailText = key.slice(cut + 1);
+        this.#tailFrom = cut + 1;
         return this.#prefixes.acquire(prefix) + 1;
       }
     }
-    this.#tailText = key;
+    this.#tailFrom = 0;
     return 0;
   }
 
@@ -601,17 +604,17 @@ export class Records {
       this.#liveBytes -= RECORD_HEADER_BYTES + len;
       this.#deadBytes += RECORD_HEADER_BYTES + len;
       this.#uncache(slot);
-      this.#append(slot, buf, off, len, this.#len[slot]!, -1, "");
+      this.#append(slot, buf, off, len, this.#len[slot]!, -1, "", 0);
     }
     this.#dropSlab(s);
   }
 }
 
 /** Bytes of `v` as an unsigned LEB128 varint. */
-/** Length of `text` when it is all ASCII (its UTF-8 bytes are its character codes), else -1. */
-function asciiLength(text: string): number {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 0x80) return -1;
-  return text.length;
+/** Length of `text` from `from` when that is all ASCII (its UTF-8 bytes are its character codes), else -1. */
+function asciiLength(text: string, from: number): number {
+  for (let i = from; i < text.length; i++) if (text.charCodeAt(i) >= 0x80) return -1;
+  return text.length - from;
 }
 
 function varintLength(v: number): number {
