@@ -3,7 +3,7 @@
  * deadline a write carries, and the timestamp of the delete that ends it.
  */
 import { ZestError } from "./errors.js";
-import { Timestamp } from "./timestamp.js";
+import { ntp64Ms, Timestamp } from "./timestamp.js";
 
 /** Shortest TTL accepted: 1 ms (a zero TTL would write a value nobody can read). */
 export const MIN_TTL_MS = 1;
@@ -12,33 +12,50 @@ export const MAX_TTL_MS = 365 * 24 * 3600 * 1000;
 /** Longest duration text read (`8760h` is 5 characters; more is not a duration). */
 const MAX_DURATION_TEXT = 24;
 
-const UNIT_MS: ReadonlyMap<string, number> = new Map([
-  ["ms", 1],
-  ["s", 1000],
-  ["m", 60_000],
-  ["h", 3_600_000],
-  ["d", 86_400_000],
-]);
-
 /**
  * A duration as users write it: a whole number and a unit, `500ms`, `30s`, `5m`, `2h`, `7d`
  * (a bare number is refused: `10` could mean seconds or milliseconds). Throws `bad_input` with a one-line reason for anything else, or outside
  * `MIN_TTL_MS`..`MAX_TTL_MS`. `what` names the field in the message (`_ttl`, `ttl`...).
+ * Read with character codes (no slices, no map): every PUT with a TTL parses one.
  */
 export function parseDuration(text: string, what: string): number {
   if (text.length === 0 || text.length > MAX_DURATION_TEXT)
     throw ZestError.badRequest(`${what} must be a duration such as 500ms, 30s, 5m or 2h`);
   let i = 0;
-  while (i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
-  const unit = UNIT_MS.get(text.slice(i));
-  if (i === 0 || i > 12 || unit === undefined)
+  let n = 0;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) break;
+    n = n * 10 + (c - 48);
+  }
+  const unit = unitMs(text, i);
+  if (i === 0 || i > 12 || unit === 0)
     throw ZestError.badRequest(
       `${what} must be a duration such as 500ms, 30s, 5m or 2h (got ${JSON.stringify(text.slice(0, MAX_DURATION_TEXT))})`,
     );
-  const ms = Number(text.slice(0, i)) * unit;
+  const ms = n * unit;
   if (ms < MIN_TTL_MS || ms > MAX_TTL_MS)
     throw ZestError.badRequest(`${what} must be between 1ms and 365d (got ${text})`);
   return ms;
+}
+
+/** Milliseconds of the unit `text` ends with from `at` (`ms`, `s`, `m`, `h`, `d`), 0 for any other. */
+function unitMs(text: string, at: number): number {
+  const left = text.length - at;
+  if (left === 2) return text.charCodeAt(at) === 109 && text.charCodeAt(at + 1) === 115 ? 1 : 0;
+  if (left !== 1) return 0;
+  switch (text.charCodeAt(at)) {
+    case 115: // s
+      return 1000;
+    case 109: // m
+      return 60_000;
+    case 104: // h
+      return 3_600_000;
+    case 100: // d
+      return 86_400_000;
+    default:
+      return 0;
+  }
 }
 
 /** A duration option that may be a string (`"10s"`) or a number of milliseconds. */
@@ -51,8 +68,7 @@ export function durationValue(value: unknown, what: string): number {
 
 /** Unix milliseconds of a timestamp (floor). */
 export function timestampMs(ts: Timestamp): number {
-  const t = ts.time;
-  return Number(t >> 32n) * 1000 + Math.floor(Number(t & 0xffffffffn) / 4_294_967.296);
+  return ntp64Ms(ts.time);
 }
 
 /**

@@ -84,3 +84,17 @@ export function withSampleExtras(
   if (d !== undefined && sample.kind === "put") out.deadline = d;
   return out;
 }
+
+/**
+ * The sample with a deadline (a put's; a delete is returned as it is), in one object literal:
+ * what `withSampleExtras` makes for a deadline alone, without its extras object (every write with
+ * a TTL makes one).
+ */
+export function withDeadline(sample: Sample, deadline: number): Sample {
+  if (sample.kind !== "put" || sample.attachment !== undefined || sample.qos !== undefined)
+    return withSampleExtras(sample, { deadline });
+  const { key, kind, payload, encoding, timestamp } = sample;
+  return timestamp === undefined
+    ? { key, kind, payload, encoding, deadline }
+    : { key, kind, payload, encoding, timestamp, deadline };
+}

@@ -21,7 +21,7 @@ import type { Locality, Origin } from "./locality.js";
 import { type MatchingListener, watchMatching } from "./matching.js";
 import type { QueryTarget } from "./query-target.js";
 import type { Qos } from "./qos.js";
-import { makeSample, type Sample, type WriteCondition, withSampleExtras } from "./sample.js";
+import { makeSample, type Sample, type WriteCondition, withDeadline, withSampleExtras } from "./sample.js";
 import { Parameters, splitSelector, type Selector } from "./selector.js";
 import { deadlineOf, MAX_TTL_MS, MIN_TTL_MS, validDeadline } from "./lifetime.js";
 import type { Timestamp } from "./timestamp.js";
@@ -230,11 +230,12 @@ export class Session {
       if (this.router.leases.size > 0) this.router.leases.wrote(base.key, undefined);
       return withSampleExtras(base, options);
     }
-    const sample = withSampleExtras(base, {
-      attachment: options.attachment,
-      qos: options.qos,
-      deadline: this.deadline(base.timestamp!, options),
-    });
+    const deadline = this.deadline(base.timestamp!, options);
+    // A TTL alone (a REST `?_ttl=`) takes one object, not an options object and a copy.
+    const sample =
+      deadline !== undefined && options.attachment === undefined && options.qos === undefined
+        ? withDeadline(base, deadline)
+        : withSampleExtras(base, { attachment: options.attachment, qos: options.qos, deadline });
     this.bind(base.key, options);
     return sample;
   }

@@ -111,6 +111,15 @@ export function ntp64ToRfc3339(t: bigint): string {
   return `${lastDayText}${DIGITS2[hour]}:${DIGITS2[minute]}:${DIGITS2[second]}.${DIGITS3[ms]}${DIGITS3[us]}${DIGITS3[nanos % 1000]}Z`;
 }
 
+/**
+ * NTP64 → Unix milliseconds (floor), read from the two halves as `ntp64ToRfc3339` reads them: no
+ * BigInt made (every write with a TTL computes its deadline from its timestamp this way).
+ */
+export function ntp64Ms(t: bigint): number {
+  split64[0] = t;
+  return split32[HIGH]! * 1000 + Math.floor(split32[LOW]! / 4_294_967.296);
+}
+
 /** Where `ntp64ToRfc3339` splits a time into its seconds (`HIGH`) and its fraction (`LOW`). */
 const split64 = new BigUint64Array(1);
 const split32 = new Uint32Array(split64.buffer);

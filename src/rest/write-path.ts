@@ -53,6 +53,9 @@ export class WritePath {
   private readonly origins: OriginPolicy;
   private readonly metrics: WriteMetrics | undefined;
   private readonly logger: Logger;
+  /** The last write query read (Variant A), and the lifetime it asks (`lifetimeOf`). */
+  private lastQuery: string | undefined;
+  private lastLifetime: WriteLifetime | undefined;
 
   constructor(options: WritePathOptions) {
     this.session = options.session;
@@ -88,7 +91,7 @@ export class WritePath {
       const path = q === -1 ? url : url.slice(0, q);
       key = codec.pathToKey(path, session.zid, true, session.keyExprLimits);
       // `?_ttl=` and `?_lease=` (docs/ttl-and-leases.md); other parameters of a write are ignored.
-      if (q !== -1) lifetime = writeLifetime(method, codec.parameters(url.slice(q + 1)));
+      if (q !== -1) lifetime = this.lifetimeOf(method, url, q);
       if (isAdmin(key)) {
         checkAdminWrite(permissions, key, isLoopbackRequest(req));
         // A page that rebinds its own domain name to this router's address passes every
@@ -110,6 +113,30 @@ export class WritePath {
         (err: unknown) => this.writeFailed(req, res, cors, err, begun),
       );
     } else this.writeAllowed(req, res, method, key, cors, principal, begun, lifetime);
+  }
+
+  /**
+   * The lifetime the query string of `url` (from its `?` at `q`) asks. The last query read and
+   * its lifetime are kept: a client refreshing keys with `?_ttl=30s` sends the same one each time,
+   * and it is then compared in place, neither sliced nor parsed again (docs/ttl-and-leases.md,
+   * "Cost"). Only a lifetime read without error is kept, and only for a codec that hands the
+   * query on as it is (Variant A); a DELETE with one is refused as `writeLifetime` refuses it.
+   */
+  private lifetimeOf(method: "PUT" | "PATCH" | "DELETE", url: string, q: number): WriteLifetime | undefined {
+    const last = this.lastQuery;
+    if (last !== undefined && url.length - q - 1 === last.length && url.startsWith(last, q + 1)) {
+      const lifetime = this.lastLifetime;
+      if (lifetime !== undefined && method === "DELETE")
+        throw ZestError.badRequest("_ttl and _lease apply to PUT and PATCH, not DELETE");
+      return lifetime;
+    }
+    const query = url.slice(q + 1);
+    const lifetime = writeLifetime(method, this.codec.parameters(query));
+    if (this.codec.variant === "a") {
+      this.lastQuery = query;
+      this.lastLifetime = lifetime;
+    }
+    return lifetime;
   }
 
   /** Counts a write's answer, just ended. */

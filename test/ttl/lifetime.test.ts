@@ -11,7 +11,9 @@ import {
   parseDuration,
   timestampMs,
 } from "../../src/core/lifetime.js";
+import { Parameters } from "../../src/core/selector.js";
 import { Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
+import { type WriteLifetime, writeLifetime } from "../../src/rest/lifetime.js";
 import { rng } from "../keyexpr/reference.js";
 
 test("durations are a whole number and a unit; anything else is a bad_input with a one-line reason", () => {
@@ -28,6 +30,75 @@ test("durations are a whole number and a unit; anything else is a bad_input with
       },
       bad,
     );
+});
+
+test("a write's query string gives the same lifetime read in one pass as read by the full parameter parser", () => {
+  /** The reference: the query read into `Parameters`, as every write's was before. */
+  const reference = (query: string): WriteLifetime | undefined => {
+    const p = new Parameters(query);
+    const ttl = p.get("_ttl");
+    const lease = p.get("_lease");
+    if (ttl === undefined && lease === undefined) return undefined;
+    const out: { ttl?: number; lease?: string } = {};
+    if (ttl !== undefined) out.ttl = parseDuration(ttl, "_ttl");
+    if (lease !== undefined) out.lease = checkLeaseId(lease, "_lease");
+    return out;
+  };
+  const outcome = (f: () => WriteLifetime | undefined): unknown => {
+    try {
+      return f();
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+  const queries = [
+    "",
+    "_ttl=1h",
+    "a=b&_ttl=30s",
+    "_ttl=1h&_ttl=2h",
+    "_lease=l1;_ttl=5m",
+    "_ttl=5m;_lease=l1&_lease=l2",
+    "_ttlx=1h",
+    "x_ttl=1h",
+    "x=_ttl=1h",
+    "_ttl",
+    "_ttl&_ttl=1h",
+    "_lease",
+    "&&_ttl=2s&",
+    ";;_ttl=2s;",
+    "=1h&_ttl=3s",
+    "_ttl==5s",
+    "_ttl=1h=",
+    "%5Fttl=1h",
+    "_ttl=1%68",
+    " _ttl=1h",
+    "_ttl=1h ",
+    "(_ttl=1h)",
+    "_ttl=1h+",
+    "_lease=a+b",
+    "_time=[now(-1h)..]&_ttl=1s",
+    "_ttl=\u00e91s",
+    "_TTL=1h",
+  ];
+  for (const q of queries)
+    assert.deepEqual(
+      outcome(() => writeLifetime("PUT", q)),
+      outcome(() => reference(q)),
+      q,
+    );
+  // Random queries over the characters that matter.
+  const next = rng(27);
+  const alphabet = ["_ttl", "_lease", "=", "&", ";", "1h", "30s", "l1", "x", "%", "+", " ", "(", ")", "["];
+  for (let i = 0; i < 2000; i++) {
+    let q = "";
+    const n = 1 + Math.floor(next() * 8);
+    for (let j = 0; j < n; j++) q += alphabet[Math.floor(next() * alphabet.length)];
+    assert.deepEqual(
+      outcome(() => writeLifetime("PUT", q)),
+      outcome(() => reference(q)),
+      q,
+    );
+  }
 });
 
 test("a deadline is absolute, from the write's timestamp; the expiry's delete is one tick after the write", () => {

@@ -110,6 +110,29 @@ test("a key's tail follows its record through overwrites, permanence and compact
   assert.equal(backend.peek("c/5")?.payload.length, 249);
 });
 
+test("keys written again and again under alternating prefixes keep naming their keys when they expire", () => {
+  const backend = new MemoryBackend("m", 1 << 30);
+  const base = Date.now() + 60_000;
+  const put = (key: string, deadline?: number) =>
+    backend.put({ key, payload: Buffer.from(key), encoding: "text/plain", timestamp: hlc.newTimestamp(), deadline });
+  // The same key again (its prefix taken before the old record gives it back), prefixes that
+  // alternate, one that starts like another, a deeper one, and keys made permanent between.
+  const keys = ["p/1", "q/1", "pp/1", "p/x/1", "p/\u00e9", "q/2"];
+  for (let round = 0; round < 20; round++)
+    for (const [i, key] of keys.entries()) {
+      put(key, base + i);
+      put(key, base + i);
+      if (round % 3 === 0) put("p/2");
+      else put("p/2", base + keys.length);
+    }
+  put("q/1");
+  const got = due(backend, base + 100);
+  assert.deepEqual(
+    got.map(([k]) => k),
+    ["p/1", "pp/1", "p/x/1", "p/\u00e9", "q/2", "p/2"],
+  );
+});
+
 test("an expired value stays hidden after its expiry is taken, until its delete lands", () => {
   const backend = new MemoryBackend("m", 1 << 30);
   const deadline = Date.now() + 5;

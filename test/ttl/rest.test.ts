@@ -94,6 +94,27 @@ describe("TTL over REST (Variant A)", () => {
     assert.equal(await value("/bad/a"), undefined);
   });
 
+  it("the same query string again reads the same: a TTL on each key, a DELETE with it refused, other queries read anew", async () => {
+    for (const k of ["a", "b", "c"]) assert.equal((await put(`/again/${k}?_ttl=1h`, k)).status, 200);
+    for (const k of ["a", "b", "c"]) {
+      const expires = (await http(url, "GET", `/again/${k}`)).headers.get("zest-expires");
+      assert.ok(Date.parse(expires ?? "") > Date.now() + 3_500_000, `${k}: ${expires}`);
+    }
+    const refused = await http(url, "DELETE", "/again/a?_ttl=1h");
+    assert.equal(refused.status, 400, refused.text);
+    assert.match(refused.text, /not DELETE/);
+    assert.equal(await value("/again/a"), "a");
+    // A query of the same length that asks another lifetime, then none.
+    assert.equal((await put("/again/a?_ttl=2h", "a2")).status, 200);
+    const later = Date.parse((await http(url, "GET", "/again/a")).headers.get("zest-expires") ?? "");
+    assert.ok(later > Date.now() + 7_100_000, `${later}`);
+    assert.equal((await put("/again/a?_xyz=2h", "a3")).status, 200);
+    assert.equal((await http(url, "GET", "/again/a")).headers.get("zest-expires"), null, "permanent again");
+    assert.equal((await put("/again/a?_ttl=2x", "a4")).status, 400);
+    assert.equal((await put("/again/a?_ttl=2x", "a4")).status, 400, "a bad query is refused each time");
+    assert.equal(await value("/again/a"), "a3");
+  });
+
   it("a lease is created, kept alive, listed with its keys and deadline, and its keys go together when revoked", async () => {
     const created = await put(`${LEASES}/l1`, '{ ttl: "2s" }');
     assert.equal(created.status, 200, created.text);

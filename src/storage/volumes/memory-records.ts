@@ -66,7 +66,7 @@ class Interner {
   chars = 0;
 
   has(s: string): boolean {
-    return this.#ids.has(s);
+    return s === this.#last || this.#ids.has(s);
   }
 
   /** The last string acquired and its id: most writes repeat the previous one's. */
@@ -86,6 +86,17 @@ class Interner {
     this.#last = s;
     this.#lastId = id;
     return id;
+  }
+
+  /**
+   * When the last string acquired is `text`'s first `length` characters: takes one more use of it
+   * and returns its id, without slicing `text`. Else -1.
+   */
+  acquireLastPrefix(text: string, length: number): number {
+    const last = this.#last;
+    if (last === undefined || last.length !== length || !text.startsWith(last)) return -1;
+    this.#refs[this.#lastId]!++;
+    return this.#lastId;
   }
 
   /** Gives back one use of `id` (`NO_ID`: none). */
@@ -125,7 +136,7 @@ export class Records {
   readonly #clocks = new Interner();
   /** Key prefixes shared by the key tails of values with a deadline (`keyOf`). */
   #prefixes = new Interner();
-  /** Prefixes seen once lately, not shared yet (`#appendKeyed`). */
+  /** Prefixes seen once lately, not shared yet (`#keyTail`). */
   readonly #seen = new Set<string>();
   /** The slots' deadlines, when the storage holds values with a lifetime (docs/ttl-and-leases.md). */
   deadlines: { deadline(slot: number): number } | undefined;
@@ -222,6 +233,9 @@ export class Records {
    */
   set(slot: number, timestamp: Timestamp, encoding: string, payload: Uint8Array | undefined, key?: string): void {
     this.#uncache(slot);
+    // The new key tail's prefix is taken before the old record gives its own back: a key written
+    // again keeps its prefix held, rather than dropping it from the interner and adding it back.
+    const tag = payload === undefined || key === undefined ? -1 : this.#keyTail(key);
     this.#drop(slot);
     const clock = this.#clocks.acquire(timestamp.id);
     this.#clocks.release(this.#clock[slot]!);
@@ -230,10 +244,8 @@ export class Records {
     this.#encodings.release(this.#enc[slot]!);
     this.#enc[slot] = enc;
     this.#time[slot] = timestamp.time;
-    if (payload !== undefined) {
-      if (key === undefined) this.#append(slot, payload, 0, payload.length, payload.length, -1, "");
-      else this.#appendKeyed(slot, payload, key);
-    }
+    if (payload !== undefined)
+      this.#append(slot, payload, 0, payload.length, payload.length, tag, key ?? "", this.#tailFrom);
     this.#compactIfWasteful();
   }
 
@@ -400,7 +412,7 @@ export class Records {
   /**
    * Writes `len` bytes of `src` from `start` as the record of `slot`, at the head's end: the
    * first `payloadLen` are its payload; then, when `tag` is not -1, a key tail (`keyOf`) of `tag`
-   * and `text`.
+   * and `text` from `textFrom`.
    */
   #append(
     slot: number,
@@ -410,8 +422,13 @@ export class Records {
     payloadLen: number,
     tag: number,
     text: string,
+    textFrom: number,
   ): void {
-    const tailLen = tag === -1 ? 0 : varintLength(tag) + Buffer.byteLength(text, "utf8");
+    const textBytes = tag === -1 ? 0 : asciiLength(text, textFrom);
+    const tailLen =
+      tag === -1
+        ? 0
+        : varintLength(tag) + (textBytes === -1 ? Buffer.byteLength(text.slice(textFrom), "utf8") : textBytes);
     len += tailLen;
     const n = RECORD_HEADER_BYTES + len;
     let s = this.#head;
@@ -443,7 +460,10 @@ export class Records {
         v = Math.floor(v / 0x80);
       }
       buf[w++] = v;
-      buf.write(text, w, "utf8");
+      // A key is ASCII but for rare names: its bytes are its character codes, written here rather
+      // than by a call into Node's UTF-8 encoder.
+      if (textBytes === -1) buf.write(text.slice(textFrom), w, "utf8");
+      else for (let i = 0; i < textBytes; i++) buf[w + i] = text.charCodeAt(textFrom + i);
     }
     this.#fill[s] = at + n;
     this.#live[s]! += n;
@@ -460,14 +480,26 @@ export class Records {
     return (buf[at]! | (buf[at + 1]! << 8) | (buf[at + 2]! << 16)) + buf[at + 3]! * 0x1000000;
   }
 
+  /** Where in its key the text of the key tail `#keyTail` made last starts. */
+  #tailFrom = 0;
+
   /**
-   * Appends `payload` with `key` as its tail. The key's prefix (before its last `/`) is shared
-   * between the records that name it once it was seen twice lately (`#seen`), so a key under a
-   * busy prefix costs its last chunk and a byte or two; another is kept whole.
+   * The key tail of a record holding `key`: returns its tag (0: the whole key; `v + 1`: the shared
+   * prefix `v`, held once more), where its text starts in `key` in `#tailFrom`. The key's prefix (before its last `/`) is
+   * shared between the records that name it once it was seen twice lately (`#seen`), so a key
+   * under a busy prefix costs its last chunk and a byte or two; another is kept whole.
    */
-  #appendKeyed(slot: number, payload: Uint8Array, key: string): void {
-    const cut = key.lastIndexOf("/");
+  #keyTail(key: string): number {
+    // The last `/`, found by hand: `lastIndexOf` is a call into the runtime.
+    let cut = key.length - 1;
+    while (cut > 0 && key.charCodeAt(cut) !== 47) cut--;
     if (cut > 0) {
+      // Most keys written with a TTL share the prefix of the one before.
+      const last = this.#prefixes.acquireLastPrefix(key, cut);
+      if (last !== -1) {
+        this.#tailFrom = cut + 1;
+        return last + 1;
+      }
       const prefix = key.slice(0, cut);
       let shared = this.#prefixes.has(prefix);
       if (!shared) {
@@ -478,12 +510,12 @@ export class Records {
         }
       }
       if (shared) {
-        const id = this.#prefixes.acquire(prefix);
-        this.#append(slot, payload, 0, payload.length, payload.length, id + 1, key.slice(cut + 1));
-        return;
+        this.#tailFrom = cut + 1;
+        return this.#prefixes.acquire(prefix) + 1;
       }
     }
-    this.#append(slot, payload, 0, payload.length, payload.length, 0, key);
+    this.#tailFrom = 0;
+    return 0;
   }
 
   /** Gives back the shared prefix the key tail of `slot`'s record names, if any. */
@@ -572,13 +604,19 @@ export class Records {
       this.#liveBytes -= RECORD_HEADER_BYTES + len;
       this.#deadBytes += RECORD_HEADER_BYTES + len;
       this.#uncache(slot);
-      this.#append(slot, buf, off, len, this.#len[slot]!, -1, "");
+      this.#append(slot, buf, off, len, this.#len[slot]!, -1, "", 0);
     }
     this.#dropSlab(s);
   }
 }
 
 /** Bytes of `v` as an unsigned LEB128 varint. */
+/** Length of `text` from `from` when that is all ASCII (its UTF-8 bytes are its character codes), else -1. */
+function asciiLength(text: string, from: number): number {
+  for (let i = from; i < text.length; i++) if (text.charCodeAt(i) >= 0x80) return -1;
+  return text.length - from;
+}
+
 function varintLength(v: number): number {
   let n = 1;
   while (v >= 0x80) {
