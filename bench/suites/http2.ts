@@ -162,6 +162,10 @@ export async function run(): Promise<BenchResult> {
       figures[`${op}H2ReqPerSec`] = mean(z2, (r) => r.reqPerSec);
       figures[`${op}BareH1ReqPerSec`] = mean(b1, (r) => r.reqPerSec);
       figures[`${op}BareH2ReqPerSec`] = mean(b2, (r) => r.reqPerSec);
+      // The normalised ratio is (zest h2 / bare h2) / (zest h1 / bare h1): these two tell which
+      // protocol's path of zest loses more to Node's bare server.
+      figures[`${op}H2OverBare`] = figures[`${op}H2ReqPerSec`]! / figures[`${op}BareH2ReqPerSec`]!;
+      figures[`${op}H1OverBare`] = figures[`${op}H1ReqPerSec`]! / figures[`${op}BareH1ReqPerSec`]!;
       figures[`${op}H1ServerUsPerReq`] = mean(z1, (r) => r.serverUsPerReq);
       figures[`${op}H2ServerUsPerReq`] = mean(z2, (r) => r.serverUsPerReq);
       figures[`${op}BareH1ServerUsPerReq`] = mean(b1, (r) => r.serverUsPerReq);
@@ -180,7 +184,7 @@ export async function run(): Promise<BenchResult> {
     const f = (n: number) => Math.round(n).toLocaleString("en-US");
     const x = (n: number) => `${n.toFixed(2)}x`;
     const line = (op: "get" | "put", label: string) =>
-      `${label} zest h2/h1 ${f(figures[`${op}H2ReqPerSec`]!)} / ${f(figures[`${op}H1ReqPerSec`]!)} req/s = ${x(figures[`${op}Ratio`]!)}, floor ${f(figures[`${op}BareH2ReqPerSec`]!)} / ${f(figures[`${op}BareH1ReqPerSec`]!)} = ${x(figures[`${op}FloorRatio`]!)}, zest over floor ${x(figures[`${op}NormalisedRatio`]!)}`;
+      `${label} zest h2/h1 ${f(figures[`${op}H2ReqPerSec`]!)} / ${f(figures[`${op}H1ReqPerSec`]!)} req/s = ${x(figures[`${op}Ratio`]!)}, floor ${f(figures[`${op}BareH2ReqPerSec`]!)} / ${f(figures[`${op}BareH1ReqPerSec`]!)} = ${x(figures[`${op}FloorRatio`]!)}, zest over floor ${x(figures[`${op}NormalisedRatio`]!)} (zest over bare: h2 ${x(figures[`${op}H2OverBare`]!)}, h1 ${x(figures[`${op}H1OverBare`]!)})`;
     const cpu = (op: "get" | "put", label: string) =>
       `${label} h2 / h1 zest ${f(figures[`${op}H2ServerUsPerReq`]!)} / ${f(figures[`${op}H1ServerUsPerReq`]!)} us, bare ${f(figures[`${op}BareH2ServerUsPerReq`]!)} / ${f(figures[`${op}BareH1ServerUsPerReq`]!)} us`;
     return {
