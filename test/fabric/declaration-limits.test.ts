@@ -6,7 +6,6 @@
  * other router, so it can send what a zest router never would.
  */
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { beforeEach, describe, test } from "node:test";
 import { pino } from "pino";
 import type { Logger } from "../../src/core/log.js";
@@ -20,22 +19,11 @@ import { DEFAULT_MAX_DECLARATIONS_PER_PEER, PeerTable } from "../../src/fabric/p
 import { DECL_SUBJECT, HELLO_SUBJECT } from "../../src/fabric/subjects.js";
 import { DEFAULT_KEYEXPR_LIMITS, type KeyExprLimits, keyExprLimits } from "../../src/keyexpr/index.js";
 import { FakeRouter, settle, TIMINGS } from "./harness.js";
+import { capturingLogger } from "../support/log.js";
 
 const sub = (key: string): Declaration => ({ kind: "subscriber", key, complete: false });
 const qbl = (key: string, complete = true): Declaration => ({ kind: "queryable", key, complete });
 const token = (key: string): Declaration => ({ kind: "token", key, complete: false });
-
-/** A logger whose lines are kept as parsed objects. */
-function capturingLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split("\n")) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { logger: pino({ level: "debug" }, sink), lines };
-}
 
 describe("declarations from another router over the bus", () => {
   let hub: MemoryHub;
@@ -127,7 +115,7 @@ describe("the peer table's declaration limits", () => {
   const events = { alive() {}, changed() {}, forgotten() {} };
 
   test("drops are logged once per router as a warning naming the first reason, then at debug", () => {
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = capturingLogger("debug");
     const table = new PeerTable(new ManualClock(), 1000, events, logger, limits);
     table.ingest({ zid: "E1", epoch: 1, ver: 1, decls: [sub("a/b/c/d/e"), sub("x"), sub("y"), sub("z"), sub("w")] });
     assert.deepEqual(

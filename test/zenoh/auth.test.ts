@@ -8,9 +8,7 @@ import { Buffer } from "node:buffer";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { after, describe, test } from "node:test";
-import { pino } from "pino";
 import { AccessControl } from "../../src/access/access.js";
 import { type Logger, silentLogger } from "../../src/core/log.js";
 import { Router } from "../../src/core/router.js";
@@ -22,6 +20,7 @@ import { CloseReason, encodeInitSyn, encodeOpen } from "../../src/zenoh/codec/tr
 import { parseEndpoint } from "../../src/zenoh/endpoint.js";
 import { ZenohServer } from "../../src/zenoh/server.js";
 import { RawClient } from "./raw-client.js";
+import { capturingLogger } from "../support/log.js";
 
 const opened: Array<{ close(): unknown }> = [];
 const dir = mkdtempSync(join(tmpdir(), "zest-usrpwd-"));
@@ -34,17 +33,6 @@ function dictionary(text: string): string {
   const path = join(dir, `dict-${Math.random().toString(36).slice(2)}.txt`);
   writeFileSync(path, text);
   return path;
-}
-
-function capturingLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split("\n")) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { logger: pino({ level: "info" }, sink), lines };
 }
 
 interface Door {

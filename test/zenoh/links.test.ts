@@ -9,9 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { after, test } from "node:test";
-import { pino } from "pino";
 import { BinaryWriter } from "../../src/core/binary.js";
 import { type Logger, silentLogger } from "../../src/core/log.js";
 import { Router } from "../../src/core/router.js";
@@ -25,6 +23,7 @@ import { type ZenohLimits, ZenohServer, type ZenohTls } from "../../src/zenoh/se
 import { makeCertificate, makeClientCertificate } from "../support/certificate.js";
 import { runZestExpectingExit, startZest as startZestProcess } from "../support/zest-process.js";
 import { RawClient } from "./raw-client.js";
+import { capturingLogger } from "../support/log.js";
 
 const opened: Array<{ close(): unknown }> = [];
 const dir = mkdtempSync(join(tmpdir(), "zest-links-"));
@@ -32,18 +31,6 @@ after(async () => {
   for (const o of opened.reverse()) await o.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** A logger whose lines are kept as parsed objects. */
-function recordingLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split("\n")) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { logger: pino({ level: "info" }, sink), lines };
-}
 
 async function door(
   endpoint: string,
@@ -208,7 +195,7 @@ test("tls: the handshake, a put and a subscriber over TLS; the link is listed as
 });
 
 test("tls: plain TCP to a TLS port is refused with a log line", async () => {
-  const { logger, lines } = recordingLogger();
+  const { logger, lines } = capturingLogger();
   const { port } = await door("tls/127.0.0.1:0", { tls: tlsMaterial, logger });
   const plain = await RawClient.connect(port);
   opened.push(plain);
@@ -221,7 +208,7 @@ test("tls: plain TCP to a TLS port is refused with a log line", async () => {
 test("tls: with mutual TLS, a client without a certificate, or with one of another CA, is refused; a signed one is served", async () => {
   const good = makeClientCertificate(dir, "good");
   const other = makeClientCertificate(dir, "other");
-  const { logger, lines } = recordingLogger();
+  const { logger, lines } = capturingLogger();
   const { port, server } = await door("tls/127.0.0.1:0", {
     tls: { ...tlsMaterial, mtls: true, ca: readFileSync(good.ca) },
     logger,

@@ -6,9 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { Writable } from "node:stream";
 import { after, test } from "node:test";
-import { pino } from "pino";
 import { BinaryWriter } from "../../src/core/binary.js";
 import { type Logger, silentLogger } from "../../src/core/log.js";
 import { Router } from "../../src/core/router.js";
@@ -20,22 +18,12 @@ import { parseEndpoint } from "../../src/zenoh/endpoint.js";
 import { ZenohServer } from "../../src/zenoh/server.js";
 import { InboundSequences, precedes, snMask } from "../../src/zenoh/sequence.js";
 import { RawClient } from "./raw-client.js";
+import { capturingLogger } from "../support/log.js";
 
 const opened: Array<{ close(): unknown }> = [];
 after(async () => {
   for (const o of opened.reverse()) await o.close();
 });
-
-function capturingLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split("\n")) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { logger: pino({ level: "info" }, sink), lines };
-}
 
 async function door(
   endpoint = "tcp/127.0.0.1:0",

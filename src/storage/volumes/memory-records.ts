@@ -293,17 +293,10 @@ export class Records {
     const buf = this.#slabs[s]!;
     const off = this.#off[slot]!;
     const end = off + this.#recordLength(slot);
-    let at = off + this.#len[slot]!;
+    const at = off + this.#len[slot]!;
     if (at === end) return undefined;
-    let v = 0;
-    let shift = 0;
-    for (;;) {
-      const b = buf[at++]!;
-      v += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80) break;
-      shift += 7;
-    }
-    const rest = buf.toString("utf8", at, end);
+    const v = readVle(buf, at);
+    const rest = buf.toString("utf8", at + varintLength(v), end);
     return v === 0 ? rest : `${this.#prefixes.get(v - 1)}/${rest}`;
   }
 
@@ -521,15 +514,7 @@ export class Records {
   /** Gives back the shared prefix the key tail of `slot`'s record names, if any. */
   #releasePrefix(slot: number): void {
     const buf = this.#slabs[this.#slab[slot]!]!;
-    let at = this.#off[slot]! + this.#len[slot]!;
-    let v = 0;
-    let shift = 0;
-    for (;;) {
-      const b = buf[at++]!;
-      v += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80) break;
-      shift += 7;
-    }
+    const v = readVle(buf, this.#off[slot]! + this.#len[slot]!);
     if (v > 0) this.#prefixes.release(v - 1);
   }
 
@@ -610,13 +595,13 @@ export class Records {
   }
 }
 
-/** Bytes of `v` as an unsigned LEB128 varint. */
 /** Length of `text` from `from` when that is all ASCII (its UTF-8 bytes are its character codes), else -1. */
 function asciiLength(text: string, from: number): number {
   for (let i = from; i < text.length; i++) if (text.charCodeAt(i) >= 0x80) return -1;
   return text.length - from;
 }
 
+/** Bytes of `v` as an unsigned LEB128 varint. */
 function varintLength(v: number): number {
   let n = 1;
   while (v >= 0x80) {
@@ -624,4 +609,16 @@ function varintLength(v: number): number {
     n++;
   }
   return n;
+}
+
+/** The unsigned LEB128 varint at `at` in `buf` (a key tail's shared-prefix reference). */
+function readVle(buf: Uint8Array, at: number): number {
+  let v = 0;
+  let shift = 0;
+  for (;;) {
+    const b = buf[at++]!;
+    v += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80) return v;
+    shift += 7;
+  }
 }
