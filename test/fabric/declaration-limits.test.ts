@@ -8,7 +8,6 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, test } from "node:test";
 import { pino } from "pino";
-import type { Logger } from "../../src/core/log.js";
 import { Router } from "../../src/core/router.js";
 import { Session } from "../../src/core/session.js";
 import { ManualClock } from "../../src/fabric/clock.js";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { AccessControl } from "../../src/access/access.js";
-import { type Logger, silentLogger } from "../../src/core/log.js";
+import { silentLogger } from "../../src/core/log.js";
 import { Router } from "../../src/core/router.js";
 import type { Sample } from "../../src/core/sample.js";
 import { Session } from "../../src/core/session.js";
