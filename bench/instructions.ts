@@ -25,21 +25,19 @@
  *   ... bench/instructions.ts get -- bench/baselines/https.mjs get {cert} {key}
  *   ... bench/instructions.ts get -- bench/baselines/h2-https.mjs get {cert} {key}
  */
-import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { makeCertificate } from "../test/support/certificate.js";
+import { callgrindControl, callgrindTotals, callgrindWrapper } from "./lib/callgrind.js";
 import { type ServerProcess, spawnServer } from "./lib/proc.js";
 
 const BODY = "x".repeat(100);
 const PUT_PATH = process.env.INSTRUCTIONS_PUT_PATH ?? "/bench/put";
 const JSON_60 = '{"sensor":"bench/one","celsius":21.5,"ok":true,"seq":123456}';
-/** V8's optimizing compiler, by the C++ names callgrind reports. */
-const COMPILER = /compiler::|Zone|LiveRange|TopTierRegister|Turbofan|Pipeline/;
 
 function usage(): never {
   console.error("usage: bench/instructions.ts [put|get] [warm] [count] -- <node args...>");
@@ -69,25 +67,13 @@ try {
   }
   server = await spawnServer("server", nodeArgs[scriptAt]!, nodeArgs.slice(scriptAt + 1), {
     nodeArgs: ["--no-concurrent-recompilation", ...nodeArgs.slice(0, scriptAt)],
-    wrapper: [
-      "valgrind",
-      "--tool=callgrind",
-      "--instr-atstart=no",
-      // V8 writes and rewrites machine code: valgrind must notice it.
-      "--smc-check=all-non-file",
-      `--callgrind-out-file=${join(dir, "callgrind.out")}`,
-    ],
+    wrapper: callgrindWrapper(dir),
     timeoutMs: 180_000,
   });
   const base = server.url.replace(/\/$/, "");
   if (kind === "get") await putOnce(`${base}/bench/one`, JSON_60);
   await load(base, warm, count);
-  control("-d");
-  const dump = readdirSync(dir).find((f) => /^callgrind\.out\.\d+$/.test(f));
-  if (dump === undefined) throw new Error("callgrind wrote no dump");
-  const { total, compiler } = totals(join(dir, dump));
-  // Kept for callgrind_annotate when asked (INSTRUCTIONS_DUMP=<file>).
-  if (process.env.INSTRUCTIONS_DUMP) copyFileSync(join(dir, dump), process.env.INSTRUCTIONS_DUMP);
+  const { total, compiler } = callgrindTotals(server.pid, dir);
   const per = (n: number): string => Math.round(n / count).toLocaleString("en-US");
   console.log(`${kind} ${nodeArgs.join(" ")}`);
   console.log(
@@ -121,8 +107,8 @@ async function load(base: string, warm: number, count: number): Promise<void> {
     run.on("response", () => {
       answered++;
       // The server waits while valgrind takes the command: counting is not timing.
-      if (answered === warm) control("-i", "on");
-      else if (answered === warm + count) control("-i", "off");
+      if (answered === warm) callgrindControl(server!.pid, "-i", "on");
+      else if (answered === warm + count) callgrindControl(server!.pid, "-i", "off");
     });
   });
   if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0)
@@ -146,26 +132,4 @@ function putOnce(url: string, body: string): Promise<void> {
     req.once("error", reject);
     req.end(body);
   });
-}
-
-function control(...args: string[]): void {
-  execFileSync("callgrind_control", [...args, String(server!.pid)], { stdio: "ignore" });
-}
-
-/** Instructions in a callgrind dump: all of them, and those of V8's optimizing compiler. */
-function totals(file: string): { total: number; compiler: number } {
-  const text = execFileSync("callgrind_annotate", ["--threshold=100", file], {
-    encoding: "utf8",
-    maxBuffer: 256 * 1024 * 1024,
-  });
-  let total = 0;
-  let compiler = 0;
-  for (const line of text.split("\n")) {
-    const m = /^\s*([\d,]+) \([\s\d.]+%\)\s+(.*)$/.exec(line);
-    if (!m) continue;
-    const n = Number(m[1]!.replaceAll(",", ""));
-    if (m[2]!.includes("PROGRAM TOTALS")) total = n;
-    else if (COMPILER.test(m[2]!)) compiler += n;
-  }
-  return { total, compiler };
 }

@@ -21,18 +21,17 @@
  * `INSTRUCTIONS_DUMP=<file>` keeps the callgrind dump, for `callgrind_annotate`.
  */
 import { Buffer } from "node:buffer";
-import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePorts } from "../test/support/nats-cluster.js";
+import { callgrindControl, callgrindTotals, callgrindWrapper } from "./lib/callgrind.js";
 import { LeanZenohClient } from "./lib/zenoh-client.js";
 import { CLI, processCpuSeconds, type ServerProcess, spawnServer } from "./lib/proc.js";
 
 /** Messages sent but not yet received, at most. */
 const WINDOW = 16_384;
 const KEY = "bench/thr";
-const COMPILER = /compiler::|Zone|LiveRange|TopTierRegister|Turbofan|Pipeline/;
 
 function usage(): never {
   console.error(
@@ -72,14 +71,7 @@ try {
       ],
       ...(mode === "instructions"
         ? {
-            wrapper: [
-              "valgrind",
-              "--tool=callgrind",
-              "--instr-atstart=no",
-              // V8 writes and rewrites machine code: valgrind must notice it.
-              "--smc-check=all-non-file",
-              `--callgrind-out-file=${join(dir, "callgrind.out")}`,
-            ],
+            wrapper: callgrindWrapper(dir),
           }
         : {}),
       timeoutMs: 180_000,
@@ -90,12 +82,7 @@ try {
   clients.push(sub, pub);
   const { cpu, wallMs } = await measure(server, sub, pub);
   if (mode === "instructions") {
-    control(server.pid, "-d");
-    const dump = readdirSync(dir).find((f) => /^callgrind\.out\.\d+$/.test(f));
-    if (dump === undefined) throw new Error("callgrind wrote no dump");
-    const { total, compiler } = totals(join(dir, dump));
-    // Kept for callgrind_annotate when asked (INSTRUCTIONS_DUMP=<file>).
-    if (process.env.INSTRUCTIONS_DUMP) copyFileSync(join(dir, dump), process.env.INSTRUCTIONS_DUMP);
+    const { total, compiler } = callgrindTotals(server.pid, dir);
     const per = (n: number): string => Math.round(n / count).toLocaleString("en-US");
     console.log(`zenoh PUSH routed, ${perBatch} per FRAME, 1 subscriber, default storage`);
     console.log(
@@ -158,7 +145,7 @@ async function measure(
       const before = received;
       received += n;
       if (before < warm && received >= warm) {
-        if (mode === "instructions") control(zest.pid, "-i", "on");
+        if (mode === "instructions") callgrindControl(zest.pid, "-i", "on");
         cpu0 = processCpuSeconds(zest.pid);
         t0 = performance.now();
       }
@@ -166,7 +153,7 @@ async function measure(
         clearInterval(stall);
         const wallMs = performance.now() - t0;
         const cpu = processCpuSeconds(zest.pid) - cpu0;
-        if (mode === "instructions") control(zest.pid, "-i", "off");
+        if (mode === "instructions") callgrindControl(zest.pid, "-i", "off");
         resolve({ cpu, wallMs });
         return;
       }
@@ -174,26 +161,4 @@ async function measure(
     });
     pump();
   });
-}
-
-function control(pid: number, ...args: string[]): void {
-  execFileSync("callgrind_control", [...args, String(pid)], { stdio: "ignore" });
-}
-
-/** Instructions in a callgrind dump: all of them, and those of V8's optimizing compiler. */
-function totals(file: string): { total: number; compiler: number } {
-  const text = execFileSync("callgrind_annotate", ["--threshold=100", file], {
-    encoding: "utf8",
-    maxBuffer: 256 * 1024 * 1024,
-  });
-  let total = 0;
-  let compiler = 0;
-  for (const line of text.split("\n")) {
-    const m = /^\s*([\d,]+) \([\s\d.]+%\)\s+(.*)$/.exec(line);
-    if (!m) continue;
-    const n = Number(m[1]!.replaceAll(",", ""));
-    if (m[2]!.includes("PROGRAM TOTALS")) total = n;
-    else if (COMPILER.test(m[2]!)) compiler += n;
-  }
-  return { total, compiler };
 }

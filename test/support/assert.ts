@@ -10,3 +10,17 @@ export async function rejectsWith(p: Promise<unknown>, kind: ErrorKind, pattern:
     return true;
   });
 }
+
+/** Retries `check` until it stops throwing; its last failure is thrown after `timeoutMs`. */
+export async function untilPasses(check: () => Promise<void> | void, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

@@ -1,5 +1,6 @@
 /** Small HTTP helpers for end-to-end tests (real requests with fetch). */
 
+import { Buffer } from "node:buffer";
 import nodeHttp from "node:http";
 
 export interface HttpResult {
@@ -160,4 +161,16 @@ export function getWithBody(
     req.on("error", reject);
     req.end(body);
   });
+}
+
+/** A REST value of encoding `zenoh/bytes` (what zenoh clients send by default), which REST renders as base64. */
+export function bytesValue(v: unknown): string {
+  return Buffer.from(String(v), "base64").toString("utf8");
+}
+
+/** GETs `url` and parses its JSON answer (undefined when empty). */
+export async function restGet(url: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url);
+  const text = await res.text();
+  return { status: res.status, body: text === "" ? undefined : JSON.parse(text) };
 }

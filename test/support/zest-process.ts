@@ -88,3 +88,10 @@ export async function runZestExpectingExit(
   clearTimeout(timer);
   return { code, stderr };
 }
+
+/** The zenoh locator of `protocol` a zest process printed in its serving line. */
+export function zenohLocatorOf(z: ZestProcess, protocol: "tcp" | "udp" | "tls" = "tcp"): string {
+  const m = new RegExp(`zenoh (${protocol}/\\S+)`).exec(z.stderr());
+  if (!m) throw new Error(`no zenoh ${protocol} locator in:\n${z.stderr()}`);
+  return m[1]!;
+}

@@ -3,44 +3,13 @@
  * loopback-only network namespace: one key space with REST, storages, evals and the admin space.
  */
 import assert from "node:assert/strict";
-import { Buffer } from "node:buffer";
 import { after, before, describe, test } from "node:test";
 import { picoSkip, runPico } from "../support/pico.js";
-import { startZest, type ZestProcess } from "../support/zest-process.js";
+import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
+import { untilPasses } from "../support/assert.js";
+import { bytesValue, restGet } from "../support/http.js";
 
 const skip = picoSkip("z_put", "z_sub", "z_get", "z_queryable", "z_pub", "z_info", "z_liveliness");
-
-/** The zenoh locator a zest process printed in its serving line. */
-function locatorOf(z: ZestProcess): string {
-  const m = /zenoh (tcp\/\S+)/.exec(z.stderr());
-  assert.ok(m, `no zenoh locator in:\n${z.stderr()}`);
-  return m[1]!;
-}
-
-/** Retries `check` until it passes (its last failure is thrown after `timeoutMs`). */
-async function eventually(check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
-/** A REST value of encoding `zenoh/bytes` (what pico sends by default): base64, as REST renders bytes. */
-function bytesValue(v: unknown): string {
-  return Buffer.from(String(v), "base64").toString("utf8");
-}
-
-async function restGet(url: string): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(url);
-  const text = await res.text();
-  return { status: res.status, body: text === "" ? undefined : JSON.parse(text) };
-}
 
 describe("zenoh-pico in client mode against zest", { skip }, () => {
   let zest: ZestProcess;
@@ -48,7 +17,7 @@ describe("zenoh-pico in client mode against zest", { skip }, () => {
 
   before(async () => {
     zest = await startZest(["-l", "tcp/127.0.0.1:0"]);
-    ep = locatorOf(zest);
+    ep = zenohLocatorOf(zest);
   });
   after(async () => {
     await zest?.stop();
@@ -61,7 +30,7 @@ describe("zenoh-pico in client mode against zest", { skip }, () => {
     } finally {
       await put.stop();
     }
-    await eventually(async () => {
+    await untilPasses(async () => {
       const r = await restGet(`${zest.url}/demo/pico/put`);
       assert.equal(r.status, 200);
       const [entry] = r.body as Array<{ key: string; value: unknown; encoding: string; time: string }>;
@@ -77,7 +46,7 @@ describe("zenoh-pico in client mode against zest", { skip }, () => {
     const sub = runPico("z_sub", ["-e", ep, "-k", "demo/pico/sub/**"]);
     try {
       await sub.waitFor(/Press CTRL-C to quit/);
-      await eventually(async () => {
+      await untilPasses(async () => {
         const res = await fetch(`${zest.url}/demo/pico/sub/a`, {
           method: "PUT",
           body: "from REST",
@@ -113,7 +82,7 @@ describe("zenoh-pico in client mode against zest", { skip }, () => {
     const q = runPico("z_queryable", ["-e", ep, "-k", "demo/pico/q", "-v", "pico answers"]);
     try {
       await q.waitFor(/Press CTRL-C to quit/);
-      await eventually(async () => {
+      await untilPasses(async () => {
         const r = await restGet(`${zest.url}/demo/pico/q`);
         const entries = r.body as Array<{ key: string; value: unknown }>;
         assert.ok(
@@ -175,7 +144,7 @@ describe("zenoh-pico in client mode against zest", { skip }, () => {
     } finally {
       await put.stop();
     }
-    await eventually(async () => {
+    await untilPasses(async () => {
       const r = await restGet(`${zest.url}/demo/pico/large`);
       const [entry] = r.body as Array<{ value: string }>;
       assert.equal(bytesValue(entry?.value), value);
@@ -187,7 +156,7 @@ describe("zenoh-pico in client mode against zest", { skip }, () => {
     try {
       await sub.waitFor(/Press CTRL-C to quit/);
       const value = "y".repeat(200_000);
-      await eventually(async () => {
+      await untilPasses(async () => {
         await fetch(`${zest.url}/demo/pico/big`, { method: "PUT", body: value });
         await sub.waitFor(/Received \('demo\/pico\/big': 'y{200000}'\)/, 1000);
       });
@@ -203,7 +172,7 @@ describe("zenoh-pico in client mode against zest", { skip }, () => {
     } finally {
       await put.stop();
     }
-    await eventually(async () => {
+    await untilPasses(async () => {
       const r = await restGet(`${zest.url}/demo/pico/peer`);
       const [entry] = r.body as Array<{ value: unknown }>;
       assert.equal(bytesValue(entry?.value), "peer put");
@@ -218,7 +187,7 @@ describe("zenoh-pico matching through zest", { skip }, () => {
   before(async () => {
     // No storages: a publisher's matching status depends on the pico subscriber alone.
     zest = await startZest(["-l", "tcp/127.0.0.1:0", "--cfg", "plugins/storage_manager/storages:{}"]);
-    ep = locatorOf(zest);
+    ep = zenohLocatorOf(zest);
   });
   after(async () => {
     await zest?.stop();

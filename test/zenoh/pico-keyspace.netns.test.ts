@@ -11,21 +11,9 @@ import { openClient, startRemoteRouter } from "../remote/helpers.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { picoSkip, runPico } from "../support/pico.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
+import { untilPasses } from "../support/assert.js";
 
 const skip = picoSkip("z_put", "z_sub", "z_get", "z_queryable", "z_pub_attachment", "z_sub_attachment", "z_querier");
-
-async function eventually(check: () => Promise<void> | void, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
 
 describe("pico and zenoh-ts on one router", { skip }, () => {
   let zest: Zest & { locator: string };
@@ -81,7 +69,7 @@ describe("pico and zenoh-ts on one router", { skip }, () => {
       },
     });
     try {
-      await eventually(async () => {
+      await untilPasses(async () => {
         const put = runPico("z_put", ["-e", ep, "-k", "demo/ts/from-pico", "-v", "hi ts"]);
         try {
           await put.exited();
@@ -101,11 +89,11 @@ describe("pico and zenoh-ts on one router", { skip }, () => {
     try {
       await sub.waitFor(/Press CTRL-C to quit/);
       await qbl.waitFor(/Press CTRL-C to quit/);
-      await eventually(async () => {
+      await untilPasses(async () => {
         await ts.put("demo/pico/from-ts", "hi pico");
         await sub.waitFor(/Received \('demo\/pico\/from-ts': 'hi pico'\)/, 500);
       });
-      await eventually(async () => {
+      await untilPasses(async () => {
         const replies: string[] = [];
         const receiver = await ts.get("demo/pico/q");
         for await (const r of receiver!) {
@@ -146,7 +134,7 @@ describe("two routers over a NATS cluster with a pico client on each", { skip },
     try {
       await sub.waitFor(/Press CTRL-C to quit/);
       await qbl.waitFor(/Press CTRL-C to quit/);
-      await eventually(async () => {
+      await untilPasses(async () => {
         const put = runPico("z_put", ["-e", locator(a), "-k", "mesh/x", "-v", "across"]);
         try {
           await put.exited();
@@ -155,7 +143,7 @@ describe("two routers over a NATS cluster with a pico client on each", { skip },
         }
         await sub.waitFor(/Received \('mesh\/x': 'across'\)/, 1000);
       }, 20_000);
-      await eventually(async () => {
+      await untilPasses(async () => {
         const get = runPico("z_get", ["-e", locator(b), "-k", "mesh/q"]);
         try {
           await get.waitFor(/>> Received PUT \('mesh\/q': 'from A'\)/, 3000);

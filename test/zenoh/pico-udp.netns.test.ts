@@ -4,37 +4,13 @@
  * gets, queryables and messages that fragment over datagrams.
  */
 import assert from "node:assert/strict";
-import { Buffer } from "node:buffer";
 import { after, before, describe, test } from "node:test";
 import { picoSkip, runPico } from "../support/pico.js";
-import { startZest, type ZestProcess } from "../support/zest-process.js";
+import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
+import { untilPasses } from "../support/assert.js";
+import { bytesValue, restGet } from "../support/http.js";
 
 const skip = picoSkip("z_put", "z_sub", "z_get", "z_queryable");
-
-/** Retries `check` until it passes (its last failure is thrown after `timeoutMs`). */
-async function eventually(check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
-/** A REST value of encoding `zenoh/bytes` (what pico sends by default): base64, as REST renders bytes. */
-function bytesValue(v: unknown): string {
-  return Buffer.from(String(v), "base64").toString("utf8");
-}
-
-async function restGet(url: string): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(url);
-  const text = await res.text();
-  return { status: res.status, body: text === "" ? undefined : JSON.parse(text) };
-}
 
 describe("zenoh-pico over UDP unicast against zest", { skip }, () => {
   let zest: ZestProcess;
@@ -42,9 +18,7 @@ describe("zenoh-pico over UDP unicast against zest", { skip }, () => {
 
   before(async () => {
     zest = await startZest(["-l", "udp/127.0.0.1:0"]);
-    const m = /zenoh (udp\/\S+)/.exec(zest.stderr());
-    assert.ok(m, `no zenoh udp locator in:\n${zest.stderr()}`);
-    ep = m[1]!;
+    ep = zenohLocatorOf(zest, "udp");
   });
   after(async () => {
     await zest?.stop();
@@ -57,7 +31,7 @@ describe("zenoh-pico over UDP unicast against zest", { skip }, () => {
     } finally {
       await put.stop();
     }
-    await eventually(async () => {
+    await untilPasses(async () => {
       const r = await restGet(`${zest.url}/demo/udp/put`);
       const [entry] = r.body as Array<{ key: string; value: unknown }>;
       assert.equal(entry?.key, "demo/udp/put");
@@ -69,7 +43,7 @@ describe("zenoh-pico over UDP unicast against zest", { skip }, () => {
     const sub = runPico("z_sub", ["-e", ep, "-k", "demo/udp/sub/**"]);
     try {
       await sub.waitFor(/Press CTRL-C to quit/);
-      await eventually(async () => {
+      await untilPasses(async () => {
         await fetch(`${zest.url}/demo/udp/sub/a`, {
           method: "PUT",
           body: "from REST",
@@ -94,7 +68,7 @@ describe("zenoh-pico over UDP unicast against zest", { skip }, () => {
     const q = runPico("z_queryable", ["-e", ep, "-k", "demo/udp/q", "-v", "pico answers over udp"]);
     try {
       await q.waitFor(/Press CTRL-C to quit/);
-      await eventually(async () => {
+      await untilPasses(async () => {
         const r = await restGet(`${zest.url}/demo/udp/q`);
         const entries = r.body as Array<{ key: string; value: unknown }>;
         assert.ok(
@@ -115,7 +89,7 @@ describe("zenoh-pico over UDP unicast against zest", { skip }, () => {
     } finally {
       await put.stop();
     }
-    await eventually(async () => {
+    await untilPasses(async () => {
       const r = await restGet(`${zest.url}/demo/udp/large`);
       const [entry] = r.body as Array<{ value: string }>;
       assert.equal(bytesValue(entry?.value), value);
@@ -124,7 +98,7 @@ describe("zenoh-pico over UDP unicast against zest", { skip }, () => {
     try {
       await sub.waitFor(/Press CTRL-C to quit/);
       const big = "v".repeat(100_000);
-      await eventually(async () => {
+      await untilPasses(async () => {
         await fetch(`${zest.url}/demo/udp/big`, { method: "PUT", body: big });
         await sub.waitFor(/Received \('demo\/udp\/big': 'v{100000}'\)/, 1000);
       });
