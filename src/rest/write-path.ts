@@ -120,16 +120,13 @@ export class WritePath {
    * its lifetime are kept: a client refreshing keys with `?_ttl=30s` sends the same one each time,
    * and it is then compared in place, neither sliced nor parsed again (docs/ttl-and-leases.md,
    * "Cost"). Only a lifetime read without error is kept, and only for a codec that hands the
-   * query on as it is (Variant A); a DELETE with one is refused as `writeLifetime` refuses it.
+   * query on as it is (Variant A).
    */
   private lifetimeOf(method: "PUT" | "PATCH" | "DELETE", url: string, q: number): WriteLifetime | undefined {
     const last = this.lastQuery;
-    if (last !== undefined && url.length - q - 1 === last.length && url.startsWith(last, q + 1)) {
-      const lifetime = this.lastLifetime;
-      if (lifetime !== undefined && method === "DELETE")
-        throw ZestError.badRequest("_ttl and _lease apply to PUT and PATCH, not DELETE");
-      return lifetime;
-    }
+    // A DELETE is read afresh, so that `writeLifetime` alone says which methods take a lifetime.
+    if (method !== "DELETE" && last !== undefined && url.length - q - 1 === last.length && url.startsWith(last, q + 1))
+      return this.lastLifetime;
     const query = url.slice(q + 1);
     const lifetime = writeLifetime(method, this.codec.parameters(query));
     if (this.codec.variant === "a") {
