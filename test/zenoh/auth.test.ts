@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { AccessControl } from "../../src/access/access.js";
+import { DecodeError } from "../../src/core/binary.js";
 import { silentLogger } from "../../src/core/log.js";
 import { Router } from "../../src/core/router.js";
 import type { Sample } from "../../src/core/sample.js";
@@ -264,5 +265,37 @@ describe("usrpwd in the handshake", () => {
     const ack = c.transport.find((t) => t.kind === "init");
     assert.ok(ack?.kind === "init" && ack.msg.auth === undefined);
     assert.equal(d.server.status()[0]!.user, undefined);
+  });
+});
+
+describe("usrpwd's decoders against random input", () => {
+  test("any auth extension body is refused, or fails with a DecodeError, never throws otherwise", () => {
+    const auth = new UsrPwdAuth(parseDictionary("alice:secret\n", "test"));
+    let s = 0x9e3779b9;
+    const next = (): number => {
+      s ^= s << 13;
+      s >>>= 0;
+      s ^= s >>> 17;
+      s ^= s << 5;
+      s >>>= 0;
+      return s;
+    };
+    const genuine = usrPwdClient.openSyn(auth.initAck(7n), "alice", "secret")!;
+    for (let i = 0; i < 5_000; i++) {
+      const body =
+        i % 2 === 0
+          ? Buffer.from(Array.from({ length: next() % 80 }, () => next() & 0xff))
+          : Buffer.from(
+              genuine.map((b) => (next() % 8 === 0 ? next() & 0xff : b)).subarray(0, next() % (genuine.length + 1)),
+            );
+      try {
+        auth.asked(body);
+        const outcome = auth.verify(body, 7n, `10.0.${i >> 8}.${i & 0xff}`);
+        // A mutated body may still be the genuine one; anything else is refused.
+        if (!("refused" in outcome)) assert.equal(outcome.user, "alice");
+      } catch (err) {
+        assert.ok(err instanceof DecodeError, `input ${body.toString("hex")}: ${String(err)}`);
+      }
+    }
   });
 });
