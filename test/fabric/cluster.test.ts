@@ -192,14 +192,22 @@ describe("three routers over a NATS cluster", () => {
       const d = (await routerStatus(url)).fabric.detail;
       return { sent: Number(d.queriesSent), answered: Number(d.queriesAnswered) };
     };
-    const before = { a: await counters(a.url), b: await counters(b.url), c: await counters(c.url) };
-    const { status, values, errors } = await getValues(c.url, "bonly/q");
-    assert.equal(status, 200, errors.join("; "));
-    assert.deepEqual(values, { "bonly/q": "b's" });
-    const after = { a: await counters(a.url), b: await counters(b.url), c: await counters(c.url) };
-    assert.equal(after.c.sent - before.c.sent, 1, "C sent one query: to B");
-    assert.equal(after.b.answered - before.b.answered, 1);
-    assert.equal(after.a.answered, before.a.answered, "A has no queryable on bonly/**");
+    // A's and B's demo/** storages are replicas: their digest exchanges are queries too, and
+    // one may land in the window. A window free of them shows the routing; three are tried.
+    for (let attempt = 1; ; attempt++) {
+      const before = { a: await counters(a.url), b: await counters(b.url), c: await counters(c.url) };
+      const { status, values, errors } = await getValues(c.url, "bonly/q");
+      assert.equal(status, 200, errors.join("; "));
+      assert.deepEqual(values, { "bonly/q": "b's" });
+      const after = { a: await counters(a.url), b: await counters(b.url), c: await counters(c.url) };
+      assert.equal(after.c.sent - before.c.sent, 1, "C sent one query: to B");
+      const quiet = after.a.answered === before.a.answered && after.b.answered - before.b.answered === 1;
+      if (quiet || attempt === 3) {
+        assert.equal(after.b.answered - before.b.answered, 1);
+        assert.equal(after.a.answered, before.a.answered, "A has no queryable on bonly/**");
+        break;
+      }
+    }
   });
 
   test("an eval on one router answers a GET on another", async () => {
