@@ -63,6 +63,7 @@ export function restDoor(variants: readonly RestVariant[]): FrontDoor<"rest", ty
           enabled: cfg.http2?.enabled,
           maxConcurrentStreams: cfg.http2?.max_concurrent_streams,
           maxSessionMemoryMb: cfg.http2?.max_session_memory_mb,
+          idleTimeoutMs: cfg.http2?.idle_timeout_ms,
         },
       });
       const addr = await server.listen();

@@ -131,6 +131,13 @@ export const restSchema = closed(
           .max(1024)
           .optional()
           .describe("memory one HTTP/2 connection may hold, in MB (10)"),
+        idle_timeout_ms: z
+          .number()
+          .int()
+          .min(0)
+          .max(86_400_000)
+          .optional()
+          .describe("ms an HTTP/2 connection with no open stream is kept before GOAWAY; 0 keeps it (65000)"),
       },
       "HTTP/2 on the REST gateway",
     ).optional(),

@@ -18,6 +18,7 @@ import { listen } from "../access/listen.js";
 import { BodyWatch } from "./body.js";
 import type { RestCodec } from "./codec.js";
 import { originPolicy } from "./cors.js";
+import { closeIdleSessions } from "./h2-idle.js";
 import { H2cHandOver } from "./h2c.js";
 import { DEFAULT_LONG_POLL, LongPollHub, type LongPollLimits, type LongPollStats } from "./long-poll.js";
 import { ReadPath } from "./read-path.js";
@@ -60,7 +61,7 @@ export interface RestServerOptions {
    * HTTP/1.1 still served (docs/http2.md). On by default; `maxConcurrentStreams` per connection
    * (256), `maxSessionMemoryMb` (10).
    */
-  http2?: { enabled?: boolean; maxConcurrentStreams?: number; maxSessionMemoryMb?: number };
+  http2?: { enabled?: boolean; maxConcurrentStreams?: number; maxSessionMemoryMb?: number; idleTimeoutMs?: number };
   /** Origins whose pages may write, besides the router's own (`plugins.rest.cors.allowed_origins`). */
   allowedOrigins?: readonly string[];
   /** Host names that name this router besides IP literals and `localhost` (`plugins.rest.allowed_hosts`). */
@@ -98,6 +99,10 @@ export const MAX_HEADER_SIZE = 16 * 1024;
 const DEFAULT_H2_STREAMS = 256;
 /** Memory an HTTP/2 session may hold for its streams, in MB (Node's default). */
 const DEFAULT_H2_SESSION_MEMORY_MB = 10;
+/** How long an HTTP/1.1 connection is kept between requests (longer than common proxies' 60 s). */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+/** How long an HTTP/2 connection with no open stream is kept: as HTTP/1.1's keep-alive. */
+const DEFAULT_H2_IDLE_TIMEOUT_MS = KEEP_ALIVE_TIMEOUT_MS;
 
 /** The HTTP face of the router: one short pipeline, errors turned into responses in one place. */
 export class RestServer {
@@ -225,15 +230,16 @@ export class RestServer {
         socket.once("close", () => sockets.delete(socket));
       });
       this.h2Sockets = sockets;
+      closeIdleSessions(this.server, h2?.idleTimeoutMs ?? DEFAULT_H2_IDLE_TIMEOUT_MS);
     }
     // HTTP/2 with prior knowledge on the plain port, handed over from the HTTP/1.1 parser's
     // refusal of the preface: nothing in front of HTTP/1.1 (docs/http2.md).
-    if (!options.tls && h2?.enabled !== false)
-      this.h2c = new H2cHandOver(
-        this.server,
-        createH2cServer(h2Options, onRequest as unknown as Parameters<typeof createH2cServer>[1]),
-      );
-    this.server.keepAliveTimeout = 65_000;
+    if (!options.tls && h2?.enabled !== false) {
+      const h2c = createH2cServer(h2Options, onRequest as unknown as Parameters<typeof createH2cServer>[1]);
+      closeIdleSessions(h2c, h2?.idleTimeoutMs ?? DEFAULT_H2_IDLE_TIMEOUT_MS);
+      this.h2c = new H2cHandOver(this.server, h2c);
+    }
+    this.server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     this.connections = new ConnectionGuard(
       connectionLimits({ perAddress: options.maxConnectionsPerAddress, total: options.maxConnections }),
     );

@@ -15,45 +15,7 @@ import { silentLogger } from "../../src/core/log.js";
 import { defaultStartOptions } from "../../src/defaults.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 import { eventually, http } from "../support/http.js";
-
-interface H2Result {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
-
-function h2(
-  session: ClientHttp2Session,
-  method: string,
-  path: string,
-  body?: string,
-  headers: Record<string, string> = {},
-): Promise<H2Result> {
-  return new Promise((resolve, reject) => {
-    const req = session.request({ ":method": method, ":path": path, ...headers });
-    let text = "";
-    let head: Record<string, string | string[] | undefined> = {};
-    req.setEncoding("utf8");
-    req.on("response", (h) => {
-      head = h as typeof head;
-    });
-    req.on("data", (c: string) => {
-      text += c;
-    });
-    req.on("end", () => resolve({ status: Number(head[":status"]), headers: head, text }));
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
-async function h2cSession(url: string): Promise<ClientHttp2Session> {
-  const session = connect(url);
-  await new Promise<void>((resolve, reject) => {
-    session.once("connect", () => resolve());
-    session.once("error", reject);
-  });
-  return session;
-}
+import { h2, h2Session } from "../support/http2-client.js";
 
 /** What a raw TCP client reads back after sending `bytes` (until the server closes). */
 function raw(url: string, bytes: string): Promise<string> {
@@ -83,7 +45,7 @@ describe("HTTP/2 with prior knowledge on the plain port", () => {
       { ...defaultStartOptions(), logger: silentLogger },
     );
     url = z.restUrl!;
-    session = await h2cSession(url);
+    session = await h2Session(url);
   });
   after(async () => {
     session?.close();
@@ -156,7 +118,7 @@ describe("HTTP/2 with prior knowledge on the plain port", () => {
       { plugins: { rest: { http_port: "127.0.0.1:0" } } },
       { ...defaultStartOptions(), logger: silentLogger },
     );
-    const s = await h2cSession(z2.restUrl!);
+    const s = await h2Session(z2.restUrl!);
     const closed = new Promise<void>((resolve) => s.on("close", () => resolve()));
     s.on("error", () => {});
     const sse = s.request({ ":method": "GET", ":path": "/demo/**", accept: "text/event-stream" });
@@ -199,7 +161,7 @@ describe("access control over h2c", () => {
       } as never,
       { ...defaultStartOptions(), logger: silentLogger },
     );
-    session = await h2cSession(z.restUrl!);
+    session = await h2Session(z.restUrl!);
   });
   after(async () => {
     session?.close();

@@ -17,56 +17,7 @@ import { hashSecret } from "../../src/access/hash.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 import { makeCertificate } from "../support/certificate.js";
 import { eventually } from "../support/http.js";
-
-interface H2Result {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
-
-function h2(
-  session: ClientHttp2Session,
-  method: string,
-  path: string,
-  body?: string,
-  headers: Record<string, string> = {},
-): Promise<H2Result> {
-  return new Promise((resolve, reject) => {
-    const req = session.request({ ":method": method, ":path": path, ...headers });
-    let text = "";
-    let head: Record<string, string | string[] | undefined> = {};
-    req.setEncoding("utf8");
-    req.on("response", (h) => {
-      head = h as typeof head;
-    });
-    req.on("data", (c: string) => {
-      text += c;
-    });
-    req.on("end", () => resolve({ status: Number(head[":status"]), headers: head, text }));
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
-/** An SSE stream over one HTTP/2 stream: the events' `event:` names and data, as they come. */
-function h2Sse(session: ClientHttp2Session, path: string): { events: string[]; stream: ClientHttp2Stream } {
-  const stream = session.request({ ":method": "GET", ":path": path, accept: "text/event-stream" });
-  const events: string[] = [];
-  let buf = "";
-  stream.setEncoding("utf8");
-  stream.on("data", (c: string) => {
-    buf += c;
-    for (let i = buf.indexOf("\n\n"); i !== -1; i = buf.indexOf("\n\n")) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      const data = block.split("\n").find((l) => l.startsWith("data: "));
-      const event = block.split("\n").find((l) => l.startsWith("event: "));
-      if (data) events.push(`${event?.slice(7) ?? "message"} ${data.slice(6)}`);
-    }
-  });
-  stream.on("error", () => {});
-  return { events, stream };
-}
+import { h2, h2Sse } from "../support/http2-client.js";
 
 describe("HTTP/2 on the TLS port", () => {
   let dir: string;
