@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { connect, type ClientHttp2Session, type ClientHttp2Stream } from "node:http2";
+import { connect, type ClientHttp2Session } from "node:http2";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { connect as tlsConnect } from "node:tls";
