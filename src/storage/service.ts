@@ -22,6 +22,8 @@ import type { ReplicationSettings } from "./replication/config.js";
 import { type ReplicationStatus, Replicator } from "./replication/replicator.js";
 import { OverlapReplicas } from "./replication/overlaps.js";
 
+/** How long a storage's start-up alignment may take before it answers with what it holds. */
+const ALIGN_TIMEOUT_MS = 5_000;
 /** How long a tombstone (or a wildcard delete) is remembered to reject late, older puts. */
 const TOMBSTONE_TTL_NS = 60_000_000_000n;
 const PURGE_EVERY_MS = 30_000;
@@ -98,13 +100,18 @@ export class StorageService {
 
   /**
    * Starts the storage: subscribes first (so no write is missed), aligns from the storages that
-   * already cover its key expression, then answers queries.
+   * already cover its key expression, then answers queries. The alignment takes at most
+   * `alignTimeoutMs` (5 s by default); a replica not aligned with by then is owed, and its
+   * alignment goes on while the storage answers (docs/replication.md, "Start-up alignment").
    */
   async start(options: { align?: boolean; alignTimeoutMs?: number } = {}): Promise<void> {
     this.subscriber = this.session.declareSubscriber(this.keyExpr, (s, c) => this.apply(s, c), { storage: true });
-    // With replication, the start-up alignment is an exchange with the replicas; storages that
-    // only intersect this one (or replicas with replication off) are still read when none answers.
-    let replicas = 0;
+    const deadline = Date.now() + (options.alignTimeoutMs ?? ALIGN_TIMEOUT_MS);
+    // With replication, the start-up alignment is an exchange with the replicas and the
+    // overlapping storages. The one-time query still reads the storages on this key expression
+    // when no replica answered, or one could not be aligned with (its alignment failed, or it
+    // compares differently): storages that only intersect this one, replicas with replication off.
+    let aligned = false;
     if (this.replication) {
       const router = this.session.router;
       const common = {
@@ -120,9 +127,15 @@ export class StorageService {
       };
       this.replicator = new Replicator({ ...common, keyExpr: this.keyExpr });
       this.overlaps = new OverlapReplicas({ ...common, keyExpr: this.keyExpr });
-      [replicas] = await Promise.all([this.replicator.start(), this.overlaps.start()]);
+      const [main, overlapsUnaligned] = await Promise.all([
+        this.replicator.start(deadline),
+        this.overlaps.start(deadline),
+      ]);
+      aligned = main.answered > 0 && main.unaligned === 0 && overlapsUnaligned === 0;
     }
-    if (options.align !== false && replicas === 0) await this.align(options.alignTimeoutMs ?? 5_000);
+    // Within what is left of the deadline: past it, the replicas not aligned with are owed.
+    const left = deadline - Date.now();
+    if (options.align !== false && !aligned && left > 0) await this.align(left);
     const backend = this.backend;
     // A backend that reads synchronously answers a GET of one key without a query
     // (`Router.readStored`); one that scans in key order lets a wide GET answered by this storage

@@ -8,6 +8,7 @@ import { after, before, describe, test } from "node:test";
 import { eventually, getJson, http, openSse } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
+import { DEFAULT_REPLICATION } from "../../src/storage/replication/config.js";
 import {
   fabricTimings,
   getValues,
@@ -17,6 +18,16 @@ import {
   routerStatus,
   startRouters,
 } from "./helpers.js";
+
+/** Waits (in steps under a second) until a sub-interval of the default replication settings has just begun. */
+async function subIntervalStart(): Promise<void> {
+  const subMs = DEFAULT_REPLICATION.intervalMs / DEFAULT_REPLICATION.subIntervals;
+  for (;;) {
+    const into = Date.now() % subMs;
+    if (into < 20) return;
+    await new Promise((r) => setTimeout(r, Math.min(subMs - into, 900)));
+  }
+}
 
 /** Above the frozen-router test's 1.5 s query timeout: B is not forgotten while it is frozen. */
 const TIMINGS = fabricTimings({ heartbeatMs: 250, peerTimeoutMs: 2_500, ackTimeoutMs: 3_500 });
@@ -249,7 +260,10 @@ describe("three routers over a NATS cluster", () => {
     assert.equal(health.fabric.kind, "nats");
   });
 
-  test("a storage created late aligns from the storages that already hold its key expression", async () => {
+  test("a storage created late aligns from the storages that already hold its key expression, writes of the last moment included", async () => {
+    // The writes land at the start of a replication sub-interval, so that the new storage starts
+    // while they are younger than the propagation delay: its start-up exchange must take them too.
+    await subIntervalStart();
     for (const k of ["x", "y/z"]) assert.equal((await putText(a.url, `late/${k}`, `v-${k}`)).status, 200);
     const r = await http(c.url, "PUT", `/${STORAGES}/late_c`, { body: '{key_expr:"late/**",volume:"memory"}' });
     assert.equal(r.status, 200, r.text);

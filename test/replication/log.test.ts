@@ -74,6 +74,19 @@ describe("replication log", () => {
     assert.equal(b.compare(a.digest(T0 + 860), T0 + 860).hotSubs.length, 1);
   });
 
+  test("a start-up comparison (recent) takes the sub-intervals within the propagation delay, and those ahead of the clock", () => {
+    const a = new ReplicationLog(S);
+    const b = new ReplicationLog(S);
+    a.record("k", ts(T0 + 760), false); // sub-interval [750, 1000): began 10 ms before T0 + 770
+    a.record("ahead", ts(T0 + 1_010), false); // the next interval: a clock a little ahead of ours
+    const digest = a.digest(T0 + 770);
+    assert.deepEqual(b.compare(digest, T0 + 770).hotSubs, []);
+    assert.deepEqual(b.compare(digest, T0 + 770, { recent: true }).hotSubs, [
+      { interval: T0 / 1_000, sub: 3 },
+      { interval: T0 / 1_000 + 1, sub: 0 },
+    ]);
+  });
+
   test("as time passes an event moves from the hot era to the warm era, then to the cold one", () => {
     const a = new ReplicationLog(S);
     const b = new ReplicationLog(S);

@@ -303,8 +303,10 @@ export class ReplicationLog {
    * sub-intervals that begin less than `propagation_delay` before `nowMs` are left out: all their
    * samples may still be on their way. (One that began earlier is compared, in-flight samples
    * included: pulling one that was on its way anyway costs a little and changes nothing.)
+   * With `recent`, they are compared too, and so are those ahead of `nowMs` (a clock a little
+   * ahead): a storage's start-up exchange takes every write its replicas hold.
    */
-  compare(remote: Digest, nowMs: number): DigestDifference {
+  compare(remote: Digest, nowMs: number, options: { recent?: boolean } = {}): DigestDifference {
     const local = this.digest(nowMs, remote.current);
     const warm = new Set<number>();
     const lw = new Map(local.warmIntervals.map((w) => [w.interval, w.fp]));
@@ -314,7 +316,7 @@ export class ReplicationLog {
       if (mine === undefined || !sameFp(mine, w.fp)) warm.add(w.interval);
     }
     for (const i of lw.keys()) warm.add(i);
-    const settled = nowMs - this.settings.propagationDelayMs;
+    const settled = options.recent === true ? Number.POSITIVE_INFINITY : nowMs - this.settings.propagationDelayMs;
     const hot: Array<{ interval: number; sub: number }> = [];
     const lh = new Map(local.hotSubs.map((h) => [`${h.interval}/${h.sub}`, h]));
     const consider = (interval: number, sub: number): void => {

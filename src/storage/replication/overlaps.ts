@@ -58,8 +58,11 @@ export class OverlapReplicas {
   private watcher: Subscriber | undefined;
   private closed = false;
   private warnedFull = false;
-  /** While `start` runs: the first exchanges of the overlaps already announced. */
-  private starting: Promise<unknown>[] | undefined;
+  /**
+   * While `start` runs: the first exchanges of the overlaps already announced (each resolves with
+   * the replicas it is not aligned with), and their deadline.
+   */
+  private starting: { deadline: number; started: Promise<number>[] } | undefined;
 
   constructor(options: {
     storage: string;
@@ -79,12 +82,14 @@ export class OverlapReplicas {
 
   /**
    * Announces this storage's key expression and watches for the others'. Resolves once the
-   * overlaps already announced have had their first exchange (failed ones included): those whose
-   * other side already replicates with this storage (it was here before a restart) repair it
-   * before it answers. The others exchange as soon as the other side sees this announcement.
+   * overlaps already announced have had their first exchange (failed ones included), or at
+   * `deadline` (Unix ms): those whose other side already replicates with this storage (it was
+   * here before a restart) repair it before it answers. The others exchange as soon as the other
+   * side sees this announcement. Resolves with the number of replicas those first exchanges are
+   * not aligned with (`StartAlignment.unaligned`), a replicator that failed to start counting one.
    */
-  async start(): Promise<void> {
-    this.starting = [];
+  async start(deadline = Number.POSITIVE_INFINITY): Promise<number> {
+    this.starting = { deadline, started: [] };
     const session = this.host.session;
     const encoded = Buffer.from(this.keyExpr, "utf8").toString("base64url");
     try {
@@ -105,9 +110,11 @@ export class OverlapReplicas {
       { history: true },
     );
     // The history came synchronously: every overlap announced so far has started.
-    const first = this.starting;
+    const first = this.starting.started;
     this.starting = undefined;
-    await Promise.allSettled(first);
+    let unaligned = 0;
+    for (const n of await Promise.all(first)) unaligned += n;
+    return unaligned;
   }
 
   async close(): Promise<void> {
@@ -198,12 +205,16 @@ export class OverlapReplicas {
     this.list = [...this.overlaps.values()].map((o) => o.replicator);
     this.logger.info({ keyExpr: other, overlap }, "replicating the keys both storages cover");
     // The log is filled from the storage (one read of the keys under `other`), then it exchanges.
-    const started = replicator.start().catch((err: unknown) => {
-      this.logger.warn(
-        { keyExpr: other, overlap, err: errorMessage(err) },
-        "replication with an overlapping storage failed to start",
-      );
-    });
-    this.starting?.push(started);
+    const started = replicator.start(this.starting?.deadline).then(
+      (r) => r.unaligned,
+      (err: unknown) => {
+        this.logger.warn(
+          { keyExpr: other, overlap, err: errorMessage(err) },
+          "replication with an overlapping storage failed to start",
+        );
+        return 1;
+      },
+    );
+    this.starting?.started.push(started);
   }
 }

@@ -127,6 +127,18 @@ export interface OverlapStatus extends Omit<ReplicationStatus, "settings" | "nes
   readonly key_expr: string;
 }
 
+/** What a storage's start-up exchange achieved by its deadline (`Replicator.start`). */
+export interface StartAlignment {
+  /** Replicas that answered the start-up exchange. */
+  readonly answered: number;
+  /**
+   * Replicas the storage is not aligned with: their alignment failed or could not compare
+   * (other settings), or it had not finished by the deadline (the replica is then owed, and the
+   * alignment goes on).
+   */
+  readonly unaligned: number;
+}
+
 /** The key space of one key expression's replicas: `@repl/<16 hex digits of its SHA-256>`. */
 export function replicaSpace(keyExpr: string): string {
   return `${REPLICATION_ROOT}/${createHash("sha256").update(keyExpr).digest("hex").slice(0, 16)}`;
@@ -172,16 +184,18 @@ export class Replicator {
   private poll: NodeJS.Timeout | undefined;
   private wasConnected = true;
   private closed = false;
-  /** The latest digest of each replica to align with, and the worker draining them. */
-  private readonly pending = new Map<string, { digest: Digest; seq: number }>();
+  /**
+   * Per other replica (its queryable's key): the latest digest of it to align with, and the
+   * worker draining them. Each replica has its own worker, so that a slow one holds up no other.
+   */
+  private readonly queues = new Map<string, PeerQueue>();
+  /** The replicas a start-up alignment (every sub-interval compared) completed with (`<zid>/<storage>`). */
+  private readonly alignedAtStart = new Set<string>();
   /**
    * Orders digests received and debts incurred: a debt is only settled by an alignment with a
    * digest received after it (a digest from before a cut says nothing of the writes made during it).
    */
   private seq = 0;
-  /** The `seq` of the digest being aligned with (the worker aligns one at a time). */
-  private aligning = 0;
-  private working: Promise<void> | undefined;
   private exchanging: Promise<number> | undefined;
   private again = false;
   private lastExchange: number | undefined;
@@ -229,15 +243,18 @@ export class Replicator {
   }
 
   /**
-   * Fills the log from the storage, joins the replicas and runs a first exchange. Resolves with
-   * the number of replicas that answered it (0: none, the caller may align otherwise).
+   * Fills the log from the storage, joins the replicas and runs a first exchange, which compares
+   * every sub-interval, the youngest included: the storage takes every write the replicas hold
+   * before it answers (docs/replication.md, "Start-up alignment"). Resolves once it is aligned
+   * with every replica that answered, or at `deadline` (Unix ms), whichever comes first; the
+   * replicas not aligned with by then are owed, and their alignment goes on.
    */
-  async start(): Promise<number> {
+  async start(deadline = Number.POSITIVE_INFINITY): Promise<StartAlignment> {
     const within = this.within;
     for (const e of await this.backend.query(this.keyExpr))
       if (within === undefined || includes(within, e.key)) this.log.record(e.key, e.timestamp, false);
     // Closed while the storage was read (an overlap's replicator started late): declare nothing.
-    if (this.closed) return 0;
+    if (this.closed) return { answered: 0, unaligned: 0 };
     const session = this.host.session;
     this.queryable = session.declareQueryable(this.address, (q) => this.answer(q));
     this.token = session.declareLivelinessToken(`${this.space}/live/${session.zid}/${this.storage}`);
@@ -263,9 +280,21 @@ export class Replicator {
     this.wasConnected = this.host.connected();
     this.poll = setInterval(() => this.watchConnection(), CONNECTION_POLL_MS);
     this.poll.unref();
-    const answered = await this.exchange();
+    const since = this.seq;
+    const answered = new Set<string>();
+    // The first exchange of this replicator: no other is running to share it with.
+    const finished = await settlesBy(this.exchange({ recent: true, answered }), deadline);
     this.schedule();
-    return answered;
+    // By the deadline, the replicas alive but silent so far are as unaligned as those aligning.
+    const waited = finished ? answered : new Set([...answered, ...this.alive]);
+    let unaligned = 0;
+    for (const id of waited) {
+      if (this.alignedAtStart.has(id)) continue;
+      unaligned++;
+      // A debt the start-up alignment settles when it completes (its digest came after `since`).
+      if (!finished && !this.owed.has(id)) this.owe(id, `start-up alignment with ${id} still running`, since + 1);
+    }
+    return { answered: answered.size, unaligned };
   }
 
   /** Stops exchanging; pending repairs finish or fail quietly. */
@@ -276,7 +305,7 @@ export class Replicator {
     this.queryable?.undeclare();
     this.token?.undeclare();
     this.watcher?.undeclare();
-    await this.working?.catch(() => undefined);
+    await Promise.all([...this.queues.values()].map((q) => q.running));
   }
 
   /** The storage applied a write: the log follows it (the cost of replication on the write path). */
@@ -353,14 +382,16 @@ export class Replicator {
   /**
    * Sends this replica's digest to every other replica and aligns with each answer (they align
    * with ours meanwhile). Concurrent calls share one exchange, and one more runs after it.
-   * Resolves with the number of replicas that answered.
+   * Resolves with the number of replicas that answered. `options` hold for an exchange this call
+   * starts: `recent` compares the sub-intervals younger than the propagation delay too (the
+   * start-up exchange), and `answered` receives the ids of the replicas that answered.
    */
-  exchange(): Promise<number> {
+  exchange(options: { recent?: boolean; answered?: Set<string> } = {}): Promise<number> {
     if (this.exchanging) {
       this.again = true;
       return this.exchanging;
     }
-    const run = this.exchangeOnce().finally(() => {
+    const run = this.exchangeOnce(options.recent === true, options.answered).finally(() => {
       this.exchanging = undefined;
       if (this.again && !this.closed) {
         this.again = false;
@@ -371,7 +402,7 @@ export class Replicator {
     return run;
   }
 
-  private async exchangeOnce(): Promise<number> {
+  private async exchangeOnce(recent: boolean, answeredBy: Set<string> | undefined): Promise<number> {
     // Cut off: the replicas alive at the cut are owed already (`watchConnection`).
     if (this.closed || !this.host.connected()) return 0;
     const payload = encodeDigest({
@@ -409,7 +440,8 @@ export class Replicator {
       try {
         const m = decodeDigest(r.sample.payload);
         answered++;
-        pulls.push(this.enqueue(peer, m.digest));
+        answeredBy?.add(this.idOf(peer));
+        pulls.push(this.enqueue(peer, m.digest, ++this.seq, recent));
       } catch (err) {
         this.dropMalformed(peer, err);
       }
@@ -523,42 +555,53 @@ export class Replicator {
     return !isWild(key) && includes(this.keyExpr, key) && (this.within === undefined || includes(this.within, key));
   }
 
-  /** Queues an alignment with replica `peer`'s digest, received when `seq` was drawn. */
-  private enqueue(peer: string, digest: Digest, seq = ++this.seq): Promise<void> {
-    this.pending.set(peer, { digest, seq });
-    if (this.working === undefined) {
-      this.working = (async () => {
-        await Promise.resolve();
-        try {
-          while (this.pending.size > 0 && !this.closed) {
-            const [next, { digest: d, seq }] = this.pending.entries().next().value as [
-              string,
-              { digest: Digest; seq: number },
-            ];
-            this.pending.delete(next);
-            this.aligning = seq;
-            const id = this.idOf(next);
-            try {
-              // Repaired from it: whatever it held that we lacked is ours now.
-              if (await this.alignWith(next, d)) this.settle(id, seq);
-            } catch (err) {
-              this.owe(id, `repair from ${id} failed: ${errorMessage(err)}`, seq);
-              this.logger.warn({ peer: next, err: errorMessage(err) }, "replica alignment failed");
-            }
-          }
-        } finally {
-          this.working = undefined;
-        }
-      })();
+  /**
+   * Queues an alignment with replica `peer`'s digest, received when `seq` was drawn; `recent`
+   * compares its youngest sub-intervals too. Resolves once that replica's worker is idle.
+   */
+  private enqueue(peer: string, digest: Digest, seq = ++this.seq, recent = false): Promise<void> {
+    let q = this.queues.get(peer);
+    if (q === undefined) {
+      q = { next: undefined, running: undefined };
+      this.queues.set(peer, q);
     }
-    return this.working;
+    // A newer digest replaces one not taken yet; a start-up alignment stays one.
+    q.next = { digest, seq, recent: recent || q.next?.recent === true };
+    q.running ??= this.drain(peer, q);
+    return q.running;
+  }
+
+  /** Aligns with replica `peer`'s digests one after the other, until none is queued. */
+  private async drain(peer: string, q: PeerQueue): Promise<void> {
+    await Promise.resolve();
+    const id = this.idOf(peer);
+    try {
+      while (q.next !== undefined && !this.closed) {
+        const { digest, seq, recent } = q.next;
+        q.next = undefined;
+        try {
+          // Repaired from it: whatever it held that we lacked is ours now.
+          if (await this.alignWith(peer, digest, seq, recent)) {
+            this.settle(id, seq);
+            if (recent) this.alignedAtStart.add(id);
+          }
+        } catch (err) {
+          this.owe(id, `repair from ${id} failed: ${errorMessage(err)}`, seq);
+          this.logger.warn({ peer, err: errorMessage(err) }, "replica alignment failed");
+        }
+      }
+    } finally {
+      q.running = undefined;
+      if (q.next === undefined) this.queues.delete(peer);
+    }
   }
 
   /**
-   * Pulls from replica `peer` whatever its digest shows we lack. Resolves with false when the
-   * digest cannot be compared (other settings), true once aligned.
+   * Pulls from replica `peer` whatever its digest (received when `seq` was drawn) shows we lack;
+   * `recent`: its youngest sub-intervals too. Resolves with false when the digest cannot be
+   * compared (other settings), true once aligned.
    */
-  private async alignWith(peer: string, remote: Digest): Promise<boolean> {
+  private async alignWith(peer: string, remote: Digest, seq: number, recent: boolean): Promise<boolean> {
     if (!this.log.comparable(remote)) {
       this.dropMalformed(
         peer,
@@ -566,7 +609,7 @@ export class Replicator {
       );
       return false;
     }
-    const diff = this.log.compare(remote, this.now());
+    const diff = this.log.compare(remote, this.now(), { recent });
     const intervals = new Set(diff.warmIntervals);
     if (diff.cold) {
       const before = remote.current - remote.hot - remote.warm + 1;
@@ -627,13 +670,17 @@ export class Replicator {
         if (s.fp.hi === 0 && s.fp.lo === 0) await this.dropUnknown(s, new Set(), remote.purgedBeforeMs);
         else chunk.push(s);
       }
-      if (chunk.length > 0) await this.repairSubs(peer, chunk);
+      if (chunk.length > 0) await this.repairSubs(peer, chunk, seq);
     }
     return true;
   }
 
-  /** Pulls the events of some sub-intervals from replica `peer`, and repairs what they show. */
-  private async repairSubs(peer: string, chunk: ReadonlyArray<{ interval: number; sub: number }>): Promise<void> {
+  /** Pulls the events of some sub-intervals from replica `peer` (its digest `seq`), and repairs what they show. */
+  private async repairSubs(
+    peer: string,
+    chunk: ReadonlyArray<{ interval: number; sub: number }>,
+    seq: number,
+  ): Promise<void> {
     const wanted: string[] = [];
     const repairs: Sample[] = [];
     const theirKeys = new Set<string>();
@@ -649,7 +696,7 @@ export class Replicator {
     for (const s of chunk) repairs.push(...this.unknownThere(s, theirKeys, theirHorizon));
     if (wanted.length > 0 || repairs.length > 0) {
       const id = this.idOf(peer);
-      this.owe(id, `repairing from ${id}`, this.aligning);
+      this.owe(id, `repairing from ${id}`, seq);
     }
     await this.apply(repairs);
     await this.fetchValues(peer, wanted);
@@ -874,3 +921,27 @@ export class Replicator {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** One other replica's alignments: the digest to align with next, and the worker draining them. */
+interface PeerQueue {
+  next: { digest: Digest; seq: number; recent: boolean } | undefined;
+  running: Promise<void> | undefined;
+}
+
+/** True once `work` settles, false if `deadline` (Unix ms) comes first. */
+async function settlesBy(work: Promise<unknown>, deadline: number): Promise<boolean> {
+  const done = work.then(
+    () => true,
+    () => true,
+  );
+  if (deadline === Number.POSITIVE_INFINITY) return done;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([done, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
