@@ -29,13 +29,14 @@ export function callgrindControl(pid: number, ...args: string[]): void {
 
 /**
  * Dumps the counts of `pid` and reads them: all instructions, and those of V8's optimizing
- * compiler. The dump is copied to `INSTRUCTIONS_DUMP` when set, for callgrind_annotate.
+ * compiler. The dump is copied to `INSTRUCTIONS_DUMP` (+ `dumpSuffix`, for a run that counts
+ * several processes) when set, for callgrind_annotate.
  */
-export function callgrindTotals(pid: number, dir: string): { total: number; compiler: number } {
+export function callgrindTotals(pid: number, dir: string, dumpSuffix = ""): { total: number; compiler: number } {
   callgrindControl(pid, "-d");
   const dump = readdirSync(dir).find((f) => /^callgrind\.out\.\d+$/.test(f));
   if (dump === undefined) throw new Error("callgrind wrote no dump");
-  if (process.env.INSTRUCTIONS_DUMP) copyFileSync(join(dir, dump), process.env.INSTRUCTIONS_DUMP);
+  if (process.env.INSTRUCTIONS_DUMP) copyFileSync(join(dir, dump), process.env.INSTRUCTIONS_DUMP + dumpSuffix);
   const text = execFileSync("callgrind_annotate", ["--threshold=100", join(dir, dump)], {
     encoding: "utf8",
     maxBuffer: 256 * 1024 * 1024,

@@ -1,0 +1,122 @@
+/**
+ * The cost of replication per PUT, counted rather than timed (bench/README.md, "Replication's
+ * cost per PUT"): two routers A and B joined to one nats-server, each with a memory storage on
+ * `r/**`, both under valgrind (callgrind). PUTs of 100 bytes go to A; each reaches B's storage,
+ * which acknowledges it before A answers. The figures are A's instructions per PUT and B's per
+ * sample it applied, with replication `on` (the default) or `off` (`replication: false`): the
+ * difference of the two runs is what replication costs on each router.
+ *
+ * Usage (valgrind installed, `npm run build` done):
+ *   node --import tsx bench/repl-instructions.ts [on|off] [warm=50000] [count=10000] [keys=1]
+ *
+ * `keys`: the PUTs cycle over that many keys (`r/put/0` ... ), 1 by default, as
+ * `npm run bench -- replication` writes one key. Counting is off on both routers while `warm`
+ * PUTs bring V8 to its steady state, then counts exactly `count` PUTs on both, switched as A's
+ * answers arrive (16 connections: at most 16 requests in flight at either switch, 0.2% of 10,000).
+ * Optimizing compilation runs on the main thread and is shown apart, as in bench/instructions.ts.
+ * `INSTRUCTIONS_DUMP=<prefix>` keeps the dumps as `<prefix>.a` and `<prefix>.b`.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import { callgrindControl, callgrindTotals, callgrindWrapper } from "./lib/callgrind.js";
+import { type NatsCluster, startNatsCluster, waitRoutersMeet } from "./lib/nats.js";
+import { CLI, type ServerProcess, spawnServer } from "./lib/proc.js";
+import { storagesCfg } from "./lib/storages.js";
+
+const BODY = "x".repeat(100);
+
+function usage(): never {
+  console.error("usage: bench/repl-instructions.ts [on|off] [warm=50000] [count=10000] [keys=1]");
+  process.exit(2);
+}
+
+const [modeArg = "on", warmArg = "50000", countArg = "10000", keysArg = "1"] = process.argv.slice(2);
+if (modeArg !== "on" && modeArg !== "off") usage();
+const mode = modeArg;
+const warm = Number(warmArg);
+const count = Number(countArg);
+const keys = Number(keysArg);
+for (const n of [warm, count, keys]) if (!Number.isSafeInteger(n) || n < 1) usage();
+
+const storage = storagesCfg({
+  r: mode === "on" ? `{key_expr:"r/**",volume:"memory"}` : `{key_expr:"r/**",volume:"memory",replication:false}`,
+});
+
+const dir = mkdtempSync(join(tmpdir(), "zest-repl-instructions-"));
+let cluster: NatsCluster | undefined;
+const servers: ServerProcess[] = [];
+try {
+  cluster = await startNatsCluster({ size: 1, jetstream: false });
+  const url = cluster.urls[0]!;
+  const router = (id: string): Promise<ServerProcess> => {
+    const own = join(dir, id);
+    mkdirSync(own);
+    return spawnServer(id, CLI, ["--rest-http-port", "127.0.0.1:0", "--id", id, "--nats", url, ...storage], {
+      nodeArgs: ["--no-concurrent-recompilation"],
+      wrapper: callgrindWrapper(own),
+      timeoutMs: 180_000,
+    });
+  };
+  const [a, b] = await Promise.all([router("A1"), router("B2")]);
+  servers.push(a, b);
+  await waitRoutersMeet(
+    [
+      { server: a, id: "A1" },
+      { server: b, id: "B2" },
+    ],
+    120_000,
+  );
+  await load(a, b);
+  const per = (n: number): string => Math.round(n / count).toLocaleString("en-US");
+  console.log(`replication ${mode}, ${keys} key(s), ${count} PUTs counted after ${warm}`);
+  for (const [name, s] of [
+    ["A (takes the PUT)", a],
+    ["B (applies the sample)", b],
+  ] as const) {
+    const own = join(dir, s.label);
+    const { total, compiler } = callgrindTotals(s.pid, own, `.${s.label === "A1" ? "a" : "b"}`);
+    console.log(
+      `  ${name}: ${per(total - compiler)} instructions per PUT (V8's compiler meanwhile: ${per(compiler)}; all: ${per(total)})`,
+    );
+  }
+} finally {
+  await Promise.all(servers.map((s) => s.stop(1_000)));
+  await cluster?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** `warm` PUTs, then `count` more counted on both routers, over the same 16 connections. */
+async function load(a: ServerProcess, b: ServerProcess): Promise<void> {
+  let answered = 0;
+  let next = 0;
+  const base = a.url.replace(/\/$/, "");
+  const r = await new Promise<autocannon.Result>((resolve, reject) => {
+    const run = autocannon(
+      {
+        url: base,
+        connections: 16,
+        amount: warm + count,
+        timeout: 120,
+        requests: [
+          {
+            method: "PUT",
+            body: BODY,
+            headers: { "content-type": "text/plain" },
+            // One key as the replication benchmark writes, or `keys` in turn.
+            setupRequest: (req) => ({ ...req, path: keys === 1 ? "/r/put" : `/r/put/${next++ % keys}` }),
+          },
+        ],
+      },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    );
+    run.on("response", () => {
+      answered++;
+      if (answered === warm) for (const s of [a, b]) callgrindControl(s.pid, "-i", "on");
+      else if (answered === warm + count) for (const s of [a, b]) callgrindControl(s.pid, "-i", "off");
+    });
+  });
+  if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0)
+    throw new Error(`${r.non2xx} answers other than 2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+}
