@@ -87,30 +87,29 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
+/** autocannon's `requests` option (bench/lib/system-load.ts has the same). */
+interface RequestsOptions extends autocannon.Options {
+  requests?: Array<{ setupRequest: (req: { path: string }) => { path: string } }>;
+}
+
 /** `warm` PUTs, then `count` more counted on both routers, over the same 16 connections. */
 async function load(a: ServerProcess, b: ServerProcess): Promise<void> {
   let answered = 0;
   let next = 0;
   const base = a.url.replace(/\/$/, "");
+  const options: RequestsOptions = {
+    url: `${base}/r/put`,
+    method: "PUT",
+    body: BODY,
+    headers: { "content-type": "text/plain" },
+    connections: 16,
+    amount: warm + count,
+    timeout: 120,
+    // One key as the replication benchmark writes, or `keys` in turn.
+    ...(keys === 1 ? {} : { requests: [{ setupRequest: (req) => ({ ...req, path: `/r/put/${next++ % keys}` }) }] }),
+  };
   const r = await new Promise<autocannon.Result>((resolve, reject) => {
-    const run = autocannon(
-      {
-        url: base,
-        connections: 16,
-        amount: warm + count,
-        timeout: 120,
-        requests: [
-          {
-            method: "PUT",
-            body: BODY,
-            headers: { "content-type": "text/plain" },
-            // One key as the replication benchmark writes, or `keys` in turn.
-            setupRequest: (req) => ({ ...req, path: keys === 1 ? "/r/put" : `/r/put/${next++ % keys}` }),
-          },
-        ],
-      },
-      (err, result) => (err ? reject(err) : resolve(result)),
-    );
+    const run = autocannon(options, (err, result) => (err ? reject(err) : resolve(result)));
     run.on("response", () => {
       answered++;
       if (answered === warm) for (const s of [a, b]) callgrindControl(s.pid, "-i", "on");
