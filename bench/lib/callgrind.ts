@@ -4,7 +4,7 @@
  * dump. Shared by bench/instructions.ts (REST) and bench/zenoh-instructions.ts (the zenoh door).
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, readdirSync } from "node:fs";
+import { copyFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 /** V8's optimizing compiler, by the C++ names callgrind reports. */
@@ -29,17 +29,20 @@ export function callgrindControl(pid: number, ...args: string[]): void {
 
 /**
  * Dumps the counts of `pid` and reads them: all instructions, and those of V8's optimizing
- * compiler. The dump is copied to `INSTRUCTIONS_DUMP` when set, for callgrind_annotate.
+ * compiler. The dump is copied to `INSTRUCTIONS_DUMP` (+ `dumpSuffix`, for a run that counts
+ * several processes) when set, for callgrind_annotate. Dumping zeroes the counts, and the dump is
+ * removed once read: a later call reads what was counted since this one.
  */
-export function callgrindTotals(pid: number, dir: string): { total: number; compiler: number } {
+export function callgrindTotals(pid: number, dir: string, dumpSuffix = ""): { total: number; compiler: number } {
   callgrindControl(pid, "-d");
-  const dump = readdirSync(dir).find((f) => /^callgrind\.out\.\d+$/.test(f));
+  const dump = readdirSync(dir).find((f) => /^callgrind\.out\.\d+(?:\.\d+)?$/.test(f));
   if (dump === undefined) throw new Error("callgrind wrote no dump");
-  if (process.env.INSTRUCTIONS_DUMP) copyFileSync(join(dir, dump), process.env.INSTRUCTIONS_DUMP);
+  if (process.env.INSTRUCTIONS_DUMP) copyFileSync(join(dir, dump), process.env.INSTRUCTIONS_DUMP + dumpSuffix);
   const text = execFileSync("callgrind_annotate", ["--threshold=100", join(dir, dump)], {
     encoding: "utf8",
     maxBuffer: 256 * 1024 * 1024,
   });
+  rmSync(join(dir, dump));
   let total = 0;
   let compiler = 0;
   for (const line of text.split("\n")) {

@@ -161,6 +161,56 @@ describe("replication log", () => {
     assert.equal(fresh.purgedBeforeMs, 0);
   });
 
+  test("buckets brought up to date at each read equal buckets kept write by write, through overwrites, deletes and purges", () => {
+    // `eager` is read after every write, so its buckets follow each one; `lazy` only at the end,
+    // so many writes to one key wait in its pending list; `final` only ever holds the outcome.
+    const eager = new ReplicationLog(S);
+    const lazy = new ReplicationLog(S);
+    let seed = 42;
+    const random = (n: number): number => {
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+      return Math.floor((seed / 2 ** 32) * n); // the high bits: an LCG's low bits cycle short
+    };
+    let clock = T0;
+    const now = T0 + 40_000;
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 400; i++) {
+        clock += 1 + random(50);
+        const key = `k/${random(60)}`;
+        const deleted = random(4) === 0;
+        // Some writes come late (older than what the key holds) and are refused by both.
+        const at = random(5) === 0 ? clock - 5_000 : clock;
+        assert.equal(lazy.record(key, ts(at), deleted), eager.record(key, ts(at), deleted));
+        eager.digest(now + round);
+      }
+      // A purge and a digest between rounds: the lazy log brings its buckets up to date first.
+      assert.equal(lazy.purgeTombstones(clock - 2_000), eager.purgeTombstones(clock - 2_000));
+      if (round % 2 === 1) lazy.digest(now + round);
+    }
+    assert.equal(lazy.size, eager.size);
+    assert.equal(lazy.tombstoneCount, eager.tombstoneCount);
+    assert.equal(lazy.fingerprint, eager.fingerprint);
+    assert.deepEqual(lazy.digest(now + 10), eager.digest(now + 10));
+    const final = new ReplicationLog(S);
+    for (let k = 0; k < 60; k++) {
+      const e = eager.lookup(`k/${k}`);
+      if (e !== undefined) final.record(e.key, e.timestamp, e.deleted);
+    }
+    assert.equal(final.fingerprint, eager.fingerprint);
+    assert.deepEqual(final.compare(lazy.digest(now + 10), now + 10), { cold: false, warmIntervals: [], hotSubs: [] });
+    for (const h of eager.digest(now + 10).hotSubs)
+      assert.deepEqual(
+        lazy
+          .eventsIn(h.interval, h.sub)
+          .map((e) => `${e.key}@${e.timestamp.toString()}:${e.deleted}`)
+          .sort(),
+        eager
+          .eventsIn(h.interval, h.sub)
+          .map((e) => `${e.key}@${e.timestamp.toString()}:${e.deleted}`)
+          .sort(),
+      );
+  });
+
   test("the digest of a quiet log lists only non-empty buckets", () => {
     const a = new ReplicationLog(DEFAULT_REPLICATION);
     for (let i = 0; i < 1_000; i++) a.record(`k/${i}`, ts(T0 - 3_600_000 + i), false);

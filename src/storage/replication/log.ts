@@ -1,10 +1,14 @@
 /**
  * The replication log of one storage: the newest event (put or delete) per key, bucketed by the
  * time of its timestamp into intervals and sub-intervals, each bucket with a fingerprint (the XOR
- * of its events' hashes). It is kept up to date write by write, so a digest costs the number of
- * buckets in the hot and warm eras, never a scan of the keys. This is zenoh 1.x's replication
- * log (docs/replication.md): the hot era is compared sub-interval by sub-interval, the warm era
- * interval by interval, and everything older (the cold era) as one fingerprint.
+ * of its events' hashes). This is zenoh 1.x's replication log (docs/replication.md): the hot era
+ * is compared sub-interval by sub-interval, the warm era interval by interval, and everything
+ * older (the cold era) as one fingerprint.
+ *
+ * A write costs a map lookup and two field stores: `record` only notes the key's newest event and
+ * marks it pending. Hashing and bucketing happen when the buckets are next read (a digest, every
+ * interval or so), once per key changed since, whatever the number of writes to it: the cost of a
+ * digest follows the keys that changed, never a scan of the keys (docs/replication.md, "Cost").
  */
 import type { Timestamp } from "../../core/timestamp.js";
 import type { ReplicationSettings } from "./config.js";
@@ -87,10 +91,15 @@ const FUTURE_INTERVALS = 64;
 export function eventHash(key: string, ts: Timestamp): Fingerprint {
   const x = Number(ts.time);
   const seconds = Math.floor(x / 0x1_0000_0000);
-  return hashParts(key, seconds, x - seconds * 0x1_0000_0000, ts.id);
+  hashParts(key, seconds, x - seconds * 0x1_0000_0000, ts.id);
+  return { hi: hashHi, lo: hashLo };
 }
 
-function hashParts(key: string, tHi: number, tLo: number, id: string): Fingerprint {
+/** The result of the last `hashParts` (two numbers, not an object allocated per event). */
+let hashHi = 0;
+let hashLo = 0;
+
+function hashParts(key: string, tHi: number, tLo: number, id: string): void {
   let h1 = 0x811c9dc5;
   let h2 = 0x01000193 ^ key.length;
   for (let i = 0; i < key.length; i++) {
@@ -116,7 +125,8 @@ function hashParts(key: string, tHi: number, tLo: number, id: string): Fingerpri
   h2 ^= h2 >>> 16;
   h2 = Math.imul(h2, 0xc2b2ae35);
   h2 ^= h2 >>> 16;
-  return { hi: h1 >>> 0, lo: h2 >>> 0 };
+  hashHi = h1 >>> 0;
+  hashLo = h2 >>> 0;
 }
 
 /** Unix milliseconds of a timestamp (NTP64: Unix seconds in the upper 32 bits, a fraction below). */
@@ -130,15 +140,28 @@ function msOf(seconds: number, fraction: number): number {
   return seconds * 1000 + Math.floor((fraction * 1000) / 0x1_0000_0000);
 }
 
-/** An event as the log keeps it: with its bucket and hash, so that replacing it costs no rehash. */
+/**
+ * The log's entry for a key: its newest event, and the version of it that the buckets hold (with
+ * that version's bucket and hash, so that replacing it costs no rehash). The two differ while
+ * the entry is pending (written since the buckets were last brought up to date). One object per
+ * key for the log's life: a write updates it in place rather than allocating.
+ */
 class HeldEvent implements LogEvent {
+  /** In the log's pending list: the newest event is not in the buckets yet. */
+  pending = true;
+  /** The buckets hold a version of this key (`interval`, `sub`, `hi`, `lo` describe it). */
+  bucketed = false;
+  /** Unix ms of the bucketed version's timestamp. */
+  ms = 0;
+  interval = 0;
+  sub = 0;
+  hi = 0;
+  lo = 0;
+
   constructor(
     readonly key: string,
-    readonly timestamp: Timestamp,
-    readonly deleted: boolean,
-    readonly ms: number,
-    readonly hi: number,
-    readonly lo: number,
+    public timestamp: Timestamp,
+    public deleted: boolean,
   ) {}
 }
 
@@ -155,6 +178,8 @@ export class ReplicationLog {
   readonly settings: ReplicationSettings;
   private readonly subMs: number;
   private readonly events = new Map<string, HeldEvent>();
+  /** Entries written since the buckets were last brought up to date (`flush`), each once. */
+  private pending: HeldEvent[] = [];
   /** The tombstones among `events`, so that purging them never walks the values. */
   private readonly tombstones = new Map<string, HeldEvent>();
   private readonly intervals = new Map<number, IntervalBucket>();
@@ -184,6 +209,7 @@ export class ReplicationLog {
 
   /** The fingerprint of the whole log, as 16 hex digits (shown in the admin status). */
   get fingerprint(): string {
+    this.flush();
     return (this.allHi >>> 0).toString(16).padStart(8, "0") + (this.allLo >>> 0).toString(16).padStart(8, "0");
   }
 
@@ -192,7 +218,7 @@ export class ReplicationLog {
     return this.purgedBefore;
   }
 
-  /** The newest event held for `key`. */
+  /** The newest event held for `key` (a view of the log's entry: read it before the next `record`). */
   lookup(key: string): LogEvent | undefined {
     return this.events.get(key);
   }
@@ -204,30 +230,66 @@ export class ReplicationLog {
 
   /**
    * Records an event that the storage applied. An event older than (or as old as) the one held
-   * for its key changes nothing and returns false.
+   * for its key changes nothing and returns false. This is the cost of replication on the write
+   * path: the buckets follow at the next read (see the module comment).
    */
   record(key: string, timestamp: Timestamp, deleted: boolean): boolean {
-    const old = this.events.get(key);
-    if (old !== undefined) {
-      if (old.timestamp.compare(timestamp) >= 0) return false;
-      this.unbucket(old);
-      if (old.deleted) this.tombstones.delete(key);
+    const held = this.events.get(key);
+    if (held === undefined) {
+      const event = new HeldEvent(key, timestamp, deleted);
+      this.events.set(key, event);
+      this.pending.push(event);
+      if (deleted) this.tombstones.set(key, event);
+      return true;
     }
-    // The NTP64 time as a double (53 bits: 0.24 µs steps), split without BigInt arithmetic, which
-    // allocates; every replica computes the same halves from the same timestamp.
-    const x = Number(timestamp.time);
-    const tHi = Math.floor(x / 0x1_0000_0000);
-    const tLo = x - tHi * 0x1_0000_0000;
-    const h = hashParts(key, tHi, tLo, timestamp.id);
-    const event = new HeldEvent(key, timestamp, deleted, msOf(tHi, tLo), h.hi, h.lo);
-    this.events.set(key, event);
-    if (deleted) this.tombstones.set(key, event);
-    this.bucket(event);
+    if (held.timestamp.compare(timestamp) >= 0) return false;
+    if (held.deleted !== deleted) {
+      if (deleted) this.tombstones.set(key, held);
+      else this.tombstones.delete(key);
+    }
+    held.timestamp = timestamp;
+    held.deleted = deleted;
+    if (!held.pending) {
+      held.pending = true;
+      this.pending.push(held);
+    }
     return true;
+  }
+
+  /**
+   * Brings the buckets up to date with the entries written since the last call: each one's
+   * bucketed version out, its newest in. Every read of the buckets calls it first, so that they
+   * read as if each write had been bucketed as it came.
+   */
+  private flush(): void {
+    const pending = this.pending;
+    if (pending.length === 0) return;
+    this.pending = [];
+    const intervalMs = this.settings.intervalMs;
+    const lastSub = this.settings.subIntervals - 1;
+    for (const e of pending) {
+      if (e.bucketed) this.unbucket(e);
+      // The NTP64 time as a double (53 bits: 0.24 µs steps), split without BigInt arithmetic,
+      // which allocates; every replica computes the same halves from the same timestamp.
+      const x = Number(e.timestamp.time);
+      const tHi = Math.floor(x / 0x1_0000_0000);
+      const tLo = x - tHi * 0x1_0000_0000;
+      hashParts(e.key, tHi, tLo, e.timestamp.id);
+      const ms = msOf(tHi, tLo);
+      const interval = Math.floor(ms / intervalMs);
+      e.ms = ms;
+      e.interval = interval;
+      e.sub = Math.min(lastSub, Math.floor((ms - interval * intervalMs) / this.subMs));
+      e.hi = hashHi;
+      e.lo = hashLo;
+      e.pending = false;
+      this.bucket(e);
+    }
   }
 
   /** Forgets a key entirely (a value dropped without a tombstone). */
   forget(key: string): void {
+    this.flush();
     const old = this.events.get(key);
     if (old === undefined) return;
     this.unbucket(old);
@@ -242,6 +304,7 @@ export class ReplicationLog {
    * have deleted it.
    */
   purgeTombstones(beforeMs: number): number {
+    this.flush();
     let n = 0;
     let newest = -1;
     for (const [key, t] of this.tombstones) {
@@ -258,6 +321,7 @@ export class ReplicationLog {
 
   /** The digest of the log as at interval `current` (default: the interval of `nowMs`). */
   digest(nowMs: number, current = this.intervalOf(nowMs)): Digest {
+    this.flush();
     const s = this.settings;
     const hotStart = current - s.hot + 1;
     const warmStart = hotStart - s.warm;
@@ -335,6 +399,7 @@ export class ReplicationLog {
 
   /** Fingerprints of the non-empty intervals below `before` (the cold era), oldest first. */
   intervalsBefore(before: number): IntervalFingerprint[] {
+    this.flush();
     const out: IntervalFingerprint[] = [];
     for (const [i, b] of this.intervals)
       if (i < before && !isZero(b)) out.push({ interval: i, fp: { hi: b.hi, lo: b.lo } });
@@ -343,18 +408,21 @@ export class ReplicationLog {
 
   /** The fingerprint of one interval (zero when empty). */
   intervalFingerprint(interval: number): Fingerprint {
+    this.flush();
     const b = this.intervals.get(interval);
     return b === undefined ? ZERO : { hi: b.hi, lo: b.lo };
   }
 
   /** The fingerprint of one sub-interval (zero when empty). */
   subFingerprint(interval: number, sub: number): Fingerprint {
+    this.flush();
     const sb = this.intervals.get(interval)?.subs.get(sub);
     return sb === undefined ? ZERO : { hi: sb.hi, lo: sb.lo };
   }
 
   /** Fingerprints of the non-empty sub-intervals of `interval`. */
   subsOf(interval: number): SubFingerprint[] {
+    this.flush();
     const b = this.intervals.get(interval);
     if (b === undefined) return [];
     const out: SubFingerprint[] = [];
@@ -364,6 +432,7 @@ export class ReplicationLog {
 
   /** The events of one sub-interval. */
   eventsIn(interval: number, sub: number): LogEvent[] {
+    this.flush();
     const sb = this.intervals.get(interval)?.subs.get(sub);
     if (sb === undefined) return [];
     const out: LogEvent[] = [];
@@ -404,55 +473,52 @@ export class ReplicationLog {
   }
 
   private bucket(e: HeldEvent): void {
-    const ms = e.ms;
-    const i = this.intervalOf(ms);
-    const sub = Math.min(this.settings.subIntervals - 1, Math.floor((ms - i * this.settings.intervalMs) / this.subMs));
-    const h = e;
+    const i = e.interval;
     let b = this.intervals.get(i);
     if (b === undefined) {
       b = new IntervalBucket();
       this.intervals.set(i, b);
     }
-    let sb = b.subs.get(sub);
+    let sb = b.subs.get(e.sub);
     if (sb === undefined) {
       sb = new SubBucket();
-      b.subs.set(sub, sb);
+      b.subs.set(e.sub, sb);
     }
-    sb.hi = (sb.hi ^ h.hi) >>> 0;
-    sb.lo = (sb.lo ^ h.lo) >>> 0;
+    sb.hi = (sb.hi ^ e.hi) >>> 0;
+    sb.lo = (sb.lo ^ e.lo) >>> 0;
     sb.keys.add(e.key);
-    b.hi = (b.hi ^ h.hi) >>> 0;
-    b.lo = (b.lo ^ h.lo) >>> 0;
+    b.hi = (b.hi ^ e.hi) >>> 0;
+    b.lo = (b.lo ^ e.lo) >>> 0;
     b.count++;
-    this.allHi = (this.allHi ^ h.hi) >>> 0;
-    this.allLo = (this.allLo ^ h.lo) >>> 0;
+    this.allHi = (this.allHi ^ e.hi) >>> 0;
+    this.allLo = (this.allLo ^ e.lo) >>> 0;
     if (i < this.coldBefore) {
-      this.coldHi = (this.coldHi ^ h.hi) >>> 0;
-      this.coldLo = (this.coldLo ^ h.lo) >>> 0;
+      this.coldHi = (this.coldHi ^ e.hi) >>> 0;
+      this.coldLo = (this.coldLo ^ e.lo) >>> 0;
     }
+    e.bucketed = true;
   }
 
   private unbucket(e: HeldEvent): void {
-    const ms = e.ms;
-    const i = this.intervalOf(ms);
-    const sub = Math.min(this.settings.subIntervals - 1, Math.floor((ms - i * this.settings.intervalMs) / this.subMs));
-    const h = e;
+    if (!e.bucketed) return;
+    e.bucketed = false;
+    const i = e.interval;
     const b = this.intervals.get(i);
-    const sb = b?.subs.get(sub);
+    const sb = b?.subs.get(e.sub);
     if (b === undefined || sb === undefined) return;
-    sb.hi = (sb.hi ^ h.hi) >>> 0;
-    sb.lo = (sb.lo ^ h.lo) >>> 0;
+    sb.hi = (sb.hi ^ e.hi) >>> 0;
+    sb.lo = (sb.lo ^ e.lo) >>> 0;
     sb.keys.delete(e.key);
-    if (sb.keys.size === 0) b.subs.delete(sub);
-    b.hi = (b.hi ^ h.hi) >>> 0;
-    b.lo = (b.lo ^ h.lo) >>> 0;
+    if (sb.keys.size === 0) b.subs.delete(e.sub);
+    b.hi = (b.hi ^ e.hi) >>> 0;
+    b.lo = (b.lo ^ e.lo) >>> 0;
     b.count--;
     if (b.count === 0) this.intervals.delete(i);
-    this.allHi = (this.allHi ^ h.hi) >>> 0;
-    this.allLo = (this.allLo ^ h.lo) >>> 0;
+    this.allHi = (this.allHi ^ e.hi) >>> 0;
+    this.allLo = (this.allLo ^ e.lo) >>> 0;
     if (i < this.coldBefore) {
-      this.coldHi = (this.coldHi ^ h.hi) >>> 0;
-      this.coldLo = (this.coldLo ^ h.lo) >>> 0;
+      this.coldHi = (this.coldHi ^ e.hi) >>> 0;
+      this.coldLo = (this.coldLo ^ e.lo) >>> 0;
     }
   }
 }
