@@ -237,12 +237,19 @@ export class Records {
     // again keeps its prefix held, rather than dropping it from the interner and adding it back.
     const tag = payload === undefined || key === undefined ? -1 : this.#keyTail(key);
     this.#drop(slot);
-    const clock = this.#clocks.acquire(timestamp.id);
-    this.#clocks.release(this.#clock[slot]!);
-    this.#clock[slot] = clock;
-    const enc = this.#encodings.acquire(payload === undefined ? "" : encoding);
-    this.#encodings.release(this.#enc[slot]!);
-    this.#enc[slot] = enc;
+    // A key written again by the same router with the same encoding (the common case) keeps its
+    // ids: taking one more use of each and giving one back would change nothing.
+    const oldClock = this.#clock[slot]!;
+    if (oldClock === NO_ID || this.#clocks.get(oldClock) !== timestamp.id) {
+      this.#clock[slot] = this.#clocks.acquire(timestamp.id);
+      this.#clocks.release(oldClock);
+    }
+    const text = payload === undefined ? "" : encoding;
+    const oldEnc = this.#enc[slot]!;
+    if (oldEnc === NO_ID || this.#encodings.get(oldEnc) !== text) {
+      this.#enc[slot] = this.#encodings.acquire(text);
+      this.#encodings.release(oldEnc);
+    }
     this.#time[slot] = timestamp.time;
     if (payload !== undefined)
       this.#append(slot, payload, 0, payload.length, payload.length, tag, key ?? "", this.#tailFrom);
