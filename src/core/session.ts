@@ -221,12 +221,18 @@ export class Session {
    */
   putKey(key: CanonicalKey, payload: Buffer | Uint8Array | string, options: PutOptions = {}): Promise<void> {
     const ts = options.timestamp ?? this.router.hlc.newTimestamp();
-    const base = makeSample(key, "put", payload, options.encoding ?? Encoding.APP_OCTET_STREAM, ts);
+    const encoding = options.encoding ?? Encoding.APP_OCTET_STREAM;
     let sample: Sample;
-    try {
-      sample = this.withLifetime(base, options);
-    } catch (err) {
-      return Promise.reject(err);
+    if (lifeless(options)) {
+      // The common case in one object: no lifetime, so no copy of the sample to add it.
+      if (this.router.leases.size > 0) this.router.leases.wrote(key, undefined);
+      sample = makeSample(key, "put", payload, encoding, ts, options);
+    } else {
+      try {
+        sample = this.withLifetime(makeSample(key, "put", payload, encoding, ts), options);
+      } catch (err) {
+        return Promise.reject(err);
+      }
     }
     return this.route(sample, options, this.origin(options.allowedDestination));
   }
@@ -237,12 +243,7 @@ export class Session {
    * lifetime.
    */
   private withLifetime(base: Sample, options: PutOptions): Sample {
-    if (
-      options.ttl === undefined &&
-      options.deadline === undefined &&
-      options.lease === undefined &&
-      !options.sessionBound
-    ) {
+    if (lifeless(options)) {
       if (this.router.leases.size > 0) this.router.leases.wrote(base.key, undefined);
       return withSampleExtras(base, options);
     }
@@ -606,6 +607,13 @@ export class Session {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** True when a put's options give it no lifetime: no TTL, deadline, lease or session binding. */
+function lifeless(options: PutOptions): boolean {
+  return (
+    options.ttl === undefined && options.deadline === undefined && options.lease === undefined && !options.sessionBound
+  );
+}
 
 /** The condition of a write's options; a conditional write names one key. */
 function conditionOf(key: string, options: ConditionOptions): WriteCondition {
