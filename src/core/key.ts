@@ -6,13 +6,26 @@
 import { canonicalKeyExpr, checkKeyExprLimits, DEFAULT_KEYEXPR_LIMITS, type KeyExprLimits } from "../keyexpr/index.js";
 import { toZestError } from "./errors.js";
 
+declare const canonical: unique symbol;
+
+/**
+ * A key expression as `toKeyExpr` returns it: canonical, and held to the limits it was given. A
+ * type-only mark (at run time it is the string): a front door that made its key with its
+ * session's `keyExprLimits` hands it to `Session.putKey` or `deleteKey`, which do not canonize
+ * it again.
+ */
+export type CanonicalKey = string & { readonly [canonical]: true };
+
 /**
  * Canonizes a user-given key expression held to `limits`; throws a ZestError: `bad_input`
  * naming the broken rule, `too_long` past the length limit, `bad_input` past the chunk limit.
  */
-export function toKeyExpr(ke: string | { toString(): string }, limits: KeyExprLimits = DEFAULT_KEYEXPR_LIMITS): string {
+export function toKeyExpr(
+  ke: string | { toString(): string },
+  limits: KeyExprLimits = DEFAULT_KEYEXPR_LIMITS,
+): CanonicalKey {
   try {
-    return canonicalKeyExpr(ke.toString(), limits);
+    return canonicalKeyExpr(ke.toString(), limits) as CanonicalKey;
   } catch (err) {
     throw toZestError(err);
   }

@@ -383,10 +383,12 @@ export class Router {
    * the first of their errors.
    */
   route(sample: Sample, origin?: Origin): Promise<void> {
-    const pending = this.deliver(sample, origin);
-    if (this.fabric && origin?.destination !== "session_local") pending.push(this.fabric.publish(sample));
-    if (pending.length === 0) return SETTLED;
-    return pending.length === 1 ? pending[0]! : Promise.all(pending).then(ignore);
+    let pending = this.deliver(sample, origin);
+    if (this.fabric && origin?.destination !== "session_local") {
+      pending ??= [];
+      pending.push(this.fabric.publish(sample));
+    }
+    return settle(pending);
   }
 
   /**
@@ -397,9 +399,7 @@ export class Router {
    */
   deliverLocal(sample: Sample): Promise<void> {
     if (sample.timestamp) this.hlc.observe(sample.timestamp);
-    const pending = this.deliver(sample, FROM_ANOTHER_ROUTER);
-    if (pending.length === 0) return SETTLED;
-    return pending.length === 1 ? pending[0]! : Promise.all(pending).then(ignore);
+    return settle(this.deliver(sample, FROM_ANOTHER_ROUTER));
   }
 
   /**
@@ -468,8 +468,10 @@ export class Router {
     return subs;
   }
 
-  private deliver(sample: Sample, origin: Origin | undefined): Promise<void>[] {
-    const pending: Promise<void>[] = [];
+  /** Hands `sample` to the matching subscribers here; the promises of those that did not take it at once, if any. */
+  private deliver(sample: Sample, origin: Origin | undefined): Promise<void>[] | undefined {
+    // Made only when a subscriber answers with a promise: most writes (the memory volume) make none.
+    let pending: Promise<void>[] | undefined;
     for (const sub of this.matchingSubscribers(sample.key)) {
       if (
         (origin !== undefined || sub.allowedOrigin !== undefined) &&
@@ -478,7 +480,7 @@ export class Router {
         continue;
       try {
         const r = sub.handler(sample);
-        if (r) pending.push(r);
+        if (r) (pending ??= []).push(r);
       } catch (err) {
         this.logger.error({ key: sample.key, subscriber: sub.key, err: errorMessage(err) }, "subscriber failed");
       }
@@ -590,7 +592,7 @@ export class Router {
         checkLimits(sample.key, this.keyExprLimits);
         if (sample.timestamp) this.hlc.observe(sample.timestamp);
         const pending = this.deliver(sample, FROM_ANOTHER_ROUTER);
-        if (pending.length > 0) await Promise.all(pending);
+        if (pending !== undefined) await Promise.all(pending);
       },
       answerRemote: (selector, timeoutMs, onReply, remote = {}) => {
         try {
@@ -635,6 +637,12 @@ export class Router {
 }
 
 function ignore(): void {}
+
+/** One promise for what is pending: `SETTLED` for nothing, the one itself, or all of them. */
+function settle(pending: Promise<void>[] | undefined): Promise<void> {
+  if (pending === undefined || pending.length === 0) return SETTLED;
+  return pending.length === 1 ? pending[0]! : Promise.all(pending).then(ignore);
+}
 
 async function runQueryable(decl: QueryableDecl, query: Query, logger: Logger): Promise<void> {
   try {

@@ -40,13 +40,17 @@ export interface WriteCondition {
   readonly ifAbsent?: boolean;
 }
 
-/** Builds a sample; the payload is converted to a Buffer once here. */
+/**
+ * Builds a sample; the payload is converted to a Buffer once here. `extras`: its attachment and
+ * QoS, when given (the sample `withSampleExtras` would make, made at once).
+ */
 export function makeSample(
   key: string,
   kind: SampleKind,
   payload: Buffer | Uint8Array | string,
   encoding: Encoding,
   timestamp?: Timestamp,
+  extras?: { readonly attachment?: Buffer; readonly qos?: Qos },
 ): Sample {
   const buf =
     typeof payload === "string"
@@ -54,6 +58,14 @@ export function makeSample(
       : Buffer.isBuffer(payload)
         ? payload
         : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  if (extras !== undefined && (extras.attachment !== undefined || extras.qos !== undefined)) {
+    // Field by field, in `withSampleExtras`'s order: the same shape as the samples it makes.
+    const out: { -readonly [K in keyof Sample]: Sample[K] } = { key, kind, payload: buf, encoding };
+    if (timestamp !== undefined) out.timestamp = timestamp;
+    if (extras.attachment !== undefined) out.attachment = extras.attachment;
+    if (extras.qos !== undefined) out.qos = extras.qos;
+    return out;
+  }
   return timestamp === undefined
     ? { key, kind, payload: buf, encoding }
     : { key, kind, payload: buf, encoding, timestamp };

@@ -13,7 +13,7 @@ import type {
   SubscriberDecl,
 } from "./router.js";
 import { touchesReplication } from "./internal-keys.js";
-import { toKeyExpr } from "./key.js";
+import { type CanonicalKey, toKeyExpr } from "./key.js";
 import { Router } from "./router.js";
 import type { Reply } from "./reply.js";
 import { SETTLED } from "./settled.js";
@@ -149,6 +149,8 @@ export class Session {
    * in the routers' own key spaces (`core/internal-keys.ts`); a front door's session may not.
    */
   readonly internal: boolean;
+  /** Where this session's writes and queries come from, one per destination: made once, not per call. */
+  private readonly origins: { readonly [L in Locality]: Origin };
 
   constructor(router: Router, name = "session", options: { internal?: boolean } = {}) {
     this.router = router;
@@ -166,6 +168,12 @@ export class Session {
       },
     };
     this.id = ++sessionIds;
+    const id = this.id;
+    this.origins = {
+      any: Object.freeze({ sessionId: id, destination: "any" }),
+      remote: Object.freeze({ sessionId: id, destination: "remote" }),
+      session_local: Object.freeze({ sessionId: id, destination: "session_local" }),
+    };
   }
 
   /**
@@ -198,19 +206,33 @@ export class Session {
    * `ifVersion` or `ifAbsent`, rejects with `precondition_failed` when the condition fails.
    */
   put(keyexpr: IntoKeyExpr, payload: Buffer | Uint8Array | string, options: PutOptions = {}): Promise<void> {
-    let key: string;
+    let key: CanonicalKey;
     try {
       key = toKeyExpr(keyexpr, this.router.keyExprLimits);
     } catch (err) {
       return Promise.reject(err);
     }
+    return this.putKey(key, payload, options);
+  }
+
+  /**
+   * `put` on a key a front door made already (`toKeyExpr` with this session's `keyExprLimits`):
+   * it is not canonized again. Returns `SETTLED` when every storage took the write at once.
+   */
+  putKey(key: CanonicalKey, payload: Buffer | Uint8Array | string, options: PutOptions = {}): Promise<void> {
     const ts = options.timestamp ?? this.router.hlc.newTimestamp();
-    const base = makeSample(key, "put", payload, options.encoding ?? Encoding.APP_OCTET_STREAM, ts);
+    const encoding = options.encoding ?? Encoding.APP_OCTET_STREAM;
     let sample: Sample;
-    try {
-      sample = this.withLifetime(base, options);
-    } catch (err) {
-      return Promise.reject(err);
+    if (lifeless(options)) {
+      // The common case in one object: no lifetime, so no copy of the sample to add it.
+      if (this.router.leases.size > 0) this.router.leases.wrote(key, undefined);
+      sample = makeSample(key, "put", payload, encoding, ts, options);
+    } else {
+      try {
+        sample = this.withLifetime(makeSample(key, "put", payload, encoding, ts), options);
+      } catch (err) {
+        return Promise.reject(err);
+      }
     }
     return this.route(sample, options, this.origin(options.allowedDestination));
   }
@@ -221,12 +243,7 @@ export class Session {
    * lifetime.
    */
   private withLifetime(base: Sample, options: PutOptions): Sample {
-    if (
-      options.ttl === undefined &&
-      options.deadline === undefined &&
-      options.lease === undefined &&
-      !options.sessionBound
-    ) {
+    if (lifeless(options)) {
       if (this.router.leases.size > 0) this.router.leases.wrote(base.key, undefined);
       return withSampleExtras(base, options);
     }
@@ -281,14 +298,25 @@ export class Session {
    * it. Conditions as for `put`.
    */
   async delete(keyexpr: IntoKeyExpr, options: DeleteOptions = {}): Promise<void> {
-    const key = toKeyExpr(keyexpr, this.router.keyExprLimits);
-    const ts = options.timestamp ?? this.router.hlc.newTimestamp();
-    if (this.router.leases.size > 0) this.router.leases.wrote(key, undefined);
-    return this.route(
-      withSampleExtras(makeSample(key, "delete", Buffer.alloc(0), Encoding.EMPTY, ts), options),
-      options,
-      this.origin(options.allowedDestination),
-    );
+    return this.deleteKey(toKeyExpr(keyexpr, this.router.keyExprLimits), options);
+  }
+
+  /**
+   * `delete` on a key a front door made already (`toKeyExpr` with this session's
+   * `keyExprLimits`): it is not canonized again. Returns `SETTLED` when every storage took it at once.
+   */
+  deleteKey(key: CanonicalKey, options: DeleteOptions = {}): Promise<void> {
+    try {
+      const ts = options.timestamp ?? this.router.hlc.newTimestamp();
+      if (this.router.leases.size > 0) this.router.leases.wrote(key, undefined);
+      return this.route(
+        withSampleExtras(makeSample(key, "delete", EMPTY, Encoding.EMPTY, ts), options),
+        options,
+        this.origin(options.allowedDestination),
+      );
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   private route(sample: Sample, options: ConditionOptions, origin: Origin): Promise<void> {
@@ -534,7 +562,11 @@ export class Session {
   }
 
   private origin(destination: Locality | undefined): Origin {
-    return { sessionId: this.id, destination: destination ?? "any" };
+    return destination === undefined || destination === "any"
+      ? this.origins.any
+      : destination === "remote"
+        ? this.origins.remote
+        : this.origins.session_local;
   }
 
   private queryOptions(options: GetOptions): QueryOptions {
@@ -575,6 +607,13 @@ export class Session {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** True when a put's options give it no lifetime: no TTL, deadline, lease or session binding. */
+function lifeless(options: PutOptions): boolean {
+  return (
+    options.ttl === undefined && options.deadline === undefined && options.lease === undefined && !options.sessionBound
+  );
+}
 
 /** The condition of a write's options; a conditional write names one key. */
 function conditionOf(key: string, options: ConditionOptions): WriteCondition {

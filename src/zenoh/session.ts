@@ -18,7 +18,7 @@ import type { Reply } from "../core/reply.js";
 import { makeSample, type Sample, withSampleExtras } from "../core/sample.js";
 import type { LivelinessToken, PutOptions, Queryable, Session, Subscriber } from "../core/session.js";
 import { intersects } from "../keyexpr/index.js";
-import { toKeyExpr } from "../core/key.js";
+import { type CanonicalKey, toKeyExpr } from "../core/key.js";
 import { qosByte, qosOfByte, type WireExpr } from "./codec/core.js";
 import type { Declaration } from "./codec/declarations.js";
 import {
@@ -69,7 +69,7 @@ interface InterestWatch {
 export class ZenohSession implements NetworkHandler {
   private readonly keyexprs = new Map<number, string>();
   /** Keys of the declared ids used alone, resolved; cleared when any id is declared or undeclared. */
-  private readonly resolvedIds = new Map<number, string>();
+  private readonly resolvedIds = new Map<number, CanonicalKey>();
   private readonly subscribers = new Map<number, Subscriber>();
   private readonly queryables = new Map<number, Queryable>();
   private readonly tokens = new Map<number, LivelinessToken>();
@@ -153,7 +153,7 @@ export class ZenohSession implements NetworkHandler {
    * The key a wire expression names: the peer's declared prefix (if any) and the suffix, canonized.
    * A declared id alone (every PUSH of a zenoh publisher) is resolved once, then looked up.
    */
-  private resolve(ke: WireExpr): string {
+  private resolve(ke: WireExpr): CanonicalKey {
     if (ke.suffix === "" && ke.scope !== 0 && ke.senderMapping) {
       const known = this.resolvedIds.get(ke.scope);
       if (known !== undefined) return known;
@@ -165,7 +165,7 @@ export class ZenohSession implements NetworkHandler {
     return this.resolveNow(ke);
   }
 
-  private resolveNow(ke: WireExpr): string {
+  private resolveNow(ke: WireExpr): CanonicalKey {
     let key = ke.suffix;
     if (ke.scope !== 0) {
       if (!ke.senderMapping) throw ZestError.badRequest(`key-expression id ${ke.scope} is not one the router declared`);
@@ -179,7 +179,7 @@ export class ZenohSession implements NetworkHandler {
   // ---- writes -------------------------------------------------------------------------------
 
   private onPush(msg: PushMsg): void {
-    let key: string;
+    let key: CanonicalKey;
     try {
       key = this.resolve(msg.key);
     } catch (err) {
@@ -189,7 +189,7 @@ export class ZenohSession implements NetworkHandler {
     this.write(key, msg.body, msg.qos);
   }
 
-  private write(key: string, b: PushBody, qos: number): void {
+  private write(key: CanonicalKey, b: PushBody, qos: number): void {
     if (!this.allowed(b.kind, key)) {
       this.logger.info({ zid: this.peer.zid, key, kind: b.kind }, "zenoh write refused by access control");
       return;
@@ -215,8 +215,8 @@ export class ZenohSession implements NetworkHandler {
         if (b.attachment && life !== BOUND_BY_KEY) delete options.attachment;
         Object.assign(options, life);
       }
-      done = this.session.put(key, b.payload, options);
-    } else done = this.session.delete(key, options);
+      done = this.session.putKey(key, b.payload, options);
+    } else done = this.session.deleteKey(key, options);
     // Every storage took it at once (the common case): no handler to attach.
     if (done === SETTLED) return;
     done.catch((err: unknown) =>

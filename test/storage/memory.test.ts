@@ -345,6 +345,29 @@ test("reads after overwrites, deletes and slot reuse see the current value, neve
   );
 });
 
+test("more keys than the memory volume remembers by key: each is read, overwritten and reused by its own slot", async () => {
+  // 40,000 keys: more than the map of recent keys holds (it is emptied when full, several times).
+  const m = new MemoryBackend("many");
+  const n = 40_000;
+  for (let i = 0; i < n; i++) m.put(entry(`k/${i}`, `v${i}`));
+  for (let i = 0; i < n; i += 7) assert.equal(m.peek(`k/${i}`)?.payload.toString(), `v${i}`);
+  // Overwrites in another order, then deletes of every third key, purged: their slots are freed.
+  for (let i = n - 1; i >= 0; i -= 2) m.put(entry(`k/${i}`, `w${i}`));
+  const ts = hlc.newTimestamp();
+  for (let i = 0; i < n; i += 3) m.delete(`k/${i}`, ts);
+  await m.purgeTombstones(ts.time + 1n);
+  // New keys take the freed slots; the purged keys read as absent, never as a new key's value.
+  for (let i = 0; i < n; i += 3) m.put(entry(`new/${i}`, `n${i}`));
+  for (let i = 0; i < n; i++) {
+    const want = i % 3 === 0 ? undefined : (n - 1 - i) % 2 === 0 ? `w${i}` : `v${i}`;
+    assert.equal(m.peek(`k/${i}`)?.payload.toString(), want, `k/${i}`);
+    assert.equal((await m.lookup(`k/${i}`))?.deleted, want === undefined ? undefined : false, `k/${i}`);
+  }
+  for (let i = 0; i < n; i += 3) assert.equal(m.peek(`new/${i}`)?.payload.toString(), `n${i}`);
+  // As many purged as new.
+  assert.equal(m.size, n);
+});
+
 test("random puts, deletes and purges: every read and the quota's count match a plain model", async () => {
   const m = new MemoryBackend("model", 1 << 30);
   const rec = (m as unknown as { records: Records }).records;

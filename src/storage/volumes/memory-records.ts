@@ -36,6 +36,14 @@ const DEAD_SLACK = MIN_SLAB;
 const SEEN_PREFIXES = 1024;
 /** Most entries kept made (`entry`), per storage. */
 const ENTRY_CACHE_MAX = 8192;
+/** Payloads up to this many bytes are copied byte by byte: cheaper than a call to `set`. */
+const SMALL_COPY = 64;
+/** A time written here is read back as two 32-bit halves, without making a BigInt (`compare`). */
+const TIME64 = new BigUint64Array(1);
+const TIME32 = new Uint32Array(TIME64.buffer);
+/** Where the high and the low half of a 64-bit number sit in its two 32-bit words (the platform's order). */
+const HI = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 1 : 0;
+const LO = 1 - HI;
 
 /**
  * A stored value handed out as a put sample. A class, not an object literal, on purpose: V8
@@ -122,6 +130,8 @@ class Interner {
 export class Records {
   #cap = 0;
   #time = new BigUint64Array(0);
+  /** `#time` as 32-bit words (two per slot: see `HI`, `LO`). */
+  #time32 = new Uint32Array(0);
   #clock = new Uint32Array(0);
   #enc = new Uint32Array(0);
   #slab = new Uint32Array(0);
@@ -237,12 +247,19 @@ export class Records {
     // again keeps its prefix held, rather than dropping it from the interner and adding it back.
     const tag = payload === undefined || key === undefined ? -1 : this.#keyTail(key);
     this.#drop(slot);
-    const clock = this.#clocks.acquire(timestamp.id);
-    this.#clocks.release(this.#clock[slot]!);
-    this.#clock[slot] = clock;
-    const enc = this.#encodings.acquire(payload === undefined ? "" : encoding);
-    this.#encodings.release(this.#enc[slot]!);
-    this.#enc[slot] = enc;
+    // A key written again by the same router with the same encoding (the common case) keeps its
+    // ids: taking one more use of each and giving one back would change nothing.
+    const oldClock = this.#clock[slot]!;
+    if (oldClock === NO_ID || this.#clocks.get(oldClock) !== timestamp.id) {
+      this.#clock[slot] = this.#clocks.acquire(timestamp.id);
+      this.#clocks.release(oldClock);
+    }
+    const text = payload === undefined ? "" : encoding;
+    const oldEnc = this.#enc[slot]!;
+    if (oldEnc === NO_ID || this.#encodings.get(oldEnc) !== text) {
+      this.#enc[slot] = this.#encodings.acquire(text);
+      this.#encodings.release(oldEnc);
+    }
     this.#time[slot] = timestamp.time;
     if (payload !== undefined)
       this.#append(slot, payload, 0, payload.length, payload.length, tag, key ?? "", this.#tailFrom);
@@ -262,10 +279,16 @@ export class Records {
     return new Timestamp(this.#time[slot]!, this.#clocks.get(this.#clock[slot]!));
   }
 
-  /** Same as `timestamp(slot).compare(other)`, without making the timestamp. */
+  /** Same as `timestamp(slot).compare(other)`, without making the timestamp (nor a BigInt). */
   compare(slot: number, other: Timestamp): number {
-    const t = this.#time[slot]!;
-    if (t !== other.time) return t < other.time ? -1 : 1;
+    TIME64[0] = other.time;
+    const words = this.#time32;
+    const hi = words[2 * slot + HI]!;
+    const otherHi = TIME32[HI]!;
+    if (hi !== otherHi) return hi < otherHi ? -1 : 1;
+    const lo = words[2 * slot + LO]!;
+    const otherLo = TIME32[LO]!;
+    if (lo !== otherLo) return lo < otherLo ? -1 : 1;
     const id = this.#clocks.get(this.#clock[slot]!);
     return id < other.id ? -1 : id > other.id ? 1 : 0;
   }
@@ -352,6 +375,7 @@ export class Records {
     this.#cached = [];
     this.#cap = 0;
     this.#time = new BigUint64Array(0);
+    this.#time32 = new Uint32Array(0);
     this.#clock = new Uint32Array(0);
     this.#enc = new Uint32Array(0);
     this.#slab = new Uint32Array(0);
@@ -380,6 +404,7 @@ export class Records {
       return b;
     };
     this.#time = grow(this.#time, (n) => new BigUint64Array(n));
+    this.#time32 = new Uint32Array(this.#time.buffer);
     this.#clock = grow(this.#clock, (n) => new Uint32Array(n));
     this.#enc = grow(this.#enc, (n) => new Uint32Array(n));
     this.#slab = grow(this.#slab, (n) => new Uint32Array(n));
@@ -444,7 +469,9 @@ export class Records {
     buf[at + 6] = len >>> 16;
     buf[at + 7] = len >>> 24;
     const copied = len - tailLen;
-    buf.set(start === 0 && copied === src.length ? src : src.subarray(start, start + copied), at + RECORD_HEADER_BYTES);
+    const to = at + RECORD_HEADER_BYTES;
+    if (copied <= SMALL_COPY) for (let i = 0; i < copied; i++) buf[to + i] = src[start + i]!;
+    else buf.set(start === 0 && copied === src.length ? src : src.subarray(start, start + copied), to);
     if (tag !== -1) {
       let w = at + RECORD_HEADER_BYTES + copied;
       let v = tag;

@@ -4,7 +4,7 @@ import { ZestError } from "../../core/errors.js";
 import { Slice, SLICE_MS, sortInSlices } from "../../core/slices.js";
 import type { Timestamp } from "../../core/timestamp.js";
 import { decideWrite, versionOf } from "../backend.js";
-import { Records, SLOT_BYTES } from "./memory-records.js";
+import { RECORD_HEADER_BYTES, Records, SLOT_BYTES } from "./memory-records.js";
 import { driverOptions, intOpt, optionsObject, parseOptions, VOLUME_KEYS } from "../options.js";
 import { ExpiryHeap } from "../../core/expiry-heap.js";
 import type {
@@ -22,6 +22,8 @@ import type {
 
 /** Keys a scan hands out per batch, at most (a run sorted after a wide node comes whole). */
 const SCAN_BATCH = 512;
+/** Keys whose slot `MemoryBackend.#slotOf` remembers, at most (emptied when full). */
+const RECENT_KEYS_MAX = 16_384;
 
 /** Default quota of a memory storage, in bytes (256 MiB): see `MemoryBackend.used`. */
 export const DEFAULT_MEMORY_QUOTA = 256 * 1024 * 1024;
@@ -43,6 +45,12 @@ export class MemoryBackend implements StorageBackend {
   /** Most bytes this storage may hold (see `used`). */
   readonly quota: number;
   private readonly index = new KeyIndex<number>();
+  /**
+   * The slots of keys written or read lately, a subset of `index`: a hot key is found with one
+   * hash lookup (its string's hash is cached when the door hands the same string again) instead
+   * of a trie walk that slices and hashes each chunk. A key leaves it when it leaves the index.
+   */
+  readonly #recent = new Map<string, number>();
   private readonly records = new Records();
   /** Keys holding a tombstone, with their slot, so purging does not scan every key. */
   private readonly tombstones = new Map<string, number>();
@@ -83,8 +91,24 @@ export class MemoryBackend implements StorageBackend {
     return this.records.deadBytes;
   }
 
+  /** The slot of `key`, or undefined when the storage holds nothing there. */
+  #slotOf(key: string): number | undefined {
+    let slot = this.#recent.get(key);
+    if (slot === undefined) {
+      slot = this.index.get(key);
+      if (slot !== undefined) this.#remember(key, slot);
+    }
+    return slot;
+  }
+
+  #remember(key: string, slot: number): void {
+    // Bounded: a stream of distinct keys must not grow it without end.
+    if (this.#recent.size >= RECENT_KEYS_MAX) this.#recent.clear();
+    this.#recent.set(key, slot);
+  }
+
   async lookup(key: string): Promise<StoredLookup | undefined> {
-    const slot = this.index.get(key);
+    const slot = this.#slotOf(key);
     if (slot === undefined) return undefined;
     const timestamp = this.records.timestamp(slot);
     const deadline = this.#deadlineOf(slot);
@@ -95,7 +119,7 @@ export class MemoryBackend implements StorageBackend {
 
   /** Decided and applied before it returns: the outcome comes back directly. */
   put(entry: StoredEntry, condition?: WriteCondition): Insertion {
-    const slot = this.index.get(entry.key);
+    const slot = this.#slotOf(entry.key);
     const outcome = this.decide(slot, entry.timestamp, condition);
     if (outcome === "inserted") {
       const deadline = entry.deadline;
@@ -107,7 +131,7 @@ export class MemoryBackend implements StorageBackend {
   }
 
   delete(key: string, timestamp: Timestamp, condition?: WriteCondition): Insertion {
-    const slot = this.index.get(key);
+    const slot = this.#slotOf(key);
     const outcome = this.decide(slot, timestamp, condition);
     // A delete frees space: it is never refused, even by a full storage.
     if (outcome === "inserted") {
@@ -185,21 +209,27 @@ export class MemoryBackend implements StorageBackend {
     if (at === undefined) {
       at = records.alloc();
       nodes = nodeBytes(this.index.set(key, at));
+      this.#remember(key, at);
     }
-    const grown =
-      nodes +
-      (slot === undefined ? SLOT_BYTES : 0) +
-      records.cost(timestamp, encoding, payload, keyed ? key : undefined) -
-      records.heldCost(at);
-    if (payload !== undefined && grown > 0 && used + grown > this.quota) {
-      if (slot === undefined) {
-        this.index.delete(key);
-        records.free(at);
+    // A delete frees space: it is never refused. A value whose most possible cost fits is not
+    // costed exactly (`Records.cost`: which ids are held already, what the held value gives back).
+    if (payload !== undefined && used + mostCost(nodes, slot, timestamp, encoding, payload, keyed, key) > this.quota) {
+      const grown =
+        nodes +
+        (slot === undefined ? SLOT_BYTES : 0) +
+        records.cost(timestamp, encoding, payload, keyed ? key : undefined) -
+        records.heldCost(at);
+      if (grown > 0 && used + grown > this.quota) {
+        if (slot === undefined) {
+          this.index.delete(key);
+          this.#recent.delete(key);
+          records.free(at);
+        }
+        throw new ZestError(
+          "insufficient_storage",
+          `memory storage ${this.name} is full: the write on ${key} needs ${grown} bytes, ${this.quota - used} of its quota of ${this.quota} bytes are left`,
+        );
       }
-      throw new ZestError(
-        "insufficient_storage",
-        `memory storage ${this.name} is full: the write on ${key} needs ${grown} bytes, ${this.quota - used} of its quota of ${this.quota} bytes are left`,
-      );
     }
     const wasDeleted = slot !== undefined && records.deleted(at);
     records.set(at, timestamp, encoding, payload, keyed ? key : undefined);
@@ -210,7 +240,7 @@ export class MemoryBackend implements StorageBackend {
   }
 
   peek(key: string): StoredSample | null {
-    const slot = this.index.get(key);
+    const slot = this.#slotOf(key);
     return slot === undefined ? null : this.records.entry(key, slot);
   }
 
@@ -284,6 +314,7 @@ export class MemoryBackend implements StorageBackend {
       this.tombstones.delete(key);
       if (!records.deleted(slot)) continue;
       const change = this.index.delete(key);
+      this.#recent.delete(key);
       if (change.old === undefined) continue;
       this.#nodeBytes -= nodeBytes(change);
       if (this.#deadlines !== undefined) this.#clearDeadline(slot);
@@ -294,6 +325,7 @@ export class MemoryBackend implements StorageBackend {
   async close(): Promise<void> {
     this.#closings++;
     this.index.clear();
+    this.#recent.clear();
     this.records.clear();
     this.tombstones.clear();
     this.#nodeBytes = 0;
@@ -308,6 +340,30 @@ export class MemoryBackend implements StorageBackend {
 
 function byKey(a: StoredEntry, b: StoredEntry): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+/**
+ * The most a value can add to `MemoryBackend.used`: what `Records.cost` counts were its clock id
+ * and encoding new, and nothing held before (`nodes`: the key index's new nodes' bytes).
+ */
+function mostCost(
+  nodes: number,
+  slot: number | undefined,
+  timestamp: Timestamp,
+  encoding: string,
+  payload: Buffer,
+  keyed: boolean,
+  key: string,
+): number {
+  return (
+    nodes +
+    (slot === undefined ? SLOT_BYTES : 0) +
+    RECORD_HEADER_BYTES +
+    payload.length +
+    timestamp.id.length +
+    encoding.length +
+    (keyed ? key.length + 2 : 0)
+  );
 }
 
 function nodeBytes(change: IndexChange<number>): number {
