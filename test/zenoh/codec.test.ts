@@ -304,7 +304,7 @@ test("truncated messages are DecodeErrors", () => {
   }
 });
 
-test("timestamps round-trip across seconds, back in time, and at the edges of 64 bits (the writer's per-second cache)", () => {
+test("timestamps round-trip across seconds, back in time, and at the edges of 64 bits (the writer splits them into 32-bit halves)", () => {
   const times = [
     0n,
     1n,

@@ -315,7 +315,15 @@ const namedKeyBytes = new Map<string, Buffer>();
 const NAMED_KEY_CACHE_MAX = 4096;
 const NAMED_KEY_LONGEST = 256;
 
+/** The key written last and its bytes: a subscriber's PUSHes mostly repeat the key before them. */
+let lastNamedKey = "";
+let lastNamedKeyBytes: Buffer | undefined;
+
 function writeNamedKey(w: BinaryWriter, key: string): void {
+  if (key === lastNamedKey && lastNamedKeyBytes !== undefined) {
+    w.bytes(lastNamedKeyBytes);
+    return;
+  }
   if (key.length > NAMED_KEY_LONGEST) {
     writeWireExpr(w, { scope: 0, suffix: key, senderMapping: false });
     return;
@@ -328,6 +336,8 @@ function writeNamedKey(w: BinaryWriter, key: string): void {
     if (namedKeyBytes.size >= NAMED_KEY_CACHE_MAX) namedKeyBytes.clear();
     namedKeyBytes.set(key, b);
   }
+  lastNamedKey = key;
+  lastNamedKeyBytes = b;
   w.bytes(b);
 }
 
