@@ -19,6 +19,7 @@ import {
   EXT_ZINT,
   extHeader,
   FLAG_Z,
+  MAX_SUFFIX_BYTES,
   MID_MASK,
   readExt,
   readTimestamp,
@@ -32,12 +33,14 @@ import { type Declaration, decodeDeclaration, encodeDeclaration } from "./declar
 import {
   decodeErr,
   decodePushBody,
+  decodePushBodyInto,
   decodeQuery,
   decodeReply,
   type ErrBody,
   encodeErr,
   encodePushBody,
   encodeQuery,
+  emptyPushBody,
   encodeReply,
   MID_Z_DEL,
   MID_Z_ERR,
@@ -148,24 +151,47 @@ export type NetworkMsg =
   | InterestMsg
   | { kind: "oam" };
 
-/** Decodes the network message at the reader's position. */
-export function decodeNetwork(r: BinaryReader): NetworkMsg {
+/** A PUSH's message, key and body objects, for `decodeNetwork` to decode PUSHes into again and again. */
+export function pushScratch(): PushMsg {
+  return {
+    kind: "push",
+    key: { scope: 0, suffix: "", senderMapping: false },
+    qos: DEFAULT_QOS_BYTE,
+    body: emptyPushBody(),
+  };
+}
+
+/** Decodes a PUSH whose header `h` was read into `m` (its key and body objects too). */
+function decodePushInto(r: BinaryReader, h: number, m: PushMsg): PushMsg {
+  const key = m.key;
+  key.scope = r.vle(0xffff_ffff);
+  key.suffix = (h & FLAG_N) !== 0 ? r.lenString(MAX_SUFFIX_BYTES) : "";
+  key.senderMapping = (h & FLAG_M) !== 0;
+  let qos = DEFAULT_QOS_BYTE;
+  if ((h & FLAG_Z) !== 0) {
+    let more = true;
+    while (more) {
+      const ext = readExt(r);
+      more = ext.more;
+      if (ext.id === EXT_QOS) qos = ext.zint & 0xff;
+      else if (ext.id !== EXT_TIMESTAMP) unknownExt(ext);
+    }
+  }
+  m.qos = qos;
+  decodePushBodyInto(r, r.u8(), m.body);
+  return m;
+}
+
+/**
+ * Decodes the network message at the reader's position. A PUSH is decoded into `push` when
+ * given (from `pushScratch`): the same objects for every PUSH of a batch, so the caller uses
+ * the message before it decodes the next, and keeps only what the body's fields hold.
+ */
+export function decodeNetwork(r: BinaryReader, push?: PushMsg): NetworkMsg {
   const h = r.u8();
   switch (h & MID_MASK) {
-    case MID_N_PUSH: {
-      const key = readWireExpr(r, (h & FLAG_N) !== 0, (h & FLAG_M) !== 0);
-      let qos = DEFAULT_QOS_BYTE;
-      if ((h & FLAG_Z) !== 0) {
-        let more = true;
-        while (more) {
-          const ext = readExt(r);
-          more = ext.more;
-          if (ext.id === EXT_QOS) qos = ext.zint & 0xff;
-          else if (ext.id !== EXT_TIMESTAMP) unknownExt(ext);
-        }
-      }
-      return { kind: "push", key, qos, body: decodePushBody(r, r.u8()) };
-    }
+    case MID_N_PUSH:
+      return decodePushInto(r, h, push ?? pushScratch());
     case MID_N_REQUEST: {
       const id = r.vle(0xffff_ffff);
       const key = readWireExpr(r, (h & FLAG_N) !== 0, (h & FLAG_M) !== 0);
