@@ -358,6 +358,21 @@ export class BinaryWriter {
   vle64Words(hi: number, lo: number): this {
     this.ensure(VLE_MAX_BYTES);
     const buf = this.buf;
+    if (hi >= 0x100_0000) {
+      // At or above 2^56 (every NTP64 time of this era): all nine bytes, without a loop.
+      let at = this.pos;
+      buf[at++] = (lo & 0x7f) | 0x80;
+      buf[at++] = ((lo >>> 7) & 0x7f) | 0x80;
+      buf[at++] = ((lo >>> 14) & 0x7f) | 0x80;
+      buf[at++] = ((lo >>> 21) & 0x7f) | 0x80;
+      buf[at++] = (lo >>> 28) | ((hi & 0x07) << 4) | 0x80;
+      buf[at++] = ((hi >>> 3) & 0x7f) | 0x80;
+      buf[at++] = ((hi >>> 10) & 0x7f) | 0x80;
+      buf[at++] = ((hi >>> 17) & 0x7f) | 0x80;
+      buf[at++] = (hi >>> 24) & 0xff;
+      this.pos = at;
+      return this;
+    }
     for (let i = 0; i < VLE_MAX_BYTES - 1; i++) {
       if (hi === 0 && lo < 0x80) {
         buf[this.pos++] = lo;

@@ -146,7 +146,7 @@ export function readTimestamp(r: BinaryReader): Timestamp {
   return new Timestamp(time, readZid(r, len));
 }
 
-/** ZenohId wire bytes per zest id, cached (a router writes its own id on every timestamp). */
+/** A ZenohId as a timestamp ends with it: its length, then its bytes, cached per zest id. */
 const zidCache = new Map<string, Buffer>();
 /** The last id asked for: the router's own, on every sample it stamped (no hash lookup then). */
 let lastZid = "";
@@ -156,7 +156,10 @@ function cachedZid(id: string): Buffer {
   let b = zidCache.get(id);
   if (b === undefined) {
     if (zidCache.size > 1024) zidCache.clear();
-    b = zidBytes(id);
+    const raw = zidBytes(id);
+    b = Buffer.allocUnsafe(raw.length + 1);
+    b[0] = raw.length;
+    b.set(raw, 1);
     zidCache.set(id, b);
   }
   lastZid = id;
@@ -180,19 +183,17 @@ function writeNtp64(w: BinaryWriter, t: bigint): void {
 }
 
 export function writeTimestamp(w: BinaryWriter, ts: Timestamp): void {
-  const id = cachedZid(ts.id);
   writeNtp64(w, ts.time);
-  w.u8(id.length).bytes(id);
+  w.bytes(cachedZid(ts.id));
 }
 
 /** A timestamp as an extension body: its length, then the timestamp. */
 export function writeTimestampExt(w: BinaryWriter, ts: Timestamp): void {
-  const id = cachedZid(ts.id);
   // NTP64 times of this century take 9 bytes as VLE; measure to be exact.
   const start = w.pos;
   w.u8(0);
   writeNtp64(w, ts.time);
-  w.u8(id.length).bytes(id);
+  w.bytes(cachedZid(ts.id));
   const len = w.pos - start - 1;
   if (len > 0x7f) throw new RangeError("timestamp extension too long");
   w.view()[start] = len;
