@@ -248,6 +248,11 @@ export class BinaryWriter {
   private buf: Buffer;
   /** The next byte to write. */
   pos = 0;
+  /**
+   * Counts `reset` and `truncate` calls: bytes written at a generation stay as written (at the
+   * same offsets, in whatever buffer the writer holds) while it is unchanged.
+   */
+  generation = 0;
 
   constructor(initialSize = 256) {
     this.buf = Buffer.allocUnsafe(Math.max(16, initialSize));
@@ -438,5 +443,27 @@ export class BinaryWriter {
   /** Forgets what was written, keeping the buffer for reuse. */
   reset(): void {
     this.pos = 0;
+    this.generation++;
+  }
+
+  /** Forgets what was written from `at` on (`at` at most `pos`). */
+  truncate(at: number): void {
+    if (at < 0 || at > this.pos) throw new RangeError(`truncate at ${at} outside the ${this.pos} bytes written`);
+    this.pos = at;
+    this.generation++;
+  }
+
+  /**
+   * Appends bytes `start..end` that `from` wrote (this writer or another), without a view made:
+   * what a router wrote for one subscriber, written again for the next.
+   */
+  append(from: BinaryWriter, start: number, end: number): this {
+    if (start < 0 || end > from.pos || start > end)
+      throw new RangeError(`append of ${start}..${end} outside the ${from.pos} bytes written`);
+    const n = end - start;
+    this.ensure(n);
+    from.buf.copy(this.buf, this.pos, start, end);
+    this.pos += n;
+    return this;
   }
 }

@@ -558,7 +558,7 @@ export class ZenohLink {
     const w = lane.w;
     if (w.pos - HEADER_ROOM + MAX_FRAME_HEADER > this.batchSize) {
       const msg = Buffer.from(w.view().subarray(lane.msgStart));
-      w.pos = lane.msgStart;
+      w.truncate(lane.msgStart);
       if (lane.msgStart === HEADER_ROOM) {
         lane.open = false;
         this.openLanes--;

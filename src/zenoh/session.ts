@@ -23,7 +23,7 @@ import { qosByte, qosOfByte, type WireExpr } from "./codec/core.js";
 import type { Declaration } from "./codec/declarations.js";
 import {
   encodeDeclare,
-  encodePushNamed,
+  encodeSamplePush,
   encodeRequest,
   encodeResponseErr,
   encodeResponseFinal,
@@ -245,7 +245,7 @@ export class ZenohSession implements NetworkHandler {
       sample.qos?.express === true,
     );
     if (w === undefined) return;
-    encodePushNamed(w, sample.key, sample, qosByte(sample.qos));
+    encodeSamplePush(w, sample, qosByte(sample.qos));
     this.link.endMessage();
   }
 

@@ -11,6 +11,7 @@ import {
   BinaryWriter as Writer,
   DecodeError,
 } from "../../core/binary.js";
+import type { Sample } from "../../core/sample.js";
 import type { Timestamp } from "../../core/timestamp.js";
 import {
   DEFAULT_QOS_BYTE,
@@ -380,6 +381,43 @@ export function encodePushNamed(w: BinaryWriter, key: string, body: PushBodyOut,
     w.vle(qos);
   }
   encodePushBody(w, body);
+}
+
+/**
+ * Where the PUSH of the sample written last is (`encodeSamplePush`): its writer, that writer's
+ * generation then, and its byte range. Holds one sample (its payload) until the next is written.
+ */
+let lastSample: Sample | undefined;
+let lastSampleQos = -1;
+let lastSampleWriter: BinaryWriter | undefined;
+let lastSampleGeneration = -1;
+let lastSampleStart = 0;
+let lastSampleEnd = 0;
+
+/**
+ * Writes a PUSH of `sample` on its key, named in full: what the router sends a subscriber. A
+ * sample reaching several subscribers (of one session or many) is encoded once: the next
+ * subscriber's PUSH is a copy of the bytes written for the one before, while those are intact.
+ */
+export function encodeSamplePush(w: BinaryWriter, sample: Sample, qos: number): void {
+  const from = lastSampleWriter;
+  if (
+    sample === lastSample &&
+    qos === lastSampleQos &&
+    from !== undefined &&
+    from.generation === lastSampleGeneration
+  ) {
+    w.append(from, lastSampleStart, lastSampleEnd);
+    return;
+  }
+  const start = w.pos;
+  encodePushNamed(w, sample.key, sample, qos);
+  lastSample = sample;
+  lastSampleQos = qos;
+  lastSampleWriter = w;
+  lastSampleGeneration = w.generation;
+  lastSampleStart = start;
+  lastSampleEnd = w.pos;
 }
 
 /** Writes a REQUEST carrying a QUERY. */

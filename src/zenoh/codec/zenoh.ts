@@ -211,7 +211,7 @@ export function encodeQuery(w: BinaryWriter, q: QueryBody): void {
       const start = w.pos;
       writeEncoding(w, q.body.encoding);
       const enc = Buffer.from(w.view().subarray(start));
-      w.pos = start;
+      w.truncate(start);
       w.vle(enc.length + q.body.payload.length)
         .bytes(enc)
         .bytes(q.body.payload);
