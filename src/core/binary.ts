@@ -248,6 +248,11 @@ export class BinaryWriter {
   private buf: Buffer;
   /** The next byte to write. */
   pos = 0;
+  /**
+   * Counts `reset` and `truncate` calls: bytes written at a generation stay as written (at the
+   * same offsets, in whatever buffer the writer holds) while it is unchanged.
+   */
+  generation = 0;
 
   constructor(initialSize = 256) {
     this.buf = Buffer.allocUnsafe(Math.max(16, initialSize));
@@ -358,6 +363,21 @@ export class BinaryWriter {
   vle64Words(hi: number, lo: number): this {
     this.ensure(VLE_MAX_BYTES);
     const buf = this.buf;
+    if (hi >= 0x100_0000) {
+      // At or above 2^56 (every NTP64 time of this era): all nine bytes, without a loop.
+      let at = this.pos;
+      buf[at++] = (lo & 0x7f) | 0x80;
+      buf[at++] = ((lo >>> 7) & 0x7f) | 0x80;
+      buf[at++] = ((lo >>> 14) & 0x7f) | 0x80;
+      buf[at++] = ((lo >>> 21) & 0x7f) | 0x80;
+      buf[at++] = (lo >>> 28) | ((hi & 0x07) << 4) | 0x80;
+      buf[at++] = ((hi >>> 3) & 0x7f) | 0x80;
+      buf[at++] = ((hi >>> 10) & 0x7f) | 0x80;
+      buf[at++] = ((hi >>> 17) & 0x7f) | 0x80;
+      buf[at++] = (hi >>> 24) & 0xff;
+      this.pos = at;
+      return this;
+    }
     for (let i = 0; i < VLE_MAX_BYTES - 1; i++) {
       if (hi === 0 && lo < 0x80) {
         buf[this.pos++] = lo;
@@ -423,5 +443,27 @@ export class BinaryWriter {
   /** Forgets what was written, keeping the buffer for reuse. */
   reset(): void {
     this.pos = 0;
+    this.generation++;
+  }
+
+  /** Forgets what was written from `at` on (`at` at most `pos`). */
+  truncate(at: number): void {
+    if (at < 0 || at > this.pos) throw new RangeError(`truncate at ${at} outside the ${this.pos} bytes written`);
+    this.pos = at;
+    this.generation++;
+  }
+
+  /**
+   * Appends bytes `start..end` that `from` wrote (this writer or another), without a view made:
+   * what a router wrote for one subscriber, written again for the next.
+   */
+  append(from: BinaryWriter, start: number, end: number): this {
+    if (start < 0 || end > from.pos || start > end)
+      throw new RangeError(`append of ${start}..${end} outside the ${from.pos} bytes written`);
+    const n = end - start;
+    this.ensure(n);
+    from.buf.copy(this.buf, this.pos, start, end);
+    this.pos += n;
+    return this;
   }
 }

@@ -11,7 +11,7 @@ import { BinaryReader, BinaryWriter, DecodeError } from "../core/binary.js";
 import { errorMessage } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { MandatoryExtensionError, PROTOCOL_VERSION, type WhatAmI } from "./codec/core.js";
-import { decodeNetwork, type NetworkMsg } from "./codec/network.js";
+import { decodeNetwork, type NetworkMsg, pushScratch } from "./codec/network.js";
 import {
   CloseReason,
   decodeTransport,
@@ -32,6 +32,11 @@ import { InboundSequences, nextSn, type SnVerdict, snMask } from "./sequence.js"
 
 /** What a transport does with the network messages of an open session. */
 export interface NetworkHandler {
+  /**
+   * One network message, valid for this call only: a PUSH's message, key and body objects are
+   * reused for the next PUSH (what its body's fields hold, payload, attachment and timestamp,
+   * may be kept).
+   */
   onMessage(msg: NetworkMsg): void;
   /** The transport closed (either side); release everything the session holds. */
   onClose(): void;
@@ -177,6 +182,8 @@ export class ZenohLink {
   private batchSize = 65_535;
   /** The SNs received, per lane and channel (set by the OPEN). */
   private inbound: InboundSequences | undefined;
+  /** What every PUSH received is decoded into (the handler uses each before the next is read). */
+  private readonly push = pushScratch();
   /** Fragments being reassembled, per lane and channel (`lane * 2 + (reliable ? 0 : 1)`), made on demand. */
   private readonly defrag: Array<Defrag | undefined> = [];
   /** Samples dropped because the reader was slow. */
@@ -277,7 +284,7 @@ export class ZenohLink {
           if (verdict === undefined) return;
           // A stale FRAME's messages are read past, not delivered.
           while (!r.done && isNetworkHeader(r.peekU8())) {
-            const msg = decodeNetwork(r);
+            const msg = decodeNetwork(r, this.push);
             if (verdict !== "stale") this.deliver(msg);
           }
           break;
@@ -400,7 +407,7 @@ export class ZenohLink {
     d.parts.length = 0;
     d.bytes = 0;
     const r = new BinaryReader(whole);
-    while (!r.done) this.deliver(decodeNetwork(r));
+    while (!r.done) this.deliver(decodeNetwork(r, this.push));
   }
 
   private discardFragments(d: Defrag, f: FragmentMsg, consecutive: boolean): void {
@@ -551,7 +558,7 @@ export class ZenohLink {
     const w = lane.w;
     if (w.pos - HEADER_ROOM + MAX_FRAME_HEADER > this.batchSize) {
       const msg = Buffer.from(w.view().subarray(lane.msgStart));
-      w.pos = lane.msgStart;
+      w.truncate(lane.msgStart);
       if (lane.msgStart === HEADER_ROOM) {
         lane.open = false;
         this.openLanes--;

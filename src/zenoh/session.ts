@@ -23,7 +23,7 @@ import { qosByte, qosOfByte, type WireExpr } from "./codec/core.js";
 import type { Declaration } from "./codec/declarations.js";
 import {
   encodeDeclare,
-  encodePushNamed,
+  encodeSamplePush,
   encodeRequest,
   encodeResponseErr,
   encodeResponseFinal,
@@ -83,6 +83,8 @@ export class ZenohSession implements NetworkHandler {
   private nextDeclId = 0;
   private pendingGets = 0;
   private closed = false;
+  /** `session_bound.key_exprs` lists some key expression (a put may then be bound by its key). */
+  private readonly bindsByKey: boolean;
 
   constructor(
     private readonly link: ZenohLink,
@@ -94,7 +96,9 @@ export class ZenohSession implements NetworkHandler {
     private readonly guard?: Guard,
     /** `session_bound.key_exprs`: puts on them are bound to this session. */
     private readonly sessionBound?: SessionBoundKeys,
-  ) {}
+  ) {
+    this.bindsByKey = sessionBound !== undefined && !sessionBound.empty;
+  }
 
   /** True unless access control refuses `message` on `key` (wholly: a partial decision refuses). */
   private allowed(message: Message, key: string): boolean {
@@ -190,30 +194,37 @@ export class ZenohSession implements NetworkHandler {
   }
 
   private write(key: CanonicalKey, b: PushBody, qos: number): void {
-    if (!this.allowed(b.kind, key)) {
+    if (this.guard !== undefined && !this.allowed(b.kind, key)) {
       this.logger.info({ zid: this.peer.zid, key, kind: b.kind }, "zenoh write refused by access control");
       return;
     }
-    // Without a timestamp, it is stamped with the router's clock, as zenohd with timestamping on.
-    const options: PutOptions = { qos: qosOfByte(qos), allowedDestination: "remote" };
-    // One clock reading per batch (this turn), not per write: the stamps stay unique and increasing.
-    options.timestamp = b.timestamp ?? this.session.clock.newTimestampInTurn();
-    // Payload and attachment are the decoder's copies (codec/zenoh.ts), not views into the batch.
-    if (b.attachment) options.attachment = b.attachment;
+    const put = b.kind === "put";
+    // One object literal, every field in place (one shape). Without a timestamp, it is stamped
+    // with the router's clock, as zenohd with timestamping on; one clock reading per batch (this
+    // turn), not per write: the stamps stay unique and increasing. Payload and attachment are the
+    // decoder's copies (codec/zenoh.ts), not views into the batch.
+    const options: PutOptions = {
+      qos: qosOfByte(qos),
+      allowedDestination: "remote",
+      timestamp: b.timestamp ?? this.session.clock.newTimestampInTurn(),
+      encoding: put ? (b.hasEncoding ? b.encoding : DEFAULT_ENCODING) : undefined,
+      attachment: b.attachment,
+    };
     let done: Promise<void>;
-    if (b.kind === "put") {
-      options.encoding = b.hasEncoding ? b.encoding : DEFAULT_ENCODING;
+    if (put) {
       // A lifetime asked for (docs/ttl-and-leases.md): its `zest:` attachment is not handed on.
-      let life: ReturnType<typeof putLifetime>;
-      try {
-        life = putLifetime(key, b.attachment, this.sessionBound);
-      } catch (err) {
-        this.logger.info({ zid: this.peer.zid, key, err: errorMessage(err) }, "zenoh put refused: bad lifetime");
-        return;
-      }
-      if (life !== undefined) {
-        if (b.attachment && life !== BOUND_BY_KEY) delete options.attachment;
-        Object.assign(options, life);
+      if (b.attachment !== undefined || this.bindsByKey) {
+        let life: ReturnType<typeof putLifetime>;
+        try {
+          life = putLifetime(key, b.attachment, this.sessionBound);
+        } catch (err) {
+          this.logger.info({ zid: this.peer.zid, key, err: errorMessage(err) }, "zenoh put refused: bad lifetime");
+          return;
+        }
+        if (life !== undefined) {
+          if (b.attachment && life !== BOUND_BY_KEY) options.attachment = undefined;
+          Object.assign(options, life);
+        }
       }
       done = this.session.putKey(key, b.payload, options);
     } else done = this.session.deleteKey(key, options);
@@ -234,7 +245,7 @@ export class ZenohSession implements NetworkHandler {
       sample.qos?.express === true,
     );
     if (w === undefined) return;
-    encodePushNamed(w, sample.key, sample, qosByte(sample.qos));
+    encodeSamplePush(w, sample, qosByte(sample.qos));
     this.link.endMessage();
   }
 

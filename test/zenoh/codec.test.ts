@@ -24,8 +24,11 @@ import {
   encodeResponseErr,
   encodeResponseFinal,
   encodeResponseReply,
+  encodeSamplePush,
   InterestOption,
+  pushScratch,
 } from "../../src/zenoh/codec/network.js";
+import { makeSample, withSampleExtras } from "../../src/core/sample.js";
 import {
   decodeTransport,
   encodeClose,
@@ -304,7 +307,7 @@ test("truncated messages are DecodeErrors", () => {
   }
 });
 
-test("timestamps round-trip across seconds, back in time, and at the edges of 64 bits (the writer's per-second cache)", () => {
+test("timestamps round-trip across seconds, back in time, and at the edges of 64 bits (the writer splits them into 32-bit halves)", () => {
   const times = [
     0n,
     1n,
@@ -331,4 +334,93 @@ test("timestamps round-trip across seconds, back in time, and at the edges of 64
     plain.vle64(t);
     assert.deepEqual(w.finish().subarray(0, plain.length), plain.finish(), `bytes of ${t}`);
   }
+});
+
+test("a sample's PUSH is the bytes of a PUSH named in full, written again for each subscriber while the first copy is intact", () => {
+  const ts = new Timestamp((1_795_633_727n << 32n) | 77n, "AB12");
+  const sample = withSampleExtras(makeSample("demo/x", "put", Buffer.from("payload"), "text/plain", ts), {
+    attachment: bytes("0102"),
+  });
+  const other = makeSample("demo/y", "put", Buffer.from("other"), "text/plain", ts);
+  const expected = write((w) =>
+    encodePush(w, { scope: 0, suffix: "demo/x", senderMapping: false }, { ...sample, hasEncoding: true }, 0x0d),
+  );
+  const first = new BinaryWriter(8);
+  first.u8(0xee);
+  encodeSamplePush(first, sample, 0x0d);
+  assert.equal(hex(first.view().subarray(1)), hex(expected));
+  // The next subscriber's copy, into another writer and into the same one.
+  const second = new BinaryWriter(8);
+  encodeSamplePush(second, sample, 0x0d);
+  assert.equal(hex(second.view()), hex(expected));
+  encodeSamplePush(first, sample, 0x0d);
+  assert.equal(hex(first.view().subarray(1 + expected.length)), hex(expected));
+  // Another QoS is another PUSH.
+  const low = write((w) => encodeSamplePush(w, sample, 0x01));
+  const m = decodeNetwork(new BinaryReader(low));
+  assert.ok(m.kind === "push" && m.qos === 0x01 && m.body.payload.toString() === "payload");
+  // Once the first writer forgot those bytes (reset, truncated) and wrote others, it is encoded anew.
+  for (const forget of [(w: BinaryWriter) => w.reset(), (w: BinaryWriter) => w.truncate(0)]) {
+    const a = new BinaryWriter(8);
+    encodeSamplePush(a, sample, 0x0d);
+    forget(a);
+    encodeSamplePush(a, other, 0x0d);
+    encodeSamplePush(a, sample, 0x0d);
+    a.reset();
+    a.bytes(Buffer.alloc(200, 0xaa));
+    const b = new BinaryWriter(8);
+    encodeSamplePush(b, sample, 0x0d);
+    assert.equal(hex(b.view()), hex(expected));
+  }
+});
+
+test("PUSHes decoded into one scratch message each carry their own fields, none left from the one before", () => {
+  const ts = new Timestamp(5n << 32n, "AB12");
+  const batch = write((w) => {
+    encodePush(
+      w,
+      { scope: 0, suffix: "a/b", senderMapping: false },
+      {
+        kind: "put",
+        timestamp: ts,
+        encoding: "application/json",
+        hasEncoding: true,
+        sourceInfo: { zid: "01", eid: 3, sn: 9 },
+        attachment: bytes("ff"),
+        payload: Buffer.from("{}"),
+      },
+      0x0b,
+    );
+    encodePush(
+      w,
+      { scope: 7, suffix: "", senderMapping: true },
+      { kind: "put", encoding: "", hasEncoding: false, payload: Buffer.from("x") },
+    );
+    encodePush(
+      w,
+      { scope: 0, suffix: "c", senderMapping: false },
+      { kind: "delete", encoding: "", hasEncoding: false, payload: Buffer.alloc(0) },
+    );
+  });
+  const r = new BinaryReader(batch);
+  const scratch = pushScratch();
+  const first = decodeNetwork(r, scratch);
+  assert.ok(first === scratch && first.kind === "push");
+  const kept = first.body.payload;
+  assert.equal(first.qos, 0x0b);
+  assert.equal(first.body.attachment?.toString("hex"), "ff");
+  const second = decodeNetwork(r, scratch);
+  assert.ok(second.kind === "push");
+  assert.deepEqual(second.key, { scope: 7, suffix: "", senderMapping: true });
+  assert.equal(second.qos, 5);
+  assert.equal(second.body.timestamp, undefined);
+  assert.equal(second.body.attachment, undefined);
+  assert.equal(second.body.sourceInfo, undefined);
+  assert.equal(second.body.hasEncoding, false);
+  assert.equal(second.body.payload.toString(), "x");
+  const third = decodeNetwork(r, scratch);
+  assert.ok(third.kind === "push" && third.body.kind === "delete" && third.body.payload.length === 0);
+  // A payload taken from an earlier message is its own copy, not overwritten.
+  assert.equal(kept.toString(), "{}");
+  assert.ok(r.done);
 });

@@ -85,6 +85,35 @@ test("samples of one event-loop turn leave in one batch", async () => {
   assert.equal(c.batches.length - before, 1);
 });
 
+test("samples reaching several subscribers, of one session and of two, arrive whole to each, large ones too", async () => {
+  const { port, session } = await door();
+  const a = await RawClient.open(port, { zid: "A1" });
+  const b = await RawClient.open(port, { zid: "B2" });
+  opened.push(a, b);
+  a.sendFrame(
+    (w) => encodeDeclare(w, { kind: "subscriber", id: 1, key: key("multi/**") }),
+    (w) => encodeDeclare(w, { kind: "subscriber", id: 2, key: key("multi/x") }),
+  );
+  b.sendFrame((w) => encodeDeclare(w, { kind: "subscriber", id: 1, key: key("multi/**") }));
+  await a.until(() => session.matchingKeys("multi/**", "subscribers").length === 2 || undefined);
+  // In one turn: small samples, and samples that fill a batch and move to the next.
+  const sizes = [8, 40_000, 30_000, 8, 50_000, 60_000, 3];
+  const payloads = sizes.map((n, i) => Buffer.alloc(n, 0x41 + i));
+  for (const p of payloads) void session.put("multi/x", p);
+  const pushes = (c: RawClient) => c.network.filter((m) => m.kind === "push");
+  // Session a holds two subscribers on multi/x: each sample twice, in order.
+  await a.until(() => pushes(a).length === 2 * sizes.length || undefined);
+  await b.until(() => pushes(b).length === sizes.length || undefined);
+  const got = (c: RawClient) =>
+    pushes(c).map((m) => (m.kind === "push" ? `${m.key.suffix} ${m.body.payload.toString("hex")}` : ""));
+  const want = payloads.map((p) => `multi/x ${p.toString("hex")}`);
+  assert.deepEqual(got(b), want);
+  assert.deepEqual(
+    got(a),
+    want.flatMap((w) => [w, w]),
+  );
+});
+
 test("a session that does not finish its handshake in time is closed", async () => {
   const { port } = await door({ handshakeTimeoutMs: 200 });
   const c = await RawClient.connect(port);

@@ -5,6 +5,7 @@
  * malformed input; `MandatoryExtensionError` says a peer asked for an extension zest does not know.
  */
 import { Buffer } from "node:buffer";
+import { endianness } from "node:os";
 import { type BinaryReader, BinaryWriter, DecodeError, vleLength } from "../../core/binary.js";
 import { type Encoding, fromZenohEncoding, toZenohEncoding } from "../../core/encoding.js";
 import type { Qos } from "../../core/qos.js";
@@ -145,7 +146,7 @@ export function readTimestamp(r: BinaryReader): Timestamp {
   return new Timestamp(time, readZid(r, len));
 }
 
-/** ZenohId wire bytes per zest id, cached (a router writes its own id on every timestamp). */
+/** A ZenohId as a timestamp ends with it: its length, then its bytes, cached per zest id. */
 const zidCache = new Map<string, Buffer>();
 /** The last id asked for: the router's own, on every sample it stamped (no hash lookup then). */
 let lastZid = "";
@@ -155,7 +156,10 @@ function cachedZid(id: string): Buffer {
   let b = zidCache.get(id);
   if (b === undefined) {
     if (zidCache.size > 1024) zidCache.clear();
-    b = zidBytes(id);
+    const raw = zidBytes(id);
+    b = Buffer.allocUnsafe(raw.length + 1);
+    b[0] = raw.length;
+    b.set(raw, 1);
     zidCache.set(id, b);
   }
   lastZid = id;
@@ -164,42 +168,32 @@ function cachedZid(id: string): Buffer {
 }
 
 /**
- * The second (high 32 bits) of the NTP64 time written last, as a number and as the BigInt range
- * it covers: times of one second are written with one BigInt subtraction, not two shifts and
- * masks (a router stamps and writes thousands a second).
+ * Where an NTP64 time is split into its two 32-bit halves as numbers: one store and two loads,
+ * no BigInt made or compared (a router stamps and writes a timestamp on every sample it sends).
  */
-let secondNumber = 0;
-let secondStart = -1n;
-let secondEnd = -1n;
+const split64 = new BigUint64Array(1);
+const split32 = new Uint32Array(split64.buffer);
+const [HIGH, LOW] = endianness() === "LE" ? [1, 0] : [0, 1];
 
 /** An NTP64 time as a zenoh variable-length integer. */
 function writeNtp64(w: BinaryWriter, t: bigint): void {
-  if (!(t >= secondStart && t < secondEnd)) {
-    if (t < 0n || t > 0xffff_ffff_ffff_ffffn) {
-      w.vle64(t);
-      return;
-    }
-    secondNumber = Number(t >> 32n);
-    secondStart = BigInt(secondNumber) << 32n;
-    secondEnd = secondStart + 0x1_0000_0000n;
-  }
-  w.vle64Words(secondNumber, Number(t - secondStart));
+  // The store wraps a value outside 64 bits; such a time is written as vle64 writes it.
+  split64[0] = t;
+  w.vle64Words(split32[HIGH] as number, split32[LOW] as number);
 }
 
 export function writeTimestamp(w: BinaryWriter, ts: Timestamp): void {
-  const id = cachedZid(ts.id);
   writeNtp64(w, ts.time);
-  w.u8(id.length).bytes(id);
+  w.bytes(cachedZid(ts.id));
 }
 
 /** A timestamp as an extension body: its length, then the timestamp. */
 export function writeTimestampExt(w: BinaryWriter, ts: Timestamp): void {
-  const id = cachedZid(ts.id);
   // NTP64 times of this century take 9 bytes as VLE; measure to be exact.
   const start = w.pos;
   w.u8(0);
   writeNtp64(w, ts.time);
-  w.u8(id.length).bytes(id);
+  w.bytes(cachedZid(ts.id));
   const len = w.pos - start - 1;
   if (len > 0x7f) throw new RangeError("timestamp extension too long");
   w.view()[start] = len;

@@ -11,6 +11,7 @@ import {
   BinaryWriter as Writer,
   DecodeError,
 } from "../../core/binary.js";
+import type { Sample } from "../../core/sample.js";
 import type { Timestamp } from "../../core/timestamp.js";
 import {
   DEFAULT_QOS_BYTE,
@@ -19,6 +20,7 @@ import {
   EXT_ZINT,
   extHeader,
   FLAG_Z,
+  MAX_SUFFIX_BYTES,
   MID_MASK,
   readExt,
   readTimestamp,
@@ -32,12 +34,14 @@ import { type Declaration, decodeDeclaration, encodeDeclaration } from "./declar
 import {
   decodeErr,
   decodePushBody,
+  decodePushBodyInto,
   decodeQuery,
   decodeReply,
   type ErrBody,
   encodeErr,
   encodePushBody,
   encodeQuery,
+  emptyPushBody,
   encodeReply,
   MID_Z_DEL,
   MID_Z_ERR,
@@ -148,24 +152,47 @@ export type NetworkMsg =
   | InterestMsg
   | { kind: "oam" };
 
-/** Decodes the network message at the reader's position. */
-export function decodeNetwork(r: BinaryReader): NetworkMsg {
+/** A PUSH's message, key and body objects, for `decodeNetwork` to decode PUSHes into again and again. */
+export function pushScratch(): PushMsg {
+  return {
+    kind: "push",
+    key: { scope: 0, suffix: "", senderMapping: false },
+    qos: DEFAULT_QOS_BYTE,
+    body: emptyPushBody(),
+  };
+}
+
+/** Decodes a PUSH whose header `h` was read into `m` (its key and body objects too). */
+function decodePushInto(r: BinaryReader, h: number, m: PushMsg): PushMsg {
+  const key = m.key;
+  key.scope = r.vle(0xffff_ffff);
+  key.suffix = (h & FLAG_N) !== 0 ? r.lenString(MAX_SUFFIX_BYTES) : "";
+  key.senderMapping = (h & FLAG_M) !== 0;
+  let qos = DEFAULT_QOS_BYTE;
+  if ((h & FLAG_Z) !== 0) {
+    let more = true;
+    while (more) {
+      const ext = readExt(r);
+      more = ext.more;
+      if (ext.id === EXT_QOS) qos = ext.zint & 0xff;
+      else if (ext.id !== EXT_TIMESTAMP) unknownExt(ext);
+    }
+  }
+  m.qos = qos;
+  decodePushBodyInto(r, r.u8(), m.body);
+  return m;
+}
+
+/**
+ * Decodes the network message at the reader's position. A PUSH is decoded into `push` when
+ * given (from `pushScratch`): the same objects for every PUSH of a batch, so the caller uses
+ * the message before it decodes the next, and keeps only what the body's fields hold.
+ */
+export function decodeNetwork(r: BinaryReader, push?: PushMsg): NetworkMsg {
   const h = r.u8();
   switch (h & MID_MASK) {
-    case MID_N_PUSH: {
-      const key = readWireExpr(r, (h & FLAG_N) !== 0, (h & FLAG_M) !== 0);
-      let qos = DEFAULT_QOS_BYTE;
-      if ((h & FLAG_Z) !== 0) {
-        let more = true;
-        while (more) {
-          const ext = readExt(r);
-          more = ext.more;
-          if (ext.id === EXT_QOS) qos = ext.zint & 0xff;
-          else if (ext.id !== EXT_TIMESTAMP) unknownExt(ext);
-        }
-      }
-      return { kind: "push", key, qos, body: decodePushBody(r, r.u8()) };
-    }
+    case MID_N_PUSH:
+      return decodePushInto(r, h, push ?? pushScratch());
     case MID_N_REQUEST: {
       const id = r.vle(0xffff_ffff);
       const key = readWireExpr(r, (h & FLAG_N) !== 0, (h & FLAG_M) !== 0);
@@ -315,7 +342,15 @@ const namedKeyBytes = new Map<string, Buffer>();
 const NAMED_KEY_CACHE_MAX = 4096;
 const NAMED_KEY_LONGEST = 256;
 
+/** The key written last and its bytes: a subscriber's PUSHes mostly repeat the key before them. */
+let lastNamedKey = "";
+let lastNamedKeyBytes: Buffer | undefined;
+
 function writeNamedKey(w: BinaryWriter, key: string): void {
+  if (key === lastNamedKey && lastNamedKeyBytes !== undefined) {
+    w.bytes(lastNamedKeyBytes);
+    return;
+  }
   if (key.length > NAMED_KEY_LONGEST) {
     writeWireExpr(w, { scope: 0, suffix: key, senderMapping: false });
     return;
@@ -328,6 +363,8 @@ function writeNamedKey(w: BinaryWriter, key: string): void {
     if (namedKeyBytes.size >= NAMED_KEY_CACHE_MAX) namedKeyBytes.clear();
     namedKeyBytes.set(key, b);
   }
+  lastNamedKey = key;
+  lastNamedKeyBytes = b;
   w.bytes(b);
 }
 
@@ -344,6 +381,43 @@ export function encodePushNamed(w: BinaryWriter, key: string, body: PushBodyOut,
     w.vle(qos);
   }
   encodePushBody(w, body);
+}
+
+/**
+ * Where the PUSH of the sample written last is (`encodeSamplePush`): its writer, that writer's
+ * generation then, and its byte range. Holds one sample (its payload) until the next is written.
+ */
+let lastSample: Sample | undefined;
+let lastSampleQos = -1;
+let lastSampleWriter: BinaryWriter | undefined;
+let lastSampleGeneration = -1;
+let lastSampleStart = 0;
+let lastSampleEnd = 0;
+
+/**
+ * Writes a PUSH of `sample` on its key, named in full: what the router sends a subscriber. A
+ * sample reaching several subscribers (of one session or many) is encoded once: the next
+ * subscriber's PUSH is a copy of the bytes written for the one before, while those are intact.
+ */
+export function encodeSamplePush(w: BinaryWriter, sample: Sample, qos: number): void {
+  const from = lastSampleWriter;
+  if (
+    sample === lastSample &&
+    qos === lastSampleQos &&
+    from !== undefined &&
+    from.generation === lastSampleGeneration
+  ) {
+    w.append(from, lastSampleStart, lastSampleEnd);
+    return;
+  }
+  const start = w.pos;
+  encodePushNamed(w, sample.key, sample, qos);
+  lastSample = sample;
+  lastSampleQos = qos;
+  lastSampleWriter = w;
+  lastSampleGeneration = w.generation;
+  lastSampleStart = start;
+  lastSampleEnd = w.pos;
 }
 
 /** Writes a REQUEST carrying a QUERY. */

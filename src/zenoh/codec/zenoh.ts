@@ -87,18 +87,46 @@ export interface ErrBody {
 
 const EMPTY = Buffer.alloc(0);
 
+/** A PUT or DEL body with every field present (one object shape), for `decodePushBodyInto` to fill. */
+export function emptyPushBody(): PushBody {
+  return {
+    kind: "put",
+    timestamp: undefined,
+    encoding: "",
+    hasEncoding: false,
+    sourceInfo: undefined,
+    attachment: undefined,
+    payload: EMPTY,
+  };
+}
+
 /** Decodes a PUT or DEL whose header `h` was read. */
 export function decodePushBody(r: BinaryReader, h: number): PushBody {
+  return decodePushBodyInto(r, h, emptyPushBody());
+}
+
+/**
+ * Decodes a PUT or DEL whose header `h` was read into `body`, every field set again: a link
+ * decodes each PUSH of a batch into the same objects (docs/zenoh-protocol.md, "Cost per message").
+ * What it sets may be kept (the payload and attachment are copies, the timestamp is new); the
+ * body object itself is the caller's to reuse.
+ */
+export function decodePushBodyInto(r: BinaryReader, h: number, body: PushBody): PushBody {
   const mid = h & MID_MASK;
   if (mid !== MID_Z_PUT && mid !== MID_Z_DEL)
     throw new DecodeError(`expected PUT or DEL, got zenoh message 0x${mid.toString(16)}`);
   const put = mid === MID_Z_PUT;
-  const body: PushBody = { kind: put ? "put" : "delete", encoding: "", hasEncoding: false, payload: EMPTY };
-  if ((h & FLAG_T) !== 0) body.timestamp = readTimestamp(r);
+  body.kind = put ? "put" : "delete";
+  body.timestamp = (h & FLAG_T) !== 0 ? readTimestamp(r) : undefined;
   if (put && (h & FLAG_E) !== 0) {
     body.encoding = readEncoding(r);
     body.hasEncoding = true;
+  } else {
+    body.encoding = "";
+    body.hasEncoding = false;
   }
+  body.sourceInfo = undefined;
+  body.attachment = undefined;
   if ((h & FLAG_Z) !== 0) {
     let more = true;
     while (more) {
@@ -111,7 +139,7 @@ export function decodePushBody(r: BinaryReader, h: number): PushBody {
   }
   // Copied out of the batch as it is read (one buffer, not a view and then a copy): a stored
   // value must not keep its whole batch alive.
-  if (put) body.payload = r.lenBytesCopy(MAX_PAYLOAD);
+  body.payload = put ? r.lenBytesCopy(MAX_PAYLOAD) : EMPTY;
   return body;
 }
 
@@ -183,7 +211,7 @@ export function encodeQuery(w: BinaryWriter, q: QueryBody): void {
       const start = w.pos;
       writeEncoding(w, q.body.encoding);
       const enc = Buffer.from(w.view().subarray(start));
-      w.pos = start;
+      w.truncate(start);
       w.vle(enc.length + q.body.payload.length)
         .bytes(enc)
         .bytes(q.body.payload);
