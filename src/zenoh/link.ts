@@ -3,7 +3,7 @@
  * docs/zenoh-protocol.md: the INIT/OPEN handshake with a stateless cookie and a deadline,
  * the lease and KEEP_ALIVE, CLOSE, FRAME and FRAGMENT in and out. Network messages are handed
  * to a `NetworkHandler` once the session is open; what the handler sends goes out in one batch
- * per event-loop turn. Malformed input closes this transport with a log line, never the router.
+ * per event-loop turn, written at the end of that turn (its microtask checkpoint). Malformed input closes this transport with a log line, never the router.
  */
 import { Buffer } from "node:buffer";
 import { randomInt } from "node:crypto";
@@ -571,7 +571,7 @@ export class ZenohLink {
     }
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      setImmediate(this.flushSoon);
+      queueMicrotask(this.flushSoon);
     }
   }
 
@@ -585,6 +585,11 @@ export class ZenohLink {
     return lane;
   }
 
+  /**
+   * Runs at the microtask checkpoint of the task that wrote the first message of the batch: the
+   * end of this turn, before the next I/O callback (a `setImmediate` would wait for the check
+   * phase, after every other ready socket: microseconds on each routed message's way).
+   */
   private readonly flushSoon = (): void => {
     this.flushScheduled = false;
     this.flush();

@@ -85,6 +85,21 @@ test("samples of one event-loop turn leave in one batch", async () => {
   assert.equal(c.batches.length - before, 1);
 });
 
+test("a batch is written at the end of the task that filled it, before the event loop runs its immediates", async () => {
+  const { port, session } = await door();
+  const c = await RawClient.open(port);
+  opened.push(c);
+  c.sendFrame((w) => encodeDeclare(w, { kind: "subscriber", id: 1, key: key("flush/**") }));
+  await c.until(() => session.matchingStatus("flush/x", "subscribers") || undefined);
+  const before = c.batches.length;
+  // Scheduled before the first put: had the batch waited for the check phase, the second put
+  // would have joined it there.
+  setImmediate(() => void session.put("flush/2", "2"));
+  void session.put("flush/1", "1");
+  await c.until(() => c.network.filter((m) => m.kind === "push").length === 2 || undefined);
+  assert.equal(c.batches.length - before, 2);
+});
+
 test("a session that does not finish its handshake in time is closed", async () => {
   const { port } = await door({ handshakeTimeoutMs: 200 });
   const c = await RawClient.connect(port);
