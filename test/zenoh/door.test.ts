@@ -108,16 +108,43 @@ test("a session that does not finish its handshake in time is closed", async () 
   assert.equal(closeReason(c), CloseReason.EXPIRED);
 });
 
-test("a silent session is closed when the router's lease expires; a live one gets KEEP_ALIVEs", async () => {
-  const { port } = await door({ leaseMs: 1200 });
-  const live = await RawClient.open(port, { leaseMs: 1000 });
-  opened.push(live);
-  await live.waitTransport((t) => t.kind === "keepalive", 3000);
-  live.socket.pause();
-  const silent = await RawClient.open(port);
-  opened.push(silent);
-  await silent.waitClosed(4000);
-  assert.equal(closeReason(silent), CloseReason.EXPIRED);
+/** Milliseconds from `start` until `c`'s connection closed (it must within `timeoutMs`). */
+async function closedAfter(c: RawClient, start: number, timeoutMs: number): Promise<number> {
+  await c.waitClosed(timeoutMs);
+  return Date.now() - start;
+}
+
+test("a silent session is closed near the lease it announced, not at the router's", async () => {
+  const { port } = await door({ leaseMs: 10_000 });
+  const c = await RawClient.open(port, { leaseMs: 1000 });
+  opened.push(c);
+  // The raw client sends no KEEP_ALIVE: silent from the OPEN on.
+  const waited = await closedAfter(c, Date.now(), 4000);
+  assert.equal(closeReason(c), CloseReason.EXPIRED);
+  assert.ok(waited >= 900 && waited < 2000, `closed after ${waited} ms, for a lease of 1000`);
+});
+
+test("a session that announced a longer lease than the router's outlives the router's, with KEEP_ALIVEs from the router", async () => {
+  const { port } = await door({ leaseMs: 1000 });
+  const c = await RawClient.open(port, { leaseMs: 3000 });
+  opened.push(c);
+  const start = Date.now();
+  // Twice the router's lease: the session is still open.
+  await assert.rejects(c.waitClosed(2000), /the connection to close/);
+  // The router keeps itself alive for the peer, at a quarter of its own lease.
+  assert.ok(c.transport.filter((t) => t.kind === "keepalive").length >= 2, "too few KEEP_ALIVEs");
+  const waited = await closedAfter(c, start, 4000);
+  assert.equal(closeReason(c), CloseReason.EXPIRED);
+  assert.ok(waited >= 2900 && waited < 4500, `closed after ${waited} ms, for a lease of 3000`);
+});
+
+test("an announced lease is bounded: one below 500 ms is taken as 500 ms", async () => {
+  const { port } = await door();
+  const c = await RawClient.open(port, { leaseMs: 20 });
+  opened.push(c);
+  const waited = await closedAfter(c, Date.now(), 3000);
+  assert.equal(closeReason(c), CloseReason.EXPIRED);
+  assert.ok(waited >= 400 && waited < 1500, `closed after ${waited} ms, for a lease of 20 taken as 500`);
 });
 
 test("a forged cookie is refused", async () => {
