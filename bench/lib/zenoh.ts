@@ -1,6 +1,7 @@
 /**
  * Shared parts of the zenoh benchmarks (bench/zenoh.md): the loopback-only network namespace
- * they run in, a zest child with the zenoh door, and the zenoh-pico programs as clients.
+ * they run in, a zest child with the zenoh door, a bare TCP relay child (the floor of one
+ * process hop), and the zenoh-pico programs as clients.
  *
  * The pico programs scout with UDP multicast when given no endpoint, and the rule for them is
  * the tests' rule: they run only inside a namespace holding nothing but loopback. A zenoh suite
@@ -13,7 +14,7 @@ import { join } from "node:path";
 import { freePorts } from "../../test/support/nats-cluster.js";
 import { loopbackOnly } from "../../test/support/netns.js";
 import { type PicoProgram, picoSkip, runPico } from "../../test/support/pico.js";
-import { BENCH_DIR, ROOT, type ServerProcess, spawnZest, startInterference } from "./proc.js";
+import { BENCH_DIR, ROOT, type ServerProcess, spawnBaseline, spawnZest, startInterference } from "./proc.js";
 import type { BenchResult } from "./types.js";
 
 /**
@@ -79,17 +80,33 @@ export async function freeLocator(): Promise<string> {
 }
 
 /**
- * The endpoint flags of a pico pair (a listener and a connector): both clients of `zest`, or,
- * without it, peers connected directly on a free locator.
+ * A relayed side: the pair peer to peer, the listener on `target`, the connector on `relay`, a
+ * bare `node:net` relay child (`baselines/tcp-relay.mjs`) that joins each connection to `target`.
  */
-export async function picoPairArgs(zest: ZenohZest | undefined): Promise<{ listener: string[]; connector: string[] }> {
-  if (zest) return { listener: ["-e", zest.locator], connector: ["-e", zest.locator] };
+export interface RelaySide {
+  /** `tcp/127.0.0.1:<port>` of the relay. */
+  readonly relay: string;
+  /** `tcp/127.0.0.1:<port>` the listener listens on. */
+  readonly target: string;
+}
+
+/** Which way a pico pair's traffic goes: directly peer to peer (undefined), through a zest child, or through a relay. */
+export type PairSide = ZenohZest | RelaySide | undefined;
+
+/**
+ * The endpoint flags of a pico pair (a listener and a connector): both clients of a zest child,
+ * peers joined through a relay, or, for no side, peers connected directly on a free locator.
+ */
+export async function picoPairArgs(side: PairSide): Promise<{ listener: string[]; connector: string[] }> {
+  if (side !== undefined && "relay" in side)
+    return { listener: ["-m", "peer", "-l", side.target], connector: ["-m", "peer", "-e", side.relay] };
+  if (side) return { listener: ["-e", side.locator], connector: ["-e", side.locator] };
   const loc = await freeLocator();
   return { listener: ["-m", "peer", "-l", loc], connector: ["-m", "peer", "-e", loc] };
 }
 
-/** One round of a pico pair, direct (`zest` undefined) or through zest: the numbers it printed, and the CPU seconds the pair used. */
-export type PairRound = (zest: ZenohZest | undefined) => Promise<{ values: number[]; picoCpu: number }>;
+/** One round of a pico pair on one side: the numbers it printed, and the CPU seconds the pair used. */
+export type PairRound = (side: PairSide) => Promise<{ values: number[]; picoCpu: number }>;
 
 /** What `alternatePairRounds` measured. */
 export interface PairRounds {
@@ -97,47 +114,89 @@ export interface PairRounds {
   direct: number[];
   /** Every number the rounds through zest printed. */
   through: number[];
+  /** Every number the relayed rounds printed (empty unless asked for). */
+  relayed: number[];
   /** CPU seconds zest used over the rounds through it, and their wall time. */
   zestCpuSeconds: number;
   zestWallSeconds: number;
+  /** CPU seconds the relay children used. */
+  relayCpuSeconds: number;
   otherCpuPct: number;
   stealPct: number;
 }
 
 /**
- * Runs `rounds` alternating pairs of rounds, direct then through a zest child with the zenoh
- * door, so drift hits both sides alike. The pair's CPU is part of the measurement; whatever
- * else ran meanwhile is interference.
+ * Runs `rounds` rounds of the pair directly and through a zest child with the zenoh door (and,
+ * with `relay`, through a bare TCP relay child as well), the order of the sides rotating from
+ * round to round, so drift hits every side alike. The pair's, zest's and the relays' CPU is part
+ * of the measurement; whatever else ran meanwhile is interference. A relayed round starts a
+ * relay child of its own (its target, the listener's port, is new each round).
  */
-export async function alternatePairRounds(rounds: number, round: PairRound): Promise<PairRounds> {
+export async function alternatePairRounds(
+  rounds: number,
+  round: PairRound,
+  options: { relay?: boolean } = {},
+): Promise<PairRounds> {
   const zest = await spawnZenohZest();
   const out: PairRounds = {
     direct: [],
     through: [],
+    relayed: [],
     zestCpuSeconds: Number.NaN,
     zestWallSeconds: 0,
+    relayCpuSeconds: 0,
     otherCpuPct: Number.NaN,
     stealPct: Number.NaN,
   };
   let picoCpu = 0;
+  const sides: Array<"direct" | "zest" | "relay"> = options.relay ? ["direct", "relay", "zest"] : ["direct", "zest"];
   const interference = startInterference([zest.pid]);
   const cpu0 = zest.cpuSeconds();
   try {
     for (let i = 0; i < rounds; i++) {
-      const d = await round(undefined);
-      out.direct.push(...d.values);
-      const t0 = performance.now();
-      const z = await round(zest);
-      out.zestWallSeconds += (performance.now() - t0) / 1000;
-      out.through.push(...z.values);
-      picoCpu += d.picoCpu + z.picoCpu;
+      for (let s = 0; s < sides.length; s++) {
+        const side = sides[(i + s) % sides.length];
+        if (side === "direct") {
+          const d = await round(undefined);
+          out.direct.push(...d.values);
+          picoCpu += d.picoCpu;
+        } else if (side === "zest") {
+          const t0 = performance.now();
+          const z = await round(zest);
+          out.zestWallSeconds += (performance.now() - t0) / 1000;
+          out.through.push(...z.values);
+          picoCpu += z.picoCpu;
+        } else {
+          const target = await freeLocator();
+          const relay = await spawnTcpRelay(target);
+          try {
+            const r = await round({ relay: relay.locator, target });
+            out.relayed.push(...r.values);
+            picoCpu += r.picoCpu;
+          } finally {
+            out.relayCpuSeconds += relay.cpuSeconds();
+            await relay.stop();
+          }
+        }
+      }
     }
     out.zestCpuSeconds = zest.cpuSeconds() - cpu0;
-    Object.assign(out, interference(picoCpu));
+    Object.assign(out, interference(picoCpu + out.relayCpuSeconds));
   } finally {
     await zest.stop();
   }
   return out;
+}
+
+/**
+ * A bare `node:net` relay child (`baselines/tcp-relay.mjs`) on a free loopback port, joining each
+ * connection to `target` (`tcp/<host>:<port>`).
+ */
+export async function spawnTcpRelay(target: string): Promise<ServerProcess & { locator: string }> {
+  const m = /^tcp\/(.+):(\d+)$/.exec(target);
+  if (m === null) throw new Error(`not a tcp locator: ${target}`);
+  const server = await spawnBaseline("tcp-relay.mjs", [m[1]!, m[2]!], "tcp-relay");
+  return { ...server, locator: `tcp/${new URL(server.url).host}` };
 }
 
 /** Starts pico program `name`; the benchmark counts its CPU as its own, not as interference. */

@@ -3,7 +3,7 @@
  * docs/zenoh-protocol.md: the INIT/OPEN handshake with a stateless cookie and a deadline,
  * the lease and KEEP_ALIVE, CLOSE, FRAME and FRAGMENT in and out. Network messages are handed
  * to a `NetworkHandler` once the session is open; what the handler sends goes out in one batch
- * per event-loop turn. Malformed input closes this transport with a log line, never the router.
+ * per event-loop turn, written at the end of that turn (its microtask checkpoint). Malformed input closes this transport with a log line, never the router.
  */
 import { Buffer } from "node:buffer";
 import { randomInt } from "node:crypto";
@@ -46,7 +46,10 @@ export interface NetworkHandler {
 export interface LinkLimits {
   /** Time allowed from connect to OPEN ack (ms). */
   handshakeTimeoutMs: number;
-  /** The router's lease: a transport silent this long is closed (ms). */
+  /**
+   * The router's lease, announced in its OPEN ack (ms): the peer may close the session when the
+   * router is silent this long, so the router sends KEEP_ALIVE within a quarter of it.
+   */
   leaseMs: number;
   /** The largest batch the router accepts and sends (bytes, at most 65 535). */
   batchSize: number;
@@ -63,6 +66,10 @@ export interface PeerInfo {
   zid: string;
   whatami: WhatAmI;
   address: string;
+  /**
+   * The lease the peer announced in its OPEN syn, bounded by `PEER_LEASE_MIN_MS` and
+   * `PEER_LEASE_MAX_MS` (ms): the session is closed when the peer is silent this long.
+   */
   leaseMs: number;
   batchSize: number;
   patch: number;
@@ -107,6 +114,20 @@ interface Defrag {
   bytes: number;
   /** Patch 0: the rest of a broken message is being skipped. */
   skipping: boolean;
+}
+
+/**
+ * The bounds of a peer's announced lease (docs/zenoh-protocol.md, "Lease"), the same as those
+ * of the router's own (`transport.link.tx.lease`): a shorter one would have the router close
+ * sessions at the first hiccup and tick many times a second; a longer one would keep a vanished
+ * peer's session, its declarations and its session-bound values for hours.
+ */
+export const PEER_LEASE_MIN_MS = 500;
+export const PEER_LEASE_MAX_MS = 3_600_000;
+
+/** The lease the router expects a peer's traffic within, from the one the peer announced. */
+export function honouredLease(announcedMs: number): number {
+  return Math.min(PEER_LEASE_MAX_MS, Math.max(PEER_LEASE_MIN_MS, announcedMs));
 }
 
 /** zenoh's default priority (`Data`), the one lane of a session without QoS. */
@@ -209,7 +230,16 @@ export class ZenohLink {
     return this.state === "open";
   }
 
-  /** Lease and deadline checks, called about once a second by the server. */
+  /**
+   * How often `tick` must run for this link (ms): a quarter of the shorter of the two leases once
+   * the session is open (its KEEP_ALIVEs, its expiry), a quarter of the handshake deadline before.
+   */
+  get tickPeriodMs(): number {
+    if (this.peer === undefined) return this.options.limits.handshakeTimeoutMs / 4;
+    return Math.min(this.peer.leaseMs, this.options.limits.leaseMs) / 4;
+  }
+
+  /** Lease and deadline checks, called by the server at least every `tickPeriodMs`. */
   tick(now: number): void {
     if (this.state === "closed") return;
     if (this.state !== "open") {
@@ -222,13 +252,20 @@ export class ZenohLink {
       }
       return;
     }
-    if (now - this.lastReceived > this.options.limits.leaseMs) {
-      this.logger.info({ link: this.id, zid: this.peer?.zid }, "zenoh session lease expired: closed");
+    const peer = this.peer as PeerInfo;
+    // The peer promised traffic within the lease it announced (zenoh: the receiver of an OPEN
+    // expires its sender by the sender's lease), not within the router's.
+    if (now - this.lastReceived > peer.leaseMs) {
+      this.logger.info(
+        { link: this.id, zid: peer.zid, leaseMs: peer.leaseMs, silentMs: now - this.lastReceived },
+        "zenoh session lease expired: closed",
+      );
       this.close(CloseReason.EXPIRED);
       return;
     }
-    // Keep the peer's lease alive: something at least four times per lease, as zenoh does.
-    const keepAliveMs = Math.min(this.peer?.leaseMs ?? 10_000, this.options.limits.leaseMs) / 4;
+    // Keep the router alive for the peer: something at least four times per lease, as zenoh does,
+    // per the shorter of the two leases (a client may expire the router by either).
+    const keepAliveMs = Math.min(peer.leaseMs, this.options.limits.leaseMs) / 4;
     if (now - this.lastSent >= keepAliveMs && this.openLanes === 0 && this.queuedUnits === 0) {
       const w = new BinaryWriter(4);
       w.u16(1);
@@ -480,7 +517,7 @@ export class ZenohLink {
       zid: state.zid,
       whatami: state.whatami,
       address: this.address,
-      leaseMs: m.leaseMs,
+      leaseMs: honouredLease(m.leaseMs),
       batchSize: state.batchSize,
       patch: state.patch,
       qos: state.qos,
@@ -578,7 +615,7 @@ export class ZenohLink {
     }
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      setImmediate(this.flushSoon);
+      queueMicrotask(this.flushSoon);
     }
   }
 
@@ -592,6 +629,11 @@ export class ZenohLink {
     return lane;
   }
 
+  /**
+   * Runs at the microtask checkpoint of the task that wrote the first message of the batch: the
+   * end of this turn, before the next I/O callback (a `setImmediate` would wait for the check
+   * phase, after every other ready socket: microseconds on each routed message's way).
+   */
   private readonly flushSoon = (): void => {
     this.flushScheduled = false;
     this.flush();

@@ -34,6 +34,10 @@ export interface ZenohLimits extends LinkLimits, SessionLimits {
   maxSessionsPerAddress: number;
 }
 
+/** The bounds of the period of the door's lease and deadline checks (ms). */
+const TICK_MIN_MS = 100;
+const TICK_MAX_MS = 1000;
+
 export const DEFAULT_ZENOH_LIMITS: ZenohLimits = {
   handshakeTimeoutMs: 10_000,
   leaseMs: 10_000,
@@ -112,6 +116,9 @@ export class ZenohServer {
   authFailures = 0;
   private bound: string[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** When the pending tick runs (ms since the epoch). */
+  private tickAt = 0;
+  private stopped = false;
 
   constructor(options: ZenohServerOptions) {
     this.options = options;
@@ -133,12 +140,37 @@ export class ZenohServer {
         throw err;
       }
     }
-    this.timer = setInterval(() => {
-      const now = Date.now();
-      for (const l of this.links) l.tick(now);
-    }, 1000);
+    this.scheduleTick(TICK_MAX_MS);
+  }
+
+  /**
+   * Has the links ticked within `ms` (bounded by `TICK_MIN_MS` and `TICK_MAX_MS`), unless they
+   * will be sooner. One timer for the door: each tick runs every link's lease and deadline
+   * checks and sets the next one at the shortest period a link asks for (a peer's short lease).
+   */
+  private scheduleTick(ms: number): void {
+    if (this.stopped) return;
+    const delay = Math.min(TICK_MAX_MS, Math.max(TICK_MIN_MS, ms));
+    const at = Date.now() + delay;
+    if (this.timer !== undefined) {
+      if (at >= this.tickAt) return;
+      clearTimeout(this.timer);
+    }
+    this.tickAt = at;
+    this.timer = setTimeout(this.runTick, delay);
     this.timer.unref();
   }
+
+  private readonly runTick = (): void => {
+    this.timer = undefined;
+    const now = Date.now();
+    let next = TICK_MAX_MS;
+    for (const l of this.links) {
+      l.tick(now);
+      next = Math.min(next, l.tickPeriodMs);
+    }
+    this.scheduleTick(next);
+  };
 
   private listenOn(e: Endpoint, onWire: OnWire): Promise<LinkListener> {
     const logger = this.options.logger;
@@ -250,6 +282,8 @@ export class ZenohServer {
           this.options.sessionBound,
         );
         this.sessions.set(l, session);
+        // A peer with a short lease needs its checks and KEEP_ALIVEs sooner than the next tick.
+        this.scheduleTick(l.tickPeriodMs);
         this.options.logger.info(
           { zid: peer.zid, whatami: peer.whatami, address: peer.address, link: l.locator, user: peer.user },
           "zenoh session opened",
@@ -269,6 +303,7 @@ export class ZenohServer {
       },
     });
     this.links.add(link);
+    this.scheduleTick(link.tickPeriodMs);
   }
 
   /**
@@ -324,7 +359,8 @@ export class ZenohServer {
 
   /** Closes every session and stops listening. */
   async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     for (const l of [...this.links]) l.close();
     await Promise.all(this.listeners.map((l) => l.close()));

@@ -77,7 +77,9 @@ export const transportSchema = closed(
               .min(500)
               .max(3_600_000)
               .optional()
-              .describe("the router's lease in ms (10000): a session silent this long is closed"),
+              .describe(
+                "the router's lease in ms (10000), announced to each peer: it sends KEEP_ALIVE within a quarter of it (a peer is expired by the lease it announced)",
+              ),
           },
           "what the router sends on zenoh links",
         ).optional(),

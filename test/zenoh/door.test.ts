@@ -114,6 +114,21 @@ test("samples reaching several subscribers, of one session and of two, arrive wh
   );
 });
 
+test("a batch is written at the end of the task that filled it, before the event loop runs its immediates", async () => {
+  const { port, session } = await door();
+  const c = await RawClient.open(port);
+  opened.push(c);
+  c.sendFrame((w) => encodeDeclare(w, { kind: "subscriber", id: 1, key: key("flush/**") }));
+  await c.until(() => session.matchingStatus("flush/x", "subscribers") || undefined);
+  const before = c.batches.length;
+  // Scheduled before the first put: had the batch waited for the check phase, the second put
+  // would have joined it there.
+  setImmediate(() => void session.put("flush/2", "2"));
+  void session.put("flush/1", "1");
+  await c.until(() => c.network.filter((m) => m.kind === "push").length === 2 || undefined);
+  assert.equal(c.batches.length - before, 2);
+});
+
 test("a session that does not finish its handshake in time is closed", async () => {
   const { port } = await door({ handshakeTimeoutMs: 200 });
   const c = await RawClient.connect(port);
@@ -122,16 +137,43 @@ test("a session that does not finish its handshake in time is closed", async () 
   assert.equal(closeReason(c), CloseReason.EXPIRED);
 });
 
-test("a silent session is closed when the router's lease expires; a live one gets KEEP_ALIVEs", async () => {
-  const { port } = await door({ leaseMs: 1200 });
-  const live = await RawClient.open(port, { leaseMs: 1000 });
-  opened.push(live);
-  await live.waitTransport((t) => t.kind === "keepalive", 3000);
-  live.socket.pause();
-  const silent = await RawClient.open(port);
-  opened.push(silent);
-  await silent.waitClosed(4000);
-  assert.equal(closeReason(silent), CloseReason.EXPIRED);
+/** Milliseconds from `start` until `c`'s connection closed (it must within `timeoutMs`). */
+async function closedAfter(c: RawClient, start: number, timeoutMs: number): Promise<number> {
+  await c.waitClosed(timeoutMs);
+  return Date.now() - start;
+}
+
+test("a silent session is closed near the lease it announced, not at the router's", async () => {
+  const { port } = await door({ leaseMs: 10_000 });
+  const c = await RawClient.open(port, { leaseMs: 1000 });
+  opened.push(c);
+  // The raw client sends no KEEP_ALIVE: silent from the OPEN on.
+  const waited = await closedAfter(c, Date.now(), 4000);
+  assert.equal(closeReason(c), CloseReason.EXPIRED);
+  assert.ok(waited >= 900 && waited < 2000, `closed after ${waited} ms, for a lease of 1000`);
+});
+
+test("a session that announced a longer lease than the router's outlives the router's, with KEEP_ALIVEs from the router", async () => {
+  const { port } = await door({ leaseMs: 1000 });
+  const c = await RawClient.open(port, { leaseMs: 3000 });
+  opened.push(c);
+  const start = Date.now();
+  // Twice the router's lease: the session is still open.
+  await assert.rejects(c.waitClosed(2000), /the connection to close/);
+  // The router keeps itself alive for the peer, at a quarter of its own lease.
+  assert.ok(c.transport.filter((t) => t.kind === "keepalive").length >= 2, "too few KEEP_ALIVEs");
+  const waited = await closedAfter(c, start, 4000);
+  assert.equal(closeReason(c), CloseReason.EXPIRED);
+  assert.ok(waited >= 2900 && waited < 4500, `closed after ${waited} ms, for a lease of 3000`);
+});
+
+test("an announced lease is bounded: one below 500 ms is taken as 500 ms", async () => {
+  const { port } = await door();
+  const c = await RawClient.open(port, { leaseMs: 20 });
+  opened.push(c);
+  const waited = await closedAfter(c, Date.now(), 3000);
+  assert.equal(closeReason(c), CloseReason.EXPIRED);
+  assert.ok(waited >= 400 && waited < 1500, `closed after ${waited} ms, for a lease of 20 taken as 500`);
 });
 
 test("a forged cookie is refused", async () => {

@@ -65,10 +65,10 @@ function closeReason(c: RawClient): number | undefined {
   return t?.kind === "close" ? t.reason : undefined;
 }
 
-async function udpClient(port: number): Promise<RawClient> {
+async function udpClient(port: number, leaseMs?: number): Promise<RawClient> {
   const c = await RawClient.connectUdp(port);
   opened.push(c);
-  await c.handshake();
+  await c.handshake(leaseMs === undefined ? {} : { leaseMs });
   return c;
 }
 
@@ -150,8 +150,8 @@ test("udp: a datagram larger than the agreed batch size closes the session", asy
 });
 
 test("udp: sessions per address are bounded, and a silent session's lease expires", async () => {
-  const { server, port } = await door("udp/127.0.0.1:0", { limits: { maxSessionsPerAddress: 1, leaseMs: 1000 } });
-  const a = await udpClient(port);
+  const { server, port } = await door("udp/127.0.0.1:0", { limits: { maxSessionsPerAddress: 1 } });
+  const a = await udpClient(port, 1000);
   const b = await RawClient.connectUdp(port);
   opened.push(b);
   b.sendBatch((w) => encodeInitSyn(w, { whatami: "client", zid: "BB" }));

@@ -113,7 +113,7 @@ describe("session-bound values through the zenoh door", () => {
     assert.deepEqual(await stored("elsewhere/dev1"), ["v"]);
   });
 
-  test("a session that falls silent loses its bound values when the router's lease expires", async () => {
+  test("a session that falls silent loses its bound values when the lease it announced expires", async () => {
     const c = await RawClient.open(port, { leaseMs: 1000 });
     opened.push(c);
     pushWith(c, "presence/silent");
