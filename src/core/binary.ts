@@ -274,6 +274,15 @@ export class BinaryWriter {
     this.buf = next;
   }
 
+  /**
+   * Makes room for `n` more bytes and returns the buffer to write them into, from `pos` on; the
+   * caller moves `pos` past what it wrote. For an encoder that writes a whole message at once.
+   */
+  room(n: number): Buffer {
+    this.ensure(n);
+    return this.buf;
+  }
+
   u8(v: number): this {
     this.ensure(1);
     this.buf[this.pos++] = v & 0xff;

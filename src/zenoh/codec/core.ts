@@ -146,12 +146,12 @@ export function readTimestamp(r: BinaryReader): Timestamp {
   return new Timestamp(time, readZid(r, len));
 }
 
-/** A ZenohId as a timestamp ends with it: its length, then its bytes, cached per zest id. */
+/** A ZenohId as a timestamp ends with it: its length, then its bytes, cached per zest id (`cachedZid`). */
 const zidCache = new Map<string, Buffer>();
 /** The last id asked for: the router's own, on every sample it stamped (no hash lookup then). */
 let lastZid = "";
 let lastZidBytes: Buffer = EMPTY;
-function cachedZid(id: string): Buffer {
+export function cachedZid(id: string): Buffer {
   if (id === lastZid) return lastZidBytes;
   let b = zidCache.get(id);
   if (b === undefined) {
@@ -180,6 +180,27 @@ function writeNtp64(w: BinaryWriter, t: bigint): void {
   // The store wraps a value outside 64 bits; such a time is written as vle64 writes it.
   split64[0] = t;
   w.vle64Words(split32[HIGH] as number, split32[LOW] as number);
+}
+
+/**
+ * Writes an NTP64 time at or above 2^56 (every time of this era) as its nine VLE bytes into
+ * `buf` at `at`, and returns where it ends; returns -1, writing nothing, for an earlier time.
+ */
+export function putNtp64(buf: Buffer, at: number, t: bigint): number {
+  split64[0] = t;
+  const hi = split32[HIGH] as number;
+  const lo = split32[LOW] as number;
+  if (hi < 0x100_0000) return -1;
+  buf[at++] = (lo & 0x7f) | 0x80;
+  buf[at++] = ((lo >>> 7) & 0x7f) | 0x80;
+  buf[at++] = ((lo >>> 14) & 0x7f) | 0x80;
+  buf[at++] = ((lo >>> 21) & 0x7f) | 0x80;
+  buf[at++] = (lo >>> 28) | ((hi & 0x07) << 4) | 0x80;
+  buf[at++] = ((hi >>> 3) & 0x7f) | 0x80;
+  buf[at++] = ((hi >>> 10) & 0x7f) | 0x80;
+  buf[at++] = ((hi >>> 17) & 0x7f) | 0x80;
+  buf[at++] = (hi >>> 24) & 0xff;
+  return at;
 }
 
 export function writeTimestamp(w: BinaryWriter, ts: Timestamp): void {
@@ -225,10 +246,12 @@ let lastEncoding: Encoding | undefined;
 let lastEncodingBytes: Buffer = EMPTY;
 
 export function writeEncoding(w: BinaryWriter, encoding: Encoding): void {
-  if (encoding === lastEncoding) {
-    w.bytes(lastEncodingBytes);
-    return;
-  }
+  w.bytes(encodingBytesOf(encoding));
+}
+
+/** An encoding's wire bytes (its id and schema flag, then the schema when it has one), cached. */
+export function encodingBytesOf(encoding: Encoding): Buffer {
+  if (encoding === lastEncoding) return lastEncodingBytes;
   let b = encodingBytes.get(encoding);
   if (b === undefined) {
     const { id, schema } = toZenohEncoding(encoding);
@@ -242,7 +265,7 @@ export function writeEncoding(w: BinaryWriter, encoding: Encoding): void {
   }
   lastEncoding = encoding;
   lastEncodingBytes = b;
-  w.bytes(b);
+  return b;
 }
 
 /** Who sent a message first: the source's ZenohId, entity id and sequence number. */

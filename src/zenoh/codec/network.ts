@@ -14,14 +14,17 @@ import {
 import type { Sample } from "../../core/sample.js";
 import type { Timestamp } from "../../core/timestamp.js";
 import {
+  cachedZid,
   DEFAULT_QOS_BYTE,
   EXT_MANDATORY,
   EXT_ZBUF,
   EXT_ZINT,
+  encodingBytesOf,
   extHeader,
   FLAG_Z,
   MAX_SUFFIX_BYTES,
   MID_MASK,
+  putNtp64,
   readExt,
   readTimestamp,
   readWireExpr,
@@ -63,6 +66,9 @@ export const MID_N_RESPONSE_FINAL = 0x1a;
 export const MID_N_INTEREST = 0x19;
 
 const FLAG_N = 0x20;
+/** PUT and DEL header flags: a timestamp follows; (PUT) an encoding follows. */
+const FLAG_PUT_T = 0x20;
+const FLAG_PUT_E = 0x40;
 const FLAG_M = 0x40;
 const FLAG_DECLARE_I = 0x20;
 const FLAG_INTEREST_C = 0x20;
@@ -347,14 +353,13 @@ let lastNamedKey = "";
 let lastNamedKeyBytes: Buffer | undefined;
 
 function writeNamedKey(w: BinaryWriter, key: string): void {
-  if (key === lastNamedKey && lastNamedKeyBytes !== undefined) {
-    w.bytes(lastNamedKeyBytes);
-    return;
-  }
-  if (key.length > NAMED_KEY_LONGEST) {
-    writeWireExpr(w, { scope: 0, suffix: key, senderMapping: false });
-    return;
-  }
+  if (key.length > NAMED_KEY_LONGEST) writeWireExpr(w, { scope: 0, suffix: key, senderMapping: false });
+  else w.bytes(namedKeyBytesOf(key));
+}
+
+/** A key (at most `NAMED_KEY_LONGEST` long) as a wire expression of scope 0, cached. */
+function namedKeyBytesOf(key: string): Buffer {
+  if (key === lastNamedKey && lastNamedKeyBytes !== undefined) return lastNamedKeyBytes;
   let b = namedKeyBytes.get(key);
   if (b === undefined) {
     const t = new Writer(4 + key.length * 3);
@@ -365,7 +370,92 @@ function writeNamedKey(w: BinaryWriter, key: string): void {
   }
   lastNamedKey = key;
   lastNamedKeyBytes = b;
-  w.bytes(b);
+  return b;
+}
+
+/**
+ * The bytes of a sample's common PUSH up to its payload, for one key, timestamp id, encoding and
+ * kind, with room for the time (`timeAt`): a subscriber's PUSHes mostly repeat all four, and one
+ * copy of these bytes costs less than writing them piece by piece.
+ */
+interface PushTemplate {
+  readonly key: string;
+  readonly zid: string;
+  readonly encoding: string;
+  readonly put: boolean;
+  readonly bytes: Buffer;
+  readonly timeAt: number;
+}
+
+/** Templates by key, bounded as the key cache is; the one used last is tried first. */
+const templates = new Map<string, PushTemplate>();
+let lastTemplate: PushTemplate | undefined;
+
+function templateOf(key: string, zid: string, encoding: string, put: boolean): PushTemplate {
+  const last = lastTemplate;
+  if (last !== undefined && last.key === key && last.zid === zid && last.encoding === encoding && last.put === put)
+    return last;
+  let t = templates.get(key);
+  if (t === undefined || t.zid !== zid || t.encoding !== encoding || t.put !== put) {
+    const w = new Writer(32 + key.length * 3);
+    w.u8(MID_N_PUSH | FLAG_N);
+    w.bytes(namedKeyBytesOf(key));
+    const withEncoding = put && encoding !== "";
+    w.u8((put ? MID_Z_PUT : MID_Z_DEL) | FLAG_PUT_T | (withEncoding ? FLAG_PUT_E : 0));
+    const timeAt = w.pos;
+    w.bytes(NTP64_ROOM);
+    w.bytes(cachedZid(zid));
+    if (withEncoding) w.bytes(encodingBytesOf(encoding));
+    t = { key, zid, encoding, put, bytes: w.finish(), timeAt };
+    if (templates.size >= NAMED_KEY_CACHE_MAX) templates.clear();
+    templates.set(key, t);
+  }
+  lastTemplate = t;
+  return t;
+}
+
+/** The nine bytes an NTP64 time of this era takes, written over in each PUSH. */
+const NTP64_ROOM = new Uint8Array(9);
+
+/** Payloads up to this long are copied byte by byte, longer ones with `set` (one builtin call). */
+const SMALL_PAYLOAD = 8;
+
+/**
+ * Writes the common PUSH of a sample straight into the writer's buffer, sized once: default QoS,
+ * a timestamp of this era, no attachment, a key of at most `NAMED_KEY_LONGEST`. Its bytes up to
+ * the payload are a copy of the key's template with the time written in. The same bytes as
+ * `encodePushNamed`. Returns false, writing nothing, for any other sample.
+ */
+function writeCommonSamplePush(w: BinaryWriter, s: Sample): boolean {
+  const ts = s.timestamp;
+  const key = s.key;
+  if (ts === undefined || s.attachment !== undefined || key === "" || key.length > NAMED_KEY_LONGEST) return false;
+  const put = s.kind === "put";
+  const t = templateOf(key, ts.id, put ? s.encoding : "", put);
+  const head = t.bytes;
+  const payload = s.payload;
+  const n = put ? payload.length : 0;
+  const buf = w.room(head.length + 9 + n);
+  const start = w.pos;
+  buf.set(head, start);
+  // An earlier time than this era's takes fewer bytes: the generic encoder writes it (`pos` unmoved).
+  if (putNtp64(buf, start + t.timeAt, ts.time) < 0) return false;
+  let at = start + head.length;
+  if (put) {
+    let v = n;
+    while (v >= 0x80) {
+      buf[at++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    buf[at++] = v;
+    if (n <= SMALL_PAYLOAD) for (let i = 0; i < n; i++) buf[at++] = payload[i] as number;
+    else {
+      buf.set(payload, at);
+      at += n;
+    }
+  }
+  w.pos = at;
+  return true;
 }
 
 /**
@@ -411,7 +501,7 @@ export function encodeSamplePush(w: BinaryWriter, sample: Sample, qos: number): 
     return;
   }
   const start = w.pos;
-  encodePushNamed(w, sample.key, sample, qos);
+  if (qos !== DEFAULT_QOS_BYTE || !writeCommonSamplePush(w, sample)) encodePushNamed(w, sample.key, sample, qos);
   lastSample = sample;
   lastSampleQos = qos;
   lastSampleWriter = w;
