@@ -480,7 +480,10 @@ export class Router {
         continue;
       try {
         const r = sub.handler(sample);
-        if (r) (pending ??= []).push(r);
+        if (r) {
+          pending ??= [];
+          pending.push(r);
+        }
       } catch (err) {
         this.logger.error({ key: sample.key, subscriber: sub.key, err: errorMessage(err) }, "subscriber failed");
       }

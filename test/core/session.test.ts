@@ -8,6 +8,9 @@ import { Timestamp } from "../../src/core/timestamp.js";
 import { StorageService } from "../../src/storage/service.js";
 import { MemoryBackend } from "../../src/storage/volumes/memory.js";
 import { silentLogger } from "../../src/core/log.js";
+import { toKeyExpr } from "../../src/core/key.js";
+import { SETTLED } from "../../src/core/settled.js";
+import { ZestError } from "../../src/core/errors.js";
 
 function okKeys(replies: Awaited<ReturnType<Session["get"]>>): string[] {
   return replies.flatMap((r) => (r.kind === "ok" ? [r.sample.key] : []));
@@ -127,6 +130,38 @@ describe("StorageService over the memory backend", () => {
   }
   const values = async (s: Session, sel: string): Promise<string[]> =>
     (await s.get(sel)).flatMap((r) => (r.kind === "ok" ? [`${r.sample.key}=${r.sample.payload.toString()}`] : []));
+
+  test("putKey and deleteKey write a door's canonical key as put and delete do, settled at once by a memory storage", async () => {
+    const { s } = await setup();
+    const got: Array<[string, string, string, number | undefined]> = [];
+    s.declareSubscriber("s/**", (x) => void got.push([x.key, x.kind, x.payload.toString(), x.qos?.priority]), {
+      allowedOrigin: "any",
+    });
+    const key = toKeyExpr("s/a", s.keyExprLimits);
+    assert.equal(
+      s.putKey(key, "1", {
+        encoding: "text/plain",
+        qos: { priority: 4, congestionControl: "block", express: false },
+      }),
+      SETTLED,
+    );
+    assert.deepEqual(await values(s, "s/**"), ["s/a=1"]);
+    const [reply] = await s.get("s/a");
+    assert.equal(reply?.kind === "ok" ? reply.sample.encoding : reply?.kind, "text/plain");
+    assert.equal(s.deleteKey(key), SETTLED);
+    assert.deepEqual(await values(s, "s/**"), []);
+    assert.deepEqual(got, [
+      ["s/a", "put", "1", 4],
+      ["s/a", "delete", "", undefined],
+    ]);
+    // A lifetime still applies: the key is gone at its deadline (docs/ttl-and-leases.md).
+    await s.putKey(key, "2", { ttl: 1000 });
+    assert.deepEqual(await values(s, "s/**"), ["s/a=2"]);
+    await assert.rejects(
+      s.putKey(key, "3", { ttl: 0 }),
+      (e: unknown) => e instanceof ZestError && e.kind === "bad_input",
+    );
+  });
 
   test("last writer wins by timestamp, whatever the arrival order", async () => {
     const { s, svc } = await setup();

@@ -5,7 +5,7 @@ import { runInNewContext } from "node:vm";
 import type { Volume } from "../../src/storage/backend.js";
 import { runStorageContract } from "./contract.js";
 import { canonize, KeyIndex } from "../../src/keyexpr/index.js";
-import { HLC } from "../../src/core/timestamp.js";
+import { HLC, Timestamp } from "../../src/core/timestamp.js";
 import { ZestError } from "../../src/core/errors.js";
 import {
   DEFAULT_MEMORY_QUOTA,
@@ -343,6 +343,32 @@ test("reads after overwrites, deletes and slot reuse see the current value, neve
     (await m.query("c/*")).map((e) => [e.key, e.payload.toString()]),
     [["c/b", "3"]],
   );
+});
+
+test("a memory write is decided by the whole 64-bit time, then the clock id: high word, low word, tie", () => {
+  const m = new MemoryBackend("lww");
+  const at = (time: bigint, id: string, value: string) => ({
+    key: "t/k",
+    payload: Buffer.from(value),
+    encoding: "text/plain",
+    timestamp: new Timestamp(time, id),
+  });
+  const hi = 0xe8a1_b2c3n << 32n;
+  assert.equal(m.put(at(hi | 0xffff_fff0n, "02", "a")), "inserted");
+  // A later second with a smaller fraction is newer; an earlier second with a larger one is older.
+  assert.equal(m.put(at(hi + (1n << 32n), "02", "b")), "inserted");
+  assert.equal(m.put(at(hi | 0xffff_ffffn, "02", "c")), "outdated");
+  // Same second: the fraction decides (signed 32-bit comparisons would get 0x8000_0000 wrong).
+  assert.equal(m.put(at(hi + (1n << 32n) + 0x8000_0000n, "02", "d")), "inserted");
+  assert.equal(m.put(at(hi + (1n << 32n) + 0x7fff_ffffn, "02", "e")), "outdated");
+  // Same time: the clock id decides; the same time and id is not newer.
+  const t = hi + (1n << 32n) + 0x8000_0000n;
+  assert.equal(m.put(at(t, "01", "f")), "outdated");
+  assert.equal(m.put(at(t, "02", "g")), "outdated");
+  assert.equal(m.put(at(t, "03", "h")), "inserted");
+  assert.equal(m.peek("t/k")?.payload.toString(), "h");
+  assert.equal(m.delete("t/k", new Timestamp(t, "02")), "outdated");
+  assert.equal(m.delete("t/k", new Timestamp(t + 1n, "01")), "inserted");
 });
 
 test("more keys than the memory volume remembers by key: each is read, overwritten and reused by its own slot", async () => {
