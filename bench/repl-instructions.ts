@@ -34,6 +34,11 @@ import { CLI, type ServerProcess, spawnServer } from "./lib/proc.js";
 import { storagesCfg } from "./lib/storages.js";
 
 const BODY = "x".repeat(100);
+/**
+ * Fabric timings for routers at valgrind's pace on a busy host: an ack or a heartbeat late by
+ * seconds must not fail a PUT or drop the other router.
+ */
+const SLOW = ["--cfg", "fabric/nats/peer_timeout_ms:30000", "--cfg", "fabric/nats/ack_timeout_ms:60000"];
 /** Longest idle window counted after the load. */
 const IDLE_MAX_S = 30;
 
@@ -72,7 +77,7 @@ try {
   const router = (id: string): Promise<ServerProcess> => {
     const own = join(dir, id);
     mkdirSync(own);
-    return spawnServer(id, CLI, ["--rest-http-port", "127.0.0.1:0", "--id", id, "--nats", url, ...storage], {
+    return spawnServer(id, CLI, ["--rest-http-port", "127.0.0.1:0", "--id", id, "--nats", url, ...SLOW, ...storage], {
       nodeArgs: ["--no-concurrent-recompilation"],
       wrapper: callgrindWrapper(own),
       timeoutMs: 180_000,
