@@ -13,6 +13,7 @@ import { Timestamp } from "../../src/core/timestamp.js";
 import { encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
 import { CloseReason, encodeFragment, encodeOpen } from "../../src/zenoh/codec/transport.js";
 import { parseEndpoint } from "../../src/zenoh/endpoint.js";
+import { honouredLease, PEER_LEASE_MAX_MS, PEER_LEASE_MIN_MS } from "../../src/zenoh/link.js";
 import { type ZenohLimits, ZenohServer } from "../../src/zenoh/server.js";
 import { RawClient } from "./raw-client.js";
 
@@ -174,6 +175,17 @@ test("an announced lease is bounded: one below 500 ms is taken as 500 ms", async
   const waited = await closedAfter(c, Date.now(), 3000);
   assert.equal(closeReason(c), CloseReason.EXPIRED);
   assert.ok(waited >= 400 && waited < 1500, `closed after ${waited} ms, for a lease of 20 taken as 500`);
+});
+
+test("an announced lease above 1 h is taken as 1 h: the session opens and is not expired", async () => {
+  assert.equal(honouredLease(2 ** 50), PEER_LEASE_MAX_MS);
+  assert.equal(honouredLease(0), PEER_LEASE_MIN_MS);
+  const { port, server } = await door({ leaseMs: 1000 });
+  const c = await RawClient.open(port, { leaseMs: 2 ** 40 });
+  opened.push(c);
+  // Past the router's own lease and several checks: still open.
+  await assert.rejects(c.waitClosed(1500), /the connection to close/);
+  assert.equal(server.status().length, 1);
 });
 
 test("a forged cookie is refused", async () => {
