@@ -374,17 +374,7 @@ export class BinaryWriter {
     const buf = this.buf;
     if (hi >= 0x100_0000) {
       // At or above 2^56 (every NTP64 time of this era): all nine bytes, without a loop.
-      let at = this.pos;
-      buf[at++] = (lo & 0x7f) | 0x80;
-      buf[at++] = ((lo >>> 7) & 0x7f) | 0x80;
-      buf[at++] = ((lo >>> 14) & 0x7f) | 0x80;
-      buf[at++] = ((lo >>> 21) & 0x7f) | 0x80;
-      buf[at++] = (lo >>> 28) | ((hi & 0x07) << 4) | 0x80;
-      buf[at++] = ((hi >>> 3) & 0x7f) | 0x80;
-      buf[at++] = ((hi >>> 10) & 0x7f) | 0x80;
-      buf[at++] = ((hi >>> 17) & 0x7f) | 0x80;
-      buf[at++] = (hi >>> 24) & 0xff;
-      this.pos = at;
+      this.pos = putVle64Nine(buf, this.pos, hi, lo);
       return this;
     }
     for (let i = 0; i < VLE_MAX_BYTES - 1; i++) {
@@ -475,4 +465,21 @@ export class BinaryWriter {
     this.pos += n;
     return this;
   }
+}
+
+/**
+ * Writes a 64-bit value at or above 2^56, given as its high and low 32-bit words, as the nine
+ * bytes of its variable-length integer into `buf` at `at` (no loop); returns where it ends.
+ */
+export function putVle64Nine(buf: Uint8Array, at: number, hi: number, lo: number): number {
+  buf[at++] = (lo & 0x7f) | 0x80;
+  buf[at++] = ((lo >>> 7) & 0x7f) | 0x80;
+  buf[at++] = ((lo >>> 14) & 0x7f) | 0x80;
+  buf[at++] = ((lo >>> 21) & 0x7f) | 0x80;
+  buf[at++] = (lo >>> 28) | ((hi & 0x07) << 4) | 0x80;
+  buf[at++] = ((hi >>> 3) & 0x7f) | 0x80;
+  buf[at++] = ((hi >>> 10) & 0x7f) | 0x80;
+  buf[at++] = ((hi >>> 17) & 0x7f) | 0x80;
+  buf[at++] = (hi >>> 24) & 0xff;
+  return at;
 }

@@ -6,7 +6,7 @@
  */
 import { Buffer } from "node:buffer";
 import { endianness } from "node:os";
-import { type BinaryReader, BinaryWriter, DecodeError, vleLength } from "../../core/binary.js";
+import { type BinaryReader, BinaryWriter, DecodeError, putVle64Nine, vleLength } from "../../core/binary.js";
 import { type Encoding, fromZenohEncoding, toZenohEncoding } from "../../core/encoding.js";
 import type { Qos } from "../../core/qos.js";
 import { idFromZenohId, idToZenohId, Timestamp } from "../../core/timestamp.js";
@@ -191,16 +191,7 @@ export function putNtp64(buf: Buffer, at: number, t: bigint): number {
   const hi = split32[HIGH] as number;
   const lo = split32[LOW] as number;
   if (hi < 0x100_0000) return -1;
-  buf[at++] = (lo & 0x7f) | 0x80;
-  buf[at++] = ((lo >>> 7) & 0x7f) | 0x80;
-  buf[at++] = ((lo >>> 14) & 0x7f) | 0x80;
-  buf[at++] = ((lo >>> 21) & 0x7f) | 0x80;
-  buf[at++] = (lo >>> 28) | ((hi & 0x07) << 4) | 0x80;
-  buf[at++] = ((hi >>> 3) & 0x7f) | 0x80;
-  buf[at++] = ((hi >>> 10) & 0x7f) | 0x80;
-  buf[at++] = ((hi >>> 17) & 0x7f) | 0x80;
-  buf[at++] = (hi >>> 24) & 0xff;
-  return at;
+  return putVle64Nine(buf, at, hi, lo);
 }
 
 export function writeTimestamp(w: BinaryWriter, ts: Timestamp): void {
