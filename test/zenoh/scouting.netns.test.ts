@@ -193,7 +193,10 @@ describe("pico clients given no endpoint find the zenoh door by scouting", {
       } finally {
         await put.stop();
       }
-      await eventually(() => got.length === 1, 5_000, "the put");
+      // On a failure, say what arrived and what z_put printed: the scouting it did is in there.
+      await eventually(() => got.length === 1, 5_000, "the put").catch((err: Error) => {
+        throw new Error(`${err.message}; ${got.length} samples arrived; z_put printed: ${put.lines().join(" | ")}`);
+      });
       assert.equal(got[0]!.key, "scouted/put");
       assert.equal(got[0]!.payload.toString(), "found you");
     } finally {
