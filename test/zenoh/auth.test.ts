@@ -22,6 +22,7 @@ import { parseEndpoint } from "../../src/zenoh/endpoint.js";
 import { ZenohServer } from "../../src/zenoh/server.js";
 import { RawClient } from "./raw-client.js";
 import { capturingLogger } from "../support/log.js";
+import { rng } from "../support/rng.js";
 
 const opened: Array<{ close(): unknown }> = [];
 const dir = mkdtempSync(join(tmpdir(), "zest-usrpwd-"));
@@ -271,15 +272,7 @@ describe("usrpwd in the handshake", () => {
 describe("usrpwd's decoders against random input", () => {
   test("any auth extension body is refused, or fails with a DecodeError, never throws otherwise", () => {
     const auth = new UsrPwdAuth(parseDictionary("alice:secret\n", "test"));
-    let s = 0x9e3779b9;
-    const next = (): number => {
-      s ^= s << 13;
-      s >>>= 0;
-      s ^= s >>> 17;
-      s ^= s << 5;
-      s >>>= 0;
-      return s;
-    };
+    const next = rng(0x9e3779b9);
     const genuine = usrPwdClient.openSyn(auth.initAck(7n), "alice", "secret")!;
     for (let i = 0; i < 5_000; i++) {
       const body =

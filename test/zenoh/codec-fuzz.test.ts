@@ -24,19 +24,7 @@ import {
   encodeInitSyn,
   encodeOpen,
 } from "../../src/zenoh/codec/transport.js";
-
-/** xorshift32: a small seeded generator, so a failure replays. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s;
-  };
-}
+import { rng } from "../support/rng.js";
 
 function seeds(): Buffer[] {
   const out: Buffer[] = [];

@@ -153,24 +153,27 @@ test("pico's PUSH of a put (key by name, encoding, attachment) decodes", () => {
   assert.equal(m.body.payload.toString(), "hi");
 });
 
+/** A PUSH on `a/b` with every field a put can carry: timestamp, encoding, source info, attachment, QoS 0x0b. */
+function encodeFullPut(w: BinaryWriter, ts: Timestamp): void {
+  encodePush(
+    w,
+    { scope: 0, suffix: "a/b", senderMapping: false },
+    {
+      kind: "put",
+      timestamp: ts,
+      encoding: "application/json",
+      hasEncoding: true,
+      sourceInfo: { zid: "01", eid: 3, sn: 9 },
+      attachment: bytes("ff"),
+      payload: Buffer.from("{}"),
+    },
+    0x0b,
+  );
+}
+
 test("PUSH round-trips with timestamp, QoS, source info and a DEL", () => {
   const ts = new Timestamp(0x0123_4567_89ab_cdefn, "AB12");
-  const out = write((w) =>
-    encodePush(
-      w,
-      { scope: 0, suffix: "a/b", senderMapping: false },
-      {
-        kind: "put",
-        timestamp: ts,
-        encoding: "application/json",
-        hasEncoding: true,
-        sourceInfo: { zid: "01", eid: 3, sn: 9 },
-        attachment: bytes("ff"),
-        payload: Buffer.from("{}"),
-      },
-      0x0b,
-    ),
-  );
+  const out = write((w) => encodeFullPut(w, ts));
   const m = decodeNetwork(new BinaryReader(out));
   assert.equal(m.kind, "push");
   if (m.kind !== "push") return;
@@ -375,22 +378,8 @@ test("a sample's PUSH is the bytes of a PUSH named in full, written again for ea
 });
 
 test("PUSHes decoded into one scratch message each carry their own fields, none left from the one before", () => {
-  const ts = new Timestamp(5n << 32n, "AB12");
   const batch = write((w) => {
-    encodePush(
-      w,
-      { scope: 0, suffix: "a/b", senderMapping: false },
-      {
-        kind: "put",
-        timestamp: ts,
-        encoding: "application/json",
-        hasEncoding: true,
-        sourceInfo: { zid: "01", eid: 3, sn: 9 },
-        attachment: bytes("ff"),
-        payload: Buffer.from("{}"),
-      },
-      0x0b,
-    );
+    encodeFullPut(w, new Timestamp(5n << 32n, "AB12"));
     encodePush(
       w,
       { scope: 7, suffix: "", senderMapping: true },
