@@ -106,6 +106,8 @@ export interface Fabric {
   /** True when another router announced a queryable matching `key`. */
   hasQueryable?(key: string): boolean;
   status(): FabricStatus;
+  /** `status().connected` without building the status: asked on timers by every replica. */
+  isConnected(): boolean;
   /** Ids of the other routers currently reachable (shown as the router's sessions); none if absent. */
   peers?(): string[];
   close(): Promise<void>;

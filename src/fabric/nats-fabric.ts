@@ -421,6 +421,10 @@ export class NatsFabric implements Fabric {
     );
   }
 
+  isConnected(): boolean {
+    return this.connected;
+  }
+
   status(): FabricStatus {
     const server = this.connected ? this.transport?.server() : undefined;
     return {

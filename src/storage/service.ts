@@ -121,7 +121,7 @@ export class StorageService {
         logger: this.logger,
         host: {
           session: this.session,
-          connected: () => router.fabric?.status().connected ?? false,
+          connected: () => router.fabric?.isConnected() ?? false,
           deliver: (sample: Sample) => router.deliverLocal(sample),
         },
       };

@@ -76,6 +76,7 @@ function captureHost(): { fabric: Fabric; host: () => FabricHost } {
     query: async () => undefined,
     declarationsChanged: () => undefined,
     status: () => ({ kind: "test", connected: true }),
+    isConnected: () => true,
     close: async () => undefined,
   };
   return {
