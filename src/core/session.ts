@@ -238,15 +238,11 @@ export class Session {
   }
 
   /**
-   * A put's sample with its extras, its deadline when the options give it a lifetime, and its key
-   * bound to the lease they name (or unbound from any: docs/ttl-and-leases.md). Throws on a bad
-   * lifetime.
+   * A put's sample with its extras and the deadline its options give it, its key bound to the
+   * lease they name (or unbound from any: docs/ttl-and-leases.md). Only for options that are not
+   * `lifeless` (`putKey` makes the others in one object). Throws on a bad lifetime.
    */
   private withLifetime(base: Sample, options: PutOptions): Sample {
-    if (lifeless(options)) {
-      if (this.router.leases.size > 0) this.router.leases.wrote(base.key, undefined);
-      return withSampleExtras(base, options);
-    }
     const deadline = this.deadline(base.timestamp!, options);
     // A TTL alone (a REST `?_ttl=`) takes one object, not an options object and a copy.
     const sample =
