@@ -394,6 +394,21 @@ test("more keys than the memory volume remembers by key: each is read, overwritt
   assert.equal(m.size, n);
 });
 
+test("keys too long to be remembered by key (over 256 characters) are read, overwritten, deleted and purged through the index", async () => {
+  const m = new MemoryBackend("long");
+  const keys = [256, 257, 4000].map((len) => `l/${"x".repeat(len - 2)}`);
+  for (const k of keys) m.put(entry(k, `v${k.length}`));
+  for (const k of keys) assert.equal(m.peek(k)?.payload.toString(), `v${k.length}`);
+  for (const k of keys) m.put(entry(k, `w${k.length}`));
+  for (const k of keys) assert.equal((await m.lookup(k))?.deleted, false);
+  for (const k of keys) assert.equal(m.peek(k)?.payload.toString(), `w${k.length}`);
+  const ts = hlc.newTimestamp();
+  for (const k of keys) m.delete(k, ts);
+  await m.purgeTombstones(ts.time + 1n);
+  for (const k of keys) assert.equal(m.peek(k), null);
+  assert.equal(m.size, 0);
+});
+
 test("random puts, deletes and purges: every read and the quota's count match a plain model", async () => {
   const m = new MemoryBackend("model", 1 << 30);
   const rec = (m as unknown as { records: Records }).records;

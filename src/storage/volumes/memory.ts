@@ -24,6 +24,11 @@ import type {
 const SCAN_BATCH = 512;
 /** Keys whose slot `MemoryBackend.#slotOf` remembers, at most (emptied when full). */
 const RECENT_KEYS_MAX = 16_384;
+/**
+ * Longest key it remembers: the map is not counted in the quota, so its strings are bounded
+ * (16,384 keys of 4,096 characters would be 64 MiB); longer keys take the trie walk.
+ */
+const RECENT_KEY_MAX_LENGTH = 256;
 
 /** Default quota of a memory storage, in bytes (256 MiB): see `MemoryBackend.used`. */
 export const DEFAULT_MEMORY_QUOTA = 256 * 1024 * 1024;
@@ -103,6 +108,7 @@ export class MemoryBackend implements StorageBackend {
 
   #remember(key: string, slot: number): void {
     // Bounded: a stream of distinct keys must not grow it without end.
+    if (key.length > RECENT_KEY_MAX_LENGTH) return;
     if (this.#recent.size >= RECENT_KEYS_MAX) this.#recent.clear();
     this.#recent.set(key, slot);
   }
