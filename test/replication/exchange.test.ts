@@ -316,6 +316,54 @@ describe("replicas in one process", () => {
     }
   });
 
+  test("a replica whose peer died in the middle of a repair, both connected until then, is not left behind by it", async () => {
+    const hub = new MemoryHub();
+    const a = await replica(hub, "AB");
+    const b = await replica(hub, "BA");
+    open.push(b);
+    try {
+      // A write b never gets, as one in flight when its router dies: never acknowledged by b.
+      hub.filter = (subject) => !(subject.startsWith("zest.k.") || subject.startsWith("zest.w."));
+      const put = a.session.put("d/late", "1").catch(() => undefined);
+      // a dies once it answered b's digest query, as b asks it for what differs: b's repair fails.
+      let answered = false;
+      let died = false;
+      hub.filter = (subject, _data, from) => {
+        if (subject.startsWith("zest.k.") || subject.startsWith("zest.w.")) return false;
+        if (from === a.transport && subject.startsWith("zest.in.BA.r.")) answered = true;
+        else if (from === b.transport && subject === "zest.q.AB" && answered && !died) {
+          died = true;
+          a.transport.disconnect();
+        }
+        return true;
+      };
+      // Past the propagation delay, the write's sub-interval is compared at b's next exchange.
+      await eventually(() => died, 5_000, "b to ask a for what differs");
+      const reasons = new Set<string>();
+      const end = Date.now() + 5_000;
+      let behind = true;
+      while (Date.now() < end && (reasons.size === 0 || behind)) {
+        const s = b.service.replicationStatus()!;
+        behind = s.behind;
+        if (s.behind) reasons.add(s.behind_reason ?? "");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.match([...reasons].join("; "), /^repair from AB\/d failed/, "b owed a while the repair failed");
+      assert.equal(behind, false, `b still behind: ${[...reasons].join("; ")}`);
+      assert.equal(b.session.router.fabric!.peers!().length, 0, "b has forgotten a");
+      // What b answers alone carries no notice: every write a acknowledged reached b.
+      const replies = await b.session.get("d/**");
+      assert.ok(
+        replies.every((r) => r.kind === "ok"),
+        "no error reply",
+      );
+      await put;
+    } finally {
+      hub.filter = undefined;
+      await a.close();
+    }
+  });
+
   test("nested storages (d/** here, d/x/** there) converge on the keys both cover after a cut, both ways, and nothing else crosses", async () => {
     const hub = new MemoryHub();
     const a = await replica(hub, "AA10");

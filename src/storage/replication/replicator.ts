@@ -210,8 +210,11 @@ export class Replicator {
    * docs/replication.md, "Known to be behind": a digest showed a difference not yet repaired, or
    * this router was cut off from the fabric while the replica was alive. A replica that vanished
    * while this router stayed connected is not in it: every write it acknowledged reached us.
+   * `forgivable`: only a later digest showed it (not the start-up alignment, not a cut), so the
+   * difference is writes the replica never acknowledged, or ones still on their way here; the
+   * debt ends if the replica vanishes while this router is connected.
    */
-  private readonly owed = new Map<string, { reason: string; since: number }>();
+  private readonly owed = new Map<string, { reason: string; since: number; forgivable: boolean }>();
   /** The other replicas alive now, as the liveliness subscriber reports them (`<zid>/<storage>`). */
   private readonly alive = new Set<string>();
   private readonly traffic = { messages_sent: 0, bytes_sent: 0, messages_received: 0, bytes_received: 0 };
@@ -273,6 +276,7 @@ export class Replicator {
           this.alive.delete(id);
           // Gone while we are cut off: its silence is ours, and it may have taken writes meanwhile.
           if (!this.host.connected()) this.owe(id, `cut off from the fabric while ${id} was alive`);
+          else if (this.owed.get(id)?.forgivable) this.forgive(id);
         }
       },
       { history: true },
@@ -586,8 +590,10 @@ export class Replicator {
             if (recent) this.alignedAtStart.add(id);
           }
         } catch (err) {
-          this.owe(id, `repair from ${id} failed: ${errorMessage(err)}`, seq);
           this.logger.warn({ peer, err: errorMessage(err) }, "replica alignment failed");
+          this.owe(id, `repair from ${id} failed: ${errorMessage(err)}`, seq, !recent);
+          // Already gone, with us connected: what it held alone it never acknowledged.
+          if (!this.alive.has(id) && this.host.connected() && this.owed.get(id)?.forgivable) this.forgive(id);
         }
       }
     } finally {
@@ -670,16 +676,20 @@ export class Replicator {
         if (s.fp.hi === 0 && s.fp.lo === 0) await this.dropUnknown(s, new Set(), remote.purgedBeforeMs);
         else chunk.push(s);
       }
-      if (chunk.length > 0) await this.repairSubs(peer, chunk, seq);
+      if (chunk.length > 0) await this.repairSubs(peer, chunk, seq, recent);
     }
     return true;
   }
 
-  /** Pulls the events of some sub-intervals from replica `peer` (its digest `seq`), and repairs what they show. */
+  /**
+   * Pulls the events of some sub-intervals from replica `peer` (its digest `seq`; `recent`: of
+   * the start-up alignment), and repairs what they show.
+   */
   private async repairSubs(
     peer: string,
     chunk: ReadonlyArray<{ interval: number; sub: number }>,
     seq: number,
+    recent: boolean,
   ): Promise<void> {
     const wanted: string[] = [];
     const repairs: Sample[] = [];
@@ -696,7 +706,7 @@ export class Replicator {
     for (const s of chunk) repairs.push(...this.unknownThere(s, theirKeys, theirHorizon));
     if (wanted.length > 0 || repairs.length > 0) {
       const id = this.idOf(peer);
-      this.owe(id, `repairing from ${id}`, seq);
+      this.owe(id, `repairing from ${id}`, seq, !recent);
     }
     await this.apply(repairs);
     await this.fetchValues(peer, wanted);
@@ -848,10 +858,22 @@ export class Replicator {
   /**
    * Replica `id` is known to hold writes we may lack. `since`: the digest that showed it (an
    * alignment with it or a later one settles the debt); by default, now (only a later one does).
+   * `forgivable`: a periodic digest showed it; a debt that was not stays unforgivable.
    */
-  private owe(id: string, reason: string, since = ++this.seq): void {
+  private owe(id: string, reason: string, since = ++this.seq, forgivable = false): void {
     if (this.owed.size === 0) this.logger.info({ reason }, "replica known to be behind");
-    this.owed.set(id, { reason, since });
+    const was = this.owed.get(id);
+    this.owed.set(id, { reason, since, forgivable: forgivable && (was === undefined || was.forgivable) });
+  }
+
+  /**
+   * Drops the debt to replica `id`, which vanished while we stayed connected, when only a
+   * periodic digest showed it (docs/replication.md, "Known to be behind").
+   */
+  private forgive(id: string): void {
+    this.owed.delete(id);
+    this.logger.info({ replica: id }, "a replica vanished while connected: what it held alone was never acknowledged");
+    if (this.owed.size === 0) this.logger.info("replica up to date");
   }
 
   /** An alignment with the digest `seq` of replica `id` left nothing to pull from it. */
