@@ -10,6 +10,7 @@ import { attachedLifetime } from "../core/lifetime.js";
 import { errorMessage, ZestError } from "../core/errors.js";
 import { intersects } from "../keyexpr/index.js";
 import type { Logger } from "../core/log.js";
+import { TurnMemo } from "../core/turn-memo.js";
 import type { MatchingListener } from "../core/matching.js";
 import type { Connectivity } from "../core/ports.js";
 import type { Query } from "../core/query.js";
@@ -127,8 +128,8 @@ interface GetRequest {
 
 const EMPTY = Buffer.alloc(0);
 const SEND_OPTIONS = { binary: true, compress: false } as const;
-/** The bytes after the header of an InSample, shared by every subscriber a sample reaches. */
-const sampleBodies = new WeakMap<Sample, Buffer>();
+/** The bytes after the header of an InSample, shared by every subscriber a sample reaches in its delivery. */
+const sampleBodies = new TurnMemo<Sample, Buffer>();
 
 export class RemoteConnection {
   /** Shown in logs; the string answered to Ping. */

@@ -8,7 +8,7 @@ import { DEFAULT_PER_ADDRESS } from "../access/connections.js";
 import { endpointSchema } from "../access/listen.js";
 import { tlsSchema } from "../access/schema.js";
 import { closed } from "../config/schema.js";
-import { DEFAULT_RESUME_LOG } from "./sse-log.js";
+import { DEFAULT_RESUME_LOG, MAX_RESUME_LOG } from "./sse-log.js";
 
 /** Largest request body, in bytes. */
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
@@ -82,13 +82,22 @@ export const restSchema = closed(
     sse: closed(
       {
         resume_log: count()
+          .max(MAX_RESUME_LOG.entries)
           .default(DEFAULT_RESUME_LOG.entries)
-          .describe("SSE events kept for resume (0 turns ids off)"),
-        resume_log_bytes: count().default(DEFAULT_RESUME_LOG.bytes).describe("bytes of SSE events kept for resume"),
+          .describe(`SSE events kept for resume (0 turns ids off; at most ${MAX_RESUME_LOG.entries})`),
+        resume_log_bytes: count()
+          .max(MAX_RESUME_LOG.bytes)
+          .default(DEFAULT_RESUME_LOG.bytes)
+          .describe(`bytes of SSE events kept for resume (at most ${MAX_RESUME_LOG.bytes})`),
+        // At most a day: these become timers, and Node fires a timer past 2^31 - 1 ms after 1 ms.
         resume_linger_ms: count()
+          .max(86_400_000)
           .default(DEFAULT_SSE_LINGER_MS)
-          .describe("how long a key expression stays logged after its last stream closed"),
-        retry_ms: count().default(DEFAULT_SSE_RETRY_MS).describe("the `retry:` hint sent to SSE clients"),
+          .describe("how long a key expression stays logged after its last stream closed (at most 86400000)"),
+        retry_ms: count()
+          .max(86_400_000)
+          .default(DEFAULT_SSE_RETRY_MS)
+          .describe("the `retry:` hint sent to SSE clients (at most 86400000)"),
       },
       "SSE event ids and resume",
     ).optional(),

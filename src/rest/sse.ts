@@ -2,6 +2,7 @@ import { Buffer } from "node:buffer";
 import type { ServerResponse } from "node:http";
 import { errorMessage } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
+import { TurnMemo } from "../core/turn-memo.js";
 import type { Reply } from "../core/reply.js";
 import type { Session, Subscriber } from "../core/session.js";
 import type { Sample } from "../core/sample.js";
@@ -22,7 +23,8 @@ export const MAX_SNAPSHOT_BACKLOG = 65_536;
 
 /** A stream whose snapshot is being read: the live samples it receives meanwhile wait here. */
 interface PendingSnapshot {
-  readonly held: Sample[];
+  /** The live samples that came meanwhile, each with its event as the other streams got it. */
+  readonly held: Array<{ readonly sample: Sample; readonly ev: SseEvent }>;
 }
 
 /** SSE options (`plugins.rest.sse`, docs/sse.md). */
@@ -82,10 +84,11 @@ export class SseHub {
   private readonly log: ResumeLog | undefined;
   private readonly lingerMs: number;
   private readonly retryMs: number;
-  /** Events without ids (resume off), by sample: each sample is encoded once. */
-  private readonly unlogged = new WeakMap<Sample, SseEvent>();
-  /** Logged events by sample: a sample reaching two watches gets one id. */
-  private readonly logged = new WeakMap<Sample, SseEvent>();
+  /**
+   * The events of this task's samples, when several watches may see one sample: it is encoded
+   * once, and logged with one id. A sample reaches every watch in one synchronous delivery.
+   */
+  private readonly events = new TurnMemo<Sample, SseEvent>();
   readonly stats: SseStats = { opened: 0, dropped: 0, resumed: 0, resets: 0, eventsSent: 0, bytesSent: 0 };
   /** The streams' writes, gathered per event-loop turn. */
   private readonly cork = new TurnCork();
@@ -94,8 +97,8 @@ export class SseHub {
 
   /** Streams opened with `?_expires=true` (docs/ttl-and-leases.md). */
   private readonly expiring = new Set<ServerResponse>();
-  /** Their events for put samples, by sample (with the logged event's id, if any). */
-  private readonly expiringEvents = new WeakMap<Sample, SseEvent>();
+  /** Their events for this task's put samples (with the logged event's id, if any). */
+  private readonly expiringEvents = new TurnMemo<Sample, SseEvent>();
 
   /**
    * `render` turns a sample into one SSE message (without an `id:` line); `renderExpires`, when
@@ -208,7 +211,7 @@ export class SseHub {
         const held = pending.size === 0 ? undefined : pending.get(res)?.held;
         if (held === undefined)
           send(res, asExpiring && expiring.has(res) ? this.expiringEventOf(sample, ev) : ev, stats, cork);
-        else if (held.push(sample) > MAX_SNAPSHOT_BACKLOG) drop(res, stats);
+        else if (held.push({ sample, ev }) > MAX_SNAPSHOT_BACKLOG) drop(res, stats);
       }
     });
   }
@@ -259,12 +262,11 @@ export class SseHub {
     this.pending.delete(res);
     const id = position === undefined ? "" : `id: ${position}\n`;
     send(res, sseEventOf(Buffer.from(`${id}event: SNAPSHOT_END\ndata: {"count":${count}}\n\n`)), this.stats, this.cork);
-    for (const sample of pending.held) {
+    for (const { sample, ev } of pending.held) {
       if (versions.size > 0 && versions.has(sample.key)) {
         const told = versions.get(sample.key);
         if (told !== undefined && sample.timestamp !== undefined && sample.timestamp.compare(told) <= 0) continue;
       }
-      const ev = this.eventOf(sample);
       send(
         res,
         sample.kind === "put" && this.expiring.has(res) ? this.expiringEventOf(sample, ev) : ev,
@@ -288,21 +290,19 @@ export class SseHub {
 
   /** The sample's event, encoded (and logged, with an id) once however many watches it reaches. */
   private eventOf(sample: Sample): SseEvent {
-    const log = this.log;
-    if (log === undefined) {
-      let ev = this.unlogged.get(sample);
-      if (ev === undefined) {
-        ev = sseEventOf(this.render(sample));
-        this.unlogged.set(sample, ev);
-      }
-      return ev;
-    }
-    let ev = this.logged.get(sample);
+    // One watch sees each sample once: nothing to remember.
+    if (this.watches.size === 1) return this.encode(sample);
+    let ev = this.events.get(sample);
     if (ev === undefined) {
-      ev = log.append(sample.key, this.render(sample));
-      this.logged.set(sample, ev);
+      ev = this.encode(sample);
+      this.events.set(sample, ev);
     }
     return ev;
+  }
+
+  private encode(sample: Sample): SseEvent {
+    const message = this.render(sample);
+    return this.log === undefined ? sseEventOf(message) : this.log.append(sample.key, message);
   }
 
   private release(res: ServerResponse): void {

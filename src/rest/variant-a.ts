@@ -94,9 +94,6 @@ const HTML_FRAME = {
   close: "\n</dl>\n",
 } as const;
 
-const sseCache = new WeakMap<Sample, Buffer>();
-const sseExpiresCache = new WeakMap<Sample, Buffer>();
-
 /** Variant A's codec: Zenoh 0.6 REST, with zest's own decisions (valid JSON always, sorted keys). */
 export const codecA: RestCodec = {
   variant: "a",
@@ -139,22 +136,13 @@ export const codecA: RestCodec = {
     return { contentType: "application/json", body };
   },
 
+  // Not cached here: the SSE hub encodes a sample once for all its streams.
   sseEvent(sample: Sample): Buffer {
-    let ev = sseCache.get(sample);
-    if (ev === undefined) {
-      ev = Buffer.from(`event: ${sample.kind === "put" ? "PUT" : "DELETE"}\ndata: ${entryJson(sample)}\n\n`);
-      sseCache.set(sample, ev);
-    }
-    return ev;
+    return Buffer.from(`event: ${sample.kind === "put" ? "PUT" : "DELETE"}\ndata: ${entryJson(sample)}\n\n`);
   },
 
   sseEventExpires(sample: Sample): Buffer {
-    let ev = sseExpiresCache.get(sample);
-    if (ev === undefined) {
-      ev = Buffer.from(`event: ${sample.kind === "put" ? "PUT" : "DELETE"}\ndata: ${entryJsonExpires(sample)}\n\n`);
-      sseExpiresCache.set(sample, ev);
-    }
-    return ev;
+    return Buffer.from(`event: ${sample.kind === "put" ? "PUT" : "DELETE"}\ndata: ${entryJsonExpires(sample)}\n\n`);
   },
 };
 

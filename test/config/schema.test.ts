@@ -74,6 +74,20 @@ test("response_idle_timeout_ms takes a whole number of milliseconds from 1 to a 
   validateConfig({ plugins: { rest: { response_idle_timeout_ms: 1 } } });
 });
 
+test("the SSE resume settings are bounded: the log's size and bytes, and the timers to a day", () => {
+  const sse = (v: Record<string, unknown>) => ({ plugins: { rest: { sse: v } } });
+  for (const [name, bad] of [
+    ["resume_log", 1_000_001],
+    ["resume_log", 1e12],
+    ["resume_log_bytes", 512 * 1024 * 1024 + 1],
+    ["resume_linger_ms", 86_400_001],
+    ["retry_ms", 2 ** 31],
+    ["resume_log", -1],
+  ] as const)
+    assert.match(refusal(sse({ [name]: bad })), new RegExp(`sse\\.${name}`));
+  validateConfig(sse({ resume_log: 1_000_000, resume_log_bytes: 512 * 1024 * 1024, resume_linger_ms: 86_400_000 }));
+});
+
 test("a storage named __proto__ is checked like any other (zod's record skips that key)", () => {
   const config = JSON.parse(
     '{"plugins":{"storage_manager":{"storages":{"__proto__":{"key_expr":"a/**","volume":"memory","oops":1}}}}}',

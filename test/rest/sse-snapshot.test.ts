@@ -179,6 +179,26 @@ describe("SSE: snapshot then live", () => {
     sub.undeclare();
   });
 
+  it("a live sample held during a snapshot goes out with the id the other streams got for it", async () => {
+    const app = new Session(z.router, "held");
+    const plain = await stream(`${url}/held/**`);
+    // Writes while the snapshot stream's read runs, and answers nothing.
+    const q = app.declareQueryable("held/*", async () => {
+      await app.put("held/a", "1", { encoding: "text/plain" });
+    });
+    const snap = await stream(`${url}/held/*?_snapshot=true`);
+    await snap.until((e) => e.some((x) => x.event === "PUT"));
+    await plain.until((e) => e.some((x) => x.event === "PUT"));
+    const fromSnap = snap.events.find((x) => x.event === "PUT")!;
+    const fromPlain = plain.events.find((x) => x.event === "PUT")!;
+    assert.match(fromPlain.id ?? "", /^[0-9a-f]{8}-\d+$/);
+    assert.equal(fromSnap.id, fromPlain.id, "one sample, one id");
+    assert.equal(snap.events.filter((x) => x.event === "PUT").length, 1);
+    snap.close();
+    plain.close();
+    q.undeclare();
+  });
+
   it("under 10,000 concurrent writes: every key's versions arrive once each, in order, with no gap", async () => {
     const KEYS = 50;
     const VERSIONS = 200;
