@@ -4,7 +4,7 @@
  * when the run ends, however it ends.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, readFileSync, statSync, readdirSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, statSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findUp } from "../../src/find-up.js";
@@ -83,6 +83,7 @@ export function spawnServer(
       reject(new Error(`${err.message}${tail.length ? `\n  ${label} output:\n  ${tail.join("\n  ")}` : ""}`));
     };
     const onData = (chunk: Buffer): void => {
+      if (CHILD_LOG) appendFileSync(CHILD_LOG, chunk);
       pending += chunk.toString("utf8");
       for (let nl = pending.indexOf("\n"); nl !== -1; nl = pending.indexOf("\n")) {
         const line = pending.slice(0, nl);
@@ -228,10 +229,22 @@ export function selfCpuSeconds(): number {
  */
 export function spawnZest(label = "zest", extraArgs: string[] = [], nodeArgs: string[] = []): Promise<ServerProcess> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
-  return spawnServer(label, CLI, ["--rest-http-port", "127.0.0.1:0", ...extraArgs], {
-    nodeArgs: [...nodeArgs, ...profileArgs(label)],
+  return spawnServer(label, CLI, ["--rest-http-port", "127.0.0.1:0", ...extraArgs, ...envWords("BENCH_ZEST_ARGS")], {
+    nodeArgs: [...nodeArgs, ...envWords("BENCH_ZEST_NODE_ARGS"), ...profileArgs(label)],
   });
 }
+
+/**
+ * Diagnostics, read from the environment (bench/README.md, "Looking inside a run"): extra zest
+ * flags (`BENCH_ZEST_ARGS`), extra node flags for zest (`BENCH_ZEST_NODE_ARGS`, e.g.
+ * `--trace-gc-nvp`), space-separated.
+ */
+function envWords(name: string): string[] {
+  return (process.env[name] ?? "").split(" ").filter((a) => a !== "");
+}
+
+/** `BENCH_CHILD_LOG`: a file that gets everything the server children print. */
+const CHILD_LOG = process.env.BENCH_CHILD_LOG;
 
 /** Starts a baseline server script from bench/baselines/ (profiled too under BENCH_CPU_PROF). */
 export function spawnBaseline(script: string, args: string[] = [], label = "node:http"): Promise<ServerProcess> {
