@@ -13,7 +13,11 @@ export { closed, depthProblem, describeIssue, MAX_DEPTH, names, problems } from 
 
 const hexId = z.string().regex(/^([0-9a-fA-F]{2}){1,16}$/, "expected 1 to 16 bytes of hex");
 
-const positiveMs = (what: string) => z.number().int().positive().optional().describe(what);
+/** The longest timer a setting may ask for: a day (Node fires a timer past 2^31 - 1 ms after 1 ms). */
+export const MAX_TIMER_MS = 86_400_000;
+
+const positiveMs = (what: string) =>
+  z.number().int().positive().max(MAX_TIMER_MS).optional().describe(`${what}; at most ${MAX_TIMER_MS}`);
 
 export const fabricSchema = closed(
   {
@@ -67,8 +71,9 @@ export function rootConfigSchema<Plugins extends z.ZodRawShape, Top extends z.Zo
       queries_default_timeout: z
         .number()
         .positive()
+        .max(MAX_TIMER_MS)
         .default(DEFAULT_QUERY_TIMEOUT_MS)
-        .describe("default query timeout in ms"),
+        .describe(`default query timeout in ms (at most ${MAX_TIMER_MS})`),
       adminspace: adminspaceSchema.optional(),
       plugins: z
         .looseObject(plugins)

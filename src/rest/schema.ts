@@ -72,8 +72,9 @@ export const restSchema = closed(
       .default(DEFAULT_HEADERS_TIMEOUT_MS)
       .describe(`milliseconds to receive a request head (at most ${REQUEST_TIMEOUT_MS}, the whole request's limit)`),
     body_idle_timeout_ms: ms()
+      .max(86_400_000)
       .default(DEFAULT_BODY_IDLE_TIMEOUT_MS)
-      .describe("milliseconds a body may go without a byte"),
+      .describe("milliseconds a body may go without a byte (at most 86400000)"),
     // At most a day: it becomes a timer, and Node fires a timer past 2^31 - 1 ms after 1 ms.
     response_idle_timeout_ms: ms()
       .max(86_400_000)

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import type { z } from "zod";
 import { applyCfgOverride, ConfigError } from "../../src/config/config.js";
 import { MAX_DEPTH, problems } from "../../src/config/schema.js";
 import { configSchema, validateConfig, type ZestConfig } from "../../src/zest-config.js";
@@ -154,4 +155,52 @@ test("startZest checks an embedder's config like the CLI does", async () => {
     (err: unknown) =>
       err instanceof ConfigError && /unknown key plugins\.rest\.varaint \(did you mean variant\?\)/.test(err.message),
   );
+});
+
+/** The zod definition behind a schema (the reference generator reads it the same way). */
+interface Def {
+  type: string;
+  shape?: Record<string, z.ZodType>;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  options?: z.ZodType[];
+  valueType?: z.ZodType;
+}
+const defOf = (s: z.ZodType): Def => (s as unknown as { _zod: { def: Def } })._zod.def;
+
+/** Every numeric setting whose name says it is a duration, as a path (records entered under "x"). */
+function timerSettings(s: z.ZodType, path: string[] = [], out: string[][] = []): string[][] {
+  let d = defOf(s);
+  for (;;) {
+    const next = ["optional", "default", "prefault", "nullable"].includes(d.type)
+      ? d.innerType
+      : d.type === "pipe"
+        ? d.in
+        : undefined;
+    if (next === undefined) break;
+    d = defOf(next);
+  }
+  if (d.type === "object") for (const [k, v] of Object.entries(d.shape!)) timerSettings(v, [...path, k], out);
+  else if (d.type === "record") timerSettings(d.valueType!, [...path, "x"], out);
+  else if (d.type === "union") for (const o of d.options!) timerSettings(o, path, out);
+  else if (d.type === "number" && /_ms$|timeout|interval|lease|delay|retention/.test(path.at(-1) ?? "")) out.push(path);
+  return out;
+}
+
+test("every duration in the configuration is bounded to what Node's timers hold: 2^31 ms is refused, naming the setting", () => {
+  const paths = timerSettings(configSchema as unknown as z.ZodType);
+  assert.ok(paths.length >= 15, `found ${paths.length} duration settings`);
+  for (const path of paths) {
+    const config: Record<string, unknown> = {};
+    let at = config;
+    for (const k of path.slice(0, -1)) at = at[k] = {} as Record<string, unknown>;
+    at[path.at(-1)!] = 2 ** 31;
+    let message = "accepted";
+    try {
+      validateConfig(config);
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    assert.match(message, new RegExp(path.at(-1)!), `${path.join(".")}: ${message}`);
+  }
 });
