@@ -26,9 +26,12 @@ export const CACHED_VALUE_BYTES = 256;
  * A payload as a JSON value (Variant A rules, docs/rest-gateway.md §A.2): always valid JSON whatever the
  * bytes. JSON encodings render as JSON when they parse, numbers as numbers, properties as an
  * object, text as a string; anything else, or text that is not UTF-8, as a base64 string.
+ * `cached: false` for a payload rendered once as it passes (a live event): a `WeakMap` keeps its
+ * values through a young-generation collection even once the key is gone, so caching a passing
+ * payload only makes the collector copy it.
  */
-export function renderValueJson(payload: Buffer, encoding: string): string {
-  if (payload.length < CACHED_VALUE_BYTES) return computeValueJson(payload, encoding);
+export function renderValueJson(payload: Buffer, encoding: string, cached = true): string {
+  if (!cached || payload.length < CACHED_VALUE_BYTES) return computeValueJson(payload, encoding);
   let byEnc = cache.get(payload);
   const hit = byEnc?.get(encoding);
   if (hit !== undefined) return hit;

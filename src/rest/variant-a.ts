@@ -40,16 +40,16 @@ function upperRouterId(key: string): string {
   return lower ? ROUTER_PREFIX + key.slice(start, end).toUpperCase() + key.slice(end) : key;
 }
 
-/** One entry line: `{ "key": ..., "value": ..., "encoding": ..., "time": ... }`. */
-export function entryJson(sample: Sample): string {
+/** One entry line: `{ "key": ..., "value": ..., "encoding": ..., "time": ... }`; `cached: false` for a live event (see `renderValueJson`). */
+export function entryJson(sample: Sample, cached = true): string {
   const time = sample.timestamp ? sample.timestamp.toString() : "None";
-  return `{ "key": ${JSON.stringify(sample.key)}, "value": ${renderValueJson(sample.payload, sample.encoding)}, "encoding": ${encodingJson(sample.encoding)}, "time": "${time}" }`;
+  return `{ "key": ${JSON.stringify(sample.key)}, "value": ${renderValueJson(sample.payload, sample.encoding, cached)}, "encoding": ${encodingJson(sample.encoding)}, "time": "${time}" }`;
 }
 
 /** An entry line asked with `?_expires=true`: the same, then `"expires"`, the deadline or null. */
-export function entryJsonExpires(sample: Sample): string {
+export function entryJsonExpires(sample: Sample, cached = true): string {
   const time = sample.timestamp ? sample.timestamp.toString() : "None";
-  return `{ "key": ${JSON.stringify(sample.key)}, "value": ${renderValueJson(sample.payload, sample.encoding)}, "encoding": ${encodingJson(sample.encoding)}, "time": "${time}", "expires": ${expiresJson(sample.deadline)} }`;
+  return `{ "key": ${JSON.stringify(sample.key)}, "value": ${renderValueJson(sample.payload, sample.encoding, cached)}, "encoding": ${encodingJson(sample.encoding)}, "time": "${time}", "expires": ${expiresJson(sample.deadline)} }`;
 }
 
 /** The encoding as a JSON string; the last one is remembered (the entries of an answer mostly share one). */
@@ -138,11 +138,13 @@ export const codecA: RestCodec = {
 
   // Not cached here: the SSE hub encodes a sample once for all its streams.
   sseEvent(sample: Sample): Buffer {
-    return Buffer.from(`event: ${sample.kind === "put" ? "PUT" : "DELETE"}\ndata: ${entryJson(sample)}\n\n`);
+    return Buffer.from(`event: ${sample.kind === "put" ? "PUT" : "DELETE"}\ndata: ${entryJson(sample, false)}\n\n`);
   },
 
   sseEventExpires(sample: Sample): Buffer {
-    return Buffer.from(`event: ${sample.kind === "put" ? "PUT" : "DELETE"}\ndata: ${entryJsonExpires(sample)}\n\n`);
+    return Buffer.from(
+      `event: ${sample.kind === "put" ? "PUT" : "DELETE"}\ndata: ${entryJsonExpires(sample, false)}\n\n`,
+    );
   },
 };
 

@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { getHeapStatistics, setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { makeSample } from "../../src/core/sample.js";
 import { renderValueJson } from "../../src/rest/render-value.js";
+import { codecA } from "../../src/rest/variant-a.js";
 import { renderValueB } from "../../src/rest/variant-b.js";
 
 const render = (text: string, encoding: string): string => renderValueJson(Buffer.from(text), encoding);
@@ -108,4 +112,20 @@ describe("Variant B value rendering keeps the original JSON text too", () => {
     assert.equal(b("{not json", "application/json"), '"{not json"');
     assert.equal(b("12345678901234567890", "text/plain"), '"12345678901234567890"');
   });
+});
+
+test("a live SSE event renders its value without caching it: 1,000 events of 1 KB leave nothing in the JS heap", () => {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  // The payloads stay referenced, as a WeakMap's keys would be while a storage holds them.
+  const samples = Array.from({ length: 1_000 }, (_, i) =>
+    makeSample(`live/${i}`, "put", Buffer.from(`${i} ${"x".repeat(1_024)}`), "text/plain"),
+  );
+  gc();
+  const before = getHeapStatistics().used_heap_size;
+  for (const s of samples) assert.match(codecA.sseEvent!(s).toString(), /^event: PUT\ndata: \{ "key": "live\//);
+  gc();
+  const grown = getHeapStatistics().used_heap_size - before;
+  // A cached rendering per payload (a Map and a 1 KB string each) was over 1 MB here.
+  assert.ok(grown < 256 * 1024, `the JS heap grew by ${grown} bytes`);
 });
