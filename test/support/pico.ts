@@ -18,6 +18,7 @@
  * });
  * ```
  */
+import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
@@ -176,4 +177,27 @@ export function runPico(name: string, args: readonly string[] = [], opts: RunPic
       clearTimeout(t);
     },
   };
+}
+
+/** What pico's z_put prints when its put was not sent. */
+const PUT_FAILED = /Put has failed/;
+
+/**
+ * Runs pico's z_put with `args` until it has sent its put, at most `attempts` times, each run
+ * expected to exit 0; returns what the last run printed. z_put puts with congestion control
+ * DROP, and pico then only tries its transmit lock: when another of its tasks holds it at that
+ * moment (its lease task writing a KEEP_ALIVE), pico drops the put, prints "Put has failed", and
+ * still exits 0. That is pico being right, not zest losing a write, so the put is made again.
+ */
+export async function picoPut(args: readonly string[], attempts = 3): Promise<readonly string[]> {
+  for (let attempt = 1; ; attempt++) {
+    const put = runPico("z_put", args);
+    try {
+      assert.equal(await put.exited(), 0, put.lines().join("\n"));
+    } finally {
+      await put.stop();
+    }
+    const lines = put.lines();
+    if (attempt >= attempts || !lines.some((l) => PUT_FAILED.test(l))) return lines;
+  }
 }

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
 import { startZest, type Zest } from "../../src/runtime.js";
-import { picoSkip, runPico } from "../support/pico.js";
+import { picoSkip, picoPut, runPico } from "../support/pico.js";
 
 const skip = picoSkip("z_put");
 const dir = mkdtempSync(join(tmpdir(), "zest-pico-auth-"));
@@ -66,12 +66,7 @@ describe("pico against a router that takes credentials", { skip }, () => {
     ]);
     const got: string[] = [];
     zest.session.declareSubscriber("pico/**", (s) => void got.push(s.key));
-    const put = runPico("z_put", ["-e", ep, "-k", "pico/admitted", "-v", "x"]);
-    try {
-      assert.equal(await put.exited(), 0);
-    } finally {
-      await put.stop();
-    }
+    await picoPut(["-e", ep, "-k", "pico/admitted", "-v", "x"]);
     const end = Date.now() + 5000;
     while (!got.includes("pico/admitted") && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(got, ["pico/admitted"]);

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { picoSkip, runPico } from "../support/pico.js";
+import { picoSkip, picoPut, runPico } from "../support/pico.js";
 import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
 import { untilPasses } from "../support/assert.js";
 import { bytesValue, restGet } from "../support/http.js";
@@ -24,12 +24,7 @@ describe("zenoh-pico in client mode against zest", { skip }, () => {
   });
 
   test("z_put is stored and read by a REST GET, with zenoh's default encoding", async () => {
-    const put = runPico("z_put", ["-e", ep, "-k", "demo/pico/put", "-v", "hello from pico"]);
-    try {
-      assert.equal(await put.exited(), 0, put.lines().join("\n"));
-    } finally {
-      await put.stop();
-    }
+    await picoPut(["-e", ep, "-k", "demo/pico/put", "-v", "hello from pico"]);
     await untilPasses(async () => {
       const r = await restGet(`${zest.url}/demo/pico/put`);
       assert.equal(r.status, 200);
@@ -138,12 +133,7 @@ describe("zenoh-pico in client mode against zest", { skip }, () => {
 
   test("a large z_put fragments, and REST reads it whole", async () => {
     const value = "x".repeat(100_000);
-    const put = runPico("z_put", ["-e", ep, "-k", "demo/pico/large", "-v", value]);
-    try {
-      assert.equal(await put.exited(), 0);
-    } finally {
-      await put.stop();
-    }
+    await picoPut(["-e", ep, "-k", "demo/pico/large", "-v", value]);
     await untilPasses(async () => {
       const r = await restGet(`${zest.url}/demo/pico/large`);
       const [entry] = r.body as Array<{ value: string }>;
@@ -166,12 +156,7 @@ describe("zenoh-pico in client mode against zest", { skip }, () => {
   });
 
   test("pico in peer mode puts and gets through zest", async () => {
-    const put = runPico("z_put", ["-m", "peer", "-e", ep, "-k", "demo/pico/peer", "-v", "peer put"]);
-    try {
-      assert.equal(await put.exited(), 0, put.lines().join("\n"));
-    } finally {
-      await put.stop();
-    }
+    await picoPut(["-m", "peer", "-e", ep, "-k", "demo/pico/peer", "-v", "peer put"]);
     await untilPasses(async () => {
       const r = await restGet(`${zest.url}/demo/pico/peer`);
       const [entry] = r.body as Array<{ value: unknown }>;

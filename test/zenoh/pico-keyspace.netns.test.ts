@@ -9,7 +9,7 @@ import type { Sample as ZSample, Session as ZSession } from "@eclipse-zenoh/zeno
 import type { Zest } from "../../src/runtime.js";
 import { openClient, startRemoteRouter } from "../remote/helpers.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
-import { picoSkip, runPico } from "../support/pico.js";
+import { picoSkip, picoPut, runPico } from "../support/pico.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 import { untilPasses } from "../support/assert.js";
 
@@ -70,12 +70,7 @@ describe("pico and zenoh-ts on one router", { skip }, () => {
     });
     try {
       await untilPasses(async () => {
-        const put = runPico("z_put", ["-e", ep, "-k", "demo/ts/from-pico", "-v", "hi ts"]);
-        try {
-          await put.exited();
-        } finally {
-          await put.stop();
-        }
+        await picoPut(["-e", ep, "-k", "demo/ts/from-pico", "-v", "hi ts"]);
         assert.ok(got.includes("demo/ts/from-pico=hi ts"), got.join(","));
       });
     } finally {
@@ -135,12 +130,7 @@ describe("two routers over a NATS cluster with a pico client on each", { skip },
       await sub.waitFor(/Press CTRL-C to quit/);
       await qbl.waitFor(/Press CTRL-C to quit/);
       await untilPasses(async () => {
-        const put = runPico("z_put", ["-e", locator(a), "-k", "mesh/x", "-v", "across"]);
-        try {
-          await put.exited();
-        } finally {
-          await put.stop();
-        }
+        await picoPut(["-e", locator(a), "-k", "mesh/x", "-v", "across"]);
         await sub.waitFor(/Received \('mesh\/x': 'across'\)/, 1000);
       }, 20_000);
       await untilPasses(async () => {

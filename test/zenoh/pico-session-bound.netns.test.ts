@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 import { TestEventSource } from "../rest/event-source.js";
-import { picoSkip, runPico } from "../support/pico.js";
+import { picoSkip, picoPut, runPico } from "../support/pico.js";
 
 const skip = picoSkip("z_put", "z_pub");
 const LEASE_MS = 2000;
@@ -62,12 +62,7 @@ describe("session-bound values written by pico", { skip }, () => {
       ["pico/free/put", "stays"],
       ["pico/bound/put", "goes"],
     ]) {
-      const put = runPico("z_put", ["-e", ep, "-k", key!, "-v", value!]);
-      try {
-        assert.equal(await put.exited(), 0);
-      } finally {
-        await put.stop();
-      }
+      await picoPut(["-e", ep, "-k", key!, "-v", value!]);
     }
     const events = await eventsUntilDelete("pico/bound/put", 10_000);
     assert.deepEqual(events.slice(-2), ["PUT pico/bound/put", "DELETE pico/bound/put"]);

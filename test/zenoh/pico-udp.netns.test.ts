@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { picoSkip, runPico } from "../support/pico.js";
+import { picoSkip, picoPut, runPico } from "../support/pico.js";
 import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
 import { untilPasses } from "../support/assert.js";
 import { bytesValue, restGet } from "../support/http.js";
@@ -25,12 +25,7 @@ describe("zenoh-pico over UDP unicast against zest", { skip }, () => {
   });
 
   test("z_put over UDP is stored and read by a REST GET", async () => {
-    const put = runPico("z_put", ["-e", ep, "-k", "demo/udp/put", "-v", "hello over udp"]);
-    try {
-      assert.equal(await put.exited(), 0, put.lines().join("\n"));
-    } finally {
-      await put.stop();
-    }
+    await picoPut(["-e", ep, "-k", "demo/udp/put", "-v", "hello over udp"]);
     await untilPasses(async () => {
       const r = await restGet(`${zest.url}/demo/udp/put`);
       const [entry] = r.body as Array<{ key: string; value: unknown }>;
@@ -83,12 +78,7 @@ describe("zenoh-pico over UDP unicast against zest", { skip }, () => {
 
   test("large values fragment over datagrams both ways", async () => {
     const value = "u".repeat(20_000);
-    const put = runPico("z_put", ["-e", ep, "-k", "demo/udp/large", "-v", value]);
-    try {
-      assert.equal(await put.exited(), 0, put.lines().join("\n"));
-    } finally {
-      await put.stop();
-    }
+    await picoPut(["-e", ep, "-k", "demo/udp/large", "-v", value]);
     await untilPasses(async () => {
       const r = await restGet(`${zest.url}/demo/udp/large`);
       const [entry] = r.body as Array<{ value: string }>;

@@ -20,7 +20,7 @@ import {
 import { ZenohServer } from "../../src/zenoh/server.js";
 import { eventually } from "../support/http.js";
 import { netnsSkip } from "../support/netns.js";
-import { picoSkip, runPico } from "../support/pico.js";
+import { picoSkip, picoPut, runPico } from "../support/pico.js";
 import { runZestExpectingExit, startZest } from "../support/zest-process.js";
 
 const GROUP = "224.0.0.224";
@@ -187,15 +187,10 @@ describe("pico clients given no endpoint find the zenoh door by scouting", {
     try {
       const got: Sample[] = [];
       new Session(d.router, "test").declareSubscriber("scouted/**", (s) => void got.push(s));
-      const put = runPico("z_put", ["-k", "scouted/put", "-v", "found you"]);
-      try {
-        assert.equal(await put.exited(), 0, put.lines().join("\n"));
-      } finally {
-        await put.stop();
-      }
+      const putLines = await picoPut(["-k", "scouted/put", "-v", "found you"]);
       // On a failure, say what arrived and what z_put printed: the scouting it did is in there.
       await eventually(() => got.length === 1, 5_000, "the put").catch((err: Error) => {
-        throw new Error(`${err.message}; ${got.length} samples arrived; z_put printed: ${put.lines().join(" | ")}`);
+        throw new Error(`${err.message}; ${got.length} samples arrived; z_put printed: ${putLines.join(" | ")}`);
       });
       assert.equal(got[0]!.key, "scouted/put");
       assert.equal(got[0]!.payload.toString(), "found you");
@@ -237,12 +232,7 @@ describe("the zest command answers scouting for its zenoh door", { skip: netnsSk
   test("z_put given no endpoint finds zest, and REST reads the value", { skip: picoSkip("z_put") }, async () => {
     const zest = await startZest(["-l", "tcp/127.0.0.1:0"]);
     try {
-      const put = runPico("z_put", ["-k", "demo/scouted", "-v", "by scouting"]);
-      try {
-        assert.equal(await put.exited(), 0, put.lines().join("\n"));
-      } finally {
-        await put.stop();
-      }
+      await picoPut(["-k", "demo/scouted", "-v", "by scouting"]);
       let body: unknown;
       await eventually(
         async () => {
