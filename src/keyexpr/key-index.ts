@@ -183,9 +183,23 @@ export interface IndexChange<V> {
  * A map from concrete keys to values, indexed by chunk for key-expression queries. Values must
  * not be `KeyNode`s (any other object, or a primitive other than undefined, will do).
  */
+/** Keys whose value `KeyIndex` remembers beside its tree, at most (emptied when full). */
+const RECENT_KEYS_MAX = 16_384;
+/**
+ * Longest key it remembers there: the map's strings are nobody's quota (16,384 keys of 4,096
+ * characters would be 64 MiB), so longer keys always take the tree walk.
+ */
+const RECENT_KEY_MAX_LENGTH = 256;
+
 export class KeyIndex<V> {
   readonly #root = new KeyNode<V>();
   #size = 0;
+  /**
+   * The values of keys set or read lately, a subset of the tree kept in step with it: a hot key
+   * is found with one hash lookup (its string's hash is cached when a caller hands the same string
+   * again) instead of a walk that slices and hashes each chunk.
+   */
+  readonly #recent = new Map<string, V>();
 
   /** Number of keys holding a value. */
   get size(): number {
@@ -194,6 +208,22 @@ export class KeyIndex<V> {
 
   /** The value at the concrete key `key`. */
   get(key: string): V | undefined {
+    let value = this.#recent.get(key);
+    if (value === undefined) {
+      value = this.#find(key);
+      if (value !== undefined) this.#remember(key, value);
+    }
+    return value;
+  }
+
+  #remember(key: string, value: V): void {
+    // Bounded: a stream of distinct keys must not grow it without end.
+    if (key.length > RECENT_KEY_MAX_LENGTH) return;
+    if (this.#recent.size >= RECENT_KEYS_MAX) this.#recent.clear();
+    this.#recent.set(key, value);
+  }
+
+  #find(key: string): V | undefined {
     let node = this.#root;
     let start = 0;
     for (;;) {
@@ -210,6 +240,12 @@ export class KeyIndex<V> {
 
   /** Sets the value of the concrete key `key` (not validated: the caller holds checked keys). */
   set(key: string, value: V): IndexChange<V> {
+    const change = this.#insert(key, value);
+    this.#remember(key, value);
+    return change;
+  }
+
+  #insert(key: string, value: V): IndexChange<V> {
     let nodes = 0;
     let chars = 0;
     let node = this.#root;
@@ -272,6 +308,11 @@ export class KeyIndex<V> {
 
   /** Removes `key` and the prefixes left empty; `old` is undefined when it held no value. */
   delete(key: string): IndexChange<V> {
+    this.#recent.delete(key);
+    return this.#remove(key);
+  }
+
+  #remove(key: string): IndexChange<V> {
     const path: KeyNode<V>[] = [];
     const chunks = key.split("/");
     let node = this.#root;
@@ -323,6 +364,7 @@ export class KeyIndex<V> {
   clear(): void {
     this.#root.kids = null;
     this.#size = 0;
+    this.#recent.clear();
   }
 
   /**

@@ -22,13 +22,6 @@ import type {
 
 /** Keys a scan hands out per batch, at most (a run sorted after a wide node comes whole). */
 const SCAN_BATCH = 512;
-/** Keys whose slot `MemoryBackend.#slotOf` remembers, at most (emptied when full). */
-const RECENT_KEYS_MAX = 16_384;
-/**
- * Longest key it remembers: the map is not counted in the quota, so its strings are bounded
- * (16,384 keys of 4,096 characters would be 64 MiB); longer keys take the trie walk.
- */
-const RECENT_KEY_MAX_LENGTH = 256;
 
 /** Default quota of a memory storage, in bytes (256 MiB): see `MemoryBackend.used`. */
 export const DEFAULT_MEMORY_QUOTA = 256 * 1024 * 1024;
@@ -50,12 +43,6 @@ export class MemoryBackend implements StorageBackend {
   /** Most bytes this storage may hold (see `used`). */
   readonly quota: number;
   private readonly index = new KeyIndex<number>();
-  /**
-   * The slots of keys written or read lately, a subset of `index`: a hot key is found with one
-   * hash lookup (its string's hash is cached when the door hands the same string again) instead
-   * of a trie walk that slices and hashes each chunk. A key leaves it when it leaves the index.
-   */
-  readonly #recent = new Map<string, number>();
   private readonly records = new Records();
   /** Keys holding a tombstone, with their slot, so purging does not scan every key. */
   private readonly tombstones = new Map<string, number>();
@@ -96,25 +83,8 @@ export class MemoryBackend implements StorageBackend {
     return this.records.deadBytes;
   }
 
-  /** The slot of `key`, or undefined when the storage holds nothing there. */
-  #slotOf(key: string): number | undefined {
-    let slot = this.#recent.get(key);
-    if (slot === undefined) {
-      slot = this.index.get(key);
-      if (slot !== undefined) this.#remember(key, slot);
-    }
-    return slot;
-  }
-
-  #remember(key: string, slot: number): void {
-    // Bounded: a stream of distinct keys must not grow it without end.
-    if (key.length > RECENT_KEY_MAX_LENGTH) return;
-    if (this.#recent.size >= RECENT_KEYS_MAX) this.#recent.clear();
-    this.#recent.set(key, slot);
-  }
-
   async lookup(key: string): Promise<StoredLookup | undefined> {
-    const slot = this.#slotOf(key);
+    const slot = this.index.get(key);
     if (slot === undefined) return undefined;
     const timestamp = this.records.timestamp(slot);
     const deadline = this.#deadlineOf(slot);
@@ -125,7 +95,7 @@ export class MemoryBackend implements StorageBackend {
 
   /** Decided and applied before it returns: the outcome comes back directly. */
   put(entry: StoredEntry, condition?: WriteCondition): Insertion {
-    const slot = this.#slotOf(entry.key);
+    const slot = this.index.get(entry.key);
     const outcome = this.decide(slot, entry.timestamp, condition);
     if (outcome === "inserted") {
       const deadline = entry.deadline;
@@ -137,7 +107,7 @@ export class MemoryBackend implements StorageBackend {
   }
 
   delete(key: string, timestamp: Timestamp, condition?: WriteCondition): Insertion {
-    const slot = this.#slotOf(key);
+    const slot = this.index.get(key);
     const outcome = this.decide(slot, timestamp, condition);
     // A delete frees space: it is never refused, even by a full storage.
     if (outcome === "inserted") {
@@ -215,7 +185,6 @@ export class MemoryBackend implements StorageBackend {
     if (at === undefined) {
       at = records.alloc();
       nodes = nodeBytes(this.index.set(key, at));
-      this.#remember(key, at);
     }
     // A delete frees space: it is never refused. A value whose most possible cost fits is not
     // costed exactly (`Records.cost`: which ids are held already, what the held value gives back).
@@ -228,7 +197,6 @@ export class MemoryBackend implements StorageBackend {
       if (grown > 0 && used + grown > this.quota) {
         if (slot === undefined) {
           this.index.delete(key);
-          this.#recent.delete(key);
           records.free(at);
         }
         throw new ZestError(
@@ -246,7 +214,7 @@ export class MemoryBackend implements StorageBackend {
   }
 
   peek(key: string): StoredSample | null {
-    const slot = this.#slotOf(key);
+    const slot = this.index.get(key);
     return slot === undefined ? null : this.records.entry(key, slot);
   }
 
@@ -320,7 +288,6 @@ export class MemoryBackend implements StorageBackend {
       this.tombstones.delete(key);
       if (!records.deleted(slot)) continue;
       const change = this.index.delete(key);
-      this.#recent.delete(key);
       if (change.old === undefined) continue;
       this.#nodeBytes -= nodeBytes(change);
       if (this.#deadlines !== undefined) this.#clearDeadline(slot);
@@ -331,7 +298,6 @@ export class MemoryBackend implements StorageBackend {
   async close(): Promise<void> {
     this.#closings++;
     this.index.clear();
-    this.#recent.clear();
     this.records.clear();
     this.tombstones.clear();
     this.#nodeBytes = 0;
