@@ -6,9 +6,9 @@
 import { Buffer } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
-import { attachedLifetime } from "../core/lifetime.js";
+import type { ClientPolicy } from "../access/client-policy.js";
 import { errorMessage, ZestError } from "../core/errors.js";
-import { intersects } from "../keyexpr/index.js";
+import type { CanonicalKey } from "../core/key.js";
 import type { Logger } from "../core/log.js";
 import { TurnMemo } from "../core/turn-memo.js";
 import type { MatchingListener } from "../core/matching.js";
@@ -16,10 +16,12 @@ import type { Connectivity } from "../core/ports.js";
 import type { Query } from "../core/query.js";
 import type { Reply } from "../core/reply.js";
 import type { Sample } from "../core/sample.js";
+import type { SessionBoundKeys } from "../core/session-bound.js";
 import { Parameters } from "../core/selector.js";
-import type { LivelinessToken, Queryable, Session, Subscriber } from "../core/session.js";
-import { toKeyExpr } from "../core/key.js";
-import { refusalReply, responseErrorText } from "./errors.js";
+import type { Session } from "../core/session.js";
+import { refusalReply, responseErrorText } from "../door/errors.js";
+import { Face, type FaceSink } from "../door/face.js";
+import type { FaceLimits } from "../door/limits.js";
 import {
   decodeQos,
   decodeQuerySettings,
@@ -40,35 +42,13 @@ import {
 } from "./protocol.js";
 import { CloseCode, ProtocolError, Reader, Writer } from "./wire.js";
 
-/** Name of a client message, as the access-control hook sees it (`Put`, `DeclareSubscriber`...). */
+/** Name of a client message (`Put`, `DeclareSubscriber`...). */
 export type RemoteMessageName = keyof typeof In;
 
-/** A per-key filter: true when what an operation delivers on `key` may reach the client. */
-export type KeyFilter = (key: string) => boolean;
-
-/**
- * The access-control hook: may this connection do `message` on `keyExpr`? Every operation that
- * names a key expression asks it once, and each reply a queryable sends asks it as
- * `DeclareQueryable` on the reply's key (a reply may name keys its queryable's does not reach).
- * `true` allows it. A `KeyFilter` allows it in part: what a
- * read delivers (subscriber samples, get replies, liveliness samples) is filtered per key, and a
- * write or a declaration that provides data (publisher, queryable, token) is refused whole.
- * Throw a `ZestError` (`forbidden`) or return false to refuse.
- */
-export type Authorize = (message: RemoteMessageName, keyExpr: string) => boolean | KeyFilter;
-
-/** Per-connection limits (see docs/remote-api.md for the defaults). */
-export interface RemoteLimits {
-  /** Declarations of every kind this connection may hold at once. */
-  readonly maxDeclarations: number;
-  /** Gets this connection may have in flight. */
-  readonly maxPendingGets: number;
-  /** Queries waiting for this connection's queryables to answer. */
-  readonly maxPendingQueries: number;
+/** Per-connection limits (see docs/remote-api.md for the defaults): the face's, and the send buffer. */
+export interface RemoteLimits extends FaceLimits {
   /** Bytes queued for a client that does not read before it is dropped. */
   readonly maxBufferedBytes: number;
-  /** Longest query timeout a client may ask for, in milliseconds. */
-  readonly maxQueryTimeoutMs: number;
 }
 
 /** The part of the connection's TCP (or TLS) socket it uses: batching frames into one write. */
@@ -85,27 +65,25 @@ export interface ConnectionOptions {
   readonly socket?: Corkable;
   readonly logger: Logger;
   readonly limits: RemoteLimits;
-  readonly authorize: Authorize;
+  /** What this client may do (the edge policy's decision from its upgrade request). */
+  readonly policy: ClientPolicy;
+  /** `session_bound.key_exprs`: puts on them are bound to this connection's session. */
+  readonly sessionBound?: SessionBoundKeys | undefined;
   /** Called once when the connection is gone and everything it held is released. */
   readonly onClosed: () => void;
 }
 
 interface Publisher {
-  readonly key: string;
+  readonly key: CanonicalKey;
   readonly encoding: string;
   readonly qos: WireQos;
 }
 
 interface Querier {
-  readonly key: string;
+  readonly key: CanonicalKey;
   readonly qos: WireQos;
   readonly settings: QuerySettings;
   readonly timeoutMs: number;
-}
-
-interface IncomingQuery {
-  readonly query: Query;
-  readonly done: () => void;
 }
 
 interface ConnectivityListener {
@@ -131,26 +109,22 @@ const SEND_OPTIONS = { binary: true, compress: false } as const;
 /** The bytes after the header of an InSample, shared by every subscriber a sample reaches in its delivery. */
 const sampleBodies = new TurnMemo<Sample, Buffer>();
 
-export class RemoteConnection {
+export class RemoteConnection implements FaceSink {
   /** Shown in logs; the string answered to Ping. */
   readonly id = randomUUID();
   private readonly session: Session;
+  /** The client's face: declarations, gets, queries to its queryables, access and limits. */
+  private readonly face: Face;
   private readonly logger: Logger;
   private readonly limits: RemoteLimits;
-  private readonly authorizeHook: Authorize;
   private readonly connectivity: Connectivity;
   private readonly socket: Corkable | undefined;
   private readonly publishers = new Map<number, Publisher>();
   private readonly queriers = new Map<number, Querier>();
-  private readonly subscribers = new Map<number, Subscriber>();
-  private readonly queryables = new Map<number, Queryable>();
-  private readonly tokens = new Map<number, LivelinessToken>();
-  private readonly livelinessSubscribers = new Map<number, Subscriber>();
   private readonly matchingListeners = new Map<number, MatchingListener>();
   private readonly connectivityListeners = new Map<number, ConnectivityListener>();
-  private readonly incoming = new Map<number, IncomingQuery>();
-  private nextQueryId = 0;
-  private pendingGets = 0;
+  /** The QoS of each get in flight: its reply samples take the get's priority and congestion control. */
+  private readonly getQos = new Map<number, WireQos>();
   private closed = false;
   private corked = false;
   /** Messages to send once the response to the current request is out (initial statuses). */
@@ -165,7 +139,17 @@ export class RemoteConnection {
     this.limits = options.limits;
     this.connectivity = options.connectivity;
     this.socket = options.socket;
-    this.authorizeHook = options.authorize;
+    this.face = new Face({
+      session: options.session,
+      policy: options.policy,
+      limits: options.limits,
+      logger: options.logger.child({ conn: this.id }),
+      sessionBound: options.sessionBound,
+      sink: this,
+      redeclare: "refuse",
+      doorDeclarations: () =>
+        this.publishers.size + this.queriers.size + this.matchingListeners.size + this.connectivityListeners.size,
+    });
     ws.on("message", (data, isBinary) => this.onFrame(data as Buffer, isBinary));
     ws.on("close", () => {
       this.release();
@@ -178,16 +162,7 @@ export class RemoteConnection {
 
   /** Number of declarations this connection holds. */
   get declarations(): number {
-    return (
-      this.publishers.size +
-      this.queriers.size +
-      this.subscribers.size +
-      this.queryables.size +
-      this.tokens.size +
-      this.livelinessSubscribers.size +
-      this.matchingListeners.size +
-      this.connectivityListeners.size
-    );
+    return this.face.declarations;
   }
 
   /** Closes the connection with `code` (the cleanup runs when the socket is closed). */
@@ -275,7 +250,10 @@ export class RemoteConnection {
         const encoding = readEncoding(r);
         const qos = decodeQos(r.u8());
         r.end();
-        const k = this.declaring("DeclarePublisher", this.publishers, pid, key);
+        this.declaringOwn(this.publishers, pid);
+        const k = this.face.key(key);
+        // A publisher puts or deletes: declaring one needs either on its whole key.
+        if (!this.face.allows("put", k) && !this.face.allows("delete", k)) this.face.authorize("put", k);
         this.publishers.set(pid, { key: k, encoding, qos });
         return undefined;
       }
@@ -287,15 +265,11 @@ export class RemoteConnection {
         const key = r.string();
         const origin = readLocality(r.u8());
         r.end();
-        const { key: k, filter } = this.declaringRead("DeclareSubscriber", this.subscribers, sid, key);
-        const handler = filter
-          ? (s: Sample) => void (filter(s.key) && this.sendSample(sid, s))
-          : (s: Sample) => this.sendSample(sid, s);
-        this.subscribers.set(sid, this.session.declareSubscriber(k, handler, { allowedOrigin: origin }));
+        this.face.declareSubscriber(sid, this.face.key(key), { allowedOrigin: origin });
         return undefined;
       }
       case In.UndeclareSubscriber:
-        this.undeclare(this.subscribers, r, "subscriber")?.undeclare();
+        this.undeclareFace(r, "subscriber", (id) => this.face.undeclareSubscriber(id));
         return undefined;
       case In.DeclareQueryable: {
         const qid = r.u32();
@@ -303,15 +277,11 @@ export class RemoteConnection {
         const complete = r.bool();
         const origin = readLocality(r.u8());
         r.end();
-        const k = this.declaring("DeclareQueryable", this.queryables, qid, key);
-        this.queryables.set(
-          qid,
-          this.session.declareQueryable(k, (q) => this.forwardQuery(qid, q), { complete, allowedOrigin: origin }),
-        );
+        this.face.declareQueryable(qid, this.face.key(key), { complete, allowedOrigin: origin });
         return undefined;
       }
       case In.UndeclareQueryable:
-        this.undeclare(this.queryables, r, "queryable")?.undeclare();
+        this.undeclareFace(r, "queryable", (id) => this.face.undeclareQueryable(id));
         return undefined;
       case In.DeclareQuerier: {
         const qid = r.u32();
@@ -320,7 +290,10 @@ export class RemoteConnection {
         const settings = decodeQuerySettings(r.u8());
         const timeoutMs = r.u32();
         r.end();
-        const { key: k } = this.declaringRead("DeclareQuerier", this.queriers, qid, key);
+        this.declaringOwn(this.queriers, qid);
+        const k = this.face.key(key);
+        // Allowed in part: each get's replies are filtered then.
+        this.face.verdict("query", k);
         this.queriers.set(qid, { key: k, qos, settings, timeoutMs });
         return undefined;
       }
@@ -331,37 +304,24 @@ export class RemoteConnection {
         const tid = r.u32();
         const key = r.string();
         r.end();
-        const k = this.declaring("DeclareLivelinessToken", this.tokens, tid, key);
-        this.tokens.set(tid, this.session.declareLivelinessToken(k));
+        this.face.declareToken(tid, this.face.key(key));
         return undefined;
       }
       case In.UndeclareLivelinessToken:
-        this.undeclare(this.tokens, r, "liveliness token")?.undeclare();
+        this.undeclareFace(r, "liveliness token", (id) => this.face.undeclareToken(id));
         return undefined;
       case In.DeclareLivelinessSubscriber: {
         const sid = r.u32();
         const key = r.string();
         const history = r.bool();
         r.end();
-        const { key: k, filter } = this.declaringRead(
-          "DeclareLivelinessSubscriber",
-          this.livelinessSubscribers,
-          sid,
-          key,
-        );
         // History goes out after the ResponseOk, like the live samples that follow it.
         const early: Sample[] = [];
         let live = false;
-        const sub = this.session.declareLivelinessSubscriber(
-          k,
-          (s) => {
-            if (filter && !filter(s.key)) return;
-            if (live) this.sendSample(sid, s);
-            else early.push(s);
-          },
-          { history },
-        );
-        this.livelinessSubscribers.set(sid, sub);
+        this.face.declareLivelinessSubscriber(sid, this.face.key(key), history, (s) => {
+          if (live) this.sendSample(sid, s);
+          else early.push(s);
+        });
         this.after.push(() => {
           live = true;
           for (const s of early) this.sendSample(sid, s);
@@ -369,7 +329,7 @@ export class RemoteConnection {
         return undefined;
       }
       case In.UndeclareLivelinessSubscriber:
-        this.undeclare(this.livelinessSubscribers, r, "liveliness subscriber")?.undeclare();
+        this.undeclareFace(r, "liveliness subscriber", (id) => this.face.undeclareLivelinessSubscriber(id));
         return undefined;
       case In.Put: {
         const key = r.string();
@@ -379,19 +339,13 @@ export class RemoteConnection {
         const timestamp = r.optional(() => readTimestamp(r));
         const qos = decodeQos(r.u8());
         r.end();
-        const k = this.authorized("Put", key);
-        // A `zest:` attachment asks a lifetime (docs/ttl-and-leases.md) and is not handed on.
-        const life = attachedLifetime(attachment);
-        this.write(
-          this.session.put(
-            k,
-            payload,
-            life === undefined
-              ? { encoding, attachment, timestamp, qos, allowedDestination: qos.locality }
-              : { encoding, timestamp, qos, allowedDestination: qos.locality, ...life },
-          ),
-          k,
-        );
+        this.face.put(this.face.key(key), payload, {
+          encoding,
+          attachment,
+          timestamp,
+          qos,
+          allowedDestination: qos.locality,
+        });
         return undefined;
       }
       case In.Delete: {
@@ -400,8 +354,7 @@ export class RemoteConnection {
         const timestamp = r.optional(() => readTimestamp(r));
         const qos = decodeQos(r.u8());
         r.end();
-        const k = this.authorized("Delete", key);
-        this.write(this.session.delete(k, { attachment, timestamp, qos, allowedDestination: qos.locality }), k);
+        this.face.delete(this.face.key(key), { attachment, timestamp, qos, allowedDestination: qos.locality });
         return undefined;
       }
       case In.PublisherPut: {
@@ -412,20 +365,13 @@ export class RemoteConnection {
         const timestamp = r.optional(() => readTimestamp(r));
         r.end();
         const p = this.known(this.publishers, pid, "publisher");
-        this.authorized("PublisherPut", p.key);
-        const qos = p.qos;
-        const life = attachedLifetime(attachment);
-        this.write(
-          this.session.put(p.key, payload, {
-            encoding: encoding ?? p.encoding,
-            attachment: life === undefined ? attachment : undefined,
-            timestamp,
-            qos,
-            allowedDestination: qos.locality,
-            ...life,
-          }),
-          p.key,
-        );
+        this.face.put(p.key, payload, {
+          encoding: encoding ?? p.encoding,
+          attachment,
+          timestamp,
+          qos: p.qos,
+          allowedDestination: p.qos.locality,
+        });
         return undefined;
       }
       case In.PublisherDelete: {
@@ -434,11 +380,7 @@ export class RemoteConnection {
         const timestamp = r.optional(() => readTimestamp(r));
         r.end();
         const p = this.known(this.publishers, pid, "publisher");
-        this.authorized("PublisherDelete", p.key);
-        this.write(
-          this.session.delete(p.key, { attachment, timestamp, qos: p.qos, allowedDestination: p.qos.locality }),
-          p.key,
-        );
+        this.face.delete(p.key, { attachment, timestamp, qos: p.qos, allowedDestination: p.qos.locality });
         return undefined;
       }
       case In.Get: {
@@ -452,7 +394,7 @@ export class RemoteConnection {
         const settings = decodeQuerySettings(r.u8());
         const timeoutMs = r.u32();
         r.end();
-        this.get("Get", { getId, key, parameters, payload, encoding, attachment, qos, settings, timeoutMs });
+        this.get({ getId, key, parameters, payload, encoding, attachment, qos, settings, timeoutMs });
         return undefined;
       }
       case In.QuerierGet: {
@@ -469,7 +411,7 @@ export class RemoteConnection {
           this.replyAndFinal(getId, refusalReply(ZestError.notFound(`unknown querier id ${querierId}`)));
           return undefined;
         }
-        this.get("QuerierGet", {
+        this.get({
           getId,
           key: q.key,
           parameters,
@@ -489,9 +431,7 @@ export class RemoteConnection {
         r.end();
         let samples: Sample[];
         try {
-          const { key: k, filter } = this.access("LivelinessGet", key);
-          samples = this.session.livelinessGet(k);
-          if (filter) samples = samples.filter((s) => filter(s.key));
+          samples = this.face.livelinessGet(this.face.key(key));
         } catch (err) {
           this.replyAndFinal(getId, refusalReply(err));
           return undefined;
@@ -509,8 +449,8 @@ export class RemoteConnection {
         const timestamp = r.optional(() => readTimestamp(r));
         const qos = decodeQos(r.u8());
         r.end();
-        const q = this.replyTarget(queryId, key);
-        q?.reply(key, payload, { encoding, attachment, timestamp, qos });
+        const t = this.face.replyTarget(queryId, () => key);
+        t?.query.reply(t.key, payload, { encoding, attachment, timestamp, qos });
         return undefined;
       }
       case In.ReplyDel: {
@@ -520,7 +460,8 @@ export class RemoteConnection {
         const timestamp = r.optional(() => readTimestamp(r));
         const qos = decodeQos(r.u8());
         r.end();
-        this.replyTarget(queryId, key)?.replyDelete(key, { attachment, timestamp, qos });
+        const t = this.face.replyTarget(queryId, () => key);
+        t?.query.replyDelete(t.key, { attachment, timestamp, qos });
         return undefined;
       }
       case In.ReplyErr: {
@@ -528,13 +469,13 @@ export class RemoteConnection {
         const payload = Buffer.from(r.bytes());
         const encoding = readEncoding(r);
         r.end();
-        this.incoming.get(queryId)?.query.replyErr(payload, { encoding });
+        this.face.replyErr(queryId, payload, encoding);
         return undefined;
       }
       case In.QueryResponseFinal: {
         const queryId = r.u32();
         r.end();
-        this.incoming.get(queryId)?.done();
+        this.face.finishQuery(queryId);
         return undefined;
       }
       case In.PublisherDeclareMatchingListener:
@@ -546,7 +487,7 @@ export class RemoteConnection {
         const owner = publisher
           ? this.known(this.publishers, ownerId, "publisher")
           : this.known(this.queriers, ownerId, "querier");
-        this.declaring(IN_NAMES[id] as RemoteMessageName, this.matchingListeners, lid, owner.key);
+        this.declaringOwn(this.matchingListeners, lid);
         const listener = this.session.declareMatchingListener(
           owner.key,
           publisher ? "subscribers" : "queryables",
@@ -600,8 +541,7 @@ export class RemoteConnection {
         const lid = r.u32();
         const history = r.bool();
         r.end();
-        if (this.connectivityListeners.has(lid)) throw ZestError.conflict(`listener id ${lid} is already declared`);
-        this.checkDeclarationLimit();
+        this.declaringOwn(this.connectivityListeners, lid);
         this.watchConnectivity(lid, id === In.DeclareTransportEventsListener ? "transport" : "link", history);
         return undefined;
       }
@@ -616,32 +556,10 @@ export class RemoteConnection {
 
   // ---- declarations -------------------------------------------------------------------------
 
-  /** Checks a declaration: a fresh id, within the limit, a valid key the client may use whole. */
-  private declaring(message: RemoteMessageName, map: Map<number, unknown>, id: number, key: string): string {
+  /** Checks a declaration the door holds itself (publisher, querier, listener): a fresh id, within the limit. */
+  private declaringOwn(map: Map<number, unknown>, id: number): void {
     if (map.has(id)) throw ZestError.conflict(`id ${id} is already declared`);
-    this.checkDeclarationLimit();
-    return this.authorized(message, key);
-  }
-
-  /** Checks a reading declaration (subscriber, querier): like `declaring`, but allowed in part. */
-  private declaringRead(
-    message: RemoteMessageName,
-    map: Map<number, unknown>,
-    id: number,
-    key: string,
-  ): { key: string; filter?: KeyFilter } {
-    if (map.has(id)) throw ZestError.conflict(`id ${id} is already declared`);
-    this.checkDeclarationLimit();
-    return this.access(message, key);
-  }
-
-  private checkDeclarationLimit(): void {
-    if (this.declarations >= this.limits.maxDeclarations) {
-      throw new ZestError(
-        "too_large",
-        `this connection already holds ${this.limits.maxDeclarations} declarations (the limit)`,
-      );
-    }
+    this.face.checkDeclarationLimit();
   }
 
   private undeclare<T>(map: Map<number, T>, r: Reader, what: string): T | undefined {
@@ -652,54 +570,30 @@ export class RemoteConnection {
     return v;
   }
 
+  /** Undeclares a declaration the face holds; `not_found` when the client has none by that id. */
+  private undeclareFace(r: Reader, what: string, undeclare: (id: number) => boolean): void {
+    const id = r.u32();
+    r.end();
+    if (!undeclare(id)) throw ZestError.notFound(`unknown ${what} id ${id}`);
+  }
+
   private known<T>(map: Map<number, T>, id: number, what: string): T {
     const v = map.get(id);
     if (v === undefined) throw ZestError.notFound(`unknown ${what} id ${id}`);
     return v;
   }
 
-  /**
-   * Canonizes `key` and asks the access-control hook; throws a ZestError when refused. A write
-   * or a declaration that provides data must be allowed whole.
-   */
-  private authorized(message: RemoteMessageName, key: string): string {
-    const { key: k, filter } = this.access(message, key);
-    if (filter)
-      throw ZestError.forbidden(`${message} on ${k} is not allowed: it reaches keys outside the allowed ones`);
-    return k;
-  }
-
-  /** Canonizes `key` and asks the access-control hook: the key, and the filter of a partial allowance. */
-  private access(message: RemoteMessageName, key: string): { key: string; filter?: KeyFilter } {
-    const k = toKeyExpr(key);
-    const verdict = this.authorizeHook(message, k);
-    if (verdict === false) throw ZestError.forbidden(`${message} on ${k} is not allowed`);
-    return verdict === true ? { key: k } : { key: k, filter: verdict };
-  }
-
   private optBytes(r: Reader): Buffer | undefined {
     return r.optional(() => Buffer.from(r.bytes()));
   }
 
-  /** A fire-and-forget write: its failure (a storage refusing it) can only be logged. */
-  private write(p: Promise<void>, key: string): void {
-    p.catch((err: unknown) =>
-      this.logger.info({ conn: this.id, key, err: errorMessage(err) }, "remote API write failed"),
-    );
-  }
-
   // ---- gets ---------------------------------------------------------------------------------
 
-  private get(message: RemoteMessageName, g: GetRequest): void {
-    let key: string;
-    let filter: KeyFilter | undefined;
+  /** A get (or a querier's): the face runs it; replies and the final come back through the sink. */
+  private get(g: GetRequest): void {
+    let key: CanonicalKey;
     try {
-      ({ key, filter } = this.access(message, g.key));
-      if (this.pendingGets >= this.limits.maxPendingGets) {
-        throw ZestError.unavailable(
-          `this connection already has ${this.limits.maxPendingGets} gets in flight (the limit)`,
-        );
-      }
+      key = this.face.key(g.key);
     } catch (err) {
       this.replyAndFinal(g.getId, refusalReply(err));
       return;
@@ -707,35 +601,33 @@ export class RemoteConnection {
     let parameters = g.parameters;
     if (!g.settings.matchingReplies && !new Parameters(parameters).has("_anyke"))
       parameters = parameters === "" ? "_anyke" : `${parameters};_anyke`;
-    const timeoutMs = g.timeoutMs === 0 ? undefined : Math.min(g.timeoutMs, this.limits.maxQueryTimeoutMs);
-    this.pendingGets++;
-    this.session
-      .getStream(
-        { key, parameters },
-        (reply) =>
-          filter && reply.kind === "ok" && !filter(reply.sample.key)
-            ? undefined
-            : this.sendReply(g.getId, reply, g.qos),
-        {
-          timeoutMs,
-          consolidation: g.settings.consolidation,
-          target: g.settings.target,
-          allowedDestination: g.qos.locality,
-          ...(g.payload !== undefined || g.encoding !== undefined
-            ? { payload: g.payload ?? EMPTY, encoding: g.encoding ?? "" }
-            : {}),
-          ...(g.attachment ? { attachment: g.attachment } : {}),
-        },
-      )
-      .catch((err: unknown) => this.sendReply(g.getId, refusalReply(err), g.qos))
-      .finally(() => {
-        this.pendingGets--;
-        this.send(this.frame(Out.QueryResponseFinal).u32(g.getId).finish());
-      });
+    this.getQos.set(g.getId, g.qos);
+    this.face.get(g.getId, key, {
+      parameters,
+      timeoutMs: g.timeoutMs,
+      consolidation: g.settings.consolidation,
+      target: g.settings.target,
+      allowedDestination: g.qos.locality,
+      ...(g.payload !== undefined || g.encoding !== undefined
+        ? { payload: g.payload ?? EMPTY, encoding: g.encoding ?? "" }
+        : {}),
+      ...(g.attachment ? { attachment: g.attachment } : {}),
+    });
   }
 
   private replyAndFinal(getId: number, reply: Reply): void {
     this.sendReply(getId, reply, undefined);
+    this.send(this.frame(Out.QueryResponseFinal).u32(getId).finish());
+  }
+
+  /** FaceSink: a reply to the client's get. */
+  reply(getId: number, reply: Reply): void {
+    this.sendReply(getId, reply, this.getQos.get(getId));
+  }
+
+  /** FaceSink: the end of the client's get. */
+  final(getId: number): void {
+    this.getQos.delete(getId);
     this.send(this.frame(Out.QueryResponseFinal).u32(getId).finish());
   }
 
@@ -758,77 +650,21 @@ export class RemoteConnection {
 
   // ---- queryables ---------------------------------------------------------------------------
 
-  /** Hands a query to this connection's queryable; the query ends on its final, or the timeout. */
-  private forwardQuery(queryableId: number, query: Query): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    if (this.incoming.size >= this.limits.maxPendingQueries) {
-      query.replyErr(
-        `unavailable: the queryable's connection has ${this.limits.maxPendingQueries} queries pending (the limit)`,
-        { errorKind: "unavailable" },
-      );
-      return Promise.resolve();
-    }
-    this.nextQueryId = (this.nextQueryId + 1) >>> 0;
-    const queryId = this.nextQueryId;
-    return new Promise<void>((resolve) => {
-      const done = (): void => {
-        if (this.incoming.get(queryId)?.query === query) this.incoming.delete(queryId);
-        resolve();
-      };
-      this.incoming.set(queryId, { query, done });
-      query.onFinished(done);
-      const w = this.frame(Out.InQuery).u32(queryableId).u32(queryId).string(query.key).string(query.parameters.raw);
-      if (query.payload !== undefined || query.encoding !== undefined) {
-        w.bool(true)
-          .bytes(query.payload ?? EMPTY)
-          .bool(true);
-        writeEncoding(w, query.encoding ?? "");
-      } else w.bool(false).bool(false);
-      if (query.attachment) w.bool(true).bytes(query.attachment);
-      else w.bool(false);
-      w.u8(query.parameters.has("_anyke") ? 0 : 1);
-      this.send(w.finish());
-    });
-  }
-
-  /**
-   * The query a reply is for, or undefined when the reply is dropped (and logged): an unknown or
-   * finished query, an invalid key, a key outside the query without `_anyke`, or a key this
-   * client may not answer for (`declare_queryable` on the reply's key, docs/remote-api.md).
-   */
-  private replyTarget(queryId: number, key: string): Query | undefined {
-    const q = this.incoming.get(queryId)?.query;
-    if (q === undefined) {
-      this.logger.debug({ conn: this.id, queryId }, "remote API reply for an unknown or finished query dropped");
-      return undefined;
-    }
-    let k: string;
-    try {
-      k = toKeyExpr(key);
-    } catch (err) {
-      this.logger.info({ conn: this.id, key, err: errorMessage(err) }, "remote API reply with an invalid key dropped");
-      return undefined;
-    }
-    if (!q.parameters.has("_anyke") && k !== q.key && !intersects(q.key, k)) {
-      this.logger.info(
-        { conn: this.id, key: k, query: q.key },
-        "remote API reply outside the query's key expression dropped (no _anyke)",
-      );
-      return undefined;
-    }
-    // The queryable was allowed on its own key expression, but a reply names its key: with
-    // `_anyke` any key, and even within the query's key one the queryable's may not reach. What a
-    // reply provides is checked like the declaration was, per reply.
-    try {
-      this.authorized("DeclareQueryable", k);
-    } catch (err) {
-      this.logger.info(
-        { conn: this.id, key: k, query: q.key, err: errorMessage(err) },
-        "remote API reply on a key the client may not answer for dropped",
-      );
-      return undefined;
-    }
-    return q;
+  /** FaceSink: a router query for the client's queryable `queryableId` (InQuery). */
+  query(queryableId: number, queryId: number, query: Query): boolean {
+    if (this.closed) return false;
+    const w = this.frame(Out.InQuery).u32(queryableId).u32(queryId).string(query.key).string(query.parameters.raw);
+    if (query.payload !== undefined || query.encoding !== undefined) {
+      w.bool(true)
+        .bytes(query.payload ?? EMPTY)
+        .bool(true);
+      writeEncoding(w, query.encoding ?? "");
+    } else w.bool(false).bool(false);
+    if (query.attachment) w.bool(true).bytes(query.attachment);
+    else w.bool(false);
+    w.u8(query.parameters.has("_anyke") ? 0 : 1);
+    this.send(w.finish());
+    return true;
   }
 
   // ---- connectivity -------------------------------------------------------------------------
@@ -880,6 +716,11 @@ export class RemoteConnection {
     if (seq === undefined) w.u8(id);
     else w.u8(id | SEQ_FLAG).u32(seq);
     return w;
+  }
+
+  /** FaceSink: a sample for the client's subscriber. */
+  sample(subscriberId: number, sample: Sample): void {
+    this.sendSample(subscriberId, sample);
   }
 
   private sendSample(subscriberId: number, sample: Sample): void {
@@ -935,17 +776,12 @@ export class RemoteConnection {
     this.closed = true;
     for (const l of this.connectivityListeners.values()) l.stop();
     this.connectivityListeners.clear();
-    // Queries this connection's queryables were answering end now: their getters get a final.
-    for (const q of [...this.incoming.values()]) q.done();
-    this.incoming.clear();
     this.publishers.clear();
     this.queriers.clear();
-    this.subscribers.clear();
-    this.queryables.clear();
-    this.tokens.clear();
-    this.livelinessSubscribers.clear();
     this.matchingListeners.clear();
-    // The session undeclares all it declared: subscribers, queryables, tokens, listeners.
-    this.session.close();
+    this.getQos.clear();
+    // Queries this connection's queryables were answering end now (their getters get a final);
+    // the session undeclares all it declared: subscribers, queryables, tokens, listeners.
+    this.face.close();
   }
 }

@@ -15,7 +15,8 @@ import type { Session } from "../core/session.js";
 import { DEFAULT_ZENOH_PORT, type Endpoint, formatEndpoint, isLoopback, parseEndpoint } from "./endpoint.js";
 import { type ZenohLimits, ZenohServer, type ZenohServerOptions, type ZenohTls } from "./server.js";
 import type { UsrPwdAuth } from "./auth-usrpwd.js";
-import type { SessionBoundKeys } from "./session-bound.js";
+import type { SessionBoundKeys } from "../core/session-bound.js";
+import type { AdminPermissions } from "../access/admin-permissions.js";
 
 export type ListenConfig = z.infer<typeof listenSchema>;
 
@@ -31,6 +32,8 @@ export interface ZenohDoorContext {
   usrpwd?: UsrPwdAuth | undefined;
   /** `session_bound.key_exprs`: puts on them are bound to the writer's session. */
   sessionBound?: SessionBoundKeys | undefined;
+  /** Who may read and write the admin space (the edge policy's). */
+  admin?: AdminPermissions | undefined;
   /** The material of `tls/` endpoints (`zenohTls`). */
   tls?: ZenohTls;
   limits?: Partial<ZenohLimits>;
@@ -120,6 +123,7 @@ function serverOptions(ctx: ZenohDoorContext, endpoints: readonly Endpoint[]): Z
     access: ctx.access,
     usrpwd: ctx.usrpwd,
     sessionBound: ctx.sessionBound,
+    admin: ctx.admin,
     ...(ctx.tls !== undefined ? { tls: ctx.tls } : {}),
   };
 }

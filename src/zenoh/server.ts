@@ -16,14 +16,18 @@ import { CookieJar } from "./cookie.js";
 import { type Endpoint, formatEndpoint } from "./endpoint.js";
 import { type HandshakeGate, type LinkLimits, type Refusal, ZenohLink } from "./link.js";
 import type { UsrPwdAuth } from "./auth-usrpwd.js";
-import type { SessionBoundKeys } from "./session-bound.js";
 import type { LinkListener, OnWire } from "./links/listener.js";
 import { listenTcp } from "./links/tcp.js";
 import { listenTls } from "./links/tls.js";
 import { listenUdp } from "./links/udp.js";
 import type { Wire } from "./links/wire.js";
-import { type Guard, type SessionLimits, ZenohSession } from "./session.js";
+import { type SessionLimits, ZenohSession } from "./session.js";
 import type { AccessControl, Principal } from "../access/access.js";
+import { type AdminPermissions, DEFAULT_ADMIN_PERMISSIONS } from "../access/admin-permissions.js";
+import { isLoopbackAddress } from "../access/client.js";
+import { clientPolicy } from "../access/client-policy.js";
+import type { SessionBoundKeys } from "../core/session-bound.js";
+import { DEFAULT_FACE_LIMITS } from "../door/limits.js";
 import { BinaryWriter } from "../core/binary.js";
 
 /** Every limit of the door, with its default in `DEFAULT_ZENOH_LIMITS`. */
@@ -47,11 +51,8 @@ export const DEFAULT_ZENOH_LIMITS: ZenohLimits = {
   maxQueueBytes: 64 * 1024 * 1024,
   maxSessions: 10_000,
   maxSessionsPerAddress: 1_000,
-  maxDeclarations: 10_000,
+  ...DEFAULT_FACE_LIMITS,
   maxKeyExprIds: 4_096,
-  maxPendingGets: 1_000,
-  maxPendingQueries: 1_000,
-  maxQueryTimeoutMs: 600_000,
 };
 
 export interface ZenohServerOptions {
@@ -73,6 +74,8 @@ export interface ZenohServerOptions {
   usrpwd?: UsrPwdAuth | undefined;
   /** `session_bound.key_exprs`: puts on them are bound to the writer's session. */
   sessionBound?: SessionBoundKeys | undefined;
+  /** Who may read and write the admin space (default: read for all, write from loopback). */
+  admin?: AdminPermissions | undefined;
   /** The certificate, key and client verification of `tls/` endpoints (required when there is one). */
   tls?: ZenohTls;
 }
@@ -261,8 +264,6 @@ export class ZenohServer {
     const gate = this.gate(wire, (p) => {
       principal = p;
     });
-    const guard: Guard | undefined =
-      access === undefined ? undefined : (message, key) => access.decide(principal!, message, key);
     this.perAddress.set(ip, fromIp + 1);
     const link = new ZenohLink(wire, {
       zid: this.options.zid,
@@ -278,7 +279,7 @@ export class ZenohServer {
           this.options.connectivity,
           this.options.logger,
           this.limits,
-          guard,
+          clientPolicy(access, principal, this.options.admin ?? DEFAULT_ADMIN_PERMISSIONS, isLoopbackAddress(ip)),
           this.options.sessionBound,
         );
         this.sessions.set(l, session);

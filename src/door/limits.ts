@@ -1,0 +1,23 @@
+/**
+ * The limits of one zenoh client's face, the same on both zenoh doors (docs/zenoh-protocol.md,
+ * docs/remote-api.md): defined here once, each door's config section defaults to them.
+ */
+
+/** Per-client limits of a face. */
+export interface FaceLimits {
+  /** Declarations of every kind the client may hold at once. */
+  readonly maxDeclarations: number;
+  /** Gets the client may have in flight. */
+  readonly maxPendingGets: number;
+  /** Router queries waiting on the client's queryables. */
+  readonly maxPendingQueries: number;
+  /** The longest a get of the client's may run (ms). */
+  readonly maxQueryTimeoutMs: number;
+}
+
+export const DEFAULT_FACE_LIMITS: FaceLimits = {
+  maxDeclarations: 10_000,
+  maxPendingGets: 1_000,
+  maxPendingQueries: 1_000,
+  maxQueryTimeoutMs: 600_000,
+};
