@@ -63,6 +63,9 @@ export interface FaceSink {
    * replies. False when it could not be sent (the query then ends for this queryable).
    */
   query(queryableId: number, queryId: number, query: Query): boolean;
+  /** Stop reading the client until `resume` (back-pressure); a door that cannot, has neither. */
+  pause?(): void;
+  resume?(): void;
 }
 
 export interface FaceOptions {
@@ -109,6 +112,8 @@ export class Face {
   readonly session: Session;
   readonly policy: ClientPolicy;
   readonly #limits: FaceLimits;
+  /** Gets in flight at which the client is no longer read. */
+  readonly #pauseAt: number;
   readonly #logger: Logger;
   readonly #sink: FaceSink;
   readonly #sessionBound: SessionBoundKeys | undefined;
@@ -133,6 +138,7 @@ export class Face {
     this.session = options.session;
     this.policy = options.policy;
     this.#limits = options.limits;
+    this.#pauseAt = Math.min(options.limits.pauseAtPendingGets, options.limits.maxPendingGets);
     this.#logger = options.logger;
     this.#sink = options.sink;
     this.#sessionBound = options.sessionBound?.empty === false ? options.sessionBound : undefined;
@@ -267,7 +273,8 @@ export class Face {
     }
     const { parameters, timeoutMs, budget, ...options } = g;
     let left = budget ?? Number.POSITIVE_INFINITY;
-    this.#pendingGets++;
+    // Back-pressure: at the mark, the client is not read until one of its gets ends.
+    if (++this.#pendingGets === this.#pauseAt) this.#sink.pause?.();
     this.session
       .getStream(
         { key, parameters },
@@ -279,7 +286,7 @@ export class Face {
       )
       .catch((err: unknown) => this.#sink.reply(getId, refusalReply(err)))
       .finally(() => {
-        this.#pendingGets--;
+        if (this.#pendingGets-- === this.#pauseAt && !this.#closed) this.#sink.resume?.();
         this.#sink.final(getId);
       });
   }

@@ -7,8 +7,16 @@
 export interface FaceLimits {
   /** Declarations of every kind the client may hold at once. */
   readonly maxDeclarations: number;
-  /** Gets the client may have in flight. */
+  /**
+   * Gets the client may have in flight: past it a get is refused (`unavailable`). A memory bound,
+   * far above any legitimate burst: the client is held back long before, at `pauseAtPendingGets`.
+   */
   readonly maxPendingGets: number;
+  /**
+   * Gets in flight at which the door stops reading the client (TCP holds it back) until one
+   * ends: a burst of gets is slowed down, never refused, as zenohd answers them all.
+   */
+  readonly pauseAtPendingGets: number;
   /** Router queries waiting on the client's queryables. */
   readonly maxPendingQueries: number;
   /** The longest a get of the client's may run (ms). */
@@ -17,7 +25,8 @@ export interface FaceLimits {
 
 export const DEFAULT_FACE_LIMITS: FaceLimits = {
   maxDeclarations: 10_000,
-  maxPendingGets: 1_000,
+  maxPendingGets: 65_536,
+  pauseAtPendingGets: 1_000,
   maxPendingQueries: 1_000,
   maxQueryTimeoutMs: 600_000,
 };

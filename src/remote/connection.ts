@@ -55,6 +55,9 @@ export interface RemoteLimits extends FaceLimits {
 export interface Corkable {
   cork(): void;
   uncork(): void;
+  /** Stops reading the client until `resume` (back-pressure on a burst of gets). */
+  pause?(): unknown;
+  resume?(): unknown;
 }
 
 export interface ConnectionOptions {
@@ -623,6 +626,15 @@ export class RemoteConnection implements FaceSink {
   /** FaceSink: a reply to the client's get. */
   reply(getId: number, reply: Reply): void {
     this.sendReply(getId, reply, this.getQos.get(getId));
+  }
+
+  /** FaceSink: too many gets in flight: the client is not read until one ends. */
+  pause(): void {
+    this.socket?.pause?.();
+  }
+
+  resume(): void {
+    if (!this.closed) this.socket?.resume?.();
   }
 
   /** FaceSink: the end of the client's get. */

@@ -260,6 +260,15 @@ export class ZenohSession implements NetworkHandler, FaceSink {
     this.link.endMessage();
   }
 
+  /** FaceSink: too many gets of this peer's in flight: it is not read until one ends. */
+  pause(): void {
+    this.link.pauseReading();
+  }
+
+  resume(): void {
+    this.link.resumeReading();
+  }
+
   /** FaceSink: the end of this peer's get `id` (RESPONSE_FINAL). */
   final(id: number): void {
     const w = this.link.startMessage(false);

@@ -21,6 +21,8 @@ interface Client {
   put(key: string, value: string, attachment?: string): Promise<void>;
   /** The replies of a get, as `key=value` or `err:<text>`. */
   get(selector: string): Promise<string[]>;
+  /** `n` gets sent at once, without waiting; the replies of each. */
+  burst(selector: string, n: number): Promise<string[][]>;
   close(): Promise<void>;
 }
 
@@ -49,7 +51,35 @@ const zenohDoor: Door = {
           : [`${m.key.suffix}=${m.body.push.kind === "put" ? Buffer.from(m.body.push.payload).toString() : ""}`];
       });
     };
+    const burst = async (selector: string, n: number): Promise<string[][]> => {
+      const first = nextId;
+      nextId += n;
+      for (let i = 0; i < n; i += 100)
+        c.sendFrame(
+          ...Array.from(
+            { length: Math.min(100, n - i) },
+            (_, j) => (w: Parameters<typeof encodeRequest>[0]) =>
+              encodeRequest(w, {
+                id: first + i + j,
+                key: wire(selector),
+                query: { consolidation: "none", parameters: "" },
+              }),
+          ),
+        );
+      await c.until(
+        () =>
+          c.network.filter((m) => m.kind === "responseFinal" && m.id >= first && m.id < first + n).length === n ||
+          undefined,
+        20_000,
+      );
+      const by = new Map<number, string[]>();
+      for (const m of c.network)
+        if (m.kind === "response" && m.id >= first && m.id < first + n)
+          by.set(m.id, [...(by.get(m.id) ?? []), m.body.kind === "err" ? "err" : m.key.suffix]);
+      return Array.from({ length: n }, (_, i) => by.get(first + i) ?? []);
+    };
     return {
+      burst,
       async put(key, value, attachment) {
         c.sendFrame((w) =>
           encodePush(w, wire(key), {
@@ -80,6 +110,12 @@ const remoteDoor: Door = {
       },
       async get(selector) {
         return (await collect(await s.get(selector))).map((r) => r.replace(/^put:/, ""));
+      },
+      async burst(selector, n) {
+        const receivers = await Promise.all(Array.from({ length: n }, () => s.get(selector)));
+        return (await Promise.all(receivers.map((r) => collect(r)))).map((rs) =>
+          rs.map((r) => (r.startsWith("err:") ? "err" : r.replace(/^put:/, "").split("=")[0]!)),
+        );
       },
       close: () => s.close(),
     };
@@ -166,6 +202,29 @@ for (const door of [zenohDoor, remoteDoor]) {
         assert.deepEqual(await reader.get("kept/**"), ["kept/me=stays"]);
       } finally {
         await reader.close();
+      }
+    });
+
+    test("a burst of 3,000 gets without waiting is answered whole: the client is held back, not refused", async () => {
+      const z = await router();
+      const answerer = z.session;
+      answerer.declareQueryable(
+        "burst/**",
+        (q) =>
+          new Promise<void>((resolve) =>
+            setTimeout(() => {
+              q.reply("burst/x", "x");
+              resolve();
+            }, 5),
+          ),
+      );
+      const c = await door.open(z);
+      try {
+        const replies = await c.burst("burst/**", 3_000);
+        const wrong = replies.filter((r) => r.length !== 1 || r[0] !== "burst/x");
+        assert.equal(wrong.length, 0, `${wrong.length} gets answered otherwise, e.g. ${JSON.stringify(wrong[0])}`);
+      } finally {
+        await c.close();
       }
     });
 

@@ -210,3 +210,30 @@ test("access control: a read allowed in part is filtered per key; a write allowe
   assert.throws(() => f.put(f.key("**"), Buffer.from("x"), {}), /may not put \*\*/);
   assert.throws(() => f.put(f.key("closed/a"), Buffer.from("x"), {}), /an anonymous client may not put closed\/a/);
 });
+
+test("a burst of gets pauses the client at the mark and resumes it when one ends, refusing none below the memory bound", async () => {
+  const events: string[] = [];
+  const { f, sink, other } = face({ limits: { ...DEFAULT_FACE_LIMITS, pauseAtPendingGets: 3, maxPendingGets: 5 } });
+  Object.assign(sink, { pause: () => events.push("pause"), resume: () => events.push("resume") });
+  const answers: Array<() => void> = [];
+  other.declareQueryable(
+    "b/**",
+    (q) =>
+      new Promise<void>((resolve) =>
+        answers.push(() => {
+          q.reply("b/x", "x");
+          resolve();
+        }),
+      ),
+  );
+  for (let id = 1; id <= 6; id++) f.get(id, f.key("b/**"), { parameters: "", timeoutMs: 0 });
+  await tick();
+  assert.deepEqual(events, ["pause"]);
+  assert.equal(f.pendingGets, 5);
+  assert.ok(sink.out.includes("err 6 unavailable: this client already has 5 gets in flight (the limit)"));
+  for (const answer of answers.splice(0)) answer();
+  await tick();
+  await tick();
+  assert.deepEqual(events, ["pause", "resume"]);
+  assert.equal(f.pendingGets, 0);
+});
