@@ -14,7 +14,9 @@ export interface FaceLimits {
   readonly maxPendingGets: number;
   /**
    * Gets in flight at which the door stops reading the client (TCP holds it back) until one
-   * ends: a burst of gets is slowed down, never refused, as zenohd answers them all.
+   * ends: a burst of gets is slowed down, never refused, as zenohd answers them all. Above any
+   * burst seen from a real client: zenoh-pico's getter blocks on a full socket while holding the
+   * lock its reader needs, so holding it back at 1,000 (of its test's 10,000) deadlocked it.
    */
   readonly pauseAtPendingGets: number;
   /** Router queries waiting on the client's queryables. */
@@ -26,7 +28,7 @@ export interface FaceLimits {
 export const DEFAULT_FACE_LIMITS: FaceLimits = {
   maxDeclarations: 10_000,
   maxPendingGets: 65_536,
-  pauseAtPendingGets: 1_000,
+  pauseAtPendingGets: 16_384,
   maxPendingQueries: 1_000,
   maxQueryTimeoutMs: 600_000,
 };

@@ -29,7 +29,7 @@ export const remoteApiSchema = closed(
     max_pending_gets: positive()
       .default(DEFAULT_LIMITS.maxPendingGets)
       .describe(
-        "gets one connection may have in flight before one is refused, a memory bound: the connection is no longer read from 1000 in flight until one ends",
+        "gets one connection may have in flight before one is refused, a memory bound: the connection is no longer read from 16384 in flight until one ends",
       ),
     max_pending_queries: positive()
       .default(DEFAULT_LIMITS.maxPendingQueries)
