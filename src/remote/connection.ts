@@ -23,16 +23,10 @@ import { refusalReply, responseErrorText } from "../door/errors.js";
 import { Face, type FaceSink } from "../door/face.js";
 import type { FaceLimits } from "../door/limits.js";
 import {
-  decodeQos,
-  decodeQuerySettings,
   encodeQos,
   In,
-  IN_NAMES,
   Out,
   type QuerySettings,
-  readEncoding,
-  readLocality,
-  readTimestamp,
   SEQ_FLAG,
   type WireQos,
   writeEncoding,
@@ -40,10 +34,10 @@ import {
   writeTimestamp,
   writeZenohId,
 } from "./protocol.js";
+import { decodeFrame, type InMessage } from "./messages.js";
 import { CloseCode, ProtocolError, Reader, Writer } from "./wire.js";
 
-/** Name of a client message (`Put`, `DeclareSubscriber`...). */
-export type RemoteMessageName = keyof typeof In;
+export type { RemoteMessageName } from "./messages.js";
 
 /** Per-connection limits (see docs/remote-api.md for the defaults): the face's, and the send buffer. */
 export interface RemoteLimits extends FaceLimits {
@@ -93,18 +87,6 @@ interface ConnectivityListener {
   readonly kind: "transport" | "link";
   readonly known: Set<string>;
   readonly stop: () => void;
-}
-
-interface GetRequest {
-  readonly getId: number;
-  readonly key: string;
-  readonly parameters: string;
-  readonly payload?: Buffer;
-  readonly encoding?: string;
-  readonly attachment?: Buffer;
-  readonly qos: WireQos;
-  readonly settings: QuerySettings;
-  readonly timeoutMs: number;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -198,26 +180,24 @@ export class RemoteConnection implements FaceSink {
   }
 
   private handle(buf: Buffer): void {
-    const r = new Reader(buf);
-    const header = r.u8();
-    const id = header & ~SEQ_FLAG;
-    const seq = header & SEQ_FLAG ? r.u32() : undefined;
-    const name = IN_NAMES[id] as RemoteMessageName | undefined;
-    if (name === undefined) throw new ProtocolError(CloseCode.PROTOCOL_ERROR, `unknown message id ${id}`);
+    const { message, seq } = decodeFrame(new Reader(buf));
     let response: Buffer | undefined;
     try {
-      response = this.dispatch(id, r, seq);
+      response = this.dispatch(message, seq);
     } catch (err) {
       if (err instanceof ProtocolError) throw err;
       if (seq === undefined) {
-        this.logger.info({ conn: this.id, message: name, err: errorMessage(err) }, "remote API message refused");
+        this.logger.info(
+          { conn: this.id, message: message.name, err: errorMessage(err) },
+          "remote API message refused",
+        );
       } else {
         this.send(this.frame(Out.ResponseError, seq).string(responseErrorText(err)).finish());
       }
       this.after = [];
       return;
     }
-    if (seq !== undefined) this.send(response ?? this.frame(Out.ResponseOk, seq).u8(id).finish());
+    if (seq !== undefined) this.send(response ?? this.frame(Out.ResponseOk, seq).u8(In[message.name]).finish());
     if (this.after.length > 0) {
       const after = this.after;
       this.after = [];
@@ -225,14 +205,17 @@ export class RemoteConnection implements FaceSink {
     }
   }
 
-  /** Acts on one message; returns the response to send, when it is not a plain ResponseOk. */
-  private dispatch(id: number, r: Reader, seq: number | undefined): Buffer | undefined {
-    switch (id) {
-      case In.Ping:
-        r.end();
+  /**
+   * Acts on one decoded message: what is zenoh's goes to the face, what only the remote API has
+   * (publishers, queriers, matching listeners, connectivity) stays here. Returns the response to
+   * send, when it is not a plain ResponseOk; a refusal throws.
+   */
+  private dispatch(m: InMessage, seq: number | undefined): Buffer | undefined {
+    const face = this.face;
+    switch (m.name) {
+      case "Ping":
         return this.frame(Out.ResponsePing, seq).string(this.id).finish();
-      case In.GetSessionInfo: {
-        r.end();
+      case "GetSessionInfo": {
         const w = this.frame(Out.ResponseSessionInfo, seq);
         writeZenohId(w, this.session.zid);
         const routers = this.peers();
@@ -241,320 +224,211 @@ export class RemoteConnection implements FaceSink {
         w.varint(0);
         return w.finish();
       }
-      case In.GetTimestamp: {
-        r.end();
+      case "GetTimestamp": {
         const w = this.frame(Out.ResponseTimestamp, seq);
         writeTimestamp(w, this.session.clock.newTimestamp());
         return w.finish();
       }
-      case In.DeclarePublisher: {
-        const pid = r.u32();
-        const key = r.string();
-        const encoding = readEncoding(r);
-        const qos = decodeQos(r.u8());
-        r.end();
-        this.declaringOwn(this.publishers, pid);
-        const k = this.face.key(key);
+      case "DeclarePublisher": {
+        this.declaringOwn(this.publishers, m.id);
+        const k = face.key(m.key);
         // A publisher puts or deletes: declaring one needs either on its whole key.
-        if (!this.face.allows("put", k) && !this.face.allows("delete", k)) this.face.authorize("put", k);
-        this.publishers.set(pid, { key: k, encoding, qos });
+        if (!face.allows("put", k) && !face.allows("delete", k)) face.authorize("put", k);
+        this.publishers.set(m.id, { key: k, encoding: m.encoding, qos: m.qos });
         return undefined;
       }
-      case In.UndeclarePublisher:
-        this.undeclare(this.publishers, r, "publisher");
+      case "UndeclarePublisher":
+        this.undeclareOwn(this.publishers, m.id, "publisher");
         return undefined;
-      case In.DeclareSubscriber: {
-        const sid = r.u32();
-        const key = r.string();
-        const origin = readLocality(r.u8());
-        r.end();
-        this.face.declareSubscriber(sid, this.face.key(key), { allowedOrigin: origin });
+      case "DeclareSubscriber":
+        face.declareSubscriber(m.id, face.key(m.key), { allowedOrigin: m.origin });
         return undefined;
-      }
-      case In.UndeclareSubscriber:
-        this.undeclareFace(r, "subscriber", (id) => this.face.undeclareSubscriber(id));
+      case "UndeclareSubscriber":
+        return this.undeclared(face.undeclareSubscriber(m.id), "subscriber", m.id);
+      case "DeclareQueryable":
+        face.declareQueryable(m.id, face.key(m.key), { complete: m.complete, allowedOrigin: m.origin });
         return undefined;
-      case In.DeclareQueryable: {
-        const qid = r.u32();
-        const key = r.string();
-        const complete = r.bool();
-        const origin = readLocality(r.u8());
-        r.end();
-        this.face.declareQueryable(qid, this.face.key(key), { complete, allowedOrigin: origin });
-        return undefined;
-      }
-      case In.UndeclareQueryable:
-        this.undeclareFace(r, "queryable", (id) => this.face.undeclareQueryable(id));
-        return undefined;
-      case In.DeclareQuerier: {
-        const qid = r.u32();
-        const key = r.string();
-        const qos = decodeQos(r.u8());
-        const settings = decodeQuerySettings(r.u8());
-        const timeoutMs = r.u32();
-        r.end();
-        this.declaringOwn(this.queriers, qid);
-        const k = this.face.key(key);
+      case "UndeclareQueryable":
+        return this.undeclared(face.undeclareQueryable(m.id), "queryable", m.id);
+      case "DeclareQuerier": {
+        this.declaringOwn(this.queriers, m.id);
+        const k = face.key(m.key);
         // Allowed in part: each get's replies are filtered then.
-        this.face.verdict("query", k);
-        this.queriers.set(qid, { key: k, qos, settings, timeoutMs });
+        face.verdict("query", k);
+        this.queriers.set(m.id, { key: k, qos: m.qos, settings: m.settings, timeoutMs: m.timeoutMs });
         return undefined;
       }
-      case In.UndeclareQuerier:
-        this.undeclare(this.queriers, r, "querier");
+      case "UndeclareQuerier":
+        this.undeclareOwn(this.queriers, m.id, "querier");
         return undefined;
-      case In.DeclareLivelinessToken: {
-        const tid = r.u32();
-        const key = r.string();
-        r.end();
-        this.face.declareToken(tid, this.face.key(key));
+      case "DeclareLivelinessToken":
+        face.declareToken(m.id, face.key(m.key));
         return undefined;
-      }
-      case In.UndeclareLivelinessToken:
-        this.undeclareFace(r, "liveliness token", (id) => this.face.undeclareToken(id));
-        return undefined;
-      case In.DeclareLivelinessSubscriber: {
-        const sid = r.u32();
-        const key = r.string();
-        const history = r.bool();
-        r.end();
+      case "UndeclareLivelinessToken":
+        return this.undeclared(face.undeclareToken(m.id), "liveliness token", m.id);
+      case "DeclareLivelinessSubscriber": {
         // History goes out after the ResponseOk, like the live samples that follow it.
         const early: Sample[] = [];
         let live = false;
-        this.face.declareLivelinessSubscriber(sid, this.face.key(key), history, (s) => {
-          if (live) this.sendSample(sid, s);
+        face.declareLivelinessSubscriber(m.id, face.key(m.key), m.history, (s) => {
+          if (live) this.sendSample(m.id, s);
           else early.push(s);
         });
         this.after.push(() => {
           live = true;
-          for (const s of early) this.sendSample(sid, s);
+          for (const s of early) this.sendSample(m.id, s);
         });
         return undefined;
       }
-      case In.UndeclareLivelinessSubscriber:
-        this.undeclareFace(r, "liveliness subscriber", (id) => this.face.undeclareLivelinessSubscriber(id));
-        return undefined;
-      case In.Put: {
-        const key = r.string();
-        const payload = Buffer.from(r.bytes());
-        const encoding = readEncoding(r);
-        const attachment = this.optBytes(r);
-        const timestamp = r.optional(() => readTimestamp(r));
-        const qos = decodeQos(r.u8());
-        r.end();
-        this.face.put(this.face.key(key), payload, {
-          encoding,
-          attachment,
-          timestamp,
-          qos,
-          allowedDestination: qos.locality,
+      case "UndeclareLivelinessSubscriber":
+        return this.undeclared(face.undeclareLivelinessSubscriber(m.id), "liveliness subscriber", m.id);
+      case "Put":
+        face.put(face.key(m.key), m.payload, {
+          encoding: m.encoding,
+          attachment: m.attachment,
+          timestamp: m.timestamp,
+          qos: m.qos,
+          allowedDestination: m.qos.locality,
         });
         return undefined;
-      }
-      case In.Delete: {
-        const key = r.string();
-        const attachment = this.optBytes(r);
-        const timestamp = r.optional(() => readTimestamp(r));
-        const qos = decodeQos(r.u8());
-        r.end();
-        this.face.delete(this.face.key(key), { attachment, timestamp, qos, allowedDestination: qos.locality });
+      case "Delete":
+        face.delete(face.key(m.key), {
+          attachment: m.attachment,
+          timestamp: m.timestamp,
+          qos: m.qos,
+          allowedDestination: m.qos.locality,
+        });
         return undefined;
-      }
-      case In.PublisherPut: {
-        const pid = r.u32();
-        const payload = Buffer.from(r.bytes());
-        const encoding = r.optional(() => readEncoding(r));
-        const attachment = this.optBytes(r);
-        const timestamp = r.optional(() => readTimestamp(r));
-        r.end();
-        const p = this.known(this.publishers, pid, "publisher");
-        this.face.put(p.key, payload, {
-          encoding: encoding ?? p.encoding,
-          attachment,
-          timestamp,
+      case "PublisherPut": {
+        const p = this.known(this.publishers, m.id, "publisher");
+        face.put(p.key, m.payload, {
+          encoding: m.encoding ?? p.encoding,
+          attachment: m.attachment,
+          timestamp: m.timestamp,
           qos: p.qos,
           allowedDestination: p.qos.locality,
         });
         return undefined;
       }
-      case In.PublisherDelete: {
-        const pid = r.u32();
-        const attachment = this.optBytes(r);
-        const timestamp = r.optional(() => readTimestamp(r));
-        r.end();
-        const p = this.known(this.publishers, pid, "publisher");
-        this.face.delete(p.key, { attachment, timestamp, qos: p.qos, allowedDestination: p.qos.locality });
-        return undefined;
-      }
-      case In.Get: {
-        const getId = r.u32();
-        const key = r.string();
-        const parameters = r.string();
-        const payload = this.optBytes(r);
-        const encoding = r.optional(() => readEncoding(r));
-        const attachment = this.optBytes(r);
-        const qos = decodeQos(r.u8());
-        const settings = decodeQuerySettings(r.u8());
-        const timeoutMs = r.u32();
-        r.end();
-        this.get({ getId, key, parameters, payload, encoding, attachment, qos, settings, timeoutMs });
-        return undefined;
-      }
-      case In.QuerierGet: {
-        const getId = r.u32();
-        const querierId = r.u32();
-        const parameters = r.string();
-        const payload = this.optBytes(r);
-        const encoding = r.optional(() => readEncoding(r));
-        const attachment = this.optBytes(r);
-        r.end();
-        const q = this.queriers.get(querierId);
-        if (q === undefined) {
-          // Fire-and-forget: the getter waits for a final, so it gets an error reply and one.
-          this.replyAndFinal(getId, refusalReply(ZestError.notFound(`unknown querier id ${querierId}`)));
-          return undefined;
-        }
-        this.get({
-          getId,
-          key: q.key,
-          parameters,
-          payload,
-          encoding,
-          attachment,
-          qos: q.qos,
-          settings: q.settings,
-          timeoutMs: q.timeoutMs,
+      case "PublisherDelete": {
+        const p = this.known(this.publishers, m.id, "publisher");
+        face.delete(p.key, {
+          attachment: m.attachment,
+          timestamp: m.timestamp,
+          qos: p.qos,
+          allowedDestination: p.qos.locality,
         });
         return undefined;
       }
-      case In.LivelinessGet: {
-        const getId = r.u32();
-        const key = r.string();
-        r.u32(); // timeout: the answer is local and immediate
-        r.end();
+      case "Get":
+        this.get(m, m.key, m.qos, m.settings, m.timeoutMs);
+        return undefined;
+      case "QuerierGet": {
+        const q = this.queriers.get(m.querierId);
+        // Fire-and-forget: the getter waits for a final, so it gets an error reply and one.
+        if (q === undefined)
+          this.replyAndFinal(m.getId, refusalReply(ZestError.notFound(`unknown querier id ${m.querierId}`)));
+        else this.get(m, q.key, q.qos, q.settings, q.timeoutMs);
+        return undefined;
+      }
+      case "LivelinessGet": {
         let samples: Sample[];
         try {
-          samples = this.face.livelinessGet(this.face.key(key));
+          samples = face.livelinessGet(face.key(m.key));
         } catch (err) {
-          this.replyAndFinal(getId, refusalReply(err));
+          this.replyAndFinal(m.getId, refusalReply(err));
           return undefined;
         }
-        for (const s of samples) this.sendReply(getId, { kind: "ok", sample: s }, undefined);
-        this.send(this.frame(Out.QueryResponseFinal).u32(getId).finish());
+        for (const s of samples) this.sendReply(m.getId, { kind: "ok", sample: s }, undefined);
+        this.send(this.frame(Out.QueryResponseFinal).u32(m.getId).finish());
         return undefined;
       }
-      case In.ReplyOk: {
-        const queryId = r.u32();
-        const key = r.string();
-        const payload = Buffer.from(r.bytes());
-        const encoding = readEncoding(r);
-        const attachment = this.optBytes(r);
-        const timestamp = r.optional(() => readTimestamp(r));
-        const qos = decodeQos(r.u8());
-        r.end();
-        const t = this.face.replyTarget(queryId, () => key);
-        t?.query.reply(t.key, payload, { encoding, attachment, timestamp, qos });
-        return undefined;
-      }
-      case In.ReplyDel: {
-        const queryId = r.u32();
-        const key = r.string();
-        const attachment = this.optBytes(r);
-        const timestamp = r.optional(() => readTimestamp(r));
-        const qos = decodeQos(r.u8());
-        r.end();
-        const t = this.face.replyTarget(queryId, () => key);
-        t?.query.replyDelete(t.key, { attachment, timestamp, qos });
-        return undefined;
-      }
-      case In.ReplyErr: {
-        const queryId = r.u32();
-        const payload = Buffer.from(r.bytes());
-        const encoding = readEncoding(r);
-        r.end();
-        this.face.replyErr(queryId, payload, encoding);
-        return undefined;
-      }
-      case In.QueryResponseFinal: {
-        const queryId = r.u32();
-        r.end();
-        this.face.finishQuery(queryId);
-        return undefined;
-      }
-      case In.PublisherDeclareMatchingListener:
-      case In.QuerierDeclareMatchingListener: {
-        const lid = r.u32();
-        const ownerId = r.u32();
-        r.end();
-        const publisher = id === In.PublisherDeclareMatchingListener;
-        const owner = publisher
-          ? this.known(this.publishers, ownerId, "publisher")
-          : this.known(this.queriers, ownerId, "querier");
-        this.declaringOwn(this.matchingListeners, lid);
-        const listener = this.session.declareMatchingListener(
-          owner.key,
-          publisher ? "subscribers" : "queryables",
-          (m) => this.sendMatching(lid, m),
-          {
-            allowedDestination: owner.qos.locality,
-            target: "settings" in owner ? owner.settings.target : undefined,
-          },
-        );
-        this.matchingListeners.set(lid, listener);
-        this.after.push(() => {
-          if (listener.matching && this.matchingListeners.get(lid) === listener) this.sendMatching(lid, true);
+      case "ReplyOk": {
+        const t = face.replyTarget(m.queryId, () => m.key);
+        t?.query.reply(t.key, m.payload, {
+          encoding: m.encoding,
+          attachment: m.attachment,
+          timestamp: m.timestamp,
+          qos: m.qos,
         });
         return undefined;
       }
-      case In.UndeclareMatchingListener:
-        this.undeclare(this.matchingListeners, r, "matching listener")?.undeclare();
+      case "ReplyDel": {
+        const t = face.replyTarget(m.queryId, () => m.key);
+        t?.query.replyDelete(t.key, { attachment: m.attachment, timestamp: m.timestamp, qos: m.qos });
         return undefined;
-      case In.PublisherGetMatchingStatus:
-      case In.QuerierGetMatchingStatus: {
-        const ownerId = r.u32();
-        r.end();
-        const publisher = id === In.PublisherGetMatchingStatus;
-        const owner = publisher
-          ? this.known(this.publishers, ownerId, "publisher")
-          : this.known(this.queriers, ownerId, "querier");
-        const matching = this.session.matchingStatus(owner.key, publisher ? "subscribers" : "queryables", {
+      }
+      case "ReplyErr":
+        face.replyErr(m.queryId, m.payload, m.encoding);
+        return undefined;
+      case "QueryResponseFinal":
+        face.finishQuery(m.queryId);
+        return undefined;
+      case "PublisherDeclareMatchingListener":
+      case "QuerierDeclareMatchingListener": {
+        const owner = this.owner(m.name === "PublisherDeclareMatchingListener", m.ownerId);
+        this.declaringOwn(this.matchingListeners, m.id);
+        const listener = this.session.declareMatchingListener(
+          owner.key,
+          owner.kind,
+          (matching) => this.sendMatching(m.id, matching),
+          { allowedDestination: owner.qos.locality, target: owner.target },
+        );
+        this.matchingListeners.set(m.id, listener);
+        this.after.push(() => {
+          if (listener.matching && this.matchingListeners.get(m.id) === listener) this.sendMatching(m.id, true);
+        });
+        return undefined;
+      }
+      case "UndeclareMatchingListener":
+        this.undeclareOwn(this.matchingListeners, m.id, "matching listener")?.undeclare();
+        return undefined;
+      case "PublisherGetMatchingStatus":
+      case "QuerierGetMatchingStatus": {
+        const owner = this.owner(m.name === "PublisherGetMatchingStatus", m.ownerId);
+        const matching = this.session.matchingStatus(owner.key, owner.kind, {
           allowedDestination: owner.qos.locality,
-          target: "settings" in owner ? owner.settings.target : undefined,
+          target: owner.target,
         });
         return this.frame(Out.ResponseMatchingStatus, seq).bool(matching).finish();
       }
-      case In.GetTransports: {
-        r.end();
+      case "GetTransports": {
         const w = this.frame(Out.ResponseTransports, seq);
         const peers = this.peers();
         w.varint(peers.length);
         for (const zid of peers) this.writeTransport(w, zid);
         return w.finish();
       }
-      case In.GetLinks: {
-        r.end();
+      case "GetLinks": {
         const w = this.frame(Out.ResponseLinks, seq);
         const peers = this.peers();
         w.varint(peers.length);
         for (const zid of peers) this.writeLink(w, zid);
         return w.finish();
       }
-      case In.DeclareTransportEventsListener:
-      case In.DeclareLinkEventsListener: {
-        const lid = r.u32();
-        const history = r.bool();
-        r.end();
-        this.declaringOwn(this.connectivityListeners, lid);
-        this.watchConnectivity(lid, id === In.DeclareTransportEventsListener ? "transport" : "link", history);
+      case "DeclareTransportEventsListener":
+      case "DeclareLinkEventsListener":
+        this.declaringOwn(this.connectivityListeners, m.id);
+        this.watchConnectivity(m.id, m.name === "DeclareTransportEventsListener" ? "transport" : "link", m.history);
         return undefined;
-      }
-      case In.UndeclareTransportEventsListener:
-      case In.UndeclareLinkEventsListener:
-        this.undeclare(this.connectivityListeners, r, "connectivity listener")?.stop();
+      case "UndeclareTransportEventsListener":
+      case "UndeclareLinkEventsListener":
+        this.undeclareOwn(this.connectivityListeners, m.id, "connectivity listener")?.stop();
         return undefined;
-      default:
-        throw new ProtocolError(CloseCode.PROTOCOL_ERROR, `unknown message id ${id}`);
     }
+  }
+
+  /** The publisher (or querier) a matching message names, as matching asks it. */
+  private owner(
+    publisher: boolean,
+    id: number,
+  ): { key: string; kind: "subscribers" | "queryables"; qos: WireQos; target?: QuerySettings["target"] } {
+    if (publisher) {
+      const p = this.known(this.publishers, id, "publisher");
+      return { key: p.key, kind: "subscribers", qos: p.qos };
+    }
+    const q = this.known(this.queriers, id, "querier");
+    return { key: q.key, kind: "queryables", qos: q.qos, target: q.settings.target };
   }
 
   // ---- declarations -------------------------------------------------------------------------
@@ -565,19 +439,16 @@ export class RemoteConnection implements FaceSink {
     this.face.checkDeclarationLimit();
   }
 
-  private undeclare<T>(map: Map<number, T>, r: Reader, what: string): T | undefined {
-    const id = r.u32();
-    r.end();
+  private undeclareOwn<T>(map: Map<number, T>, id: number, what: string): T {
     const v = this.known(map, id, what);
     map.delete(id);
     return v;
   }
 
-  /** Undeclares a declaration the face holds; `not_found` when the client has none by that id. */
-  private undeclareFace(r: Reader, what: string, undeclare: (id: number) => boolean): void {
-    const id = r.u32();
-    r.end();
-    if (!undeclare(id)) throw ZestError.notFound(`unknown ${what} id ${id}`);
+  /** `not_found` when the face had no declaration by that id. */
+  private undeclared(found: boolean, what: string, id: number): undefined {
+    if (!found) throw ZestError.notFound(`unknown ${what} id ${id}`);
+    return undefined;
   }
 
   private known<T>(map: Map<number, T>, id: number, what: string): T {
@@ -586,31 +457,33 @@ export class RemoteConnection implements FaceSink {
     return v;
   }
 
-  private optBytes(r: Reader): Buffer | undefined {
-    return r.optional(() => Buffer.from(r.bytes()));
-  }
-
   // ---- gets ---------------------------------------------------------------------------------
 
-  /** A get (or a querier's): the face runs it; replies and the final come back through the sink. */
-  private get(g: GetRequest): void {
+  /** A get (or a querier's on its key, QoS and settings): the face runs it; replies and the final come back through the sink. */
+  private get(
+    g: InMessage & { name: "Get" | "QuerierGet" },
+    rawKey: string,
+    qos: WireQos,
+    settings: QuerySettings,
+    timeoutMs: number,
+  ): void {
     let key: CanonicalKey;
     try {
-      key = this.face.key(g.key);
+      key = this.face.key(rawKey);
     } catch (err) {
       this.replyAndFinal(g.getId, refusalReply(err));
       return;
     }
     let parameters = g.parameters;
-    if (!g.settings.matchingReplies && !new Parameters(parameters).has("_anyke"))
+    if (!settings.matchingReplies && !new Parameters(parameters).has("_anyke"))
       parameters = parameters === "" ? "_anyke" : `${parameters};_anyke`;
-    this.getQos.set(g.getId, g.qos);
+    this.getQos.set(g.getId, qos);
     this.face.get(g.getId, key, {
       parameters,
-      timeoutMs: g.timeoutMs,
-      consolidation: g.settings.consolidation,
-      target: g.settings.target,
-      allowedDestination: g.qos.locality,
+      timeoutMs,
+      consolidation: settings.consolidation,
+      target: settings.target,
+      allowedDestination: qos.locality,
       ...(g.payload !== undefined || g.encoding !== undefined
         ? { payload: g.payload ?? EMPTY, encoding: g.encoding ?? "" }
         : {}),
