@@ -10,8 +10,6 @@ import type { ClientPolicy } from "../access/client-policy.js";
 import { errorMessage, ZestError } from "../core/errors.js";
 import type { CanonicalKey } from "../core/key.js";
 import type { Logger } from "../core/log.js";
-import { TurnMemo } from "../core/turn-memo.js";
-import type { MatchingListener } from "../core/matching.js";
 import type { Connectivity } from "../core/ports.js";
 import type { Query } from "../core/query.js";
 import type { Reply } from "../core/reply.js";
@@ -22,20 +20,21 @@ import type { Session } from "../core/session.js";
 import { refusalReply, responseErrorText } from "../door/errors.js";
 import { Face, type FaceSink } from "../door/face.js";
 import type { FaceLimits } from "../door/limits.js";
-import {
-  encodeQos,
-  In,
-  Out,
-  type QuerySettings,
-  SEQ_FLAG,
-  type WireQos,
-  writeEncoding,
-  writeSample,
-  writeTimestamp,
-  writeZenohId,
-} from "./protocol.js";
+import { In, Out, type QuerySettings, type WireQos } from "./protocol.js";
+import { ConnectivityEvents } from "./connectivity-events.js";
+import { known, PublishersAndQueriers } from "./publishers.js";
 import { decodeFrame, type InMessage } from "./messages.js";
-import { CloseCode, ProtocolError, Reader, Writer } from "./wire.js";
+import {
+  finalFrame,
+  frame,
+  matchingFrame,
+  queryFrame,
+  replyFrame,
+  sampleFrame,
+  sessionInfoFrame,
+  timestampFrame,
+} from "./outgoing.js";
+import { CloseCode, ProtocolError, Reader } from "./wire.js";
 
 export type { RemoteMessageName } from "./messages.js";
 
@@ -70,29 +69,8 @@ export interface ConnectionOptions {
   readonly onClosed: () => void;
 }
 
-interface Publisher {
-  readonly key: CanonicalKey;
-  readonly encoding: string;
-  readonly qos: WireQos;
-}
-
-interface Querier {
-  readonly key: CanonicalKey;
-  readonly qos: WireQos;
-  readonly settings: QuerySettings;
-  readonly timeoutMs: number;
-}
-
-interface ConnectivityListener {
-  readonly kind: "transport" | "link";
-  readonly known: Set<string>;
-  readonly stop: () => void;
-}
-
 const EMPTY = Buffer.alloc(0);
 const SEND_OPTIONS = { binary: true, compress: false } as const;
-/** The bytes after the header of an InSample, shared by every subscriber a sample reaches in its delivery. */
-const sampleBodies = new TurnMemo<Sample, Buffer>();
 
 export class RemoteConnection implements FaceSink {
   /** Shown in logs; the string answered to Ping. */
@@ -104,10 +82,10 @@ export class RemoteConnection implements FaceSink {
   private readonly limits: RemoteLimits;
   private readonly connectivity: Connectivity;
   private readonly socket: Corkable | undefined;
-  private readonly publishers = new Map<number, Publisher>();
-  private readonly queriers = new Map<number, Querier>();
-  private readonly matchingListeners = new Map<number, MatchingListener>();
-  private readonly connectivityListeners = new Map<number, ConnectivityListener>();
+  /** The client's publishers and queriers, and matching listeners on them. */
+  private readonly own: PublishersAndQueriers;
+  /** Transports and links, and the listeners that follow them. */
+  private readonly events: ConnectivityEvents;
   /** The QoS of each get in flight: its reply samples take the get's priority and congestion control. */
   private readonly getQos = new Map<number, WireQos>();
   private closed = false;
@@ -124,6 +102,8 @@ export class RemoteConnection implements FaceSink {
     this.limits = options.limits;
     this.connectivity = options.connectivity;
     this.socket = options.socket;
+    this.own = new PublishersAndQueriers(options.session);
+    this.events = new ConnectivityEvents(options.connectivity, options.session.zid, (f) => this.send(f));
     this.face = new Face({
       session: options.session,
       policy: options.policy,
@@ -132,8 +112,7 @@ export class RemoteConnection implements FaceSink {
       sessionBound: options.sessionBound,
       sink: this,
       redeclare: "refuse",
-      doorDeclarations: () =>
-        this.publishers.size + this.queriers.size + this.matchingListeners.size + this.connectivityListeners.size,
+      doorDeclarations: () => this.own.size + this.events.size,
     });
     ws.on("message", (data, isBinary) => this.onFrame(data as Buffer, isBinary));
     ws.on("close", () => {
@@ -192,12 +171,12 @@ export class RemoteConnection implements FaceSink {
           "remote API message refused",
         );
       } else {
-        this.send(this.frame(Out.ResponseError, seq).string(responseErrorText(err)).finish());
+        this.send(frame(Out.ResponseError, seq).string(responseErrorText(err)).finish());
       }
       this.after = [];
       return;
     }
-    if (seq !== undefined) this.send(response ?? this.frame(Out.ResponseOk, seq).u8(In[message.name]).finish());
+    if (seq !== undefined) this.send(response ?? frame(Out.ResponseOk, seq).u8(In[message.name]).finish());
     if (this.after.length > 0) {
       const after = this.after;
       this.after = [];
@@ -214,31 +193,21 @@ export class RemoteConnection implements FaceSink {
     const face = this.face;
     switch (m.name) {
       case "Ping":
-        return this.frame(Out.ResponsePing, seq).string(this.id).finish();
-      case "GetSessionInfo": {
-        const w = this.frame(Out.ResponseSessionInfo, seq);
-        writeZenohId(w, this.session.zid);
-        const routers = this.peers();
-        w.varint(routers.length);
-        for (const zid of routers) writeZenohId(w, zid);
-        w.varint(0);
-        return w.finish();
-      }
-      case "GetTimestamp": {
-        const w = this.frame(Out.ResponseTimestamp, seq);
-        writeTimestamp(w, this.session.clock.newTimestamp());
-        return w.finish();
-      }
+        return frame(Out.ResponsePing, seq).string(this.id).finish();
+      case "GetSessionInfo":
+        return sessionInfoFrame(seq, this.session.zid, [...this.connectivity.peers()]);
+      case "GetTimestamp":
+        return timestampFrame(seq, this.session.clock.newTimestamp());
       case "DeclarePublisher": {
-        this.declaringOwn(this.publishers, m.id);
+        this.declaringOwn(this.own.publishers, m.id);
         const k = face.key(m.key);
         // A publisher puts or deletes: declaring one needs either on its whole key.
         if (!face.allows("put", k) && !face.allows("delete", k)) face.authorize("put", k);
-        this.publishers.set(m.id, { key: k, encoding: m.encoding, qos: m.qos });
+        this.own.publishers.set(m.id, { key: k, encoding: m.encoding, qos: m.qos });
         return undefined;
       }
       case "UndeclarePublisher":
-        this.undeclareOwn(this.publishers, m.id, "publisher");
+        this.own.undeclare(this.own.publishers, m.id, "publisher");
         return undefined;
       case "DeclareSubscriber":
         face.declareSubscriber(m.id, face.key(m.key), { allowedOrigin: m.origin });
@@ -251,15 +220,15 @@ export class RemoteConnection implements FaceSink {
       case "UndeclareQueryable":
         return this.undeclared(face.undeclareQueryable(m.id), "queryable", m.id);
       case "DeclareQuerier": {
-        this.declaringOwn(this.queriers, m.id);
+        this.declaringOwn(this.own.queriers, m.id);
         const k = face.key(m.key);
         // Allowed in part: each get's replies are filtered then.
         face.verdict("query", k);
-        this.queriers.set(m.id, { key: k, qos: m.qos, settings: m.settings, timeoutMs: m.timeoutMs });
+        this.own.queriers.set(m.id, { key: k, qos: m.qos, settings: m.settings, timeoutMs: m.timeoutMs });
         return undefined;
       }
       case "UndeclareQuerier":
-        this.undeclareOwn(this.queriers, m.id, "querier");
+        this.own.undeclare(this.own.queriers, m.id, "querier");
         return undefined;
       case "DeclareLivelinessToken":
         face.declareToken(m.id, face.key(m.key));
@@ -271,12 +240,12 @@ export class RemoteConnection implements FaceSink {
         const early: Sample[] = [];
         let live = false;
         face.declareLivelinessSubscriber(m.id, face.key(m.key), m.history, (s) => {
-          if (live) this.sendSample(m.id, s);
+          if (live) this.sample(m.id, s);
           else early.push(s);
         });
         this.after.push(() => {
           live = true;
-          for (const s of early) this.sendSample(m.id, s);
+          for (const s of early) this.sample(m.id, s);
         });
         return undefined;
       }
@@ -300,7 +269,7 @@ export class RemoteConnection implements FaceSink {
         });
         return undefined;
       case "PublisherPut": {
-        const p = this.known(this.publishers, m.id, "publisher");
+        const p = known(this.own.publishers, m.id, "publisher");
         face.put(p.key, m.payload, {
           encoding: m.encoding ?? p.encoding,
           attachment: m.attachment,
@@ -311,7 +280,7 @@ export class RemoteConnection implements FaceSink {
         return undefined;
       }
       case "PublisherDelete": {
-        const p = this.known(this.publishers, m.id, "publisher");
+        const p = known(this.own.publishers, m.id, "publisher");
         face.delete(p.key, {
           attachment: m.attachment,
           timestamp: m.timestamp,
@@ -324,7 +293,7 @@ export class RemoteConnection implements FaceSink {
         this.get(m, m.key, m.qos, m.settings, m.timeoutMs);
         return undefined;
       case "QuerierGet": {
-        const q = this.queriers.get(m.querierId);
+        const q = this.own.queriers.get(m.querierId);
         // Fire-and-forget: the getter waits for a final, so it gets an error reply and one.
         if (q === undefined)
           this.replyAndFinal(m.getId, refusalReply(ZestError.notFound(`unknown querier id ${m.querierId}`)));
@@ -339,8 +308,8 @@ export class RemoteConnection implements FaceSink {
           this.replyAndFinal(m.getId, refusalReply(err));
           return undefined;
         }
-        for (const s of samples) this.sendReply(m.getId, { kind: "ok", sample: s }, undefined);
-        this.send(this.frame(Out.QueryResponseFinal).u32(m.getId).finish());
+        for (const s of samples) this.send(replyFrame(m.getId, { kind: "ok", sample: s }, undefined));
+        this.send(finalFrame(m.getId));
         return undefined;
       }
       case "ReplyOk": {
@@ -365,96 +334,51 @@ export class RemoteConnection implements FaceSink {
         face.finishQuery(m.queryId);
         return undefined;
       case "PublisherDeclareMatchingListener":
-      case "QuerierDeclareMatchingListener": {
-        const owner = this.owner(m.name === "PublisherDeclareMatchingListener", m.ownerId);
-        this.declaringOwn(this.matchingListeners, m.id);
-        const listener = this.session.declareMatchingListener(
-          owner.key,
-          owner.kind,
-          (matching) => this.sendMatching(m.id, matching),
-          { allowedDestination: owner.qos.locality, target: owner.target },
+      case "QuerierDeclareMatchingListener":
+        face.checkDeclarationLimit();
+        this.after.push(
+          this.own.declareListener(m.id, m.name === "PublisherDeclareMatchingListener", m.ownerId, (matching) =>
+            this.send(matchingFrame(m.id, matching)),
+          ),
         );
-        this.matchingListeners.set(m.id, listener);
-        this.after.push(() => {
-          if (listener.matching && this.matchingListeners.get(m.id) === listener) this.sendMatching(m.id, true);
-        });
         return undefined;
-      }
       case "UndeclareMatchingListener":
-        this.undeclareOwn(this.matchingListeners, m.id, "matching listener")?.undeclare();
+        this.own.undeclareListener(m.id);
         return undefined;
       case "PublisherGetMatchingStatus":
       case "QuerierGetMatchingStatus": {
-        const owner = this.owner(m.name === "PublisherGetMatchingStatus", m.ownerId);
-        const matching = this.session.matchingStatus(owner.key, owner.kind, {
-          allowedDestination: owner.qos.locality,
-          target: owner.target,
-        });
-        return this.frame(Out.ResponseMatchingStatus, seq).bool(matching).finish();
+        const matching = this.own.matchingStatus(m.name === "PublisherGetMatchingStatus", m.ownerId);
+        return frame(Out.ResponseMatchingStatus, seq).bool(matching).finish();
       }
-      case "GetTransports": {
-        const w = this.frame(Out.ResponseTransports, seq);
-        const peers = this.peers();
-        w.varint(peers.length);
-        for (const zid of peers) this.writeTransport(w, zid);
-        return w.finish();
-      }
-      case "GetLinks": {
-        const w = this.frame(Out.ResponseLinks, seq);
-        const peers = this.peers();
-        w.varint(peers.length);
-        for (const zid of peers) this.writeLink(w, zid);
-        return w.finish();
-      }
+      case "GetTransports":
+        return this.events.response("transport", seq);
+      case "GetLinks":
+        return this.events.response("link", seq);
       case "DeclareTransportEventsListener":
       case "DeclareLinkEventsListener":
-        this.declaringOwn(this.connectivityListeners, m.id);
-        this.watchConnectivity(m.id, m.name === "DeclareTransportEventsListener" ? "transport" : "link", m.history);
+        this.declaringOwn(this.events, m.id);
+        this.after.push(
+          this.events.declare(m.id, m.name === "DeclareTransportEventsListener" ? "transport" : "link", m.history),
+        );
         return undefined;
       case "UndeclareTransportEventsListener":
       case "UndeclareLinkEventsListener":
-        this.undeclareOwn(this.connectivityListeners, m.id, "connectivity listener")?.stop();
-        return undefined;
+        return this.undeclared(this.events.undeclare(m.id), "connectivity listener", m.id);
     }
-  }
-
-  /** The publisher (or querier) a matching message names, as matching asks it. */
-  private owner(
-    publisher: boolean,
-    id: number,
-  ): { key: string; kind: "subscribers" | "queryables"; qos: WireQos; target?: QuerySettings["target"] } {
-    if (publisher) {
-      const p = this.known(this.publishers, id, "publisher");
-      return { key: p.key, kind: "subscribers", qos: p.qos };
-    }
-    const q = this.known(this.queriers, id, "querier");
-    return { key: q.key, kind: "queryables", qos: q.qos, target: q.settings.target };
   }
 
   // ---- declarations -------------------------------------------------------------------------
 
   /** Checks a declaration the door holds itself (publisher, querier, listener): a fresh id, within the limit. */
-  private declaringOwn(map: Map<number, unknown>, id: number): void {
-    if (map.has(id)) throw ZestError.conflict(`id ${id} is already declared`);
+  private declaringOwn(map: { has(id: number): boolean }, id: number): void {
+    PublishersAndQueriers.fresh(map, id);
     this.face.checkDeclarationLimit();
-  }
-
-  private undeclareOwn<T>(map: Map<number, T>, id: number, what: string): T {
-    const v = this.known(map, id, what);
-    map.delete(id);
-    return v;
   }
 
   /** `not_found` when the face had no declaration by that id. */
   private undeclared(found: boolean, what: string, id: number): undefined {
     if (!found) throw ZestError.notFound(`unknown ${what} id ${id}`);
     return undefined;
-  }
-
-  private known<T>(map: Map<number, T>, id: number, what: string): T {
-    const v = map.get(id);
-    if (v === undefined) throw ZestError.notFound(`unknown ${what} id ${id}`);
-    return v;
   }
 
   // ---- gets ---------------------------------------------------------------------------------
@@ -492,13 +416,19 @@ export class RemoteConnection implements FaceSink {
   }
 
   private replyAndFinal(getId: number, reply: Reply): void {
-    this.sendReply(getId, reply, undefined);
-    this.send(this.frame(Out.QueryResponseFinal).u32(getId).finish());
+    this.send(replyFrame(getId, reply, undefined));
+    this.send(finalFrame(getId));
   }
 
   /** FaceSink: a reply to the client's get. */
   reply(getId: number, reply: Reply): void {
-    this.sendReply(getId, reply, this.getQos.get(getId));
+    this.send(replyFrame(getId, reply, this.getQos.get(getId)));
+  }
+
+  /** FaceSink: the end of the client's get. */
+  final(getId: number): void {
+    this.getQos.delete(getId);
+    this.send(finalFrame(getId));
   }
 
   /** FaceSink: too many gets in flight: the client is not read until one ends. */
@@ -510,123 +440,19 @@ export class RemoteConnection implements FaceSink {
     if (!this.closed) this.socket?.resume?.();
   }
 
-  /** FaceSink: the end of the client's get. */
-  final(getId: number): void {
-    this.getQos.delete(getId);
-    this.send(this.frame(Out.QueryResponseFinal).u32(getId).finish());
-  }
-
-  /** InReply: reply samples take priority and congestion control from the get, express from the reply. */
-  private sendReply(getId: number, reply: Reply, getQos: WireQos | undefined): void {
-    const w = this.frame(Out.InReply).u32(getId);
-    if (reply.kind === "err") {
-      w.bool(false).bytes(reply.payload);
-      writeEncoding(w, reply.encoding);
-    } else {
-      const s = reply.sample;
-      const qos = getQos
-        ? { priority: getQos.priority, congestionControl: getQos.congestionControl, express: s.qos?.express ?? false }
-        : s.qos;
-      w.bool(true);
-      writeSample(w, s, encodeQos(qos));
-    }
-    this.send(w.finish());
-  }
-
-  // ---- queryables ---------------------------------------------------------------------------
-
   /** FaceSink: a router query for the client's queryable `queryableId` (InQuery). */
   query(queryableId: number, queryId: number, query: Query): boolean {
     if (this.closed) return false;
-    const w = this.frame(Out.InQuery).u32(queryableId).u32(queryId).string(query.key).string(query.parameters.raw);
-    if (query.payload !== undefined || query.encoding !== undefined) {
-      w.bool(true)
-        .bytes(query.payload ?? EMPTY)
-        .bool(true);
-      writeEncoding(w, query.encoding ?? "");
-    } else w.bool(false).bool(false);
-    if (query.attachment) w.bool(true).bytes(query.attachment);
-    else w.bool(false);
-    w.u8(query.parameters.has("_anyke") ? 0 : 1);
-    this.send(w.finish());
+    this.send(queryFrame(queryableId, queryId, query));
     return true;
-  }
-
-  // ---- connectivity -------------------------------------------------------------------------
-
-  private peers(): string[] {
-    return [...this.connectivity.peers()];
-  }
-
-  private writeTransport(w: Writer, zid: string): void {
-    writeZenohId(w, zid);
-    w.u8(1).bool(false).bool(false); // a router, no QoS lanes, unicast
-  }
-
-  private writeLink(w: Writer, zid: string): void {
-    const server = this.connectivity.server() ?? "nats";
-    writeZenohId(w, zid);
-    w.string(`nats/${this.session.zid}`).string(`nats/${server}`);
-    w.bool(false).u16(0xffff).bool(true).varint(0).bool(false).bool(false).bool(false);
-  }
-
-  private watchConnectivity(lid: number, kind: "transport" | "link", history: boolean): void {
-    const known = new Set(this.peers());
-    const emit = (put: boolean, zid: string): void => {
-      const w = this.frame(kind === "transport" ? Out.InTransportEventUpdate : Out.InLinkEventUpdate)
-        .u32(lid)
-        .u8(put ? 0 : 1);
-      if (kind === "transport") this.writeTransport(w, zid);
-      else this.writeLink(w, zid);
-      this.send(w.finish());
-    };
-    const stop = this.connectivity.onChange(() => {
-      const now = new Set(this.peers());
-      for (const z of now) if (!known.has(z)) emit(true, z);
-      for (const z of known) if (!now.has(z)) emit(false, z);
-      known.clear();
-      for (const z of now) known.add(z);
-    });
-    this.connectivityListeners.set(lid, { kind, known, stop });
-    if (history)
-      this.after.push(() => {
-        for (const z of known) emit(true, z);
-      });
-  }
-
-  // ---- sending ------------------------------------------------------------------------------
-
-  private frame(id: number, seq?: number): Writer {
-    const w = new Writer();
-    if (seq === undefined) w.u8(id);
-    else w.u8(id | SEQ_FLAG).u32(seq);
-    return w;
   }
 
   /** FaceSink: a sample for the client's subscriber. */
   sample(subscriberId: number, sample: Sample): void {
-    this.sendSample(subscriberId, sample);
+    if (!this.closed) this.send(sampleFrame(subscriberId, sample));
   }
 
-  private sendSample(subscriberId: number, sample: Sample): void {
-    if (this.closed) return;
-    let body = sampleBodies.get(sample);
-    if (body === undefined) {
-      const w = new Writer(64 + sample.payload.length);
-      writeSample(w, sample);
-      body = Buffer.from(w.finish());
-      sampleBodies.set(sample, body);
-    }
-    const frame = Buffer.allocUnsafe(5 + body.length);
-    frame[0] = Out.InSample;
-    frame.writeUInt32LE(subscriberId, 1);
-    body.copy(frame, 5);
-    this.send(frame);
-  }
-
-  private sendMatching(listenerId: number, matching: boolean): void {
-    this.send(this.frame(Out.MatchingStatusUpdate).u32(listenerId).bool(matching).finish());
-  }
+  // ---- sending ------------------------------------------------------------------------------
 
   private send(frame: Buffer): void {
     if (this.closed) return;
@@ -659,11 +485,8 @@ export class RemoteConnection implements FaceSink {
   private release(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const l of this.connectivityListeners.values()) l.stop();
-    this.connectivityListeners.clear();
-    this.publishers.clear();
-    this.queriers.clear();
-    this.matchingListeners.clear();
+    this.events.close();
+    this.own.clear();
     this.getQos.clear();
     // Queries this connection's queryables were answering end now (their getters get a final);
     // the session undeclares all it declared: subscribers, queryables, tokens, listeners.
