@@ -20,6 +20,11 @@ fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
 fi
+# zenoh-python for test/zenoh-python/ (a venv of the project's own; skipped when already there).
+# Elsewhere than CI a machine without python or PyPI still runs the rest, those tests skipping.
+if ! bash scripts/zenoh-python-venv.sh && [ "${CI:-}" = "true" ]; then
+  exit 1
+fi
 npm run build --silent
 npm run lint --silent        # Biome: the recommended rules and the formatter (biome.json)
 # Compiles (and so type-checks) the tests, the benchmarks and the examples, then runs every test.
