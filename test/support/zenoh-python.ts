@@ -25,6 +25,7 @@ import { isAbsolute, resolve } from "node:path";
 import { killAtExit } from "./child-processes.js";
 import { assertLoopbackOnly, loopbackOnly, UNDER_CI } from "./netns.js";
 import { REPO_ROOT, repoPath } from "./repo.js";
+import { startZest, type ZestProcess, zenohLocatorOf } from "./zest-process.js";
 
 /** The interpreter with zenoh-python: `$ZENOH_PYTHON`, else the project's `.venv-zenoh`. */
 export const ZENOH_PYTHON = (() => {
@@ -252,4 +253,21 @@ export async function startAgent(mode: Mode, endpoint: string, lifetimeS = 90): 
       clearTimeout(t);
     },
   };
+}
+
+/**
+ * Starts the zest the python tests talk to: a zenoh listener on a free loopback port, no
+ * scouting, and a memory storage on `demo/**` only (keys under `py/` reach no storage, so what a
+ * test sees there is only what its sessions did). `ep` is where the agents connect: zest's
+ * locator, or `$ZENOH_PYTHON_ROUTER` when set.
+ */
+export async function startZestForPython(): Promise<{ zest: ZestProcess; ep: string }> {
+  const zest = await startZest([
+    "-l",
+    "tcp/127.0.0.1:0",
+    "--no-multicast-scouting",
+    "--cfg",
+    'plugins/storage_manager/storages/demo:{key_expr:"demo/**",volume:"memory"}',
+  ]);
+  return { zest, ep: REFERENCE_ROUTER ?? zenohLocatorOf(zest) };
 }

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
+import type { ZestProcess } from "../support/zest-process.js";
 import {
   type Agent,
   MODES,
@@ -16,6 +16,7 @@ import {
   type SampleJson,
   sha256,
   startAgent,
+  startZestForPython,
 } from "../support/zenoh-python.js";
 
 const skip = pythonSkip();
@@ -38,14 +39,7 @@ describe("zenoh-python pub/sub through zest", { skip }, () => {
   let ep: string;
 
   before(async () => {
-    zest = await startZest([
-      "-l",
-      "tcp/127.0.0.1:0",
-      "--no-multicast-scouting",
-      "--cfg",
-      'plugins/storage_manager/storages/demo:{key_expr:"demo/**",volume:"memory"}',
-    ]);
-    ep = REFERENCE_ROUTER ?? zenohLocatorOf(zest);
+    ({ zest, ep } = await startZestForPython());
   });
   after(async () => {
     await zest?.stop();
@@ -64,7 +58,9 @@ describe("zenoh-python pub/sub through zest", { skip }, () => {
         await Promise.all([a?.stop(), b?.stop()]);
       });
 
-      test("both sessions see zest as their router and not each other", { skip: REFERENCE_ROUTER !== undefined }, async () => {
+      test("both sessions see zest as their router and not each other", {
+        skip: REFERENCE_ROUTER !== undefined,
+      }, async () => {
         const zid = /router ([0-9A-F]+)/.exec(zest.stderr())?.[1]?.toLowerCase();
         for (const agent of [a, b]) {
           const info = await agent.call<{ routers: string[]; peers: string[] }>("info");
