@@ -179,6 +179,18 @@ describe("zenoh-python pub/sub through zest", { skip }, () => {
         );
       });
 
+      test("1,000 puts with congestion control BLOCK all arrive, in order", async () => {
+        await b.call("sub", { name: "many", key: k("many") });
+        await a.call("put", { key: k("many"), count: 1_000, numbered: true, congestion: "BLOCK" }, 20_000);
+        const got = await nSamples(b, "many", 1_000);
+        await b.call("undeclare", { name: "many" });
+        assert.equal(got.length, 1_000);
+        assert.ok(
+          got.every((s, i) => s.payload.text === String(i)),
+          "out of order",
+        );
+      });
+
       test("a ring-channel subscriber keeps the last samples until pulled", async () => {
         await b.call("sub", { name: "ring", key: k("ring/x"), ring: 3 });
         for (let i = 0; i < 10; i++) await a.call("put", { key: k("ring/x"), payload: String(i) });
@@ -223,6 +235,17 @@ describe("zenoh-python pub/sub through zest", { skip }, () => {
         assert.equal(points.at(-1), "RECEIVE", JSON.stringify(s.timestamp_stack));
       });
 
+      test("the session goes on after a fragmented put: a small put after a 128 KiB one arrives", {
+        todo: "zest differs: after a fragmented message zenoh skips one SN, and zest closes the session on that gap",
+      }, async () => {
+        await b.call("sub", { name: "after", key: k("after/*") });
+        await a.call("put", { key: k("after/big"), payload_size: 128 * 1024, congestion: "BLOCK" });
+        await a.call("put", { key: k("after/small"), payload: "still here" });
+        const s = await b.waitSample("after", k("after/small"), 3_000);
+        await b.call("undeclare", { name: "after" });
+        assert.equal(s.payload.text, "still here");
+      });
+
       // Last of the describe: zest closing the sender's session (below) must not disturb the others.
       test("128 KiB values are fragmented and reassembled on the way in and out", {
         todo: "zest differs: after a fragmented message zenoh skips one SN, and zest closes the session on that gap",
@@ -234,7 +257,7 @@ describe("zenoh-python pub/sub through zest", { skip }, () => {
         for (const [i, size] of sizes.entries())
           await a.call("put", { key: k(`big/${i}`), payload_size: size, payload_seed: i, congestion: "BLOCK" });
         for (const [i, size] of sizes.entries()) {
-          const s = await b.waitSample("big", k(`big/${i}`));
+          const s = await b.waitSample("big", k(`big/${i}`), 4_000);
           assert.equal(s.payload.len, size);
           assert.equal(s.payload.sha256, sha256(pattern(size, i)));
         }

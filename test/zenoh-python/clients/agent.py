@@ -192,8 +192,8 @@ class Agent:
         if a.get("source_sn") is not None:
             kw["source_info"] = zenoh.SourceInfo(self.session.id, a["source_sn"])
         payload = payload_arg(a)
-        for _ in range(a.get("count", 1)):
-            self.session.put(a["key"], payload, **kw)
+        for i in range(a.get("count", 1)):
+            self.session.put(a["key"], str(i).encode() if a.get("numbered") else payload, **kw)
         return {}
 
     def op_delete(self, a):
@@ -363,6 +363,38 @@ class Agent:
         kw = self._payload_kwargs(a, self._get_kwargs(a))
         started = time.monotonic()
         return self._collect(self.session.get(a["selector"], **kw), started)
+
+    def op_get_many(self, a):
+        """`count` gets sent at once, without waiting for any reply; counts what comes back."""
+        kw = self._get_kwargs(a)
+        lock = threading.Lock()
+        done = threading.Event()
+        tally = {"oks": 0, "errs": 0, "finished": 0, "errors": []}
+        count = a["count"]
+
+        def on_reply(r):
+            with lock:
+                if r.ok is not None:
+                    tally["oks"] += 1
+                else:
+                    tally["errs"] += 1
+                    if len(tally["errors"]) < 3:
+                        tally["errors"].append(bytes_json(r.err.payload))
+
+        def on_final():
+            with lock:
+                tally["finished"] += 1
+                if tally["finished"] == count:
+                    done.set()
+
+        started = time.monotonic()
+        for i in range(count):
+            self.session.get(
+                f"{a['selector']}?i={i}", zenoh.handlers.Callback(on_reply, on_final, indirect=False), **kw
+            )
+        done.wait(a.get("wait", 30))
+        with lock:
+            return {**tally, "ms": round((time.monotonic() - started) * 1000)}
 
     def op_querier(self, a):
         self.objects[a["name"]] = self.session.declare_querier(a["key"], **self._get_kwargs(a))
