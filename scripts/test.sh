@@ -9,6 +9,12 @@ command -v nats-server >/dev/null 2>&1 || need+=(nats-server)
 command -v influxd >/dev/null 2>&1 || need+=(influxdb)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
+# python3 with venv and pip (Debian splits them out) for the zenoh-python venv.
+if ! command -v python3 >/dev/null 2>&1; then
+  need+=(python3 python3-venv)
+elif ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+  need+=(python3-venv)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
