@@ -477,13 +477,28 @@ class Agent:
         return {}
 
 
+# After these, the agent answers only once zest has read what they sent (see `barrier`).
+DECLARING = {"sub", "pub", "queryable", "querier", "token", "liveliness_sub", "adv_pub", "adv_sub", "undeclare"}
+
+
+def barrier(session):
+    """A get that no queryable answers, sent after a declaration on the same link: its final
+    reply comes back once the router has read the declaration too. Without it, what the test
+    does next through another session could reach zest first (two TCP connections race)."""
+    for _ in session.get("py/barrier/none", timeout=5):
+        pass
+
+
 def run_command(agent, cmd):
     cid = cmd.get("id")
     try:
         handler = getattr(agent, "op_" + cmd["op"], None)
         if handler is None:
             raise ValueError("unknown op " + repr(cmd.get("op")))
-        emit({"id": cid, "ok": True, **handler(cmd)})
+        result = handler(cmd)
+        if cmd["op"] in DECLARING:
+            barrier(agent.session)
+        emit({"id": cid, "ok": True, **result})
     except Exception as e:  # noqa: BLE001 - every failure goes back to the test
         emit({"id": cid, "ok": False, "error": repr(e), "trace": traceback.format_exc(limit=3)})
 
