@@ -93,7 +93,17 @@ export interface SampleJson {
   timestamp: { str: string; id: string; ntp64: number } | null;
   attachment: PayloadJson | null;
   source_info: { zid: string; eid: number; sn: number } | null;
-  timestamp_stack: { records: Array<{ point: string; custom: boolean; timestamp: string }> } | null;
+  timestamp_stack: TimestampStackJson | null;
+}
+
+/** A timestamp stack (network extension 0x7) as the agent reports it. */
+export interface TimestampStackJson {
+  records: Array<{ point: string; custom: boolean; timestamp: string }>;
+}
+
+/** The records of a timestamp stack as `[point, zid of the node that wrote it]`. */
+export function stackRecords(stack: TimestampStackJson | null): Array<[string, string]> {
+  return (stack?.records ?? []).map((r) => [r.point, r.timestamp.split("/")[1] ?? ""]);
 }
 
 /** A reply to a get, as the agent reports it. */

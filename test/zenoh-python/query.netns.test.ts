@@ -15,7 +15,9 @@ import {
   type ReplyJson,
   sha256,
   startAgent,
+  stackRecords,
   startZestForPython,
+  type TimestampStackJson,
 } from "../support/zenoh-python.js";
 
 const skip = pythonSkip();
@@ -192,15 +194,31 @@ describe("zenoh-python queries through zest", { skip }, () => {
         await b.call("undeclare", { name: "slow" });
       });
 
-      test("the timestamp stack of an instrumented get reaches the queryable (extension 0x7)", {
-        todo: "zest differs: it skips network extension 0x7 on REQUEST instead of forwarding it",
+      test("the timestamp stack of an instrumented get reaches the queryable and comes back with the reply (extension 0x7)", {
+        todo: "zest differs: it neither forwards network extension 0x7 on REQUEST and RESPONSE nor adds its ROUTE record",
       }, async () => {
+        const router = (await a.call<{ routers: string[] }>("info")).routers[0]!;
         await b.call("queryable", { name: "qts", key: k("qts"), replies: [{ payload: "x" }] });
-        await a.call<Replies>("get", { selector: k("qts"), timeout: 5, instrument: ["SEND", "ROUTE", "RECEIVE"] });
+        const r = await a.call<Replies>("get", {
+          selector: k("qts"),
+          timeout: 5,
+          instrument: ["SEND", "ROUTE", "RECEIVE"],
+        });
         const q = await b.waitEvent<AgentLine>((e) => e.ev === "query" && e.name === "qts");
         await b.call("undeclare", { name: "qts" });
-        const stack = q.timestamp_stack as { records: Array<{ point: string }> } | null;
-        assert.equal(stack?.records[0]?.point, "SEND", JSON.stringify(stack));
+        // zenohd: SEND and ROUTE at the querier, ROUTE at the router, ROUTE and RECEIVE at the
+        // queryable; the reply adds the way back, ending with RECEIVE at the querier.
+        const there = stackRecords(q.timestamp_stack as TimestampStackJson | null);
+        assert.deepEqual(there[0], ["SEND", a.zid], JSON.stringify(there));
+        assert.ok(
+          there.some(([p, z]) => p === "ROUTE" && z === router),
+          JSON.stringify(there),
+        );
+        assert.deepEqual(there.at(-1), ["RECEIVE", b.zid]);
+        const back = stackRecords(r.replies[0]?.ok?.timestamp_stack ?? null);
+        assert.deepEqual(back.slice(0, there.length), there);
+        assert.equal(back.filter(([p, z]) => p === "ROUTE" && z === router).length, 2, JSON.stringify(back));
+        assert.deepEqual(back.at(-1), ["RECEIVE", a.zid]);
       });
 
       // Last: the fragmented messages make zest close the sending session (see the todo).
