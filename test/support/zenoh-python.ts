@@ -269,15 +269,16 @@ export async function startAgent(mode: Mode, endpoint: string, lifetimeS = 90): 
  * Starts the zest the python tests talk to: a zenoh listener on a free loopback port, no
  * scouting, and a memory storage on `demo/**` only (keys under `py/` reach no storage, so what a
  * test sees there is only what its sessions did). `ep` is where the agents connect: zest's
- * locator, or `$ZENOH_PYTHON_ROUTER` when set.
+ * locator, or `$ZENOH_PYTHON_ROUTER` when set. `extraArgs` are more zest arguments.
  */
-export async function startZestForPython(): Promise<{ zest: ZestProcess; ep: string }> {
+export async function startZestForPython(extraArgs: string[] = []): Promise<{ zest: ZestProcess; ep: string }> {
   const zest = await startZest([
     "-l",
     "tcp/127.0.0.1:0",
     "--no-multicast-scouting",
     "--cfg",
     'plugins/storage_manager/storages/demo:{key_expr:"demo/**",volume:"memory"}',
+    ...extraArgs,
   ]);
   return { zest, ep: REFERENCE_ROUTER ?? zenohLocatorOf(zest) };
 }

@@ -1,12 +1,14 @@
 /**
- * zenoh-python 1.10, in client and in peer mode, with REST, SSE, storages and zenoh-pico on the
- * other side of zest: one key space whatever the door.
+ * zenoh-python 1.10, in client and in peer mode, with REST, SSE, storages, zenoh-pico and
+ * zenoh-ts (the remote API) on the other side of zest: one key space whatever the door.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { openSse, restGet } from "../support/http.js";
 import { untilPasses } from "../support/assert.js";
 import { picoPut, picoSkip, runPico } from "../support/pico.js";
+import { locatorOf, openClient, roundTrip } from "../remote/helpers.js";
+import { Encoding, type Sample as TsSample } from "@eclipse-zenoh/zenoh-ts";
 import type { ZestProcess } from "../support/zest-process.js";
 import {
   type Agent,
@@ -23,12 +25,12 @@ import {
 const skip = pythonSkip();
 type Entry = { key: string; value: unknown; encoding: string; time: string };
 
-describe("zenoh-python with REST, SSE and pico on the other side of zest", { skip }, () => {
+describe("zenoh-python with REST, SSE, pico and zenoh-ts on the other side of zest", { skip }, () => {
   let zest: ZestProcess;
   let ep: string;
 
   before(async () => {
-    ({ zest, ep } = await startZestForPython());
+    ({ zest, ep } = await startZestForPython(["--cfg", "plugins/remote_api:{websocket_port:0}"]));
   });
   after(async () => {
     await zest?.stop();
@@ -158,6 +160,30 @@ describe("zenoh-python with REST, SSE and pico on the other side of zest", { ski
         const s = await a.waitSample("frompico", k("pico/from"));
         assert.equal(s.payload.text, "from pico");
         await a.call("undeclare", { name: "frompico" });
+      });
+
+      test("zenoh-ts on the other side: its subscriber gets a python put, and a python subscriber its put", async () => {
+        const ts = await openClient(locatorOf(zest));
+        try {
+          const got: TsSample[] = [];
+          const sub = await ts.declareSubscriber(k("ts/**"), { handler: (s: TsSample) => void got.push(s) });
+          await roundTrip(ts);
+          await a.call("put", { key: k("ts/to"), payload: "from python", encoding: "text/plain", attachment: "at" });
+          await untilPasses(() => assert.equal(got.length, 1));
+          assert.equal(got[0]!.keyexpr().toString(), k("ts/to"));
+          assert.equal(got[0]!.payload().toString(), "from python");
+          assert.equal(got[0]!.encoding().toString(), "text/plain");
+          assert.equal(got[0]!.attachment()?.toString(), "at");
+          await sub.undeclare();
+          await a.call("sub", { name: "fromts", key: k("ts/from") });
+          await ts.put(k("ts/from"), "from zenoh-ts", { encoding: Encoding.APPLICATION_JSON });
+          const s = await a.waitSample("fromts", k("ts/from"));
+          assert.equal(s.payload.text, "from zenoh-ts");
+          assert.equal(s.encoding, "application/json");
+          await a.call("undeclare", { name: "fromts" });
+        } finally {
+          await ts.close();
+        }
       });
 
       // Last: after its fragmented put the session is closed by zest at its next message
