@@ -27,7 +27,8 @@ import {
   encodeRequest,
   encodeResponseErr,
   encodeResponseFinal,
-  encodeResponseReply,
+  carriedExtensions,
+  encodeSampleResponse,
   type InterestMsg,
   InterestOption,
   type NetworkMsg,
@@ -36,6 +37,7 @@ import {
   type ResponseMsg,
 } from "./codec/network.js";
 import type { PushBody } from "./codec/zenoh.js";
+import { aggregated, InterestDeclarations } from "./interest-declarations.js";
 import type { NetworkHandler, PeerInfo, ZenohLink } from "./link.js";
 import { BOUND_BY_KEY, putLifetime, type SessionBoundKeys } from "./session-bound.js";
 
@@ -190,10 +192,10 @@ export class ZenohSession implements NetworkHandler {
       this.logger.info({ zid: this.peer.zid, err: errorMessage(err) }, "zenoh PUSH with a bad key expression dropped");
       return;
     }
-    this.write(key, msg.body, msg.qos);
+    this.write(key, msg.body, msg.qos, msg.exts);
   }
 
-  private write(key: CanonicalKey, b: PushBody, qos: number): void {
+  private write(key: CanonicalKey, b: PushBody, qos: number, exts: Buffer[] | undefined): void {
     if (this.guard !== undefined && !this.allowed(b.kind, key)) {
       this.logger.info({ zid: this.peer.zid, key, kind: b.kind }, "zenoh write refused by access control");
       return;
@@ -209,6 +211,8 @@ export class ZenohSession implements NetworkHandler {
       timestamp: b.timestamp ?? this.session.clock.newTimestampInTurn(),
       encoding: put ? (b.hasEncoding ? b.encoding : DEFAULT_ENCODING) : undefined,
       attachment: b.attachment,
+      sourceInfo: b.sourceInfo,
+      extensions: carriedExtensions(exts, b.unknownExts),
     };
     let done: Promise<void>;
     if (put) {
@@ -255,7 +259,7 @@ export class ZenohSession implements NetworkHandler {
     if (msg.body.kind === "push") {
       // A put or delete sent as a request (zenoh's "reliable write"): apply it, then end the request.
       try {
-        this.write(this.resolve(msg.key), msg.body.push, msg.qos);
+        this.write(this.resolve(msg.key), msg.body.push, msg.qos, msg.exts);
       } catch (err) {
         this.sendErr(msg.id, err);
       }
@@ -290,11 +294,14 @@ export class ZenohSession implements NetworkHandler {
         },
         {
           timeoutMs,
-          consolidation: q.consolidation,
+          // zenoh's router forwards every reply; the client's session consolidates them.
+          consolidation: "none",
           target: msg.target,
           allowedDestination: "remote",
           ...(q.body ? { payload: Buffer.from(q.body.payload), encoding: q.body.encoding } : {}),
           ...(q.attachment ? { attachment: Buffer.from(q.attachment) } : {}),
+          sourceInfo: q.sourceInfo,
+          extensions: carriedExtensions(msg.exts, q.unknownExts),
         },
       )
       .catch((err: unknown) => this.sendErr(msg.id, err))
@@ -312,10 +319,9 @@ export class ZenohSession implements NetworkHandler {
       this.link.endMessage();
       return;
     }
-    const s = reply.sample;
     const w = this.link.startMessage(false);
     if (w === undefined) return;
-    encodeResponseReply(w, id, { scope: 0, suffix: s.key, senderMapping: false }, pushBodyOf(s));
+    encodeSampleResponse(w, id, reply.sample);
     this.link.endMessage();
   }
 
@@ -368,7 +374,10 @@ export class ZenohSession implements NetworkHandler {
         id,
         key: { scope: 0, suffix: query.key, senderMapping: false },
         target: "all",
+        exts: query.extensions?.network,
         query: {
+          sourceInfo: query.sourceInfo,
+          unknownExts: query.extensions?.body,
           consolidation: "auto",
           parameters: query.parameters.raw,
           ...(query.payload !== undefined || query.encoding !== undefined
@@ -419,7 +428,11 @@ export class ZenohSession implements NetworkHandler {
         b.kind === "put" ? (b.hasEncoding ? b.encoding : DEFAULT_ENCODING) : Encoding.EMPTY,
         b.timestamp,
       ),
-      { ...(b.attachment ? { attachment: b.attachment } : {}) },
+      {
+        ...(b.attachment ? { attachment: b.attachment } : {}),
+        sourceInfo: b.sourceInfo,
+        extensions: carriedExtensions(msg.exts, b.unknownExts),
+      },
     );
     q.replySample(sample);
   }
@@ -574,55 +587,41 @@ export class ZenohSession implements NetworkHandler {
     interestId: number | undefined,
     future: boolean,
   ): Array<() => void> {
-    const declOf = (id: number, k: string): Declaration =>
-      kind === "subscribers"
-        ? { kind: "subscriber", id, key: { scope: 0, suffix: k, senderMapping: false } }
-        : { kind: "queryable", id, key: { scope: 0, suffix: k, senderMapping: false }, complete: false, distance: 0 };
-    const undeclOf = (id: number, k: string): Declaration =>
-      kind === "subscribers"
-        ? { kind: "unsubscriber", id, key: { scope: 0, suffix: k, senderMapping: false } }
-        : { kind: "unqueryable", id, key: { scope: 0, suffix: k, senderMapping: false } };
-    const declared = new Map<string, number>();
-    const sync = (interest: number | undefined): void => {
-      const now = aggregate
+    const wire = (k: string) => ({ scope: 0, suffix: k, senderMapping: false });
+    const now = (): Map<string, boolean> => {
+      if (kind === "queryables") {
+        const infos = this.session.matchingQueryables(key, { allowedDestination: "remote" });
+        return aggregate ? aggregated(key, infos) : infos;
+      }
+      const keys = aggregate
         ? this.session.matchingStatus(key, kind, { allowedDestination: "remote" })
           ? [key]
           : []
         : this.session.matchingKeys(key, kind, { allowedDestination: "remote" });
-      const seen = new Set(now);
-      for (const [k, id] of declared)
-        if (!seen.has(k)) {
-          declared.delete(k);
-          this.sendDeclare(undeclOf(id, k));
-        }
-      for (const k of now)
-        if (!declared.has(k)) {
-          const id = ++this.nextDeclId;
-          declared.set(k, id);
-          this.sendDeclare(declOf(id, k), interest);
-        }
+      return new Map(keys.map((k) => [k, false]));
+    };
+    const declared = new InterestDeclarations(() => ++this.nextDeclId);
+    const sync = (interest: number | undefined): void => {
+      for (const c of declared.update(now())) {
+        if (c.kind === "undeclare")
+          this.sendDeclare(
+            kind === "subscribers"
+              ? { kind: "unsubscriber", id: c.id, key: wire(c.key) }
+              : { kind: "unqueryable", id: c.id, key: wire(c.key) },
+          );
+        else
+          this.sendDeclare(
+            kind === "subscribers"
+              ? { kind: "subscriber", id: c.id, key: wire(c.key) }
+              : { kind: "queryable", id: c.id, key: wire(c.key), complete: c.complete, distance: 0 },
+            interest,
+          );
+      }
     };
     if (interestId !== undefined) sync(interestId);
-    else if (future) {
-      // Future only: what exists now is not announced, but its later removal must not be either.
-      const now = aggregate
-        ? this.session.matchingStatus(key, kind, { allowedDestination: "remote" })
-          ? [key]
-          : []
-        : this.session.matchingKeys(key, kind, { allowedDestination: "remote" });
-      for (const k of now) declared.set(k, ++this.nextDeclId);
-    }
+    // Future only: what exists now is not announced, but its later removal must not be either.
+    else if (future) declared.assume(now());
     if (!future) return [];
-    const listener: MatchingListener = this.session.declareMatchingListener(
-      key,
-      kind,
-      () => {
-        if (aggregate) sync(undefined);
-      },
-      { allowedDestination: "remote" },
-    );
-    // Non-aggregated answers follow every declaration change, not only matching flips.
-    const stopChanges = aggregate ? () => {} : this.connectivity.onChange(() => queueSync());
     let scheduled = false;
     const queueSync = (): void => {
       if (scheduled) return;
@@ -632,7 +631,15 @@ export class ZenohSession implements NetworkHandler {
         if (!this.closed) sync(undefined);
       });
     };
-    return [() => listener.undeclare(), stopChanges];
+    // Aggregated subscribers follow matching flips; everything else every declaration change
+    // (a queryable's completeness too: the same id is declared again with its new info).
+    if (aggregate && kind === "subscribers") {
+      const listener: MatchingListener = this.session.declareMatchingListener(key, kind, () => sync(undefined), {
+        allowedDestination: "remote",
+      });
+      return [() => listener.undeclare()];
+    }
+    return [this.connectivity.onChange(() => queueSync())];
   }
 
   /** Declares the live tokens matching `key` (not this peer's own); with `future`, follows them. */
@@ -663,17 +670,4 @@ export class ZenohSession implements NetworkHandler {
     });
     return [() => sub.undeclare()];
   }
-}
-
-/** A sample as the PUT or DEL of a PUSH or a reply. */
-function pushBodyOf(s: Sample): PushBody {
-  const b: PushBody = {
-    kind: s.kind,
-    encoding: s.encoding,
-    hasEncoding: s.kind === "put" && s.encoding !== "",
-    payload: s.payload,
-  };
-  if (s.timestamp) b.timestamp = s.timestamp;
-  if (s.attachment) b.attachment = s.attachment;
-  return b;
 }
