@@ -19,7 +19,7 @@ import { makeSample, type Sample, withSampleExtras } from "../core/sample.js";
 import type { LivelinessToken, PutOptions, Queryable, Session, Subscriber } from "../core/session.js";
 import { intersects } from "../keyexpr/index.js";
 import { type CanonicalKey, toKeyExpr } from "../core/key.js";
-import { qosByte, qosOfByte, type WireExpr } from "./codec/core.js";
+import { DEFAULT_QOS_BYTE, qosByte, qosOfByte, type WireExpr } from "./codec/core.js";
 import type { Declaration } from "./codec/declarations.js";
 import {
   encodeDeclare,
@@ -430,6 +430,7 @@ export class ZenohSession implements NetworkHandler {
       ),
       {
         ...(b.attachment ? { attachment: b.attachment } : {}),
+        ...(msg.qos !== DEFAULT_QOS_BYTE ? { qos: qosOfByte(msg.qos) } : {}),
         sourceInfo: b.sourceInfo,
         extensions: carriedExtensions(msg.exts, b.unknownExts),
       },

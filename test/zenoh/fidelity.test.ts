@@ -119,7 +119,7 @@ async function forwarded(c: RawClient): Promise<NetworkMsg & { kind: "request" }
   return m;
 }
 
-test("a get's source info and timestamp stack reach the queryable; its reply's source info, responder id and timestamp stack reach the getter", async () => {
+test("a get's source info and timestamp stack reach the queryable; its reply's source info, responder id, timestamp stack and QoS reach the getter", async () => {
   const { port, session } = await door();
   const getter = await client(port, "A1");
   const qbl = await client(port, "B2");
@@ -149,7 +149,8 @@ test("a get's source info and timestamp stack reach the queryable; its reply's s
         req.id,
         key("sq/x"),
         { kind: "put", encoding: "", hasEncoding: false, sourceInfo: replier, payload: Buffer.from("r") },
-        undefined,
+        // Priority 2 (interactive high), express.
+        0x12,
         [responder, TS_STACK],
       ),
     (w) => encodeResponseFinal(w, req.id),
@@ -161,6 +162,7 @@ test("a get's source info and timestamp stack reach the queryable; its reply's s
   assert.deepEqual(res.body.push.sourceInfo, { ...replier, zid: "0C" });
   assert.deepEqual(res.responder, { zid: "0C", eid: 9 });
   assert.deepEqual(res.exts?.map(hex), [hex(responder), hex(TS_STACK)]);
+  assert.equal(res.qos, 0x12);
   await getter.waitNetwork((n) => n.kind === "responseFinal" && n.id === 5);
 });
 

@@ -26,6 +26,7 @@ import {
   MAX_SUFFIX_BYTES,
   MID_MASK,
   putNtp64,
+  qosByte,
   rawExt,
   readExt,
   readTimestamp,
@@ -629,7 +630,7 @@ export function encodeResponseReply(
 
 /**
  * Writes a RESPONSE answering request `id` with a reply sample, its key named in full: its
- * timestamp, encoding, attachment, source info and carried extensions as they came.
+ * timestamp, encoding, attachment, QoS, source info and carried extensions as they came.
  */
 export function encodeSampleResponse(w: BinaryWriter, id: number, sample: Sample): void {
   encodeResponseReply(
@@ -637,7 +638,7 @@ export function encodeSampleResponse(w: BinaryWriter, id: number, sample: Sample
     id,
     { scope: 0, suffix: sample.key, senderMapping: false },
     sample,
-    DEFAULT_QOS_BYTE,
+    qosByte(sample.qos),
     sample.extensions?.network,
   );
 }
