@@ -5,7 +5,9 @@
  * queryable's completeness) is declared again under the same id with the new info; one that
  * stops matching is undeclared.
  */
+import type { Session } from "../core/session.js";
 import { includes } from "../keyexpr/index.js";
+import type { Declaration } from "./codec/declarations.js";
 
 /** One declaration to send: `info` is a queryable's completeness (undefined for subscribers). */
 export interface DeclarationChange {
@@ -67,4 +69,36 @@ export function aggregated(key: string, matching: ReadonlyMap<string, boolean>):
       break;
     }
   return new Map([[key, complete]]);
+}
+
+/**
+ * What an INTEREST in `kind` on `key` is answered with now, for a client (its own declarations
+ * excepted): each matching key expression with its completeness, or the aggregated answer.
+ */
+export function matchingNow(
+  session: Session,
+  kind: "subscribers" | "queryables",
+  key: string,
+  aggregate: boolean,
+): Map<string, boolean> {
+  if (kind === "queryables") {
+    const infos = session.matchingQueryables(key, { allowedDestination: "remote" });
+    return aggregate ? aggregated(key, infos) : infos;
+  }
+  const keys = aggregate
+    ? session.matchingStatus(key, kind, { allowedDestination: "remote" })
+      ? [key]
+      : []
+    : session.matchingKeys(key, kind, { allowedDestination: "remote" });
+  return new Map(keys.map((k) => [k, false]));
+}
+
+/** The DECLARE body of a change, its key named in full. */
+export function declarationOf(kind: "subscribers" | "queryables", c: DeclarationChange): Declaration {
+  const key = { scope: 0, suffix: c.key, senderMapping: false };
+  if (c.kind === "undeclare")
+    return kind === "subscribers" ? { kind: "unsubscriber", id: c.id, key } : { kind: "unqueryable", id: c.id, key };
+  return kind === "subscribers"
+    ? { kind: "subscriber", id: c.id, key }
+    : { kind: "queryable", id: c.id, key, complete: c.complete, distance: 0 };
 }

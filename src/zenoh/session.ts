@@ -37,7 +37,7 @@ import {
   type ResponseMsg,
 } from "./codec/network.js";
 import type { PushBody } from "./codec/zenoh.js";
-import { aggregated, InterestDeclarations } from "./interest-declarations.js";
+import { declarationOf, InterestDeclarations, matchingNow } from "./interest-declarations.js";
 import type { NetworkHandler, PeerInfo, ZenohLink } from "./link.js";
 import { BOUND_BY_KEY, putLifetime, type SessionBoundKeys } from "./session-bound.js";
 
@@ -588,36 +588,11 @@ export class ZenohSession implements NetworkHandler {
     interestId: number | undefined,
     future: boolean,
   ): Array<() => void> {
-    const wire = (k: string) => ({ scope: 0, suffix: k, senderMapping: false });
-    const now = (): Map<string, boolean> => {
-      if (kind === "queryables") {
-        const infos = this.session.matchingQueryables(key, { allowedDestination: "remote" });
-        return aggregate ? aggregated(key, infos) : infos;
-      }
-      const keys = aggregate
-        ? this.session.matchingStatus(key, kind, { allowedDestination: "remote" })
-          ? [key]
-          : []
-        : this.session.matchingKeys(key, kind, { allowedDestination: "remote" });
-      return new Map(keys.map((k) => [k, false]));
-    };
+    const now = () => matchingNow(this.session, kind, key, aggregate);
     const declared = new InterestDeclarations(() => ++this.nextDeclId);
     const sync = (interest: number | undefined): void => {
-      for (const c of declared.update(now())) {
-        if (c.kind === "undeclare")
-          this.sendDeclare(
-            kind === "subscribers"
-              ? { kind: "unsubscriber", id: c.id, key: wire(c.key) }
-              : { kind: "unqueryable", id: c.id, key: wire(c.key) },
-          );
-        else
-          this.sendDeclare(
-            kind === "subscribers"
-              ? { kind: "subscriber", id: c.id, key: wire(c.key) }
-              : { kind: "queryable", id: c.id, key: wire(c.key), complete: c.complete, distance: 0 },
-            interest,
-          );
-      }
+      for (const c of declared.update(now()))
+        this.sendDeclare(declarationOf(kind, c), c.kind === "declare" ? interest : undefined);
     };
     if (interestId !== undefined) sync(interestId);
     // Future only: what exists now is not announced, but its later removal must not be either.
