@@ -9,7 +9,7 @@ import type { Session } from "../core/session.js";
 import { includes } from "../keyexpr/index.js";
 import type { Declaration } from "./codec/declarations.js";
 
-/** One declaration to send: `info` is a queryable's completeness (undefined for subscribers). */
+/** One declaration to send; `complete` is a queryable's completeness (false for subscribers). */
 export interface DeclarationChange {
   readonly kind: "declare" | "undeclare";
   readonly id: number;
