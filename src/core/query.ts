@@ -90,12 +90,16 @@ export class Query {
   }
 
   /** Replies with an error; `errorKind` says what went wrong (default `internal`). */
-  replyErr(payload: Buffer | string, options: { encoding?: Encoding; errorKind?: ErrorKind } = {}): void {
+  replyErr(
+    payload: Buffer | string,
+    options: { encoding?: Encoding; errorKind?: ErrorKind; sourceInfo?: SourceInfo } = {},
+  ): void {
     this.sink?.({
       kind: "err",
       payload: typeof payload === "string" ? Buffer.from(payload) : payload,
       encoding: options.encoding ?? Encoding.TEXT_PLAIN,
       errorKind: options.errorKind ?? "internal",
+      ...(options.sourceInfo !== undefined ? { sourceInfo: options.sourceInfo } : {}),
     });
   }
 

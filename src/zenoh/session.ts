@@ -315,7 +315,11 @@ export class ZenohSession implements NetworkHandler {
     if (reply.kind === "err") {
       const w = this.link.startMessage(false);
       if (w === undefined) return;
-      encodeResponseErr(w, id, NO_KEY, { encoding: reply.encoding, payload: reply.payload });
+      encodeResponseErr(w, id, NO_KEY, {
+        encoding: reply.encoding,
+        payload: reply.payload,
+        ...(reply.sourceInfo !== undefined ? { sourceInfo: reply.sourceInfo } : {}),
+      });
       this.link.endMessage();
       return;
     }
@@ -398,7 +402,10 @@ export class ZenohSession implements NetworkHandler {
     }
     if (msg.body.kind === "err") {
       const e = msg.body.err;
-      q.replyErr(e.payload, { encoding: e.encoding === "" ? DEFAULT_ENCODING : e.encoding });
+      q.replyErr(e.payload, {
+        encoding: e.encoding === "" ? DEFAULT_ENCODING : e.encoding,
+        ...(e.sourceInfo !== undefined ? { sourceInfo: e.sourceInfo } : {}),
+      });
       return;
     }
     let key: string;

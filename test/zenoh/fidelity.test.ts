@@ -17,6 +17,7 @@ import {
   encodeInterest,
   encodePush,
   encodeRequest,
+  encodeResponseErr,
   encodeResponseFinal,
   encodeResponseReply,
   InterestOption,
@@ -195,6 +196,32 @@ test("every reply reaches the getter unconsolidated, as zenohd forwards them: th
     m.kind === "response" && m.body.kind === "reply" ? [m.body.push.payload.toString()] : [],
   );
   assert.deepEqual(values, ["2", "3", "4"]);
+});
+
+test("an error reply's source info reaches the getter", async () => {
+  const { port, session } = await door();
+  const getter = await client(port, "A1");
+  const qbl = await client(port, "B2");
+  qbl.sendFrame((w) => encodeDeclare(w, { kind: "queryable", id: 1, key: key("se/**"), complete: false, distance: 0 }));
+  await qbl.until(() => session.matchingStatus("se/x", "queryables") || undefined);
+  getter.sendFrame((w) =>
+    encodeRequest(w, { id: 2, key: key("se/x"), query: { consolidation: "auto", parameters: "" } }),
+  );
+  const req = await forwarded(qbl);
+  const replier = { zid: "0D", eid: 1, sn: 5 };
+  qbl.sendFrame(
+    (w) =>
+      encodeResponseErr(w, req.id, key(""), {
+        encoding: "text/plain",
+        payload: Buffer.from("no"),
+        sourceInfo: replier,
+      }),
+    (w) => encodeResponseFinal(w, req.id),
+  );
+  const res = await getter.waitNetwork((n) => n.kind === "response");
+  assert.ok(res.kind === "response" && res.body.kind === "err");
+  assert.equal(res.body.err.payload.toString(), "no");
+  assert.deepEqual(res.body.err.sourceInfo, replier);
 });
 
 /** The DECLAREs of queryables and their undeclarations the router sent `c`, in order. */
