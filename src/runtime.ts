@@ -12,6 +12,7 @@ import type { Fabric } from "./core/fabric.js";
 import type { Logger } from "./core/log.js";
 import { Router } from "./core/router.js";
 import { Session } from "./core/session.js";
+import { SessionBoundKeys } from "./core/session-bound.js";
 import { declareAdminExtras } from "./metrics/admin-entries.js";
 import { RouterMetrics } from "./metrics/metrics.js";
 import { loadPluginModule, pluginName, type LoadedPlugin } from "./plugins.js";
@@ -121,6 +122,7 @@ export async function startZest(input: ZestConfig, options: StartOptions): Promi
       access: accessControl(config),
       admin: config.adminspace?.permissions,
       tls: routerTls(config),
+      sessionBound: sessionBoundKeys(config.session_bound?.key_exprs),
       logger,
     });
     const variants = [variantA, ...(options.variants ?? [])];
@@ -232,6 +234,16 @@ function accessControl(config: ResolvedConfig): AccessControl {
 }
 
 /** The router's TLS material (`plugins.rest.tls`), shared by every door that speaks TLS. */
+/** `session_bound.key_exprs` as the edge policy holds them; a key expression that does not parse is a ConfigError. */
+function sessionBoundKeys(keyExprs: readonly string[] | undefined): SessionBoundKeys | undefined {
+  if (keyExprs === undefined || keyExprs.length === 0) return undefined;
+  try {
+    return new SessionBoundKeys(keyExprs);
+  } catch (err) {
+    throw new ConfigError(errorMessage(err));
+  }
+}
+
 function routerTls(config: ResolvedConfig): TlsMaterial | undefined {
   const tls = config.plugins.rest.tls;
   if (tls === undefined) return undefined;

@@ -20,6 +20,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   storage: 4,
   fabric: 4,
   admin: 5,
+  door: 5,
   rest: 6,
   remote: 6,
   zenoh: 6,

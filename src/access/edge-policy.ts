@@ -6,8 +6,10 @@
  */
 import type { Buffer } from "node:buffer";
 import type { Logger } from "../core/log.js";
-import { AccessControl } from "./access.js";
+import type { SessionBoundKeys } from "../core/session-bound.js";
+import { AccessControl, type Principal } from "./access.js";
 import { type AdminPermissions, DEFAULT_ADMIN_PERMISSIONS } from "./admin-permissions.js";
+import { type ClientPolicy, clientPolicy } from "./client-policy.js";
 import { ConnectionGuard, connectionLimits } from "./connections.js";
 import { type Endpoint, protectedBind } from "./listen.js";
 
@@ -39,18 +41,30 @@ export class EdgePolicy {
   readonly admin: AdminPermissions;
   /** The router's TLS certificate and key (`plugins.rest.tls`), for every door that speaks TLS. */
   readonly tls: TlsMaterial | undefined;
+  /** `session_bound.key_exprs`: puts on them from a zenoh client are bound to its session (undefined: none). */
+  readonly sessionBound: SessionBoundKeys | undefined;
   readonly #logger: Logger;
 
   constructor(options: {
     access?: AccessControl;
     admin?: Partial<AdminPermissions>;
     tls?: TlsMaterial | undefined;
+    sessionBound?: SessionBoundKeys | undefined;
     logger: Logger;
   }) {
     this.access = options.access ?? AccessControl.OPEN;
     this.admin = { ...DEFAULT_ADMIN_PERMISSIONS, ...options.admin };
     this.tls = options.tls;
+    this.sessionBound = options.sessionBound?.empty === false ? options.sessionBound : undefined;
     this.#logger = options.logger;
+  }
+
+  /**
+   * What one client may do: access control's decisions for `principal` (undefined while access
+   * control is off) and the admin permissions for a client on loopback or not.
+   */
+  client(principal: Principal | undefined, loopback: boolean): ClientPolicy {
+    return clientPolicy(this.access.enabled ? this.access : undefined, principal, this.admin, loopback);
   }
 
   /**

@@ -57,6 +57,21 @@ export const adminspaceSchema = closed(
   "the admin space",
 );
 
+/** Most key expressions `session_bound.key_exprs` may list. */
+export const MAX_SESSION_BOUND_KEY_EXPRS = 1024;
+
+/** `session_bound`: puts on these keys through a zenoh door are bound to the writer's session. */
+export const sessionBoundSchema = closed(
+  {
+    key_exprs: z
+      .array(z.string().min(1).max(4096))
+      .max(MAX_SESSION_BOUND_KEY_EXPRS)
+      .default([])
+      .describe("puts through a zenoh session on keys these include are deleted when that session ends"),
+  },
+  "values bound to the writer's zenoh session, on either zenoh door (a zest extension)",
+);
+
 /**
  * The root schema, from the sections registered at the top: `plugins` holds the door sections
  * (each filled with its defaults when absent) and the storage manager's; any other key of
@@ -75,6 +90,7 @@ export function rootConfigSchema<Plugins extends z.ZodRawShape, Top extends z.Zo
         .default(DEFAULT_QUERY_TIMEOUT_MS)
         .describe(`default query timeout in ms (at most ${MAX_TIMER_MS})`),
       adminspace: adminspaceSchema.optional(),
+      session_bound: sessionBoundSchema.optional(),
       plugins: z
         .looseObject(plugins)
         // Absent `plugins` is `{}`, so every door section gets its defaults.

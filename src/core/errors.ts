@@ -2,7 +2,7 @@
  * Typed errors. Every failure a user can cause or act on is a `ZestError` carrying what kind of
  * failure it is, never how a particular front door spells it: each door maps kinds to its wire in
  * one place (HTTP statuses in `access/http-status.ts` for the doors that answer in HTTP, the remote
- * API's error replies in `remote/errors.ts`), and the NATS fabric carries the kind on the wire.
+ * API's and the zenoh door's error replies in `door/errors.ts`), and the NATS fabric carries the kind on the wire.
  */
 
 /** What went wrong, by meaning. */

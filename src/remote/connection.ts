@@ -6,9 +6,9 @@
 import { Buffer } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
-import { attachedLifetime } from "../core/lifetime.js";
+import type { ClientPolicy } from "../access/client-policy.js";
 import { errorMessage, ZestError } from "../core/errors.js";
-import { intersects } from "../keyexpr/index.js";
+import type { CanonicalKey } from "../core/key.js";
 import type { Logger } from "../core/log.js";
 import { TurnMemo } from "../core/turn-memo.js";
 import type { MatchingListener } from "../core/matching.js";
@@ -16,21 +16,17 @@ import type { Connectivity } from "../core/ports.js";
 import type { Query } from "../core/query.js";
 import type { Reply } from "../core/reply.js";
 import type { Sample } from "../core/sample.js";
+import type { SessionBoundKeys } from "../core/session-bound.js";
 import { Parameters } from "../core/selector.js";
-import type { LivelinessToken, Queryable, Session, Subscriber } from "../core/session.js";
-import { toKeyExpr } from "../core/key.js";
-import { refusalReply, responseErrorText } from "./errors.js";
+import type { Session } from "../core/session.js";
+import { refusalReply, responseErrorText } from "../door/errors.js";
+import { Face, type FaceSink } from "../door/face.js";
+import type { FaceLimits } from "../door/limits.js";
 import {
-  decodeQos,
-  decodeQuerySettings,
   encodeQos,
   In,
-  IN_NAMES,
   Out,
   type QuerySettings,
-  readEncoding,
-  readLocality,
-  readTimestamp,
   SEQ_FLAG,
   type WireQos,
   writeEncoding,
@@ -38,43 +34,24 @@ import {
   writeTimestamp,
   writeZenohId,
 } from "./protocol.js";
+import { decodeFrame, type InMessage } from "./messages.js";
 import { CloseCode, ProtocolError, Reader, Writer } from "./wire.js";
 
-/** Name of a client message, as the access-control hook sees it (`Put`, `DeclareSubscriber`...). */
-export type RemoteMessageName = keyof typeof In;
+export type { RemoteMessageName } from "./messages.js";
 
-/** A per-key filter: true when what an operation delivers on `key` may reach the client. */
-export type KeyFilter = (key: string) => boolean;
-
-/**
- * The access-control hook: may this connection do `message` on `keyExpr`? Every operation that
- * names a key expression asks it once, and each reply a queryable sends asks it as
- * `DeclareQueryable` on the reply's key (a reply may name keys its queryable's does not reach).
- * `true` allows it. A `KeyFilter` allows it in part: what a
- * read delivers (subscriber samples, get replies, liveliness samples) is filtered per key, and a
- * write or a declaration that provides data (publisher, queryable, token) is refused whole.
- * Throw a `ZestError` (`forbidden`) or return false to refuse.
- */
-export type Authorize = (message: RemoteMessageName, keyExpr: string) => boolean | KeyFilter;
-
-/** Per-connection limits (see docs/remote-api.md for the defaults). */
-export interface RemoteLimits {
-  /** Declarations of every kind this connection may hold at once. */
-  readonly maxDeclarations: number;
-  /** Gets this connection may have in flight. */
-  readonly maxPendingGets: number;
-  /** Queries waiting for this connection's queryables to answer. */
-  readonly maxPendingQueries: number;
+/** Per-connection limits (see docs/remote-api.md for the defaults): the face's, and the send buffer. */
+export interface RemoteLimits extends FaceLimits {
   /** Bytes queued for a client that does not read before it is dropped. */
   readonly maxBufferedBytes: number;
-  /** Longest query timeout a client may ask for, in milliseconds. */
-  readonly maxQueryTimeoutMs: number;
 }
 
 /** The part of the connection's TCP (or TLS) socket it uses: batching frames into one write. */
 export interface Corkable {
   cork(): void;
   uncork(): void;
+  /** Stops reading the client until `resume` (back-pressure on a burst of gets). */
+  pause?(): unknown;
+  resume?(): unknown;
 }
 
 export interface ConnectionOptions {
@@ -85,27 +62,25 @@ export interface ConnectionOptions {
   readonly socket?: Corkable;
   readonly logger: Logger;
   readonly limits: RemoteLimits;
-  readonly authorize: Authorize;
+  /** What this client may do (the edge policy's decision from its upgrade request). */
+  readonly policy: ClientPolicy;
+  /** `session_bound.key_exprs`: puts on them are bound to this connection's session. */
+  readonly sessionBound?: SessionBoundKeys | undefined;
   /** Called once when the connection is gone and everything it held is released. */
   readonly onClosed: () => void;
 }
 
 interface Publisher {
-  readonly key: string;
+  readonly key: CanonicalKey;
   readonly encoding: string;
   readonly qos: WireQos;
 }
 
 interface Querier {
-  readonly key: string;
+  readonly key: CanonicalKey;
   readonly qos: WireQos;
   readonly settings: QuerySettings;
   readonly timeoutMs: number;
-}
-
-interface IncomingQuery {
-  readonly query: Query;
-  readonly done: () => void;
 }
 
 interface ConnectivityListener {
@@ -114,43 +89,27 @@ interface ConnectivityListener {
   readonly stop: () => void;
 }
 
-interface GetRequest {
-  readonly getId: number;
-  readonly key: string;
-  readonly parameters: string;
-  readonly payload?: Buffer;
-  readonly encoding?: string;
-  readonly attachment?: Buffer;
-  readonly qos: WireQos;
-  readonly settings: QuerySettings;
-  readonly timeoutMs: number;
-}
-
 const EMPTY = Buffer.alloc(0);
 const SEND_OPTIONS = { binary: true, compress: false } as const;
 /** The bytes after the header of an InSample, shared by every subscriber a sample reaches in its delivery. */
 const sampleBodies = new TurnMemo<Sample, Buffer>();
 
-export class RemoteConnection {
+export class RemoteConnection implements FaceSink {
   /** Shown in logs; the string answered to Ping. */
   readonly id = randomUUID();
   private readonly session: Session;
+  /** The client's face: declarations, gets, queries to its queryables, access and limits. */
+  private readonly face: Face;
   private readonly logger: Logger;
   private readonly limits: RemoteLimits;
-  private readonly authorizeHook: Authorize;
   private readonly connectivity: Connectivity;
   private readonly socket: Corkable | undefined;
   private readonly publishers = new Map<number, Publisher>();
   private readonly queriers = new Map<number, Querier>();
-  private readonly subscribers = new Map<number, Subscriber>();
-  private readonly queryables = new Map<number, Queryable>();
-  private readonly tokens = new Map<number, LivelinessToken>();
-  private readonly livelinessSubscribers = new Map<number, Subscriber>();
   private readonly matchingListeners = new Map<number, MatchingListener>();
   private readonly connectivityListeners = new Map<number, ConnectivityListener>();
-  private readonly incoming = new Map<number, IncomingQuery>();
-  private nextQueryId = 0;
-  private pendingGets = 0;
+  /** The QoS of each get in flight: its reply samples take the get's priority and congestion control. */
+  private readonly getQos = new Map<number, WireQos>();
   private closed = false;
   private corked = false;
   /** Messages to send once the response to the current request is out (initial statuses). */
@@ -165,7 +124,17 @@ export class RemoteConnection {
     this.limits = options.limits;
     this.connectivity = options.connectivity;
     this.socket = options.socket;
-    this.authorizeHook = options.authorize;
+    this.face = new Face({
+      session: options.session,
+      policy: options.policy,
+      limits: options.limits,
+      logger: options.logger.child({ conn: this.id }),
+      sessionBound: options.sessionBound,
+      sink: this,
+      redeclare: "refuse",
+      doorDeclarations: () =>
+        this.publishers.size + this.queriers.size + this.matchingListeners.size + this.connectivityListeners.size,
+    });
     ws.on("message", (data, isBinary) => this.onFrame(data as Buffer, isBinary));
     ws.on("close", () => {
       this.release();
@@ -178,16 +147,7 @@ export class RemoteConnection {
 
   /** Number of declarations this connection holds. */
   get declarations(): number {
-    return (
-      this.publishers.size +
-      this.queriers.size +
-      this.subscribers.size +
-      this.queryables.size +
-      this.tokens.size +
-      this.livelinessSubscribers.size +
-      this.matchingListeners.size +
-      this.connectivityListeners.size
-    );
+    return this.face.declarations;
   }
 
   /** Closes the connection with `code` (the cleanup runs when the socket is closed). */
@@ -220,26 +180,24 @@ export class RemoteConnection {
   }
 
   private handle(buf: Buffer): void {
-    const r = new Reader(buf);
-    const header = r.u8();
-    const id = header & ~SEQ_FLAG;
-    const seq = header & SEQ_FLAG ? r.u32() : undefined;
-    const name = IN_NAMES[id] as RemoteMessageName | undefined;
-    if (name === undefined) throw new ProtocolError(CloseCode.PROTOCOL_ERROR, `unknown message id ${id}`);
+    const { message, seq } = decodeFrame(new Reader(buf));
     let response: Buffer | undefined;
     try {
-      response = this.dispatch(id, r, seq);
+      response = this.dispatch(message, seq);
     } catch (err) {
       if (err instanceof ProtocolError) throw err;
       if (seq === undefined) {
-        this.logger.info({ conn: this.id, message: name, err: errorMessage(err) }, "remote API message refused");
+        this.logger.info(
+          { conn: this.id, message: message.name, err: errorMessage(err) },
+          "remote API message refused",
+        );
       } else {
         this.send(this.frame(Out.ResponseError, seq).string(responseErrorText(err)).finish());
       }
       this.after = [];
       return;
     }
-    if (seq !== undefined) this.send(response ?? this.frame(Out.ResponseOk, seq).u8(id).finish());
+    if (seq !== undefined) this.send(response ?? this.frame(Out.ResponseOk, seq).u8(In[message.name]).finish());
     if (this.after.length > 0) {
       const after = this.after;
       this.after = [];
@@ -247,14 +205,17 @@ export class RemoteConnection {
     }
   }
 
-  /** Acts on one message; returns the response to send, when it is not a plain ResponseOk. */
-  private dispatch(id: number, r: Reader, seq: number | undefined): Buffer | undefined {
-    switch (id) {
-      case In.Ping:
-        r.end();
+  /**
+   * Acts on one decoded message: what is zenoh's goes to the face, what only the remote API has
+   * (publishers, queriers, matching listeners, connectivity) stays here. Returns the response to
+   * send, when it is not a plain ResponseOk; a refusal throws.
+   */
+  private dispatch(m: InMessage, seq: number | undefined): Buffer | undefined {
+    const face = this.face;
+    switch (m.name) {
+      case "Ping":
         return this.frame(Out.ResponsePing, seq).string(this.id).finish();
-      case In.GetSessionInfo: {
-        r.end();
+      case "GetSessionInfo": {
         const w = this.frame(Out.ResponseSessionInfo, seq);
         writeZenohId(w, this.session.zid);
         const routers = this.peers();
@@ -263,393 +224,231 @@ export class RemoteConnection {
         w.varint(0);
         return w.finish();
       }
-      case In.GetTimestamp: {
-        r.end();
+      case "GetTimestamp": {
         const w = this.frame(Out.ResponseTimestamp, seq);
         writeTimestamp(w, this.session.clock.newTimestamp());
         return w.finish();
       }
-      case In.DeclarePublisher: {
-        const pid = r.u32();
-        const key = r.string();
-        const encoding = readEncoding(r);
-        const qos = decodeQos(r.u8());
-        r.end();
-        const k = this.declaring("DeclarePublisher", this.publishers, pid, key);
-        this.publishers.set(pid, { key: k, encoding, qos });
+      case "DeclarePublisher": {
+        this.declaringOwn(this.publishers, m.id);
+        const k = face.key(m.key);
+        // A publisher puts or deletes: declaring one needs either on its whole key.
+        if (!face.allows("put", k) && !face.allows("delete", k)) face.authorize("put", k);
+        this.publishers.set(m.id, { key: k, encoding: m.encoding, qos: m.qos });
         return undefined;
       }
-      case In.UndeclarePublisher:
-        this.undeclare(this.publishers, r, "publisher");
+      case "UndeclarePublisher":
+        this.undeclareOwn(this.publishers, m.id, "publisher");
         return undefined;
-      case In.DeclareSubscriber: {
-        const sid = r.u32();
-        const key = r.string();
-        const origin = readLocality(r.u8());
-        r.end();
-        const { key: k, filter } = this.declaringRead("DeclareSubscriber", this.subscribers, sid, key);
-        const handler = filter
-          ? (s: Sample) => void (filter(s.key) && this.sendSample(sid, s))
-          : (s: Sample) => this.sendSample(sid, s);
-        this.subscribers.set(sid, this.session.declareSubscriber(k, handler, { allowedOrigin: origin }));
+      case "DeclareSubscriber":
+        face.declareSubscriber(m.id, face.key(m.key), { allowedOrigin: m.origin });
         return undefined;
-      }
-      case In.UndeclareSubscriber:
-        this.undeclare(this.subscribers, r, "subscriber")?.undeclare();
+      case "UndeclareSubscriber":
+        return this.undeclared(face.undeclareSubscriber(m.id), "subscriber", m.id);
+      case "DeclareQueryable":
+        face.declareQueryable(m.id, face.key(m.key), { complete: m.complete, allowedOrigin: m.origin });
         return undefined;
-      case In.DeclareQueryable: {
-        const qid = r.u32();
-        const key = r.string();
-        const complete = r.bool();
-        const origin = readLocality(r.u8());
-        r.end();
-        const k = this.declaring("DeclareQueryable", this.queryables, qid, key);
-        this.queryables.set(
-          qid,
-          this.session.declareQueryable(k, (q) => this.forwardQuery(qid, q), { complete, allowedOrigin: origin }),
-        );
+      case "UndeclareQueryable":
+        return this.undeclared(face.undeclareQueryable(m.id), "queryable", m.id);
+      case "DeclareQuerier": {
+        this.declaringOwn(this.queriers, m.id);
+        const k = face.key(m.key);
+        // Allowed in part: each get's replies are filtered then.
+        face.verdict("query", k);
+        this.queriers.set(m.id, { key: k, qos: m.qos, settings: m.settings, timeoutMs: m.timeoutMs });
         return undefined;
       }
-      case In.UndeclareQueryable:
-        this.undeclare(this.queryables, r, "queryable")?.undeclare();
+      case "UndeclareQuerier":
+        this.undeclareOwn(this.queriers, m.id, "querier");
         return undefined;
-      case In.DeclareQuerier: {
-        const qid = r.u32();
-        const key = r.string();
-        const qos = decodeQos(r.u8());
-        const settings = decodeQuerySettings(r.u8());
-        const timeoutMs = r.u32();
-        r.end();
-        const { key: k } = this.declaringRead("DeclareQuerier", this.queriers, qid, key);
-        this.queriers.set(qid, { key: k, qos, settings, timeoutMs });
+      case "DeclareLivelinessToken":
+        face.declareToken(m.id, face.key(m.key));
         return undefined;
-      }
-      case In.UndeclareQuerier:
-        this.undeclare(this.queriers, r, "querier");
-        return undefined;
-      case In.DeclareLivelinessToken: {
-        const tid = r.u32();
-        const key = r.string();
-        r.end();
-        const k = this.declaring("DeclareLivelinessToken", this.tokens, tid, key);
-        this.tokens.set(tid, this.session.declareLivelinessToken(k));
-        return undefined;
-      }
-      case In.UndeclareLivelinessToken:
-        this.undeclare(this.tokens, r, "liveliness token")?.undeclare();
-        return undefined;
-      case In.DeclareLivelinessSubscriber: {
-        const sid = r.u32();
-        const key = r.string();
-        const history = r.bool();
-        r.end();
-        const { key: k, filter } = this.declaringRead(
-          "DeclareLivelinessSubscriber",
-          this.livelinessSubscribers,
-          sid,
-          key,
-        );
+      case "UndeclareLivelinessToken":
+        return this.undeclared(face.undeclareToken(m.id), "liveliness token", m.id);
+      case "DeclareLivelinessSubscriber": {
         // History goes out after the ResponseOk, like the live samples that follow it.
         const early: Sample[] = [];
         let live = false;
-        const sub = this.session.declareLivelinessSubscriber(
-          k,
-          (s) => {
-            if (filter && !filter(s.key)) return;
-            if (live) this.sendSample(sid, s);
-            else early.push(s);
-          },
-          { history },
-        );
-        this.livelinessSubscribers.set(sid, sub);
+        face.declareLivelinessSubscriber(m.id, face.key(m.key), m.history, (s) => {
+          if (live) this.sendSample(m.id, s);
+          else early.push(s);
+        });
         this.after.push(() => {
           live = true;
-          for (const s of early) this.sendSample(sid, s);
+          for (const s of early) this.sendSample(m.id, s);
         });
         return undefined;
       }
-      case In.UndeclareLivelinessSubscriber:
-        this.undeclare(this.livelinessSubscribers, r, "liveliness subscriber")?.undeclare();
+      case "UndeclareLivelinessSubscriber":
+        return this.undeclared(face.undeclareLivelinessSubscriber(m.id), "liveliness subscriber", m.id);
+      case "Put":
+        face.put(face.key(m.key), m.payload, {
+          encoding: m.encoding,
+          attachment: m.attachment,
+          timestamp: m.timestamp,
+          qos: m.qos,
+          allowedDestination: m.qos.locality,
+        });
         return undefined;
-      case In.Put: {
-        const key = r.string();
-        const payload = Buffer.from(r.bytes());
-        const encoding = readEncoding(r);
-        const attachment = this.optBytes(r);
-        const timestamp = r.optional(() => readTimestamp(r));
-        const qos = decodeQos(r.u8());
-        r.end();
-        const k = this.authorized("Put", key);
-        // A `zest:` attachment asks a lifetime (docs/ttl-and-leases.md) and is not handed on.
-        const life = attachedLifetime(attachment);
-        this.write(
-          this.session.put(
-            k,
-            payload,
-            life === undefined
-              ? { encoding, attachment, timestamp, qos, allowedDestination: qos.locality }
-              : { encoding, timestamp, qos, allowedDestination: qos.locality, ...life },
-          ),
-          k,
-        );
+      case "Delete":
+        face.delete(face.key(m.key), {
+          attachment: m.attachment,
+          timestamp: m.timestamp,
+          qos: m.qos,
+          allowedDestination: m.qos.locality,
+        });
         return undefined;
-      }
-      case In.Delete: {
-        const key = r.string();
-        const attachment = this.optBytes(r);
-        const timestamp = r.optional(() => readTimestamp(r));
-        const qos = decodeQos(r.u8());
-        r.end();
-        const k = this.authorized("Delete", key);
-        this.write(this.session.delete(k, { attachment, timestamp, qos, allowedDestination: qos.locality }), k);
-        return undefined;
-      }
-      case In.PublisherPut: {
-        const pid = r.u32();
-        const payload = Buffer.from(r.bytes());
-        const encoding = r.optional(() => readEncoding(r));
-        const attachment = this.optBytes(r);
-        const timestamp = r.optional(() => readTimestamp(r));
-        r.end();
-        const p = this.known(this.publishers, pid, "publisher");
-        this.authorized("PublisherPut", p.key);
-        const qos = p.qos;
-        const life = attachedLifetime(attachment);
-        this.write(
-          this.session.put(p.key, payload, {
-            encoding: encoding ?? p.encoding,
-            attachment: life === undefined ? attachment : undefined,
-            timestamp,
-            qos,
-            allowedDestination: qos.locality,
-            ...life,
-          }),
-          p.key,
-        );
-        return undefined;
-      }
-      case In.PublisherDelete: {
-        const pid = r.u32();
-        const attachment = this.optBytes(r);
-        const timestamp = r.optional(() => readTimestamp(r));
-        r.end();
-        const p = this.known(this.publishers, pid, "publisher");
-        this.authorized("PublisherDelete", p.key);
-        this.write(
-          this.session.delete(p.key, { attachment, timestamp, qos: p.qos, allowedDestination: p.qos.locality }),
-          p.key,
-        );
-        return undefined;
-      }
-      case In.Get: {
-        const getId = r.u32();
-        const key = r.string();
-        const parameters = r.string();
-        const payload = this.optBytes(r);
-        const encoding = r.optional(() => readEncoding(r));
-        const attachment = this.optBytes(r);
-        const qos = decodeQos(r.u8());
-        const settings = decodeQuerySettings(r.u8());
-        const timeoutMs = r.u32();
-        r.end();
-        this.get("Get", { getId, key, parameters, payload, encoding, attachment, qos, settings, timeoutMs });
-        return undefined;
-      }
-      case In.QuerierGet: {
-        const getId = r.u32();
-        const querierId = r.u32();
-        const parameters = r.string();
-        const payload = this.optBytes(r);
-        const encoding = r.optional(() => readEncoding(r));
-        const attachment = this.optBytes(r);
-        r.end();
-        const q = this.queriers.get(querierId);
-        if (q === undefined) {
-          // Fire-and-forget: the getter waits for a final, so it gets an error reply and one.
-          this.replyAndFinal(getId, refusalReply(ZestError.notFound(`unknown querier id ${querierId}`)));
-          return undefined;
-        }
-        this.get("QuerierGet", {
-          getId,
-          key: q.key,
-          parameters,
-          payload,
-          encoding,
-          attachment,
-          qos: q.qos,
-          settings: q.settings,
-          timeoutMs: q.timeoutMs,
+      case "PublisherPut": {
+        const p = this.known(this.publishers, m.id, "publisher");
+        face.put(p.key, m.payload, {
+          encoding: m.encoding ?? p.encoding,
+          attachment: m.attachment,
+          timestamp: m.timestamp,
+          qos: p.qos,
+          allowedDestination: p.qos.locality,
         });
         return undefined;
       }
-      case In.LivelinessGet: {
-        const getId = r.u32();
-        const key = r.string();
-        r.u32(); // timeout: the answer is local and immediate
-        r.end();
+      case "PublisherDelete": {
+        const p = this.known(this.publishers, m.id, "publisher");
+        face.delete(p.key, {
+          attachment: m.attachment,
+          timestamp: m.timestamp,
+          qos: p.qos,
+          allowedDestination: p.qos.locality,
+        });
+        return undefined;
+      }
+      case "Get":
+        this.get(m, m.key, m.qos, m.settings, m.timeoutMs);
+        return undefined;
+      case "QuerierGet": {
+        const q = this.queriers.get(m.querierId);
+        // Fire-and-forget: the getter waits for a final, so it gets an error reply and one.
+        if (q === undefined)
+          this.replyAndFinal(m.getId, refusalReply(ZestError.notFound(`unknown querier id ${m.querierId}`)));
+        else this.get(m, q.key, q.qos, q.settings, q.timeoutMs);
+        return undefined;
+      }
+      case "LivelinessGet": {
         let samples: Sample[];
         try {
-          const { key: k, filter } = this.access("LivelinessGet", key);
-          samples = this.session.livelinessGet(k);
-          if (filter) samples = samples.filter((s) => filter(s.key));
+          samples = face.livelinessGet(face.key(m.key));
         } catch (err) {
-          this.replyAndFinal(getId, refusalReply(err));
+          this.replyAndFinal(m.getId, refusalReply(err));
           return undefined;
         }
-        for (const s of samples) this.sendReply(getId, { kind: "ok", sample: s }, undefined);
-        this.send(this.frame(Out.QueryResponseFinal).u32(getId).finish());
+        for (const s of samples) this.sendReply(m.getId, { kind: "ok", sample: s }, undefined);
+        this.send(this.frame(Out.QueryResponseFinal).u32(m.getId).finish());
         return undefined;
       }
-      case In.ReplyOk: {
-        const queryId = r.u32();
-        const key = r.string();
-        const payload = Buffer.from(r.bytes());
-        const encoding = readEncoding(r);
-        const attachment = this.optBytes(r);
-        const timestamp = r.optional(() => readTimestamp(r));
-        const qos = decodeQos(r.u8());
-        r.end();
-        const q = this.replyTarget(queryId, key);
-        q?.reply(key, payload, { encoding, attachment, timestamp, qos });
-        return undefined;
-      }
-      case In.ReplyDel: {
-        const queryId = r.u32();
-        const key = r.string();
-        const attachment = this.optBytes(r);
-        const timestamp = r.optional(() => readTimestamp(r));
-        const qos = decodeQos(r.u8());
-        r.end();
-        this.replyTarget(queryId, key)?.replyDelete(key, { attachment, timestamp, qos });
-        return undefined;
-      }
-      case In.ReplyErr: {
-        const queryId = r.u32();
-        const payload = Buffer.from(r.bytes());
-        const encoding = readEncoding(r);
-        r.end();
-        this.incoming.get(queryId)?.query.replyErr(payload, { encoding });
-        return undefined;
-      }
-      case In.QueryResponseFinal: {
-        const queryId = r.u32();
-        r.end();
-        this.incoming.get(queryId)?.done();
-        return undefined;
-      }
-      case In.PublisherDeclareMatchingListener:
-      case In.QuerierDeclareMatchingListener: {
-        const lid = r.u32();
-        const ownerId = r.u32();
-        r.end();
-        const publisher = id === In.PublisherDeclareMatchingListener;
-        const owner = publisher
-          ? this.known(this.publishers, ownerId, "publisher")
-          : this.known(this.queriers, ownerId, "querier");
-        this.declaring(IN_NAMES[id] as RemoteMessageName, this.matchingListeners, lid, owner.key);
-        const listener = this.session.declareMatchingListener(
-          owner.key,
-          publisher ? "subscribers" : "queryables",
-          (m) => this.sendMatching(lid, m),
-          {
-            allowedDestination: owner.qos.locality,
-            target: "settings" in owner ? owner.settings.target : undefined,
-          },
-        );
-        this.matchingListeners.set(lid, listener);
-        this.after.push(() => {
-          if (listener.matching && this.matchingListeners.get(lid) === listener) this.sendMatching(lid, true);
+      case "ReplyOk": {
+        const t = face.replyTarget(m.queryId, () => m.key);
+        t?.query.reply(t.key, m.payload, {
+          encoding: m.encoding,
+          attachment: m.attachment,
+          timestamp: m.timestamp,
+          qos: m.qos,
         });
         return undefined;
       }
-      case In.UndeclareMatchingListener:
-        this.undeclare(this.matchingListeners, r, "matching listener")?.undeclare();
+      case "ReplyDel": {
+        const t = face.replyTarget(m.queryId, () => m.key);
+        t?.query.replyDelete(t.key, { attachment: m.attachment, timestamp: m.timestamp, qos: m.qos });
         return undefined;
-      case In.PublisherGetMatchingStatus:
-      case In.QuerierGetMatchingStatus: {
-        const ownerId = r.u32();
-        r.end();
-        const publisher = id === In.PublisherGetMatchingStatus;
-        const owner = publisher
-          ? this.known(this.publishers, ownerId, "publisher")
-          : this.known(this.queriers, ownerId, "querier");
-        const matching = this.session.matchingStatus(owner.key, publisher ? "subscribers" : "queryables", {
+      }
+      case "ReplyErr":
+        face.replyErr(m.queryId, m.payload, m.encoding);
+        return undefined;
+      case "QueryResponseFinal":
+        face.finishQuery(m.queryId);
+        return undefined;
+      case "PublisherDeclareMatchingListener":
+      case "QuerierDeclareMatchingListener": {
+        const owner = this.owner(m.name === "PublisherDeclareMatchingListener", m.ownerId);
+        this.declaringOwn(this.matchingListeners, m.id);
+        const listener = this.session.declareMatchingListener(
+          owner.key,
+          owner.kind,
+          (matching) => this.sendMatching(m.id, matching),
+          { allowedDestination: owner.qos.locality, target: owner.target },
+        );
+        this.matchingListeners.set(m.id, listener);
+        this.after.push(() => {
+          if (listener.matching && this.matchingListeners.get(m.id) === listener) this.sendMatching(m.id, true);
+        });
+        return undefined;
+      }
+      case "UndeclareMatchingListener":
+        this.undeclareOwn(this.matchingListeners, m.id, "matching listener")?.undeclare();
+        return undefined;
+      case "PublisherGetMatchingStatus":
+      case "QuerierGetMatchingStatus": {
+        const owner = this.owner(m.name === "PublisherGetMatchingStatus", m.ownerId);
+        const matching = this.session.matchingStatus(owner.key, owner.kind, {
           allowedDestination: owner.qos.locality,
-          target: "settings" in owner ? owner.settings.target : undefined,
+          target: owner.target,
         });
         return this.frame(Out.ResponseMatchingStatus, seq).bool(matching).finish();
       }
-      case In.GetTransports: {
-        r.end();
+      case "GetTransports": {
         const w = this.frame(Out.ResponseTransports, seq);
         const peers = this.peers();
         w.varint(peers.length);
         for (const zid of peers) this.writeTransport(w, zid);
         return w.finish();
       }
-      case In.GetLinks: {
-        r.end();
+      case "GetLinks": {
         const w = this.frame(Out.ResponseLinks, seq);
         const peers = this.peers();
         w.varint(peers.length);
         for (const zid of peers) this.writeLink(w, zid);
         return w.finish();
       }
-      case In.DeclareTransportEventsListener:
-      case In.DeclareLinkEventsListener: {
-        const lid = r.u32();
-        const history = r.bool();
-        r.end();
-        if (this.connectivityListeners.has(lid)) throw ZestError.conflict(`listener id ${lid} is already declared`);
-        this.checkDeclarationLimit();
-        this.watchConnectivity(lid, id === In.DeclareTransportEventsListener ? "transport" : "link", history);
+      case "DeclareTransportEventsListener":
+      case "DeclareLinkEventsListener":
+        this.declaringOwn(this.connectivityListeners, m.id);
+        this.watchConnectivity(m.id, m.name === "DeclareTransportEventsListener" ? "transport" : "link", m.history);
         return undefined;
-      }
-      case In.UndeclareTransportEventsListener:
-      case In.UndeclareLinkEventsListener:
-        this.undeclare(this.connectivityListeners, r, "connectivity listener")?.stop();
+      case "UndeclareTransportEventsListener":
+      case "UndeclareLinkEventsListener":
+        this.undeclareOwn(this.connectivityListeners, m.id, "connectivity listener")?.stop();
         return undefined;
-      default:
-        throw new ProtocolError(CloseCode.PROTOCOL_ERROR, `unknown message id ${id}`);
     }
+  }
+
+  /** The publisher (or querier) a matching message names, as matching asks it. */
+  private owner(
+    publisher: boolean,
+    id: number,
+  ): { key: string; kind: "subscribers" | "queryables"; qos: WireQos; target?: QuerySettings["target"] } {
+    if (publisher) {
+      const p = this.known(this.publishers, id, "publisher");
+      return { key: p.key, kind: "subscribers", qos: p.qos };
+    }
+    const q = this.known(this.queriers, id, "querier");
+    return { key: q.key, kind: "queryables", qos: q.qos, target: q.settings.target };
   }
 
   // ---- declarations -------------------------------------------------------------------------
 
-  /** Checks a declaration: a fresh id, within the limit, a valid key the client may use whole. */
-  private declaring(message: RemoteMessageName, map: Map<number, unknown>, id: number, key: string): string {
+  /** Checks a declaration the door holds itself (publisher, querier, listener): a fresh id, within the limit. */
+  private declaringOwn(map: Map<number, unknown>, id: number): void {
     if (map.has(id)) throw ZestError.conflict(`id ${id} is already declared`);
-    this.checkDeclarationLimit();
-    return this.authorized(message, key);
+    this.face.checkDeclarationLimit();
   }
 
-  /** Checks a reading declaration (subscriber, querier): like `declaring`, but allowed in part. */
-  private declaringRead(
-    message: RemoteMessageName,
-    map: Map<number, unknown>,
-    id: number,
-    key: string,
-  ): { key: string; filter?: KeyFilter } {
-    if (map.has(id)) throw ZestError.conflict(`id ${id} is already declared`);
-    this.checkDeclarationLimit();
-    return this.access(message, key);
-  }
-
-  private checkDeclarationLimit(): void {
-    if (this.declarations >= this.limits.maxDeclarations) {
-      throw new ZestError(
-        "too_large",
-        `this connection already holds ${this.limits.maxDeclarations} declarations (the limit)`,
-      );
-    }
-  }
-
-  private undeclare<T>(map: Map<number, T>, r: Reader, what: string): T | undefined {
-    const id = r.u32();
-    r.end();
+  private undeclareOwn<T>(map: Map<number, T>, id: number, what: string): T {
     const v = this.known(map, id, what);
     map.delete(id);
     return v;
+  }
+
+  /** `not_found` when the face had no declaration by that id. */
+  private undeclared(found: boolean, what: string, id: number): undefined {
+    if (!found) throw ZestError.notFound(`unknown ${what} id ${id}`);
+    return undefined;
   }
 
   private known<T>(map: Map<number, T>, id: number, what: string): T {
@@ -658,84 +457,62 @@ export class RemoteConnection {
     return v;
   }
 
-  /**
-   * Canonizes `key` and asks the access-control hook; throws a ZestError when refused. A write
-   * or a declaration that provides data must be allowed whole.
-   */
-  private authorized(message: RemoteMessageName, key: string): string {
-    const { key: k, filter } = this.access(message, key);
-    if (filter)
-      throw ZestError.forbidden(`${message} on ${k} is not allowed: it reaches keys outside the allowed ones`);
-    return k;
-  }
-
-  /** Canonizes `key` and asks the access-control hook: the key, and the filter of a partial allowance. */
-  private access(message: RemoteMessageName, key: string): { key: string; filter?: KeyFilter } {
-    const k = toKeyExpr(key);
-    const verdict = this.authorizeHook(message, k);
-    if (verdict === false) throw ZestError.forbidden(`${message} on ${k} is not allowed`);
-    return verdict === true ? { key: k } : { key: k, filter: verdict };
-  }
-
-  private optBytes(r: Reader): Buffer | undefined {
-    return r.optional(() => Buffer.from(r.bytes()));
-  }
-
-  /** A fire-and-forget write: its failure (a storage refusing it) can only be logged. */
-  private write(p: Promise<void>, key: string): void {
-    p.catch((err: unknown) =>
-      this.logger.info({ conn: this.id, key, err: errorMessage(err) }, "remote API write failed"),
-    );
-  }
-
   // ---- gets ---------------------------------------------------------------------------------
 
-  private get(message: RemoteMessageName, g: GetRequest): void {
-    let key: string;
-    let filter: KeyFilter | undefined;
+  /** A get (or a querier's on its key, QoS and settings): the face runs it; replies and the final come back through the sink. */
+  private get(
+    g: InMessage & { name: "Get" | "QuerierGet" },
+    rawKey: string,
+    qos: WireQos,
+    settings: QuerySettings,
+    timeoutMs: number,
+  ): void {
+    let key: CanonicalKey;
     try {
-      ({ key, filter } = this.access(message, g.key));
-      if (this.pendingGets >= this.limits.maxPendingGets) {
-        throw ZestError.unavailable(
-          `this connection already has ${this.limits.maxPendingGets} gets in flight (the limit)`,
-        );
-      }
+      key = this.face.key(rawKey);
     } catch (err) {
       this.replyAndFinal(g.getId, refusalReply(err));
       return;
     }
     let parameters = g.parameters;
-    if (!g.settings.matchingReplies && !new Parameters(parameters).has("_anyke"))
+    if (!settings.matchingReplies && !new Parameters(parameters).has("_anyke"))
       parameters = parameters === "" ? "_anyke" : `${parameters};_anyke`;
-    const timeoutMs = g.timeoutMs === 0 ? undefined : Math.min(g.timeoutMs, this.limits.maxQueryTimeoutMs);
-    this.pendingGets++;
-    this.session
-      .getStream(
-        { key, parameters },
-        (reply) =>
-          filter && reply.kind === "ok" && !filter(reply.sample.key)
-            ? undefined
-            : this.sendReply(g.getId, reply, g.qos),
-        {
-          timeoutMs,
-          consolidation: g.settings.consolidation,
-          target: g.settings.target,
-          allowedDestination: g.qos.locality,
-          ...(g.payload !== undefined || g.encoding !== undefined
-            ? { payload: g.payload ?? EMPTY, encoding: g.encoding ?? "" }
-            : {}),
-          ...(g.attachment ? { attachment: g.attachment } : {}),
-        },
-      )
-      .catch((err: unknown) => this.sendReply(g.getId, refusalReply(err), g.qos))
-      .finally(() => {
-        this.pendingGets--;
-        this.send(this.frame(Out.QueryResponseFinal).u32(g.getId).finish());
-      });
+    this.getQos.set(g.getId, qos);
+    this.face.get(g.getId, key, {
+      parameters,
+      timeoutMs,
+      consolidation: settings.consolidation,
+      target: settings.target,
+      allowedDestination: qos.locality,
+      ...(g.payload !== undefined || g.encoding !== undefined
+        ? { payload: g.payload ?? EMPTY, encoding: g.encoding ?? "" }
+        : {}),
+      ...(g.attachment ? { attachment: g.attachment } : {}),
+    });
   }
 
   private replyAndFinal(getId: number, reply: Reply): void {
     this.sendReply(getId, reply, undefined);
+    this.send(this.frame(Out.QueryResponseFinal).u32(getId).finish());
+  }
+
+  /** FaceSink: a reply to the client's get. */
+  reply(getId: number, reply: Reply): void {
+    this.sendReply(getId, reply, this.getQos.get(getId));
+  }
+
+  /** FaceSink: too many gets in flight: the client is not read until one ends. */
+  pause(): void {
+    this.socket?.pause?.();
+  }
+
+  resume(): void {
+    if (!this.closed) this.socket?.resume?.();
+  }
+
+  /** FaceSink: the end of the client's get. */
+  final(getId: number): void {
+    this.getQos.delete(getId);
     this.send(this.frame(Out.QueryResponseFinal).u32(getId).finish());
   }
 
@@ -758,77 +535,21 @@ export class RemoteConnection {
 
   // ---- queryables ---------------------------------------------------------------------------
 
-  /** Hands a query to this connection's queryable; the query ends on its final, or the timeout. */
-  private forwardQuery(queryableId: number, query: Query): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    if (this.incoming.size >= this.limits.maxPendingQueries) {
-      query.replyErr(
-        `unavailable: the queryable's connection has ${this.limits.maxPendingQueries} queries pending (the limit)`,
-        { errorKind: "unavailable" },
-      );
-      return Promise.resolve();
-    }
-    this.nextQueryId = (this.nextQueryId + 1) >>> 0;
-    const queryId = this.nextQueryId;
-    return new Promise<void>((resolve) => {
-      const done = (): void => {
-        if (this.incoming.get(queryId)?.query === query) this.incoming.delete(queryId);
-        resolve();
-      };
-      this.incoming.set(queryId, { query, done });
-      query.onFinished(done);
-      const w = this.frame(Out.InQuery).u32(queryableId).u32(queryId).string(query.key).string(query.parameters.raw);
-      if (query.payload !== undefined || query.encoding !== undefined) {
-        w.bool(true)
-          .bytes(query.payload ?? EMPTY)
-          .bool(true);
-        writeEncoding(w, query.encoding ?? "");
-      } else w.bool(false).bool(false);
-      if (query.attachment) w.bool(true).bytes(query.attachment);
-      else w.bool(false);
-      w.u8(query.parameters.has("_anyke") ? 0 : 1);
-      this.send(w.finish());
-    });
-  }
-
-  /**
-   * The query a reply is for, or undefined when the reply is dropped (and logged): an unknown or
-   * finished query, an invalid key, a key outside the query without `_anyke`, or a key this
-   * client may not answer for (`declare_queryable` on the reply's key, docs/remote-api.md).
-   */
-  private replyTarget(queryId: number, key: string): Query | undefined {
-    const q = this.incoming.get(queryId)?.query;
-    if (q === undefined) {
-      this.logger.debug({ conn: this.id, queryId }, "remote API reply for an unknown or finished query dropped");
-      return undefined;
-    }
-    let k: string;
-    try {
-      k = toKeyExpr(key);
-    } catch (err) {
-      this.logger.info({ conn: this.id, key, err: errorMessage(err) }, "remote API reply with an invalid key dropped");
-      return undefined;
-    }
-    if (!q.parameters.has("_anyke") && k !== q.key && !intersects(q.key, k)) {
-      this.logger.info(
-        { conn: this.id, key: k, query: q.key },
-        "remote API reply outside the query's key expression dropped (no _anyke)",
-      );
-      return undefined;
-    }
-    // The queryable was allowed on its own key expression, but a reply names its key: with
-    // `_anyke` any key, and even within the query's key one the queryable's may not reach. What a
-    // reply provides is checked like the declaration was, per reply.
-    try {
-      this.authorized("DeclareQueryable", k);
-    } catch (err) {
-      this.logger.info(
-        { conn: this.id, key: k, query: q.key, err: errorMessage(err) },
-        "remote API reply on a key the client may not answer for dropped",
-      );
-      return undefined;
-    }
-    return q;
+  /** FaceSink: a router query for the client's queryable `queryableId` (InQuery). */
+  query(queryableId: number, queryId: number, query: Query): boolean {
+    if (this.closed) return false;
+    const w = this.frame(Out.InQuery).u32(queryableId).u32(queryId).string(query.key).string(query.parameters.raw);
+    if (query.payload !== undefined || query.encoding !== undefined) {
+      w.bool(true)
+        .bytes(query.payload ?? EMPTY)
+        .bool(true);
+      writeEncoding(w, query.encoding ?? "");
+    } else w.bool(false).bool(false);
+    if (query.attachment) w.bool(true).bytes(query.attachment);
+    else w.bool(false);
+    w.u8(query.parameters.has("_anyke") ? 0 : 1);
+    this.send(w.finish());
+    return true;
   }
 
   // ---- connectivity -------------------------------------------------------------------------
@@ -880,6 +601,11 @@ export class RemoteConnection {
     if (seq === undefined) w.u8(id);
     else w.u8(id | SEQ_FLAG).u32(seq);
     return w;
+  }
+
+  /** FaceSink: a sample for the client's subscriber. */
+  sample(subscriberId: number, sample: Sample): void {
+    this.sendSample(subscriberId, sample);
   }
 
   private sendSample(subscriberId: number, sample: Sample): void {
@@ -935,17 +661,12 @@ export class RemoteConnection {
     this.closed = true;
     for (const l of this.connectivityListeners.values()) l.stop();
     this.connectivityListeners.clear();
-    // Queries this connection's queryables were answering end now: their getters get a final.
-    for (const q of [...this.incoming.values()]) q.done();
-    this.incoming.clear();
     this.publishers.clear();
     this.queriers.clear();
-    this.subscribers.clear();
-    this.queryables.clear();
-    this.tokens.clear();
-    this.livelinessSubscribers.clear();
     this.matchingListeners.clear();
-    // The session undeclares all it declared: subscribers, queryables, tokens, listeners.
-    this.session.close();
+    this.getQos.clear();
+    // Queries this connection's queryables were answering end now (their getters get a final);
+    // the session undeclares all it declared: subscribers, queryables, tokens, listeners.
+    this.face.close();
   }
 }

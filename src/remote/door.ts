@@ -5,9 +5,9 @@
  */
 import type { FrontDoor } from "../access/front-door.js";
 import { parseEndpoint } from "../access/listen.js";
-import { accessAuthorizer } from "./access.js";
+import { remoteClientPolicy } from "./access.js";
 import { remoteApiSchema } from "./schema.js";
-import { defaultAuthorizer, REMOTE_API_TITLE, RemoteApiServer } from "./server.js";
+import { REMOTE_API_TITLE, RemoteApiServer } from "./server.js";
 
 export const remoteApiDoor: FrontDoor<"remote_api", typeof remoteApiSchema> = {
   name: "remote_api",
@@ -36,7 +36,8 @@ export const remoteApiDoor: FrontDoor<"remote_api", typeof remoteApiSchema> = {
       port: endpoint.port,
       host,
       logger: ctx.logger,
-      authorizer: accessAuthorizer(edge.access, defaultAuthorizer(edge.admin)),
+      policy: remoteClientPolicy(edge),
+      sessionBound: edge.sessionBound,
       tls: edge.tls,
       guard: edge.connectionGuard({ perAddress: cfg.max_connections_per_address, total: cfg.max_connections }),
       limits: {

@@ -28,7 +28,9 @@ export const remoteApiSchema = closed(
       .describe("declarations one connection may hold"),
     max_pending_gets: positive()
       .default(DEFAULT_LIMITS.maxPendingGets)
-      .describe("gets one connection may have in flight"),
+      .describe(
+        "gets one connection may have in flight before one is refused, a memory bound: the connection is no longer read from 16384 in flight until one ends",
+      ),
     max_pending_queries: positive()
       .default(DEFAULT_LIMITS.maxPendingQueries)
       .describe("queries waiting for one connection's queryables (as zenoh's plugin)"),

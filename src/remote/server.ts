@@ -9,13 +9,9 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
-import {
-  type AdminPermissions,
-  DEFAULT_ADMIN_PERMISSIONS,
-  isAdminKey,
-  mayWriteAdmin,
-} from "../access/admin-permissions.js";
+import { type AdminPermissions, DEFAULT_ADMIN_PERMISSIONS } from "../access/admin-permissions.js";
 import { isLoopbackRequest } from "../access/client.js";
+import { type ClientPolicy, clientPolicy } from "../access/client-policy.js";
 import { ConnectionGuard, connectionLimits } from "../access/connections.js";
 import type { TlsMaterial } from "../access/edge-policy.js";
 import { httpStatus } from "../access/http-status.js";
@@ -23,8 +19,9 @@ import { listen } from "../access/listen.js";
 import { errorMessage, toZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import type { Connectivity } from "../core/ports.js";
+import type { SessionBoundKeys } from "../core/session-bound.js";
 import type { Session } from "../core/session.js";
-import { type Authorize, type RemoteMessageName, RemoteConnection } from "./connection.js";
+import { RemoteConnection } from "./connection.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 import { CloseCode } from "./wire.js";
 
@@ -52,38 +49,16 @@ export interface RemoteApiServerOptions {
   /** With a certificate and key the server speaks `wss://` (the router's TLS material). */
   readonly tls?: TlsMaterial;
   /**
-   * Access-control hook: the `Authorize` function of one connection, from its upgrade request
-   * (client address, credentials), or a promise of it. Throwing (or rejecting with) a ZestError
-   * refuses the upgrade with that error's HTTP status (`unauthenticated`: 401). Default:
-   * `defaultAuthorizer(admin)`; `accessAuthorizer` (access.ts) adds access control.
+   * What one connection's client may do, from its upgrade request (client address, credentials),
+   * or a promise of it. Throwing (or rejecting with) a ZestError refuses the upgrade with that
+   * error's HTTP status (`unauthenticated`: 401). Default: no access control, the admin-space
+   * permissions `admin`; `remoteClientPolicy` (access.ts) is the edge policy's.
    */
-  readonly authorizer?: (req: IncomingMessage) => Authorize | Promise<Authorize>;
-  /** Who may use the admin space when no authorizer is given (default: read for all, write from loopback). */
+  readonly policy?: (req: IncomingMessage) => ClientPolicy | Promise<ClientPolicy>;
+  /** Who may use the admin space when no policy is given (default: read for all, write from loopback). */
   readonly admin?: AdminPermissions;
-}
-
-const WRITES: ReadonlySet<RemoteMessageName> = new Set([
-  "Put",
-  "Delete",
-  "PublisherPut",
-  "PublisherDelete",
-  "DeclarePublisher",
-]);
-const READS: ReadonlySet<RemoteMessageName> = new Set(["Get", "QuerierGet", "DeclareQuerier", "DeclareSubscriber"]);
-
-/** The admin-space permissions (access/admin-permissions.ts) as the remote API's operations meet them. */
-export function defaultAuthorizer(
-  admin: AdminPermissions = DEFAULT_ADMIN_PERMISSIONS,
-): (req: IncomingMessage) => Authorize {
-  return (req) => {
-    const mayWrite = mayWriteAdmin(admin, isLoopbackRequest(req));
-    return (message, key) => {
-      if (!isAdminKey(key)) return true;
-      if (WRITES.has(message)) return mayWrite;
-      if (READS.has(message)) return admin.read;
-      return true;
-    };
-  };
+  /** `session_bound.key_exprs`: puts on them are bound to the writer's connection. */
+  readonly sessionBound?: SessionBoundKeys | undefined;
 }
 
 /** Answers an upgrade request with an HTTP error (401 asks for Basic credentials) and closes it. */
@@ -106,14 +81,15 @@ export class RemoteApiServer {
   private readonly wss: WebSocketServer;
   private readonly connections = new Set<RemoteConnection>();
   private readonly limits: typeof DEFAULT_LIMITS;
-  private readonly authorizer: (req: IncomingMessage) => Authorize | Promise<Authorize>;
+  private readonly policy: (req: IncomingMessage) => ClientPolicy | Promise<ClientPolicy>;
   private readonly guard: ConnectionGuard;
   private refusedAtOpen = 0;
   private closing = false;
 
   constructor(private readonly options: RemoteApiServerOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.authorizer = options.authorizer ?? defaultAuthorizer(options.admin);
+    const admin = options.admin ?? DEFAULT_ADMIN_PERMISSIONS;
+    this.policy = options.policy ?? ((req) => clientPolicy(undefined, undefined, admin, isLoopbackRequest(req)));
     this.server = options.tls
       ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key })
       : createHttpServer();
@@ -141,10 +117,10 @@ export class RemoteApiServer {
   /** Authenticates an upgrade request, then opens the connection or refuses it with an HTTP status. */
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on("error", () => socket.destroy());
-    let authorize: Authorize;
+    let policy: ClientPolicy;
     try {
-      const a = this.authorizer(req);
-      authorize = a instanceof Promise ? await a : a;
+      const p = this.policy(req);
+      policy = p instanceof Promise ? await p : p;
     } catch (err) {
       const z = toZestError(err);
       this.options.logger.info(
@@ -159,10 +135,10 @@ export class RemoteApiServer {
       socket.destroy();
       return;
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, req, authorize, socket));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, req, policy, socket));
   }
 
-  private open(ws: WebSocket, req: IncomingMessage, authorize: Authorize, socket: Duplex): void {
+  private open(ws: WebSocket, req: IncomingMessage, policy: ClientPolicy, socket: Duplex): void {
     const log = this.options.logger;
     if (this.connections.size >= this.limits.maxConnections) {
       log.warn({ client: req.socket.remoteAddress }, "remote API connection refused: too many connections");
@@ -177,7 +153,8 @@ export class RemoteApiServer {
       socket,
       logger: log,
       limits: this.limits,
-      authorize,
+      policy,
+      sessionBound: this.options.sessionBound,
       onClosed: () => {
         this.connections.delete(conn);
         log.debug({ conn: conn.id }, "remote API connection closed");

@@ -13,7 +13,6 @@ import { startScoutingForDoor } from "./scouting/index.js";
 import { scoutingSchema } from "./scouting/schema.js";
 import { transportSchema } from "./transport-schema.js";
 import { UsrPwdAuth } from "./auth-usrpwd.js";
-import { SessionBoundKeys, sessionBoundSchema } from "./session-bound.js";
 
 /** The zenoh door's sections, at the root of the configuration as zenohd has them. */
 export const zenohDoorSchema = closed(
@@ -21,7 +20,6 @@ export const zenohDoorSchema = closed(
     listen: listenSchema.optional(),
     scouting: scoutingSchema.optional(),
     transport: transportSchema.optional(),
-    session_bound: sessionBoundSchema.optional(),
   },
   "the zenoh protocol door (zenohd's root sections)",
 );
@@ -39,11 +37,20 @@ export const zenohDoor = {
         { users: usrpwd.size, accessControl: ctx.edge.access.enabled },
         "zenoh user/password authentication on",
       );
-    const bound = ctx.config.session_bound?.key_exprs ?? [];
     const lease = ctx.config.transport?.link?.tx?.lease;
     const server = await startZenohDoor(ctx.config.listen, {
       usrpwd,
-      sessionBound: bound.length > 0 ? new SessionBoundKeys(bound) : undefined,
+      sessionBound: ctx.edge.sessionBound,
+      admin: ctx.edge.admin,
+      guard: ctx.edge.connectionGuard({
+        perAddress: ctx.config.transport?.unicast?.max_sessions_per_address,
+        total: ctx.config.transport?.unicast?.max_sessions,
+      }),
+      bindHost: (e) =>
+        void ctx.edge.bindHost(
+          { title: "zenoh door", openHint: "-l tcp/0.0.0.0:7447" },
+          { host: e.host, port: e.port },
+        ),
       ...(lease === undefined ? {} : { limits: { leaseMs: lease } }),
       zid: ctx.zid,
       openSession: ctx.openSession,

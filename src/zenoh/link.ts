@@ -178,6 +178,8 @@ export class ZenohLink {
   private readonly logger: Logger;
   private readonly openedAt = Date.now();
   private lastReceived = Date.now();
+  /** Reading is paused (`pauseReading`). */
+  private readPaused = false;
   private lastSent = Date.now();
   /** The output lanes, by priority (0 highest), made on first use. */
   private readonly lanesOut: Array<OutLane | undefined> = [];
@@ -239,6 +241,23 @@ export class ZenohLink {
     return Math.min(this.peer.leaseMs, this.options.limits.leaseMs) / 4;
   }
 
+  /**
+   * Stops reading the peer (back-pressure: it has too much in flight) until `resumeReading`.
+   * Its lease does not run meanwhile: it is silent because it is not read.
+   */
+  pauseReading(): void {
+    if (this.readPaused) return;
+    this.readPaused = true;
+    this.wire.pause?.();
+  }
+
+  resumeReading(): void {
+    if (!this.readPaused) return;
+    this.readPaused = false;
+    this.lastReceived = Date.now();
+    this.wire.resume?.();
+  }
+
   /** Lease and deadline checks, called by the server at least every `tickPeriodMs`. */
   tick(now: number): void {
     if (this.state === "closed") return;
@@ -255,7 +274,7 @@ export class ZenohLink {
     const peer = this.peer as PeerInfo;
     // The peer promised traffic within the lease it announced (zenoh: the receiver of an OPEN
     // expires its sender by the sender's lease), not within the router's.
-    if (now - this.lastReceived > peer.leaseMs) {
+    if (!this.readPaused && now - this.lastReceived > peer.leaseMs) {
       this.logger.info(
         { link: this.id, zid: peer.zid, leaseMs: peer.leaseMs, silentMs: now - this.lastReceived },
         "zenoh session lease expired: closed",

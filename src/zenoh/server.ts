@@ -16,14 +16,19 @@ import { CookieJar } from "./cookie.js";
 import { type Endpoint, formatEndpoint } from "./endpoint.js";
 import { type HandshakeGate, type LinkLimits, type Refusal, ZenohLink } from "./link.js";
 import type { UsrPwdAuth } from "./auth-usrpwd.js";
-import type { SessionBoundKeys } from "./session-bound.js";
 import type { LinkListener, OnWire } from "./links/listener.js";
 import { listenTcp } from "./links/tcp.js";
 import { listenTls } from "./links/tls.js";
 import { listenUdp } from "./links/udp.js";
 import type { Wire } from "./links/wire.js";
-import { type Guard, type SessionLimits, ZenohSession } from "./session.js";
+import { type SessionLimits, ZenohSession } from "./session.js";
 import type { AccessControl, Principal } from "../access/access.js";
+import { type AdminPermissions, DEFAULT_ADMIN_PERMISSIONS } from "../access/admin-permissions.js";
+import { isLoopbackAddress } from "../access/client.js";
+import { clientPolicy } from "../access/client-policy.js";
+import { ConnectionGuard } from "../access/connections.js";
+import type { SessionBoundKeys } from "../core/session-bound.js";
+import { DEFAULT_FACE_LIMITS } from "../door/limits.js";
 import { BinaryWriter } from "../core/binary.js";
 
 /** Every limit of the door, with its default in `DEFAULT_ZENOH_LIMITS`. */
@@ -47,11 +52,8 @@ export const DEFAULT_ZENOH_LIMITS: ZenohLimits = {
   maxQueueBytes: 64 * 1024 * 1024,
   maxSessions: 10_000,
   maxSessionsPerAddress: 1_000,
-  maxDeclarations: 10_000,
+  ...DEFAULT_FACE_LIMITS,
   maxKeyExprIds: 4_096,
-  maxPendingGets: 1_000,
-  maxPendingQueries: 1_000,
-  maxQueryTimeoutMs: 600_000,
 };
 
 export interface ZenohServerOptions {
@@ -73,6 +75,10 @@ export interface ZenohServerOptions {
   usrpwd?: UsrPwdAuth | undefined;
   /** `session_bound.key_exprs`: puts on them are bound to the writer's session. */
   sessionBound?: SessionBoundKeys | undefined;
+  /** Who may read and write the admin space (default: read for all, write from loopback). */
+  admin?: AdminPermissions | undefined;
+  /** The connection caps (the edge policy's `connectionGuard`); default: `maxSessionsPerAddress` and `maxSessions`. */
+  guard?: ConnectionGuard | undefined;
   /** The certificate, key and client verification of `tls/` endpoints (required when there is one). */
   tls?: ZenohTls;
 }
@@ -108,10 +114,11 @@ export class ZenohServer {
   private readonly cookies = new CookieJar();
   private readonly listeners: LinkListener[] = [];
   private readonly links = new Set<ZenohLink>();
-  private readonly perAddress = new Map<string, number>();
   private readonly sessions = new Map<ZenohLink, ZenohSession>();
-  /** Connections refused by the caps or by access control so far (the door metrics). */
-  refused = 0;
+  /** The connection caps, per address and in total (the edge policy's, or from `limits`). */
+  private readonly guard: ConnectionGuard;
+  /** Connections refused by access control, or by the caps before a TLS handshake. */
+  private refusedHere = 0;
   /** Handshakes refused for credentials: wrong, unknown or missing where required. */
   authFailures = 0;
   private bound: string[] = [];
@@ -125,6 +132,14 @@ export class ZenohServer {
     this.limits = { ...DEFAULT_ZENOH_LIMITS, ...options.limits };
     if (this.limits.batchSize > 65_535 || this.limits.batchSize < 1024)
       throw ZestError.badRequest("zenoh batch size must be 1024 to 65535 bytes");
+    this.guard =
+      options.guard ??
+      new ConnectionGuard({ perAddress: this.limits.maxSessionsPerAddress, total: this.limits.maxSessions });
+  }
+
+  /** Connections refused by the caps or by access control so far (the door metrics). */
+  get refused(): number {
+    return this.guard.refused + this.refusedHere;
   }
 
   /** Listens on every endpoint; a port in use rejects with a one-line `unavailable` error. */
@@ -214,15 +229,14 @@ export class ZenohServer {
     }));
   }
 
-  /** True while `ip` may open another session (the caps in total and per address). */
+  /** True while `ip` may open another session (the caps in total and per address), checked before a TLS handshake. */
   private hasRoomFor(ip: string): boolean {
-    const fromIp = this.perAddress.get(ip) ?? 0;
-    if (this.links.size < this.limits.maxSessions && fromIp < this.limits.maxSessionsPerAddress) return true;
+    if (this.guard.hasRoom(ip)) return true;
     this.options.logger.info(
-      { address: ip, sessions: this.links.size, fromAddress: fromIp },
+      { address: ip, sessions: this.links.size },
       "zenoh connection refused: too many sessions (the limit)",
     );
-    this.refused++;
+    this.refusedHere++;
     return false;
   }
 
@@ -237,11 +251,16 @@ export class ZenohServer {
 
   private accept(wire: Wire): void {
     const ip = wire.remoteAddress;
-    if (!this.hasRoomFor(ip)) {
+    // TCP and TLS connections and UDP remotes alike take a place under the caps.
+    const release = this.guard.admit(ip);
+    if (release === undefined) {
+      this.options.logger.info(
+        { address: ip, sessions: this.links.size },
+        "zenoh connection refused: too many sessions (the limit)",
+      );
       this.refuse(wire, CloseReason.MAX_SESSIONS);
       return;
     }
-    const fromIp = this.perAddress.get(ip) ?? 0;
     const access = this.options.access?.enabled ? this.options.access : undefined;
     const usrpwd = this.options.usrpwd;
     // Refused at connect when nothing the handshake could tell (a user, a zid) would change it.
@@ -252,7 +271,8 @@ export class ZenohServer {
           { address: ip },
           "zenoh connection refused: access control allows this address nothing",
         );
-        this.refused++;
+        this.refusedHere++;
+        release();
         this.refuse(wire, CloseReason.GENERIC);
         return;
       }
@@ -261,9 +281,6 @@ export class ZenohServer {
     const gate = this.gate(wire, (p) => {
       principal = p;
     });
-    const guard: Guard | undefined =
-      access === undefined ? undefined : (message, key) => access.decide(principal!, message, key);
-    this.perAddress.set(ip, fromIp + 1);
     const link = new ZenohLink(wire, {
       zid: this.options.zid,
       cookies: this.cookies,
@@ -278,7 +295,7 @@ export class ZenohServer {
           this.options.connectivity,
           this.options.logger,
           this.limits,
-          guard,
+          clientPolicy(access, principal, this.options.admin ?? DEFAULT_ADMIN_PERMISSIONS, isLoopbackAddress(ip)),
           this.options.sessionBound,
         );
         this.sessions.set(l, session);
@@ -292,9 +309,7 @@ export class ZenohServer {
       },
       onClosed: (l) => {
         this.links.delete(l);
-        const n = (this.perAddress.get(ip) ?? 1) - 1;
-        if (n <= 0) this.perAddress.delete(ip);
-        else this.perAddress.set(ip, n);
+        release();
         const s = this.sessions.get(l);
         if (s) {
           this.sessions.delete(l);
@@ -319,7 +334,7 @@ export class ZenohServer {
     const logger = this.options.logger;
     const refuse = (fields: Record<string, unknown>, reason: string, credentials: boolean): Refusal => {
       logger.info({ address, ...fields, reason }, "zenoh handshake refused");
-      this.refused++;
+      this.refusedHere++;
       if (credentials) this.authFailures++;
       return { refused: reason };
     };

@@ -6,29 +6,31 @@
  * tokens; INTEREST → the declarations the router knows, now and as they change.
  */
 import { Buffer } from "node:buffer";
-import type { Decision, Message } from "../access/access.js";
+import type { ClientPolicy } from "../access/client-policy.js";
 import { Encoding, fromZenohEncoding } from "../core/encoding.js";
 import { errorMessage, ZestError } from "../core/errors.js";
-import { SETTLED } from "../core/settled.js";
+import type { CanonicalKey } from "../core/key.js";
 import type { Logger } from "../core/log.js";
-import type { Connectivity } from "../core/ports.js";
 import type { MatchingListener } from "../core/matching.js";
+import type { Connectivity } from "../core/ports.js";
 import type { Query } from "../core/query.js";
 import type { Reply } from "../core/reply.js";
 import { makeSample, type Sample, withSampleExtras } from "../core/sample.js";
-import type { LivelinessToken, PutOptions, Queryable, Session, Subscriber } from "../core/session.js";
-import { intersects } from "../keyexpr/index.js";
-import { type CanonicalKey, toKeyExpr } from "../core/key.js";
+import type { SessionBoundKeys } from "../core/session-bound.js";
+import type { PutOptions, Session } from "../core/session.js";
+import { refusalReply } from "../door/errors.js";
+import { Face, type FaceSink } from "../door/face.js";
+import type { FaceLimits } from "../door/limits.js";
 import { DEFAULT_QOS_BYTE, qosByte, qosOfByte, type WireExpr } from "./codec/core.js";
 import type { Declaration } from "./codec/declarations.js";
 import {
   encodeDeclare,
-  encodeSamplePush,
   encodeRequest,
   encodeResponseErr,
-  encodeResponseFinal,
   carriedExtensions,
+  encodeResponseFinal,
   encodeSampleResponse,
+  encodeSamplePush,
   type InterestMsg,
   InterestOption,
   type NetworkMsg,
@@ -39,24 +41,12 @@ import {
 import type { PushBody } from "./codec/zenoh.js";
 import { declarationOf, InterestDeclarations, matchingNow } from "./interest-declarations.js";
 import type { NetworkHandler, PeerInfo, ZenohLink } from "./link.js";
-import { BOUND_BY_KEY, putLifetime, type SessionBoundKeys } from "./session-bound.js";
 
-/** The limits of one zenoh session. */
-export interface SessionLimits {
-  /** Subscribers, queryables, tokens and interests together. */
-  maxDeclarations: number;
+/** The limits of one zenoh session: its face's, and the key-expression ids only the wire protocol has. */
+export interface SessionLimits extends FaceLimits {
   /** Key-expression ids the peer may declare. */
   maxKeyExprIds: number;
-  /** Its gets in flight. */
-  maxPendingGets: number;
-  /** Router queries waiting on its queryables. */
-  maxPendingQueries: number;
-  /** The longest a get of its may run (ms). */
-  maxQueryTimeoutMs: number;
 }
-
-/** Access control's decision on one message on one key expression (undefined: everything allowed). */
-export type Guard = (message: Message, key: string) => Decision;
 
 /** Zenoh's default encoding (`zenoh/bytes`), for samples that carry none. */
 const DEFAULT_ENCODING = fromZenohEncoding(0, "");
@@ -68,54 +58,49 @@ interface InterestWatch {
   stop(): void;
 }
 
-export class ZenohSession implements NetworkHandler {
+export class ZenohSession implements NetworkHandler, FaceSink {
+  /** The client's face: declarations, gets, queries to its queryables, access and limits. */
+  readonly face: Face;
   private readonly keyexprs = new Map<number, string>();
   /** Keys of the declared ids used alone, resolved; cleared when any id is declared or undeclared. */
   private readonly resolvedIds = new Map<number, CanonicalKey>();
-  private readonly subscribers = new Map<number, Subscriber>();
-  private readonly queryables = new Map<number, Queryable>();
-  private readonly tokens = new Map<number, LivelinessToken>();
-  /** Keys of this peer's own tokens (with counts), never echoed back to it. */
-  private readonly ownTokens = new Map<string, number>();
   private readonly interests = new Map<number, InterestWatch>();
-  /** Router queries this peer's queryables are answering, by request id. */
-  private readonly incoming = new Map<number, { query: Query; done: () => void }>();
-  private nextRequestId = 0;
   /** Declaration ids the router gives in answers to interests. */
   private nextDeclId = 0;
-  private pendingGets = 0;
-  private closed = false;
-  /** `session_bound.key_exprs` lists some key expression (a put may then be bound by its key). */
-  private readonly bindsByKey: boolean;
+  private readonly session: Session;
+  private readonly logger: Logger;
+  private readonly maxKeyExprIds: number;
 
   constructor(
     private readonly link: ZenohLink,
     readonly peer: PeerInfo,
-    private readonly session: Session,
+    session: Session,
     private readonly connectivity: Connectivity,
-    private readonly logger: Logger,
-    private readonly limits: SessionLimits,
-    private readonly guard?: Guard,
+    logger: Logger,
+    limits: SessionLimits,
+    policy: ClientPolicy,
     /** `session_bound.key_exprs`: puts on them are bound to this session. */
-    private readonly sessionBound?: SessionBoundKeys,
+    sessionBound?: SessionBoundKeys,
   ) {
-    this.bindsByKey = sessionBound !== undefined && !sessionBound.empty;
-  }
-
-  /** True unless access control refuses `message` on `key` (wholly: a partial decision refuses). */
-  private allowed(message: Message, key: string): boolean {
-    return this.guard === undefined || this.guard(message, key) === "allow";
-  }
-
-  /** Throws `forbidden` unless access control allows `message` on all of `key`. */
-  private authorize(message: Message, key: string): void {
-    if (!this.allowed(message, key))
-      throw ZestError.forbidden(`access control: this session may not ${message.replace(/_/g, " ")} ${key}`);
+    this.session = session;
+    this.logger = logger.child({ zid: peer.zid });
+    this.maxKeyExprIds = limits.maxKeyExprIds;
+    this.face = new Face({
+      session,
+      policy,
+      limits,
+      logger: this.logger,
+      sessionBound,
+      sink: this,
+      oncePerFace: true,
+      redeclare: "replace",
+      doorDeclarations: () => this.interests.size,
+    });
   }
 
   /** Subscribers, queryables, tokens and interests held. */
   get declarations(): number {
-    return this.subscribers.size + this.queryables.size + this.tokens.size + this.interests.size;
+    return this.face.declarations;
   }
 
   onMessage(msg: NetworkMsg): void {
@@ -130,7 +115,7 @@ export class ZenohSession implements NetworkHandler {
         this.onResponse(msg);
         return;
       case "responseFinal":
-        this.incoming.get(msg.id)?.done();
+        this.face.finishQuery(msg.id);
         return;
       case "declare":
         this.onDeclare(msg.decl);
@@ -144,13 +129,10 @@ export class ZenohSession implements NetworkHandler {
   }
 
   onClose(): void {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.face.closed) return;
     for (const i of this.interests.values()) i.stop();
     this.interests.clear();
-    for (const { done } of [...this.incoming.values()]) done();
-    // Undeclares its subscribers, queryables and liveliness tokens: its tokens die with it.
-    this.session.close();
+    this.face.close();
   }
 
   // ---- key expressions ----------------------------------------------------------------------
@@ -179,7 +161,7 @@ export class ZenohSession implements NetworkHandler {
       if (prefix === undefined) throw ZestError.badRequest(`unknown key-expression id ${ke.scope}`);
       key = prefix + ke.suffix;
     }
-    return toKeyExpr(key, this.session.keyExprLimits);
+    return this.face.key(key);
   }
 
   // ---- writes -------------------------------------------------------------------------------
@@ -189,22 +171,24 @@ export class ZenohSession implements NetworkHandler {
     try {
       key = this.resolve(msg.key);
     } catch (err) {
-      this.logger.info({ zid: this.peer.zid, err: errorMessage(err) }, "zenoh PUSH with a bad key expression dropped");
+      this.logger.info({ err: errorMessage(err) }, "zenoh PUSH with a bad key expression dropped");
       return;
     }
-    this.write(key, msg.body, msg.qos, msg.exts);
+    try {
+      this.write(key, msg.body, msg.qos, msg.exts);
+    } catch (err) {
+      // zenoh has no answer to a PUSH: a refusal is logged.
+      this.logger.info({ key, kind: msg.body.kind, err: errorMessage(err) }, "zenoh write refused");
+    }
   }
 
+  /** A put or delete through the face; throws its refusal. */
   private write(key: CanonicalKey, b: PushBody, qos: number, exts: Buffer[] | undefined): void {
-    if (this.guard !== undefined && !this.allowed(b.kind, key)) {
-      this.logger.info({ zid: this.peer.zid, key, kind: b.kind }, "zenoh write refused by access control");
-      return;
-    }
-    const put = b.kind === "put";
     // One object literal, every field in place (one shape). Without a timestamp, it is stamped
     // with the router's clock, as zenohd with timestamping on; one clock reading per batch (this
     // turn), not per write: the stamps stay unique and increasing. Payload and attachment are the
     // decoder's copies (codec/zenoh.ts), not views into the batch.
+    const put = b.kind === "put";
     const options: PutOptions = {
       qos: qosOfByte(qos),
       allowedDestination: "remote",
@@ -214,34 +198,12 @@ export class ZenohSession implements NetworkHandler {
       sourceInfo: b.sourceInfo,
       extensions: carriedExtensions(exts, b.unknownExts),
     };
-    let done: Promise<void>;
-    if (put) {
-      // A lifetime asked for (docs/ttl-and-leases.md): its `zest:` attachment is not handed on.
-      if (b.attachment !== undefined || this.bindsByKey) {
-        let life: ReturnType<typeof putLifetime>;
-        try {
-          life = putLifetime(key, b.attachment, this.sessionBound);
-        } catch (err) {
-          this.logger.info({ zid: this.peer.zid, key, err: errorMessage(err) }, "zenoh put refused: bad lifetime");
-          return;
-        }
-        if (life !== undefined) {
-          if (b.attachment && life !== BOUND_BY_KEY) options.attachment = undefined;
-          Object.assign(options, life);
-        }
-      }
-      done = this.session.putKey(key, b.payload, options);
-    } else done = this.session.deleteKey(key, options);
-    // Every storage took it at once (the common case): no handler to attach.
-    if (done === SETTLED) return;
-    done.catch((err: unknown) =>
-      this.logger.info({ zid: this.peer.zid, key, err: errorMessage(err) }, "zenoh write failed"),
-    );
+    if (put) this.face.put(key, b.payload, options);
+    else this.face.delete(key, options);
   }
 
-  /** Hands a sample to this peer's subscriber as a PUSH (dropped first when the peer reads slowly and it may be). */
-  private sendSample(sample: Sample): void {
-    if (this.guard !== undefined && !this.allowed("declare_subscriber", sample.key)) return;
+  /** FaceSink: a sample for this peer's subscribers as one PUSH (dropped first when the peer reads slowly and it may be). */
+  sample(_subscriberId: number, sample: Sample): void {
     // On its QoS priority lane, so a high-priority sample is not queued behind bulk data.
     const w = this.link.startMessage(
       sample.qos?.congestionControl !== "block",
@@ -261,86 +223,60 @@ export class ZenohSession implements NetworkHandler {
       try {
         this.write(this.resolve(msg.key), msg.body.push, msg.qos, msg.exts);
       } catch (err) {
-        this.sendErr(msg.id, err);
+        this.reply(msg.id, refusalReply(err));
       }
-      this.sendFinal(msg.id);
+      this.final(msg.id);
       return;
     }
     const q = msg.body.query;
-    let key: string;
+    let key: CanonicalKey;
     try {
       key = this.resolve(msg.key);
-      if (this.guard !== undefined && this.guard("query", key) === "deny")
-        throw ZestError.forbidden(`access control: this session may not query ${key}`);
-      if (this.pendingGets >= this.limits.maxPendingGets)
-        throw ZestError.unavailable(
-          `this session already has ${this.limits.maxPendingGets} gets in flight (the limit)`,
-        );
     } catch (err) {
-      this.sendErr(msg.id, err);
-      this.sendFinal(msg.id);
+      this.reply(msg.id, refusalReply(err));
+      this.final(msg.id);
       return;
     }
-    const timeoutMs = msg.timeoutMs === 0 ? undefined : Math.min(msg.timeoutMs, this.limits.maxQueryTimeoutMs);
-    let budget = msg.budget === 0 ? Number.POSITIVE_INFINITY : msg.budget;
-    this.pendingGets++;
-    this.session
-      .getStream(
-        { key, parameters: q.parameters },
-        (reply) => {
-          // A query allowed in part gets the replies on keys it may read.
-          if (reply.kind === "ok" && this.guard !== undefined && !this.allowed("query", reply.sample.key)) return;
-          if (budget-- > 0) this.sendReply(msg.id, reply);
-        },
-        {
-          timeoutMs,
-          // zenoh's router forwards every reply; the client's session consolidates them.
-          consolidation: "none",
-          target: msg.target,
-          allowedDestination: "remote",
-          ...(q.body ? { payload: Buffer.from(q.body.payload), encoding: q.body.encoding } : {}),
-          ...(q.attachment ? { attachment: Buffer.from(q.attachment) } : {}),
-          sourceInfo: q.sourceInfo,
-          extensions: carriedExtensions(msg.exts, q.unknownExts),
-        },
-      )
-      .catch((err: unknown) => this.sendErr(msg.id, err))
-      .finally(() => {
-        this.pendingGets--;
-        this.sendFinal(msg.id);
-      });
+    this.face.get(msg.id, key, {
+      parameters: q.parameters,
+      timeoutMs: msg.timeoutMs,
+      ...(msg.budget === 0 ? {} : { budget: msg.budget }),
+      // zenoh's router forwards every reply; the client's session consolidates them.
+      consolidation: "none",
+      target: msg.target,
+      allowedDestination: "remote",
+      ...(q.body ? { payload: Buffer.from(q.body.payload), encoding: q.body.encoding } : {}),
+      ...(q.attachment ? { attachment: Buffer.from(q.attachment) } : {}),
+      sourceInfo: q.sourceInfo,
+      extensions: carriedExtensions(msg.exts, q.unknownExts),
+    });
   }
 
-  private sendReply(id: number, reply: Reply): void {
-    if (reply.kind === "err") {
-      const w = this.link.startMessage(false);
-      if (w === undefined) return;
+  /** FaceSink: a reply to this peer's get `id` as a RESPONSE. */
+  reply(id: number, reply: Reply): void {
+    const w = this.link.startMessage(false);
+    if (w === undefined) return;
+    if (reply.kind === "err")
       encodeResponseErr(w, id, NO_KEY, {
         encoding: reply.encoding,
         payload: reply.payload,
         ...(reply.sourceInfo !== undefined ? { sourceInfo: reply.sourceInfo } : {}),
       });
-      this.link.endMessage();
-      return;
-    }
-    const w = this.link.startMessage(false);
-    if (w === undefined) return;
-    encodeSampleResponse(w, id, reply.sample);
+    else encodeSampleResponse(w, id, reply.sample);
     this.link.endMessage();
   }
 
-  private sendErr(id: number, err: unknown): void {
-    const e = err instanceof ZestError ? err : new ZestError("internal", errorMessage(err));
-    const w = this.link.startMessage(false);
-    if (w === undefined) return;
-    encodeResponseErr(w, id, NO_KEY, {
-      encoding: Encoding.TEXT_PLAIN,
-      payload: Buffer.from(`${e.kind}: ${e.message}`),
-    });
-    this.link.endMessage();
+  /** FaceSink: too many gets of this peer's in flight: it is not read until one ends. */
+  pause(): void {
+    this.link.pauseReading();
   }
 
-  private sendFinal(id: number): void {
+  resume(): void {
+    this.link.resumeReading();
+  }
+
+  /** FaceSink: the end of this peer's get `id` (RESPONSE_FINAL). */
+  final(id: number): void {
     const w = this.link.startMessage(false);
     if (w === undefined) return;
     encodeResponseFinal(w, id);
@@ -349,87 +285,47 @@ export class ZenohSession implements NetworkHandler {
 
   // ---- queries to this peer's queryables ----------------------------------------------------
 
-  private forwardQuery(query: Query): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    if (this.incoming.size >= this.limits.maxPendingQueries) {
-      query.replyErr(
-        `unavailable: the queryable's session has ${this.limits.maxPendingQueries} queries pending (the limit)`,
-        {
-          errorKind: "unavailable",
-        },
-      );
-      return Promise.resolve();
-    }
-    this.nextRequestId = (this.nextRequestId + 1) >>> 0;
-    const id = this.nextRequestId;
-    return new Promise<void>((resolve) => {
-      const done = (): void => {
-        if (this.incoming.get(id)?.query === query) this.incoming.delete(id);
-        resolve();
-      };
-      this.incoming.set(id, { query, done });
-      query.onFinished(done);
-      const w = this.link.startMessage(false);
-      if (w === undefined) {
-        done();
-        return;
-      }
-      encodeRequest(w, {
-        id,
-        key: { scope: 0, suffix: query.key, senderMapping: false },
-        target: "all",
-        exts: query.extensions?.network,
-        query: {
-          sourceInfo: query.sourceInfo,
-          unknownExts: query.extensions?.body,
-          consolidation: "auto",
-          parameters: query.parameters.raw,
-          ...(query.payload !== undefined || query.encoding !== undefined
-            ? { body: { encoding: query.encoding ?? "", payload: query.payload ?? EMPTY } }
-            : {}),
-          ...(query.attachment ? { attachment: query.attachment } : {}),
-        },
-      });
-      this.link.endMessage();
+  /** FaceSink: a router query for this peer's queryables as a REQUEST (the id is the face's). */
+  query(_queryableId: number, id: number, query: Query): boolean {
+    const w = this.link.startMessage(false);
+    if (w === undefined) return false;
+    encodeRequest(w, {
+      id,
+      key: { scope: 0, suffix: query.key, senderMapping: false },
+      target: "all",
+      exts: query.extensions?.network,
+      query: {
+        sourceInfo: query.sourceInfo,
+        unknownExts: query.extensions?.body,
+        consolidation: "auto",
+        parameters: query.parameters.raw,
+        ...(query.payload !== undefined || query.encoding !== undefined
+          ? { body: { encoding: query.encoding ?? "", payload: query.payload ?? EMPTY } }
+          : {}),
+        ...(query.attachment ? { attachment: query.attachment } : {}),
+      },
     });
+    this.link.endMessage();
+    return true;
   }
 
   private onResponse(msg: ResponseMsg): void {
-    const q = this.incoming.get(msg.id)?.query;
-    if (q === undefined) {
-      this.logger.debug({ zid: this.peer.zid, id: msg.id }, "zenoh RESPONSE for an unknown or finished query dropped");
-      return;
-    }
     if (msg.body.kind === "err") {
       const e = msg.body.err;
-      q.replyErr(e.payload, {
-        encoding: e.encoding === "" ? DEFAULT_ENCODING : e.encoding,
-        ...(e.sourceInfo !== undefined ? { sourceInfo: e.sourceInfo } : {}),
-      });
-      return;
-    }
-    let key: string;
-    try {
-      key = this.resolve(msg.key);
-    } catch (err) {
-      this.logger.info({ zid: this.peer.zid, err: errorMessage(err) }, "zenoh reply with a bad key expression dropped");
-      return;
-    }
-    if (!this.allowed("declare_queryable", key)) {
-      this.logger.info({ zid: this.peer.zid, key }, "zenoh reply on a key the session may not answer for dropped");
-      return;
-    }
-    if (!q.parameters.has("_anyke") && key !== q.key && !intersects(q.key, key)) {
-      this.logger.info(
-        { zid: this.peer.zid, key, query: q.key },
-        "zenoh reply outside the query's key expression dropped",
+      this.face.replyErr(
+        msg.id,
+        Buffer.from(e.payload),
+        e.encoding === "" ? DEFAULT_ENCODING : e.encoding,
+        e.sourceInfo,
       );
       return;
     }
+    const target = this.face.replyTarget(msg.id, () => this.resolve(msg.key));
+    if (target === undefined) return;
     const b = msg.body.push;
     const sample = withSampleExtras(
       makeSample(
-        key,
+        target.key,
         b.kind,
         b.kind === "put" ? b.payload : EMPTY,
         b.kind === "put" ? (b.hasEncoding ? b.encoding : DEFAULT_ENCODING) : Encoding.EMPTY,
@@ -442,31 +338,26 @@ export class ZenohSession implements NetworkHandler {
         extensions: carriedExtensions(msg.exts, b.unknownExts),
       },
     );
-    q.replySample(sample);
+    target.query.replySample(sample);
   }
 
   // ---- declarations -------------------------------------------------------------------------
-
-  private checkDeclarationLimit(): void {
-    if (this.declarations >= this.limits.maxDeclarations)
-      throw ZestError.tooLarge(`this session already holds ${this.limits.maxDeclarations} declarations (the limit)`);
-  }
 
   private onDeclare(d: Declaration): void {
     try {
       this.declare(d);
     } catch (err) {
       // zenoh has no refusal for a declaration: log it, and the peer's declaration stays without effect.
-      this.logger.info({ zid: this.peer.zid, decl: d.kind, err: errorMessage(err) }, "zenoh declaration refused");
+      this.logger.info({ decl: d.kind, err: errorMessage(err) }, "zenoh declaration refused");
     }
   }
 
   private declare(d: Declaration): void {
     switch (d.kind) {
       case "keyexpr": {
-        if (!this.keyexprs.has(d.id) && this.keyexprs.size >= this.limits.maxKeyExprIds)
+        if (!this.keyexprs.has(d.id) && this.keyexprs.size >= this.maxKeyExprIds)
           throw ZestError.tooLarge(
-            `this session already declared ${this.limits.maxKeyExprIds} key-expression ids (the limit)`,
+            `this session already declared ${this.maxKeyExprIds} key-expression ids (the limit)`,
           );
         // A declared prefix need not be a whole key expression on its own: kept as written, checked on use.
         const prefix = d.key.scope === 0 ? d.key.suffix : this.resolve(d.key);
@@ -480,59 +371,24 @@ export class ZenohSession implements NetworkHandler {
         this.keyexprs.delete(d.id);
         this.resolvedIds.clear();
         return;
-      case "subscriber": {
-        this.checkDeclarationLimit();
-        const key = this.resolve(d.key);
-        if (this.guard !== undefined && this.guard("declare_subscriber", key) === "deny")
-          throw ZestError.forbidden(`access control: this session may not subscribe to ${key}`);
-        this.subscribers.get(d.id)?.undeclare();
-        this.subscribers.set(
-          d.id,
-          this.session.declareSubscriber(key, (s) => this.sendSample(s), { allowedOrigin: "remote" }),
-        );
+      case "subscriber":
+        this.face.declareSubscriber(d.id, this.resolve(d.key), { allowedOrigin: "remote" });
         return;
-      }
       case "unsubscriber":
-        this.subscribers.get(d.id)?.undeclare();
-        this.subscribers.delete(d.id);
+        this.face.undeclareSubscriber(d.id);
         return;
-      case "queryable": {
-        this.checkDeclarationLimit();
-        const key = this.resolve(d.key);
-        this.authorize("declare_queryable", key);
-        this.queryables.get(d.id)?.undeclare();
-        this.queryables.set(
-          d.id,
-          this.session.declareQueryable(key, (q) => this.forwardQuery(q), {
-            complete: d.complete,
-            allowedOrigin: "remote",
-          }),
-        );
+      case "queryable":
+        this.face.declareQueryable(d.id, this.resolve(d.key), { complete: d.complete, allowedOrigin: "remote" });
         return;
-      }
       case "unqueryable":
-        this.queryables.get(d.id)?.undeclare();
-        this.queryables.delete(d.id);
+        this.face.undeclareQueryable(d.id);
         return;
-      case "token": {
-        this.checkDeclarationLimit();
-        const key = this.resolve(d.key);
-        this.authorize("liveliness_token", key);
-        if (this.tokens.has(d.id)) return;
-        this.ownTokens.set(key, (this.ownTokens.get(key) ?? 0) + 1);
-        this.tokens.set(d.id, this.session.declareLivelinessToken(key));
+      case "token":
+        this.face.declareToken(d.id, this.resolve(d.key));
         return;
-      }
-      case "untoken": {
-        const t = this.tokens.get(d.id);
-        if (t === undefined) return;
-        this.tokens.delete(d.id);
-        const n = (this.ownTokens.get(t.key) ?? 1) - 1;
-        if (n <= 0) this.ownTokens.delete(t.key);
-        else this.ownTokens.set(t.key, n);
-        t.undeclare();
+      case "untoken":
+        this.face.undeclareToken(d.id);
         return;
-      }
       case "final":
         return;
     }
@@ -556,7 +412,7 @@ export class ZenohSession implements NetworkHandler {
     let key = "**";
     try {
       if (m.key) key = this.resolve(m.key);
-      if (m.future) this.checkDeclarationLimit();
+      if (m.future) this.face.checkDeclarationLimit();
     } catch (err) {
       this.logger.info({ zid: this.peer.zid, err: errorMessage(err) }, "zenoh INTEREST refused");
       if (m.current) this.sendDeclare({ kind: "final" }, m.id);
@@ -611,7 +467,7 @@ export class ZenohSession implements NetworkHandler {
       scheduled = true;
       queueMicrotask(() => {
         scheduled = false;
-        if (!this.closed) sync(undefined);
+        if (!this.face.closed) sync(undefined);
       });
     };
     // Aggregated subscribers follow matching flips; everything else every declaration change
@@ -630,7 +486,7 @@ export class ZenohSession implements NetworkHandler {
     const ids = new Map<string, number>();
     if (interestId !== undefined) {
       for (const s of this.session.livelinessGet(key)) {
-        if (this.ownTokens.has(s.key) || !this.allowed("liveliness_query", s.key)) continue;
+        if (this.face.ownsToken(s.key) || !this.face.allows("liveliness_query", s.key)) continue;
         const id = ++this.nextDeclId;
         ids.set(s.key, id);
         this.sendDeclare({ kind: "token", id, key: { scope: 0, suffix: s.key, senderMapping: false } }, interestId);
@@ -638,7 +494,7 @@ export class ZenohSession implements NetworkHandler {
     }
     if (!future) return [];
     const sub = this.session.declareLivelinessSubscriber(key, (s) => {
-      if (this.ownTokens.has(s.key) || !this.allowed("declare_liveliness_subscriber", s.key)) return;
+      if (this.face.ownsToken(s.key) || !this.face.allows("declare_liveliness_subscriber", s.key)) return;
       if (s.kind === "put") {
         if (ids.has(s.key)) return;
         const id = ++this.nextDeclId;

@@ -86,7 +86,7 @@ test("samples of one event-loop turn leave in one batch", async () => {
   assert.equal(c.batches.length - before, 1);
 });
 
-test("samples reaching several subscribers, of one session and of two, arrive whole to each, large ones too", async () => {
+test("samples reaching several subscribers arrive whole, once per session however many of its subscribers match (zenoh routes per face), large ones too", async () => {
   const { port, session } = await door();
   const a = await RawClient.open(port, { zid: "A1" });
   const b = await RawClient.open(port, { zid: "B2" });
@@ -102,17 +102,15 @@ test("samples reaching several subscribers, of one session and of two, arrive wh
   const payloads = sizes.map((n, i) => Buffer.alloc(n, 0x41 + i));
   for (const p of payloads) void session.put("multi/x", p);
   const pushes = (c: RawClient) => c.network.filter((m) => m.kind === "push");
-  // Session a holds two subscribers on multi/x: each sample twice, in order.
-  await a.until(() => pushes(a).length === 2 * sizes.length || undefined);
+  // Session a holds two subscribers on multi/x: each sample once, in order; a fans it out itself.
   await b.until(() => pushes(b).length === sizes.length || undefined);
+  await a.until(() => pushes(a).length >= sizes.length || undefined);
+  await new Promise((r) => setTimeout(r, 100));
   const got = (c: RawClient) =>
     pushes(c).map((m) => (m.kind === "push" ? `${m.key.suffix} ${m.body.payload.toString("hex")}` : ""));
   const want = payloads.map((p) => `multi/x ${p.toString("hex")}`);
   assert.deepEqual(got(b), want);
-  assert.deepEqual(
-    got(a),
-    want.flatMap((w) => [w, w]),
-  );
+  assert.deepEqual(got(a), want);
 });
 
 test("a batch is written at the end of the task that filled it, before the event loop runs its immediates", async () => {

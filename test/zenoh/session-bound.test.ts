@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
 import type { Sample } from "../../src/core/sample.js";
 import { startZest, type Zest } from "../../src/runtime.js";
-import { SessionBoundKeys } from "../../src/zenoh/session-bound.js";
+import { SessionBoundKeys } from "../../src/core/session-bound.js";
 import { encodePush } from "../../src/zenoh/codec/network.js";
 import { RawClient } from "./raw-client.js";
 

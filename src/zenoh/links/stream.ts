@@ -66,6 +66,14 @@ export class StreamWire implements Wire {
     }
   }
 
+  pause(): void {
+    this.socket.pause();
+  }
+
+  resume(): void {
+    if (!this.stopped) this.socket.resume();
+  }
+
   send(framed: Uint8Array): void {
     this.socket.write(framed);
   }

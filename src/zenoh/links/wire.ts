@@ -44,4 +44,10 @@ export interface Wire {
   end(): void;
   /** Closes at once. */
   destroy(): void;
+  /**
+   * Stops reading (TCP then holds the sender back) until `resume`: the back-pressure of a client
+   * with too much in flight. A datagram wire shares its socket and cannot: it has neither.
+   */
+  pause?(): void;
+  resume?(): void;
 }

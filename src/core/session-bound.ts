@@ -1,31 +1,17 @@
 /**
  * Values bound to the writer's zenoh session (docs/ttl-and-leases.md, "Session-bound values"):
- * the lifetime a zenoh put asks for. Two conventions, one outcome (`sessionBound` on the core
+ * the lifetime a put from a zenoh client (either zenoh door) asks for. Two conventions, one outcome (`sessionBound` on the core
  * put, whose lease ends when the session closes or its lease times out):
  *
  * - a `zest:` attachment (`zest:session`, `zest:ttl=30s`, ...), parsed by `attachedLifetime`,
  *   the same parser the remote API uses;
  * - the router's `session_bound.key_exprs`: a put on a key they include is bound to its
  *   session, for clients that cannot choose their attachment (zenoh-pico's example programs).
+ *
+ * The section's schema is the root's (config/schema.ts); the edge policy holds the keys.
  */
-import { z } from "zod";
-import { closed } from "../config/closed-schema.js";
-import { type AttachedLifetime, attachedLifetime } from "../core/lifetime.js";
 import { canonize, isWild, KeTrie } from "../keyexpr/index.js";
-
-/** Most key expressions `session_bound.key_exprs` may list. */
-export const MAX_SESSION_BOUND_KEY_EXPRS = 1024;
-
-export const sessionBoundSchema = closed(
-  {
-    key_exprs: z
-      .array(z.string().min(1).max(4096))
-      .max(MAX_SESSION_BOUND_KEY_EXPRS)
-      .default([])
-      .describe("puts through a zenoh session on keys these include are deleted when that session ends"),
-  },
-  "values bound to the writer's zenoh session (a zest extension)",
-);
+import { type AttachedLifetime, attachedLifetime } from "./lifetime.js";
 
 /** What `putLifetime` answers for a put bound by its key (its attachment, user data, is kept). */
 export const BOUND_BY_KEY: AttachedLifetime = Object.freeze({ sessionBound: true });

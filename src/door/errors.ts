@@ -1,7 +1,8 @@
 /**
- * How zest's errors look on the remote API, in one place. A failed request gets a
- * ResponseError whose text the client throws as `Error(text)`; a failed query gets an error
- * reply (payload and encoding). Both start with the error kind, so a client can tell a refusal
+ * How zest's errors look to a zenoh client, in one place for both zenoh doors
+ * (docs/zenoh-protocol.md, docs/remote-api.md). A failed remote-API request gets a ResponseError
+ * whose text the client throws as `Error(text)`; a refused or failed get gets an error reply
+ * (payload and encoding). Both start with the error kind, so a client can tell a refusal
  * (`forbidden: …`) from a bad key expression (`bad_input: …`) or an overload (`unavailable: …`).
  */
 import { Buffer } from "node:buffer";
