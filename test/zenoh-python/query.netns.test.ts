@@ -131,7 +131,10 @@ describe("zenoh-python queries through zest", { skip }, () => {
       });
 
       test("a querier that targets complete queryables matches a complete queryable only", {
-        todo: "zest differs: a querier with target ALL_COMPLETE never sees a complete queryable match",
+        todo:
+          mode === "peer"
+            ? "zest differs: a peer's ALL_COMPLETE get still reaches another peer's incomplete queryable (client mode passes)"
+            : undefined,
       }, async () => {
         await a.call("querier", { name: "qc", key: k("qc/x"), target: "ALL_COMPLETE", timeout: 5 });
         assert.equal((await a.call<{ matching: boolean }>("matching_listen", { name: "qc" })).matching, false);
@@ -193,7 +196,7 @@ describe("zenoh-python queries through zest", { skip }, () => {
       });
 
       test("the timestamp stack of an instrumented get reaches the queryable and comes back with the reply (extension 0x7)", {
-        todo: "zest differs: it neither forwards network extension 0x7 on REQUEST and RESPONSE nor adds its ROUTE record",
+        todo: "zest differs: it carries the stack but adds no ROUTE record of its own, as zenohd does",
       }, async () => {
         const router = (await a.call<{ routers: string[] }>("info")).routers[0]!;
         await b.call("queryable", { name: "qts", key: k("qts"), replies: [{ payload: "x" }] });
