@@ -11,7 +11,6 @@ import { Encoding, fromZenohEncoding } from "../core/encoding.js";
 import { errorMessage, ZestError } from "../core/errors.js";
 import type { CanonicalKey } from "../core/key.js";
 import type { Logger } from "../core/log.js";
-import type { MatchingListener } from "../core/matching.js";
 import type { Connectivity } from "../core/ports.js";
 import type { Query } from "../core/query.js";
 import type { Reply } from "../core/reply.js";
@@ -32,14 +31,13 @@ import {
   encodeSampleResponse,
   encodeSamplePush,
   type InterestMsg,
-  InterestOption,
   type NetworkMsg,
   type PushMsg,
   type RequestMsg,
   type ResponseMsg,
 } from "./codec/network.js";
 import type { PushBody } from "./codec/zenoh.js";
-import { declarationOf, InterestDeclarations, matchingNow } from "./interest-declarations.js";
+import { Interests } from "./interests.js";
 import type { NetworkHandler, PeerInfo, ZenohLink } from "./link.js";
 
 /** The limits of one zenoh session: its face's, and the key-expression ids only the wire protocol has. */
@@ -53,20 +51,14 @@ const DEFAULT_ENCODING = fromZenohEncoding(0, "");
 const EMPTY = Buffer.alloc(0);
 const NO_KEY: WireExpr = { scope: 0, suffix: "", senderMapping: false };
 
-/** One INTEREST's future part: what it watches, to stop it on INTEREST final or close. */
-interface InterestWatch {
-  stop(): void;
-}
-
 export class ZenohSession implements NetworkHandler, FaceSink {
   /** The client's face: declarations, gets, queries to its queryables, access and limits. */
   readonly face: Face;
   private readonly keyexprs = new Map<number, string>();
   /** Keys of the declared ids used alone, resolved; cleared when any id is declared or undeclared. */
   private readonly resolvedIds = new Map<number, CanonicalKey>();
-  private readonly interests = new Map<number, InterestWatch>();
-  /** Declaration ids the router gives in answers to interests. */
-  private nextDeclId = 0;
+  /** The answers to this peer's INTERESTs. */
+  private readonly interests: Interests;
   private readonly session: Session;
   private readonly logger: Logger;
   private readonly maxKeyExprIds: number;
@@ -75,7 +67,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
     private readonly link: ZenohLink,
     readonly peer: PeerInfo,
     session: Session,
-    private readonly connectivity: Connectivity,
+    readonly connectivity: Connectivity,
     logger: Logger,
     limits: SessionLimits,
     policy: ClientPolicy,
@@ -95,6 +87,12 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       oncePerFace: true,
       redeclare: "replace",
       doorDeclarations: () => this.interests.size,
+    });
+    this.interests = new Interests(this.face, session, connectivity, (decl, interestId) => {
+      const w = this.link.startMessage(false);
+      if (w === undefined) return;
+      encodeDeclare(w, decl, interestId);
+      this.link.endMessage();
     });
   }
 
@@ -130,8 +128,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
 
   onClose(): void {
     if (this.face.closed) return;
-    for (const i of this.interests.values()) i.stop();
-    this.interests.clear();
+    this.interests.close();
     this.face.close();
   }
 
@@ -396,17 +393,9 @@ export class ZenohSession implements NetworkHandler, FaceSink {
 
   // ---- interests ----------------------------------------------------------------------------
 
-  private sendDeclare(decl: Declaration, interestId?: number): void {
-    const w = this.link.startMessage(false);
-    if (w === undefined) return;
-    encodeDeclare(w, decl, interestId);
-    this.link.endMessage();
-  }
-
   private onInterest(m: InterestMsg): void {
     if (!m.current && !m.future) {
-      this.interests.get(m.id)?.stop();
-      this.interests.delete(m.id);
+      this.interests.stop(m.id);
       return;
     }
     let key = "**";
@@ -414,99 +403,10 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       if (m.key) key = this.resolve(m.key);
       if (m.future) this.face.checkDeclarationLimit();
     } catch (err) {
-      this.logger.info({ zid: this.peer.zid, err: errorMessage(err) }, "zenoh INTEREST refused");
-      if (m.current) this.sendDeclare({ kind: "final" }, m.id);
+      this.logger.info({ err: errorMessage(err) }, "zenoh INTEREST refused");
+      if (m.current) this.interests.refuse(m.id);
       return;
     }
-    const restricted = m.key !== undefined;
-    const aggregate = restricted && (m.options & InterestOption.AGGREGATE) !== 0;
-    const stops: Array<() => void> = [];
-    const interestId = m.current ? m.id : undefined;
-    if ((m.options & InterestOption.SUBSCRIBERS) !== 0)
-      stops.push(...this.answerDeclarations("subscribers", key, aggregate, interestId, m.future));
-    if ((m.options & InterestOption.QUERYABLES) !== 0)
-      stops.push(...this.answerDeclarations("queryables", key, aggregate, interestId, m.future));
-    if ((m.options & InterestOption.TOKENS) !== 0) stops.push(...this.answerTokens(key, interestId, m.future));
-    if (m.current) this.sendDeclare({ kind: "final" }, m.id);
-    if (m.future) {
-      this.interests.get(m.id)?.stop();
-      this.interests.set(m.id, {
-        stop: () => {
-          for (const stop of stops) stop();
-        },
-      });
-    }
-  }
-
-  /**
-   * Declares the subscribers (or queryables) matching `key` that are not this peer's own: one
-   * declaration of `key` itself when aggregated (what a client's publisher or querier asks, to
-   * know whether anyone listens), each key otherwise. With `future`, keeps declaring and
-   * undeclaring as they come and go; returns the function that stops that.
-   */
-  private answerDeclarations(
-    kind: "subscribers" | "queryables",
-    key: string,
-    aggregate: boolean,
-    interestId: number | undefined,
-    future: boolean,
-  ): Array<() => void> {
-    const now = () => matchingNow(this.session, kind, key, aggregate);
-    const declared = new InterestDeclarations(() => ++this.nextDeclId);
-    const sync = (interest: number | undefined): void => {
-      for (const c of declared.update(now()))
-        this.sendDeclare(declarationOf(kind, c), c.kind === "declare" ? interest : undefined);
-    };
-    if (interestId !== undefined) sync(interestId);
-    // Future only: what exists now is not announced, but its later removal must not be either.
-    else if (future) declared.assume(now());
-    if (!future) return [];
-    let scheduled = false;
-    const queueSync = (): void => {
-      if (scheduled) return;
-      scheduled = true;
-      queueMicrotask(() => {
-        scheduled = false;
-        if (!this.face.closed) sync(undefined);
-      });
-    };
-    // Aggregated subscribers follow matching flips; everything else every declaration change
-    // (a queryable's completeness too: the same id is declared again with its new info).
-    if (aggregate && kind === "subscribers") {
-      const listener: MatchingListener = this.session.declareMatchingListener(key, kind, () => sync(undefined), {
-        allowedDestination: "remote",
-      });
-      return [() => listener.undeclare()];
-    }
-    return [this.connectivity.onChange(() => queueSync())];
-  }
-
-  /** Declares the live tokens matching `key` (not this peer's own); with `future`, follows them. */
-  private answerTokens(key: string, interestId: number | undefined, future: boolean): Array<() => void> {
-    const ids = new Map<string, number>();
-    if (interestId !== undefined) {
-      for (const s of this.session.livelinessGet(key)) {
-        if (this.face.ownsToken(s.key) || !this.face.allows("liveliness_query", s.key)) continue;
-        const id = ++this.nextDeclId;
-        ids.set(s.key, id);
-        this.sendDeclare({ kind: "token", id, key: { scope: 0, suffix: s.key, senderMapping: false } }, interestId);
-      }
-    }
-    if (!future) return [];
-    const sub = this.session.declareLivelinessSubscriber(key, (s) => {
-      if (this.face.ownsToken(s.key) || !this.face.allows("declare_liveliness_subscriber", s.key)) return;
-      if (s.kind === "put") {
-        if (ids.has(s.key)) return;
-        const id = ++this.nextDeclId;
-        ids.set(s.key, id);
-        this.sendDeclare({ kind: "token", id, key: { scope: 0, suffix: s.key, senderMapping: false } });
-      } else {
-        const id = ids.get(s.key);
-        if (id === undefined) return;
-        ids.delete(s.key);
-        this.sendDeclare({ kind: "untoken", id, key: { scope: 0, suffix: s.key, senderMapping: false } });
-      }
-    });
-    return [() => sub.undeclare()];
+    this.interests.open(m, key);
   }
 }
