@@ -81,9 +81,10 @@ async function assertOneOwner(urls: readonly string[], prefix: string): Promise<
     const key = `${prefix}/lock${k}`;
     const claims = urls.flatMap((url, r) =>
       Array.from({ length: LOCKERS_PER_ROUTER }, (_, i) =>
-        http(url, "PUT", `/${key}`, { body: `r${r}c${i}`, headers: { ...TEXT, "if-none-match": "*" } }).then(
-          (res) => ({ res, owner: `r${r}c${i}` }),
-        ),
+        http(url, "PUT", `/${key}`, { body: `r${r}c${i}`, headers: { ...TEXT, "if-none-match": "*" } }).then((res) => ({
+          res,
+          owner: `r${r}c${i}`,
+        })),
       ),
     );
     const answers = await Promise.all(claims);
