@@ -6,6 +6,7 @@ import type { Sample, WriteCondition } from "../core/sample.js";
 import type { Queryable, Session, Subscriber } from "../core/session.js";
 import { unixNanosToNtp64, nowUnixNanos, type Timestamp } from "../core/timestamp.js";
 import {
+  checkCondition,
   preconditionFailed,
   type ExpirySchedule,
   type Insertion,
@@ -77,6 +78,12 @@ export class StorageService {
   /** When the expiry timer fires (Unix ms). */
   private expiryAt = Number.POSITIVE_INFINITY;
   private stopped = false;
+  /**
+   * True when conditional writes may need a claim across routers (docs/conditional-writes.md,
+   * "Across routers"): the router is in a fabric and the backend is its own (a shared one, the
+   * jetstream volume, arbitrates them itself). A router alone never pays for it.
+   */
+  private readonly claiming: boolean;
 
   constructor(
     name: string,
@@ -96,6 +103,7 @@ export class StorageService {
     this.defaultTtlMs = options.defaultTtlMs;
     this.keyed = backend.expiry === undefined ? new KeyedExpiry() : undefined;
     this.expiry = backend.expiry ?? this.keyed!;
+    this.claiming = session.interest.clustered && backend.capability.shared !== true;
   }
 
   /**
@@ -187,6 +195,48 @@ export class StorageService {
   apply(sample: Sample, condition?: WriteCondition): Promise<void> | undefined {
     const ts = sample.timestamp;
     if (!ts) return undefined; // every routed sample is stamped; unstamped ones cannot be ordered
+    if (condition !== undefined && this.claiming && this.heldElsewhere(sample.key))
+      return this.applyClaimed(sample, ts, condition);
+    return this.applyNow(sample, ts, condition);
+  }
+
+  /**
+   * True when a storage on another router may hold `key` (another router declared a queryable on
+   * it): a conditional write there could accept the same version, so one here must be claimed.
+   */
+  private heldElsewhere(key: string): boolean {
+    return (this.session.router.fabric?.interest?.(key, "queryable").length ?? 0) > 0;
+  }
+
+  /**
+   * A conditional write on a key other routers hold too: decided here, then claimed across the
+   * cluster (only one write may replace a version), then applied as any conditional write, and
+   * routed on to the other routers as an ordinary sample (docs/conditional-writes.md).
+   */
+  private async applyClaimed(sample: Sample, ts: Timestamp, condition: WriteCondition): Promise<void> {
+    const claims = this.session.router.fabric?.versionClaims;
+    if (claims === undefined)
+      throw ZestError.conflict(
+        `a conditional write on ${sample.key} needs JetStream on the NATS cluster: storages on other routers hold the key`,
+      );
+    if (this.deletedByWildcard(sample.key, ts))
+      throw preconditionFailed("the key holds a newer version than this write");
+    let held: Awaited<ReturnType<StorageBackend["lookup"]>>;
+    try {
+      held = await this.backend.lookup(sample.key);
+    } catch (err) {
+      throw this.failure(sample, err);
+    }
+    checkCondition(held, condition);
+    // The write must order after what it replaces, or the other routers' storages keep the old value.
+    if (held !== undefined && held.timestamp.compare(ts) >= 0)
+      throw preconditionFailed("the key holds a newer version than this write");
+    await claims.claim(sample.key, held?.version, ts.encode());
+    // Won: checked again by the storage with the write, against any change made here meanwhile.
+    await this.applyNow(sample, ts, condition);
+  }
+
+  private applyNow(sample: Sample, ts: Timestamp, condition: WriteCondition | undefined): Promise<void> | undefined {
     if (isWild(sample.key)) {
       const run = this.wildTail.then(() => this.applyWild(sample, ts));
       this.wildTail = run.catch(() => undefined);

@@ -5,6 +5,9 @@
  * 200; a key claimed with `If-None-Match: *` must get exactly one owner.
  */
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { eventually, http } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
@@ -53,8 +56,11 @@ async function assertExactCounter(urls: readonly string[], key: string): Promise
   assert.equal((await http(urls[0]!, "PUT", `/${key}`, { body: "0", headers: TEXT })).status, 200);
   await eventually(async () => (await Promise.all(urls.map((u) => readCounter(u, key)))).every((c) => c.value === 0));
   const { ok, others } = await incrementRace(urls, key);
-  console.log(`# ${key}: ${ok} increments answered 200; other answers: ${others.length}`);
+  console.log(
+    `# ${key}: ${ok} increments answered 200; other answers: ${others.length} ${others.slice(0, 3).join(" | ")}`,
+  );
   assert.ok(ok > 0, "some increments succeed");
+  assert.deepEqual(others, [], "every conditional PUT is answered 200 or 412");
   let finals: number[] = [];
   await eventually(
     async () => {
@@ -105,10 +111,17 @@ async function readCounterText(url: string, key: string): Promise<unknown> {
   return entries[0]?.value;
 }
 
-/** Starts three routers, router `i` on NATS node `i`, each with `storageArgs`, and waits until they met. */
-async function threeRouters(cluster: NatsCluster, storageArgs: string[]): Promise<ZestProcess[]> {
+/** Starts three routers, router `i` on NATS node `i % nodes`, with `storageArgs(i)`, and waits until they met. */
+async function threeRouters(cluster: NatsCluster, storageArgs: (i: number) => string[]): Promise<ZestProcess[]> {
   const routers = await startRouters(
-    ["A1", "B1", "C1"].map((id, i) => ["--id", id, "--nats", cluster.urls[i]!, ...NO_STORAGES, ...storageArgs]),
+    ["A1", "B1", "C1"].map((id, i) => [
+      "--id",
+      id,
+      "--nats",
+      cluster.urls[i % cluster.urls.length]!,
+      ...NO_STORAGES,
+      ...storageArgs(i),
+    ]),
   );
   for (const z of routers)
     await eventually(
@@ -122,19 +135,26 @@ async function threeRouters(cluster: NatsCluster, storageArgs: string[]): Promis
 describe("conditional writes across three routers", () => {
   let cluster: NatsCluster;
   let routers: ZestProcess[] = [];
+  let dir: string;
   before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "zest-cas-"));
     cluster = await startNatsCluster();
-    routers = await threeRouters(cluster, [
+    routers = await threeRouters(cluster, (i) => [
       ...cfg("plugins/storage_manager/storages/cas", {
         key_expr: "cas/**",
         volume: { id: "jetstream", replicas: 3 },
       }),
       ...cfg("plugins/storage_manager/storages/mem", { key_expr: "mem/**", volume: "memory" }),
+      // Each router its own SQLite file: storages kept apart, as memory ones.
+      ...cfg("plugins/storage_manager/allowed_paths", [dir]),
+      ...cfg("plugins/storage_manager/volumes/sq", { backend: "sqlite", path: join(dir, `r${i}.db`) }),
+      ...cfg("plugins/storage_manager/storages/sql", { key_expr: "sql/**", volume: "sq" }),
     ]);
   });
   after(async () => {
     await Promise.all(routers.map((r) => r.stop()));
     await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   test("jetstream volume: a counter incremented with If-Match through every router loses no update", () =>
@@ -160,4 +180,74 @@ describe("conditional writes across three routers", () => {
       routers.map((r) => r.url),
       "mem",
     ));
+
+  test("SQLite storages: a counter incremented with If-Match through every router loses no update", () =>
+    assertExactCounter(
+      routers.map((r) => r.url),
+      "sql/counter",
+    ));
+
+  test("an ETag read through one router works as If-Match through another, and a conditional DELETE is claimed too", async () => {
+    const [a, b, c] = routers.map((r) => r.url) as [string, string, string];
+    assert.equal((await http(a, "PUT", "/mem/etag", { body: "1", headers: TEXT })).status, 200);
+    const etag = (await readCounter(b, "mem/etag")).etag!;
+    const put = await http(c, "PUT", "/mem/etag", { body: "2", headers: { ...TEXT, "if-match": etag } });
+    assert.equal(put.status, 200, put.text);
+    // The old ETag is spent everywhere; the new one (answered by c) works through a.
+    assert.equal(
+      (await http(b, "PUT", "/mem/etag", { body: "3", headers: { ...TEXT, "if-match": etag } })).status,
+      412,
+    );
+    const fresh = put.headers.get("etag")!;
+    assert.equal((await readCounter(a, "mem/etag")).etag, fresh);
+    const gone = await Promise.all([
+      http(a, "DELETE", "/mem/etag", { headers: { "if-match": fresh } }),
+      http(b, "DELETE", "/mem/etag", { headers: { "if-match": fresh } }),
+    ]);
+    assert.deepEqual(gone.map((r) => r.status).sort(), [200, 412], gone.map((r) => r.text).join(" | "));
+    for (const url of [a, b, c]) assert.equal(await readCounterText(url, "mem/etag"), undefined);
+  });
+});
+
+describe("conditional writes across routers on a NATS cluster without JetStream", () => {
+  let cluster: NatsCluster;
+  let routers: ZestProcess[] = [];
+  before(async () => {
+    cluster = await startNatsCluster({ size: 1, jetstream: false });
+    routers = await threeRouters(cluster, (i) => [
+      ...cfg("plugins/storage_manager/storages/mem", { key_expr: "mem/**", volume: "memory" }),
+      ...(i === 0 ? cfg("plugins/storage_manager/storages/own", { key_expr: "own/**", volume: "memory" }) : []),
+    ]);
+  });
+  after(async () => {
+    await Promise.all(routers.map((r) => r.stop()));
+    await cluster?.stop();
+  });
+
+  test("a conditional write on a key other routers hold is refused with 409 and its reason; nothing is written", async () => {
+    const [a, b] = routers.map((r) => r.url) as [string, string];
+    assert.equal((await http(a, "PUT", "/mem/k", { body: "1", headers: TEXT })).status, 200, "plain writes work");
+    const etag = (await readCounter(b, "mem/k")).etag!;
+    for (const headers of [{ "if-match": etag }, { "if-match": "*" }]) {
+      const r = await http(b, "PUT", "/mem/k", { body: "2", headers: { ...TEXT, ...headers } });
+      assert.equal(r.status, 409, r.text);
+      assert.match(r.text, /needs JetStream on the NATS cluster: storages on other routers hold the key/);
+    }
+    const create = await http(a, "PUT", "/mem/new", { body: "x", headers: { ...TEXT, "if-none-match": "*" } });
+    assert.equal(create.status, 409, create.text);
+    const del = await http(a, "DELETE", "/mem/k", { headers: { "if-match": etag } });
+    assert.equal(del.status, 409, del.text);
+    for (const url of routers.map((r) => r.url)) {
+      assert.equal(String(await readCounterText(url, "mem/k")), "1", "the refused writes changed nothing");
+      assert.equal(await readCounterText(url, "mem/new"), undefined);
+    }
+  });
+
+  test("a conditional write on a key only this router holds needs no JetStream", async () => {
+    const [a] = routers.map((r) => r.url) as [string];
+    const r = await http(a, "PUT", "/own/k", { body: "1", headers: { ...TEXT, "if-none-match": "*" } });
+    assert.equal(r.status, 200, r.text);
+    const again = await http(a, "PUT", "/own/k", { body: "2", headers: { ...TEXT, "if-none-match": "*" } });
+    assert.equal(again.status, 412, again.text);
+  });
 });
