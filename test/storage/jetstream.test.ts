@@ -436,7 +436,9 @@ describe("jetstream volume on a three-node NATS cluster", () => {
 
   test("conditional writes racing on one version through three servers: exactly one wins, every round", async () => {
     // Without the message id, nats-server 2.9 takes most such races twice (issue #4320).
-    const storages = await Promise.all(volumes.map((v) => v.createStorage("race3", "r/**", { replicas: 3 })));
+    // One after the other: three creates of one replicated bucket at once can outlast the timeout.
+    const storages: Awaited<ReturnType<Volume["createStorage"]>>[] = [];
+    for (const v of volumes) storages.push(await v.createStorage("race3", "r/**", { replicas: 3 }));
     const put = (i: number, n: number, condition?: { ifVersion: string }) =>
       storages[i % 3]!.put(
         { key: "r/k", payload: Buffer.from(String(n)), encoding: "", timestamp: ts(1000 + n) },
