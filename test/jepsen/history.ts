@@ -48,7 +48,7 @@ export async function recordHistory(o: HistoryOptions): Promise<Recorded[]> {
   const now = (): number => Number(process.hrtime.bigint() - t0);
   const end = Date.now() + o.durationMs;
   const client = async (id: number, router: number): Promise<void> => {
-    /** What this client last read or wrote on each key: the value, and the ETag to expect it with. */
+    /** What this client last read or wrote on each key: the value ("" absent), and the ETag to expect it with. */
     const seen = new Map<string, { value: string; etag: string }>();
     let n = 0;
     while (Date.now() < end) {
@@ -69,19 +69,20 @@ export async function recordHistory(o: HistoryOptions): Promise<Recorded[]> {
       };
       let headers: Record<string, string> | undefined;
       let method = "GET";
-      if (roll < 0.4 || (roll < 0.8 && !last)) {
+      // What a counter or a lock does: read, then write on what was read (an absent key: create).
+      if (!last || (last.value !== "" && roll < 0.05)) {
         op.kind = "read";
-      } else if (roll < 0.7) {
-        op.kind = "cas";
-        op.value = value;
-        op.expect = last!.value;
-        method = "PUT";
-        headers = { ...TEXT, "if-match": last!.etag };
-      } else if (roll < 0.9 || !last) {
+      } else if (last.value === "") {
         op.kind = "create";
         op.value = value;
         method = "PUT";
         headers = { ...TEXT, "if-none-match": "*" };
+      } else if (roll < 0.9) {
+        op.kind = "cas";
+        op.value = value;
+        op.expect = last.value;
+        method = "PUT";
+        headers = { ...TEXT, "if-match": last.etag };
       } else {
         op.kind = "cdelete";
         op.expect = last.value;
@@ -104,21 +105,27 @@ export async function recordHistory(o: HistoryOptions): Promise<Recorded[]> {
             const entries = JSON.parse(text) as Array<{ value: unknown }>;
             op.value = entries.length === 0 ? "" : String(entries[0]!.value);
             op.status = "ok";
-            if (op.value !== "" && etag) seen.set(key, { value: op.value, etag });
+            if (op.value === "") seen.set(key, { value: "", etag: "" });
+            else if (etag) seen.set(key, { value: op.value, etag });
             else seen.delete(key);
           }
         } else if (res.status === 200) {
           op.status = "ok";
-          if (op.kind === "cdelete" || !etag) seen.delete(key);
-          else seen.set(key, { value: op.value, etag });
+          if (op.kind === "cdelete") seen.set(key, { value: "", etag: "" });
+          else if (etag) seen.set(key, { value: op.value, etag });
+          else seen.delete(key);
         } else if (res.status === 412) {
           op.status = "fail";
           seen.delete(key);
         }
-      } catch {
+      } catch (err) {
         op.return = now();
-        // Refused (a router down) or no answer: unknown.
-        await new Promise((r) => setTimeout(r, 50));
+        // A router down refuses the connection: nothing was sent, so nothing happened.
+        if ((err as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED") {
+          await new Promise((r) => setTimeout(r, 50));
+          continue;
+        }
+        // No answer: unknown.
       }
       history.push(op);
     }

@@ -67,7 +67,7 @@ describe("Jepsen-style histories of conditional writes across three routers, che
       url: (i) => routers[i]!.url,
       routers: 3,
       clientsPerRouter: 2,
-      keys: ["mem", "cas"].flatMap((p) => [0, 1, 2].map((k) => `${p}/${name}/k${k}`)),
+      keys: [`mem/${name}/k`, `cas/${name}/k`],
       durationMs: RUN_MS,
       draw: rng(seed),
     });
