@@ -16,6 +16,7 @@ import { buildChecker, check, type Recorded, recordHistory } from "./history.js"
 const cfg = (path: string, value: unknown): string[] => ["--cfg", `${path}:${JSON.stringify(value)}`];
 const RUN_MS = 4_000;
 const IDS = ["A1", "B1", "C1"];
+const PEER_TIMEOUT_MS = 2_500;
 
 /** What a hand-made history's operation defaults to. */
 const op = (o: Partial<Recorded> & Pick<Recorded, "kind" | "call" | "return">): Recorded => ({
@@ -37,8 +38,9 @@ describe("Jepsen-style histories of conditional writes across three routers, che
     "--nats",
     cluster.urls[i]!,
     ...NO_STORAGES,
-    // A killed router is forgotten within 1.5 s, so writes do not wait for it longer.
-    ...fabricTimings({ heartbeatMs: 250, peerTimeoutMs: 1_500, ackTimeoutMs: 2_500 }),
+    // A killed router is forgotten within 2.5 s, so writes do not wait for it longer (and a
+    // router reconnecting after its NATS server died is not forgotten meanwhile).
+    ...fabricTimings({ heartbeatMs: 250, peerTimeoutMs: PEER_TIMEOUT_MS, ackTimeoutMs: 3_500 }),
     ...cfg("plugins/storage_manager/storages/mem", { key_expr: "mem/**", volume: "memory" }),
     ...cfg("plugins/storage_manager/storages/cas", { key_expr: "cas/**", volume: { id: "jetstream", replicas: 3 } }),
   ];
@@ -119,6 +121,29 @@ describe("Jepsen-style histories of conditional writes across three routers, che
     routers[2] = await startZest(args(2));
     const history = await recording;
     assertLinearizable("kill", history);
+    await met();
+  });
+
+  test("a nats-server killed with SIGKILL and restarted: the history is linearizable", async () => {
+    const recording = run("nats", 3);
+    await sleep(RUN_MS / 4);
+    await cluster.kill9(1);
+    await sleep(RUN_MS / 4);
+    await cluster.restart(1, { wait: false });
+    const history = await recording;
+    await cluster.waitReady();
+    assertLinearizable("nats", history);
+    await met();
+  });
+
+  test("a router paused (SIGSTOP) past its peers' timeout, then resumed: the history is linearizable", async () => {
+    const recording = run("pause", 4);
+    await sleep(RUN_MS / 4);
+    routers[2]!.proc.kill("SIGSTOP");
+    await sleep(PEER_TIMEOUT_MS + 500);
+    routers[2]!.proc.kill("SIGCONT");
+    const history = await recording;
+    assertLinearizable("pause", history);
     await met();
   });
 });
