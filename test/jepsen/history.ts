@@ -139,7 +139,9 @@ const CHECKER = repoPath(".test-build", "jepsen-checker");
 
 /** Builds the Porcupine checker (Go, pinned in checker/go.mod); throws with Go's output when it cannot. */
 export function buildChecker(): string {
-  const r = spawnSync("go", ["build", "-o", CHECKER, "."], {
+  // Go's own install directory when `go` is not on the PATH.
+  const go = spawnSync("go", ["version"]).status === 0 ? "go" : "/usr/local/go/bin/go";
+  const r = spawnSync(go, ["build", "-o", CHECKER, "."], {
     cwd: repoPath("test", "jepsen", "checker"),
     encoding: "utf8",
   });
