@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import { buildChecker, check, recordHistory } from "../test/jepsen/history.js";
 import { fabricTimings, NO_STORAGES, sleep, startRouters } from "../test/fabric/helpers.js";
 import { startNatsCluster, type NatsCluster } from "../test/support/nats-cluster.js";
+import { repoPath } from "../test/support/repo.js";
 import { rng } from "../test/support/rng.js";
 import { startZest, type ZestProcess } from "../test/support/zest-process.js";
 
@@ -57,7 +58,8 @@ const FAULTS: Record<string, (seed: number) => Fault> = {
 };
 
 async function main(): Promise<void> {
-  const checker = buildChecker();
+  // Not in .test-build, which a test run empties.
+  const checker = buildChecker(repoPath(".tmp"));
   const rows: string[] = [];
   const faults = values.faults.split(",");
   for (const name of faults) {

@@ -6,7 +6,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { repoPath } from "../support/repo.js";
 
 /** One operation as the checker reads it (see checker/main.go). */
@@ -134,11 +134,14 @@ export async function recordHistory(o: HistoryOptions): Promise<Recorded[]> {
   return history;
 }
 
-/** Where the checker is built (ignored by git, as every build output). */
-const CHECKER = repoPath(".test-build", "jepsen-checker");
-
-/** Builds the Porcupine checker (Go, pinned in checker/go.mod); throws with Go's output when it cannot. */
-export function buildChecker(): string {
+/**
+ * Builds the Porcupine checker (Go, pinned in checker/go.mod) into `dir` (ignored by git, as
+ * every build output: `.test-build` for the tests, which the test runner empties first) and
+ * returns its path; throws with Go's output when it cannot.
+ */
+export function buildChecker(dir = repoPath(".test-build")): string {
+  const CHECKER = join(dir, "jepsen-checker");
+  mkdirSync(dir, { recursive: true });
   // Go's own install directory when `go` is not on the PATH.
   const go = spawnSync("go", ["version"]).status === 0 ? "go" : "/usr/local/go/bin/go";
   const r = spawnSync(go, ["build", "-o", CHECKER, "."], {
@@ -158,19 +161,19 @@ export interface Verdict {
   readonly file: string;
 }
 
-/** Checks `history` with the checker built by `buildChecker`; keeps the history in `.test-build/jepsen/<name>.json`. */
+/** Checks `history` with the checker built by `buildChecker`; keeps the history in `jepsen/<name>.json` beside it. */
 export function check(checker: string, name: string, history: readonly Recorded[]): Verdict {
-  const dir = repoPath(".test-build", "jepsen");
+  const dir = join(dirname(checker), "jepsen");
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.json`);
   writeFileSync(file, JSON.stringify(history));
   const r = spawnSync(checker, [file, join(dir, `${name}.html`)], { encoding: "utf8" });
-  const line = r.stdout.trim().split("\n").pop() ?? "";
+  const line = (r.stdout ?? "").trim().split("\n").pop() ?? "";
   let parsed: { result: Verdict["result"]; operations: number; keys: number };
   try {
     parsed = JSON.parse(line);
   } catch {
-    throw new Error(`the checker answered no verdict (exit ${r.status}): ${r.stderr}${r.stdout}`);
+    throw new Error(`the checker answered no verdict (exit ${r.status}): ${r.error ?? ""}${r.stderr}${r.stdout}`);
   }
   return { ...parsed, file };
 }
