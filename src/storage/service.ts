@@ -1,4 +1,5 @@
 import { includes, intersects, isWild } from "../keyexpr/index.js";
+import { newestTimestamp } from "../core/conditional-write.js";
 import { errorMessage, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import type { Query } from "../core/query.js";
@@ -227,13 +228,43 @@ export class StorageService {
     } catch (err) {
       throw this.failure(sample, err);
     }
-    checkCondition(held, condition);
+    let replaced = held?.version;
+    let applied: WriteCondition = condition;
+    try {
+      checkCondition(held, condition);
+    } catch (err) {
+      // A version newer than the one held here may be a write still on its way to this router:
+      // a read through any router sees it once one storage has it. When it is the newest the
+      // routers answer, it is the key's version, and the write replaces it.
+      if (!(await this.newestElsewhere(sample.key, held, condition))) throw err;
+      replaced = condition.ifVersion;
+      // Last-writer-wins over whatever arrives here meanwhile; refused only by a newer write.
+      applied = LAST_WRITER_WINS;
+    }
     // The write must order after what it replaces, or the other routers' storages keep the old value.
-    if (held !== undefined && held.timestamp.compare(ts) >= 0)
+    if (replaced !== undefined && replaced >= ts.encode())
       throw preconditionFailed("the key holds a newer version than this write");
-    await claims.claim(sample.key, held?.version, ts.encode());
+    await claims.claim(sample.key, replaced, ts.encode());
     // Won: checked again by the storage with the write, against any change made here meanwhile.
-    await this.applyNow(sample, ts, condition);
+    await this.applyNow(sample, ts, applied);
+  }
+
+  /**
+   * True when `condition` names a version newer than `held` (this storage is behind) and the
+   * newest reply of the routers for `key` has exactly that version.
+   */
+  private async newestElsewhere(
+    key: string,
+    held: { timestamp: Timestamp } | undefined,
+    condition: WriteCondition,
+  ): Promise<boolean> {
+    const wanted = condition.ifVersion;
+    if (wanted === undefined || (held !== undefined && wanted <= held.timestamp.encode())) return false;
+    try {
+      return newestTimestamp(key, await this.session.get(key))?.encode() === wanted;
+    } catch {
+      return false;
+    }
   }
 
   private applyNow(sample: Sample, ts: Timestamp, condition: WriteCondition | undefined): Promise<void> | undefined {
@@ -462,6 +493,12 @@ export class StorageService {
     }
   }
 }
+
+/**
+ * The condition of a claimed write whose storage was behind: none to check, but a write that
+ * last-writer-wins refuses is still reported (`settled`), as for any conditional write.
+ */
+const LAST_WRITER_WINS: WriteCondition = Object.freeze({});
 
 /** Longest delay a Node timer takes. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
