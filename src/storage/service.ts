@@ -244,9 +244,34 @@ export class StorageService {
     // The write must order after what it replaces, or the other routers' storages keep the old value.
     if (replaced !== undefined && replaced >= ts.encode())
       throw preconditionFailed("the key holds a newer version than this write");
-    await claims.claim(sample.key, replaced, ts.encode());
+    try {
+      await claims.claim(sample.key, replaced, ts.encode());
+    } catch (err) {
+      if (!(err instanceof ZestError && err.kind === "precondition_failed")) throw err;
+      // Lost: answered once the winner's write is here (it is acknowledged only once every
+      // router holding the key stored it), so no read sees the replaced version after this 412.
+      if (await this.movedPast(sample.key, replaced)) throw err;
+      throw ZestError.unavailable(
+        `a write through another router claimed the version of ${sample.key} first, and has not arrived here: whether it applies is not known yet`,
+      );
+    }
     // Won: checked again by the storage with the write, against any change made here meanwhile.
     await this.applyNow(sample, ts, applied);
+  }
+
+  /** Waits (at most `CLAIM_WAIT_MS`) until this storage holds a version newer than `replaced`; false if it did not. */
+  private async movedPast(key: string, replaced: string | undefined): Promise<boolean> {
+    const deadline = Date.now() + CLAIM_WAIT_MS;
+    for (;;) {
+      try {
+        const held = await this.backend.lookup(key);
+        if (held !== undefined && (replaced === undefined || held.version > replaced)) return true;
+      } catch {
+        // Cannot read now: try again until the deadline.
+      }
+      if (Date.now() >= deadline || this.stopped) return false;
+      await new Promise((r) => setTimeout(r, CLAIM_POLL_MS));
+    }
   }
 
   /**
@@ -499,6 +524,10 @@ export class StorageService {
  * last-writer-wins refuses is still reported (`settled`), as for any conditional write.
  */
 const LAST_WRITER_WINS: WriteCondition = Object.freeze({});
+
+/** How long a write that lost its claim waits for the winner's write to arrive (above the fabric's ack timeout). */
+const CLAIM_WAIT_MS = 6_000;
+const CLAIM_POLL_MS = 5;
 
 /** Longest delay a Node timer takes. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
