@@ -207,7 +207,10 @@ export class NatsFabric implements Fabric {
     const transport = await this.makeTransport();
     this.transport = transport;
     const nc = this.connection;
-    if (nc) this.claims = new NatsVersionClaims(nc, { timeoutMs: this.ackTimeoutMs, logger: this.logger });
+    if (nc) {
+      this.claims = new NatsVersionClaims(nc, { timeoutMs: this.ackTimeoutMs, logger: this.logger });
+      this.claims.prepare();
+    }
     this.connected = true;
     this.inbox = new Inbox(this.zid);
     this.tracker = new AckTracker(

@@ -68,6 +68,16 @@ export class NatsVersionClaims implements VersionClaims {
     };
   }
 
+  /**
+   * Opens (or makes) the claims bucket ahead of the first claim, so that a conditional write does
+   * not wait for a replicated stream to be made; a failure is only logged (the first claim tries again).
+   */
+  prepare(): void {
+    this.open("", false).catch((err: unknown) => {
+      this.options.logger.debug({ err: errorMessage(err) }, "the claims bucket is not open yet");
+    });
+  }
+
   async claim(key: string, version: string | undefined, successor: string): Promise<void> {
     const kv = await this.open(key);
     const entry = claimEntry(key, version);
@@ -136,10 +146,10 @@ export class NatsVersionClaims implements VersionClaims {
   }
 
   /** The claims bucket, created (or found) once; JetStream's absence refuses the claim. */
-  private open(key: string): Promise<KV> {
+  private open(key: string, counted = true): Promise<KV> {
     if (this.absentSince !== undefined) {
       if (Date.now() - this.absentSince < ABSENT_RECHECK_MS) {
-        this.counters.refused++;
+        if (counted) this.counters.refused++;
         return Promise.reject(absent(key));
       }
       this.absentSince = undefined;
@@ -157,7 +167,7 @@ export class NatsVersionClaims implements VersionClaims {
       throw ZestError.unavailable(`cannot open the JetStream bucket ${CLAIMS_BUCKET}: ${errorMessage(err)}`, err);
     });
     return this.bucket.catch((err: unknown) => {
-      if (err instanceof ZestError && err.kind === "conflict") this.counters.refused++;
+      if (counted && err instanceof ZestError && err.kind === "conflict") this.counters.refused++;
       throw err;
     });
   }

@@ -248,9 +248,9 @@ export class StorageService {
       await claims.claim(sample.key, replaced, ts.encode());
     } catch (err) {
       if (!(err instanceof ZestError && err.kind === "precondition_failed")) throw err;
-      // Lost: answered once the winner's write is here (it is acknowledged only once every
-      // router holding the key stored it), so no read sees the replaced version after this 412.
-      if (await this.movedPast(sample.key, replaced)) throw err;
+      // Lost: answered once the winner's write shows through every router (it is acknowledged
+      // only once all of them stored it), so no read shows the replaced version after this 412.
+      if (await this.movedPast(sample.key, replaced, condition)) throw err;
       throw ZestError.unavailable(
         `a write through another router claimed the version of ${sample.key} first, and has not arrived here: whether it applies is not known yet`,
       );
@@ -259,13 +259,18 @@ export class StorageService {
     await this.applyNow(sample, ts, applied);
   }
 
-  /** Waits (at most `CLAIM_WAIT_MS`) until this storage holds a version newer than `replaced`; false if it did not. */
-  private async movedPast(key: string, replaced: string | undefined): Promise<boolean> {
+  /**
+   * Waits (at most `CLAIM_WAIT_MS`) until no read through any router can show what `replaced`
+   * (undefined: nothing) left: the routers' newest reply for `key` is newer, or, for a write on a
+   * version (`ifVersion`), there is none (the winner deleted it). False if that did not happen.
+   */
+  private async movedPast(key: string, replaced: string | undefined, condition: WriteCondition): Promise<boolean> {
     const deadline = Date.now() + CLAIM_WAIT_MS;
     for (;;) {
       try {
-        const held = await this.backend.lookup(key);
-        if (held !== undefined && (replaced === undefined || held.version > replaced)) return true;
+        const newest = newestTimestamp(key, await this.session.get(key))?.encode();
+        if (newest === undefined ? condition.ifVersion !== undefined : replaced === undefined || newest > replaced)
+          return true;
       } catch {
         // Cannot read now: try again until the deadline.
       }
@@ -527,7 +532,7 @@ const LAST_WRITER_WINS: WriteCondition = Object.freeze({});
 
 /** How long a write that lost its claim waits for the winner's write to arrive (above the fabric's ack timeout). */
 const CLAIM_WAIT_MS = 6_000;
-const CLAIM_POLL_MS = 5;
+const CLAIM_POLL_MS = 10;
 
 /** Longest delay a Node timer takes. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
