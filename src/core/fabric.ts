@@ -76,6 +76,21 @@ export interface FabricStatus {
 }
 
 /**
+ * The cluster-wide arbiter of conditional writes on storages each router keeps apart (memory,
+ * SQLite): see docs/conditional-writes.md, "Across routers".
+ */
+export interface VersionClaims {
+  /**
+   * Claims, once across the cluster, the replacement of `version` of `key` (undefined: the key
+   * holds nothing) by the write whose version is `successor`. Resolves when this write won it
+   * (claiming again with the same successor wins); rejects with `precondition_failed` when another
+   * write claimed it first, `conflict` when the cluster cannot arbitrate (no JetStream), and
+   * `unavailable` when it could not be decided (nothing is written then).
+   */
+  claim(key: string, version: string | undefined, successor: string): Promise<void>;
+}
+
+/**
  * How routers reach each other. The default is none (one process); `nats` joins a NATS cluster.
  * The router calls `publish` and `query` for local operations only, never for remote ones.
  */
@@ -106,6 +121,11 @@ export interface Fabric {
   /** True when another router announced a queryable matching `key`. */
   hasQueryable?(key: string): boolean;
   status(): FabricStatus;
+  /**
+   * Where conditional writes on storages other routers also hold are claimed; absent when the
+   * fabric has none (no JetStream reachable through it): such writes are then refused.
+   */
+  readonly versionClaims?: VersionClaims | undefined;
   /** `status().connected` without building the status: asked on timers by every replica. */
   isConnected(): boolean;
   /** Ids of the other routers currently reachable (shown as the router's sessions); none if absent. */

@@ -13,7 +13,14 @@
 import type { Buffer } from "node:buffer";
 import { DEFAULT_KEYEXPR_LIMITS, isValid, isWild } from "../keyexpr/index.js";
 import { errorMessage, toZestError, ZestError } from "../core/errors.js";
-import type { DeclarationKind, Fabric, FabricHost, FabricStatus, RemoteQueryOptions } from "../core/fabric.js";
+import type {
+  DeclarationKind,
+  Fabric,
+  FabricHost,
+  FabricStatus,
+  RemoteQueryOptions,
+  VersionClaims,
+} from "../core/fabric.js";
 import { silentLogger, type Logger } from "../core/log.js";
 import type { Reply } from "../core/reply.js";
 import type { QueryTarget } from "../core/query-target.js";
@@ -53,6 +60,7 @@ import {
   QUERY_SUBJECT,
 } from "./subjects.js";
 import type { Transport, TransportMessage } from "./transport.js";
+import { NatsVersionClaims } from "./version-claims.js";
 
 /** Options of the NATS fabric; only `servers` is required. */
 export interface NatsFabricOptions {
@@ -112,6 +120,7 @@ export class NatsFabric implements Fabric {
   private readonly epoch = Math.floor(Math.random() * 0xffffffff);
 
   private transport: Transport | undefined;
+  private claims: NatsVersionClaims | undefined;
   private host: FabricHost | undefined;
   private zid = "";
   private connected = false;
@@ -187,11 +196,21 @@ export class NatsFabric implements Fabric {
     return this.transport instanceof NatsTransport ? this.transport.connection : undefined;
   }
 
+  /** Conditional writes' claims, in JetStream on the fabric's NATS connection (none over another transport). */
+  get versionClaims(): VersionClaims | undefined {
+    return this.claims;
+  }
+
   async start(host: FabricHost): Promise<void> {
     this.host = host;
     this.zid = host.zid;
     const transport = await this.makeTransport();
     this.transport = transport;
+    const nc = this.connection;
+    if (nc) {
+      this.claims = new NatsVersionClaims(nc, { timeoutMs: this.ackTimeoutMs, logger: this.logger });
+      this.claims.prepare();
+    }
     this.connected = true;
     this.inbox = new Inbox(this.zid);
     this.tracker = new AckTracker(
@@ -439,6 +458,7 @@ export class NatsFabric implements Fabric {
         ...this.counters,
         acksSent: this.acksOut?.sent ?? 0,
         samplesResent: this.tracker?.resent ?? 0,
+        ...(this.claims ? { claims: this.claims.status() } : {}),
       },
     };
   }

@@ -1,4 +1,5 @@
 import { includes, intersects, isWild } from "../keyexpr/index.js";
+import { newestTimestamp } from "../core/conditional-write.js";
 import { errorMessage, ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import type { Query } from "../core/query.js";
@@ -6,6 +7,7 @@ import type { Sample, WriteCondition } from "../core/sample.js";
 import type { Queryable, Session, Subscriber } from "../core/session.js";
 import { unixNanosToNtp64, nowUnixNanos, type Timestamp } from "../core/timestamp.js";
 import {
+  checkCondition,
   preconditionFailed,
   type ExpirySchedule,
   type Insertion,
@@ -77,6 +79,12 @@ export class StorageService {
   /** When the expiry timer fires (Unix ms). */
   private expiryAt = Number.POSITIVE_INFINITY;
   private stopped = false;
+  /**
+   * True when conditional writes may need a claim across routers (docs/conditional-writes.md,
+   * "Across routers"): the router is in a fabric and the backend is its own (a shared one, the
+   * jetstream volume, arbitrates them itself). A router alone never pays for it.
+   */
+  private readonly claiming: boolean;
 
   constructor(
     name: string,
@@ -96,6 +104,7 @@ export class StorageService {
     this.defaultTtlMs = options.defaultTtlMs;
     this.keyed = backend.expiry === undefined ? new KeyedExpiry() : undefined;
     this.expiry = backend.expiry ?? this.keyed!;
+    this.claiming = session.interest.clustered && backend.capability.shared !== true;
   }
 
   /**
@@ -187,6 +196,108 @@ export class StorageService {
   apply(sample: Sample, condition?: WriteCondition): Promise<void> | undefined {
     const ts = sample.timestamp;
     if (!ts) return undefined; // every routed sample is stamped; unstamped ones cannot be ordered
+    if (condition !== undefined && this.claiming && this.heldElsewhere(sample.key))
+      return this.applyClaimed(sample, ts, condition);
+    return this.applyNow(sample, ts, condition);
+  }
+
+  /**
+   * True when a storage on another router may hold `key` (another router declared a queryable on
+   * it): a conditional write there could accept the same version, so one here must be claimed.
+   */
+  private heldElsewhere(key: string): boolean {
+    return (this.session.router.fabric?.interest?.(key, "queryable").length ?? 0) > 0;
+  }
+
+  /**
+   * A conditional write on a key other routers hold too: decided here, then claimed across the
+   * cluster (only one write may replace a version), then applied as any conditional write, and
+   * routed on to the other routers as an ordinary sample (docs/conditional-writes.md).
+   */
+  private async applyClaimed(sample: Sample, ts: Timestamp, condition: WriteCondition): Promise<void> {
+    const claims = this.session.router.fabric?.versionClaims;
+    if (claims === undefined)
+      throw ZestError.conflict(
+        `a conditional write on ${sample.key} needs JetStream on the NATS cluster: storages on other routers hold the key`,
+      );
+    if (this.deletedByWildcard(sample.key, ts))
+      throw preconditionFailed("the key holds a newer version than this write");
+    let held: Awaited<ReturnType<StorageBackend["lookup"]>>;
+    try {
+      held = await this.backend.lookup(sample.key);
+    } catch (err) {
+      throw this.failure(sample, err);
+    }
+    let replaced = held?.version;
+    let applied: WriteCondition = condition;
+    try {
+      checkCondition(held, condition);
+    } catch (err) {
+      // A version newer than the one held here may be a write still on its way to this router:
+      // a read through any router sees it once one storage has it. When it is the newest the
+      // routers answer, it is the key's version, and the write replaces it.
+      if (!(await this.newestElsewhere(sample.key, held, condition))) throw err;
+      replaced = condition.ifVersion;
+      // Last-writer-wins over whatever arrives here meanwhile; refused only by a newer write.
+      applied = LAST_WRITER_WINS;
+    }
+    // The write must order after what it replaces, or the other routers' storages keep the old value.
+    if (replaced !== undefined && replaced >= ts.encode())
+      throw preconditionFailed("the key holds a newer version than this write");
+    try {
+      await claims.claim(sample.key, replaced, ts.encode());
+    } catch (err) {
+      if (!(err instanceof ZestError && err.kind === "precondition_failed")) throw err;
+      // Lost: answered once the winner's write shows through every router (it is acknowledged
+      // only once all of them stored it), so no read shows the replaced version after this 412.
+      if (await this.movedPast(sample.key, replaced, condition)) throw err;
+      throw ZestError.unavailable(
+        `a write through another router claimed the version of ${sample.key} first, and has not arrived here: whether it applies is not known yet`,
+      );
+    }
+    // Won: checked again by the storage with the write, against any change made here meanwhile.
+    await this.applyNow(sample, ts, applied);
+  }
+
+  /**
+   * Waits (at most `CLAIM_WAIT_MS`) until no read through any router can show what `replaced`
+   * (undefined: nothing) left: the routers' newest reply for `key` is newer, or, for a write on a
+   * version (`ifVersion`), there is none (the winner deleted it). False if that did not happen.
+   */
+  private async movedPast(key: string, replaced: string | undefined, condition: WriteCondition): Promise<boolean> {
+    const deadline = Date.now() + CLAIM_WAIT_MS;
+    for (;;) {
+      try {
+        const newest = newestTimestamp(key, await this.session.get(key))?.encode();
+        if (newest === undefined ? condition.ifVersion !== undefined : replaced === undefined || newest > replaced)
+          return true;
+      } catch {
+        // Cannot read now: try again until the deadline.
+      }
+      if (Date.now() >= deadline || this.stopped) return false;
+      await new Promise((r) => setTimeout(r, CLAIM_POLL_MS));
+    }
+  }
+
+  /**
+   * True when `condition` names a version newer than `held` (this storage is behind) and the
+   * newest reply of the routers for `key` has exactly that version.
+   */
+  private async newestElsewhere(
+    key: string,
+    held: { timestamp: Timestamp } | undefined,
+    condition: WriteCondition,
+  ): Promise<boolean> {
+    const wanted = condition.ifVersion;
+    if (wanted === undefined || (held !== undefined && wanted <= held.timestamp.encode())) return false;
+    try {
+      return newestTimestamp(key, await this.session.get(key))?.encode() === wanted;
+    } catch {
+      return false;
+    }
+  }
+
+  private applyNow(sample: Sample, ts: Timestamp, condition: WriteCondition | undefined): Promise<void> | undefined {
     if (isWild(sample.key)) {
       const run = this.wildTail.then(() => this.applyWild(sample, ts));
       this.wildTail = run.catch(() => undefined);
@@ -412,6 +523,16 @@ export class StorageService {
     }
   }
 }
+
+/**
+ * The condition of a claimed write whose storage was behind: none to check, but a write that
+ * last-writer-wins refuses is still reported (`settled`), as for any conditional write.
+ */
+const LAST_WRITER_WINS: WriteCondition = Object.freeze({});
+
+/** How long a write that lost its claim waits for the winner's write to arrive (above the fabric's ack timeout). */
+const CLAIM_WAIT_MS = 6_000;
+const CLAIM_POLL_MS = 10;
 
 /** Longest delay a Node timer takes. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -19,7 +19,8 @@
  * first, JetStream refuses, and the write reads the key and decides again. So routers sharing a
  * bucket never overwrite a newer value with an older one, and a conditional write holds against
  * every router. The version is the held sample's timestamp, like on every volume; the revision
- * is what makes its check race-free.
+ * is what makes its check race-free, with the message id each write carries (a clustered
+ * nats-server alone may take two writes racing on one revision: see jetstream-publisher.ts).
  *
  * Pipeline. A write does not need a read round trip when the backend knows what the key holds:
  * a bounded cache keeps the (revision, timestamp) pair of keys this backend wrote or read last,
@@ -43,7 +44,7 @@ import { Timestamp } from "../../core/timestamp.js";
 import { validDeadline } from "../../core/lifetime.js";
 import { tokenEscaper } from "../../core/token-escape.js";
 import { decideWrite, versionOf } from "../backend.js";
-import { JetStreamPublisher, type LinkState } from "./jetstream-publisher.js";
+import { JetStreamPublisher, type LinkState, WRONG_LAST_SEQUENCE } from "./jetstream-publisher.js";
 import { KeyedPipeline } from "./keyed-pipeline.js";
 import type {
   Insertion,
@@ -59,14 +60,18 @@ import type {
 import { parseOptions, type RawOptions } from "../options.js";
 
 const ENVELOPE_VERSION = 1;
+const EMPTY = new Uint8Array(0);
 /** The envelope of a value with a lifetime: its deadline (f64, Unix ms) follows the timestamp. */
 const ENVELOPE_WITH_DEADLINE = 2;
 const DELETED = 1;
 /** Wildcard queries matching at most this many keys read them one by one (see `query`). */
 const DIRECT_READ_LIMIT = 1_000;
 const READ_CONCURRENCY = 32;
-/** JetStream's error code for a conditional write whose expected revision is stale. */
-const WRONG_LAST_SEQUENCE = 10071;
+/** The headers of a KV purge (what `kv.purge` sends): the marker replaces the key's messages. */
+const PURGE_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ["KV-Operation", "PURGE"],
+  ["Nats-Rollup", "sub"],
+];
 export { MAX_IN_FLIGHT } from "./descriptors.js";
 /** Keys whose last known revision a storage remembers (see "Pipeline" above). */
 const KNOWN_REVISIONS = 16_384;
@@ -425,9 +430,10 @@ export class JetstreamBackend implements StorageBackend {
       this.tombstones.delete(key);
       if (!v?.value?.deleted || v.value.timestamp.time >= before) continue;
       try {
-        // Guarded by the revision read: a put that landed since keeps its value.
+        // Guarded by the revision read (and its message id, as every write): a put that landed
+        // since keeps its value.
         this.known.delete(key);
-        await this.link.run(() => this.kv.purge(keyToKvKey(key), { previousSeq: v.revision }));
+        await this.publisher.publish(this.subjectPrefix + keyToKvKey(key), EMPTY, v.revision, PURGE_HEADERS);
       } catch (err) {
         this.logger.debug({ bucket: this.bucket, key, err: errorMessage(err) }, "tombstone changed before its purge");
       }
