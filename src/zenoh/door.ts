@@ -13,11 +13,14 @@ import { startScoutingForDoor } from "./scouting/index.js";
 import { scoutingSchema } from "./scouting/schema.js";
 import { transportSchema } from "./transport-schema.js";
 import { UsrPwdAuth } from "./auth-usrpwd.js";
+import { connectSchema } from "./connect/schema.js";
+import { startJoiner } from "./connect/start.js";
 
 /** The zenoh door's sections, at the root of the configuration as zenohd has them. */
 export const zenohDoorSchema = closed(
   {
     listen: listenSchema.optional(),
+    connect: connectSchema.optional(),
     scouting: scoutingSchema.optional(),
     transport: transportSchema.optional(),
   },
@@ -50,12 +53,24 @@ export const zenohDoor = {
       access: ctx.edge.access.enabled ? ctx.edge.access : undefined,
       tls: zenohTls(ctx.config.transport, ctx.edge.tls),
     });
-    if (!server) return undefined;
+    // Joining a zenoh network (docs/zenoh-network.md) works with the listener off too.
+    const joiner = startJoiner(ctx, lease);
+    if (!server) {
+      if (joiner === undefined) return undefined;
+      return {
+        locators: () => [],
+        status: () => ({ locators: [], sessions: [], connect: joiner.status() }),
+        sessions: () => [],
+        counters: () => ({ connections: joiner.status().state === "open" ? 1 : 0, refused: 0 }),
+        close: () => joiner.close(),
+      };
+    }
     ctx.logger.info({ zid: ctx.zid, locators: server.locators() }, "zenoh door listening");
     let scouting: Awaited<ReturnType<typeof startScoutingForDoor>>;
     try {
       scouting = await startScoutingForDoor(ctx.config.scouting, server, ctx.zid, ctx.logger);
     } catch (err) {
+      await joiner?.close();
       await server.close();
       throw err;
     }
@@ -66,11 +81,13 @@ export const zenohDoor = {
         sessions: server.status(),
         refused: server.refused,
         auth_failures: server.authFailures,
+        ...(joiner === undefined ? {} : { connect: joiner.status() }),
       }),
       sessions: () =>
         server.status().map((s) => ({ peer: s.zid, whatami: s.whatami, address: s.address, link: s.link })),
       counters: () => ({ connections: server.status().length, refused: server.refused }),
       async close() {
+        await joiner?.close();
         await scouting?.close();
         await server.close();
       },
