@@ -1,0 +1,245 @@
+/**
+ * zest joining a zenoh network (docs/zenoh-network.md), without zenoh-python: a zest router
+ * joined to another zest router as a zenoh client (the one key space both ways, the reconnect
+ * after a restart), and the joiner against a raw TCP server that answers the handshake badly,
+ * or not at all (each attempt fails, is logged and retried within the backoff's bounds).
+ */
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { createServer, type Server, type Socket } from "node:net";
+import { after, describe, test } from "node:test";
+import { BinaryWriter } from "../../src/core/binary.js";
+import { silentLogger } from "../../src/core/log.js";
+import { Router } from "../../src/core/router.js";
+import { Session } from "../../src/core/session.js";
+import { DEFAULT_ADMIN_PERMISSIONS } from "../../src/access/admin-permissions.js";
+import type { Zest } from "../../src/runtime.js";
+import { CloseReason, encodeClose, encodeInitAck } from "../../src/zenoh/codec/transport.js";
+import { ZenohJoiner } from "../../src/zenoh/connect/joiner.js";
+import { parseEndpoint } from "../../src/zenoh/endpoint.js";
+import { DEFAULT_ZENOH_LIMITS } from "../../src/zenoh/server.js";
+import { validateConfig } from "../../src/zest-config.js";
+import { untilPasses } from "../support/assert.js";
+import { http, openSse } from "../support/http.js";
+import { startRouter, TEXT } from "../support/router.js";
+import { runZestExpectingExit } from "../support/zest-process.js";
+
+const closing: Array<{ close(): unknown }> = [];
+after(async () => {
+  for (const c of closing.reverse()) await c.close();
+});
+
+const NO_SCOUTING = { multicast: { enabled: false } };
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+/** A zest router with its zenoh door on `port`. */
+async function zenohRouter(port: number): Promise<Zest & { url: string }> {
+  const z = await startRouter({ listen: { endpoints: [`tcp/127.0.0.1:${port}`] }, scouting: NO_SCOUTING });
+  return z;
+}
+
+async function connectStatus(url: string): Promise<Record<string, unknown>> {
+  const r = await http(url, "GET", "/@/router/local/status/plugins/zenoh/status");
+  const [entry] = JSON.parse(r.text) as Array<{ value: { connect: Record<string, unknown> } }>;
+  assert.ok(entry, r.text);
+  return entry.value.connect;
+}
+
+async function values(url: string, selector: string): Promise<string[]> {
+  const r = await http(url, "GET", selector);
+  assert.equal(r.status, 200, r.text);
+  return (JSON.parse(r.text) as Array<{ key: string; value: unknown }>).map((e) => `${e.key}=${String(e.value)}`);
+}
+
+describe("a zest router joined to another as a zenoh client", () => {
+  test("one key space both ways, once each; the joined router restarted, it reconnects and declares again", async () => {
+    const port = await freePort();
+    let b = await zenohRouter(port);
+    const a = await startRouter({
+      listen: { endpoints: [] },
+      connect: { endpoints: [`tcp/127.0.0.1:${port}`], retry: { period_init_ms: 50, period_max_ms: 200 } },
+    });
+    closing.push(a);
+    try {
+      await untilPasses(async () => {
+        const s = await connectStatus(a.url);
+        assert.equal(s.state, "open");
+        assert.equal(s.router, b.router.zid);
+      });
+      // A's default storage (**) is declared to B once: B lists A as a client.
+      const sse = await openSse(`${b.url}/j/**`);
+      try {
+        assert.equal((await http(a.url, "PUT", "/j/from-a", { body: "one", headers: TEXT })).status, 200);
+        const [ev] = await sse.next(1);
+        assert.equal((JSON.parse(ev!.data) as { key: string }).key, "j/from-a");
+        await assert.rejects(sse.next(1, 300));
+      } finally {
+        sse.close();
+      }
+      assert.deepEqual(await values(b.url, "/j/from-a"), ["j/from-a=one"]);
+      assert.equal((await http(b.url, "PUT", "/j/from-b", { body: "two", headers: TEXT })).status, 200);
+      await untilPasses(async () => assert.deepEqual(await values(a.url, "/j/from-b"), ["j/from-b=two"]));
+
+      await b.close();
+      await untilPasses(async () => assert.notEqual((await connectStatus(a.url)).state, "open"));
+      const away = await connectStatus(a.url);
+      assert.match(String(away.state), /^(connecting|backoff)$/);
+      assert.equal(away.last_error !== undefined, true);
+      b = await zenohRouter(port);
+      await untilPasses(async () => {
+        const s = await connectStatus(a.url);
+        assert.equal(s.state, "open");
+        assert.equal(s.router, b.router.zid);
+        assert.equal(s.sessions, 2);
+      });
+      // Declared again: a put on the new B reaches A's storage, and A's on B's.
+      assert.equal((await http(b.url, "PUT", "/j/again-b", { body: "3", headers: TEXT })).status, 200);
+      await untilPasses(async () => assert.deepEqual(await values(a.url, "/j/again-b"), ["j/again-b=3"]));
+      assert.equal((await http(a.url, "PUT", "/j/again-a", { body: "4", headers: TEXT })).status, 200);
+      await untilPasses(async () => assert.deepEqual(await values(b.url, "/j/again-a"), ["j/again-a=4"]));
+    } finally {
+      await b.close();
+    }
+  });
+});
+
+/** A TCP server that answers each connection with `answer` (or nothing), counting connections. */
+async function fakeRouter(answer: ((socket: Socket) => void) | undefined): Promise<{
+  server: Server;
+  port: number;
+  connections: number[];
+}> {
+  const connections: number[] = [];
+  const server = createServer((socket) => {
+    connections.push(Date.now());
+    socket.on("error", () => {});
+    socket.once("data", () => answer?.(socket));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  closing.push({ close: () => new Promise<void>((r) => server.close(() => r())) });
+  return { server, port: (server.address() as { port: number }).port, connections };
+}
+
+function batch(write: (w: BinaryWriter) => void): Buffer {
+  const w = new BinaryWriter(64);
+  w.u16(0);
+  write(w);
+  w.patchU16(0, w.length - 2);
+  return Buffer.from(w.view());
+}
+
+function joiner(port: number, handshakeTimeoutMs = 10_000): ZenohJoiner {
+  const router = new Router({ logger: silentLogger });
+  const j = new ZenohJoiner({
+    zid: router.zid,
+    endpoints: [parseEndpoint(`tcp/127.0.0.1:${port}`)],
+    openSession: (name) => new Session(router, name),
+    connectivity: router.connectivity(),
+    logger: silentLogger,
+    limits: { ...DEFAULT_ZENOH_LIMITS, handshakeTimeoutMs, batchSize: 2048 },
+    admin: DEFAULT_ADMIN_PERMISSIONS,
+    backoff: { initialMs: 20, maxMs: 100 },
+  });
+  closing.push(j);
+  return j;
+}
+
+describe("the joiner against a router that answers badly", () => {
+  const cases: Array<[string, (s: Socket) => void, RegExp]> = [
+    [
+      "a CLOSE instead of the INIT ack",
+      (s) => s.write(batch((w) => encodeClose(w, CloseReason.GENERIC))),
+      /the handshake did not complete/,
+    ],
+    ["bytes that are no zenoh message", (s) => s.write(Buffer.from([3, 0, 0xff, 0xff, 0xff])), /handshake/],
+    [
+      "an INIT ack with a batch size above the one offered",
+      (s) =>
+        s.write(
+          batch((w) =>
+            encodeInitAck(w, {
+              whatami: "router",
+              zid: "ABCD",
+              snRes: 2,
+              reqRes: 2,
+              batchSize: 65_535,
+              cookie: Buffer.from("c"),
+              patch: 1,
+              qos: true,
+            }),
+          ),
+        ),
+      /handshake/,
+    ],
+    ["a connection that closes at once", (s) => s.destroy(), /handshake/],
+  ];
+  for (const [what, answer, error] of cases) {
+    test(`${what}: the attempt fails, and is retried after a bounded backoff`, async () => {
+      const fake = await fakeRouter(answer);
+      const j = joiner(fake.port);
+      j.start();
+      await untilPasses(() => assert.ok(fake.connections.length >= 4, `${fake.connections.length} connections`));
+      const s = j.status();
+      assert.notEqual(s.state, "open");
+      assert.ok(s.failures >= 3);
+      assert.match(String(s.last_error), error);
+      // The backoff stays within its bound (100 ms, plus the time an attempt takes).
+      const gaps = fake.connections.slice(1).map((t, i) => t - fake.connections[i]!);
+      assert.ok(Math.max(...gaps) < 1_000, `gaps ${gaps.join(", ")}`);
+      await j.close();
+      const n = fake.connections.length;
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(fake.connections.length, n, "no attempt after close");
+    });
+  }
+
+  test("a router that never answers: the handshake deadline ends the attempt", async () => {
+    const fake = await fakeRouter(undefined);
+    const j = joiner(fake.port, 200);
+    j.start();
+    await untilPasses(() => assert.ok(fake.connections.length >= 2));
+    assert.equal(j.status().failures >= 1, true);
+    await j.close();
+  });
+
+  test("nobody listening: connection refused, state backoff with the next attempt's time", async () => {
+    const j = joiner(await freePort());
+    j.start();
+    await untilPasses(() => {
+      const s = j.status();
+      assert.equal(s.state, "backoff");
+      assert.match(String(s.last_error), /ECONNREFUSED/);
+      assert.ok(Date.parse(String(s.next_attempt)) > 0);
+    });
+    await j.close();
+    assert.equal(j.status().state, "closed");
+  });
+});
+
+describe("connect.endpoints in the config and -e on the command line", () => {
+  test("a malformed endpoint, another protocol or port 0 is refused with its path", () => {
+    for (const [endpoints, pattern] of [
+      [["quic/127.0.0.1:7447"], /connect\.endpoints\.0.*quic/s],
+      [["tcp/127.0.0.1:0"], /connect\.endpoints\.0.*not 0/s],
+      [["tcp/nowhere"], /connect\.endpoints\.0/],
+      [Array.from({ length: 65 }, () => "tcp/127.0.0.1:7447"), /connect\.endpoints/],
+    ] as Array<[string[], RegExp]>) {
+      assert.throws(() => validateConfig({ connect: { endpoints } }), pattern);
+    }
+    assert.throws(() => validateConfig({ connect: { endpoints: [], nope: 1 } } as never), /connect/);
+    validateConfig({ connect: { endpoints: ["tcp/127.0.0.1:7447"], retry: { period_init_ms: 100 } } });
+  });
+
+  test("-e with a bad endpoint stops zest with one line naming the flag", async () => {
+    const r = await runZestExpectingExit(["-e", "tcp/127.0.0.1", "--rest-http-port", "none", "-l", "tcp/127.0.0.1:0"]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /--connect: .*tcp\/127\.0\.0\.1/);
+  });
+});
