@@ -27,6 +27,7 @@ import {
   isNetworkHeader,
   type OpenMsg,
 } from "./codec/transport.js";
+import { usrPwdClient } from "./auth-usrpwd.js";
 import type { CookieJar } from "./cookie.js";
 import type { Wire } from "./links/wire.js";
 import { InboundSequences, nextSn, type SnVerdict, snMask } from "./sequence.js";
@@ -110,7 +111,7 @@ export interface LinkOptions {
    * INIT syn and OPEN syn, as `whatami`, and the other side answers with the acks. Absent: this
    * side accepts (the listener's links). Everything after the handshake is the same either way.
    */
-  initiate?: { whatami: WhatAmI } | undefined;
+  initiate?: { whatami: WhatAmI; credentials?: { user: string; password: string } | undefined } | undefined;
 }
 
 /**
@@ -236,7 +237,7 @@ export class ZenohLink {
     this.locator = `${wire.protocol}/${this.address}`;
     this.batchSize = Math.min(options.limits.batchSize, wire.mtu);
     wire.bind({ batch: (b) => this.onWireBatch(b), closed: () => this.closed(), drained: () => this.pump() });
-    if (options.initiate !== undefined) this.sendInitSyn(options.initiate.whatami);
+    if (options.initiate !== undefined) this.sendInitSyn(options.initiate.whatami, options.initiate.credentials);
   }
 
   /** True when this side opened the transport (it sent the INIT syn). */
@@ -598,7 +599,7 @@ export class ZenohLink {
    * defaults use, fragment markers (patch 1) and QoS lanes; the acceptor answers with what it
    * takes of them.
    */
-  private sendInitSyn(whatami: WhatAmI): void {
+  private sendInitSyn(whatami: WhatAmI, credentials: { user: string; password: string } | undefined): void {
     const w = new BinaryWriter(64);
     w.u16(0);
     encodeInitSyn(w, {
@@ -609,6 +610,7 @@ export class ZenohLink {
       batchSize: Math.min(this.options.limits.batchSize, this.wire.mtu),
       patch: 1,
       qos: true,
+      auth: credentials === undefined ? undefined : usrPwdClient.initSyn(),
     });
     w.patchU16(0, w.length - BATCH_LEN);
     this.writeRaw(w.view());
@@ -636,7 +638,11 @@ export class ZenohLink {
     this.batchSize = m.batchSize;
     this.snMask = snMask(m.snRes);
     this.snOut.fill(randomInt(0, this.snMask + 1));
-    const w = new BinaryWriter(64 + (m.cookie?.length ?? 0));
+    // user/password (docs/zenoh-protocol.md, "Credentials"): the HMAC of the password under the
+    // ack's nonce. A router that sent no nonce takes no credentials: none are sent.
+    const creds = this.options.initiate?.credentials;
+    const auth = creds === undefined ? undefined : usrPwdClient.openSyn(m.auth, creds.user, creds.password);
+    const w = new BinaryWriter(128 + (m.cookie?.length ?? 0) + (creds?.user.length ?? 0) * 3);
     w.u16(0);
     encodeOpen(w, {
       ack: false,
@@ -644,6 +650,7 @@ export class ZenohLink {
       initialSn: this.snOut[0] as number,
       cookie: m.cookie ?? Buffer.alloc(0),
       qos: m.qos,
+      auth,
     });
     w.patchU16(0, w.length - BATCH_LEN);
     this.state = "open_wait";

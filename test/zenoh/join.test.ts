@@ -6,7 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { BinaryWriter } from "../../src/core/binary.js";
 import { silentLogger } from "../../src/core/log.js";
@@ -229,6 +232,7 @@ describe("connect.endpoints in the config and -e on the command line", () => {
       [["quic/127.0.0.1:7447"], /connect\.endpoints\.0.*quic/s],
       [["tcp/127.0.0.1:0"], /connect\.endpoints\.0.*not 0/s],
       [["tcp/nowhere"], /connect\.endpoints\.0/],
+      [["udp/127.0.0.1:7447"], /connect\.endpoints\.0.*udp/s],
       [Array.from({ length: 65 }, () => "tcp/127.0.0.1:7447"), /connect\.endpoints/],
     ] as Array<[string[], RegExp]>) {
       assert.throws(() => validateConfig({ connect: { endpoints } }), pattern);
@@ -241,5 +245,39 @@ describe("connect.endpoints in the config and -e on the command line", () => {
     const r = await runZestExpectingExit(["-e", "tcp/127.0.0.1", "--rest-http-port", "none", "-l", "tcp/127.0.0.1:0"]);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /--connect: .*tcp\/127\.0\.0\.1/);
+  });
+});
+
+describe("credentials toward the joined router (transport.auth.usrpwd.user and password)", () => {
+  test("the right password opens the session; a wrong one is refused, logged in the status, and retried", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "zest-join-"));
+    const users = join(dir, "users.txt");
+    writeFileSync(users, "alice:secret\n");
+    const port = await freePort();
+    const b = await startRouter({
+      listen: { endpoints: [`tcp/127.0.0.1:${port}`] },
+      scouting: NO_SCOUTING,
+      transport: { auth: { usrpwd: { dictionary_file: users } } },
+    });
+    closing.push(b);
+    const joined = (password: string) =>
+      startRouter({
+        listen: { endpoints: [] },
+        connect: { endpoints: [`tcp/127.0.0.1:${port}`], retry: { period_init_ms: 50, period_max_ms: 100 } },
+        transport: { auth: { usrpwd: { user: "alice", password } } },
+      });
+    const good = await joined("secret");
+    closing.push(good);
+    await untilPasses(async () => assert.equal((await connectStatus(good.url)).state, "open"));
+    const r = await http(b.url, "GET", "/@/router/local/status/plugins/zenoh/status");
+    assert.match(r.text, /"user":"alice"/);
+    const bad = await joined("wrong");
+    closing.push(bad);
+    await untilPasses(async () => {
+      const s = await connectStatus(bad.url);
+      assert.ok(Number(s.failures) >= 2, JSON.stringify(s));
+      assert.notEqual(s.state, "open");
+    });
+    rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -55,6 +55,8 @@ export interface JoinOptions {
   access?: AccessControl | undefined;
   tls?: JoinTls | undefined;
   backoff?: Backoff;
+  /** zenoh user/password credentials presented in the handshake, when the router asks for them. */
+  credentials?: { user: string; password: string } | undefined;
 }
 
 /** Where the connection is. */
@@ -177,7 +179,7 @@ export class ZenohJoiner {
       cookies: this.cookies,
       logger: o.logger,
       limits: o.limits,
-      initiate: { whatami: "client" },
+      initiate: { whatami: "client", credentials: o.credentials },
       onOpen: (l, peer) => {
         const principal = o.access?.enabled
           ? o.access.principalOf({

@@ -14,11 +14,17 @@ const endpoint = z
   .superRefine((text, ctx) => {
     try {
       const e = parseEndpoint(text);
-      if (e.port === 0) ctx.addIssue({ code: "custom", message: `endpoint "${text}": a router's port, not 0` });
+      if (e.protocol === "udp")
+        ctx.addIssue({ code: "custom", message: `endpoint "${text}": zest joins over tcp/ and tls/, not udp/ yet` });
+      else if (e.port === 0) ctx.addIssue({ code: "custom", message: `endpoint "${text}": a router's port, not 0` });
     } catch (err) {
       ctx.addIssue({ code: "custom", message: errorMessage(err) });
     }
   });
+
+/** zenohd's form of a value given per mode (`{ router: -1, peer: -1, client: 0 }`), or one value. */
+const perMode = <T extends z.ZodType>(v: T) =>
+  z.union([v, z.strictObject({ router: v.optional(), peer: v.optional(), client: v.optional() })]).optional();
 
 export const connectSchema = closed(
   {
@@ -49,8 +55,8 @@ export const connectSchema = closed(
       },
       "how zest tries again when a router is away (zenohd's names)",
     ).optional(),
-    timeout_ms: z.unknown().optional().describe("accepted so a zenohd config loads; unused"),
-    exit_on_failure: z.unknown().optional().describe("accepted so a zenohd config loads; zest keeps trying"),
+    timeout_ms: perMode(z.number().int()).describe("accepted so a zenohd config loads; unused"),
+    exit_on_failure: perMode(z.boolean()).describe("accepted so a zenohd config loads; zest keeps trying"),
   },
   "zenoh routers zest joins (zenohd's connect section)",
 );

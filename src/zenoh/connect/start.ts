@@ -35,6 +35,7 @@ export function startJoiner(ctx: DoorContext<JoinConfig>, leaseMs: number | unde
     access: ctx.edge.access.enabled ? ctx.edge.access : undefined,
     tls: endpoints.some((e) => e.protocol === "tls") ? joinTls(ctx.config.transport) : undefined,
     backoff: { initialMs, maxMs },
+    credentials: credentialsOf(ctx.config.transport),
   });
   ctx.logger.info({ endpoints: c?.endpoints }, "zenoh joining a zenoh network (connect.endpoints)");
   joiner.start();
@@ -58,4 +59,10 @@ function joinTls(transport: TransportConfig | undefined): JoinTls {
   } catch (err) {
     throw ZestError.badRequest(`transport.link.tls: ${errorMessage(err)}`);
   }
+}
+
+/** `transport.auth.usrpwd.user`/`password`: zest's credentials toward the routers it joins. */
+function credentialsOf(transport: TransportConfig | undefined): { user: string; password: string } | undefined {
+  const u = transport?.auth?.usrpwd;
+  return u?.user != null && u.password != null ? { user: u.user, password: u.password } : undefined;
 }
