@@ -23,6 +23,7 @@ import { parseEndpoint } from "../../src/zenoh/endpoint.js";
 import { DEFAULT_ZENOH_LIMITS } from "../../src/zenoh/server.js";
 import { validateConfig } from "../../src/zest-config.js";
 import { untilPasses } from "../support/assert.js";
+import { makeCertificate } from "../support/certificate.js";
 import { http, openSse } from "../support/http.js";
 import { startRouter, TEXT } from "../support/router.js";
 import { runZestExpectingExit } from "../support/zest-process.js";
@@ -279,5 +280,64 @@ describe("credentials toward the joined router (transport.auth.usrpwd.user and p
       assert.notEqual(s.state, "open");
     });
     rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe("joining over tls/ (transport.link.tls: root_ca_certificate, verify_name_on_connect)", () => {
+  test("a router whose certificate the root CA signed is joined; without that CA the attempt fails, saying why", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "zest-join-tls-"));
+    const { cert, key } = makeCertificate(dir);
+    const port = await freePort();
+    const b = await startRouter({
+      listen: { endpoints: [`tls/127.0.0.1:${port}`] },
+      scouting: NO_SCOUTING,
+      transport: { link: { tls: { listen_certificate: cert, listen_private_key: key } } },
+    });
+    closing.push(b);
+    const joinWith = (tls: Record<string, unknown>) =>
+      startRouter({
+        listen: { endpoints: [] },
+        connect: { endpoints: [`tls/127.0.0.1:${port}`], retry: { period_init_ms: 50, period_max_ms: 100 } },
+        transport: { link: { tls } },
+      });
+    const trusted = await joinWith({ root_ca_certificate: cert });
+    closing.push(trusted);
+    await untilPasses(async () => assert.equal((await connectStatus(trusted.url)).state, "open"));
+    assert.equal((await http(trusted.url, "PUT", "/tls/a", { body: "over tls", headers: TEXT })).status, 200);
+    await untilPasses(async () => assert.deepEqual(await values(b.url, "/tls/a"), ["tls/a=over tls"]));
+    const untrusted = await joinWith({});
+    closing.push(untrusted);
+    await untilPasses(async () => {
+      const s = await connectStatus(untrusted.url);
+      assert.notEqual(s.state, "open");
+      assert.match(String(s.last_error), /certificate/i);
+    });
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe("liveliness across the join", () => {
+  test("a token on either side is alive on the other, and gone with its undeclaration", async () => {
+    const port = await freePort();
+    const b = await zenohRouter(port);
+    closing.push(b);
+    const a = await startRouter({ listen: { endpoints: [] }, connect: { endpoints: [`tcp/127.0.0.1:${port}`] } });
+    closing.push(a);
+    await untilPasses(async () => assert.equal((await connectStatus(a.url)).state, "open"));
+    const onA = a.session.declareLivelinessToken("live/a");
+    const onB = b.session.declareLivelinessToken("live/b");
+    const keys = (z: Zest) =>
+      z.session
+        .livelinessGet("live/**")
+        .map((s) => s.key)
+        .sort();
+    await untilPasses(() => {
+      assert.deepEqual(keys(a), ["live/a", "live/b"]);
+      assert.deepEqual(keys(b), ["live/a", "live/b"]);
+    });
+    onA.undeclare();
+    await untilPasses(() => assert.deepEqual(keys(b), ["live/b"]));
+    onB.undeclare();
+    await untilPasses(() => assert.deepEqual(keys(a), []));
   });
 });
