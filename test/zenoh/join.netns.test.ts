@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import { untilPasses } from "../support/assert.js";
 import { Buffer } from "node:buffer";
 import { http as httpAt, openSse, type SseClient } from "../support/http.js";
-import { startZest, type ZestProcess } from "../support/zest-process.js";
+import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
 import {
   call,
   freePort,
@@ -144,6 +144,42 @@ describe("zest joined to zenoh's router", { skip }, () => {
       assert.deepEqual(done.replies, [{ key: "join/stored/k", value: "kept by zest" }]);
     } finally {
       await c.stop();
+    }
+  });
+
+  test("zenoh-python clients on either side, one on zest's listener and one on the router: puts cross both ways, once", async () => {
+    const onZest = await startZenohClient(zenohLocatorOf(zest));
+    const onRouter = await startZenohClient(endpoint);
+    try {
+      await call(onZest, { op: "sub", key: "join/both/to-zest/**" });
+      await call(onRouter, { op: "sub", key: "join/both/to-router/**" });
+      // Each subscriber is declared along the way on its own time: put until the first arrives.
+      let n = 0;
+      await untilPasses(async () => {
+        await call(onRouter, { op: "put", key: `join/both/to-zest/${++n}`, value: "r" });
+        await onZest.waitLine((l) => "sample" in l, 300);
+      });
+      let m = 0;
+      await untilPasses(async () => {
+        await call(onZest, { op: "put", key: `join/both/to-router/${++m}`, value: "z" });
+        await onRouter.waitLine((l) => "sample" in l, 300);
+      });
+      const zestSeen = samplesOf(onZest).length;
+      const routerSeen = samplesOf(onRouter).length;
+      await call(onRouter, { op: "put", key: "join/both/to-zest/last", value: "from the router side" });
+      await call(onZest, { op: "put", key: "join/both/to-router/last", value: "from zest's side" });
+      await onZest.waitLine((l) => "sample" in l && (l.sample as { key: string }).key === "join/both/to-zest/last");
+      await onRouter.waitLine((l) => "sample" in l && (l.sample as { key: string }).key === "join/both/to-router/last");
+      await new Promise((res) => setTimeout(res, 300));
+      assert.deepEqual(samplesOf(onZest).slice(zestSeen), [
+        { key: "join/both/to-zest/last", kind: "PUT", value: "from the router side" },
+      ]);
+      assert.deepEqual(samplesOf(onRouter).slice(routerSeen), [
+        { key: "join/both/to-router/last", kind: "PUT", value: "from zest's side" },
+      ]);
+    } finally {
+      await onZest.stop();
+      await onRouter.stop();
     }
   });
 
