@@ -35,6 +35,11 @@ export class Query {
   /** The encoding of the payload, if the querier gave one. */
   readonly encoding: Encoding | undefined;
   readonly attachment: Buffer | undefined;
+  /**
+   * True for a query that came from another router of the fabric: a door that hands queries on
+   * to another network (joining zenoh, docs/zenoh-network.md) leaves those to the router they came from.
+   */
+  fromAnotherRouter = false;
   private sink: ((reply: Reply) => void) | undefined;
   private finishedListener: (() => void) | undefined;
 

@@ -11,9 +11,10 @@ import type { ClientPolicy } from "../../access/client-policy.js";
 import type { Logger } from "../../core/log.js";
 import type { Connectivity } from "../../core/ports.js";
 import type { Query } from "../../core/query.js";
+import type { Sample } from "../../core/sample.js";
 import type { Session } from "../../core/session.js";
 import type { Declaration } from "../codec/declarations.js";
-import { encodeDeclare, encodeInterest, InterestOption } from "../codec/network.js";
+import { encodeDeclare, encodeInterest, InterestOption, type NetworkMsg } from "../codec/network.js";
 import type { PeerInfo, ZenohLink } from "../link.js";
 import { type SessionLimits, ZenohSession } from "../session.js";
 import { DeclarationMirror } from "./mirror.js";
@@ -23,8 +24,12 @@ const INTEREST_ID = 1;
 
 export class JoinSession extends ZenohSession {
   private mirror: DeclarationMirror | undefined;
-  /** Queries already sent to the router: one REQUEST per query, however many of its queryables match. */
-  private readonly sent = new WeakSet<Query>();
+  /**
+   * Queries already sent to the router, by their selector (the router makes one `Query` per
+   * queryable, all with the selector of the get): one REQUEST per get, however many of the
+   * network's queryables match.
+   */
+  private readonly sent = new WeakSet<object>();
 
   constructor(
     /** The link to the joined router (the base class keeps its own, privately). */
@@ -35,12 +40,16 @@ export class JoinSession extends ZenohSession {
     logger: Logger,
     limits: SessionLimits,
     policy: ClientPolicy,
+    /** This router's zid (uppercase hex): the clock id of the samples it stamps. */
+    zid: string,
   ) {
     super(out, peer, session, changes, logger, limits, policy);
+    this.ownZid = zid.toUpperCase();
     this.joinLogger = logger;
   }
 
   private readonly joinLogger: Logger;
+  private readonly ownZid: string;
 
   /**
    * Asks the router for its subscribers, queryables and tokens on every key, now and as they
@@ -84,10 +93,38 @@ export class JoinSession extends ZenohSession {
     this.out.endMessage();
   }
 
+  /**
+   * zest routers of one fabric joined to one zenoh network (docs/zenoh-network.md, "Clusters"):
+   * a sample another router stamped reached this one through the fabric, and that router sends
+   * it to the network itself; a sample the network sent this router may have reached the others
+   * through it. Sending either on would start a loop through the zenoh router. So, while this
+   * router has fabric peers, it sends the network only the samples it stamped itself.
+   */
+  override sample(subscriberId: number, sample: Sample): void {
+    const ts = sample.timestamp;
+    if (ts !== undefined && this.changes.peers().length > 0 && ts.id.toUpperCase() !== this.ownZid) return;
+    super.sample(subscriberId, sample);
+  }
+
+  /** A sample from the network that a fabric peer stamped already came to this router through the fabric. */
+  override onMessage(msg: NetworkMsg): void {
+    if (msg.kind === "push" && msg.body.timestamp !== undefined) {
+      const peers = this.changes.peers();
+      if (peers.length > 0) {
+        const id = msg.body.timestamp.id.toUpperCase();
+        if (peers.some((p) => p.toUpperCase() === id)) return;
+      }
+    }
+    super.onMessage(msg);
+  }
+
   override query(queryableId: number, id: number, query: Query): boolean {
     // The router hands a REQUEST to all its matching queryables: a second one would repeat the replies.
-    if (this.sent.has(query)) return false;
-    this.sent.add(query);
+    if (this.sent.has(query.selector)) return false;
+    // A query from another router of the fabric is that router's to send the network (if it joined):
+    // sent on, it would come back to the routers of the fabric through the zenoh router, round and round.
+    if (query.fromAnotherRouter) return false;
+    this.sent.add(query.selector);
     return super.query(queryableId, id, query);
   }
 

@@ -199,6 +199,7 @@ export class ZenohJoiner {
           o.logger.child({ router: peer.zid }),
           o.limits,
           clientPolicy(o.access, principal, o.admin, false),
+          o.zid,
         );
         this.session = session;
         this.state = "open";
