@@ -15,6 +15,7 @@ import { transportSchema } from "./transport-schema.js";
 import { UsrPwdAuth } from "./auth-usrpwd.js";
 import { connectSchema } from "./connect/schema.js";
 import { startJoiner } from "./connect/start.js";
+import type { ZenohJoiner } from "./connect/joiner.js";
 
 /** The zenoh door's sections, at the root of the configuration as zenohd has them. */
 export const zenohDoorSchema = closed(
@@ -26,6 +27,12 @@ export const zenohDoorSchema = closed(
   },
   "the zenoh protocol door (zenohd's root sections)",
 );
+
+/** The router zest joined, as one more session of the door (`joined: true`), while open. */
+function joinedSession(joiner: ZenohJoiner | undefined): Array<Record<string, unknown>> {
+  const s = joiner?.joinedRouter();
+  return s === undefined ? [] : [s];
+}
 
 export const zenohDoor = {
   name: "zenoh",
@@ -60,7 +67,7 @@ export const zenohDoor = {
       return {
         locators: () => [],
         status: () => ({ locators: [], sessions: [], connect: joiner.status() }),
-        sessions: () => [],
+        sessions: () => joinedSession(joiner),
         counters: () => ({ connections: joiner.status().state === "open" ? 1 : 0, refused: 0 }),
         close: () => joiner.close(),
       };
@@ -83,8 +90,10 @@ export const zenohDoor = {
         auth_failures: server.authFailures,
         ...(joiner === undefined ? {} : { connect: joiner.status() }),
       }),
-      sessions: () =>
-        server.status().map((s) => ({ peer: s.zid, whatami: s.whatami, address: s.address, link: s.link })),
+      sessions: () => [
+        ...server.status().map((s) => ({ peer: s.zid, whatami: s.whatami, address: s.address, link: s.link })),
+        ...joinedSession(joiner),
+      ],
       counters: () => ({ connections: server.status().length, refused: server.refused }),
       async close() {
         await joiner?.close();

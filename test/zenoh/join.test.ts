@@ -77,6 +77,14 @@ describe("a zest router joined to another as a zenoh client", () => {
         assert.equal(s.state, "open");
         assert.equal(s.router, b.router.zid);
       });
+      // The joined router is listed among A's sessions, and A among B's (as a client).
+      const sessionsOf = async (url: string) =>
+        (JSON.parse((await http(url, "GET", "/@/router/local")).text) as Array<{ value: { sessions: unknown[] } }>)[0]!
+          .value.sessions as Array<Record<string, unknown>>;
+      const joined = (await sessionsOf(a.url)).find((s) => s.joined === true);
+      assert.equal(joined?.peer, b.router.zid);
+      assert.equal(joined?.whatami, "router");
+      assert.ok((await sessionsOf(b.url)).some((s) => s.peer === a.router.zid && s.whatami === "client"));
       // A's default storage (**) is declared to B once: B lists A as a client.
       const sse = await openSse(`${b.url}/j/**`);
       try {

@@ -132,6 +132,19 @@ export class ZenohJoiner {
     return s;
   }
 
+  /** The joined router as the admin space lists it beside the door's sessions, while open. */
+  joinedRouter(): { peer: string; whatami: string; address: string; link: string; joined: true } | undefined {
+    const link = this.link;
+    if (this.state !== "open" || link?.peer === undefined) return undefined;
+    return {
+      peer: link.peer.zid,
+      whatami: link.peer.whatami,
+      address: link.peer.address,
+      link: link.locator,
+      joined: true,
+    };
+  }
+
   private attempt(): void {
     if (this.state === "closed") return;
     this.state = "connecting";
