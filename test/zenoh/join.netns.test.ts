@@ -220,3 +220,17 @@ describe("zest joined to zenoh's router", { skip }, () => {
     }
   });
 });
+
+describe("zenoh's router connecting to zest", { skip }, () => {
+  test("is refused with CLOSE and a log line: zest joins routers, not the other way round", async () => {
+    const zest = await startZest(["-v", "-l", "tcp/127.0.0.1:0", "--no-multicast-scouting"]);
+    const router = await startZenohRouter(await freePort(), zenohLocatorOf(zest));
+    try {
+      await untilPasses(() => assert.match(zest.stderr(), /zenoh router tried to connect/), 15_000);
+      assert.doesNotMatch(zest.stderr(), /"msg":"zenoh session opened"/);
+    } finally {
+      await router.stop();
+      await zest.stop();
+    }
+  });
+});

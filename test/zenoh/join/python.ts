@@ -140,9 +140,9 @@ function run(script: string, args: string[]): PyProcess {
   };
 }
 
-/** zenoh's router on `tcp/127.0.0.1:<port>`, started and listening. */
-export async function startZenohRouter(port: number): Promise<PyProcess & { zid: string }> {
-  const p = run("router.py", [`tcp/127.0.0.1:${port}`]);
+/** zenoh's router on `tcp/127.0.0.1:<port>`, started and listening (and connecting to `connect`, when given). */
+export async function startZenohRouter(port: number, connect?: string): Promise<PyProcess & { zid: string }> {
+  const p = run("router.py", [`tcp/127.0.0.1:${port}`, ...(connect === undefined ? [] : [connect])]);
   const ready = await p.waitLine((l) => typeof l.text === "string" && l.text.startsWith("ready"), 15_000);
   return Object.assign(p, { zid: String(ready.text).split(" ")[1] ?? "" });
 }
