@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { untilPasses } from "../support/assert.js";
+import { picoSkip, runPico } from "../support/pico.js";
 import { Buffer } from "node:buffer";
 import { http as httpAt, openSse, type SseClient } from "../support/http.js";
 import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
@@ -92,6 +93,36 @@ describe("zest joined to zenoh's router", { skip }, () => {
     } finally {
       sse.close();
       await pub.stop();
+    }
+  });
+
+  test("a python delete on the router side removes the key from zest's storage", async () => {
+    const c = await startZenohClient(endpoint);
+    try {
+      await call(c, { op: "put", key: "join/del/a", value: "soon gone" });
+      await untilPasses(async () =>
+        assert.deepEqual(await restEntries(`${zest.url}/join/del/**`), ["join/del/a=soon gone"]),
+      );
+      await call(c, { op: "delete", key: "join/del/a" });
+      await untilPasses(async () => assert.deepEqual(await restEntries(`${zest.url}/join/del/**`), []));
+    } finally {
+      await c.stop();
+    }
+  });
+
+  test("a python put on the router side reaches a pico subscriber on zest", { skip: picoSkip("z_sub") }, async () => {
+    const sub = runPico("z_sub", ["-e", zenohLocatorOf(zest), "-k", "join/pico/**"]);
+    const pub = await startZenohClient(endpoint);
+    try {
+      await sub.waitFor(/Press CTRL-C to quit/);
+      let n = 0;
+      await untilPasses(async () => {
+        await call(pub, { op: "put", key: `join/pico/${++n}`, value: "to pico" });
+        await sub.waitFor(/Received \('join\/pico\/\d+': 'to pico'\)/, 300);
+      });
+    } finally {
+      await pub.stop();
+      await sub.stop();
     }
   });
 
