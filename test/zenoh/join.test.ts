@@ -380,3 +380,37 @@ describe("gets across the join", () => {
     assert.deepEqual(asked, { wide: 1, narrow: 1 });
   });
 });
+
+describe("access control on what the joined router sends", () => {
+  test("its puts are decided as an anonymous client from its address: a refused key never enters zest", async () => {
+    const port = await freePort();
+    const b = await zenohRouter(port);
+    closing.push(b);
+    const a = await startRouter({
+      listen: { endpoints: [] },
+      connect: { endpoints: [`tcp/127.0.0.1:${port}`] },
+      access_control: {
+        enabled: true,
+        default_permission: "deny",
+        rules: [{ id: "demo", messages: ["put", "declare_subscriber"], key_exprs: ["demo/**"], permission: "allow" }],
+        subjects: [{ id: "local", cidrs: ["127.0.0.0/8"] }],
+        policies: [{ rules: ["demo"], subjects: ["local"] }],
+      },
+    } as never);
+    closing.push(a);
+    const got: string[] = [];
+    a.session.declareSubscriber("**", (s) => void got.push(s.key));
+    let n = 0;
+    await untilPasses(async () => {
+      await b.session.put(`demo/warm${++n}`, "w");
+      await new Promise((r) => setTimeout(r, 50));
+      assert.ok(got.length > 0);
+    });
+    got.length = 0;
+    await b.session.put("secret/a", "no");
+    await b.session.put("demo/a", "yes");
+    await untilPasses(() => assert.ok(got.includes("demo/a")));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(got, ["demo/a"]);
+  });
+});
