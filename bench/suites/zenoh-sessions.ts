@@ -25,7 +25,12 @@ async function settledRss(zest: ZenohZest): Promise<number> {
 }
 
 export async function run(): Promise<BenchResult> {
-  const zest = await spawnZenohZest("zest", [], ["--expose-gc"]);
+  // 1,000 sessions from one address: past the per-address cap every door has by default (256).
+  const zest = await spawnZenohZest(
+    "zest",
+    ["--cfg", "transport/unicast/max_sessions_per_address:2000"],
+    ["--expose-gc"],
+  );
   const clients: LeanZenohClient[] = [];
   const interference = startInterference([zest.pid]);
   try {

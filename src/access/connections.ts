@@ -79,24 +79,42 @@ export class ConnectionGuard {
   attach(server: Server): void {
     // `connection` fires for plain sockets; https servers emit it for the raw socket too,
     // before the TLS handshake, so a refused client never costs a handshake.
-    server.on("connection", (socket: Socket) => this.#admit(socket));
+    server.on("connection", (socket: Socket) => {
+      const release = this.admit(socket.remoteAddress ?? "");
+      if (release === undefined) socket.destroy();
+      else socket.once("close", release);
+    });
   }
 
-  #admit(socket: Socket): void {
-    const address = normalizeAddress(socket.remoteAddress ?? "");
-    const n = this.#byAddress.get(address) ?? 0;
+  /** True while a client at `address` would be admitted (nothing is taken or counted). */
+  hasRoom(address: string): boolean {
+    return (
+      (this.#byAddress.get(normalizeAddress(address)) ?? 0) < this.limits.perAddress && this.#total < this.limits.total
+    );
+  }
+
+  /**
+   * Admits a connection from `address`, for a door whose clients are not sockets of a server it
+   * attached (a UDP remote): the function that releases its place, or undefined (counted as
+   * refused) when a cap is reached.
+   */
+  admit(address: string): (() => void) | undefined {
+    const key = normalizeAddress(address);
+    const n = this.#byAddress.get(key) ?? 0;
     if (n >= this.limits.perAddress || this.#total >= this.limits.total) {
       this.#refused++;
-      socket.destroy();
-      return;
+      return undefined;
     }
-    this.#byAddress.set(address, n + 1);
+    this.#byAddress.set(key, n + 1);
     this.#total++;
-    socket.once("close", () => {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
       this.#total--;
-      const left = (this.#byAddress.get(address) ?? 1) - 1;
-      if (left <= 0) this.#byAddress.delete(address);
-      else this.#byAddress.set(address, left);
-    });
+      const left = (this.#byAddress.get(key) ?? 1) - 1;
+      if (left <= 0) this.#byAddress.delete(key);
+      else this.#byAddress.set(key, left);
+    };
   }
 }

@@ -2,7 +2,7 @@ import { Buffer } from "node:buffer";
 import { Encoding } from "./encoding.js";
 import { type ErrorKind, ZestError } from "./errors.js";
 import type { Reply } from "./reply.js";
-import { makeSample, type Sample, withSampleExtras } from "./sample.js";
+import { makeSample, type Sample, type SourceInfo, type WireExtensions, withSampleExtras } from "./sample.js";
 import type { Parameters, Selector } from "./selector.js";
 import type { Qos } from "./qos.js";
 import type { Timestamp } from "./timestamp.js";
@@ -15,6 +15,8 @@ export interface ReplyOptions {
   attachment?: Buffer;
   /** Priority, congestion control and express of the reply. */
   qos?: Qos;
+  /** Who sends the reply (zenoh's source info). */
+  sourceInfo?: SourceInfo;
 }
 
 /** What a query carries besides its selector (Zenoh 1.x): a payload with its encoding, an attachment. */
@@ -22,6 +24,10 @@ export interface QueryContent {
   readonly payload?: Buffer;
   readonly encoding?: Encoding;
   readonly attachment?: Buffer;
+  /** Who sent the query (zenoh's source info), carried unchanged. */
+  readonly sourceInfo?: SourceInfo;
+  /** Wire extensions of the query a door forwards unread (docs/zenoh-protocol.md). */
+  readonly extensions?: WireExtensions;
 }
 
 /**
@@ -35,6 +41,10 @@ export class Query {
   /** The encoding of the payload, if the querier gave one. */
   readonly encoding: Encoding | undefined;
   readonly attachment: Buffer | undefined;
+  /** Who sent the query (zenoh's source info), if the querier said. */
+  readonly sourceInfo: SourceInfo | undefined;
+  /** The query's wire extensions, carried for a door of the same protocol. */
+  readonly extensions: WireExtensions | undefined;
   /**
    * True for a query that came from another router of the fabric: a door that hands queries on
    * to another network (joining zenoh, docs/zenoh-network.md) leaves those to the router they came from.
@@ -50,6 +60,8 @@ export class Query {
     this.payload = content?.payload;
     this.encoding = content?.encoding;
     this.attachment = content?.attachment;
+    this.sourceInfo = content?.sourceInfo;
+    this.extensions = content?.extensions;
   }
 
   /** The canonical key expression queried. */
@@ -83,12 +95,16 @@ export class Query {
   }
 
   /** Replies with an error; `errorKind` says what went wrong (default `internal`). */
-  replyErr(payload: Buffer | string, options: { encoding?: Encoding; errorKind?: ErrorKind } = {}): void {
+  replyErr(
+    payload: Buffer | string,
+    options: { encoding?: Encoding; errorKind?: ErrorKind; sourceInfo?: SourceInfo } = {},
+  ): void {
     this.sink?.({
       kind: "err",
       payload: typeof payload === "string" ? Buffer.from(payload) : payload,
       encoding: options.encoding ?? Encoding.TEXT_PLAIN,
       errorKind: options.errorKind ?? "internal",
+      ...(options.sourceInfo !== undefined ? { sourceInfo: options.sourceInfo } : {}),
     });
   }
 

@@ -1,7 +1,7 @@
 import type { Buffer } from "node:buffer";
 import type { Encoding } from "./encoding.js";
 import type { ErrorKind } from "./errors.js";
-import type { Sample } from "./sample.js";
+import type { Sample, SourceInfo } from "./sample.js";
 
 /** One answer to a query: a sample, or an error a queryable (or the router) reported. */
 export type Reply = { readonly kind: "ok"; readonly sample: Sample } | ReplyError;
@@ -23,6 +23,8 @@ export interface ReplyError {
   readonly payload: Buffer;
   readonly encoding: Encoding;
   readonly errorKind: ErrorKind;
+  /** Who sent the error (zenoh's source info), when the queryable said. */
+  readonly sourceInfo?: SourceInfo;
 }
 
 /** How the replies to one query are merged (see `ConsolidationMode` in consolidate.ts). */

@@ -222,6 +222,27 @@ export class Router {
     return [...keys];
   }
 
+  /**
+   * The queryables reachable from `origin` that intersect `key`, by key expression, each with
+   * whether one there is complete (zenoh's queryable info, merged per key as zenohd merges it: a
+   * key is complete when any of its queryables is). Another router's count as `key` itself,
+   * complete when the fabric knows a complete one including it. What a zenoh INTEREST in
+   * queryables is answered with (docs/zenoh-protocol.md).
+   */
+  matchingQueryableInfos(key: string, origin: Origin): Map<string, boolean> {
+    const infos = new Map<string, boolean>();
+    for (const d of this.queryablesIndex.intersecting(key)) {
+      if (!localityMatches(origin, d.sessionId, d.allowedOrigin)) continue;
+      // Storages do not count as complete, as for a query's target (query-target.ts).
+      infos.set(d.key, infos.get(d.key) === true || (d.complete && !d.storage));
+    }
+    if (origin.destination !== "session_local" && this.fabric?.hasQueryable?.(key)) {
+      const complete = (this.fabric.completeQueryables?.(key).length ?? 0) > 0;
+      infos.set(key, infos.get(key) === true || complete);
+    }
+    return infos;
+  }
+
   /** Joins the fabric, if any. */
   async start(): Promise<void> {
     if (this.fabric && !this.fabricStarted) {

@@ -21,7 +21,15 @@ import type { Locality, Origin } from "./locality.js";
 import { type MatchingListener, watchMatching } from "./matching.js";
 import type { QueryTarget } from "./query-target.js";
 import type { Qos } from "./qos.js";
-import { makeSample, type Sample, type WriteCondition, withDeadline, withSampleExtras } from "./sample.js";
+import {
+  makeSample,
+  type Sample,
+  type SourceInfo,
+  type WireExtensions,
+  type WriteCondition,
+  withDeadline,
+  withSampleExtras,
+} from "./sample.js";
 import { Parameters, splitSelector, type Selector } from "./selector.js";
 import { deadlineOf, MAX_TTL_MS, MIN_TTL_MS, validDeadline } from "./lifetime.js";
 import type { Timestamp } from "./timestamp.js";
@@ -65,6 +73,10 @@ export interface PutOptions extends ConditionOptions {
   lease?: string;
   /** Bound to this session: the key is deleted when the session closes. */
   sessionBound?: boolean;
+  /** Who sent it first (zenoh's source info), handed to subscribers as it is. */
+  sourceInfo?: SourceInfo;
+  /** Wire extensions a door forwards unread (zenoh's timestamp stack...), handed on as they are. */
+  extensions?: WireExtensions;
 }
 
 /** Options of `delete`. */
@@ -73,6 +85,8 @@ export interface DeleteOptions extends ConditionOptions {
   attachment?: Buffer;
   qos?: Qos;
   allowedDestination?: Locality;
+  sourceInfo?: SourceInfo;
+  extensions?: WireExtensions;
 }
 
 /** Options of `putIf`: the condition and the timestamp are its own. */
@@ -95,6 +109,10 @@ export interface GetOptions extends Omit<QueryOptions, "origin" | "content"> {
   payload?: Buffer | Uint8Array | string;
   encoding?: Encoding;
   attachment?: Buffer;
+  /** Who sent the query (zenoh's source info), handed to the queryables as it is. */
+  sourceInfo?: SourceInfo;
+  /** Wire extensions of the query a door forwards unread, handed to the queryables as they are. */
+  extensions?: WireExtensions;
 }
 
 /** Options of matching status: the publisher's or querier's destination, and a querier's target. */
@@ -246,9 +264,19 @@ export class Session {
     const deadline = this.deadline(base.timestamp!, options);
     // A TTL alone (a REST `?_ttl=`) takes one object, not an options object and a copy.
     const sample =
-      deadline !== undefined && options.attachment === undefined && options.qos === undefined
+      deadline !== undefined &&
+      options.attachment === undefined &&
+      options.qos === undefined &&
+      options.sourceInfo === undefined &&
+      options.extensions === undefined
         ? withDeadline(base, deadline)
-        : withSampleExtras(base, { attachment: options.attachment, qos: options.qos, deadline });
+        : withSampleExtras(base, {
+            attachment: options.attachment,
+            qos: options.qos,
+            deadline,
+            sourceInfo: options.sourceInfo,
+            extensions: options.extensions,
+          });
     this.bind(base.key, options);
     return sample;
   }
@@ -506,6 +534,17 @@ export class Session {
     );
   }
 
+  /**
+   * The queryables a querier on `keyexpr` would reach, by key expression, each with whether one
+   * there is complete (`Router.matchingQueryableInfos`).
+   */
+  matchingQueryables(keyexpr: IntoKeyExpr, options: MatchingOptions = {}): Map<string, boolean> {
+    return this.router.matchingQueryableInfos(
+      toKeyExpr(keyexpr, this.router.keyExprLimits),
+      this.origin(options.allowedDestination),
+    );
+  }
+
   /** Calls `handler` each time `matchingStatus(keyexpr, kind)` changes; closed with the session. */
   declareMatchingListener(
     keyexpr: IntoKeyExpr,
@@ -566,14 +605,20 @@ export class Session {
   }
 
   private queryOptions(options: GetOptions): QueryOptions {
-    const { allowedDestination, payload, encoding, attachment, ...rest } = options;
+    const { allowedDestination, payload, encoding, attachment, sourceInfo, extensions, ...rest } = options;
     const content =
-      payload === undefined && encoding === undefined && attachment === undefined
+      payload === undefined &&
+      encoding === undefined &&
+      attachment === undefined &&
+      sourceInfo === undefined &&
+      extensions === undefined
         ? undefined
         : {
             payload: payload === undefined ? undefined : makeSample("", "put", payload, "").payload,
             encoding,
             attachment,
+            sourceInfo,
+            extensions,
           };
     return { ...rest, origin: this.origin(allowedDestination), ...(content ? { content } : {}) };
   }

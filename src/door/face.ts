@@ -18,7 +18,7 @@ import { type CanonicalKey, toKeyExpr } from "../core/key.js";
 import type { Logger } from "../core/log.js";
 import type { Query } from "../core/query.js";
 import type { Reply } from "../core/reply.js";
-import type { Sample } from "../core/sample.js";
+import type { Sample, SourceInfo } from "../core/sample.js";
 import { BOUND_BY_KEY, putLifetime, type SessionBoundKeys } from "../core/session-bound.js";
 import type {
   DeclareOptions,
@@ -452,9 +452,14 @@ export class Face {
     return { query, key };
   }
 
-  /** An error reply of the client's to query `queryId` (dropped when the query is unknown or finished). */
-  replyErr(queryId: number, payload: Buffer, encoding: Encoding): void {
-    this.#incoming.get(queryId)?.query.replyErr(payload, { encoding });
+  /**
+   * An error reply of the client's to query `queryId` (dropped when the query is unknown or
+   * finished), with its source info when the client gave one.
+   */
+  replyErr(queryId: number, payload: Buffer, encoding: Encoding, sourceInfo?: SourceInfo): void {
+    this.#incoming
+      .get(queryId)
+      ?.query.replyErr(payload, sourceInfo === undefined ? { encoding } : { encoding, sourceInfo });
   }
 
   /** The client's final for query `queryId`: that query is done for its queryable. */

@@ -19,7 +19,11 @@ export interface FaceLimits {
    * lock its reader needs, so holding it back at 1,000 (of its test's 10,000) deadlocked it.
    */
   readonly pauseAtPendingGets: number;
-  /** Router queries waiting on the client's queryables. */
+  /**
+   * Router queries waiting on the client's queryables: past it a query gets an `unavailable`
+   * error reply. A memory bound, as `maxPendingGets`: zenohd forwards every query, and a burst of
+   * 10,000 gets on one client's queryable (pico's `z_client_test`) is legitimate.
+   */
   readonly maxPendingQueries: number;
   /** The longest a get of the client's may run (ms). */
   readonly maxQueryTimeoutMs: number;
@@ -29,6 +33,6 @@ export const DEFAULT_FACE_LIMITS: FaceLimits = {
   maxDeclarations: 10_000,
   maxPendingGets: 65_536,
   pauseAtPendingGets: 16_384,
-  maxPendingQueries: 1_000,
+  maxPendingQueries: 65_536,
   maxQueryTimeoutMs: 600_000,
 };

@@ -12,11 +12,12 @@ import type { TransportConfig } from "./transport-schema.js";
 import type { Logger } from "../core/log.js";
 import type { Connectivity } from "../core/ports.js";
 import type { Session } from "../core/session.js";
-import { DEFAULT_ZENOH_PORT, type Endpoint, formatEndpoint, isLoopback, parseEndpoint } from "./endpoint.js";
+import { DEFAULT_ZENOH_PORT, type Endpoint, parseEndpoint } from "./endpoint.js";
 import { type ZenohLimits, ZenohServer, type ZenohServerOptions, type ZenohTls } from "./server.js";
 import type { UsrPwdAuth } from "./auth-usrpwd.js";
 import type { SessionBoundKeys } from "../core/session-bound.js";
 import type { AdminPermissions } from "../access/admin-permissions.js";
+import type { ConnectionGuard } from "../access/connections.js";
 
 export type ListenConfig = z.infer<typeof listenSchema>;
 
@@ -34,6 +35,10 @@ export interface ZenohDoorContext {
   sessionBound?: SessionBoundKeys | undefined;
   /** Who may read and write the admin space (the edge policy's). */
   admin?: AdminPermissions | undefined;
+  /** The connection caps (the edge policy's guard). */
+  guard?: ConnectionGuard | undefined;
+  /** Protected mode's check of an endpoint (the edge policy's `bindHost`): warns when it opens the door to others without access control. */
+  bindHost?: (endpoint: Endpoint) => void;
   /** The material of `tls/` endpoints (`zenohTls`). */
   tls?: ZenohTls;
   limits?: Partial<ZenohLimits>;
@@ -67,10 +72,11 @@ export function zenohTls(
 }
 
 /**
- * Starts the zenoh door: the configured endpoints, or `tcp/127.0.0.1:7447`. Protected mode as
- * REST has it: the default is loopback, and an endpoint off loopback without access control
- * starts with a warning. With access control on, each session is decided as the user its
- * handshake authenticated (zenoh's user/password) or an anonymous client, by its address, link and zid.
+ * Starts the zenoh door: the configured endpoints, or `tcp/127.0.0.1:7447`. Protected mode is
+ * the edge policy's (`bindHost`): the default is loopback, and an endpoint off loopback without
+ * access control starts with its warning. With access control on, each session is decided as the
+ * user its handshake authenticated (zenoh's user/password) or an anonymous client, by its
+ * address, link and zid. Connections are capped by the edge policy's guard (`guard`).
  * When the default port is taken (another router on this host), the door takes a free port and
  * says so, so several routers start on one host as typed; a configured endpoint in use is an error.
  */
@@ -80,15 +86,8 @@ export async function startZenohDoor(
 ): Promise<ZenohServer | undefined> {
   const configured = config?.endpoints;
   if (configured !== undefined && configured.length === 0) return undefined;
-  const accessOn = ctx.access?.enabled ?? false;
   const endpoints: Endpoint[] = (configured ?? []).map((e) => parseEndpoint(e));
-  for (const e of endpoints) {
-    if (!accessOn && !isLoopback(e.host))
-      ctx.logger.warn(
-        { endpoint: formatEndpoint(e) },
-        "the zenoh door listens off loopback without access control: anyone who can reach it may read and write every key",
-      );
-  }
+  for (const e of endpoints) ctx.bindHost?.(e);
   if (configured !== undefined) {
     const server = new ZenohServer(serverOptions(ctx, endpoints));
     await server.listen();
@@ -124,6 +123,7 @@ function serverOptions(ctx: ZenohDoorContext, endpoints: readonly Endpoint[]): Z
     usrpwd: ctx.usrpwd,
     sessionBound: ctx.sessionBound,
     admin: ctx.admin,
+    guard: ctx.guard,
     ...(ctx.tls !== undefined ? { tls: ctx.tls } : {}),
   };
 }

@@ -52,6 +52,15 @@ export const zenohDoor = {
       usrpwd,
       sessionBound: ctx.edge.sessionBound,
       admin: ctx.edge.admin,
+      guard: ctx.edge.connectionGuard({
+        perAddress: ctx.config.transport?.unicast?.max_sessions_per_address,
+        total: ctx.config.transport?.unicast?.max_sessions,
+      }),
+      bindHost: (e) =>
+        void ctx.edge.bindHost(
+          { title: "zenoh door", openHint: "-l tcp/0.0.0.0:7447" },
+          { host: e.host, port: e.port },
+        ),
       ...(lease === undefined ? {} : { limits: { leaseMs: lease } }),
       zid: ctx.zid,
       openSession: ctx.openSession,

@@ -405,10 +405,10 @@ export class ZenohLink {
 
   /**
    * Checks the SN of a FRAME or FRAGMENT on its lane and channel (docs/zenoh-protocol.md,
-   * "Sequence numbers"). A reliable one that is not the next expected closes the session when
-   * the link itself is reliable (TCP, TLS: nothing can be lost or reordered, so the peer is
-   * broken); elsewhere a later SN is taken (what was between was lost) and a stale one dropped,
-   * as zenoh does. Returns undefined when the session was closed.
+   * "Sequence numbers"): a later SN is taken and a stale one dropped, as zenoh does on every
+   * link. A gap is not a fault even on TCP: zenoh-rust spends an SN past a fragmented message's
+   * last fragment, so its next message arrives one SN ahead. Returns undefined when the session
+   * was closed.
    */
   private sequence(kind: string, sn: number, reliable: boolean, priority: number): SnVerdict | undefined {
     const seq = this.inbound as InboundSequences;
@@ -417,14 +417,6 @@ export class ZenohLink {
     const lane = this.laneOf(priority);
     const expected = seq.expected(lane, reliable);
     const verdict = seq.check(lane, reliable, sn);
-    if (verdict !== "next" && reliable && this.wire.reliable) {
-      this.logger.info(
-        { link: this.id, zid: this.peer?.zid, address: this.address, kind, priority, sn, expected },
-        "zenoh session closed: a reliable message out of sequence",
-      );
-      this.close(CloseReason.INVALID);
-      return undefined;
-    }
     if (verdict === "stale") {
       this.staleDropped++;
       this.logger.debug(

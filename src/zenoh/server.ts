@@ -26,6 +26,7 @@ import type { AccessControl, Principal } from "../access/access.js";
 import { type AdminPermissions, DEFAULT_ADMIN_PERMISSIONS } from "../access/admin-permissions.js";
 import { isLoopbackAddress } from "../access/client.js";
 import { clientPolicy } from "../access/client-policy.js";
+import { ConnectionGuard } from "../access/connections.js";
 import type { SessionBoundKeys } from "../core/session-bound.js";
 import { DEFAULT_FACE_LIMITS } from "../door/limits.js";
 import { BinaryWriter } from "../core/binary.js";
@@ -76,6 +77,8 @@ export interface ZenohServerOptions {
   sessionBound?: SessionBoundKeys | undefined;
   /** Who may read and write the admin space (default: read for all, write from loopback). */
   admin?: AdminPermissions | undefined;
+  /** The connection caps (the edge policy's `connectionGuard`); default: `maxSessionsPerAddress` and `maxSessions`. */
+  guard?: ConnectionGuard | undefined;
   /** The certificate, key and client verification of `tls/` endpoints (required when there is one). */
   tls?: ZenohTls;
 }
@@ -111,10 +114,11 @@ export class ZenohServer {
   private readonly cookies = new CookieJar();
   private readonly listeners: LinkListener[] = [];
   private readonly links = new Set<ZenohLink>();
-  private readonly perAddress = new Map<string, number>();
   private readonly sessions = new Map<ZenohLink, ZenohSession>();
-  /** Connections refused by the caps or by access control so far (the door metrics). */
-  refused = 0;
+  /** The connection caps, per address and in total (the edge policy's, or from `limits`). */
+  private readonly guard: ConnectionGuard;
+  /** Connections refused by access control, or by the caps before a TLS handshake. */
+  private refusedHere = 0;
   /** Handshakes refused for credentials: wrong, unknown or missing where required. */
   authFailures = 0;
   private bound: string[] = [];
@@ -128,6 +132,14 @@ export class ZenohServer {
     this.limits = { ...DEFAULT_ZENOH_LIMITS, ...options.limits };
     if (this.limits.batchSize > 65_535 || this.limits.batchSize < 1024)
       throw ZestError.badRequest("zenoh batch size must be 1024 to 65535 bytes");
+    this.guard =
+      options.guard ??
+      new ConnectionGuard({ perAddress: this.limits.maxSessionsPerAddress, total: this.limits.maxSessions });
+  }
+
+  /** Connections refused by the caps or by access control so far (the door metrics). */
+  get refused(): number {
+    return this.guard.refused + this.refusedHere;
   }
 
   /** Listens on every endpoint; a port in use rejects with a one-line `unavailable` error. */
@@ -217,15 +229,14 @@ export class ZenohServer {
     }));
   }
 
-  /** True while `ip` may open another session (the caps in total and per address). */
+  /** True while `ip` may open another session (the caps in total and per address), checked before a TLS handshake. */
   private hasRoomFor(ip: string): boolean {
-    const fromIp = this.perAddress.get(ip) ?? 0;
-    if (this.links.size < this.limits.maxSessions && fromIp < this.limits.maxSessionsPerAddress) return true;
+    if (this.guard.hasRoom(ip)) return true;
     this.options.logger.info(
-      { address: ip, sessions: this.links.size, fromAddress: fromIp },
+      { address: ip, sessions: this.links.size },
       "zenoh connection refused: too many sessions (the limit)",
     );
-    this.refused++;
+    this.refusedHere++;
     return false;
   }
 
@@ -240,11 +251,16 @@ export class ZenohServer {
 
   private accept(wire: Wire): void {
     const ip = wire.remoteAddress;
-    if (!this.hasRoomFor(ip)) {
+    // TCP and TLS connections and UDP remotes alike take a place under the caps.
+    const release = this.guard.admit(ip);
+    if (release === undefined) {
+      this.options.logger.info(
+        { address: ip, sessions: this.links.size },
+        "zenoh connection refused: too many sessions (the limit)",
+      );
       this.refuse(wire, CloseReason.MAX_SESSIONS);
       return;
     }
-    const fromIp = this.perAddress.get(ip) ?? 0;
     const access = this.options.access?.enabled ? this.options.access : undefined;
     const usrpwd = this.options.usrpwd;
     // Refused at connect when nothing the handshake could tell (a user, a zid) would change it.
@@ -255,7 +271,8 @@ export class ZenohServer {
           { address: ip },
           "zenoh connection refused: access control allows this address nothing",
         );
-        this.refused++;
+        this.refusedHere++;
+        release();
         this.refuse(wire, CloseReason.GENERIC);
         return;
       }
@@ -264,7 +281,6 @@ export class ZenohServer {
     const gate = this.gate(wire, (p) => {
       principal = p;
     });
-    this.perAddress.set(ip, fromIp + 1);
     const link = new ZenohLink(wire, {
       zid: this.options.zid,
       cookies: this.cookies,
@@ -293,9 +309,7 @@ export class ZenohServer {
       },
       onClosed: (l) => {
         this.links.delete(l);
-        const n = (this.perAddress.get(ip) ?? 1) - 1;
-        if (n <= 0) this.perAddress.delete(ip);
-        else this.perAddress.set(ip, n);
+        release();
         const s = this.sessions.get(l);
         if (s) {
           this.sessions.delete(l);
@@ -320,7 +334,7 @@ export class ZenohServer {
     const logger = this.options.logger;
     const refuse = (fields: Record<string, unknown>, reason: string, credentials: boolean): Refusal => {
       logger.info({ address, ...fields, reason }, "zenoh handshake refused");
-      this.refused++;
+      this.refusedHere++;
       if (credentials) this.authFailures++;
       return { refused: reason };
     };

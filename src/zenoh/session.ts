@@ -21,14 +21,15 @@ import type { PutOptions, Session } from "../core/session.js";
 import { refusalReply } from "../door/errors.js";
 import { Face, type FaceSink } from "../door/face.js";
 import type { FaceLimits } from "../door/limits.js";
-import { qosByte, qosOfByte, type WireExpr } from "./codec/core.js";
+import { DEFAULT_QOS_BYTE, qosByte, qosOfByte, type WireExpr } from "./codec/core.js";
 import type { Declaration } from "./codec/declarations.js";
 import {
   encodeDeclare,
   encodeRequest,
   encodeResponseErr,
+  carriedExtensions,
   encodeResponseFinal,
-  encodeResponseReply,
+  encodeSampleResponse,
   encodeSamplePush,
   type InterestMsg,
   InterestOption,
@@ -38,6 +39,7 @@ import {
   type ResponseMsg,
 } from "./codec/network.js";
 import type { PushBody } from "./codec/zenoh.js";
+import { declarationOf, InterestDeclarations, matchingNow } from "./interest-declarations.js";
 import type { NetworkHandler, PeerInfo, ZenohLink } from "./link.js";
 
 /** The limits of one zenoh session: its face's, and the key-expression ids only the wire protocol has. */
@@ -173,7 +175,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       return;
     }
     try {
-      this.write(key, msg.body, msg.qos);
+      this.write(key, msg.body, msg.qos, msg.exts);
     } catch (err) {
       // zenoh has no answer to a PUSH: a refusal is logged.
       this.logger.info({ key, kind: msg.body.kind, err: errorMessage(err) }, "zenoh write refused");
@@ -181,7 +183,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
   }
 
   /** A put or delete through the face; throws its refusal. */
-  private write(key: CanonicalKey, b: PushBody, qos: number): void {
+  private write(key: CanonicalKey, b: PushBody, qos: number, exts: Buffer[] | undefined): void {
     // One object literal, every field in place (one shape). Without a timestamp, it is stamped
     // with the router's clock, as zenohd with timestamping on; one clock reading per batch (this
     // turn), not per write: the stamps stay unique and increasing. Payload and attachment are the
@@ -193,6 +195,8 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       timestamp: b.timestamp ?? this.session.clock.newTimestampInTurn(),
       encoding: put ? (b.hasEncoding ? b.encoding : DEFAULT_ENCODING) : undefined,
       attachment: b.attachment,
+      sourceInfo: b.sourceInfo,
+      extensions: carriedExtensions(exts, b.unknownExts),
     };
     if (put) this.face.put(key, b.payload, options);
     else this.face.delete(key, options);
@@ -217,7 +221,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
     if (msg.body.kind === "push") {
       // A put or delete sent as a request (zenoh's "reliable write"): apply it, then end the request.
       try {
-        this.write(this.resolve(msg.key), msg.body.push, msg.qos);
+        this.write(this.resolve(msg.key), msg.body.push, msg.qos, msg.exts);
       } catch (err) {
         this.reply(msg.id, refusalReply(err));
       }
@@ -237,11 +241,14 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       parameters: q.parameters,
       timeoutMs: msg.timeoutMs,
       ...(msg.budget === 0 ? {} : { budget: msg.budget }),
-      consolidation: q.consolidation,
+      // zenoh's router forwards every reply; the client's session consolidates them.
+      consolidation: "none",
       target: msg.target,
       allowedDestination: "remote",
       ...(q.body ? { payload: Buffer.from(q.body.payload), encoding: q.body.encoding } : {}),
       ...(q.attachment ? { attachment: Buffer.from(q.attachment) } : {}),
+      sourceInfo: q.sourceInfo,
+      extensions: carriedExtensions(msg.exts, q.unknownExts),
     });
   }
 
@@ -249,14 +256,13 @@ export class ZenohSession implements NetworkHandler, FaceSink {
   reply(id: number, reply: Reply): void {
     const w = this.link.startMessage(false);
     if (w === undefined) return;
-    if (reply.kind === "err") encodeResponseErr(w, id, NO_KEY, { encoding: reply.encoding, payload: reply.payload });
-    else
-      encodeResponseReply(
-        w,
-        id,
-        { scope: 0, suffix: reply.sample.key, senderMapping: false },
-        pushBodyOf(reply.sample),
-      );
+    if (reply.kind === "err")
+      encodeResponseErr(w, id, NO_KEY, {
+        encoding: reply.encoding,
+        payload: reply.payload,
+        ...(reply.sourceInfo !== undefined ? { sourceInfo: reply.sourceInfo } : {}),
+      });
+    else encodeSampleResponse(w, id, reply.sample);
     this.link.endMessage();
   }
 
@@ -287,7 +293,10 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       id,
       key: { scope: 0, suffix: query.key, senderMapping: false },
       target: "all",
+      exts: query.extensions?.network,
       query: {
+        sourceInfo: query.sourceInfo,
+        unknownExts: query.extensions?.body,
         consolidation: "auto",
         parameters: query.parameters.raw,
         ...(query.payload !== undefined || query.encoding !== undefined
@@ -303,7 +312,12 @@ export class ZenohSession implements NetworkHandler, FaceSink {
   private onResponse(msg: ResponseMsg): void {
     if (msg.body.kind === "err") {
       const e = msg.body.err;
-      this.face.replyErr(msg.id, Buffer.from(e.payload), e.encoding === "" ? DEFAULT_ENCODING : e.encoding);
+      this.face.replyErr(
+        msg.id,
+        Buffer.from(e.payload),
+        e.encoding === "" ? DEFAULT_ENCODING : e.encoding,
+        e.sourceInfo,
+      );
       return;
     }
     const target = this.face.replyTarget(msg.id, () => this.resolve(msg.key));
@@ -317,7 +331,12 @@ export class ZenohSession implements NetworkHandler, FaceSink {
         b.kind === "put" ? (b.hasEncoding ? b.encoding : DEFAULT_ENCODING) : Encoding.EMPTY,
         b.timestamp,
       ),
-      { ...(b.attachment ? { attachment: b.attachment } : {}) },
+      {
+        ...(b.attachment ? { attachment: b.attachment } : {}),
+        ...(msg.qos !== DEFAULT_QOS_BYTE ? { qos: qosOfByte(msg.qos) } : {}),
+        sourceInfo: b.sourceInfo,
+        extensions: carriedExtensions(msg.exts, b.unknownExts),
+      },
     );
     target.query.replySample(sample);
   }
@@ -432,55 +451,16 @@ export class ZenohSession implements NetworkHandler, FaceSink {
     interestId: number | undefined,
     future: boolean,
   ): Array<() => void> {
-    const declOf = (id: number, k: string): Declaration =>
-      kind === "subscribers"
-        ? { kind: "subscriber", id, key: { scope: 0, suffix: k, senderMapping: false } }
-        : { kind: "queryable", id, key: { scope: 0, suffix: k, senderMapping: false }, complete: false, distance: 0 };
-    const undeclOf = (id: number, k: string): Declaration =>
-      kind === "subscribers"
-        ? { kind: "unsubscriber", id, key: { scope: 0, suffix: k, senderMapping: false } }
-        : { kind: "unqueryable", id, key: { scope: 0, suffix: k, senderMapping: false } };
-    const declared = new Map<string, number>();
+    const now = () => matchingNow(this.session, kind, key, aggregate);
+    const declared = new InterestDeclarations(() => ++this.nextDeclId);
     const sync = (interest: number | undefined): void => {
-      const now = aggregate
-        ? this.session.matchingStatus(key, kind, { allowedDestination: "remote" })
-          ? [key]
-          : []
-        : this.session.matchingKeys(key, kind, { allowedDestination: "remote" });
-      const seen = new Set(now);
-      for (const [k, id] of declared)
-        if (!seen.has(k)) {
-          declared.delete(k);
-          this.sendDeclare(undeclOf(id, k));
-        }
-      for (const k of now)
-        if (!declared.has(k)) {
-          const id = ++this.nextDeclId;
-          declared.set(k, id);
-          this.sendDeclare(declOf(id, k), interest);
-        }
+      for (const c of declared.update(now()))
+        this.sendDeclare(declarationOf(kind, c), c.kind === "declare" ? interest : undefined);
     };
     if (interestId !== undefined) sync(interestId);
-    else if (future) {
-      // Future only: what exists now is not announced, but its later removal must not be either.
-      const now = aggregate
-        ? this.session.matchingStatus(key, kind, { allowedDestination: "remote" })
-          ? [key]
-          : []
-        : this.session.matchingKeys(key, kind, { allowedDestination: "remote" });
-      for (const k of now) declared.set(k, ++this.nextDeclId);
-    }
+    // Future only: what exists now is not announced, but its later removal must not be either.
+    else if (future) declared.assume(now());
     if (!future) return [];
-    const listener: MatchingListener = this.session.declareMatchingListener(
-      key,
-      kind,
-      () => {
-        if (aggregate) sync(undefined);
-      },
-      { allowedDestination: "remote" },
-    );
-    // Non-aggregated answers follow every declaration change, not only matching flips.
-    const stopChanges = aggregate ? () => {} : this.connectivity.onChange(() => queueSync());
     let scheduled = false;
     const queueSync = (): void => {
       if (scheduled) return;
@@ -490,7 +470,15 @@ export class ZenohSession implements NetworkHandler, FaceSink {
         if (!this.face.closed) sync(undefined);
       });
     };
-    return [() => listener.undeclare(), stopChanges];
+    // Aggregated subscribers follow matching flips; everything else every declaration change
+    // (a queryable's completeness too: the same id is declared again with its new info).
+    if (aggregate && kind === "subscribers") {
+      const listener: MatchingListener = this.session.declareMatchingListener(key, kind, () => sync(undefined), {
+        allowedDestination: "remote",
+      });
+      return [() => listener.undeclare()];
+    }
+    return [this.connectivity.onChange(() => queueSync())];
   }
 
   /** Declares the live tokens matching `key` (not this peer's own); with `future`, follows them. */
@@ -521,17 +509,4 @@ export class ZenohSession implements NetworkHandler, FaceSink {
     });
     return [() => sub.undeclare()];
   }
-}
-
-/** A sample as the PUT or DEL of a PUSH or a reply. */
-function pushBodyOf(s: Sample): PushBody {
-  const b: PushBody = {
-    kind: s.kind,
-    encoding: s.encoding,
-    hasEncoding: s.kind === "put" && s.encoding !== "",
-    payload: s.payload,
-  };
-  if (s.timestamp) b.timestamp = s.timestamp;
-  if (s.attachment) b.attachment = s.attachment;
-  return b;
 }

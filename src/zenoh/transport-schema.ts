@@ -95,6 +95,27 @@ export const transportSchema = closed(
       },
       "zenoh links",
     ).optional(),
+    unicast: closed(
+      {
+        max_sessions: z
+          .number()
+          .int()
+          .positive()
+          .max(1_000_000)
+          .optional()
+          .describe(
+            "zenoh sessions open at once, handshakes included (default: from the descriptor limit, as every door)",
+          ),
+        max_sessions_per_address: z
+          .number()
+          .int()
+          .positive()
+          .max(1_000_000)
+          .optional()
+          .describe("zenoh sessions from one IP address (256, at most a quarter of max_sessions; a zest extension)"),
+      },
+      "unicast sessions: the door's connection caps, the edge policy's guard",
+    ).optional(),
   },
   "the zenoh transport (zenohd's names)",
 );

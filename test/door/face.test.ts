@@ -237,3 +237,19 @@ test("a burst of gets pauses the client at the mark and resumes it when one ends
   assert.deepEqual(events, ["pause", "resume"]);
   assert.equal(f.pendingGets, 0);
 });
+
+test("router queries past the pending bound on the client's queryables get an unavailable error reply; those within it reach the client", async () => {
+  const { f, sink, other } = face({ limits: { ...DEFAULT_FACE_LIMITS, maxPendingQueries: 2 } });
+  f.declareQueryable(1, f.key("pq/**"));
+  const replies: string[] = [];
+  const gets = [1, 2, 3].map((i) =>
+    other.getStream(`pq/${i}`, (r) => void replies.push(r.kind === "err" ? r.payload.toString() : "ok"), {
+      timeoutMs: 300,
+    }),
+  );
+  await tick();
+  assert.equal(sink.queries.length, 2);
+  for (const { queryId } of sink.queries) f.finishQuery(queryId);
+  await Promise.all(gets);
+  assert.deepEqual(replies, ["unavailable: the queryable's client has 2 queries pending (the limit)"]);
+});

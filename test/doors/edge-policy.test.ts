@@ -3,11 +3,17 @@
  * remote API, and a small line-based door registered from its own folder with one line
  * (`doors: [lineDoor]`).
  */
+import { Buffer } from "node:buffer";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Config, open, ReplyError } from "@eclipse-zenoh/zenoh-ts";
 import { WebSocket } from "ws";
 import { runEdgePolicyContract } from "./edge-contract.js";
 import { lineDoor } from "./line/door.js";
+import { encodePush, encodeRequest } from "../../src/zenoh/codec/network.js";
+import { RawClient } from "../zenoh/raw-client.js";
 
 const KINDS: Readonly<Record<number, string>> = { 400: "bad_input", 401: "unauthenticated", 403: "forbidden" };
 
@@ -146,6 +152,70 @@ runEdgePolicyContract({
       close: async () => {
         socket.destroy();
       },
+    };
+  },
+});
+
+/** The zenoh door's users for the contract: its token `user.secret` is zenoh's user and password. */
+function usrpwdFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), "zest-edge-zenoh-"));
+  const file = join(dir, "users.txt");
+  writeFileSync(file, "alice:s3cret-token\n");
+  return file;
+}
+
+const wire = (suffix: string) => ({ scope: 0, suffix, senderMapping: false });
+
+runEdgePolicyContract({
+  name: "zenoh",
+  silentWrites: true,
+  config: (endpoint, caps, base) => ({
+    ...base,
+    plugins: { rest: { http_port: "none" } },
+    scouting: { multicast: { enabled: false } },
+    ...(endpoint === 0 ? {} : { listen: { endpoints: [`tcp/${endpoint}`] } }),
+    transport: {
+      ...(caps.max_connections_per_address === undefined
+        ? {}
+        : { unicast: { max_sessions_per_address: caps.max_connections_per_address } }),
+      // With access control, the users authenticate in the handshake (zenoh's user/password).
+      ...(base.access_control ? { auth: { usrpwd: { dictionary_file: usrpwdFile() } } } : {}),
+    },
+  }),
+  async connect(loc, token) {
+    const port = Number(loc.split(":").pop());
+    const dot = token?.indexOf(".") ?? -1;
+    const credentials = token === undefined ? undefined : { user: token.slice(0, dot), password: token.slice(dot + 1) };
+    let c: RawClient;
+    try {
+      c = await RawClient.open(port, credentials ? { credentials } : {});
+    } catch (err) {
+      // zenoh refuses a session in its handshake: with user/password configured, that is a matter of credentials.
+      throw new Error(`unauthenticated: the handshake was refused (${(err as Error).message})`);
+    }
+    let nextId = 1;
+    const get = async (ke: string): Promise<string[]> => {
+      const id = nextId++;
+      c.sendFrame((w) => encodeRequest(w, { id, key: wire(ke), query: { consolidation: "none", parameters: "" } }));
+      await c.until(() => c.network.some((m) => m.kind === "responseFinal" && m.id === id) || undefined);
+      const out: string[] = [];
+      for (const m of c.network) {
+        if (m.kind !== "response" || m.id !== id) continue;
+        if (m.body.kind === "err") throw new Error(Buffer.from(m.body.err.payload).toString());
+        if (m.body.push.kind === "put") out.push(`${m.key.suffix}=${Buffer.from(m.body.push.payload).toString()}`);
+      }
+      return out;
+    };
+    return {
+      async put(key, value) {
+        c.sendFrame((w) =>
+          encodePush(w, wire(key), { kind: "put", encoding: "", hasEncoding: false, payload: Buffer.from(value) }),
+        );
+        // The door handles a session's messages in order: the put was handled once a later get ends.
+        await get("edge/sync/none").catch(() => undefined);
+      },
+      get,
+      close: async () => void c.close(),
     };
   },
 });

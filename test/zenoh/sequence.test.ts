@@ -97,31 +97,38 @@ test("the router's own SNs stay within zenoh's modulo: an 8-bit resolution wraps
   for (let i = 1; i < sns.length; i++) assert.equal(sns[i], (sns[i - 1]! + 1) & 0x7f, `SNs ${sns.join(",")}`);
 });
 
-test("tcp: a reliable FRAME that skips an SN closes the session with CLOSE invalid and a log line", async () => {
-  const { logger, lines } = capturingLogger();
-  const { port, got } = await door("tcp/127.0.0.1:0", logger);
+test("tcp: a reliable FRAME that skips an SN is taken, as zenoh does (zenoh-rust spends an SN after a fragmented message)", async () => {
+  const { port, got } = await door("tcp/127.0.0.1:0");
   const c = await client(port);
   c.sendFrameOn({ sn: 0 }, put("a"));
   c.sendFrameOn({ sn: 2 }, put("b"));
-  await c.waitClosed();
-  assert.equal(closeReason(c), CloseReason.INVALID);
+  c.sendFrameOn({ sn: 3 }, put("c"));
+  await c.until(() => got.length === 3 || undefined);
   assert.deepEqual(
     got.map((s) => s.key),
-    ["sn/a"],
+    ["sn/a", "sn/b", "sn/c"],
   );
-  const line = lines.find((l) => /out of sequence/.test(String(l.msg)));
-  assert.ok(line, JSON.stringify(lines));
-  assert.equal(line.expected, 1);
-  assert.equal(line.sn, 2);
+  assert.equal(closeReason(c), undefined);
 });
 
-test("tcp: a reliable FRAME that repeats an SN closes the session", async () => {
-  const { port } = await door();
+test("tcp: a reliable FRAME that repeats an SN is dropped and the session stays", async () => {
+  const { logger, lines } = capturingLogger("debug");
+  const { port, got } = await door("tcp/127.0.0.1:0", logger);
   const c = await client(port);
   c.sendFrameOn({ sn: 0 }, put("a"));
-  c.sendFrameOn({ sn: 0 }, put("a"));
-  await c.waitClosed();
-  assert.equal(closeReason(c), CloseReason.INVALID);
+  c.sendFrameOn({ sn: 0 }, put("again"));
+  c.sendFrameOn({ sn: 1 }, put("b"));
+  await c.until(() => got.length === 2 || undefined);
+  await settle();
+  assert.deepEqual(
+    got.map((s) => s.key),
+    ["sn/a", "sn/b"],
+  );
+  assert.equal(closeReason(c), undefined);
+  assert.ok(
+    lines.some((l) => /stale SN dropped/.test(String(l.msg))),
+    JSON.stringify(lines),
+  );
 });
 
 test("an SN beyond the negotiated resolution closes the session", async () => {

@@ -9,6 +9,7 @@ import { endianness } from "node:os";
 import { type BinaryReader, BinaryWriter, DecodeError, putVle64Nine, vleLength } from "../../core/binary.js";
 import { type Encoding, fromZenohEncoding, toZenohEncoding } from "../../core/encoding.js";
 import type { Qos } from "../../core/qos.js";
+import type { SourceInfo } from "../../core/sample.js";
 import { idFromZenohId, idToZenohId, Timestamp } from "../../core/timestamp.js";
 
 /** The protocol version zest speaks: zenoh 1.x. */
@@ -61,6 +62,32 @@ export function readExt(r: BinaryReader, maxZbuf = 1 << 20): Ext {
   else if (enc === EXT_ZBUF) ext.zbuf = r.lenBytes(maxZbuf);
   else if (enc !== EXT_UNIT) throw new DecodeError(`extension 0x${h.toString(16)} has a reserved encoding`);
   return ext;
+}
+
+/**
+ * The bytes of the extension read last, from `start` (where its header was) to the reader's
+ * position, copied, with the "more" flag cleared: an extension the router carries unchanged
+ * (docs/zenoh-protocol.md, "Extensions carried"), written out again by `writeCarriedExts`.
+ */
+export function rawExt(r: BinaryReader, start: number): Buffer {
+  const out = Buffer.from(r.buf.subarray(start, r.pos));
+  out[0] = (out[0] as number) & EXT_FULL_ID;
+  return out;
+}
+
+/** At most this many extensions are carried per message part; more are dropped (zenoh sends one or two). */
+export const MAX_CARRIED_EXTS = 16;
+
+/**
+ * Writes carried extensions (each whole, from `rawExt`), the last one marked as the end of the
+ * chain unless `more` says other extensions follow.
+ */
+export function writeCarriedExts(w: BinaryWriter, exts: readonly Buffer[], more: boolean): void {
+  for (let i = 0; i < exts.length; i++) {
+    const e = exts[i] as Buffer;
+    w.u8((e[0] as number) | (more || i < exts.length - 1 ? EXT_MORE : 0));
+    w.bytes(e.subarray(1));
+  }
 }
 
 /** Throws when an extension nobody understood is mandatory; otherwise it is skipped. */
@@ -259,14 +286,11 @@ export function encodingBytesOf(encoding: Encoding): Buffer {
   return b;
 }
 
-/** Who sent a message first: the source's ZenohId, entity id and sequence number. */
-export interface SourceInfo {
-  zid: string;
-  eid: number;
-  sn: number;
-}
+/** Who sent a message first: the source's ZenohId, entity id and sequence number (core's `SourceInfo`). */
+export type { SourceInfo };
 
 export function readSourceInfo(r: BinaryReader): SourceInfo {
+  // |zid_len|X|X|X|X| then the zid, the entity id (z32) and the sequence number (z32).
   const h = r.u8();
   const zid = readZid(r, (h >> 4) + 1);
   const eid = r.vle(0xffff_ffff);

@@ -11,7 +11,7 @@ import {
   BinaryWriter as Writer,
   DecodeError,
 } from "../../core/binary.js";
-import type { Sample } from "../../core/sample.js";
+import type { Sample, WireExtensions } from "../../core/sample.js";
 import type { Timestamp } from "../../core/timestamp.js";
 import {
   cachedZid,
@@ -22,15 +22,19 @@ import {
   encodingBytesOf,
   extHeader,
   FLAG_Z,
+  MAX_CARRIED_EXTS,
   MAX_SUFFIX_BYTES,
   MID_MASK,
   putNtp64,
+  qosByte,
+  rawExt,
   readExt,
   readTimestamp,
   readWireExpr,
   readZid,
   unknownExt,
   type WireExpr,
+  writeCarriedExts,
   writeWireExpr,
 } from "./core.js";
 import { type Declaration, decodeDeclaration, encodeDeclaration } from "./declarations.js";
@@ -80,6 +84,36 @@ const EXT_TARGET = 0x04 | EXT_ZINT | EXT_MANDATORY;
 const EXT_BUDGET = 0x05 | EXT_ZINT;
 const EXT_TIMEOUT = 0x06 | EXT_ZINT;
 const EXT_RESPONDER = 0x03 | EXT_ZBUF;
+/** PUSH, REQUEST: the node id, meaningful between zenoh routers only (read and dropped). */
+const EXT_NODEID = 0x03 | EXT_ZINT | EXT_MANDATORY;
+/** PUSH, REQUEST, RESPONSE: zenoh's timestamp stack (zenoh 1.10), forwarded unchanged. */
+const EXT_TS_STACK = 0x07 | EXT_ZBUF;
+
+/**
+ * Keeps a network extension the router forwards unchanged, as zenoh's does: the timestamp (0x2),
+ * the timestamp stack (0x7) and a RESPONSE's responder id (0x3) (docs/zenoh-protocol.md,
+ * "Extensions carried").
+ */
+function carry(r: BinaryReader, start: number, into: Buffer[] | undefined): Buffer[] {
+  const list = into ?? [];
+  if (list.length < MAX_CARRIED_EXTS) list.push(rawExt(r, start));
+  return list;
+}
+
+/** Writes the QoS extension (unless default) and the carried extensions of a network message. */
+function writeNetworkExts(w: BinaryWriter, qos: number, exts: readonly Buffer[] | undefined, more = false): void {
+  const withExts = exts !== undefined && exts.length > 0;
+  if (qos !== DEFAULT_QOS_BYTE) {
+    extHeader(w, EXT_QOS, withExts || more);
+    w.vle(qos);
+  }
+  if (withExts) writeCarriedExts(w, exts, more);
+}
+
+/** True when a network message has extensions to write. */
+function hasNetworkExts(qos: number, exts: readonly Buffer[] | undefined): boolean {
+  return qos !== DEFAULT_QOS_BYTE || (exts !== undefined && exts.length > 0);
+}
 
 /** INTEREST option bits (the byte after the id, when the interest is not final). */
 export const InterestOption = {
@@ -99,6 +133,8 @@ export interface PushMsg {
   kind: "push";
   key: WireExpr;
   qos: number;
+  /** Network extensions forwarded unchanged (timestamp, timestamp stack), each whole. */
+  exts: Buffer[] | undefined;
   body: PushBody;
 }
 
@@ -113,6 +149,8 @@ export interface RequestMsg {
   budget: number;
   /** 0: the receiver's default. */
   timeoutMs: number;
+  /** Network extensions forwarded unchanged (timestamp, timestamp stack), each whole. */
+  exts?: Buffer[];
   body: { kind: "query"; query: QueryBody } | { kind: "push"; push: PushBody };
 }
 
@@ -124,6 +162,8 @@ export interface ResponseMsg {
   timestamp?: Timestamp;
   /** The responder's zid and entity id, when given. */
   responder?: { zid: string; eid: number };
+  /** Network extensions forwarded unchanged (timestamp, responder, timestamp stack), each whole. */
+  exts?: Buffer[];
   body: { kind: "reply"; consolidation: WireConsolidation; push: PushBody } | { kind: "err"; err: ErrBody };
 }
 
@@ -164,6 +204,7 @@ export function pushScratch(): PushMsg {
     kind: "push",
     key: { scope: 0, suffix: "", senderMapping: false },
     qos: DEFAULT_QOS_BYTE,
+    exts: undefined,
     body: emptyPushBody(),
   };
 }
@@ -175,16 +216,20 @@ function decodePushInto(r: BinaryReader, h: number, m: PushMsg): PushMsg {
   key.suffix = (h & FLAG_N) !== 0 ? r.lenString(MAX_SUFFIX_BYTES) : "";
   key.senderMapping = (h & FLAG_M) !== 0;
   let qos = DEFAULT_QOS_BYTE;
+  let exts: Buffer[] | undefined;
   if ((h & FLAG_Z) !== 0) {
     let more = true;
     while (more) {
+      const start = r.pos;
       const ext = readExt(r);
       more = ext.more;
       if (ext.id === EXT_QOS) qos = ext.zint & 0xff;
-      else if (ext.id !== EXT_TIMESTAMP) unknownExt(ext);
+      else if (ext.id === EXT_TIMESTAMP || ext.id === EXT_TS_STACK) exts = carry(r, start, exts);
+      else if (ext.id !== EXT_NODEID) unknownExt(ext);
     }
   }
   m.qos = qos;
+  m.exts = exts;
   decodePushBodyInto(r, r.u8(), m.body);
   return m;
 }
@@ -215,17 +260,21 @@ export function decodeNetwork(r: BinaryReader, push?: PushMsg): NetworkMsg {
       if ((h & FLAG_Z) !== 0) {
         let more = true;
         while (more) {
+          const start = r.pos;
           const ext = readExt(r);
           more = ext.more;
           if (ext.id === EXT_QOS) m.qos = ext.zint & 0xff;
-          else if (ext.id === EXT_TIMESTAMP) m.timestamp = readTimestamp(new Reader(ext.zbuf));
+          else if (ext.id === EXT_TIMESTAMP) {
+            m.timestamp = readTimestamp(new Reader(ext.zbuf));
+            m.exts = carry(r, start, m.exts);
+          } else if (ext.id === EXT_TS_STACK) m.exts = carry(r, start, m.exts);
           else if (ext.id === EXT_TARGET) {
             const t = TARGETS[ext.zint];
             if (t === undefined) throw new DecodeError(`unknown query target ${ext.zint}`);
             m.target = t;
           } else if (ext.id === EXT_BUDGET) m.budget = ext.zint;
           else if (ext.id === EXT_TIMEOUT) m.timeoutMs = ext.zint;
-          else unknownExt(ext);
+          else if (ext.id !== EXT_NODEID) unknownExt(ext);
         }
       }
       const zh = r.u8();
@@ -241,18 +290,24 @@ export function decodeNetwork(r: BinaryReader, push?: PushMsg): NetworkMsg {
       let qos = DEFAULT_QOS_BYTE;
       let timestamp: Timestamp | undefined;
       let responder: { zid: string; eid: number } | undefined;
+      let exts: Buffer[] | undefined;
       if ((h & FLAG_Z) !== 0) {
         let more = true;
         while (more) {
+          const start = r.pos;
           const ext = readExt(r);
           more = ext.more;
           if (ext.id === EXT_QOS) qos = ext.zint & 0xff;
-          else if (ext.id === EXT_TIMESTAMP) timestamp = readTimestamp(new Reader(ext.zbuf));
-          else if (ext.id === EXT_RESPONDER) {
+          else if (ext.id === EXT_TIMESTAMP) {
+            timestamp = readTimestamp(new Reader(ext.zbuf));
+            exts = carry(r, start, exts);
+          } else if (ext.id === EXT_RESPONDER) {
             const er = new Reader(ext.zbuf);
             const zid = readZid(er, (er.u8() >> 4) + 1);
             responder = { zid, eid: er.vle(0xffff_ffff) };
-          } else unknownExt(ext);
+            exts = carry(r, start, exts);
+          } else if (ext.id === EXT_TS_STACK) exts = carry(r, start, exts);
+          else unknownExt(ext);
         }
       }
       const zh = r.u8();
@@ -266,6 +321,7 @@ export function decodeNetwork(r: BinaryReader, push?: PushMsg): NetworkMsg {
       const m: ResponseMsg = { kind: "response", id, key, qos, body };
       if (timestamp) m.timestamp = timestamp;
       if (responder) m.responder = responder;
+      if (exts) m.exts = exts;
       return m;
     }
     case MID_N_RESPONSE_FINAL: {
@@ -326,15 +382,20 @@ function keyHeader(mid: number, key: WireExpr): number {
   return mid | (key.suffix !== "" ? FLAG_N : 0) | (key.senderMapping ? FLAG_M : 0);
 }
 
-/** Writes a PUSH. A QoS byte other than the default travels in its extension. */
-export function encodePush(w: BinaryWriter, key: WireExpr, body: PushBody, qos = DEFAULT_QOS_BYTE): void {
-  const withQos = qos !== DEFAULT_QOS_BYTE;
-  w.u8(keyHeader(MID_N_PUSH, key) | (withQos ? FLAG_Z : 0));
+/**
+ * Writes a PUSH. A QoS byte other than the default travels in its extension; `exts` are carried
+ * network extensions (`PushMsg.exts`).
+ */
+export function encodePush(
+  w: BinaryWriter,
+  key: WireExpr,
+  body: PushBodyOut,
+  qos = DEFAULT_QOS_BYTE,
+  exts?: readonly Buffer[],
+): void {
+  w.u8(keyHeader(MID_N_PUSH, key) | (hasNetworkExts(qos, exts) ? FLAG_Z : 0));
   writeWireExpr(w, key);
-  if (withQos) {
-    extHeader(w, EXT_QOS, false);
-    w.vle(qos);
-  }
+  writeNetworkExts(w, qos, exts);
   encodePushBody(w, body);
 }
 
@@ -429,7 +490,15 @@ const SMALL_PAYLOAD = 8;
 function writeCommonSamplePush(w: BinaryWriter, s: Sample): boolean {
   const ts = s.timestamp;
   const key = s.key;
-  if (ts === undefined || s.attachment !== undefined || key === "" || key.length > NAMED_KEY_LONGEST) return false;
+  if (
+    ts === undefined ||
+    s.attachment !== undefined ||
+    s.sourceInfo !== undefined ||
+    s.extensions !== undefined ||
+    key === "" ||
+    key.length > NAMED_KEY_LONGEST
+  )
+    return false;
   const put = s.kind === "put";
   const t = templateOf(key, ts.id, put ? s.encoding : "", put);
   const head = t.bytes;
@@ -462,14 +531,16 @@ function writeCommonSamplePush(w: BinaryWriter, s: Sample): boolean {
  * Writes a PUSH of `body` on `key`, named in full (scope 0): what the router sends a subscriber.
  * The same bytes as `encodePush` with `{ scope: 0, suffix: key }`.
  */
-export function encodePushNamed(w: BinaryWriter, key: string, body: PushBodyOut, qos = DEFAULT_QOS_BYTE): void {
-  const withQos = qos !== DEFAULT_QOS_BYTE;
-  w.u8(MID_N_PUSH | (key !== "" ? FLAG_N : 0) | (withQos ? FLAG_Z : 0));
+export function encodePushNamed(
+  w: BinaryWriter,
+  key: string,
+  body: PushBodyOut,
+  qos = DEFAULT_QOS_BYTE,
+  exts?: readonly Buffer[],
+): void {
+  w.u8(MID_N_PUSH | (key !== "" ? FLAG_N : 0) | (hasNetworkExts(qos, exts) ? FLAG_Z : 0));
   writeNamedKey(w, key);
-  if (withQos) {
-    extHeader(w, EXT_QOS, false);
-    w.vle(qos);
-  }
+  writeNetworkExts(w, qos, exts);
   encodePushBody(w, body);
 }
 
@@ -501,7 +572,8 @@ export function encodeSamplePush(w: BinaryWriter, sample: Sample, qos: number): 
     return;
   }
   const start = w.pos;
-  if (qos !== DEFAULT_QOS_BYTE || !writeCommonSamplePush(w, sample)) encodePushNamed(w, sample.key, sample, qos);
+  if (qos !== DEFAULT_QOS_BYTE || !writeCommonSamplePush(w, sample))
+    encodePushNamed(w, sample.key, sample, qos, sample.extensions?.network);
   lastSample = sample;
   lastSampleQos = qos;
   lastSampleWriter = w;
@@ -520,6 +592,8 @@ export function encodeRequest(
     timeoutMs?: number;
     budget?: number;
     qos?: number;
+    /** Carried network extensions (`RequestMsg.exts`). */
+    exts?: readonly Buffer[] | undefined;
     query: QueryBody;
   },
 ): void {
@@ -528,31 +602,45 @@ export function encodeRequest(
   if (m.target !== undefined && m.target !== "best_matching") exts.push([EXT_TARGET, TARGETS.indexOf(m.target)]);
   if (m.budget) exts.push([EXT_BUDGET, m.budget]);
   if (m.timeoutMs) exts.push([EXT_TIMEOUT, m.timeoutMs]);
-  w.u8(keyHeader(MID_N_REQUEST, m.key) | (exts.length > 0 ? FLAG_Z : 0)).vle(m.id);
+  const carried = m.exts !== undefined && m.exts.length > 0;
+  w.u8(keyHeader(MID_N_REQUEST, m.key) | (exts.length > 0 || carried ? FLAG_Z : 0)).vle(m.id);
   writeWireExpr(w, m.key);
   exts.forEach(([id, v], i) => {
-    extHeader(w, id, i < exts.length - 1);
+    extHeader(w, id, i < exts.length - 1 || carried);
     w.vle(v);
   });
+  if (carried) writeCarriedExts(w, m.exts ?? [], false);
   encodeQuery(w, m.query);
 }
 
-/** Writes a RESPONSE with a reply (a PUT or DEL). */
+/** Writes a RESPONSE with a reply (a PUT or DEL); `exts` are carried network extensions. */
 export function encodeResponseReply(
   w: BinaryWriter,
   id: number,
   key: WireExpr,
-  push: PushBody,
+  push: PushBodyOut,
   qos = DEFAULT_QOS_BYTE,
+  exts?: readonly Buffer[],
 ): void {
-  const withQos = qos !== DEFAULT_QOS_BYTE;
-  w.u8(keyHeader(MID_N_RESPONSE, key) | (withQos ? FLAG_Z : 0)).vle(id);
+  w.u8(keyHeader(MID_N_RESPONSE, key) | (hasNetworkExts(qos, exts) ? FLAG_Z : 0)).vle(id);
   writeWireExpr(w, key);
-  if (withQos) {
-    extHeader(w, EXT_QOS, false);
-    w.vle(qos);
-  }
+  writeNetworkExts(w, qos, exts);
   encodeReply(w, push);
+}
+
+/**
+ * Writes a RESPONSE answering request `id` with a reply sample, its key named in full: its
+ * timestamp, encoding, attachment, QoS, source info and carried extensions as they came.
+ */
+export function encodeSampleResponse(w: BinaryWriter, id: number, sample: Sample): void {
+  encodeResponseReply(
+    w,
+    id,
+    { scope: 0, suffix: sample.key, senderMapping: false },
+    sample,
+    qosByte(sample.qos),
+    sample.extensions?.network,
+  );
 }
 
 /** Writes a RESPONSE with an error. */
@@ -586,3 +674,15 @@ export function encodeInterest(w: BinaryWriter, m: Omit<InterestMsg, "kind">): v
 }
 
 export { MID_Z_DEL, MID_Z_PUT };
+
+/**
+ * The extensions a sample or query carries from a zenoh message: its network message's (`exts`)
+ * and its body's unknown ones; undefined when there are none (most messages).
+ */
+export function carriedExtensions(
+  network: readonly Buffer[] | undefined,
+  body: readonly Buffer[] | undefined,
+): WireExtensions | undefined {
+  if (network === undefined && body === undefined) return undefined;
+  return body === undefined ? { network: network ?? [] } : network === undefined ? { body } : { network, body };
+}

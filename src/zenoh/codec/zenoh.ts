@@ -6,12 +6,16 @@ import { Buffer } from "node:buffer";
 import { type BinaryReader, BinaryReader as Reader, type BinaryWriter, DecodeError } from "../../core/binary.js";
 import type { Encoding } from "../../core/encoding.js";
 import type { Timestamp } from "../../core/timestamp.js";
+import type { WireExtensions } from "../../core/sample.js";
 import {
+  EXT_MANDATORY,
   EXT_ZBUF,
   extHeader,
   FLAG_Z,
   MAX_SUFFIX_BYTES,
+  MAX_CARRIED_EXTS,
   MID_MASK,
+  rawExt,
   readEncoding,
   readExt,
   readSourceInfo,
@@ -19,6 +23,7 @@ import {
   type SourceInfo,
   unknownExt,
   writeEncoding,
+  writeCarriedExts,
   writeSourceInfoExt,
   writeTimestamp,
 } from "./core.js";
@@ -53,6 +58,11 @@ export interface PushBody {
   sourceInfo?: SourceInfo;
   /** Decoded: a copy of its own, as the payload. */
   attachment?: Buffer;
+  /**
+   * Extensions the codec does not know and that are not mandatory, each whole (`rawExt`): zenoh's
+   * router forwards them unchanged, and so does zest.
+   */
+  unknownExts?: Buffer[];
   /** Decoded: a copy of its own, never a view into the batch. */
   payload: Buffer;
 }
@@ -63,10 +73,9 @@ export interface PushBody {
 export type WireConsolidation = "auto" | "none" | "monotonic" | "latest";
 const CONSOLIDATIONS: readonly WireConsolidation[] = ["auto", "none", "monotonic", "latest"];
 
+/** An unknown value is read as `auto`, as zenoh reads it. */
 function consolidationOf(b: number): WireConsolidation {
-  const c = CONSOLIDATIONS[b];
-  if (c === undefined) throw new DecodeError(`unknown consolidation ${b}`);
-  return c;
+  return CONSOLIDATIONS[b] ?? "auto";
 }
 
 export interface QueryBody {
@@ -76,6 +85,8 @@ export interface QueryBody {
   body?: { encoding: Encoding; payload: Buffer };
   sourceInfo?: SourceInfo;
   attachment?: Buffer;
+  /** Unknown extensions that are not mandatory, carried whole (as a PUT's). */
+  unknownExts?: readonly Buffer[] | undefined;
 }
 
 export interface ErrBody {
@@ -96,8 +107,20 @@ export function emptyPushBody(): PushBody {
     hasEncoding: false,
     sourceInfo: undefined,
     attachment: undefined,
+    unknownExts: undefined,
     payload: EMPTY,
   };
+}
+
+/**
+ * Keeps an extension nobody here reads, to forward it (zenoh keeps a zenoh message's unknown
+ * extensions); a mandatory one refuses the message, as `unknownExt` does.
+ */
+function carryUnknown(r: BinaryReader, start: number, id: number, into: Buffer[] | undefined): Buffer[] | undefined {
+  if ((id & EXT_MANDATORY) !== 0) unknownExt({ id, more: false, zint: 0, zbuf: EMPTY });
+  const list = into ?? [];
+  if (list.length < MAX_CARRIED_EXTS) list.push(rawExt(r, start));
+  return list;
 }
 
 /** Decodes a PUT or DEL whose header `h` was read. */
@@ -127,14 +150,16 @@ export function decodePushBodyInto(r: BinaryReader, h: number, body: PushBody): 
   }
   body.sourceInfo = undefined;
   body.attachment = undefined;
+  body.unknownExts = undefined;
   if ((h & FLAG_Z) !== 0) {
     let more = true;
     while (more) {
+      const start = r.pos;
       const ext = readExt(r, MAX_PAYLOAD);
       more = ext.more;
       if (ext.id === EXT_SOURCE_INFO) body.sourceInfo = readSourceInfo(new Reader(ext.zbuf));
       else if (ext.id === EXT_ATTACHMENT) body.attachment = Buffer.from(ext.zbuf);
-      else unknownExt(ext);
+      else body.unknownExts = carryUnknown(r, start, ext.id, body.unknownExts);
     }
   }
   // Copied out of the batch as it is read (one buffer, not a view and then a copy): a stored
@@ -145,14 +170,20 @@ export function decodePushBodyInto(r: BinaryReader, h: number, body: PushBody): 
 
 /**
  * What `encodePushBody` writes: a PushBody, or a sample as it is (no encoding on the wire for
- * an empty one, as `hasEncoding` false says).
+ * an empty one, as `hasEncoding` false says; its carried extensions in `extensions.body`).
  */
-export type PushBodyOut = Omit<PushBody, "hasEncoding"> & { hasEncoding?: boolean };
+export type PushBodyOut = Omit<PushBody, "hasEncoding" | "unknownExts"> & {
+  hasEncoding?: boolean;
+  unknownExts?: readonly Buffer[] | undefined;
+  extensions?: WireExtensions | undefined;
+};
 
 /** Writes a PUT or DEL. */
 export function encodePushBody(w: BinaryWriter, b: PushBodyOut): void {
   const put = b.kind === "put";
-  const hasExt = b.sourceInfo !== undefined || b.attachment !== undefined;
+  const carried = b.unknownExts ?? b.extensions?.body;
+  const withCarried = carried !== undefined && carried.length > 0;
+  const hasExt = b.sourceInfo !== undefined || b.attachment !== undefined || withCarried;
   const withEncoding = put && (b.hasEncoding === true || b.encoding !== "");
   w.u8(
     (put ? MID_Z_PUT : MID_Z_DEL) |
@@ -163,24 +194,27 @@ export function encodePushBody(w: BinaryWriter, b: PushBodyOut): void {
   if (b.timestamp !== undefined) writeTimestamp(w, b.timestamp);
   if (withEncoding) writeEncoding(w, b.encoding);
   if (b.sourceInfo !== undefined) {
-    extHeader(w, EXT_SOURCE_INFO, b.attachment !== undefined);
+    extHeader(w, EXT_SOURCE_INFO, b.attachment !== undefined || withCarried);
     writeSourceInfoExt(w, b.sourceInfo);
   }
   if (b.attachment !== undefined) {
-    extHeader(w, EXT_ATTACHMENT, false);
+    extHeader(w, EXT_ATTACHMENT, withCarried);
     w.lenBytes(b.attachment);
   }
+  if (withCarried) writeCarriedExts(w, carried, false);
   if (put) w.lenBytes(b.payload);
 }
 
 /** Decodes a QUERY whose header `h` was read. */
 export function decodeQuery(r: BinaryReader, h: number): QueryBody {
   const q: QueryBody = { consolidation: "auto", parameters: "" };
+  let carried: Buffer[] | undefined;
   if ((h & FLAG_C) !== 0) q.consolidation = consolidationOf(r.u8());
   if ((h & FLAG_P) !== 0) q.parameters = r.lenString(MAX_SUFFIX_BYTES);
   if ((h & FLAG_Z) !== 0) {
     let more = true;
     while (more) {
+      const start = r.pos;
       const ext = readExt(r, MAX_PAYLOAD);
       more = ext.more;
       if (ext.id === EXT_SOURCE_INFO) q.sourceInfo = readSourceInfo(new Reader(ext.zbuf));
@@ -189,9 +223,10 @@ export function decodeQuery(r: BinaryReader, h: number): QueryBody {
         const encoding = readEncoding(br);
         q.body = { encoding, payload: br.bytes(br.remaining) };
       } else if (ext.id === EXT_QUERY_ATTACHMENT) q.attachment = ext.zbuf;
-      else unknownExt(ext);
+      else carried = carryUnknown(r, start, ext.id, carried);
     }
   }
+  if (carried !== undefined) q.unknownExts = carried;
   return q;
 }
 
@@ -200,11 +235,18 @@ export function encodeQuery(w: BinaryWriter, q: QueryBody): void {
   if (q.body !== undefined) exts.push(EXT_QUERY_BODY);
   if (q.sourceInfo !== undefined) exts.push(EXT_SOURCE_INFO);
   if (q.attachment !== undefined) exts.push(EXT_QUERY_ATTACHMENT);
+  const carried = q.unknownExts;
+  const withCarried = carried !== undefined && carried.length > 0;
+  if (withCarried) exts.push(-1);
   const c = q.consolidation !== "auto";
   w.u8(MID_Z_QUERY | (c ? FLAG_C : 0) | (q.parameters !== "" ? FLAG_P : 0) | (exts.length > 0 ? FLAG_Z : 0));
   if (c) w.u8(CONSOLIDATIONS.indexOf(q.consolidation));
   if (q.parameters !== "") w.lenString(q.parameters);
   exts.forEach((id, i) => {
+    if (id === -1) {
+      writeCarriedExts(w, carried ?? [], false);
+      return;
+    }
     extHeader(w, id, i < exts.length - 1);
     if (id === EXT_QUERY_BODY && q.body !== undefined) {
       // The body extension: its length, then the encoding and the payload up to that length.
@@ -234,7 +276,7 @@ export function decodeReply(r: BinaryReader, h: number): { consolidation: WireCo
   return { consolidation, body: decodePushBody(r, r.u8()) };
 }
 
-export function encodeReply(w: BinaryWriter, body: PushBody, consolidation: WireConsolidation = "auto"): void {
+export function encodeReply(w: BinaryWriter, body: PushBodyOut, consolidation: WireConsolidation = "auto"): void {
   const c = consolidation !== "auto";
   w.u8(MID_Z_REPLY | (c ? FLAG_C : 0));
   if (c) w.u8(CONSOLIDATIONS.indexOf(consolidation));
@@ -260,7 +302,12 @@ export function decodeErr(r: BinaryReader, h: number): ErrBody {
 
 export function encodeErr(w: BinaryWriter, e: ErrBody): void {
   const withEncoding = e.encoding !== "";
-  w.u8(MID_Z_ERR | (withEncoding ? FLAG_E : 0));
+  const withInfo = e.sourceInfo !== undefined;
+  w.u8(MID_Z_ERR | (withEncoding ? FLAG_E : 0) | (withInfo ? FLAG_Z : 0));
   if (withEncoding) writeEncoding(w, e.encoding);
+  if (e.sourceInfo !== undefined) {
+    extHeader(w, EXT_SOURCE_INFO, false);
+    writeSourceInfoExt(w, e.sourceInfo);
+  }
   w.lenBytes(e.payload);
 }

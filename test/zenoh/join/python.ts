@@ -3,22 +3,22 @@
  * zenoh-rust runtime of the `eclipse-zenoh` wheel) and clients attached to it (client.py), each
  * driven over stdio. They run only inside a loopback-only network namespace (*.netns.test.ts).
  *
- * The interpreter: `$ZEST_ZENOH_PYTHON` (or `$ZENOH_PYTHON`), else `<repo>/.venv-zenoh/bin/python`,
- * which the test command creates. Missing, a test skips with one line; under CI it fails.
+ * The interpreter is the one test/support/zenoh-python.ts names (`$ZENOH_PYTHON`, else
+ * `<repo>/.venv-zenoh/bin/python`, which the test command creates). Missing, a test skips with
+ * one line; under CI it fails.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { createServer } from "node:net";
-import { isAbsolute, resolve } from "node:path";
+import { resolve } from "node:path";
 import { killAtExit } from "../../support/child-processes.js";
-import { assertLoopbackOnly, loopbackOnly, UNDER_CI } from "../../support/netns.js";
-import { REPO_ROOT, repoPath } from "../../support/repo.js";
+import { assertLoopbackOnly } from "../../support/netns.js";
+import { repoPath } from "../../support/repo.js";
+import { pythonSkip, ZENOH_PYTHON } from "../../support/zenoh-python.js";
 
-/** The interpreter with zenoh-python (it may not exist: see `zenohPythonSkip`). */
+/** The interpreter with zenoh-python, as every zenoh-python test finds it (`$ZENOH_PYTHON`, else `.venv-zenoh`). */
 export function zenohPython(): string {
-  const p = process.env.ZEST_ZENOH_PYTHON || process.env.ZENOH_PYTHON;
-  if (p !== undefined && p !== "") return isAbsolute(p) ? p : resolve(REPO_ROOT, p);
-  return repoPath(".venv-zenoh", "bin", "python");
+  return ZENOH_PYTHON;
 }
 
 function executable(path: string): boolean {
@@ -32,11 +32,7 @@ function executable(path: string): boolean {
 
 /** The `skip` option: one line when zenoh-python or the namespace is missing; never under CI. */
 export function zenohPythonSkip(): string | false {
-  if (UNDER_CI) return false;
-  if (!executable(zenohPython()))
-    return `zenoh-python not installed at ${zenohPython()} (set ZEST_ZENOH_PYTHON, or create .venv-zenoh)`;
-  if (!loopbackOnly()) return "zenoh-python runs only inside a loopback-only network namespace (*.netns.test.ts)";
-  return false;
+  return pythonSkip();
 }
 
 /** A JSON line a client printed. */

@@ -1,0 +1,284 @@
+/**
+ * zenoh-python (the `eclipse-zenoh` wheel, pinned in test/zenoh-python/requirements.txt) as a
+ * test counterpart. `npm test` installs it into `.venv-zenoh/` at the repository root
+ * (scripts/zenoh-python-venv.sh); `$ZENOH_PYTHON` names another interpreter that has it.
+ *
+ * Each `startAgent` runs test/zenoh-python/clients/agent.py: one zenoh session, in client or peer
+ * mode, connected to zest only, driven over stdio with one JSON object per line. `call` sends a
+ * command and resolves with its answer; `waitEvent` resolves with the first event (a sample, a
+ * query, a matching status, a liveliness change) that satisfies a predicate. Every wait is
+ * bounded. Like the pico programs, agents run only inside a loopback-only network namespace
+ * (./netns.ts); a test skips with one line where the interpreter is missing (`pythonSkip`),
+ * and fails instead under CI.
+ *
+ * ```ts
+ * const sub = await startAgent("client", ep);
+ * await sub.call("sub", { name: "s", key: "demo/**" });
+ * const ev = await sub.waitEvent((e) => e.ev === "sample");
+ * await sub.stop();
+ * ```
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { accessSync, constants } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { killAtExit } from "./child-processes.js";
+import { assertLoopbackOnly, loopbackOnly, UNDER_CI } from "./netns.js";
+import { REPO_ROOT, repoPath } from "./repo.js";
+import { startZest, type ZestProcess, zenohLocatorOf } from "./zest-process.js";
+
+/** The interpreter with zenoh-python: `$ZENOH_PYTHON`, else the project's `.venv-zenoh`. */
+export const ZENOH_PYTHON = (() => {
+  const p = process.env.ZENOH_PYTHON;
+  if (p !== undefined && p !== "") return isAbsolute(p) ? p : resolve(REPO_ROOT, p);
+  return repoPath(".venv-zenoh", "bin", "python");
+})();
+
+/**
+ * `$ZENOH_PYTHON_ROUTER`: the endpoint of zenoh's own router (test/zenoh-python/clients/router.py),
+ * to run the agents of a test file against it instead of zest, by hand, to check that what a
+ * test expects is what zenoh does. Unset in `npm test`.
+ */
+export const REFERENCE_ROUTER = process.env.ZENOH_PYTHON_ROUTER || undefined;
+
+/** The agent script the tests drive. */
+export const AGENT = repoPath("test", "zenoh-python", "clients", "agent.py");
+
+/** The two modes a zenoh-python session connects to zest in. */
+export type Mode = "client" | "peer";
+export const MODES: readonly Mode[] = ["client", "peer"];
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The `skip` option for a zenoh-python test: a one-line reason when the interpreter is missing
+ * or the test is not in a loopback-only namespace, else `false`. Always `false` under CI, where
+ * what is missing fails the test (in `startAgent`).
+ */
+export function pythonSkip(): string | false {
+  if (UNDER_CI) return false;
+  if (!executable(ZENOH_PYTHON))
+    return `zenoh-python not installed at ${ZENOH_PYTHON} (npm test installs it; or set ZENOH_PYTHON)`;
+  if (!loopbackOnly()) return "zenoh-python runs only inside a loopback-only network namespace (*.netns.test.ts)";
+  return false;
+}
+
+/** A line the agent printed: an answer (`id`) or an event (`ev`). */
+export type AgentLine = Record<string, unknown> & { ev?: string; id?: number; name?: string };
+
+/** A payload as the agent reports it: length and digest always, bytes when small. */
+export interface PayloadJson {
+  len: number;
+  sha256: string;
+  b64?: string;
+  text?: string;
+}
+
+/** A sample as the agent reports it (agent.py `sample_json`). */
+export interface SampleJson {
+  key: string;
+  kind: "PUT" | "DELETE";
+  payload: PayloadJson;
+  encoding: string;
+  priority: string;
+  congestion: string;
+  express: boolean;
+  timestamp: { str: string; id: string; ntp64: number } | null;
+  attachment: PayloadJson | null;
+  source_info: { zid: string; eid: number; sn: number } | null;
+  timestamp_stack: TimestampStackJson | null;
+}
+
+/** A timestamp stack (network extension 0x7) as the agent reports it. */
+export interface TimestampStackJson {
+  records: Array<{ point: string; custom: boolean; timestamp: string }>;
+}
+
+/** The records of a timestamp stack as `[point, zid of the node that wrote it]`. */
+export function stackRecords(stack: TimestampStackJson | null): Array<[string, string]> {
+  return (stack?.records ?? []).map((r) => [r.point, r.timestamp.split("/")[1] ?? ""]);
+}
+
+/** A reply to a get, as the agent reports it. */
+export interface ReplyJson {
+  ok?: SampleJson;
+  err?: { payload: PayloadJson; encoding: string };
+}
+
+/** A sample event of subscriber `name`. */
+export type SampleEvent = SampleJson & { ev: "sample"; name: string };
+
+/** A running agent. */
+export interface Agent {
+  readonly mode: Mode;
+  /** The zid of its session. */
+  readonly zid: string;
+  /** Sends command `op` and resolves with its answer; rejects on an error answer or after `timeoutMs`. */
+  call<T = Record<string, unknown>>(op: string, args?: Record<string, unknown>, timeoutMs?: number): Promise<T>;
+  /** The first event (already seen or to come) that satisfies `match`; rejects after `timeoutMs`. */
+  waitEvent<T = AgentLine>(match: (e: AgentLine) => boolean, timeoutMs?: number): Promise<T>;
+  /** The first sample event of subscriber `name` (and on `key`, when given). */
+  waitSample(name: string, key?: string, timeoutMs?: number): Promise<SampleEvent>;
+  /** Every event so far that satisfies `match`. */
+  events<T = AgentLine>(match: (e: AgentLine) => boolean): T[];
+  /** Everything it printed on stderr. */
+  stderr(): string;
+  /** Asks it to exit, then SIGKILL after 3 s. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** The bytes of a large test value, as agent.py `pattern` builds them. */
+export function pattern(size: number, seed = 0): Buffer {
+  const b = Buffer.alloc(size);
+  for (let i = 0; i < size; i++) b[i] = (i + seed) % 251;
+  return b;
+}
+
+/** The hex SHA-256 of `data`. */
+export function sha256(data: Buffer | string): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/**
+ * Starts agent.py in `mode`, connected to zest's `endpoint`, and waits for its session to open.
+ * The agent is killed when the test process exits, and exits by itself after `lifetimeS`.
+ */
+export async function startAgent(mode: Mode, endpoint: string, lifetimeS = 90): Promise<Agent> {
+  assertLoopbackOnly("zenoh-python");
+  if (!executable(ZENOH_PYTHON)) throw new Error(`zenoh-python not installed at ${ZENOH_PYTHON} (run npm test)`);
+  const proc: ChildProcess = spawn(
+    ZENOH_PYTHON,
+    ["-u", AGENT, "--mode", mode, "--connect", endpoint, "--lifetime", String(lifetimeS)],
+    { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "error" } },
+  );
+  killAtExit(proc);
+  // A command written after the agent died is reported by the wait on its answer, not here.
+  proc.stdin!.on("error", () => {});
+
+  const lines: AgentLine[] = [];
+  const waiters = new Set<() => void>();
+  let err = "";
+  let exitCode: number | null | undefined;
+  const gone = new Promise<void>((r) =>
+    proc.once("close", (code) => {
+      exitCode = code;
+      r();
+      for (const w of waiters) w();
+    }),
+  );
+  proc.stderr!.setEncoding("utf8").on("data", (d: string) => {
+    err = (err + d).slice(-20_000);
+  });
+  let partial = "";
+  proc.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+    const parts = (partial + chunk).split("\n");
+    partial = parts.pop()!;
+    for (const p of parts) {
+      if (p.trim() === "") continue;
+      try {
+        lines.push(JSON.parse(p) as AgentLine);
+      } catch {
+        lines.push({ ev: "unparsed", line: p });
+      }
+    }
+    for (const w of waiters) w();
+  });
+
+  const tail = (): string =>
+    `${lines
+      .slice(-8)
+      .map((l) => JSON.stringify(l).slice(0, 400))
+      .join("\n")}\nstderr: ${err.slice(-2000)}`;
+
+  function waitLine(match: (e: AgentLine) => boolean, timeoutMs: number, what: string): Promise<AgentLine> {
+    return new Promise((resolveLine, reject) => {
+      let from = 0;
+      const check = (): void => {
+        for (; from < lines.length; from++) {
+          if (match(lines[from]!)) {
+            done();
+            resolveLine(lines[from]!);
+            return;
+          }
+        }
+        if (exitCode !== undefined) {
+          done();
+          reject(new Error(`zenoh-python agent (${mode}) exited (${exitCode}) before ${what}; its output:\n${tail()}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`zenoh-python agent (${mode}): no ${what} within ${timeoutMs} ms; its output:\n${tail()}`));
+      }, timeoutMs);
+      const done = (): void => {
+        clearTimeout(timer);
+        waiters.delete(check);
+      };
+      waiters.add(check);
+      check();
+    });
+  }
+
+  let ready: AgentLine;
+  try {
+    ready = await waitLine((l) => l.ev === "ready", 15_000, "open session");
+  } catch (e) {
+    proc.kill("SIGKILL");
+    throw e;
+  }
+  let nextId = 1;
+  return {
+    mode,
+    zid: String(ready.zid),
+    async call<T>(op: string, args: Record<string, unknown> = {}, timeoutMs = 10_000): Promise<T> {
+      const id = nextId++;
+      proc.stdin!.write(`${JSON.stringify({ ...args, id, op })}\n`);
+      const answer = await waitLine((l) => l.id === id, timeoutMs, `answer to ${op}`);
+      if (answer.ok !== true)
+        throw new Error(`zenoh-python ${op} failed: ${String(answer.error)}\n${String(answer.trace)}`);
+      return answer as T;
+    },
+    waitEvent: <T>(match: (e: AgentLine) => boolean, timeoutMs = 10_000) =>
+      waitLine((l) => l.ev !== undefined && match(l), timeoutMs, "matching event") as Promise<T>,
+    waitSample: (name: string, key?: string, timeoutMs = 10_000) =>
+      waitLine(
+        (l) => l.ev === "sample" && l.name === name && (key === undefined || l.key === key),
+        timeoutMs,
+        `sample of ${name}${key === undefined ? "" : ` on ${key}`}`,
+      ) as unknown as Promise<SampleEvent>,
+    events: <T>(match: (e: AgentLine) => boolean) => lines.filter((l) => l.ev !== undefined && match(l)) as T[],
+    stderr: () => err,
+    async stop() {
+      if (exitCode !== undefined) return;
+      proc.stdin!.end(`${JSON.stringify({ op: "exit" })}\n`);
+      const t = setTimeout(() => proc.kill("SIGKILL"), 3_000);
+      await gone;
+      clearTimeout(t);
+    },
+  };
+}
+
+/**
+ * Starts the zest the python tests talk to: a zenoh listener on a free loopback port, no
+ * scouting, and a memory storage on `demo/**` only (keys under `py/` reach no storage, so what a
+ * test sees there is only what its sessions did). `ep` is where the agents connect: zest's
+ * locator, or `$ZENOH_PYTHON_ROUTER` when set. `extraArgs` are more zest arguments.
+ */
+export async function startZestForPython(extraArgs: string[] = []): Promise<{ zest: ZestProcess; ep: string }> {
+  const zest = await startZest([
+    "-l",
+    "tcp/127.0.0.1:0",
+    "--no-multicast-scouting",
+    "--cfg",
+    'plugins/storage_manager/storages/demo:{key_expr:"demo/**",volume:"memory"}',
+    ...extraArgs,
+  ]);
+  return { zest, ep: REFERENCE_ROUTER ?? zenohLocatorOf(zest) };
+}
