@@ -223,6 +223,8 @@ export class ZenohLink {
   private readonly defrag: Array<Defrag | undefined> = [];
   /** Samples dropped because the reader was slow. */
   dropped = 0;
+  /** The reason of the CLOSE the peer sent, if it sent one. */
+  closeReceived: number | undefined;
   /** FRAMEs and FRAGMENTs dropped because their SN was stale (a repeat, or older). */
   staleDropped = 0;
 
@@ -381,6 +383,7 @@ export class ZenohLink {
         case "oam":
           break;
         case "close":
+          this.closeReceived = t.reason;
           this.logger.debug({ link: this.id, zid: this.peer?.zid, reason: t.reason }, "zenoh peer closed the session");
           this.wire.end();
           this.closed();

@@ -168,7 +168,7 @@ describe("the joiner against a router that answers badly", () => {
     [
       "a CLOSE instead of the INIT ack",
       (s) => s.write(batch((w) => encodeClose(w, CloseReason.GENERIC))),
-      /the handshake did not complete/,
+      /the router refused the session \(CLOSE GENERIC/,
     ],
     ["bytes that are no zenoh message", (s) => s.write(Buffer.from([3, 0, 0xff, 0xff, 0xff])), /handshake/],
     [
@@ -288,6 +288,7 @@ describe("credentials toward the joined router (transport.auth.usrpwd.user and p
       const s = await connectStatus(bad.url);
       assert.ok(Number(s.failures) >= 2, JSON.stringify(s));
       assert.notEqual(s.state, "open");
+      assert.match(String(s.last_error), /refused the session \(CLOSE GENERIC: credentials/);
     });
     rmSync(dir, { recursive: true, force: true });
   });

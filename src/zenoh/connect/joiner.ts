@@ -18,6 +18,7 @@ import { errorMessage } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import type { Connectivity } from "../../core/ports.js";
 import type { Session } from "../../core/session.js";
+import { CloseReason } from "../codec/transport.js";
 import { CookieJar } from "../cookie.js";
 import { type Endpoint, formatEndpoint } from "../endpoint.js";
 import { ZenohLink } from "../link.js";
@@ -250,6 +251,7 @@ export class ZenohJoiner {
   private lost(): void {
     const wasOpen = this.state === "open";
     const router = this.link?.peer?.zid;
+    const reason = this.link?.closeReceived;
     this.link = undefined;
     this.session = undefined;
     this.socket = undefined;
@@ -263,7 +265,12 @@ export class ZenohJoiner {
       );
       this.lastError = "the session closed";
       this.retry(false);
-    } else this.failed("the handshake did not complete");
+    } else
+      this.failed(
+        reason === undefined
+          ? "the handshake did not complete"
+          : `the router refused the session (CLOSE ${closeReasonName(reason)}${reason === CloseReason.GENERIC ? ": credentials or access control?" : ""})`,
+      );
   }
 
   private failed(reason: string): void {
@@ -308,4 +315,10 @@ export class ZenohJoiner {
     if (this.link === undefined) this.socket?.destroy();
     this.link = undefined;
   }
+}
+
+/** A CLOSE reason by its zenoh name (`GENERIC`, `EXPIRED`...), or its number. */
+function closeReasonName(reason: number): string {
+  for (const [name, code] of Object.entries(CloseReason)) if (code === reason) return name;
+  return String(reason);
 }
