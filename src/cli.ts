@@ -32,6 +32,8 @@ interface Flags {
   restTlsKey?: string;
   /** zenoh endpoints (`-l`, as zenohd names it): the zenoh protocol door, docs/zenoh-protocol.md. */
   listen: string[];
+  /** zenoh routers to join (`-e`, as zenohd names it): docs/zenoh-network.md. */
+  connect: string[];
   /** False with `--no-multicast-scouting` (zenohd's flag): no answer to SCOUTs. */
   multicastScouting: boolean;
   verbose: number;
@@ -92,6 +94,12 @@ function program(): Command {
       collect,
       [],
     )
+    .option(
+      "-e, --connect <endpoint>",
+      "zenoh router to join as a client, tcp/ or tls/ then <ip>:<port> (repeatable: the first that answers)",
+      collect,
+      [],
+    )
     .option("--no-multicast-scouting", "do not answer zenoh multicast scouting (as zenohd's flag)");
   for (const f of DOOR_FLAGS) cmd.option(`--${f.flag} <${f.value}>`, f.description);
   return cmd
@@ -134,6 +142,16 @@ function buildConfig(flags: Flags): ZestConfig {
       }
     }
     section(config, "listen").endpoints = flags.listen;
+  }
+  if (flags.connect.length > 0) {
+    for (const e of flags.connect) {
+      try {
+        parseZenohEndpoint(e);
+      } catch (err) {
+        throw new ConfigError(`--connect: ${errorMessage(err)}`);
+      }
+    }
+    section(config, "connect").endpoints = flags.connect;
   }
   if (!flags.multicastScouting) {
     section(config, "scouting", "multicast").enabled = false;

@@ -45,6 +45,11 @@ export class Query {
   readonly sourceInfo: SourceInfo | undefined;
   /** The query's wire extensions, carried for a door of the same protocol. */
   readonly extensions: WireExtensions | undefined;
+  /**
+   * True for a query that came from another router of the fabric: a door that hands queries on
+   * to another network (joining zenoh, docs/zenoh-network.md) leaves those to the router they came from.
+   */
+  fromAnotherRouter = false;
   private sink: ((reply: Reply) => void) | undefined;
   private finishedListener: (() => void) | undefined;
 

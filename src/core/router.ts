@@ -573,12 +573,14 @@ export class Router {
     timeoutMs: number,
     onReply: ReplySink,
     content: QueryContent | undefined,
+    fromAnotherRouter = false,
   ): Promise<void> {
     if (matching.length === 0) return Promise.resolve();
     const queries: Query[] = [];
     const fromStorage = (r: Reply): void => onReply(r, true);
     const runs = matching.map((q) => {
       const query = new Query(selector, q.storage ? fromStorage : onReply, content);
+      query.fromAnotherRouter = fromAnotherRouter;
       queries.push(query);
       return runQueryable(q, query, this.logger).finally(() => query.finish());
     });
@@ -635,6 +637,7 @@ export class Router {
           timeoutMs,
           onReply,
           options.content,
+          true,
         );
       },
       readRemote: (key) => this.readForRemote(key),

@@ -13,16 +13,26 @@ import { startScoutingForDoor } from "./scouting/index.js";
 import { scoutingSchema } from "./scouting/schema.js";
 import { transportSchema } from "./transport-schema.js";
 import { UsrPwdAuth } from "./auth-usrpwd.js";
+import { connectSchema } from "./connect/schema.js";
+import { startJoiner } from "./connect/start.js";
+import type { ZenohJoiner } from "./connect/joiner.js";
 
 /** The zenoh door's sections, at the root of the configuration as zenohd has them. */
 export const zenohDoorSchema = closed(
   {
     listen: listenSchema.optional(),
+    connect: connectSchema.optional(),
     scouting: scoutingSchema.optional(),
     transport: transportSchema.optional(),
   },
   "the zenoh protocol door (zenohd's root sections)",
 );
+
+/** The router zest joined, as one more session of the door (`joined: true`), while open. */
+function joinedSession(joiner: ZenohJoiner | undefined): Array<Record<string, unknown>> {
+  const s = joiner?.joinedRouter();
+  return s === undefined ? [] : [s];
+}
 
 export const zenohDoor = {
   name: "zenoh",
@@ -59,12 +69,24 @@ export const zenohDoor = {
       access: ctx.edge.access.enabled ? ctx.edge.access : undefined,
       tls: zenohTls(ctx.config.transport, ctx.edge.tls),
     });
-    if (!server) return undefined;
+    // Joining a zenoh network (docs/zenoh-network.md) works with the listener off too.
+    const joiner = startJoiner(ctx, lease);
+    if (!server) {
+      if (joiner === undefined) return undefined;
+      return {
+        locators: () => [],
+        status: () => ({ locators: [], sessions: [], connect: joiner.status() }),
+        sessions: () => joinedSession(joiner),
+        counters: () => ({ connections: joiner.status().state === "open" ? 1 : 0, refused: 0 }),
+        close: () => joiner.close(),
+      };
+    }
     ctx.logger.info({ zid: ctx.zid, locators: server.locators() }, "zenoh door listening");
     let scouting: Awaited<ReturnType<typeof startScoutingForDoor>>;
     try {
       scouting = await startScoutingForDoor(ctx.config.scouting, server, ctx.zid, ctx.logger);
     } catch (err) {
+      await joiner?.close();
       await server.close();
       throw err;
     }
@@ -75,11 +97,15 @@ export const zenohDoor = {
         sessions: server.status(),
         refused: server.refused,
         auth_failures: server.authFailures,
+        ...(joiner === undefined ? {} : { connect: joiner.status() }),
       }),
-      sessions: () =>
-        server.status().map((s) => ({ peer: s.zid, whatami: s.whatami, address: s.address, link: s.link })),
+      sessions: () => [
+        ...server.status().map((s) => ({ peer: s.zid, whatami: s.whatami, address: s.address, link: s.link })),
+        ...joinedSession(joiner),
+      ],
       counters: () => ({ connections: server.status().length, refused: server.refused }),
       async close() {
+        await joiner?.close();
         await scouting?.close();
         await server.close();
       },

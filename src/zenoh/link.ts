@@ -19,6 +19,7 @@ import {
   encodeFragment,
   encodeFrameHeader,
   encodeInitAck,
+  encodeInitSyn,
   encodeKeepAlive,
   encodeOpen,
   type FragmentMsg,
@@ -26,6 +27,7 @@ import {
   isNetworkHeader,
   type OpenMsg,
 } from "./codec/transport.js";
+import { usrPwdClient } from "./auth-usrpwd.js";
 import type { CookieJar } from "./cookie.js";
 import type { Wire } from "./links/wire.js";
 import { InboundSequences, nextSn, type SnVerdict, snMask } from "./sequence.js";
@@ -104,8 +106,18 @@ export interface LinkOptions {
   /** Called when the handshake completes; returns the handler of the session's network messages. */
   onOpen(link: ZenohLink, peer: PeerInfo): NetworkHandler;
   onClosed(link: ZenohLink): void;
+  /**
+   * This side opens the transport (zest connecting out, docs/zenoh-network.md): it sends the
+   * INIT syn and OPEN syn, as `whatami`, and the other side answers with the acks. Absent: this
+   * side accepts (the listener's links). Everything after the handshake is the same either way.
+   */
+  initiate?: { whatami: WhatAmI; credentials?: { user: string; password: string } | undefined } | undefined;
 }
 
+/**
+ * `init`: waiting for the INIT syn (accepting) or ack (initiating); `open_wait`: for the OPEN syn
+ * or ack; then `open` and `closed`.
+ */
 type State = "init" | "open_wait" | "open" | "closed";
 
 /** A fragmented message being reassembled on one lane and channel. */
@@ -211,6 +223,8 @@ export class ZenohLink {
   private readonly defrag: Array<Defrag | undefined> = [];
   /** Samples dropped because the reader was slow. */
   dropped = 0;
+  /** The reason of the CLOSE the peer sent, if it sent one. */
+  closeReceived: number | undefined;
   /** FRAMEs and FRAGMENTs dropped because their SN was stale (a repeat, or older). */
   staleDropped = 0;
 
@@ -225,6 +239,12 @@ export class ZenohLink {
     this.locator = `${wire.protocol}/${this.address}`;
     this.batchSize = Math.min(options.limits.batchSize, wire.mtu);
     wire.bind({ batch: (b) => this.onWireBatch(b), closed: () => this.closed(), drained: () => this.pump() });
+    if (options.initiate !== undefined) this.sendInitSyn(options.initiate.whatami, options.initiate.credentials);
+  }
+
+  /** True when this side opened the transport (it sent the INIT syn). */
+  get initiating(): boolean {
+    return this.options.initiate !== undefined;
   }
 
   /** True once the session is open and not yet closed. */
@@ -237,7 +257,7 @@ export class ZenohLink {
    * the session is open (its KEEP_ALIVEs, its expiry), a quarter of the handshake deadline before.
    */
   get tickPeriodMs(): number {
-    if (this.peer === undefined) return this.options.limits.handshakeTimeoutMs / 4;
+    if (this.peer === undefined || this.state !== "open") return this.options.limits.handshakeTimeoutMs / 4;
     return Math.min(this.peer.leaseMs, this.options.limits.leaseMs) / 4;
   }
 
@@ -324,14 +344,20 @@ export class ZenohLink {
       const t = decodeTransport(r);
       switch (t.kind) {
         case "init":
+          if (this.initiating) {
+            if (!t.msg.ack || this.state !== "init") throw new DecodeError("unexpected INIT");
+            this.onInitAck(t.msg);
+            break;
+          }
           // On UDP an INIT ack may be lost: a repeated INIT syn is answered again (the cookie is stateless).
           if (t.msg.ack || !(this.state === "init" || (this.state === "open_wait" && !this.wire.streamed)))
             throw new DecodeError("unexpected INIT");
           this.onInitSyn(t.msg);
           break;
         case "open":
-          if (this.state !== "open_wait" || t.msg.ack) throw new DecodeError("unexpected OPEN");
-          this.onOpenSyn(t.msg);
+          if (this.state !== "open_wait" || t.msg.ack !== this.initiating) throw new DecodeError("unexpected OPEN");
+          if (this.initiating) this.onOpenAck(t.msg);
+          else this.onOpenSyn(t.msg);
           break;
         case "frame": {
           if (this.state !== "open") throw new DecodeError("FRAME before the session is open");
@@ -357,6 +383,7 @@ export class ZenohLink {
         case "oam":
           break;
         case "close":
+          this.closeReceived = t.reason;
           this.logger.debug({ link: this.id, zid: this.peer?.zid, reason: t.reason }, "zenoh peer closed the session");
           this.wire.end();
           this.closed();
@@ -558,6 +585,83 @@ export class ZenohLink {
     this.writeRaw(w.view());
     this.state = "open";
     this.handler = this.options.onOpen(this, this.peer);
+  }
+
+  // ---- handshake, initiating side -----------------------------------------------------------
+
+  /**
+   * What this side asked for in its INIT syn: the resolutions and batch size zenoh's own
+   * defaults use, fragment markers (patch 1) and QoS lanes; the acceptor answers with what it
+   * takes of them.
+   */
+  private sendInitSyn(whatami: WhatAmI, credentials: { user: string; password: string } | undefined): void {
+    const w = new BinaryWriter(64);
+    w.u16(0);
+    encodeInitSyn(w, {
+      whatami,
+      zid: this.options.zid,
+      snRes: 2,
+      reqRes: 2,
+      batchSize: Math.min(this.options.limits.batchSize, this.wire.mtu),
+      patch: 1,
+      qos: true,
+      auth: credentials === undefined ? undefined : usrPwdClient.initSyn(),
+    });
+    w.patchU16(0, w.length - BATCH_LEN);
+    this.writeRaw(w.view());
+  }
+
+  /** The acceptor's INIT ack: what it took, and its cookie, which the OPEN syn carries back. */
+  private onInitAck(m: InitMsg): void {
+    if (m.version !== PROTOCOL_VERSION) {
+      this.logger.info({ link: this.id, version: m.version }, "zenoh INIT ack with another protocol version: closed");
+      this.close(CloseReason.UNSUPPORTED);
+      return;
+    }
+    // The acceptor may only lower what was asked (zenoh takes the smaller of both).
+    if (m.snRes > 2 || m.reqRes > 2 || m.batchSize > this.batchSize || m.batchSize < 64 || m.patch > 1)
+      throw new DecodeError("INIT ack beyond what the INIT syn offered");
+    this.peer = {
+      zid: m.zid,
+      whatami: m.whatami,
+      address: this.address,
+      leaseMs: 0,
+      batchSize: m.batchSize,
+      patch: m.patch,
+      qos: m.qos,
+    };
+    this.batchSize = m.batchSize;
+    this.snMask = snMask(m.snRes);
+    this.snOut.fill(randomInt(0, this.snMask + 1));
+    // user/password (docs/zenoh-protocol.md, "Credentials"): the HMAC of the password under the
+    // ack's nonce. A router that sent no nonce takes no credentials: none are sent.
+    const creds = this.options.initiate?.credentials;
+    const auth = creds === undefined ? undefined : usrPwdClient.openSyn(m.auth, creds.user, creds.password);
+    const w = new BinaryWriter(128 + (m.cookie?.length ?? 0) + (creds?.user.length ?? 0) * 3);
+    w.u16(0);
+    encodeOpen(w, {
+      ack: false,
+      leaseMs: this.options.limits.leaseMs,
+      initialSn: this.snOut[0] as number,
+      cookie: m.cookie ?? Buffer.alloc(0),
+      qos: m.qos,
+      auth,
+    });
+    w.patchU16(0, w.length - BATCH_LEN);
+    this.state = "open_wait";
+    this.writeRaw(w.view());
+  }
+
+  /** The acceptor's OPEN ack: its lease and initial SN; the session is open. */
+  private onOpenAck(m: OpenMsg): void {
+    const peer = this.peer as PeerInfo;
+    if (m.initialSn > this.snMask)
+      throw new DecodeError(`OPEN ack initial SN ${m.initialSn} beyond the negotiated resolution (${this.snMask})`);
+    peer.leaseMs = honouredLease(m.leaseMs);
+    this.inbound = new InboundSequences(this.snMask, m.initialSn);
+    this.state = "open";
+    this.lastReceived = Date.now();
+    this.handler = this.options.onOpen(this, peer);
   }
 
   // ---- output -------------------------------------------------------------------------------

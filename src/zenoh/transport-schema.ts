@@ -9,19 +9,24 @@ import { closed } from "../config/closed-schema.js";
 
 const path = (what: string) => z.string().min(1).max(4096).nullable().optional().describe(what);
 
-/** `transport.link.tls`, zenohd's names; the `connect_*` keys load but are unused (zest does not connect). */
+/** `transport.link.tls`, zenohd's names: the `listen_*` keys serve tls/ endpoints, the `connect_*` keys the tls/ routers zest joins. */
 export const linkTlsSchema = closed(
   {
     listen_certificate: path("PEM certificate chain of tls/ endpoints (default: plugins.rest.tls's)"),
     listen_private_key: path("PEM private key of tls/ endpoints (default: plugins.rest.tls's)"),
-    root_ca_certificate: path("PEM root CA that client certificates are verified against (with enable_mtls)"),
+    root_ca_certificate: path(
+      "PEM root CA that client certificates are verified against (with enable_mtls), and the certificates of tls/ routers zest joins",
+    ),
     enable_mtls: z
       .boolean()
       .optional()
       .describe("mutual TLS: refuse clients without a certificate signed by root_ca_certificate (false)"),
-    connect_private_key: path("accepted so a zenohd config loads; unused (zest does not connect)"),
-    connect_certificate: path("accepted so a zenohd config loads; unused"),
-    verify_name_on_connect: z.boolean().optional().describe("accepted so a zenohd config loads; unused"),
+    connect_private_key: path("PEM private key zest presents to tls/ routers it joins (mutual TLS)"),
+    connect_certificate: path("PEM certificate chain zest presents to tls/ routers it joins (mutual TLS)"),
+    verify_name_on_connect: z
+      .boolean()
+      .optional()
+      .describe("a tls/ router zest joins must have a certificate naming its host (true)"),
     close_link_on_expiration: z.boolean().optional().describe("accepted so a zenohd config loads; unused"),
   },
   "TLS of the zenoh door's tls/ endpoints",
@@ -33,18 +38,17 @@ export const linkTlsSchema = closed(
     message: "enable_mtls needs root_ca_certificate (the CA client certificates are verified against)",
   });
 
-/** zenohd's own-credential keys: null (as zenohd's default config has them) or absent. */
-const ownCredential = (key: string) =>
+/** zenohd's own credential: what zest presents to the routers it joins (`connect.endpoints`). */
+const ownCredential = (key: string, max: number) =>
   z
     .string()
-    .max(1024)
+    .min(1)
+    .max(max)
     .nullable()
     .optional()
-    .refine(
-      (v) => v === undefined || v === null,
-      `transport.auth.usrpwd.${key} is the credential a zenohd uses to open links to others; zest opens no zenoh links: list its clients' users in dictionary_file`,
-    )
-    .describe("zenohd's own credential for the links it opens: only null is accepted (zest opens none)");
+    .describe(
+      `the ${key} zest presents to the zenoh routers it joins (connect.endpoints), as zenohd's own credential for the links it opens`,
+    );
 
 export const transportSchema = closed(
   {
@@ -59,11 +63,15 @@ export const transportSchema = closed(
               .nullable()
               .optional()
               .describe("a file of `user:password` lines: the users zenoh clients may authenticate as"),
-            user: ownCredential("user"),
-            password: ownCredential("password"),
+            user: ownCredential("user", 256),
+            password: ownCredential("password", 1024),
           },
           "zenoh's user/password authentication",
-        ).optional(),
+        )
+          .refine((u) => (u.user == null) === (u.password == null), {
+            message: "user and password go together",
+          })
+          .optional(),
       },
       "authentication in the zenoh handshake",
     ).optional(),

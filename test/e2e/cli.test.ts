@@ -101,6 +101,7 @@ describe("the command line: config files, flags and exit codes", () => {
       "--nats",
       "--query-timeout",
       "--body-limit",
+      "-e, --connect",
       "-v, --verbose",
       "-V, --version",
       "-h, --help",

@@ -1,0 +1,136 @@
+/**
+ * What zest declares to the zenoh router it joined (docs/zenoh-network.md): the subscribers,
+ * queryables and liveliness tokens of zest's own sessions (REST and SSE streams, storages, evals,
+ * clients of its doors, other routers of its fabric), once per key expression, as a zenoh client
+ * declares its own to its router. A declaration is withdrawn when the last of its kind on that key
+ * expression goes. What the joined router declared to zest is never declared back to it: the
+ * join session's own declarations are left out (`allowedDestination: "remote"`).
+ */
+import type { Connectivity } from "../../core/ports.js";
+import type { Sample } from "../../core/sample.js";
+import type { Session } from "../../core/session.js";
+import type { Declaration } from "../codec/declarations.js";
+
+/** What the mirror needs from its join session. */
+export interface MirrorTarget {
+  /** The join session's core session: what it declared is not mirrored. */
+  readonly session: Session;
+  readonly connectivity: Connectivity;
+  /** Sends one DECLARE to the joined router. */
+  send(decl: Declaration): void;
+  /** True for a token the joined router declared to zest (not declared back to it). */
+  ownsToken(key: string): boolean;
+}
+
+/** Everything outside the admin space (`**` does not match `@` chunks): `@/…` stays zest's. */
+const ALL = "**";
+
+const wire = (k: string) => ({ scope: 0, suffix: k, senderMapping: false });
+
+/** One kind of declaration mirrored by key expression, with the ids it was declared under. */
+class KindMirror {
+  private readonly declared = new Map<string, number>();
+
+  constructor(
+    private readonly declOf: (id: number, key: string) => Declaration,
+    private readonly undeclOf: (id: number, key: string) => Declaration,
+    private readonly nextId: () => number,
+    private readonly send: (d: Declaration) => void,
+  ) {}
+
+  /** Declares what is new in `now`, undeclares what is no longer there. */
+  sync(now: Iterable<string>): void {
+    const seen = new Set(now);
+    for (const [k, id] of this.declared)
+      if (!seen.has(k)) {
+        this.declared.delete(k);
+        this.send(this.undeclOf(id, k));
+      }
+    for (const k of seen)
+      if (!this.declared.has(k)) {
+        const id = this.nextId();
+        this.declared.set(k, id);
+        this.send(this.declOf(id, k));
+      }
+  }
+
+  get size(): number {
+    return this.declared.size;
+  }
+}
+
+export class DeclarationMirror {
+  private nextDeclId = 0;
+  private readonly subscribers: KindMirror;
+  private readonly queryables: KindMirror;
+  private readonly tokens: KindMirror;
+  private stopChanges: (() => void) | undefined;
+  private stopTokens: (() => void) | undefined;
+  private scheduled = false;
+  private stopped = false;
+
+  constructor(private readonly target: MirrorTarget) {
+    const next = (): number => ++this.nextDeclId;
+    const send = (d: Declaration): void => target.send(d);
+    this.subscribers = new KindMirror(
+      (id, k) => ({ kind: "subscriber", id, key: wire(k) }),
+      (id, k) => ({ kind: "unsubscriber", id, key: wire(k) }),
+      next,
+      send,
+    );
+    this.queryables = new KindMirror(
+      (id, k) => ({ kind: "queryable", id, key: wire(k), complete: false, distance: 0 }),
+      (id, k) => ({ kind: "unqueryable", id, key: wire(k) }),
+      next,
+      send,
+    );
+    this.tokens = new KindMirror(
+      (id, k) => ({ kind: "token", id, key: wire(k) }),
+      (id, k) => ({ kind: "untoken", id, key: wire(k) }),
+      next,
+      send,
+    );
+  }
+
+  /** Declares everything now, then follows the changes until `stop`. */
+  start(): void {
+    this.sync();
+    this.stopChanges = this.target.connectivity.onChange(() => this.queueSync());
+    const sub = this.target.session.declareLivelinessSubscriber(ALL, (_s: Sample) => this.queueSync());
+    this.stopTokens = () => sub.undeclare();
+  }
+
+  /** Declarations held on the joined router (for the status). */
+  get declared(): { subscribers: number; queryables: number; tokens: number } {
+    return { subscribers: this.subscribers.size, queryables: this.queryables.size, tokens: this.tokens.size };
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.stopChanges?.();
+    this.stopTokens?.();
+  }
+
+  /** Changes come in bursts (a storage declares a subscriber and a queryable): one sync per turn. */
+  private queueSync(): void {
+    if (this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      if (!this.stopped) this.sync();
+    });
+  }
+
+  private sync(): void {
+    const s = this.target.session;
+    const opts = { allowedDestination: "remote" as const };
+    this.subscribers.sync(s.matchingKeys(ALL, "subscribers", opts));
+    this.queryables.sync(s.matchingKeys(ALL, "queryables", opts));
+    this.tokens.sync(
+      s
+        .livelinessGet(ALL)
+        .map((t) => t.key)
+        .filter((k) => !this.target.ownsToken(k)),
+    );
+  }
+}

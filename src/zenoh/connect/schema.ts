@@ -1,0 +1,64 @@
+/**
+ * The zenoh door's `connect` section, in zenohd's names (docs/zenoh-network.md): the routers zest
+ * joins as a zenoh client, and the backoff between attempts. Kept apart from the door so the
+ * config schema does not load the door.
+ */
+import { z } from "zod";
+import { errorMessage } from "../../core/errors.js";
+import { closed } from "../../config/closed-schema.js";
+import { parseEndpoint } from "../endpoint.js";
+
+const endpoint = z
+  .string()
+  .max(256)
+  .superRefine((text, ctx) => {
+    try {
+      const e = parseEndpoint(text);
+      if (e.protocol === "udp")
+        ctx.addIssue({ code: "custom", message: `endpoint "${text}": zest joins over tcp/ and tls/, not udp/ yet` });
+      else if (e.port === 0) ctx.addIssue({ code: "custom", message: `endpoint "${text}": a router's port, not 0` });
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: errorMessage(err) });
+    }
+  });
+
+/** zenohd's form of a value given per mode (`{ router: -1, peer: -1, client: 0 }`), or one value. */
+const perMode = <T extends z.ZodType>(v: T) =>
+  z.union([v, z.strictObject({ router: v.optional(), peer: v.optional(), client: v.optional() })]).optional();
+
+export const connectSchema = closed(
+  {
+    endpoints: z
+      .array(endpoint)
+      .max(64)
+      .optional()
+      .describe(
+        "zenoh routers to join as a client, tcp/ or tls/ then <ip>:<port>: the first that answers, the next one when it goes away (default none)",
+      ),
+    retry: closed(
+      {
+        period_init_ms: z
+          .number()
+          .int()
+          .min(10)
+          .max(3_600_000)
+          .optional()
+          .describe("the first wait before trying again (100 ms), doubled at each failure"),
+        period_max_ms: z
+          .number()
+          .int()
+          .min(10)
+          .max(3_600_000)
+          .optional()
+          .describe("the longest wait between attempts (10000 ms)"),
+        period_increase_factor: z.number().optional().describe("accepted so a zenohd config loads; zest doubles"),
+      },
+      "how zest tries again when a router is away (zenohd's names)",
+    ).optional(),
+    timeout_ms: perMode(z.number().int()).describe("accepted so a zenohd config loads; unused"),
+    exit_on_failure: perMode(z.boolean()).describe("accepted so a zenohd config loads; zest keeps trying"),
+  },
+  "zenoh routers zest joins (zenohd's connect section)",
+);
+
+export type ConnectConfig = z.output<typeof connectSchema>;

@@ -1,0 +1,132 @@
+/**
+ * Two zest routers of one fabric (an in-process NATS bus), both joined to the same zenoh router
+ * (docs/zenoh-network.md, "Clusters"): nothing goes round between them through the zenoh router.
+ */
+import assert from "node:assert/strict";
+import { createServer } from "node:net";
+import { after, describe, test } from "node:test";
+import { silentLogger } from "../../src/core/log.js";
+import type { Sample } from "../../src/core/sample.js";
+import { defaultStartOptions } from "../../src/defaults.js";
+import { MemoryHub } from "../../src/fabric/memory-transport.js";
+import { NatsFabric } from "../../src/fabric/nats-fabric.js";
+import { startZest, type Zest } from "../../src/runtime.js";
+import type { ZestConfig } from "../../src/zest-config.js";
+import { untilPasses } from "../support/assert.js";
+import { startRouter } from "../support/router.js";
+
+const closing: Array<{ close(): unknown }> = [];
+after(async () => {
+  for (const c of closing.reverse()) await c.close();
+});
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+async function clustered(hub: MemoryHub, zid: string, config: ZestConfig): Promise<Zest> {
+  const z = await startZest(
+    { ...config, id: zid, plugins: { rest: { http_port: "none" } } },
+    {
+      ...defaultStartOptions(),
+      logger: silentLogger,
+      fabric: () => new NatsFabric({ servers: [], logger: silentLogger, transport: async () => hub.connect(zid) }),
+    },
+  );
+  closing.push(z);
+  return z;
+}
+
+/** Z, a zenoh router (a zest router's listener), and A and B, two routers of one fabric both joined to it. */
+async function network(): Promise<{ z: Zest; a: Zest; b: Zest }> {
+  const port = await freePort();
+  const z = await startRouter({
+    listen: { endpoints: [`tcp/127.0.0.1:${port}`] },
+    scouting: { multicast: { enabled: false } },
+  });
+  closing.push(z);
+  const hub = new MemoryHub();
+  const join = { listen: { endpoints: [] }, connect: { endpoints: [`tcp/127.0.0.1:${port}`] } } as ZestConfig;
+  const a = await clustered(hub, "AA", join);
+  const b = await clustered(hub, "BB", join);
+  // Both joined, and each knows the other through the fabric.
+  await untilPasses(() => {
+    assert.deepEqual(a.router.connectivity().peers(), ["BB"]);
+    assert.deepEqual(b.router.connectivity().peers(), ["AA"]);
+    assert.equal(z.doors.find((d) => d.name === "zenoh")?.instance.sessions?.().length, 2);
+  });
+  return { z, a, b };
+}
+
+const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("two routers of one fabric joined to one zenoh router", () => {
+  test("a put on one reaches the zenoh side and the other router once: no loop through the zenoh router", async () => {
+    const { z, a, b } = await network();
+    const onZ: Sample[] = [];
+    z.session.declareSubscriber("loop/**", (s) => void onZ.push(s));
+    const onB: Sample[] = [];
+    b.session.declareSubscriber("loop/**", (s) => void onB.push(s));
+    // The subscribers are declared along the way (Z to A, B to the fabric): put until Z has one.
+    let n = 0;
+    await untilPasses(async () => {
+      await a.session.put(`loop/warm${++n}`, "w");
+      assert.ok(onZ.length > 0);
+    });
+    await settle(300);
+    onZ.length = 0;
+    onB.length = 0;
+    await a.session.put("loop/x", "once");
+    await settle(1_000);
+    assert.deepEqual(
+      onZ.map((s) => s.key),
+      ["loop/x"],
+    );
+    assert.deepEqual(
+      onB.map((s) => s.key),
+      ["loop/x"],
+    );
+  });
+
+  test("a get on one asks the zenoh side's queryable once, and ends at once", async () => {
+    const { z, a } = await network();
+    let asked = 0;
+    z.session.declareQueryable("loopq/a", (q) => {
+      asked++;
+      q.reply("loopq/a", "answer");
+    });
+    await untilPasses(async () => assert.equal((await a.session.get("loopq/a")).length, 1));
+    asked = 0;
+    const t0 = Date.now();
+    const replies = await a.session.get("loopq/a");
+    assert.equal(replies.length, 1);
+    assert.ok(Date.now() - t0 < 2_000, `${Date.now() - t0} ms`);
+    await settle(500);
+    assert.equal(asked, 1);
+  });
+
+  test("a put on the zenoh side reaches each router once", {
+    todo: "it reaches each router directly and again through the fabric (docs/zenoh-network.md, Clusters)",
+  }, async () => {
+    const { z, a, b } = await network();
+    const onA: Sample[] = [];
+    const onB: Sample[] = [];
+    a.session.declareSubscriber("net/**", (s) => void onA.push(s));
+    b.session.declareSubscriber("net/**", (s) => void onB.push(s));
+    await untilPasses(async () => {
+      await z.session.put("net/warm", "w");
+      assert.ok(onA.length > 0 && onB.length > 0);
+    });
+    await settle(300);
+    onA.length = 0;
+    onB.length = 0;
+    await z.session.put("net/y", "from the network");
+    await settle(1_000);
+    assert.equal(onA.length, 1);
+    assert.equal(onB.length, 1);
+  });
+});

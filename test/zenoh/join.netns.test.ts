@@ -1,0 +1,267 @@
+/**
+ * zest joins an existing zenoh network (docs/zenoh-network.md): a zest process started with
+ * `-e tcp/…` beside zenoh's own router (the zenoh-rust runtime of the `eclipse-zenoh` wheel in
+ * router mode), with zenoh-python clients attached to that router, in a loopback-only namespace.
+ * Puts, gets and queryables cross both ways, nothing twice; the router restarted mid-way, zest
+ * reconnects and declares again.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { untilPasses } from "../support/assert.js";
+import { picoSkip, runPico } from "../support/pico.js";
+import { Buffer } from "node:buffer";
+import { http as httpAt, openSse, type SseClient } from "../support/http.js";
+import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
+import {
+  call,
+  freePort,
+  type PyProcess,
+  samplesOf,
+  startZenohClient,
+  startZenohRouter,
+  zenohPythonSkip,
+} from "./join/python.js";
+
+const skip = zenohPythonSkip();
+
+/** One request to `url` (a whole URL), with a text body when given. */
+function http(method: string, url: string, body?: string, headers: Record<string, string> = {}) {
+  const u = new URL(url);
+  return httpAt(u.origin, method, u.pathname + u.search, body === undefined ? { headers } : { body, headers });
+}
+
+/** A REST GET's entries, as `key=value` (the value decoded as zest renders text). */
+async function restEntries(url: string): Promise<string[]> {
+  const r = await http("GET", url);
+  assert.equal(r.status, 200, r.text);
+  const entries = JSON.parse(r.text) as Array<{ key: string; value: unknown }>;
+  return entries.map(
+    (e) =>
+      `${e.key}=${typeof e.value === "string" ? Buffer.from(e.value, "base64").toString() : JSON.stringify(e.value)}`,
+  );
+}
+
+/** The zenoh door's `connect` status in zest's admin space. */
+async function connectStatus(url: string): Promise<Record<string, unknown>> {
+  const r = await http("GET", `${url}/@/router/local/status/plugins/zenoh/status`);
+  const [entry] = JSON.parse(r.text) as Array<{ value: { connect: Record<string, unknown> } }>;
+  assert.ok(entry, r.text);
+  return entry.value.connect;
+}
+
+describe("zest joined to zenoh's router", { skip }, () => {
+  let port: number;
+  let router: PyProcess & { zid: string };
+  let zest: ZestProcess;
+  let endpoint: string;
+
+  before(async () => {
+    port = await freePort();
+    endpoint = `tcp/127.0.0.1:${port}`;
+    router = await startZenohRouter(port);
+    zest = await startZest(["-e", endpoint, "-l", "tcp/127.0.0.1:0", "--no-multicast-scouting"]);
+    await untilPasses(async () => assert.equal((await connectStatus(zest.url)).state, "open"));
+  });
+  after(async () => {
+    await zest?.stop();
+    await router?.stop();
+  });
+
+  test("the admin space shows the connection open, to the router's zid", async () => {
+    const s = await connectStatus(zest.url);
+    assert.equal(s.state, "open");
+    assert.equal(s.endpoint, endpoint);
+    assert.equal(String(s.router).toLowerCase(), router.zid.toLowerCase());
+    // The default storage on ** is declared once: one subscriber and one queryable.
+    assert.deepEqual(s.declared, { subscribers: 1, queryables: 1, tokens: 0 });
+  });
+
+  test("a python put on the router side reaches zest's storage (REST GET) and an SSE client, once", async () => {
+    const sse: SseClient = await openSse(`${zest.url}/join/py/**`);
+    const pub = await startZenohClient(endpoint);
+    try {
+      await call(pub, { op: "put", key: "join/py/a", value: "from python" });
+      const [ev] = await sse.next(1, 10_000);
+      assert.equal(ev!.event, "PUT");
+      const data = JSON.parse(ev!.data) as { key: string };
+      assert.equal(data.key, "join/py/a");
+      await untilPasses(async () =>
+        assert.deepEqual(await restEntries(`${zest.url}/join/py/**`), ["join/py/a=from python"]),
+      );
+      // Nothing arrives twice.
+      await assert.rejects(sse.next(1, 500));
+    } finally {
+      sse.close();
+      await pub.stop();
+    }
+  });
+
+  test("a python delete on the router side removes the key from zest's storage", async () => {
+    const c = await startZenohClient(endpoint);
+    try {
+      await call(c, { op: "put", key: "join/del/a", value: "soon gone" });
+      await untilPasses(async () =>
+        assert.deepEqual(await restEntries(`${zest.url}/join/del/**`), ["join/del/a=soon gone"]),
+      );
+      await call(c, { op: "delete", key: "join/del/a" });
+      await untilPasses(async () => assert.deepEqual(await restEntries(`${zest.url}/join/del/**`), []));
+    } finally {
+      await c.stop();
+    }
+  });
+
+  test("a python put on the router side reaches a pico subscriber on zest", { skip: picoSkip("z_sub") }, async () => {
+    const sub = runPico("z_sub", ["-e", zenohLocatorOf(zest), "-k", "join/pico/**"]);
+    const pub = await startZenohClient(endpoint);
+    try {
+      await sub.waitFor(/Press CTRL-C to quit/);
+      let n = 0;
+      await untilPasses(async () => {
+        await call(pub, { op: "put", key: `join/pico/${++n}`, value: "to pico" });
+        await sub.waitFor(/Received \('join\/pico\/\d+': 'to pico'\)/, 300);
+      });
+    } finally {
+      await pub.stop();
+      await sub.stop();
+    }
+  });
+
+  test("a REST PUT on zest reaches a python subscriber on the router side, once", async () => {
+    const sub = await startZenohClient(endpoint);
+    try {
+      await call(sub, { op: "sub", key: "join/rest/**" });
+      // The router declares the subscriber to zest on its own time: put until one arrives.
+      let n = 0;
+      await untilPasses(async () => {
+        const r = await http("PUT", `${zest.url}/join/rest/${++n}`, `value ${n}`, { "content-type": "text/plain" });
+        assert.equal(r.status, 200);
+        await sub.waitLine((l) => "sample" in l, 300);
+      });
+      const first = samplesOf(sub).length;
+      const r = await http("PUT", `${zest.url}/join/rest/last`, "the last", { "content-type": "text/plain" });
+      assert.equal(r.status, 200);
+      await sub.waitLine((l) => "sample" in l && (l.sample as { key: string }).key === "join/rest/last");
+      await new Promise((res) => setTimeout(res, 300));
+      const after = samplesOf(sub).slice(first);
+      assert.deepEqual(after, [{ key: "join/rest/last", kind: "PUT", value: "the last" }]);
+    } finally {
+      await sub.stop();
+    }
+  });
+
+  test("a REST GET on zest reads a python queryable on the router side", async () => {
+    const q = await startZenohClient(endpoint);
+    try {
+      await call(q, { op: "queryable", key: "join/q/**", value: "answered by python" });
+      await untilPasses(async () => {
+        const r = await http("GET", `${zest.url}/join/q/x`);
+        assert.equal(r.status, 200);
+        const entries = JSON.parse(r.text) as Array<{ key: string; value: string }>;
+        assert.equal(entries.length, 1, r.text);
+        assert.equal(entries[0]!.key, "join/q/x");
+        assert.equal(Buffer.from(entries[0]!.value, "base64").toString(), "answered by python");
+      });
+    } finally {
+      await q.stop();
+    }
+  });
+
+  test("a python get on the router side reads zest's storage", async () => {
+    const put = await http("PUT", `${zest.url}/join/stored/k`, "kept by zest", { "content-type": "text/plain" });
+    assert.equal(put.status, 200);
+    const c = await startZenohClient(endpoint);
+    try {
+      const done = await call(c, { op: "get", selector: "join/stored/**" });
+      assert.deepEqual(done.replies, [{ key: "join/stored/k", value: "kept by zest" }]);
+    } finally {
+      await c.stop();
+    }
+  });
+
+  test("zenoh-python clients on either side, one on zest's listener and one on the router: puts cross both ways, once", async () => {
+    const onZest = await startZenohClient(zenohLocatorOf(zest));
+    const onRouter = await startZenohClient(endpoint);
+    try {
+      await call(onZest, { op: "sub", key: "join/both/to-zest/**" });
+      await call(onRouter, { op: "sub", key: "join/both/to-router/**" });
+      // Each subscriber is declared along the way on its own time: put until the first arrives.
+      let n = 0;
+      await untilPasses(async () => {
+        await call(onRouter, { op: "put", key: `join/both/to-zest/${++n}`, value: "r" });
+        await onZest.waitLine((l) => "sample" in l, 300);
+      });
+      let m = 0;
+      await untilPasses(async () => {
+        await call(onZest, { op: "put", key: `join/both/to-router/${++m}`, value: "z" });
+        await onRouter.waitLine((l) => "sample" in l, 300);
+      });
+      const zestSeen = samplesOf(onZest).length;
+      const routerSeen = samplesOf(onRouter).length;
+      await call(onRouter, { op: "put", key: "join/both/to-zest/last", value: "from the router side" });
+      await call(onZest, { op: "put", key: "join/both/to-router/last", value: "from zest's side" });
+      await onZest.waitLine((l) => "sample" in l && (l.sample as { key: string }).key === "join/both/to-zest/last");
+      await onRouter.waitLine((l) => "sample" in l && (l.sample as { key: string }).key === "join/both/to-router/last");
+      await new Promise((res) => setTimeout(res, 300));
+      assert.deepEqual(samplesOf(onZest).slice(zestSeen), [
+        { key: "join/both/to-zest/last", kind: "PUT", value: "from the router side" },
+      ]);
+      assert.deepEqual(samplesOf(onRouter).slice(routerSeen), [
+        { key: "join/both/to-router/last", kind: "PUT", value: "from zest's side" },
+      ]);
+    } finally {
+      await onZest.stop();
+      await onRouter.stop();
+    }
+  });
+
+  test("the router restarted: zest reconnects, declares again, and a later put arrives once", async () => {
+    const sse = await openSse(`${zest.url}/join/again/**`);
+    try {
+      await router.stop();
+      await untilPasses(async () => assert.notEqual((await connectStatus(zest.url)).state, "open"), 15_000);
+      const down = await connectStatus(zest.url);
+      assert.match(String(down.state), /^(connecting|backoff)$/);
+      router = await startZenohRouter(port);
+      await untilPasses(async () => {
+        const s = await connectStatus(zest.url);
+        assert.equal(s.state, "open");
+        assert.equal(String(s.router).toLowerCase(), router.zid.toLowerCase());
+      }, 20_000);
+      const pub = await startZenohClient(endpoint);
+      try {
+        await call(pub, { op: "put", key: "join/again/a", value: "after the restart" });
+        const [ev] = await sse.next(1, 10_000);
+        assert.equal((JSON.parse(ev!.data) as { key: string }).key, "join/again/a");
+        await assert.rejects(sse.next(1, 500));
+        // zest's subscriber and queryable were declared to the new router: a python sub sees a REST PUT.
+        await call(pub, { op: "sub", key: "join/again/**" });
+        let n = 0;
+        await untilPasses(async () => {
+          await http("PUT", `${zest.url}/join/again/rest${++n}`, "x", { "content-type": "text/plain" });
+          await pub.waitLine(
+            (l) => "sample" in l && (l.sample as { key: string }).key.startsWith("join/again/rest"),
+            300,
+          );
+        });
+      } finally {
+        await pub.stop();
+      }
+    } finally {
+      sse.close();
+    }
+  });
+});
+
+describe("zenoh's router connecting to zest", { skip }, () => {
+  test("is refused with CLOSE and a log line: zest joins routers, not the other way round", async () => {
+    const zest = await startZest(["-v", "-l", "tcp/127.0.0.1:0", "--no-multicast-scouting"]);
+    const router = await startZenohRouter(await freePort(), zenohLocatorOf(zest));
+    try {
+      await untilPasses(() => assert.match(zest.stderr(), /zenoh router tried to connect/), 15_000);
+      assert.doesNotMatch(zest.stderr(), /"msg":"zenoh session opened"/);
+    } finally {
+      await router.stop();
+      await zest.stop();
+    }
+  });
+});

@@ -1,0 +1,76 @@
+"""One zenoh-python client session on the router side of test/zenoh/join.netns.test.ts.
+
+    client.py tcp/127.0.0.1:<port>
+
+Driven over stdio, one JSON object per line. Commands: `{"op": "put", "key", "value"}`,
+`{"op": "delete", "key"}`, `{"op": "sub", "key"}`, `{"op": "queryable", "key", "value"}` (answers
+every query with `value` on the query's key), `{"op": "get", "selector"}`. Each is answered with
+`{"done": op}` (a get with `{"done": "get", "replies": [...]}`); a subscriber prints
+`{"sample": {"key", "kind", "value"}}` per sample. Prints `{"ready": zid}` once open; exits
+when stdin closes or after 120 s.
+"""
+
+import json
+import os
+import sys
+import threading
+
+import zenoh
+
+lock = threading.Lock()
+
+
+def emit(obj):
+    with lock:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+
+
+conf = zenoh.Config()
+conf.insert_json5("mode", '"client"')
+conf.insert_json5("connect/endpoints", json.dumps([sys.argv[1]]))
+conf.insert_json5("scouting/multicast/enabled", "false")
+conf.insert_json5("scouting/gossip/enabled", "false")
+session = zenoh.open(conf)
+keep = []
+
+
+def on_sample(s):
+    emit({"sample": {"key": str(s.key_expr), "kind": str(s.kind).split(".")[-1], "value": s.payload.to_bytes().decode(errors="replace")}})
+
+
+def run(cmd):
+    op = cmd["op"]
+    if op == "put":
+        session.put(cmd["key"], cmd["value"])
+    elif op == "delete":
+        session.delete(cmd["key"])
+    elif op == "sub":
+        keep.append(session.declare_subscriber(cmd["key"], on_sample))
+    elif op == "queryable":
+        value = cmd["value"]
+        keep.append(session.declare_queryable(cmd["key"], lambda q: q.reply(q.key_expr, value)))
+    elif op == "get":
+        replies = []
+        for r in session.get(cmd["selector"], timeout=5.0):
+            if r.ok is not None:
+                replies.append({"key": str(r.ok.key_expr), "value": r.ok.payload.to_bytes().decode(errors="replace")})
+            else:
+                replies.append({"err": r.err.payload.to_bytes().decode(errors="replace")})
+        emit({"done": "get", "replies": replies})
+        return
+    emit({"done": op})
+
+
+emit({"ready": str(session.info.zid())})
+# Never left behind by a test that died: gone after 120 s whatever happens.
+reaper = threading.Timer(120, lambda: os._exit(0))
+reaper.daemon = True
+reaper.start()
+for line in sys.stdin:
+    if line.strip():
+        try:
+            run(json.loads(line))
+        except Exception as e:  # reported, the session goes on
+            emit({"error": str(e)})
+session.close()

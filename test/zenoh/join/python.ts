@@ -1,0 +1,172 @@
+/**
+ * zenoh-python for the tests of zest joining a zenoh network: zenoh's own router (router.py, the
+ * zenoh-rust runtime of the `eclipse-zenoh` wheel) and clients attached to it (client.py), each
+ * driven over stdio. They run only inside a loopback-only network namespace (*.netns.test.ts).
+ *
+ * The interpreter is the one test/support/zenoh-python.ts names (`$ZENOH_PYTHON`, else
+ * `<repo>/.venv-zenoh/bin/python`, which the test command creates). Missing, a test skips with
+ * one line; under CI it fails.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { createServer } from "node:net";
+import { resolve } from "node:path";
+import { killAtExit } from "../../support/child-processes.js";
+import { assertLoopbackOnly } from "../../support/netns.js";
+import { repoPath } from "../../support/repo.js";
+import { pythonSkip, ZENOH_PYTHON } from "../../support/zenoh-python.js";
+
+/** The interpreter with zenoh-python, as every zenoh-python test finds it (`$ZENOH_PYTHON`, else `.venv-zenoh`). */
+export function zenohPython(): string {
+  return ZENOH_PYTHON;
+}
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The `skip` option: one line when zenoh-python or the namespace is missing; never under CI. */
+export function zenohPythonSkip(): string | false {
+  return pythonSkip();
+}
+
+/** A JSON line a client printed. */
+export type Line = Record<string, unknown>;
+
+/** A running python script. */
+export interface PyProcess {
+  /** Lines printed so far (JSON objects for client.py; `{ text }` for others). */
+  readonly lines: Line[];
+  send(cmd: Record<string, unknown>): void;
+  /** The first line (seen or to come) that satisfies `match`; rejects after `timeoutMs` or when it exits. */
+  waitLine(match: (l: Line) => boolean, timeoutMs?: number): Promise<Line>;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+const HERE = repoPath("test", "zenoh", "join");
+
+function run(script: string, args: string[]): PyProcess {
+  assertLoopbackOnly("zenoh-python");
+  const python = zenohPython();
+  if (!executable(python)) throw new Error(`zenoh-python not installed at ${python}`);
+  const proc: ChildProcess = spawn(python, ["-u", resolve(HERE, script), ...args], {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "error" },
+  });
+  killAtExit(proc);
+  proc.stdin!.on("error", () => {});
+  const lines: Line[] = [];
+  const wakers = new Set<() => void>();
+  let err = "";
+  let exited = false;
+  const gone = new Promise<void>((r) =>
+    proc.once("close", () => {
+      exited = true;
+      r();
+      for (const w of wakers) w();
+    }),
+  );
+  proc.stderr!.setEncoding("utf8").on("data", (d: string) => {
+    err = (err + d).slice(-20_000);
+  });
+  let partial = "";
+  proc.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+    const parts = (partial + chunk).split("\n");
+    partial = parts.pop()!;
+    for (const p of parts) {
+      if (p.trim() === "") continue;
+      try {
+        lines.push(JSON.parse(p) as Line);
+      } catch {
+        lines.push({ text: p });
+      }
+    }
+    for (const w of wakers) w();
+  });
+  return {
+    lines,
+    send(cmd) {
+      proc.stdin!.write(`${JSON.stringify(cmd)}\n`);
+    },
+    waitLine(match, timeoutMs = 10_000) {
+      return new Promise((resolveLine, reject) => {
+        let from = 0;
+        const check = (): void => {
+          for (; from < lines.length; from++)
+            if (match(lines[from]!)) {
+              done();
+              resolveLine(lines[from]!);
+              return;
+            }
+          if (exited) {
+            done();
+            reject(new Error(`${script} exited; stderr: ${err.slice(-2000)}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(
+            new Error(
+              `${script}: no matching line within ${timeoutMs} ms; last: ${JSON.stringify(lines.slice(-5))}; stderr: ${err.slice(-2000)}`,
+            ),
+          );
+        }, timeoutMs);
+        const done = (): void => {
+          clearTimeout(timer);
+          wakers.delete(check);
+        };
+        wakers.add(check);
+        check();
+      });
+    },
+    stderr: () => err,
+    async stop() {
+      if (exited) return;
+      proc.stdin!.end();
+      const t = setTimeout(() => proc.kill("SIGKILL"), 3_000);
+      await gone;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** zenoh's router on `tcp/127.0.0.1:<port>`, started and listening (and connecting to `connect`, when given). */
+export async function startZenohRouter(port: number, connect?: string): Promise<PyProcess & { zid: string }> {
+  const p = run("router.py", [`tcp/127.0.0.1:${port}`, ...(connect === undefined ? [] : [connect])]);
+  const ready = await p.waitLine((l) => typeof l.text === "string" && l.text.startsWith("ready"), 15_000);
+  return Object.assign(p, { zid: String(ready.text).split(" ")[1] ?? "" });
+}
+
+/** A zenoh-python client of the router at `endpoint`, its session open. */
+export async function startZenohClient(endpoint: string): Promise<PyProcess> {
+  const p = run("client.py", [endpoint]);
+  await p.waitLine((l) => "ready" in l, 15_000);
+  return p;
+}
+
+/** Sends `cmd` and waits for its `done` line. */
+export async function call(p: PyProcess, cmd: Record<string, unknown>, timeoutMs = 10_000): Promise<Line> {
+  const from = p.lines.length;
+  p.send(cmd);
+  return p.waitLine((l) => l.done === cmd.op && p.lines.indexOf(l) >= from, timeoutMs);
+}
+
+/** A TCP port free on loopback now (for the router, which must come back on the same one). */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+/** The samples subscriber lines of `p` carry, in order. */
+export function samplesOf(p: PyProcess): Array<{ key: string; kind: string; value: string }> {
+  return p.lines.filter((l) => "sample" in l).map((l) => l.sample as { key: string; kind: string; value: string });
+}
