@@ -22,7 +22,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { accessSync, constants } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
-import { killAtExit } from "./child-processes.js";
+import { type JsonLine, jsonLinesChild } from "./json-lines.js";
 import { assertLoopbackOnly, loopbackOnly, UNDER_CI } from "./netns.js";
 import { REPO_ROOT, repoPath } from "./repo.js";
 import { startZest, type ZestProcess, zenohLocatorOf } from "./zest-process.js";
@@ -158,73 +158,9 @@ export async function startAgent(mode: Mode, endpoint: string, lifetimeS = 90): 
     ["-u", AGENT, "--mode", mode, "--connect", endpoint, "--lifetime", String(lifetimeS)],
     { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "error" } },
   );
-  killAtExit(proc);
-  // A command written after the agent died is reported by the wait on its answer, not here.
-  proc.stdin!.on("error", () => {});
-
-  const lines: AgentLine[] = [];
-  const waiters = new Set<() => void>();
-  let err = "";
-  let exitCode: number | null | undefined;
-  const gone = new Promise<void>((r) =>
-    proc.once("close", (code) => {
-      exitCode = code;
-      r();
-      for (const w of waiters) w();
-    }),
-  );
-  proc.stderr!.setEncoding("utf8").on("data", (d: string) => {
-    err = (err + d).slice(-20_000);
-  });
-  let partial = "";
-  proc.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-    const parts = (partial + chunk).split("\n");
-    partial = parts.pop()!;
-    for (const p of parts) {
-      if (p.trim() === "") continue;
-      try {
-        lines.push(JSON.parse(p) as AgentLine);
-      } catch {
-        lines.push({ ev: "unparsed", line: p });
-      }
-    }
-    for (const w of waiters) w();
-  });
-
-  const tail = (): string =>
-    `${lines
-      .slice(-8)
-      .map((l) => JSON.stringify(l).slice(0, 400))
-      .join("\n")}\nstderr: ${err.slice(-2000)}`;
-
-  function waitLine(match: (e: AgentLine) => boolean, timeoutMs: number, what: string): Promise<AgentLine> {
-    return new Promise((resolveLine, reject) => {
-      let from = 0;
-      const check = (): void => {
-        for (; from < lines.length; from++) {
-          if (match(lines[from]!)) {
-            done();
-            resolveLine(lines[from]!);
-            return;
-          }
-        }
-        if (exitCode !== undefined) {
-          done();
-          reject(new Error(`zenoh-python agent (${mode}) exited (${exitCode}) before ${what}; its output:\n${tail()}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`zenoh-python agent (${mode}): no ${what} within ${timeoutMs} ms; its output:\n${tail()}`));
-      }, timeoutMs);
-      const done = (): void => {
-        clearTimeout(timer);
-        waiters.delete(check);
-      };
-      waiters.add(check);
-      check();
-    });
-  }
+  const child = jsonLinesChild(proc, `zenoh-python agent (${mode})`);
+  const waitLine = (match: (e: AgentLine) => boolean, timeoutMs: number, what: string): Promise<AgentLine> =>
+    child.waitLine(match as (l: JsonLine) => boolean, timeoutMs, what) as Promise<AgentLine>;
 
   let ready: AgentLine;
   try {
@@ -239,7 +175,7 @@ export async function startAgent(mode: Mode, endpoint: string, lifetimeS = 90): 
     zid: String(ready.zid),
     async call<T>(op: string, args: Record<string, unknown> = {}, timeoutMs = 10_000): Promise<T> {
       const id = nextId++;
-      proc.stdin!.write(`${JSON.stringify({ ...args, id, op })}\n`);
+      child.send({ ...args, id, op });
       const answer = await waitLine((l) => l.id === id, timeoutMs, `answer to ${op}`);
       if (answer.ok !== true)
         throw new Error(`zenoh-python ${op} failed: ${String(answer.error)}\n${String(answer.trace)}`);
@@ -253,14 +189,13 @@ export async function startAgent(mode: Mode, endpoint: string, lifetimeS = 90): 
         timeoutMs,
         `sample of ${name}${key === undefined ? "" : ` on ${key}`}`,
       ) as unknown as Promise<SampleEvent>,
-    events: <T>(match: (e: AgentLine) => boolean) => lines.filter((l) => l.ev !== undefined && match(l)) as T[],
-    stderr: () => err,
+    events: <T>(match: (e: AgentLine) => boolean) =>
+      (child.lines as AgentLine[]).filter((l) => l.ev !== undefined && match(l)) as T[],
+    stderr: () => child.stderr(),
     async stop() {
-      if (exitCode !== undefined) return;
-      proc.stdin!.end(`${JSON.stringify({ op: "exit" })}\n`);
-      const t = setTimeout(() => proc.kill("SIGKILL"), 3_000);
-      await gone;
-      clearTimeout(t);
+      if (child.exitCode() !== undefined) return;
+      child.send({ op: "exit" });
+      await child.stop();
     },
   };
 }

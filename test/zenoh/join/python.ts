@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { createServer } from "node:net";
 import { resolve } from "node:path";
-import { killAtExit } from "../../support/child-processes.js";
+import { jsonLinesChild } from "../../support/json-lines.js";
 import { assertLoopbackOnly } from "../../support/netns.js";
 import { repoPath } from "../../support/repo.js";
 import { pythonSkip, ZENOH_PYTHON } from "../../support/zenoh-python.js";
@@ -59,80 +59,13 @@ function run(script: string, args: string[]): PyProcess {
     stdio: ["pipe", "pipe", "pipe"],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "error" },
   });
-  killAtExit(proc);
-  proc.stdin!.on("error", () => {});
-  const lines: Line[] = [];
-  const wakers = new Set<() => void>();
-  let err = "";
-  let exited = false;
-  const gone = new Promise<void>((r) =>
-    proc.once("close", () => {
-      exited = true;
-      r();
-      for (const w of wakers) w();
-    }),
-  );
-  proc.stderr!.setEncoding("utf8").on("data", (d: string) => {
-    err = (err + d).slice(-20_000);
-  });
-  let partial = "";
-  proc.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-    const parts = (partial + chunk).split("\n");
-    partial = parts.pop()!;
-    for (const p of parts) {
-      if (p.trim() === "") continue;
-      try {
-        lines.push(JSON.parse(p) as Line);
-      } catch {
-        lines.push({ text: p });
-      }
-    }
-    for (const w of wakers) w();
-  });
+  const child = jsonLinesChild(proc, script);
   return {
-    lines,
-    send(cmd) {
-      proc.stdin!.write(`${JSON.stringify(cmd)}\n`);
-    },
-    waitLine(match, timeoutMs = 10_000) {
-      return new Promise((resolveLine, reject) => {
-        let from = 0;
-        const check = (): void => {
-          for (; from < lines.length; from++)
-            if (match(lines[from]!)) {
-              done();
-              resolveLine(lines[from]!);
-              return;
-            }
-          if (exited) {
-            done();
-            reject(new Error(`${script} exited; stderr: ${err.slice(-2000)}`));
-          }
-        };
-        const timer = setTimeout(() => {
-          done();
-          reject(
-            new Error(
-              `${script}: no matching line within ${timeoutMs} ms; last: ${JSON.stringify(lines.slice(-5))}; stderr: ${err.slice(-2000)}`,
-            ),
-          );
-        }, timeoutMs);
-        const done = (): void => {
-          clearTimeout(timer);
-          wakers.delete(check);
-        };
-        wakers.add(check);
-        check();
-      });
-    },
-    stderr: () => err,
-    async stop() {
-      if (exited) return;
-      proc.stdin!.end();
-      const t = setTimeout(() => proc.kill("SIGKILL"), 3_000);
-      await gone;
-      clearTimeout(t);
-    },
+    lines: child.lines,
+    send: child.send,
+    waitLine: (match, timeoutMs = 10_000) => child.waitLine(match, timeoutMs, "matching line"),
+    stderr: child.stderr,
+    stop: child.stop,
   };
 }
 
