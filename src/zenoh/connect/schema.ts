@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { errorMessage } from "../../core/errors.js";
 import { closed } from "../../config/closed-schema.js";
+import { MAX_TIMER_MS } from "../../config/schema.js";
 import { parseEndpoint } from "../endpoint.js";
 
 const endpoint = z
@@ -51,11 +52,18 @@ export const connectSchema = closed(
           .max(3_600_000)
           .optional()
           .describe("the longest wait between attempts (10000 ms)"),
-        period_increase_factor: z.number().optional().describe("accepted so a zenohd config loads; zest doubles"),
+        period_increase_factor: z
+          .number()
+          .min(1)
+          .max(1000)
+          .optional()
+          .describe("accepted so a zenohd config loads; zest doubles"),
       },
       "how zest tries again when a router is away (zenohd's names)",
     ).optional(),
-    timeout_ms: perMode(z.number().int()).describe("accepted so a zenohd config loads; unused"),
+    timeout_ms: perMode(z.number().int().min(-1).max(MAX_TIMER_MS)).describe(
+      `accepted so a zenohd config loads (-1: none); unused; at most ${MAX_TIMER_MS}`,
+    ),
     exit_on_failure: perMode(z.boolean()).describe("accepted so a zenohd config loads; zest keeps trying"),
   },
   "zenoh routers zest joins (zenohd's connect section)",
