@@ -1,4 +1,5 @@
 import type { ChildProcess } from "node:child_process";
+import { accessSync, constants } from "node:fs";
 
 /** Every server a test started and that is still running. */
 const live = new Set<ChildProcess>();
@@ -16,5 +17,15 @@ export function killAtExit(proc: ChildProcess): void {
     process.once("exit", () => {
       for (const p of live) p.kill("SIGKILL");
     });
+  }
+}
+
+/** True when `path` is a file this process may execute. */
+export function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -20,9 +20,9 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants, existsSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { killAtExit } from "./child-processes.js";
+import { executable, killAtExit } from "./child-processes.js";
 import { assertLoopbackOnly, loopbackOnly, UNDER_CI } from "./netns.js";
 import { REPO_ROOT } from "./repo.js";
 
@@ -44,15 +44,6 @@ export const PICO_BIN = (() => {
 /** The path of pico program `name` (e.g. `z_put`). */
 export function picoPath(name: string): string {
   return join(PICO_BIN, name);
-}
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -20,8 +20,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { accessSync, constants } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
+import { executable } from "./child-processes.js";
 import { type JsonLine, jsonLinesChild } from "./json-lines.js";
 import { assertLoopbackOnly, loopbackOnly, UNDER_CI } from "./netns.js";
 import { REPO_ROOT, repoPath } from "./repo.js";
@@ -47,15 +47,6 @@ export const AGENT = repoPath("test", "zenoh-python", "clients", "agent.py");
 /** The two modes a zenoh-python session connects to zest in. */
 export type Mode = "client" | "peer";
 export const MODES: readonly Mode[] = ["client", "peer"];
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The `skip` option for a zenoh-python test: a one-line reason when the interpreter is missing

@@ -12,17 +12,10 @@ import { picoSkip, runPico } from "../support/pico.js";
 import { Buffer } from "node:buffer";
 import { http as httpAt, openSse, type SseClient } from "../support/http.js";
 import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
-import {
-  call,
-  freePort,
-  type PyProcess,
-  samplesOf,
-  startZenohClient,
-  startZenohRouter,
-  zenohPythonSkip,
-} from "./join/python.js";
+import { call, freePort, type PyProcess, samplesOf, startZenohClient, startZenohRouter } from "./join/python.js";
+import { pythonSkip } from "../support/zenoh-python.js";
 
-const skip = zenohPythonSkip();
+const skip = pythonSkip();
 
 /** One request to `url` (a whole URL), with a text body when given. */
 function http(method: string, url: string, body?: string, headers: Record<string, string> = {}) {

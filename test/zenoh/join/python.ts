@@ -8,32 +8,13 @@
  * one line; under CI it fails.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { executable } from "../../support/child-processes.js";
 import { createServer } from "node:net";
 import { resolve } from "node:path";
 import { jsonLinesChild } from "../../support/json-lines.js";
 import { assertLoopbackOnly } from "../../support/netns.js";
 import { repoPath } from "../../support/repo.js";
-import { pythonSkip, ZENOH_PYTHON } from "../../support/zenoh-python.js";
-
-/** The interpreter with zenoh-python, as every zenoh-python test finds it (`$ZENOH_PYTHON`, else `.venv-zenoh`). */
-export function zenohPython(): string {
-  return ZENOH_PYTHON;
-}
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The `skip` option: one line when zenoh-python or the namespace is missing; never under CI. */
-export function zenohPythonSkip(): string | false {
-  return pythonSkip();
-}
+import { ZENOH_PYTHON } from "../../support/zenoh-python.js";
 
 /** A JSON line a client printed. */
 export type Line = Record<string, unknown>;
@@ -53,7 +34,7 @@ const HERE = repoPath("test", "zenoh", "join");
 
 function run(script: string, args: string[]): PyProcess {
   assertLoopbackOnly("zenoh-python");
-  const python = zenohPython();
+  const python = ZENOH_PYTHON;
   if (!executable(python)) throw new Error(`zenoh-python not installed at ${python}`);
   const proc: ChildProcess = spawn(python, ["-u", resolve(HERE, script), ...args], {
     stdio: ["pipe", "pipe", "pipe"],
