@@ -320,3 +320,23 @@ test("an INTEREST in queryables that is not aggregated is answered with each key
   qbl.sendFrame((w) => encodeDeclare(w, { kind: "queryable", id: 3, key: key("nq/b"), complete: true, distance: 0 }));
   await querier.until(() => qablDecls(querier).includes(`declare ${bId} nq/b complete`) || undefined);
 });
+
+test("a future-only INTEREST in tokens hears a token older than it go: U_TOKEN under the one-shot id 0 with the token's key, as zenohd sends it", async () => {
+  const { port, session } = await door();
+  const owner = await client(port, "A5");
+  const watcher = await client(port, "B6");
+  owner.sendFrame((w) => encodeDeclare(w, { kind: "token", id: 7, key: key("older/a") }));
+  await owner.until(() => session.livelinessGet("older/*").length === 1 || undefined);
+  watcher.sendFrame((w) =>
+    encodeInterest(w, { id: 4, current: false, future: true, options: InterestOption.TOKENS, key: key("older/*") }),
+  );
+  // The interest is followed before the token goes (it reaches the router first, one socket each).
+  await new Promise((r) => setTimeout(r, 100));
+  owner.sendFrame((w) => encodeDeclare(w, { kind: "untoken", id: 7 }));
+  const m = await watcher.waitNetwork((n) => n.kind === "declare" && n.decl.kind === "untoken");
+  assert.ok(m.kind === "declare" && m.decl.kind === "untoken");
+  assert.equal(m.decl.id, 0);
+  assert.equal(m.decl.key?.suffix, "older/a");
+  // It was never declared to the watcher: no D_TOKEN came before.
+  assert.equal(watcher.network.filter((n) => n.kind === "declare" && n.decl.kind === "token").length, 0);
+});
