@@ -17,6 +17,7 @@ import type { Reply } from "../core/reply.js";
 import { makeSample, type Sample, withSampleExtras } from "../core/sample.js";
 import type { SessionBoundKeys } from "../core/session-bound.js";
 import type { PutOptions, Session } from "../core/session.js";
+import type { Timestamp } from "../core/timestamp.js";
 import { refusalReply } from "../door/errors.js";
 import { Face, type FaceSink } from "../door/face.js";
 import type { FaceLimits } from "../door/limits.js";
@@ -61,6 +62,8 @@ export class ZenohSession implements NetworkHandler, FaceSink {
   private readonly interests: Interests;
   private readonly session: Session;
   private readonly logger: Logger;
+  /** This router's stamp for a ROUTE record in a timestamp stack (codec/timestamp-stack.ts). */
+  private readonly stamp = (): Timestamp => this.session.clock.newTimestamp();
   private readonly maxKeyExprIds: number;
 
   constructor(
@@ -193,7 +196,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       encoding: put ? (b.hasEncoding ? b.encoding : DEFAULT_ENCODING) : undefined,
       attachment: b.attachment,
       sourceInfo: b.sourceInfo,
-      extensions: carriedExtensions(exts, b.unknownExts),
+      extensions: carriedExtensions(exts, b.unknownExts, this.stamp),
     };
     if (put) this.face.put(key, b.payload, options);
     else this.face.delete(key, options);
@@ -245,7 +248,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       ...(q.body ? { payload: Buffer.from(q.body.payload), encoding: q.body.encoding } : {}),
       ...(q.attachment ? { attachment: Buffer.from(q.attachment) } : {}),
       sourceInfo: q.sourceInfo,
-      extensions: carriedExtensions(msg.exts, q.unknownExts),
+      extensions: carriedExtensions(msg.exts, q.unknownExts, this.stamp),
     });
   }
 
@@ -333,7 +336,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
         ...(b.attachment ? { attachment: b.attachment } : {}),
         ...(msg.qos !== DEFAULT_QOS_BYTE ? { qos: qosOfByte(msg.qos) } : {}),
         sourceInfo: b.sourceInfo,
-        extensions: carriedExtensions(msg.exts, b.unknownExts),
+        extensions: carriedExtensions(msg.exts, b.unknownExts, this.stamp),
       },
     );
     target.query.replySample(sample);

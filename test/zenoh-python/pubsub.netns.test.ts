@@ -62,7 +62,8 @@ describe("zenoh-python pub/sub through zest", { skip }, () => {
       test("both sessions see zest as their router and not each other", {
         skip: REFERENCE_ROUTER !== undefined,
       }, async () => {
-        const zid = /router ([0-9A-F]+)/.exec(zest.stderr())?.[1]?.toLowerCase();
+        // zenoh writes a zid as a number, without leading zeros: zest's 0739… is its 739….
+        const zid = /router ([0-9A-F]+)/.exec(zest.stderr())?.[1]?.toLowerCase().replace(/^0+/, "");
         for (const agent of [a, b]) {
           const info = await agent.call<{ routers: string[]; peers: string[] }>("info");
           assert.deepEqual(info.routers, [zid]);
@@ -220,9 +221,7 @@ describe("zenoh-python pub/sub through zest", { skip }, () => {
         assert.deepEqual(s.source_info, { zid: a.zid, eid: s.source_info?.eid, sn: 42 });
       });
 
-      test("the timestamp stack of an instrumented put is forwarded, with the router's record (extension 0x7)", {
-        todo: "zest differs: it carries the stack but adds no ROUTE record of its own, as zenohd does",
-      }, async () => {
+      test("the timestamp stack of an instrumented put is forwarded, with the router's record (extension 0x7)", async () => {
         const router = (await a.call<{ routers: string[] }>("info")).routers[0]!;
         await b.call("sub", { name: "ts", key: k("tstack") });
         await a.call("put", { key: k("tstack"), payload: "x", instrument: ["SEND", "ROUTE", "RECEIVE"] });

@@ -190,9 +190,7 @@ describe("zenoh-python queries through zest", { skip }, () => {
         await b.call("undeclare", { name: "slow" });
       });
 
-      test("the timestamp stack of an instrumented get reaches the queryable and comes back with the reply (extension 0x7)", {
-        todo: "zest differs: it carries the stack but adds no ROUTE record of its own, as zenohd does",
-      }, async () => {
+      test("the timestamp stack of an instrumented get reaches the queryable and comes back with the reply (extension 0x7)", async () => {
         const router = (await a.call<{ routers: string[] }>("info")).routers[0]!;
         await b.call("queryable", { name: "qts", key: k("qts"), replies: [{ payload: "x" }] });
         const r = await a.call<Replies>("get", {

@@ -9,7 +9,8 @@ import { Buffer } from "node:buffer";
 import { test } from "node:test";
 import { BinaryReader, BinaryWriter } from "../../src/core/binary.js";
 import { makeSample } from "../../src/core/sample.js";
-import { MAX_CARRIED_EXTS, MandatoryExtensionError } from "../../src/zenoh/codec/core.js";
+import { Timestamp } from "../../src/core/timestamp.js";
+import { MAX_CARRIED_EXTS, MandatoryExtensionError, writeTimestamp } from "../../src/zenoh/codec/core.js";
 import {
   carriedExtensions,
   decodeNetwork,
@@ -18,6 +19,7 @@ import {
   encodeSampleResponse,
   type NetworkMsg,
 } from "../../src/zenoh/codec/network.js";
+import { withRouteRecord } from "../../src/zenoh/codec/timestamp-stack.js";
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
 const bytes = (h: string): Buffer => Buffer.from(h.replace(/\s+/g, ""), "hex");
@@ -31,6 +33,9 @@ const name = (s: string): string => `${Buffer.from([s.length]).toString("hex")}$
 
 /** A timestamp stack (0x7, zbuf), last of its chain: conf SEND, one SEND interception of 2 bytes. */
 const TS_STACK = "47 05 01 01 01 abcd";
+/** A stack instrumented for SEND only: the router adds no record, so nothing stamps it. */
+const noStamp = (): Timestamp => assert.fail("a stack not instrumented for ROUTE was stamped");
+
 /** A network timestamp (0x2, zbuf), more to follow: time 0x01, zid of one byte 0x0a. */
 const NET_TS_MORE = "c2 03 01 00 0a";
 /** Source info (0x1, zbuf): zid of 2 bytes (len-1 in the high nibble) 0x0102, eid 3, sn 300. */
@@ -51,7 +56,7 @@ test("a PUSH's timestamp stack and network timestamp, and its PUT's source info 
   // The router's sample of it, as a subscriber receives it: the same bytes, the same extensions.
   const sample = makeSample("k/a", "put", m.body.payload, "", undefined, {
     sourceInfo: m.body.sourceInfo,
-    extensions: carriedExtensions(m.exts, m.body.unknownExts),
+    extensions: carriedExtensions(m.exts, m.body.unknownExts, noStamp),
   });
   const out = write((w) => encodeSamplePush(w, sample, 5));
   assert.equal(hex(out), hex(input));
@@ -63,7 +68,7 @@ test("a DEL carries its source info and timestamp stack too", () => {
   assert.ok(m.kind === "push" && m.body.kind === "delete");
   const sample = makeSample("k/d", "delete", Buffer.alloc(0), "", undefined, {
     sourceInfo: m.body.sourceInfo,
-    extensions: carriedExtensions(m.exts, m.body.unknownExts),
+    extensions: carriedExtensions(m.exts, m.body.unknownExts, noStamp),
   });
   assert.equal(hex(write((w) => encodeSamplePush(w, sample, 5))), hex(input));
 });
@@ -93,7 +98,7 @@ test("a RESPONSE's responder id and timestamp stack, and its reply's source info
   const b = m.body.push;
   const sample = makeSample("r/x", "put", b.payload, "", b.timestamp, {
     sourceInfo: b.sourceInfo,
-    extensions: carriedExtensions(m.exts, b.unknownExts),
+    extensions: carriedExtensions(m.exts, b.unknownExts, noStamp),
   });
   assert.equal(hex(write((w) => encodeSampleResponse(w, 9, sample))), hex(input));
 });
@@ -123,4 +128,37 @@ test("a consolidation value zenoh does not know is read as auto, as zenoh reads 
   const m = decode(bytes(`3c 01 00 ${name("q/c")} 23 09`));
   assert.ok(m.kind === "request" && m.body.kind === "query");
   assert.equal(m.body.query.consolidation, "auto");
+});
+
+test("a timestamp stack instrumented for ROUTE gets this router's record, as zenohd adds its own; others are carried as they came", () => {
+  // conf SEND|ROUTE|RECEIVE; one SEND record: flags 01, a timestamp of 3 bytes (aa bb cc).
+  const stack = bytes("47 07 07 01 01 03 aabbcc");
+  const other = bytes("02 03 01 00 0a");
+  const ts = new Timestamp(0x1234n, "AB01");
+  const stampBytes = write((w) => writeTimestamp(w, ts));
+  const out = withRouteRecord([other, stack], () => ts);
+  assert.deepEqual(out?.map(hex), [
+    hex(other),
+    // conf 07, 2 records: the SEND one as it was, then ROUTE (02) with the router's timestamp.
+    hex(
+      Buffer.concat([
+        bytes(`47 ${(9 + stampBytes.length).toString(16).padStart(2, "0")} 07 02 01 03 aabbcc 02`),
+        Buffer.from([stampBytes.length]),
+        stampBytes,
+      ]),
+    ),
+  ]);
+  // Not instrumented for ROUTE: the same array back.
+  const sendOnly = [bytes("47 07 01 01 01 03 aabbcc")];
+  assert.equal(withRouteRecord(sendOnly, noStamp), sendOnly);
+  // Malformed (a length past the end) or full (255 records, the most zenoh reads): as they came.
+  const malformed = [bytes("47 09 07 01 01 03 aabbcc")];
+  assert.equal(withRouteRecord(malformed, noStamp), malformed);
+  const body = write((w) => {
+    w.u8(0x07).vle(255);
+    for (let i = 0; i < 255; i++) w.u8(0x01).vle(0);
+  });
+  const full = [write((w) => w.u8(0x47).vle(body.length).bytes(body))];
+  assert.equal(withRouteRecord(full, noStamp), full);
+  assert.equal(withRouteRecord(undefined, noStamp), undefined);
 });

@@ -38,6 +38,7 @@ import {
   writeWireExpr,
 } from "./core.js";
 import { type Declaration, decodeDeclaration, encodeDeclaration } from "./declarations.js";
+import { withRouteRecord } from "./timestamp-stack.js";
 import {
   decodeErr,
   decodePushBody,
@@ -676,13 +677,17 @@ export function encodeInterest(w: BinaryWriter, m: Omit<InterestMsg, "kind">): v
 export { MID_Z_DEL, MID_Z_PUT };
 
 /**
- * The extensions a sample or query carries from a zenoh message: its network message's (`exts`)
- * and its body's unknown ones; undefined when there are none (most messages).
+ * The extensions a sample or query carries from a zenoh message: its network message's (`exts`,
+ * with this router's ROUTE record, stamped by `stamp`, in an instrumented timestamp stack) and its
+ * body's unknown ones; undefined when there are none (most messages).
  */
 export function carriedExtensions(
-  network: readonly Buffer[] | undefined,
+  received: readonly Buffer[] | undefined,
   body: readonly Buffer[] | undefined,
+  stamp: () => Timestamp,
 ): WireExtensions | undefined {
-  if (network === undefined && body === undefined) return undefined;
+  if (received === undefined && body === undefined) return undefined;
+  // Passing this router: a timestamp stack instrumented for ROUTE gets its record here.
+  const network = withRouteRecord(received, stamp);
   return body === undefined ? { network: network ?? [] } : network === undefined ? { body } : { network, body };
 }
