@@ -13,7 +13,7 @@ import { Timestamp } from "../../src/core/timestamp.js";
 import { encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
 import { CloseReason, encodeFragment, encodeOpen } from "../../src/zenoh/codec/transport.js";
 import { parseEndpoint } from "../../src/zenoh/endpoint.js";
-import { honouredLease, PEER_LEASE_MAX_MS, PEER_LEASE_MIN_MS } from "../../src/zenoh/link.js";
+import { honouredLease, PEER_LEASE_MAX_MS, PEER_LEASE_MIN_MS } from "../../src/zenoh/transport/transport.js";
 import { type ZenohLimits, ZenohServer } from "../../src/zenoh/server.js";
 import { RawClient } from "./raw-client.js";
 

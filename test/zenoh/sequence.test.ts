@@ -16,7 +16,7 @@ import { encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
 import { CloseReason, encodeFragment } from "../../src/zenoh/codec/transport.js";
 import { parseEndpoint } from "../../src/zenoh/endpoint.js";
 import { ZenohServer } from "../../src/zenoh/server.js";
-import { InboundSequences, precedes, snMask } from "../../src/zenoh/sequence.js";
+import { InboundSequences, precedes, snMask } from "../../src/zenoh/transport/sequence.js";
 import { RawClient } from "./raw-client.js";
 import { capturingLogger } from "../support/log.js";
 

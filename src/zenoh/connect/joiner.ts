@@ -21,7 +21,7 @@ import type { Session } from "../../core/session.js";
 import { CloseReason } from "../codec/transport.js";
 import { CookieJar } from "../cookie.js";
 import { type Endpoint, formatEndpoint } from "../endpoint.js";
-import { ZenohLink } from "../link.js";
+import { ZenohLink } from "../transport/transport.js";
 import { StreamWire } from "../links/stream.js";
 import type { Wire } from "../links/wire.js";
 import type { ZenohLimits } from "../server.js";

@@ -7,11 +7,11 @@
  */
 import { Buffer } from "node:buffer";
 import { randomInt } from "node:crypto";
-import { BinaryReader, BinaryWriter, DecodeError } from "../core/binary.js";
-import { errorMessage } from "../core/errors.js";
-import type { Logger } from "../core/log.js";
-import { MandatoryExtensionError, PROTOCOL_VERSION, type WhatAmI } from "./codec/core.js";
-import { decodeNetwork, type NetworkMsg, pushScratch } from "./codec/network.js";
+import { BinaryReader, BinaryWriter, DecodeError } from "../../core/binary.js";
+import { errorMessage } from "../../core/errors.js";
+import type { Logger } from "../../core/log.js";
+import { MandatoryExtensionError, PROTOCOL_VERSION, type WhatAmI } from "../codec/core.js";
+import { decodeNetwork, type NetworkMsg, pushScratch } from "../codec/network.js";
 import {
   CloseReason,
   decodeTransport,
@@ -26,10 +26,10 @@ import {
   type InitMsg,
   isNetworkHeader,
   type OpenMsg,
-} from "./codec/transport.js";
-import { usrPwdClient } from "./auth-usrpwd.js";
-import type { CookieJar } from "./cookie.js";
-import type { Wire } from "./links/wire.js";
+} from "../codec/transport.js";
+import { usrPwdClient } from "../auth-usrpwd.js";
+import type { CookieJar } from "../cookie.js";
+import type { Wire } from "../links/wire.js";
 import { InboundSequences, nextSn, type SnVerdict, snMask } from "./sequence.js";
 
 /** What a transport does with the network messages of an open session. */
