@@ -1,5 +1,5 @@
 /**
- * The zenoh door's outgoing priority lanes (src/zenoh/link.ts) with the raw test client: a
+ * The zenoh door's outgoing priority lanes (src/zenoh/transport/tx.ts) with the raw test client: a
  * high-priority sample overtakes the bulk queued for a slow reader, each lane has its own bounds
  * and (with QoS) its own SNs, and an express sample does not wait for the end of the turn.
  */

@@ -1,5 +1,5 @@
 /**
- * Transport sequence numbers (src/zenoh/sequence.ts, link.ts) with the raw test client: zenoh's
+ * Transport sequence numbers (src/zenoh/transport/sequence.ts, rx.ts) with the raw test client: zenoh's
  * modulo for each resolution, reliable FRAMEs out of sequence closing a TCP session, best-effort
  * ones and UDP's dropped when stale, lanes counted apart under QoS, broken fragment chains
  * discarded.
