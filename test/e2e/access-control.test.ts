@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { hashSecret } from "../../src/access/hash.js";
-import { eventually, getJson, http, openSse } from "../support/http.js";
+import { getJson, http, openSse } from "../support/http.js";
 import { runZestExpectingExit, startZest, type ZestProcess } from "../support/zest-process.js";
+import { eventually } from "../support/wait.js";
 
 const STORAGES = "/@/router/local/config/plugins/storage_manager/storages";
 // A low scrypt cost keeps the test fast; the format and the check are the same.

@@ -9,10 +9,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { eventually, http } from "../support/http.js";
+import { http } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import type { ZestProcess } from "../support/zest-process.js";
 import { NO_STORAGES, routerStatus, startRouters } from "../fabric/helpers.js";
+import { eventually } from "../support/wait.js";
 
 const TEXT = { "content-type": "text/plain" };
 /** How long the clients increment the counter. */

@@ -9,11 +9,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { eventually, getJson, http, type HttpResult } from "../support/http.js";
+import { getJson, http, type HttpResult } from "../support/http.js";
 import { influxdSkipReason, startInfluxd, type InfluxdHandle } from "../support/influxdb.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 import { NO_STORAGES, startRouters } from "../fabric/helpers.js";
+import { eventually } from "../support/wait.js";
 
 const TEXT = { "content-type": "text/plain" };
 const WRITERS = 4;

@@ -12,7 +12,8 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { pick, rng } from "../keyexpr/reference.js";
+import { pick } from "../keyexpr/reference.js";
+import { rngUnit } from "../support/rng.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -326,7 +327,7 @@ async function fuzz(z: ZestProcess, variantA: boolean, seed: number): Promise<Ma
   let sent = 0;
   const failures: string[] = [];
   const worker = async (w: number): Promise<void> => {
-    const r = rng(seed * 31 + w);
+    const r = rngUnit(seed * 31 + w);
     while (sent < REQUESTS && failures.length === 0) {
       sent++;
       const out = r() < 0.2 ? await viaSocket(base, r) : await viaHttp(agent, base, r, variantA);

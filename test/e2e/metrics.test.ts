@@ -5,23 +5,12 @@
 import assert from "node:assert/strict";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
-import parsePrometheusTextFormat from "parse-prometheus-text-format";
+import parsePrometheusTextFormat, { type MetricFamily as Family } from "parse-prometheus-text-format";
 import { startZest as startInProcess, type Zest } from "../../src/runtime.js";
 import { silentLogger } from "../../src/core/log.js";
-import { eventually, getJson, http, openSse } from "../support/http.js";
+import { getJson, http, openSse } from "../support/http.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
-
-interface Family {
-  name: string;
-  type: string;
-  metrics: Array<{
-    value?: string;
-    labels?: Record<string, string>;
-    buckets?: Record<string, string>;
-    count?: string;
-    sum?: string;
-  }>;
-}
+import { eventually } from "../support/wait.js";
 
 async function scrape(
   url: string,
@@ -32,7 +21,7 @@ async function scrape(
       ? await http(url, "GET", "/@/router/local/metrics?_raw=true")
       : await http(url, "GET", "/@/router/local/metrics", { headers: { accept: "text/plain;version=0.0.4" } });
   assert.equal(r.status, 200);
-  const families = parsePrometheusTextFormat(r.text) as Family[];
+  const families = parsePrometheusTextFormat(r.text);
   return {
     families: new Map(families.map((f) => [f.name, f])),
     contentType: r.headers.get("content-type") ?? "",

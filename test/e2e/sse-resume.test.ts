@@ -6,10 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { eventually, http, openSse } from "../support/http.js";
+import { http, openSse } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 import { type SseMessage, TestEventSource } from "../rest/event-source.js";
+import { eventually } from "../support/wait.js";
 
 const put = (url: string, key: string, value: string) =>
   http(url, "PUT", `/${key}`, { body: value, headers: { "content-type": "text/plain" } });

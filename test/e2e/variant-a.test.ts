@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
-import { eventually, getJson, http, openSse } from "../support/http.js";
+import { getJson, http, openSse } from "../support/http.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
+import { eventually } from "../support/wait.js";
 
 const ZID = "0A0B";
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z\/0A0B$/;

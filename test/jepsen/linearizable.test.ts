@@ -6,12 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { eventually } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { rng } from "../support/rng.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 import { fabricTimings, NO_STORAGES, routerStatus, sleep, startRouters } from "../fabric/helpers.js";
 import { buildChecker, check, type Recorded, recordHistory } from "./history.js";
+import { eventually } from "../support/wait.js";
 
 const cfg = (path: string, value: unknown): string[] => ["--cfg", `${path}:${JSON.stringify(value)}`];
 const RUN_MS = 4_000;

@@ -17,9 +17,10 @@ import {
 } from "@eclipse-zenoh/zenoh-ts";
 import { WebSocket } from "ws";
 import { hashSecret } from "../../src/access/hash.js";
-import { collect, openClient, roundTrip, showSample, startRemoteRouter, until } from "./helpers.js";
+import { collect, openClient, roundTrip, showSample, startRemoteRouter } from "./helpers.js";
 import type { Zest } from "../../src/runtime.js";
 import { makeCertificate } from "../support/certificate.js";
+import { eventually } from "../support/wait.js";
 
 // A low scrypt cost keeps the test fast; the format and the check are the same.
 const hash = (s: string): string => hashSecret(s, { ln: 6 });
@@ -138,7 +139,7 @@ describe("access control on the remote API", () => {
     await root.put("demo/a", "A");
     await root.put("other/b", "B");
     await root.put("demo/c", "C");
-    await until(() => got.length >= 2, 3000, "demo samples");
+    await eventually(() => got.length >= 2, 3000, "demo samples");
     await roundTrip(root);
     await roundTrip(alice);
     assert.deepEqual(got, ["put:demo/a=A", "put:demo/c=C"]);
@@ -213,7 +214,7 @@ describe("access control on the remote API", () => {
     await t1.undeclare();
     await t2.undeclare();
     await roundTrip(root);
-    await until(() => events.length >= 2, 3000, "liveliness events");
+    await eventually(() => events.length >= 2, 3000, "liveliness events");
     await roundTrip(alice);
     assert.deepEqual(events, ["put:demo/alive=", "delete:demo/alive"]);
     await sub.undeclare();

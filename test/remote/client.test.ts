@@ -20,7 +20,8 @@ import {
   type Session as ZSession,
 } from "@eclipse-zenoh/zenoh-ts";
 import { idToZenohId } from "../../src/core/timestamp.js";
-import { collect, openClient, roundTrip, showSample, startRemoteRouter, until } from "./helpers.js";
+import { collect, openClient, roundTrip, showSample, startRemoteRouter } from "./helpers.js";
+import { eventually } from "../support/wait.js";
 
 type Router = Awaited<ReturnType<typeof startRemoteRouter>>;
 
@@ -83,7 +84,7 @@ describe("remote API with the zenoh-ts client", () => {
     await a.put("pd/z", "custom", { encoding: "application/x-zest" });
     await a.delete("pd/x", { attachment: "gone" });
     await settle();
-    await until(() => got.length === 4, 2000, "4 samples");
+    await eventually(() => got.length === 4, 2000, "4 samples");
     const [p, j, c, d] = got;
     assert.equal(showSample(p!), "put:pd/x=hello");
     assert.equal(p!.encoding().toString(), "text/plain");
@@ -148,10 +149,10 @@ describe("remote API with the zenoh-ts client", () => {
     const changes: boolean[] = [];
     const listener = await pub.matchingListener({ handler: (m: MatchingStatus) => void changes.push(m.matching()) });
     const sub = await b.declareSubscriber("match/*", { handler: () => undefined });
-    await until(() => changes.length === 1, 2000, "matching true");
+    await eventually(() => changes.length === 1, 2000, "matching true");
     assert.equal((await pub.matchingStatus()).matching(), true);
     await sub.undeclare();
-    await until(() => changes.length === 2, 2000, "matching false");
+    await eventually(() => changes.length === 2, 2000, "matching false");
     assert.deepEqual(changes, [true, false]);
     await listener.undeclare();
     await pub.undeclare();
@@ -163,7 +164,7 @@ describe("remote API with the zenoh-ts client", () => {
     await roundTrip(a);
     assert.equal((await querier.matchingStatus()).matching(), false, "ALL_COMPLETE ignores incomplete queryables");
     const complete = await b.declareQueryable("match/**", { complete: true, handler: (q: Query) => void q.finalize() });
-    await until(() => qchanges.length === 1, 2000, "querier matching");
+    await eventually(() => qchanges.length === 1, 2000, "querier matching");
     assert.equal((await querier.matchingStatus()).matching(), true);
     await ql.undeclare();
     await complete.undeclare();
@@ -392,13 +393,13 @@ describe("remote API with the zenoh-ts client", () => {
     await roundTrip(a);
     assert.deepEqual(events, ["put:lv/c/1="]);
     const t2 = await c.liveliness().declareToken("lv/c/2");
-    await until(() => events.length === 2, 2000, "token 2 PUT");
+    await eventually(() => events.length === 2, 2000, "token 2 PUT");
     assert.deepEqual(await collect(await b.liveliness().get("lv/**")), ["put:lv/c/1=", "put:lv/c/2="]);
     await t2.undeclare();
     await assert.rejects(t2.undeclare(), /unknown liveliness token/);
-    await until(() => events.length === 3, 2000, "token 2 DELETE");
+    await eventually(() => events.length === 3, 2000, "token 2 DELETE");
     await c.close();
-    await until(() => events.length === 4, 2000, "token 1 DELETE on close");
+    await eventually(() => events.length === 4, 2000, "token 1 DELETE on close");
     assert.deepEqual(events, ["put:lv/c/1=", "put:lv/c/2=", "delete:lv/c/2", "delete:lv/c/1"]);
     assert.deepEqual(await collect(await b.liveliness().get("lv/**")), []);
     await sub.undeclare();
@@ -426,7 +427,7 @@ describe("remote API with the zenoh-ts client", () => {
     const t = Date.now();
     assert.deepEqual(await hung, []);
     assert.ok(Date.now() - t < 2000);
-    await until(() => z.router.subscriberCount === base, 2000, "subscriber released");
+    await eventually(() => z.router.subscriberCount === base, 2000, "subscriber released");
     assert.deepEqual(await collect(await a.liveliness().get("rel/**")), []);
     assert.deepEqual(await collect(await a.get("rel/q")), []);
   });

@@ -16,7 +16,8 @@ import {
   type Session as ZSession,
 } from "@eclipse-zenoh/zenoh-ts";
 import { getWithBody } from "../support/http.js";
-import { type ClientPair, collect, roundTrip, startClientPair, until } from "./helpers.js";
+import { type ClientPair, collect, roundTrip, startClientPair } from "./helpers.js";
+import { eventually } from "../support/wait.js";
 
 describe("what a write or a query carries, across two routers over NATS", () => {
   let pair: ClientPair;
@@ -45,7 +46,7 @@ describe("what a write or a query carries, across two routers over NATS", () => 
     while (!(await querier.matchingStatus()).matching() && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
     await c1.put("att/k", "v", { attachment: "meta", priority: Priority.INTERACTIVE_HIGH });
-    await until(() => got.length === 1, 5000, "sample across routers");
+    await eventually(() => got.length === 1, 5000, "sample across routers");
     assert.equal(got[0]!.attachment()?.toString(), "meta");
     assert.equal(got[0]!.priority(), Priority.INTERACTIVE_HIGH);
 

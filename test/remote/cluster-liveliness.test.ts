@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Sample, Session as ZSession } from "@eclipse-zenoh/zenoh-ts";
 import { fabricTimings } from "../fabric/helpers.js";
-import { type ClientPair, collect, roundTrip, showSample, startClientPair, until } from "./helpers.js";
+import { type ClientPair, collect, roundTrip, showSample, startClientPair } from "./helpers.js";
+import { eventually } from "../support/wait.js";
 
 const PEER_TIMEOUT_MS = 800;
 const TIMINGS = fabricTimings({ heartbeatMs: 100, peerTimeoutMs: PEER_TIMEOUT_MS, ackTimeoutMs: 1500 });
@@ -29,7 +30,7 @@ describe("liveliness tokens across routers over NATS", () => {
       .liveliness()
       .declareSubscriber("lv/**", { handler: (s: Sample) => void events.push(showSample(s)) });
     const token = await c1.liveliness().declareToken("lv/a");
-    await until(() => events.length === 1, 5000, "the PUT on router 2");
+    await eventually(() => events.length === 1, 5000, "the PUT on router 2");
     assert.deepEqual(events, ["put:lv/a="]);
     assert.deepEqual(await collect(await c2.liveliness().get("lv/**")), ["put:lv/a="]);
     // A subscriber with history on router 2 starts with the token of router 1.
@@ -38,10 +39,10 @@ describe("liveliness tokens across routers over NATS", () => {
       .liveliness()
       .declareSubscriber("lv/*", { history: true, handler: (s: Sample) => void late.push(showSample(s)) });
     await roundTrip(c2);
-    await until(() => late.length === 1, 3000, "history");
+    await eventually(() => late.length === 1, 3000, "history");
     assert.deepEqual(late, ["put:lv/a="]);
     await token.undeclare();
-    await until(() => events.length === 2, 5000, "the DELETE on router 2");
+    await eventually(() => events.length === 2, 5000, "the DELETE on router 2");
     assert.deepEqual(events, ["put:lv/a=", "delete:lv/a"]);
     assert.deepEqual(await collect(await c2.liveliness().get("lv/**")), []);
     await historic.undeclare();
@@ -55,7 +56,7 @@ describe("liveliness tokens across routers over NATS", () => {
       .declareSubscriber("dead/**", { handler: (s: Sample) => void events.push(showSample(s)) });
     await c1.liveliness().declareToken("dead/r1");
     await c2.liveliness().declareToken("dead/r2");
-    await until(() => events.length === 2, 5000, "both PUTs on router 2");
+    await eventually(() => events.length === 2, 5000, "both PUTs on router 2");
     assert.deepEqual(events.sort(), ["put:dead/r1=", "put:dead/r2="]);
     let seen: string[] = [];
     for (const end = Date.now() + 5000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
@@ -66,7 +67,7 @@ describe("liveliness tokens across routers over NATS", () => {
     events.length = 0;
     await pair.r1.kill9();
     // Router 2 forgets router 1 after the peer timeout; its token goes with it.
-    await until(() => events.length === 1, PEER_TIMEOUT_MS * 5, "the DELETE after router 1 died");
+    await eventually(() => events.length === 1, PEER_TIMEOUT_MS * 5, "the DELETE after router 1 died");
     assert.deepEqual(events, ["delete:dead/r1"]);
     assert.deepEqual(await collect(await c2.liveliness().get("dead/**")), ["put:dead/r2="]);
     await sub.undeclare();

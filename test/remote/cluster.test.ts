@@ -12,7 +12,8 @@ import {
   type Sample,
   type Session as ZSession,
 } from "@eclipse-zenoh/zenoh-ts";
-import { type ClientPair, collect, roundTrip, startClientPair, until } from "./helpers.js";
+import { type ClientPair, collect, roundTrip, startClientPair } from "./helpers.js";
+import { eventually } from "../support/wait.js";
 
 describe("zenoh-ts clients on two routers over NATS", () => {
   let pair: ClientPair;
@@ -55,12 +56,12 @@ describe("zenoh-ts clients on two routers over NATS", () => {
     const changes: boolean[] = [];
     const listener = await pub.matchingListener({ handler: (m: MatchingStatus) => void changes.push(m.matching()) });
     // The subscriber's announcement reaches router 1 through NATS.
-    await until(() => changes.includes(true), 5000, "matching across routers");
+    await eventually(() => changes.includes(true), 5000, "matching across routers");
     await pub.put("over");
-    await until(() => got.length === 1, 5000, "sample across routers");
+    await eventually(() => got.length === 1, 5000, "sample across routers");
     assert.deepEqual(got, ["x/k=over"]);
     await sub.undeclare();
-    await until(() => changes.at(-1) === false, 5000, "no match after undeclare");
+    await eventually(() => changes.at(-1) === false, 5000, "no match after undeclare");
     await listener.undeclare();
     await pub.undeclare();
   });

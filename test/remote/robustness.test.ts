@@ -7,7 +7,8 @@ import { after, before, describe, test } from "node:test";
 import { ConsolidationMode, Duration, type Query, ReplyError, type Sample } from "@eclipse-zenoh/zenoh-ts";
 import { WebSocket } from "ws";
 import { Writer } from "../../src/remote/wire.js";
-import { collect, openClient, roundTrip, startRemoteRouter, until } from "./helpers.js";
+import { collect, openClient, roundTrip, startRemoteRouter } from "./helpers.js";
+import { eventually } from "../support/wait.js";
 
 type Router = Awaited<ReturnType<typeof startRemoteRouter>>;
 
@@ -111,7 +112,7 @@ describe("remote API robustness", () => {
   test("declarations per connection are limited: the one above the limit gets an error reply", async () => {
     const ws = await raw(z.remoteApiUrl!);
     for (let i = 1; i <= 4; i++) ws.send(declareSub(i, 100 + i, `lim/${i}`));
-    await until(() => ws.frames.length === 4, 2000, "4 responses");
+    await eventually(() => ws.frames.length === 4, 2000, "4 responses");
     assert.deepEqual(
       ws.frames.slice(0, 3).map((f) => f[0]),
       [0x81, 0x81, 0x81],
@@ -149,7 +150,7 @@ describe("remote API robustness", () => {
     const base = z.router.subscriberCount;
     const ws = await raw(z.remoteApiUrl!);
     ws.send(declareSub(1, 1, keyExpr));
-    await until(() => ws.frames.length === 1, 2000, "declared");
+    await eventually(() => ws.frames.length === 1, 2000, "declared");
     assert.equal(z.router.subscriberCount, base + 1);
     (ws as unknown as { _socket: { pause(): void } })._socket.pause();
     return { ws, base };
@@ -163,7 +164,7 @@ describe("remote API robustness", () => {
       await z.session.put("flood/k", payload);
       if (i % 50 === 0) await new Promise((r) => setImmediate(r));
     }
-    await until(() => z.router.subscriberCount === base, 3000, "slow client dropped");
+    await eventually(() => z.router.subscriberCount === base, 3000, "slow client dropped");
     ws.terminate();
     await stillServes();
   });
@@ -179,7 +180,7 @@ describe("remote API robustness", () => {
       for (let j = 0; j < 500; j++) ws.ping(payload);
       await new Promise((r) => setImmediate(r));
     }
-    await until(() => z.router.subscriberCount === base, 3000, "the client that does not read its pongs dropped");
+    await eventually(() => z.router.subscriberCount === base, 3000, "the client that does not read its pongs dropped");
     ws.terminate();
     await stillServes();
   });
@@ -232,7 +233,7 @@ describe("remote API robustness", () => {
       const answered = (): boolean => ws.frames.some((f) => f[0] === 0x80 && f.readUInt32LE(1) === seq);
       const outcome = await Promise.race([
         ws.closed.then((c) => c.code),
-        until(answered, 2000, "ping answer").then(() => 0),
+        eventually(answered, 2000, "ping answer").then(() => 0),
       ]);
       if (outcome !== 0) {
         codes.set(outcome, (codes.get(outcome) ?? 0) + 1);

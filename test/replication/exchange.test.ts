@@ -24,7 +24,7 @@ import {
 import type { StoredEntry } from "../../src/storage/backend.js";
 import { StorageService } from "../../src/storage/service.js";
 import { MemoryBackend } from "../../src/storage/volumes/memory.js";
-import { eventually } from "../support/http.js";
+import { eventually } from "../support/wait.js";
 
 const TIMINGS = { heartbeatMs: 100, peerTimeoutMs: 500, ackTimeoutMs: 800, helloWaitMs: 200 };
 /** Short intervals, so that the periodic exchange runs within a test. */
@@ -99,6 +99,60 @@ async function held(r: Replica, keyExpr = "d/**"): Promise<string[]> {
   return (await r.backend.query(keyExpr))
     .map((e) => `${e.key}=${e.payload.toString()}@${e.timestamp.toString()}`)
     .sort();
+}
+
+/**
+ * A replica that lies: at `address` it answers every digest with one hot sub-interval (a second
+ * old) that differs, holding `events` there (stamped a second ago) and answering `values` for the
+ * keys asked, whatever they are.
+ */
+function lyingReplica(
+  c: Session,
+  address: string,
+  zid: string,
+  events: ReadonlyArray<{ key: string; deleted: boolean }>,
+  values: readonly string[],
+): void {
+  const ms = Date.now() - 1_000;
+  const ts = new Timestamp(unixNanosToNtp64(BigInt(ms) * 1_000_000n), zid);
+  const interval = Math.floor(ms / SETTINGS.intervalMs);
+  const sub = Math.floor((ms - interval * SETTINGS.intervalMs) / (SETTINGS.intervalMs / SETTINGS.subIntervals));
+  c.declareQueryable(address, (q) => {
+    const op = q.payload?.[0];
+    if (op === Op.digest) {
+      const theirs = decodeDigest(q.payload!).digest;
+      q.reply(
+        address,
+        encodeDigest({
+          zid,
+          storage: "d",
+          digest: {
+            ...theirs,
+            cold: { hi: 0, lo: 0 },
+            warmIntervals: [],
+            hotSubs: [{ interval, sub, fp: { hi: 1, lo: 1 } }],
+          },
+        }),
+      );
+    } else if (op === Op.subs) {
+      for (const b of encodeSubsReply([{ interval, sub, fp: { hi: 1, lo: 1 } }])) q.reply(address, b);
+    } else if (op === Op.events) {
+      for (const b of encodeEventsReply(
+        0,
+        events.map((e) => ({ key: e.key, timestamp: ts, deleted: e.deleted })),
+      ))
+        q.reply(address, b);
+    } else if (op === Op.values) {
+      const v = (key: string) => ({
+        key,
+        timestamp: ts,
+        deleted: false,
+        encoding: "text/plain",
+        payload: Buffer.from(key),
+      });
+      for (const b of encodeValuesReply(values.map(v))) q.reply(address, b);
+    }
+  });
 }
 
 describe("replicas in one process", () => {
@@ -686,46 +740,16 @@ describe("replicas in one process", () => {
     });
     const c = await Session.open({ zid: "C6", fabric });
     const address = `${replicaSpace("d/**")}/align/C6/d`;
-    const ms = Date.now() - 1_000;
-    const ts = new Timestamp(unixNanosToNtp64(BigInt(ms) * 1_000_000n), "C6");
-    const interval = Math.floor(ms / SETTINGS.intervalMs);
-    const sub = Math.floor((ms - interval * SETTINGS.intervalMs) / (SETTINGS.intervalMs / SETTINGS.subIntervals));
-    c.declareQueryable(address, (q) => {
-      const op = q.payload?.[0];
-      if (op === Op.digest) {
-        const theirs = decodeDigest(q.payload!).digest;
-        q.reply(
-          address,
-          encodeDigest({
-            zid: "C6",
-            storage: "d",
-            digest: {
-              ...theirs,
-              cold: { hi: 0, lo: 0 },
-              warmIntervals: [],
-              hotSubs: [{ interval, sub, fp: { hi: 1, lo: 1 } }],
-            },
-          }),
-        );
-      } else if (op === Op.subs) {
-        for (const b of encodeSubsReply([{ interval, sub, fp: { hi: 1, lo: 1 } }])) q.reply(address, b);
-      } else if (op === Op.events) {
-        for (const b of encodeEventsReply(0, [
-          { key: "x/outside", timestamp: ts, deleted: false },
-          { key: "d/ok", timestamp: ts, deleted: false },
-        ]))
-          q.reply(address, b);
-      } else if (op === Op.values) {
-        const v = (key: string) => ({
-          key,
-          timestamp: ts,
-          deleted: false,
-          encoding: "text/plain",
-          payload: Buffer.from(key),
-        });
-        for (const b of encodeValuesReply([v("d/ok"), v("d/sneaky"), v("x/outside")])) q.reply(address, b);
-      }
-    });
+    lyingReplica(
+      c,
+      address,
+      "C6",
+      [
+        { key: "x/outside", deleted: false },
+        { key: "d/ok", deleted: false },
+      ],
+      ["d/ok", "d/sneaky", "x/outside"],
+    );
     try {
       await eventually(async () => (await held(a)).length > 0, 5_000, "a to pull from c");
       await new Promise((r) => setTimeout(r, 300));
@@ -762,47 +786,17 @@ describe("replicas in one process", () => {
     // A liar that announces a storage on x/a/**, then claims keys only it covers.
     const space = pairSpace("x/**/y", "x/a/**");
     const address = `${space}/align/CC17/d`;
-    const ms = Date.now() - 1_000;
-    const ts = new Timestamp(unixNanosToNtp64(BigInt(ms) * 1_000_000n), "CC17");
-    const interval = Math.floor(ms / SETTINGS.intervalMs);
-    const sub = Math.floor((ms - interval * SETTINGS.intervalMs) / (SETTINGS.intervalMs / SETTINGS.subIntervals));
-    c.declareQueryable(address, (q) => {
-      const op = q.payload?.[0];
-      if (op === Op.digest) {
-        const theirs = decodeDigest(q.payload!).digest;
-        q.reply(
-          address,
-          encodeDigest({
-            zid: "CC17",
-            storage: "d",
-            digest: {
-              ...theirs,
-              cold: { hi: 0, lo: 0 },
-              warmIntervals: [],
-              hotSubs: [{ interval, sub, fp: { hi: 1, lo: 1 } }],
-            },
-          }),
-        );
-      } else if (op === Op.subs) {
-        for (const b of encodeSubsReply([{ interval, sub, fp: { hi: 1, lo: 1 } }])) q.reply(address, b);
-      } else if (op === Op.events) {
-        for (const b of encodeEventsReply(0, [
-          { key: "x/a/only-c", timestamp: ts, deleted: false },
-          { key: "x/a/gone", timestamp: ts, deleted: true },
-          { key: "x/a/both/y", timestamp: ts, deleted: false },
-        ]))
-          q.reply(address, b);
-      } else if (op === Op.values) {
-        const v = (key: string) => ({
-          key,
-          timestamp: ts,
-          deleted: false,
-          encoding: "text/plain",
-          payload: Buffer.from(key),
-        });
-        for (const b of encodeValuesReply([v("x/a/both/y"), v("x/a/only-c")])) q.reply(address, b);
-      }
-    });
+    lyingReplica(
+      c,
+      address,
+      "CC17",
+      [
+        { key: "x/a/only-c", deleted: false },
+        { key: "x/a/gone", deleted: true },
+        { key: "x/a/both/y", deleted: false },
+      ],
+      ["x/a/both/y", "x/a/only-c"],
+    );
     c.declareLivelinessToken(`${space}/live/CC17/d`);
     c.declareLivelinessToken(`${ANNOUNCE_SPACE}/CC17/d/${Buffer.from("x/a/**").toString("base64url")}`);
     try {

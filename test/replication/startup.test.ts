@@ -16,7 +16,7 @@ import { replicaSpace } from "../../src/storage/replication/replicator.js";
 import { decodeDigest, encodeDigest, encodeSubsReply, Op } from "../../src/storage/replication/wire.js";
 import { StorageService } from "../../src/storage/service.js";
 import { MemoryBackend } from "../../src/storage/volumes/memory.js";
-import { eventually } from "../support/http.js";
+import { eventually } from "../support/wait.js";
 
 /** No test here waits for a router to be forgotten: timings that a loaded machine never trips. */
 const TIMINGS = { heartbeatMs: 250, peerTimeoutMs: 4_000, ackTimeoutMs: 5_000, helloWaitMs: 200 };

@@ -27,6 +27,7 @@ import {
   MAX_RECEIVED_BYTES,
   ReplicationWireError,
 } from "../../src/storage/replication/wire.js";
+import { rngUnit } from "../support/rng.js";
 
 const TS = new Timestamp(0x1234_5678_9abc_def0n, "A1B2");
 const DIGEST: Digest = {
@@ -40,15 +41,6 @@ const DIGEST: Digest = {
   hotSubs: [{ interval: 179_000_000, sub: 4, fp: { hi: 5, lo: 6 } }],
   purgedBeforeMs: 1_700_000_000_000,
 };
-
-/** A tiny seeded generator, so that a failure can be replayed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0;
-    return s / 0x1_0000_0000;
-  };
-}
 
 describe("replication messages", () => {
   test("every message decodes to what was encoded", () => {
@@ -140,7 +132,7 @@ describe("replication messages", () => {
   });
 
   test("20,000 random and mutated messages never throw anything but a wire error", () => {
-    const rand = rng(26);
+    const rand = rngUnit(26);
     const seeds = [
       encodeDigest({ zid: "A1B2", storage: "d", digest: DIGEST }),
       encodeIntervalsQuery(3),

@@ -14,8 +14,9 @@ import { hashSecret } from "../../src/access/hash.js";
 import { silentLogger } from "../../src/core/log.js";
 import { defaultStartOptions } from "../../src/defaults.js";
 import { startZest, type Zest } from "../../src/runtime.js";
-import { eventually, http } from "../support/http.js";
+import { http } from "../support/http.js";
 import { h2, h2Session } from "../support/http2-client.js";
+import { eventually } from "../support/wait.js";
 
 /** What a raw TCP client reads back after sending `bytes` (until the server closes). */
 function raw(url: string, bytes: string): Promise<string> {

@@ -16,8 +16,8 @@ import { defaultStartOptions } from "../../src/defaults.js";
 import { hashSecret } from "../../src/access/hash.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 import { makeCertificate } from "../support/certificate.js";
-import { eventually } from "../support/http.js";
 import { h2, h2Sse } from "../support/http2-client.js";
+import { eventually } from "../support/wait.js";
 
 describe("HTTP/2 on the TLS port", () => {
   let dir: string;

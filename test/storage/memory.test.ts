@@ -16,7 +16,8 @@ import {
 import { RECORD_HEADER_BYTES, type Records, SLOT_BYTES } from "../../src/storage/volumes/memory-records.js";
 import { silentLogger } from "../../src/core/log.js";
 import { rejectsWith } from "../support/assert.js";
-import { matchesKey, pick, rng, universe } from "../keyexpr/reference.js";
+import { matchesKey, pick, universe } from "../keyexpr/reference.js";
+import { rngUnit } from "../support/rng.js";
 
 describe("memory volume: the storage contract", () => {
   let volume: Volume;
@@ -44,7 +45,7 @@ test("KeyIndex walks answer exactly the keys the reference model matches, in str
   const keys = universe(["a", "b", "ab", "@x", "a.b", "a-"], 4);
   const index = new KeyIndex<number>();
   for (const [i, k] of keys.entries()) index.set(k, i);
-  const next = rng(7);
+  const next = rngUnit(7);
   const pieces = ["a", "b", "ab", "*", "**", "a$*", "$*b", "@x", "$*a$*", "a.b"];
   for (let t = 0; t < 600; t++) {
     const len = 1 + Math.floor(next() * 5);
@@ -138,7 +139,7 @@ test("a memory scan gives keys in string order, a node with many children sorted
   const keys: string[] = [];
   // 10,000 children under one node (scanned in insertion order: `SORTED_SCAN_MAX`), in random
   // order, between siblings before and after it, and keys under some of the children.
-  const next = rng(11);
+  const next = rngUnit(11);
   const flat = Array.from({ length: 10_000 }, (_, i) => `m/flat/${(i * 7919) % 10_000}`);
   for (let i = flat.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));
@@ -412,7 +413,7 @@ test("keys too long to be remembered by key (over 256 characters) are read, over
 test("random puts, deletes and purges: every read and the quota's count match a plain model", async () => {
   const m = new MemoryBackend("model", 1 << 30);
   const rec = (m as unknown as { records: Records }).records;
-  const next = rng(12);
+  const next = rngUnit(12);
   const encodings = ["text/plain", "application/json", "x/y", ""];
   // key → [payload, encoding] for values; null for tombstones.
   const model = new Map<string, [Buffer, string] | null>();

@@ -8,8 +8,9 @@ import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import type { Sample, Session as ZSession } from "@eclipse-zenoh/zenoh-ts";
 import { http } from "../support/http.js";
-import { openClient, showSample, startRemoteRouter, until } from "../remote/helpers.js";
+import { openClient, showSample, startRemoteRouter } from "../remote/helpers.js";
 import type { Zest } from "../../src/runtime.js";
+import { eventually } from "../support/wait.js";
 
 describe("session-bound values on the remote API (zenoh-ts)", () => {
   let z: Zest & { locator: string };
@@ -33,10 +34,10 @@ describe("session-bound values on the remote API (zenoh-ts)", () => {
     await a.put("sb/kept", "permanent");
     const pub = await a.declarePublisher("sb/pub");
     await pub.put("published", { attachment: "zest:session" });
-    await until(() => seen.includes("put:sb/pub=published"), 3_000, "the puts");
+    await eventually(() => seen.includes("put:sb/pub=published"), 3_000, "the puts");
     assert.deepEqual(await keys(), ["sb/bound", "sb/kept", "sb/pub"]);
     await a.close();
-    await until(() => seen.includes("delete:sb/bound") && seen.includes("delete:sb/pub"), 3_000, "the deletes");
+    await eventually(() => seen.includes("delete:sb/bound") && seen.includes("delete:sb/pub"), 3_000, "the deletes");
     assert.deepEqual(await keys(), ["sb/kept"]);
   });
 
@@ -47,10 +48,10 @@ describe("session-bound values on the remote API (zenoh-ts)", () => {
     try {
       await a.put("sbt/a", "short", { attachment: "zest:ttl=300ms" });
       await a.put("sbt/b", "user data", { attachment: "zesty" });
-      await until(() => got.length === 2, 3_000, "the puts");
+      await eventually(() => got.length === 2, 3_000, "the puts");
       assert.equal(got[0]!.attachment(), undefined);
       assert.equal(got[1]!.attachment()?.toString(), "zesty");
-      await until(() => got.length === 3, 5_000, "the expiry's delete");
+      await eventually(() => got.length === 3, 5_000, "the expiry's delete");
       assert.equal(showSample(got[2]!), "delete:sbt/a");
     } finally {
       await a.close();
@@ -77,12 +78,12 @@ describe("session-bound values on the remote API (zenoh-ts)", () => {
         child.stdout.on("data", (d: Buffer) => d.toString().includes("ready") && resolve());
         child.on("exit", (code) => reject(new Error(`the client exited first (${code})`)));
       });
-      await until(() => seen.includes("put:sb/killed=alive"), 3_000, "the put");
+      await eventually(() => seen.includes("put:sb/killed=alive"), 3_000, "the put");
       assert.ok((await keys()).includes("sb/killed"));
     } finally {
       child.kill("SIGKILL");
     }
-    await until(() => seen.includes("delete:sb/killed"), 5_000, "the delete after the kill");
+    await eventually(() => seen.includes("delete:sb/killed"), 5_000, "the delete after the kill");
     assert.ok(!(await keys()).includes("sb/killed"));
   });
 });

@@ -4,46 +4,25 @@
  * decide theirs.
  */
 import assert from "node:assert/strict";
-import { Buffer } from "node:buffer";
 import { after, test } from "node:test";
 import { AccessControl } from "../../src/access/access.js";
-import { silentLogger } from "../../src/core/log.js";
-import { Router } from "../../src/core/router.js";
 import type { Sample } from "../../src/core/sample.js";
-import { Session } from "../../src/core/session.js";
 import { encodeDeclare, encodePush, encodeRequest } from "../../src/zenoh/codec/network.js";
 import { CloseReason } from "../../src/zenoh/codec/transport.js";
-import { parseEndpoint } from "../../src/zenoh/endpoint.js";
-import { ZenohServer } from "../../src/zenoh/server.js";
-import { RawClient } from "./raw-client.js";
+import { RawClient, wireKey, wirePut } from "./raw-client.js";
+import { type TestZenohDoor, zenohDoor } from "../support/zenoh-door.js";
 
 const opened: Array<{ close(): unknown }> = [];
 after(async () => {
   for (const o of opened.reverse()) await o.close();
 });
 
-async function door(section: unknown): Promise<{ port: number; session: Session }> {
-  const router = new Router({ logger: silentLogger });
-  const server = new ZenohServer({
-    zid: router.zid,
-    openSession: (name) => new Session(router, name),
-    connectivity: router.connectivity(),
-    logger: silentLogger,
-    endpoints: [parseEndpoint("tcp/127.0.0.1:0")],
-    access: AccessControl.fromConfig(section),
-  });
-  await server.listen();
-  opened.push(server);
-  return { port: Number(server.locators()[0]!.split(":").pop()), session: new Session(router, "test") };
+function door(section: unknown): Promise<TestZenohDoor> {
+  return zenohDoor(opened, { access: AccessControl.fromConfig(section) });
 }
 
-const key = (suffix: string) => ({ scope: 0, suffix, senderMapping: false });
-const put = (payload: string) => ({
-  kind: "put" as const,
-  encoding: "",
-  hasEncoding: false,
-  payload: Buffer.from(payload),
-});
+const key = wireKey;
+const put = (payload: string) => wirePut(payload);
 
 const LOOPBACK_MAY_WRITE_DEMO = {
   enabled: true,

@@ -11,16 +11,12 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { AccessControl } from "../../src/access/access.js";
 import { DecodeError } from "../../src/core/binary.js";
-import { silentLogger } from "../../src/core/log.js";
-import { Router } from "../../src/core/router.js";
 import type { Sample } from "../../src/core/sample.js";
-import { Session } from "../../src/core/session.js";
 import { MAX_DICTIONARY_BYTES, parseDictionary, UsrPwdAuth, usrPwdClient } from "../../src/zenoh/auth-usrpwd.js";
 import { encodePush } from "../../src/zenoh/codec/network.js";
 import { CloseReason, encodeInitSyn, encodeOpen } from "../../src/zenoh/codec/transport.js";
-import { parseEndpoint } from "../../src/zenoh/endpoint.js";
-import { ZenohServer } from "../../src/zenoh/server.js";
-import { RawClient } from "./raw-client.js";
+import { RawClient, wireKey, wirePut } from "./raw-client.js";
+import { type TestZenohDoor, zenohDoor } from "../support/zenoh-door.js";
 import { capturingLogger } from "../support/log.js";
 import { rng } from "../support/rng.js";
 
@@ -37,42 +33,21 @@ function dictionary(text: string): string {
   return path;
 }
 
-interface Door {
-  port: number;
-  server: ZenohServer;
-  session: Session;
-  lines: Array<Record<string, unknown>>;
-}
-
-async function door(users: string | undefined, access?: unknown): Promise<Door> {
-  const router = new Router({ logger: silentLogger });
+async function door(
+  users: string | undefined,
+  access?: unknown,
+): Promise<TestZenohDoor & { lines: Array<Record<string, unknown>> }> {
   const { logger, lines } = capturingLogger();
-  const server = new ZenohServer({
-    zid: router.zid,
-    openSession: (name) => new Session(router, name),
-    connectivity: router.connectivity(),
+  const d = await zenohDoor(opened, {
     logger,
-    endpoints: [parseEndpoint("tcp/127.0.0.1:0")],
     access: access === undefined ? undefined : AccessControl.fromConfig(access),
     usrpwd: users === undefined ? undefined : UsrPwdAuth.fromFile(dictionary(users)),
   });
-  await server.listen();
-  opened.push(server);
-  return {
-    port: Number(server.locators()[0]!.split(":").pop()),
-    server,
-    session: new Session(router, "test"),
-    lines,
-  };
+  return { ...d, lines };
 }
 
-const key = (suffix: string) => ({ scope: 0, suffix, senderMapping: false });
-const put = (payload: string) => ({
-  kind: "put" as const,
-  encoding: "",
-  hasEncoding: false,
-  payload: Buffer.from(payload),
-});
+const key = wireKey;
+const put = (payload: string) => wirePut(payload);
 
 /** alice may write alice/**, anonymous loopback clients may write public/**. */
 const ALICE_AND_PUBLIC = {

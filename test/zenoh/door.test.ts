@@ -5,54 +5,26 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { after, test } from "node:test";
-import { silentLogger } from "../../src/core/log.js";
-import { Router } from "../../src/core/router.js";
-import { Session } from "../../src/core/session.js";
 import type { Sample } from "../../src/core/sample.js";
 import { Timestamp } from "../../src/core/timestamp.js";
 import { encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
 import { CloseReason, encodeFragment, encodeOpen } from "../../src/zenoh/codec/transport.js";
-import { parseEndpoint } from "../../src/zenoh/endpoint.js";
 import { honouredLease, PEER_LEASE_MAX_MS, PEER_LEASE_MIN_MS } from "../../src/zenoh/transport/transport.js";
-import { type ZenohLimits, ZenohServer } from "../../src/zenoh/server.js";
-import { RawClient } from "./raw-client.js";
+import type { ZenohLimits } from "../../src/zenoh/server.js";
+import { RawClient, wireKey, wirePut } from "./raw-client.js";
+import { type TestZenohDoor, zenohDoor } from "../support/zenoh-door.js";
 
 const opened: Array<{ close(): unknown }> = [];
 after(async () => {
   for (const o of opened.reverse()) await o.close();
 });
 
-async function door(
-  limits: Partial<ZenohLimits> = {},
-): Promise<{ router: Router; server: ZenohServer; port: number; session: Session }> {
-  const router = new Router({ logger: silentLogger });
-  const server = new ZenohServer({
-    zid: router.zid,
-    openSession: (name) => new Session(router, name),
-    connectivity: router.connectivity(),
-    logger: silentLogger,
-    endpoints: [parseEndpoint("tcp/127.0.0.1:0")],
-    limits,
-  });
-  await server.listen();
-  opened.push(server);
-  const port = Number(server.locators()[0]!.split(":").pop());
-  return { router, server, port, session: new Session(router, "test") };
+function door(limits: Partial<ZenohLimits> = {}): Promise<TestZenohDoor> {
+  return zenohDoor(opened, { limits });
 }
 
-const key = (suffix: string) => ({ scope: 0, suffix, senderMapping: false });
-const put = (payload: string, timestamp?: Timestamp) => ({
-  kind: "put" as const,
-  encoding: "text/plain",
-  hasEncoding: true,
-  payload: Buffer.from(payload),
-  ...(timestamp ? { timestamp } : {}),
-});
-
-function closeReason(c: RawClient): number | undefined {
-  const t = c.transport.find((m) => m.kind === "close");
-  return t?.kind === "close" ? t.reason : undefined;
-}
+const key = wireKey;
+const put = (payload: string, timestamp?: Timestamp) => wirePut(payload, "text/plain", timestamp);
 
 test("the handshake answers with the router's zid and a cookie; a PUSH without timestamp is stamped by the router", async () => {
   const { router, port, session } = await door();
@@ -133,7 +105,7 @@ test("a session that does not finish its handshake in time is closed", async () 
   const c = await RawClient.connect(port);
   opened.push(c);
   await c.waitClosed(3000);
-  assert.equal(closeReason(c), CloseReason.EXPIRED);
+  assert.equal(c.closeReason, CloseReason.EXPIRED);
 });
 
 /** Milliseconds from `start` until `c`'s connection closed (it must within `timeoutMs`). */
@@ -148,7 +120,7 @@ test("a silent session is closed near the lease it announced, not at the router'
   opened.push(c);
   // The raw client sends no KEEP_ALIVE: silent from the OPEN on.
   const waited = await closedAfter(c, Date.now(), 4000);
-  assert.equal(closeReason(c), CloseReason.EXPIRED);
+  assert.equal(c.closeReason, CloseReason.EXPIRED);
   assert.ok(waited >= 900 && waited < 2000, `closed after ${waited} ms, for a lease of 1000`);
 });
 
@@ -162,7 +134,7 @@ test("a session that announced a longer lease than the router's outlives the rou
   // The router keeps itself alive for the peer, at a quarter of its own lease.
   assert.ok(c.transport.filter((t) => t.kind === "keepalive").length >= 2, "too few KEEP_ALIVEs");
   const waited = await closedAfter(c, start, 4000);
-  assert.equal(closeReason(c), CloseReason.EXPIRED);
+  assert.equal(c.closeReason, CloseReason.EXPIRED);
   assert.ok(waited >= 2900 && waited < 4500, `closed after ${waited} ms, for a lease of 3000`);
 });
 
@@ -171,7 +143,7 @@ test("an announced lease is bounded: one below 500 ms is taken as 500 ms", async
   const c = await RawClient.open(port, { leaseMs: 20 });
   opened.push(c);
   const waited = await closedAfter(c, Date.now(), 3000);
-  assert.equal(closeReason(c), CloseReason.EXPIRED);
+  assert.equal(c.closeReason, CloseReason.EXPIRED);
   assert.ok(waited >= 400 && waited < 1500, `closed after ${waited} ms, for a lease of 20 taken as 500`);
 });
 
@@ -192,7 +164,7 @@ test("a forged cookie is refused", async () => {
   opened.push(c);
   c.sendBatch((w) => encodeOpen(w, { ack: false, leaseMs: 10_000, initialSn: 0, cookie: Buffer.alloc(40, 7) }));
   await c.waitClosed();
-  assert.equal(closeReason(c), CloseReason.INVALID);
+  assert.equal(c.closeReason, CloseReason.INVALID);
 });
 
 test("malformed and truncated batches close that session only; the router keeps serving", async () => {
@@ -218,7 +190,7 @@ test("an unknown mandatory extension is refused with CLOSE unsupported", async (
   opened.push(c);
   c.sendRaw(Buffer.from([2, 0, 0x84, 0x1e])); // KEEP_ALIVE with a mandatory unit extension 0x0e
   await c.waitClosed();
-  assert.equal(closeReason(c), CloseReason.UNSUPPORTED);
+  assert.equal(c.closeReason, CloseReason.UNSUPPORTED);
 });
 
 test("sessions per address and in total are bounded", async () => {
@@ -228,7 +200,7 @@ test("sessions per address and in total are bounded", async () => {
   const c = await RawClient.connect(port);
   opened.push(a, b, c);
   await c.waitClosed();
-  assert.equal(closeReason(c), CloseReason.MAX_SESSIONS);
+  assert.equal(c.closeReason, CloseReason.MAX_SESSIONS);
   a.close();
   await a.waitClosed();
   await new Promise((r) => setTimeout(r, 50));
@@ -240,7 +212,7 @@ test("sessions per address and in total are bounded", async () => {
   const f = await RawClient.connect(total.port);
   opened.push(e, f);
   await f.waitClosed();
-  assert.equal(closeReason(f), CloseReason.MAX_SESSIONS);
+  assert.equal(f.closeReason, CloseReason.MAX_SESSIONS);
 });
 
 test("declarations per session and key-expression ids are bounded", async () => {
@@ -279,7 +251,7 @@ test("a fragmented message over the reassembly limit closes the session", async 
       encodeFragment(w, { sn: i, reliable: true, more: true, first: i === 0, payload: Buffer.alloc(600, 1) }),
     );
   await c.waitClosed();
-  assert.equal(closeReason(c), CloseReason.INVALID);
+  assert.equal(c.closeReason, CloseReason.INVALID);
 });
 
 test("a fragmented PUSH within the limit is reassembled", async () => {

@@ -8,9 +8,6 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { after, test } from "node:test";
-import { silentLogger } from "../../src/core/log.js";
-import { Router } from "../../src/core/router.js";
-import { Session } from "../../src/core/session.js";
 import type { Declaration } from "../../src/zenoh/codec/declarations.js";
 import {
   encodeDeclare,
@@ -23,27 +20,17 @@ import {
   InterestOption,
   type NetworkMsg,
 } from "../../src/zenoh/codec/network.js";
-import { parseEndpoint } from "../../src/zenoh/endpoint.js";
-import { ZenohServer } from "../../src/zenoh/server.js";
-import { RawClient } from "./raw-client.js";
+import { RawClient, wireKey } from "./raw-client.js";
+import { type TestZenohDoor, zenohDoor } from "../support/zenoh-door.js";
+import { hex, bytes } from "./bytes.js";
 
 const opened: Array<{ close(): unknown }> = [];
 after(async () => {
   for (const o of opened.reverse()) await o.close();
 });
 
-async function door(): Promise<{ port: number; session: Session }> {
-  const router = new Router({ logger: silentLogger });
-  const server = new ZenohServer({
-    zid: router.zid,
-    openSession: (name) => new Session(router, name),
-    connectivity: router.connectivity(),
-    logger: silentLogger,
-    endpoints: [parseEndpoint("tcp/127.0.0.1:0")],
-  });
-  await server.listen();
-  opened.push(server);
-  return { port: Number(server.locators()[0]!.split(":").pop()), session: new Session(router, "test") };
+function door(): Promise<TestZenohDoor> {
+  return zenohDoor(opened);
 }
 
 async function client(port: number, zid: string): Promise<RawClient> {
@@ -52,9 +39,7 @@ async function client(port: number, zid: string): Promise<RawClient> {
   return c;
 }
 
-const key = (suffix: string) => ({ scope: 0, suffix, senderMapping: false });
-const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
-const bytes = (h: string): Buffer => Buffer.from(h.replace(/\s+/g, ""), "hex");
+const key = wireKey;
 /** A timestamp stack extension (0x7) as zenoh 1.10 sends it, whole: conf SEND, one interception. */
 const TS_STACK = bytes("47 05 01 01 01 abcd");
 /** An extension of a PUT no zenoh version here knows (0x0e, zbuf, optional). */

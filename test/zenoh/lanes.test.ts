@@ -6,36 +6,20 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { after, test } from "node:test";
-import { silentLogger } from "../../src/core/log.js";
 import type { Qos } from "../../src/core/qos.js";
-import { Router } from "../../src/core/router.js";
-import { Session } from "../../src/core/session.js";
+import type { Session } from "../../src/core/session.js";
 import { encodeDeclare } from "../../src/zenoh/codec/network.js";
-import { parseEndpoint } from "../../src/zenoh/endpoint.js";
-import { type ZenohLimits, ZenohServer } from "../../src/zenoh/server.js";
+import type { ZenohLimits, ZenohServer } from "../../src/zenoh/server.js";
 import { RawClient } from "./raw-client.js";
+import { type TestZenohDoor, zenohDoor } from "../support/zenoh-door.js";
 
 const opened: Array<{ close(): unknown }> = [];
 after(async () => {
   for (const o of opened.reverse()) await o.close();
 });
 
-async function door(
-  limits: Partial<ZenohLimits> = {},
-): Promise<{ server: ZenohServer; port: number; session: Session }> {
-  const router = new Router({ logger: silentLogger });
-  const server = new ZenohServer({
-    zid: router.zid,
-    openSession: (name) => new Session(router, name),
-    connectivity: router.connectivity(),
-    logger: silentLogger,
-    endpoints: [parseEndpoint("tcp/127.0.0.1:0")],
-    limits,
-  });
-  await server.listen();
-  opened.push(server);
-  const port = Number(server.locators()[0]!.split(":").pop());
-  return { server, port, session: new Session(router, "test") };
+function door(limits: Partial<ZenohLimits> = {}): Promise<TestZenohDoor> {
+  return zenohDoor(opened, { limits });
 }
 
 async function subscribed(

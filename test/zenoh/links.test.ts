@@ -11,18 +11,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { BinaryWriter } from "../../src/core/binary.js";
-import { type Logger, silentLogger } from "../../src/core/log.js";
-import { Router } from "../../src/core/router.js";
+import type { Logger } from "../../src/core/log.js";
 import type { Sample } from "../../src/core/sample.js";
-import { Session } from "../../src/core/session.js";
 import { encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
 import { CloseReason, encodeInitSyn } from "../../src/zenoh/codec/transport.js";
-import { parseEndpoint } from "../../src/zenoh/endpoint.js";
 import { UDP_MAX_MTU } from "../../src/zenoh/links/udp.js";
-import { type ZenohLimits, ZenohServer, type ZenohTls } from "../../src/zenoh/server.js";
+import type { ZenohLimits, ZenohTls } from "../../src/zenoh/server.js";
 import { makeCertificate, makeClientCertificate } from "../support/certificate.js";
 import { runZestExpectingExit, startZest as startZestProcess } from "../support/zest-process.js";
-import { RawClient } from "./raw-client.js";
+import { RawClient, wireKey, wirePut } from "./raw-client.js";
+import { type TestZenohDoor, zenohDoor } from "../support/zenoh-door.js";
 import { capturingLogger } from "../support/log.js";
 
 const opened: Array<{ close(): unknown }> = [];
@@ -32,38 +30,15 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function door(
+function door(
   endpoint: string,
   opts: { limits?: Partial<ZenohLimits>; tls?: ZenohTls; logger?: Logger } = {},
-): Promise<{ server: ZenohServer; port: number; session: Session }> {
-  const router = new Router({ logger: silentLogger });
-  const server = new ZenohServer({
-    zid: router.zid,
-    openSession: (name) => new Session(router, name),
-    connectivity: router.connectivity(),
-    logger: opts.logger ?? silentLogger,
-    endpoints: [parseEndpoint(endpoint)],
-    limits: opts.limits ?? {},
-    ...(opts.tls ? { tls: opts.tls } : {}),
-  });
-  await server.listen();
-  opened.push(server);
-  const port = Number(server.locators()[0]!.split(":").pop());
-  return { server, port, session: new Session(router, "test") };
+): Promise<TestZenohDoor> {
+  return zenohDoor(opened, { endpoint, ...opts });
 }
 
-const key = (suffix: string) => ({ scope: 0, suffix, senderMapping: false });
-const put = (payload: string | Buffer) => ({
-  kind: "put" as const,
-  encoding: "text/plain",
-  hasEncoding: true,
-  payload: Buffer.isBuffer(payload) ? payload : Buffer.from(payload),
-});
-
-function closeReason(c: RawClient): number | undefined {
-  const t = c.transport.find((m) => m.kind === "close");
-  return t?.kind === "close" ? t.reason : undefined;
-}
+const key = wireKey;
+const put = (payload: string | Buffer) => wirePut(payload, "text/plain");
 
 async function udpClient(port: number, leaseMs?: number): Promise<RawClient> {
   const c = await RawClient.connectUdp(port);
@@ -125,12 +100,12 @@ test("udp: a malformed datagram closes that session only; garbage from an unknow
   const bad = await udpClient(port);
   assert.equal(server.status().length, 2);
   bad.sendRaw(Buffer.from([0x25, 0x00, 0x3d])); // FRAME, then a truncated PUSH
-  await bad.until(() => closeReason(bad) !== undefined || undefined);
-  assert.equal(closeReason(bad), CloseReason.INVALID);
+  await bad.until(() => bad.closeReason !== undefined || undefined);
+  assert.equal(bad.closeReason, CloseReason.INVALID);
   const stranger = await RawClient.connectUdp(port);
   opened.push(stranger);
   stranger.sendRaw(Buffer.from([0x1f, 0xff, 0xff]));
-  await stranger.until(() => closeReason(stranger) !== undefined || undefined);
+  await stranger.until(() => stranger.closeReason !== undefined || undefined);
   await good.until(() => server.status().length === 1 || undefined);
   assert.equal(server.status().length, 1);
   // The good session still works.
@@ -145,8 +120,8 @@ test("udp: a datagram larger than the agreed batch size closes the session", asy
   w.u16(0);
   encodePush(w, key("too/big"), put(Buffer.alloc(4000, 1)));
   c.sendFrame((b) => b.bytes(w.view().subarray(2)));
-  await c.until(() => closeReason(c) !== undefined || undefined);
-  assert.equal(closeReason(c), CloseReason.INVALID);
+  await c.until(() => c.closeReason !== undefined || undefined);
+  assert.equal(c.closeReason, CloseReason.INVALID);
 });
 
 test("udp: sessions per address are bounded, and a silent session's lease expires", async () => {
@@ -155,11 +130,11 @@ test("udp: sessions per address are bounded, and a silent session's lease expire
   const b = await RawClient.connectUdp(port);
   opened.push(b);
   b.sendBatch((w) => encodeInitSyn(w, { whatami: "client", zid: "BB" }));
-  await b.until(() => closeReason(b) !== undefined || undefined);
-  assert.equal(closeReason(b), CloseReason.MAX_SESSIONS);
+  await b.until(() => b.closeReason !== undefined || undefined);
+  assert.equal(b.closeReason, CloseReason.MAX_SESSIONS);
   assert.equal(server.status().length, 1);
-  await a.until(() => closeReason(a) !== undefined || undefined, 4000);
-  assert.equal(closeReason(a), CloseReason.EXPIRED);
+  await a.until(() => a.closeReason !== undefined || undefined, 4000);
+  assert.equal(a.closeReason, CloseReason.EXPIRED);
   assert.equal(server.status().length, 0);
 });
 

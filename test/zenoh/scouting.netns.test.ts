@@ -18,10 +18,10 @@ import {
   startScouting,
 } from "../../src/zenoh/scouting/index.js";
 import { ZenohServer } from "../../src/zenoh/server.js";
-import { eventually } from "../support/http.js";
 import { netnsSkip } from "../support/netns.js";
 import { picoSkip, picoPut, runPico } from "../support/pico.js";
 import { runZestExpectingExit, startZest } from "../support/zest-process.js";
+import { eventually } from "../support/wait.js";
 
 const GROUP = "224.0.0.224";
 const PORT = 7446;

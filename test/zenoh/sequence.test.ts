@@ -9,15 +9,12 @@ import { Buffer } from "node:buffer";
 import { after, test } from "node:test";
 import { BinaryWriter } from "../../src/core/binary.js";
 import { type Logger, silentLogger } from "../../src/core/log.js";
-import { Router } from "../../src/core/router.js";
 import type { Sample } from "../../src/core/sample.js";
-import { Session } from "../../src/core/session.js";
 import { encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
 import { CloseReason, encodeFragment } from "../../src/zenoh/codec/transport.js";
-import { parseEndpoint } from "../../src/zenoh/endpoint.js";
-import { ZenohServer } from "../../src/zenoh/server.js";
 import { InboundSequences, precedes, snMask } from "../../src/zenoh/transport/sequence.js";
-import { RawClient } from "./raw-client.js";
+import { RawClient, wireKey } from "./raw-client.js";
+import { type TestZenohDoor, zenohDoor } from "../support/zenoh-door.js";
 import { capturingLogger } from "../support/log.js";
 
 const opened: Array<{ close(): unknown }> = [];
@@ -28,22 +25,11 @@ after(async () => {
 async function door(
   endpoint = "tcp/127.0.0.1:0",
   logger: Logger = silentLogger,
-): Promise<{ port: number; session: Session; got: Sample[]; server: ZenohServer }> {
-  const router = new Router({ logger: silentLogger });
-  const server = new ZenohServer({
-    zid: router.zid,
-    openSession: (name) => new Session(router, name),
-    connectivity: router.connectivity(),
-    logger,
-    endpoints: [parseEndpoint(endpoint)],
-  });
-  await server.listen();
-  opened.push(server);
-  const port = Number(server.locators()[0]!.split(":").pop());
-  const session = new Session(router, "test");
+): Promise<TestZenohDoor & { got: Sample[] }> {
+  const d = await zenohDoor(opened, { endpoint, logger });
   const got: Sample[] = [];
-  session.declareSubscriber("sn/**", (s) => void got.push(s));
-  return { port, session, got, server };
+  d.session.declareSubscriber("sn/**", (s) => void got.push(s));
+  return { ...d, got };
 }
 
 async function client(port: number, opts: Parameters<RawClient["handshake"]>[0] = {}, udp = false) {
@@ -53,14 +39,9 @@ async function client(port: number, opts: Parameters<RawClient["handshake"]>[0] 
   return c;
 }
 
-const key = (suffix: string) => ({ scope: 0, suffix, senderMapping: false });
+const key = wireKey;
 const put = (suffix: string) => (w: BinaryWriter) =>
   encodePush(w, key(`sn/${suffix}`), { kind: "put", encoding: "", hasEncoding: false, payload: Buffer.from(suffix) });
-
-function closeReason(c: RawClient): number | undefined {
-  const t = c.transport.find((m) => m.kind === "close");
-  return t?.kind === "close" ? t.reason : undefined;
-}
 
 const settle = () => new Promise((r) => setTimeout(r, 150));
 
@@ -108,7 +89,7 @@ test("tcp: a reliable FRAME that skips an SN is taken, as zenoh does (zenoh-rust
     got.map((s) => s.key),
     ["sn/a", "sn/b", "sn/c"],
   );
-  assert.equal(closeReason(c), undefined);
+  assert.equal(c.closeReason, undefined);
 });
 
 test("tcp: a reliable FRAME that repeats an SN is dropped and the session stays", async () => {
@@ -124,7 +105,7 @@ test("tcp: a reliable FRAME that repeats an SN is dropped and the session stays"
     got.map((s) => s.key),
     ["sn/a", "sn/b"],
   );
-  assert.equal(closeReason(c), undefined);
+  assert.equal(c.closeReason, undefined);
   assert.ok(
     lines.some((l) => /stale SN dropped/.test(String(l.msg))),
     JSON.stringify(lines),
@@ -136,7 +117,7 @@ test("an SN beyond the negotiated resolution closes the session", async () => {
   const c = await client(port, { snRes: 0 });
   c.sendFrameOn({ sn: 200 }, put("a"));
   await c.waitClosed();
-  assert.equal(closeReason(c), CloseReason.INVALID);
+  assert.equal(c.closeReason, CloseReason.INVALID);
 });
 
 test("best effort: a stale FRAME is dropped, a later one (a gap) taken, and the session stays", async () => {
@@ -168,7 +149,7 @@ test("with QoS, each priority lane has its own sequence; without, another priori
   const plain = await client(port);
   plain.sendFrameOn({ sn: 0, priority: 2, qos: true }, put("nope"));
   await plain.waitClosed();
-  assert.equal(closeReason(plain), CloseReason.INVALID);
+  assert.equal(plain.closeReason, CloseReason.INVALID);
 });
 
 test("udp: reliable FRAMEs with a gap are taken and a repeat is dropped, not fatal (datagrams get lost)", async () => {
@@ -184,7 +165,7 @@ test("udp: reliable FRAMEs with a gap are taken and a repeat is dropped, not fat
     got.map((s) => s.key),
     ["sn/u0", "sn/u3", "sn/u4"],
   );
-  assert.equal(closeReason(c), undefined);
+  assert.equal(c.closeReason, undefined);
 });
 
 /** A PUSH of `size` bytes, encoded, for fragments. */
@@ -221,6 +202,6 @@ test("fragments with a broken SN chain are discarded; the next whole message is 
       ["sn/whole"],
       `patch ${patch}`,
     );
-    assert.equal(closeReason(c), undefined);
+    assert.equal(c.closeReason, undefined);
   }
 });

@@ -12,6 +12,7 @@ import { startZest, type Zest } from "../../src/runtime.js";
 import { SessionBoundKeys } from "../../src/core/session-bound.js";
 import { encodePush } from "../../src/zenoh/codec/network.js";
 import { RawClient } from "./raw-client.js";
+import { eventually } from "../support/wait.js";
 
 let zest: Zest;
 let port: number;
@@ -36,14 +37,6 @@ after(async () => {
   for (const o of opened.reverse()) await o.close();
   await zest?.close();
 });
-
-async function until(check: () => boolean, ms = 5000, what = "condition"): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 const events = (key: string): string[] => seen.filter((s) => s.key === key).map((s) => s.kind);
 async function stored(key: string): Promise<string[]> {
@@ -74,12 +67,12 @@ describe("session-bound values through the zenoh door", () => {
     opened.push(c);
     pushWith(c, "att/a", "zest:session");
     pushWith(c, "att/kept", "user data");
-    await until(() => events("att/kept").length === 1, 5000, "att/kept");
+    await eventually(() => events("att/kept").length === 1, 5000, "att/kept");
     assert.deepEqual(events("att/a"), ["put"]);
     assert.equal(seen.find((s) => s.key === "att/a")!.attachment, undefined);
     assert.equal(seen.find((s) => s.key === "att/kept")!.attachment?.toString(), "user data");
     c.close();
-    await until(() => events("att/a").length === 2, 5000, "the DELETE");
+    await eventually(() => events("att/a").length === 2, 5000, "the DELETE");
     assert.deepEqual(events("att/a"), ["put", "delete"]);
     assert.deepEqual(await stored("att/a"), []);
     assert.deepEqual(await stored("att/kept"), ["v"], "a put without zest: outlives its session");
@@ -92,7 +85,7 @@ describe("session-bound values through the zenoh door", () => {
     pushWith(c, "att/bad-ttl", "zest:ttl=10");
     pushWith(c, "att/long", `zest:lease=${"x".repeat(300)}`);
     pushWith(c, "att/after-bad", "zest:ttl=1h");
-    await until(() => events("att/after-bad").length === 1, 5000, "att/after-bad");
+    await eventually(() => events("att/after-bad").length === 1, 5000, "att/after-bad");
     assert.deepEqual(events("att/bad"), []);
     assert.deepEqual(events("att/bad-ttl"), []);
     assert.deepEqual(events("att/long"), []);
@@ -105,10 +98,10 @@ describe("session-bound values through the zenoh door", () => {
     opened.push(c);
     pushWith(c, "presence/dev1", "mine");
     pushWith(c, "elsewhere/dev1");
-    await until(() => events("elsewhere/dev1").length === 1, 5000, "elsewhere/dev1");
+    await eventually(() => events("elsewhere/dev1").length === 1, 5000, "elsewhere/dev1");
     assert.equal(seen.find((s) => s.key === "presence/dev1")!.attachment?.toString(), "mine");
     c.close();
-    await until(() => events("presence/dev1").length === 2, 5000, "the DELETE");
+    await eventually(() => events("presence/dev1").length === 2, 5000, "the DELETE");
     assert.deepEqual(await stored("presence/dev1"), []);
     assert.deepEqual(await stored("elsewhere/dev1"), ["v"]);
   });
@@ -117,13 +110,13 @@ describe("session-bound values through the zenoh door", () => {
     const c = await RawClient.open(port, { leaseMs: 1000 });
     opened.push(c);
     pushWith(c, "presence/silent");
-    await until(() => events("presence/silent").length === 1, 5000, "the PUT");
+    await eventually(() => events("presence/silent").length === 1, 5000, "the PUT");
     // The raw client sends no KEEP_ALIVE: silent from now on, its socket still open.
     const start = Date.now();
-    await until(() => events("presence/silent").length === 2, 5000, "the DELETE at lease expiry");
+    await eventually(() => events("presence/silent").length === 2, 5000, "the DELETE at lease expiry");
     assert.ok(Date.now() - start >= 500, "not before the lease");
     // The DELETE is seen in-process; the CLOSE still has a socket to cross.
-    await until(
+    await eventually(
       () => c.transport.some((t) => t.kind === "close" && t.reason === 0x05),
       5000,
       "closed with CLOSE EXPIRED",
