@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
+import { Timestamp, unixNanosToNtp64 } from "../../../src/core/timestamp.js";
 import {
   DEFAULT_REPLICATION,
   parseReplication,
   type ReplicationSettings,
-} from "../../src/storage/replication/config.js";
-import { ReplicationLog } from "../../src/storage/replication/log.js";
+} from "../../../src/storage/replication/config.js";
+import { ReplicationLog } from "../../../src/storage/replication/log.js";
 
 /** 1 s intervals of 4 sub-intervals; 2 hot and 3 warm intervals. */
 const S: ReplicationSettings = {

@@ -6,13 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { fabricTimings, NO_STORAGES, putText, routerStatus } from "../fabric/helpers.js";
-import { getJson, getWithBody, http } from "../support/http.js";
-import { type NatsCluster, startNatsCluster } from "../support/nats-cluster.js";
-import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
-import { startZest, type ZestProcess } from "../support/zest-process.js";
-import { replicaSpace } from "../../src/storage/replication/replicator.js";
-import { eventually } from "../support/wait.js";
+import { fabricTimings, NO_STORAGES, putText, routerStatus } from "../../fabric/helpers.js";
+import { getJson, getWithBody, http } from "../../support/http.js";
+import { type NatsCluster, startNatsCluster } from "../../support/nats-cluster.js";
+import { startTcpProxy, type TcpProxy } from "../../support/tcp-proxy.js";
+import { startZest, type ZestProcess } from "../../support/zest-process.js";
+import { replicaSpace } from "../../../src/storage/replication/replicator.js";
+import { eventually } from "../../support/wait.js";
 
 const TIMINGS = { heartbeatMs: 250, peerTimeoutMs: 1_500, ackTimeoutMs: 2_500 };
 const REPLICATION = "{interval:2,sub_intervals:4,hot:3,warm:5,propagation_delay:100}";

@@ -4,15 +4,15 @@
  */
 import assert from "node:assert/strict";
 import { after, afterEach, before, describe, test } from "node:test";
-import { silentLogger } from "../../src/core/log.js";
-import { Session } from "../../src/core/session.js";
-import { MemoryHub, type MemoryTransport } from "../../src/fabric/memory-transport.js";
-import { NatsFabric } from "../../src/fabric/nats-fabric.js";
-import type { ReplicationSettings } from "../../src/storage/replication/config.js";
-import { pairSpace, replicaSpace } from "../../src/storage/replication/replicator.js";
-import { ANNOUNCE_SPACE, MAX_OVERLAPS } from "../../src/storage/replication/overlaps.js";
+import { silentLogger } from "../../../src/core/log.js";
+import { Session } from "../../../src/core/session.js";
+import { MemoryHub, type MemoryTransport } from "../../../src/fabric/memory-transport.js";
+import { NatsFabric } from "../../../src/fabric/nats-fabric.js";
+import type { ReplicationSettings } from "../../../src/storage/replication/config.js";
+import { pairSpace, replicaSpace } from "../../../src/storage/replication/replicator.js";
+import { ANNOUNCE_SPACE, MAX_OVERLAPS } from "../../../src/storage/replication/overlaps.js";
 import { Buffer } from "node:buffer";
-import { Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
+import { Timestamp, unixNanosToNtp64 } from "../../../src/core/timestamp.js";
 import {
   decodeDigest,
   encodeDigest,
@@ -20,11 +20,11 @@ import {
   encodeSubsReply,
   encodeValuesReply,
   Op,
-} from "../../src/storage/replication/wire.js";
-import type { StoredEntry } from "../../src/storage/backend.js";
-import { StorageService } from "../../src/storage/service.js";
-import { MemoryBackend } from "../../src/storage/volumes/memory.js";
-import { eventually } from "../support/wait.js";
+} from "../../../src/storage/replication/wire.js";
+import type { StoredEntry } from "../../../src/storage/backend.js";
+import { StorageService } from "../../../src/storage/service.js";
+import { MemoryBackend } from "../../../src/storage/volumes/memory.js";
+import { eventually } from "../../support/wait.js";
 
 const TIMINGS = { heartbeatMs: 100, peerTimeoutMs: 500, ackTimeoutMs: 800, helloWaitMs: 200 };
 /** Short intervals, so that the periodic exchange runs within a test. */

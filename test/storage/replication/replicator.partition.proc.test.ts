@@ -8,12 +8,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fabricTimings, NO_STORAGES, putText, routerStatus } from "../fabric/helpers.js";
-import { getJson, http } from "../support/http.js";
-import { type NatsCluster, startNatsCluster } from "../support/nats-cluster.js";
-import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
-import { startZest, type ZestProcess } from "../support/zest-process.js";
-import { eventually } from "../support/wait.js";
+import { fabricTimings, NO_STORAGES, putText, routerStatus } from "../../fabric/helpers.js";
+import { getJson, http } from "../../support/http.js";
+import { type NatsCluster, startNatsCluster } from "../../support/nats-cluster.js";
+import { startTcpProxy, type TcpProxy } from "../../support/tcp-proxy.js";
+import { startZest, type ZestProcess } from "../../support/zest-process.js";
+import { eventually } from "../../support/wait.js";
 
 const TIMINGS = { heartbeatMs: 250, peerTimeoutMs: 1_500, ackTimeoutMs: 2_500 };
 /** A short interval, so that the periodic safety net also runs within the test. */

@@ -1,7 +1,7 @@
 /** The key spaces where replicas meet (docs/replication.md, "Overlapping storages"). */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { pairSpace, replicaSpace } from "../../src/storage/replication/replicator.js";
+import { pairSpace, replicaSpace } from "../../../src/storage/replication/replicator.js";
 
 test("a pair's space is the same from either side, apart from every key expression's own, and differs per pair", () => {
   const space = pairSpace("a/*/c", "a/b/*");

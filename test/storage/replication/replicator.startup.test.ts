@@ -5,18 +5,18 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { silentLogger } from "../../src/core/log.js";
-import { Session } from "../../src/core/session.js";
-import { Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
-import { MemoryHub } from "../../src/fabric/memory-transport.js";
-import { NatsFabric } from "../../src/fabric/nats-fabric.js";
-import type { ReplicationSettings } from "../../src/storage/replication/config.js";
-import { ReplicationLog } from "../../src/storage/replication/log.js";
-import { replicaSpace } from "../../src/storage/replication/replicator.js";
-import { decodeDigest, encodeDigest, encodeSubsReply, Op } from "../../src/storage/replication/wire.js";
-import { StorageService } from "../../src/storage/service.js";
-import { MemoryBackend } from "../../src/storage/volumes/memory.js";
-import { eventually } from "../support/wait.js";
+import { silentLogger } from "../../../src/core/log.js";
+import { Session } from "../../../src/core/session.js";
+import { Timestamp, unixNanosToNtp64 } from "../../../src/core/timestamp.js";
+import { MemoryHub } from "../../../src/fabric/memory-transport.js";
+import { NatsFabric } from "../../../src/fabric/nats-fabric.js";
+import type { ReplicationSettings } from "../../../src/storage/replication/config.js";
+import { ReplicationLog } from "../../../src/storage/replication/log.js";
+import { replicaSpace } from "../../../src/storage/replication/replicator.js";
+import { decodeDigest, encodeDigest, encodeSubsReply, Op } from "../../../src/storage/replication/wire.js";
+import { StorageService } from "../../../src/storage/service.js";
+import { MemoryBackend } from "../../../src/storage/volumes/memory.js";
+import { eventually } from "../../support/wait.js";
 
 /** No test here waits for a router to be forgotten: timings that a loaded machine never trips. */
 const TIMINGS = { heartbeatMs: 250, peerTimeoutMs: 4_000, ackTimeoutMs: 5_000, helloWaitMs: 200 };

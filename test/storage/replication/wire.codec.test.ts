@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { describe, test } from "node:test";
-import { Timestamp } from "../../src/core/timestamp.js";
-import type { Digest } from "../../src/storage/replication/log.js";
+import { Timestamp } from "../../../src/core/timestamp.js";
+import type { Digest } from "../../../src/storage/replication/log.js";
 import {
   decodeDigest,
   decodeEventsQuery,
@@ -26,8 +26,8 @@ import {
   MAX_MESSAGE_BYTES,
   MAX_RECEIVED_BYTES,
   ReplicationWireError,
-} from "../../src/storage/replication/wire.js";
-import { rngUnit } from "../support/rng.js";
+} from "../../../src/storage/replication/wire.js";
+import { rngUnit } from "../../support/rng.js";
 
 const TS = new Timestamp(0x1234_5678_9abc_def0n, "A1B2");
 const DIGEST: Digest = {

@@ -7,15 +7,15 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { after, test } from "node:test";
-import { BinaryWriter } from "../../src/core/binary.js";
-import { type Logger, silentLogger } from "../../src/core/log.js";
-import type { Sample } from "../../src/core/sample.js";
-import { encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
-import { CloseReason, encodeFragment } from "../../src/zenoh/codec/transport.js";
-import { InboundSequences, precedes, snMask } from "../../src/zenoh/transport/sequence.js";
-import { RawClient, wireKey } from "./raw-client.js";
-import { type TestZenohDoor, zenohDoor } from "../support/zenoh-door.js";
-import { capturingLogger } from "../support/log.js";
+import { BinaryWriter } from "../../../src/core/binary.js";
+import { type Logger, silentLogger } from "../../../src/core/log.js";
+import type { Sample } from "../../../src/core/sample.js";
+import { encodeDeclare, encodePush } from "../../../src/zenoh/codec/network.js";
+import { CloseReason, encodeFragment } from "../../../src/zenoh/codec/transport.js";
+import { InboundSequences, precedes, snMask } from "../../../src/zenoh/transport/sequence.js";
+import { RawClient, wireKey } from "../raw-client.js";
+import { type TestZenohDoor, zenohDoor } from "../../support/zenoh-door.js";
+import { capturingLogger } from "../../support/log.js";
 
 const opened: Array<{ close(): unknown }> = [];
 after(async () => {

@@ -5,14 +5,14 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { after, test } from "node:test";
-import type { Sample } from "../../src/core/sample.js";
-import { Timestamp } from "../../src/core/timestamp.js";
-import { encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
-import { CloseReason, encodeFragment, encodeOpen } from "../../src/zenoh/codec/transport.js";
-import { honouredLease, PEER_LEASE_MAX_MS, PEER_LEASE_MIN_MS } from "../../src/zenoh/transport/transport.js";
-import type { ZenohLimits } from "../../src/zenoh/server.js";
-import { RawClient, wireKey, wirePut } from "./raw-client.js";
-import { type TestZenohDoor, zenohDoor } from "../support/zenoh-door.js";
+import type { Sample } from "../../../src/core/sample.js";
+import { Timestamp } from "../../../src/core/timestamp.js";
+import { encodeDeclare, encodePush } from "../../../src/zenoh/codec/network.js";
+import { CloseReason, encodeFragment, encodeOpen } from "../../../src/zenoh/codec/transport.js";
+import { honouredLease, PEER_LEASE_MAX_MS, PEER_LEASE_MIN_MS } from "../../../src/zenoh/transport/transport.js";
+import type { ZenohLimits } from "../../../src/zenoh/server.js";
+import { RawClient, wireKey, wirePut } from "../raw-client.js";
+import { type TestZenohDoor, zenohDoor } from "../../support/zenoh-door.js";
 
 const opened: Array<{ close(): unknown }> = [];
 after(async () => {
@@ -260,7 +260,7 @@ test("a fragmented PUSH within the limit is reassembled", async () => {
   session.declareSubscriber("frag/**", (s) => void got.push(s));
   const c = await RawClient.open(port);
   opened.push(c);
-  const { BinaryWriter } = await import("../../src/core/binary.js");
+  const { BinaryWriter } = await import("../../../src/core/binary.js");
   const w = new BinaryWriter();
   encodePush(w, key("frag/x"), put("z".repeat(150_000)));
   const msg = w.finish();

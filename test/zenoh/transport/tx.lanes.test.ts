@@ -6,12 +6,12 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { after, test } from "node:test";
-import type { Qos } from "../../src/core/qos.js";
-import type { Session } from "../../src/core/session.js";
-import { encodeDeclare } from "../../src/zenoh/codec/network.js";
-import type { ZenohLimits, ZenohServer } from "../../src/zenoh/server.js";
-import { RawClient } from "./raw-client.js";
-import { type TestZenohDoor, zenohDoor } from "../support/zenoh-door.js";
+import type { Qos } from "../../../src/core/qos.js";
+import type { Session } from "../../../src/core/session.js";
+import { encodeDeclare } from "../../../src/zenoh/codec/network.js";
+import type { ZenohLimits, ZenohServer } from "../../../src/zenoh/server.js";
+import { RawClient } from "../raw-client.js";
+import { type TestZenohDoor, zenohDoor } from "../../support/zenoh-door.js";
 
 const opened: Array<{ close(): unknown }> = [];
 after(async () => {
