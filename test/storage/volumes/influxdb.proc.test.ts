@@ -2,17 +2,17 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { rejectsWith } from "../support/assert.js";
-import { silentLogger } from "../../src/core/log.js";
-import { Router } from "../../src/core/router.js";
-import { Session } from "../../src/core/session.js";
-import { Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
-import type { StorageBackend, StoredEntry, Volume } from "../../src/storage/backend.js";
-import { StorageService } from "../../src/storage/service.js";
-import { InfluxBackend, influxdbDriver } from "../../src/storage/volumes/influxdb.js";
-import { at, BASE_NS, entry, keysOf, runStorageContract, SECOND, ts, values } from "./contract.js";
-import { freePort, influxdSkipReason, startInfluxd, type InfluxdHandle } from "../support/influxdb.js";
-import { eventually } from "../support/wait.js";
+import { rejectsWith } from "../../support/assert.js";
+import { silentLogger } from "../../../src/core/log.js";
+import { Router } from "../../../src/core/router.js";
+import { Session } from "../../../src/core/session.js";
+import { Timestamp, unixNanosToNtp64 } from "../../../src/core/timestamp.js";
+import type { StorageBackend, StoredEntry, Volume } from "../../../src/storage/backend.js";
+import { StorageService } from "../../../src/storage/service.js";
+import { InfluxBackend, influxdbDriver } from "../../../src/storage/volumes/influxdb.js";
+import { at, BASE_NS, entry, keysOf, runStorageContract, SECOND, ts, values } from "../contract.js";
+import { freePort, influxdSkipReason, startInfluxd, type InfluxdHandle } from "../../support/influxdb.js";
+import { eventually } from "../../support/wait.js";
 
 // On CI a missing influxd throws here, failing this file instead of skipping it.
 const skip = influxdSkipReason();

@@ -6,11 +6,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { connect } from "@nats-io/transport-node";
 import { Kvm } from "@nats-io/kv";
-import { silentLogger } from "../../src/core/log.js";
-import { Timestamp } from "../../src/core/timestamp.js";
-import type { Volume } from "../../src/storage/backend.js";
-import { ackSequence, JetStreamPublisher } from "../../src/storage/volumes/jetstream-publisher.js";
-import { DecodeError } from "../../src/core/binary.js";
+import { silentLogger } from "../../../src/core/log.js";
+import { Timestamp } from "../../../src/core/timestamp.js";
+import type { Volume } from "../../../src/storage/backend.js";
+import { ackSequence, JetStreamPublisher } from "../../../src/storage/volumes/jetstream-publisher.js";
+import { DecodeError } from "../../../src/core/binary.js";
 import {
   createJetstreamDriver,
   decodeKvToken,
@@ -24,10 +24,10 @@ import {
   jetstreamDriver,
   keyToKvKey,
   kvKeyToKey,
-} from "../../src/storage/volumes/jetstream.js";
-import { universe } from "../keyexpr/reference.js";
-import { runStorageContract } from "./contract.js";
-import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
+} from "../../../src/storage/volumes/jetstream.js";
+import { universe } from "../../keyexpr/reference.js";
+import { runStorageContract } from "../contract.js";
+import { startNatsCluster, type NatsCluster } from "../../support/nats-cluster.js";
 
 const KV_KEY = /^[-/=.\w]+$/;
 const ts = (n: number): Timestamp => new Timestamp(BigInt(n) << 32n, "0A");

@@ -1,7 +1,7 @@
 /** KeyedPipeline: tasks of one key in order, one at a time; different keys concurrently, within the limit. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { KeyedPipeline } from "../../src/storage/volumes/keyed-pipeline.js";
+import { KeyedPipeline } from "../../../src/storage/volumes/keyed-pipeline.js";
 
 /** A task that finishes when `release()` is called, recording when it started. */
 function gate(log: string[], name: string): { task: () => Promise<string>; release: (fail?: boolean) => void } {

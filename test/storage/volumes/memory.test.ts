@@ -2,22 +2,22 @@ import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import type { Volume } from "../../src/storage/backend.js";
-import { runStorageContract } from "./contract.js";
-import { canonize, KeyIndex } from "../../src/keyexpr/index.js";
-import { HLC, Timestamp } from "../../src/core/timestamp.js";
-import { ZestError } from "../../src/core/errors.js";
+import type { Volume } from "../../../src/storage/backend.js";
+import { runStorageContract } from "../contract.js";
+import { canonize, KeyIndex } from "../../../src/keyexpr/index.js";
+import { HLC, Timestamp } from "../../../src/core/timestamp.js";
+import { ZestError } from "../../../src/core/errors.js";
 import {
   DEFAULT_MEMORY_QUOTA,
   INDEX_NODE_BYTES,
   MemoryBackend,
   memoryDriver,
-} from "../../src/storage/volumes/memory.js";
-import { RECORD_HEADER_BYTES, type Records, SLOT_BYTES } from "../../src/storage/volumes/memory-records.js";
-import { silentLogger } from "../../src/core/log.js";
-import { rejectsWith } from "../support/assert.js";
-import { matchesKey, pick, universe } from "../keyexpr/reference.js";
-import { rngUnit } from "../support/rng.js";
+} from "../../../src/storage/volumes/memory.js";
+import { RECORD_HEADER_BYTES, type Records, SLOT_BYTES } from "../../../src/storage/volumes/memory-records.js";
+import { silentLogger } from "../../../src/core/log.js";
+import { rejectsWith } from "../../support/assert.js";
+import { matchesKey, pick, universe } from "../../keyexpr/reference.js";
+import { rngUnit } from "../../support/rng.js";
 
 describe("memory volume: the storage contract", () => {
   let volume: Volume;

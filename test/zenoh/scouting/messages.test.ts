@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { describe, test } from "node:test";
-import { DecodeError } from "../../src/core/binary.js";
-import { idToZenohId } from "../../src/core/timestamp.js";
+import { DecodeError } from "../../../src/core/binary.js";
+import { idToZenohId } from "../../../src/core/timestamp.js";
 import {
   decodeScoutingMessage,
   encodeHello,
@@ -10,7 +10,7 @@ import {
   MAX_HELLO_LOCATORS,
   MAX_SCOUTING_DATAGRAM,
   wireZid,
-} from "../../src/zenoh/scouting/messages.js";
+} from "../../../src/zenoh/scouting/messages.js";
 
 const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ""), "hex");
 

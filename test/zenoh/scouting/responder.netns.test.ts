@@ -4,11 +4,11 @@ import assert from "node:assert/strict";
 import { createSocket, type Socket } from "node:dgram";
 import { once } from "node:events";
 import { after, describe, test } from "node:test";
-import { silentLogger } from "../../src/core/log.js";
-import { Router } from "../../src/core/router.js";
-import type { Sample } from "../../src/core/sample.js";
-import { Session } from "../../src/core/session.js";
-import { idToZenohId } from "../../src/core/timestamp.js";
+import { silentLogger } from "../../../src/core/log.js";
+import { Router } from "../../../src/core/router.js";
+import type { Sample } from "../../../src/core/sample.js";
+import { Session } from "../../../src/core/session.js";
+import { idToZenohId } from "../../../src/core/timestamp.js";
 import {
   decodeScoutingMessage,
   encodeScout,
@@ -16,12 +16,12 @@ import {
   parseScoutingConfig,
   ScoutingResponder,
   startScouting,
-} from "../../src/zenoh/scouting/index.js";
-import { ZenohServer } from "../../src/zenoh/server.js";
-import { netnsSkip } from "../support/netns.js";
-import { picoSkip, picoPut, runPico } from "../support/pico.js";
-import { runZestExpectingExit, startZest } from "../support/zest-process.js";
-import { eventually } from "../support/wait.js";
+} from "../../../src/zenoh/scouting/index.js";
+import { ZenohServer } from "../../../src/zenoh/server.js";
+import { netnsSkip } from "../../support/netns.js";
+import { picoSkip, picoPut, runPico } from "../../support/pico.js";
+import { runZestExpectingExit, startZest } from "../../support/zest-process.js";
+import { eventually } from "../../support/wait.js";
 
 const GROUP = "224.0.0.224";
 const PORT = 7446;

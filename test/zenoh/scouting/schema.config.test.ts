@@ -6,7 +6,7 @@ import {
   type InterfaceTable,
   parseScoutingConfig,
   scoutingInterfaces,
-} from "../../src/zenoh/scouting/index.js";
+} from "../../../src/zenoh/scouting/index.js";
 
 const table: InterfaceTable = new Map([
   [
