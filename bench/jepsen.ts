@@ -1,5 +1,5 @@
 /**
- * The long form of the Jepsen-style suite (test/jepsen/linearizable.test.ts is the short one):
+ * The long form of the Jepsen-style suite (test/jepsen/linearizable.proc.test.ts is the short one):
  * for each fault, many seeds, each a history of `--seconds` recorded by clients on three routers
  * over a three-node NATS cluster and checked for linearizability by Porcupine. Prints, per fault,
  * the histories checked and the violations found, and writes the table to `--out` when given.

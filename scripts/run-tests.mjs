@@ -17,10 +17,17 @@ function find(dir) {
   });
 }
 
-const filters = process.argv.slice(2);
+// `--unit` leaves out the tests that start processes: `*.proc.test.ts` (zest, nats-server, influxd,
+// chromium, python children) and `*.netns.test.ts` (zenoh clients in a namespace). A part of a path
+// selects the files whose path holds it (`.proc.` selects the process tests alone).
+const args = process.argv.slice(2);
+const unitOnly = args.includes("--unit");
+const filters = args.filter((a) => a !== "--unit");
+const spawnsProcesses = (f) => f.endsWith(".proc.test.ts") || f.endsWith(".netns.test.ts");
 const files = find("test")
   .sort()
-  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .filter((f) => !unitOnly || !spawnsProcesses(f));
 if (files.length === 0) {
   console.error("no test files found");
   process.exit(1);

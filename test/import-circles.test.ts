@@ -1,28 +1,8 @@
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, normalize, relative } from "node:path";
+import { relative } from "node:path";
 import { test } from "node:test";
+import { IMPORT, importsOf, sources } from "./support/imports.js";
 import { repoPath } from "./support/repo.js";
-
-/** Every relative import of a module, type-only and dynamic ones included, as source paths. */
-const IMPORT = /(?:import|export)\s[^;]*?from\s+["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/gs;
-
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const p = join(dir, name);
-    return statSync(p).isDirectory() ? sources(p) : p.endsWith(".ts") ? [p] : [];
-  });
-}
-
-function importsOf(file: string): string[] {
-  const out: string[] = [];
-  for (const m of readFileSync(file, "utf8").matchAll(IMPORT)) {
-    const spec = m[1] ?? m[2] ?? "";
-    const target = normalize(join(dirname(file), spec)).replace(/\.js$/, ".ts");
-    out.push(existsSync(target) ? target : join(target.replace(/\.ts$/, ""), "index.ts"));
-  }
-  return out;
-}
 
 /** The strongly connected components of more than one module (Tarjan), each an import circle. */
 function circles(graph: Map<string, string[]>): string[][] {

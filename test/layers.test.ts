@@ -5,9 +5,10 @@
  * must be given its layer here and there.
  */
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, normalize, relative, sep } from "node:path";
+import { readFileSync } from "node:fs";
+import { relative, sep } from "node:path";
 import { test } from "node:test";
+import { IMPORT, importsOf, sources } from "./support/imports.js";
 import { repoPath } from "./support/repo.js";
 
 /** Folder of src/ → layer; `.` is the top-level modules (runtime, cli, defaults...). */
@@ -26,25 +27,6 @@ const LAYERS: Readonly<Record<string, number>> = {
   zenoh: 6,
   ".": 7,
 };
-
-/** Every relative import of a module, type-only and dynamic ones included. */
-const IMPORT = /(?:import|export)\s[^;]*?from\s+["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/gs;
-
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const p = join(dir, name);
-    return statSync(p).isDirectory() ? sources(p) : p.endsWith(".ts") ? [p] : [];
-  });
-}
-
-function importsOf(file: string): string[] {
-  const out: string[] = [];
-  for (const m of readFileSync(file, "utf8").matchAll(IMPORT)) {
-    const target = normalize(join(dirname(file), m[1] ?? m[2] ?? "")).replace(/\.js$/, ".ts");
-    out.push(existsSync(target) ? target : join(target.replace(/\.ts$/, ""), "index.ts"));
-  }
-  return out;
-}
 
 /** The folder of src/ a module belongs to (`.` for a top-level module). */
 function folderOf(root: string, file: string): string {

@@ -14,7 +14,14 @@ import type { Volume, VolumeContext, VolumeDriver } from "./backend.js";
 import { SerialQueue } from "../core/serial-queue.js";
 import { type OptionsSpec, parseOptions, type RawOptions } from "./options.js";
 import { savedStateSchema, storageSchema, volumeSchema } from "./schema.js";
-import { REOPEN_EVERY_MS, StorageService, type StorageServiceOptions, UnavailableStorage } from "./service.js";
+import {
+  REOPEN_EVERY_MS,
+  type RunningStorage,
+  StorageService,
+  type StorageServiceOptions,
+  UnavailableStorage,
+  unavailableError,
+} from "./service.js";
 import { parseReplication } from "./replication/config.js";
 import type { ReplicationStatus } from "./replication/replicator.js";
 
@@ -38,10 +45,11 @@ export interface StorageManagerConfig {
   allowed_hosts?: string[];
 }
 
-interface RunningStorage {
+/** A storage the manager runs, with the config and volume it was started from. */
+interface StorageEntry {
   readonly config: StorageConfig;
   /** The storage, or its stand-in while its backend cannot be opened. */
-  readonly service: StorageService | UnavailableStorage;
+  readonly service: RunningStorage;
   readonly volume: string;
 }
 
@@ -110,7 +118,7 @@ export class StorageManager {
   private readonly volumes = new Map<string, Volume>();
   /** Configured volumes that could not be opened (id → why); their storages stand in. */
   private readonly volumeErrors = new Map<string, string>();
-  private readonly storages = new Map<string, RunningStorage>();
+  private readonly storages = new Map<string, StorageEntry>();
   private readonly ctx: VolumeContext;
   private readonly logger: Logger;
   private readonly statePath: string | undefined;
@@ -217,7 +225,7 @@ export class StorageManager {
     return [...this.storages.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([name, s]) => {
-        const replication = s.service instanceof StorageService ? s.service.replicationStatus() : undefined;
+        const replication = s.service.replicationStatus();
         const out = {
           name,
           config: s.config,
@@ -225,7 +233,8 @@ export class StorageManager {
           driver: this.driverName(s.volume),
           ...(replication === undefined ? {} : { replication }),
         };
-        return s.service instanceof UnavailableStorage ? { ...out, error: s.service.error().message } : out;
+        const unavailable = s.service.unavailable;
+        return unavailable === undefined ? out : { ...out, error: unavailableError(name, unavailable).message };
       });
   }
 
@@ -255,10 +264,10 @@ export class StorageManager {
     return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
-  /** The running storage service `name`, if any (not while it stands in for an unavailable backend). */
-  storage(name: string): StorageService | undefined {
+  /** The running storage `name`, if any (not while it stands in for an unavailable backend). */
+  storage(name: string): RunningStorage | undefined {
     const service = this.storages.get(name)?.service;
-    return service instanceof StorageService ? service : undefined;
+    return service?.unavailable === undefined ? service : undefined;
   }
 
   /** Creates or replaces volume `id`. A volume in use by storages cannot be replaced (409). */
@@ -338,7 +347,7 @@ export class StorageManager {
       const prev = this.storages.get(name);
       // The same config again is a no-op, unless the storage stands in for an unavailable
       // backend: then it is a retry now (a 503 if it still fails, the stand-in staying).
-      if (prev && isDeepStrictEqual(prev.config, cfg) && !(prev.service instanceof UnavailableStorage)) return;
+      if (prev && isDeepStrictEqual(prev.config, cfg) && prev.service.unavailable === undefined) return;
       const { id: volumeId, options } = splitVolume(cfg.volume);
       const volume = await this.volumeFor(volumeId);
       const backend = await volume.createStorage(name, cfg.key_expr, options);
@@ -383,9 +392,9 @@ export class StorageManager {
         this.storages.set(name, s);
         if (!wasRemoved) this.removedStorages.delete(name);
       });
-      if (s.service instanceof UnavailableStorage)
+      if (s.service.unavailable !== undefined)
         this.logger.warn(
-          { storage: name, err: s.service.reason },
+          { storage: name, err: s.service.unavailable },
           "storage removed while its backend is unavailable: its disposal policy was not applied",
         );
       await s.service.stop(true);
@@ -643,7 +652,7 @@ export class StorageManager {
   }
 
   /** After an unsaved replacement was undone: the previous storage runs again (or stands in). */
-  private async reopenPrevious(name: string, prev: RunningStorage): Promise<void> {
+  private async reopenPrevious(name: string, prev: StorageEntry): Promise<void> {
     try {
       const { id: volumeId, options } = splitVolume(prev.config.volume);
       const volume = await this.volumeFor(volumeId);

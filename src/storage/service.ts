@@ -44,10 +44,34 @@ export interface StorageServiceOptions {
   readonly replication?: ReplicationSettings;
 }
 
-export class StorageService {
+/**
+ * A storage as the storage manager runs it: the storage itself (`StorageService`), or the
+ * stand-in that answers 503 while its backend cannot be opened (`UnavailableStorage`).
+ */
+export interface RunningStorage {
+  readonly name: string;
+  readonly keyExpr: string;
+  /** Why its backend cannot be opened (the last attempt's error) while it cannot; undefined once it runs. */
+  readonly unavailable: string | undefined;
+  /** Its backend; undefined for a stand-in. */
+  readonly backend: StorageBackend | undefined;
+  /** The replication part of its admin status; undefined when replication does not run. */
+  replicationStatus(): ReplicationStatus | undefined;
+  /** Undeclares and stops; `dispose` applies the storage's disposal policy (a stand-in has none to apply). */
+  stop(dispose: boolean): Promise<void>;
+}
+
+/** The error writes and queries get from storage `name` while its backend cannot be opened. */
+export function unavailableError(name: string, reason: string): ZestError {
+  return ZestError.unavailable(`storage ${name} is unavailable: ${reason}`);
+}
+
+export class StorageService implements RunningStorage {
   readonly name: string;
   readonly keyExpr: string;
   readonly backend: StorageBackend;
+  /** It runs: never unavailable. */
+  readonly unavailable = undefined;
   private readonly session: Session;
   private readonly logger: Logger;
   private subscriber: Subscriber | undefined;
@@ -617,11 +641,13 @@ export const REOPEN_EVERY_MS = 5_000;
  * silently reaching no storage, and calls `reopen` every `REOPEN_EVERY_MS` until it reports
  * success or the stand-in is stopped. The storage manager replaces it with the real storage.
  */
-export class UnavailableStorage {
+export class UnavailableStorage implements RunningStorage {
   readonly name: string;
   readonly keyExpr: string;
   /** Why the backend could not be opened (the last attempt's error). */
   reason: string;
+  /** A stand-in has no backend. */
+  readonly backend = undefined;
   private readonly session: Session;
   private subscriber: Subscriber | undefined;
   private queryable: Queryable | undefined;
@@ -635,9 +661,18 @@ export class UnavailableStorage {
     this.session = session;
   }
 
+  get unavailable(): string {
+    return this.reason;
+  }
+
+  /** No replication runs without a backend. */
+  replicationStatus(): undefined {
+    return undefined;
+  }
+
   /** The error writes and queries get. */
   error(): ZestError {
-    return ZestError.unavailable(`storage ${this.name} is unavailable: ${this.reason}`);
+    return unavailableError(this.name, this.reason);
   }
 
   /** Declares the subscriber and queryable, and schedules `reopen` (true = opened, stop retrying). */

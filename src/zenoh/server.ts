@@ -14,7 +14,7 @@ import type { WhatAmI } from "./codec/core.js";
 import { CloseReason, encodeClose } from "./codec/transport.js";
 import { CookieJar } from "./cookie.js";
 import { type Endpoint, formatEndpoint } from "./endpoint.js";
-import { type HandshakeGate, type LinkLimits, type Refusal, ZenohLink } from "./link.js";
+import { type HandshakeGate, type LinkLimits, type Refusal, ZenohLink } from "./transport/transport.js";
 import type { UsrPwdAuth } from "./auth-usrpwd.js";
 import type { LinkListener, OnWire } from "./links/listener.js";
 import { listenTcp } from "./links/tcp.js";

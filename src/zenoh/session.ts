@@ -39,7 +39,7 @@ import {
 } from "./codec/network.js";
 import type { PushBody } from "./codec/zenoh.js";
 import { Interests } from "./interests.js";
-import type { NetworkHandler, PeerInfo, ZenohLink } from "./link.js";
+import type { NetworkHandler, PeerInfo, ZenohLink } from "./transport/transport.js";
 
 /** The limits of one zenoh session: its face's, and the key-expression ids only the wire protocol has. */
 export interface SessionLimits extends FaceLimits {

@@ -6,13 +6,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { MATCH_TRIES, MAX_MATCH_VERSIONS } from "../../src/core/conditional-write.js";
-import { ZestError } from "../../src/core/errors.js";
 import { silentLogger } from "../../src/core/log.js";
 import { Router } from "../../src/core/router.js";
 import { Session } from "../../src/core/session.js";
 import { Timestamp } from "../../src/core/timestamp.js";
 import { StorageService } from "../../src/storage/service.js";
 import { MemoryBackend } from "../../src/storage/volumes/memory.js";
+import { rejectsWith } from "../support/assert.js";
 
 async function session(): Promise<{ s: Session; stop: () => Promise<void> }> {
   const s = new Session(new Router({ zid: "01" }));
@@ -29,15 +29,6 @@ async function held(s: Session, key: string): Promise<{ version: string; value: 
 }
 
 /** Asserts that `p` rejects with a ZestError of `kind` whose message matches `message`. */
-async function rejectsWith(p: unknown, kind: string, message: RegExp): Promise<void> {
-  await assert.rejects(Promise.resolve(p), (err: unknown) => {
-    assert.ok(err instanceof ZestError, String(err));
-    assert.equal(err.kind, kind);
-    assert.match(err.message, message);
-    return true;
-  });
-}
-
 /** Runs `write` on the next turn: the memory storage has answered the read by then. */
 async function afterStorageAnswered(write: () => Promise<void>): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));

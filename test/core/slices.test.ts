@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sortInSlices } from "../../src/core/slices.js";
-import { rng } from "../keyexpr/reference.js";
+import { rngUnit } from "../support/rng.js";
 
 test("sortInSlices sorts like Array.prototype.sort, stably, at every size", async () => {
-  const next = rng(11);
+  const next = rngUnit(11);
   for (const n of [0, 1, 5, 2048, 2049, 5000, 20_000]) {
     const items = Array.from({ length: n }, (_, i) => ({ k: Math.floor(next() * 300), i }));
     const want = [...items].sort((a, b) => a.k - b.k);

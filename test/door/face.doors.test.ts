@@ -13,8 +13,9 @@ import { silentLogger } from "../../src/core/log.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 import type { ZestConfig } from "../../src/zest-config.js";
 import { encodePush, encodeRequest } from "../../src/zenoh/codec/network.js";
-import { collect, openClient, roundTrip, until } from "../remote/helpers.js";
+import { collect, openClient, roundTrip } from "../remote/helpers.js";
 import { RawClient } from "../zenoh/raw-client.js";
+import { eventually } from "../support/wait.js";
 
 /** What a test does through one door's client. */
 interface Client {
@@ -167,7 +168,7 @@ for (const door of [zenohDoor, remoteDoor]) {
       const c = await door.open(z);
       try {
         await c.put(storageKey(z, "made"), '{"key_expr":"made/**","volume":"memory"}');
-        await until(() => storageNames(z).includes("made"), 3_000, "the storage");
+        await eventually(() => storageNames(z).includes("made"), 3_000, "the storage");
       } finally {
         await c.close();
       }
@@ -194,7 +195,7 @@ for (const door of [zenohDoor, remoteDoor]) {
       try {
         assert.deepEqual(await reader.get("presence/**"), ["presence/me=here"]);
         await c.close();
-        await until(() => z.manager.listStorages().length > 0, 1_000);
+        await eventually(() => z.manager.listStorages().length > 0, 1_000);
         const left = async () => (await reader.get("presence/**")).length;
         const end = Date.now() + 3_000;
         while ((await left()) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));

@@ -11,7 +11,7 @@ import type { AnyFrontDoor } from "../../src/access/front-door.js";
 import { silentLogger } from "../../src/core/log.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 import type { ZestConfig } from "../../src/zest-config.js";
-import { eventually } from "../support/http.js";
+import { eventually } from "../support/wait.js";
 
 /** A client of the door under test. Refusals reject with an Error whose message starts with the error kind. */
 export interface DoorClient {

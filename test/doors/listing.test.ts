@@ -11,8 +11,8 @@ import type { AnyFrontDoor } from "../../src/access/front-door.js";
 import { ConfigError } from "../../src/config/config.js";
 import { silentLogger } from "../../src/core/log.js";
 import { startZest } from "../../src/runtime.js";
-import { eventually } from "../support/http.js";
 import { lineDoor } from "./line/door.js";
+import { eventually } from "../support/wait.js";
 
 test("every door appears in locators, in the admin space and in the metrics", async () => {
   const zest = await startZest(

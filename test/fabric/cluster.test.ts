@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { eventually, getJson, http, openSse } from "../support/http.js";
+import { getJson, http, openSse } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 import { DEFAULT_REPLICATION } from "../../src/storage/replication/config.js";
@@ -18,6 +18,7 @@ import {
   routerStatus,
   startRouters,
 } from "./helpers.js";
+import { eventually } from "../support/wait.js";
 
 /** Waits (in steps under a second) until a sub-interval of the default replication settings has just begun. */
 async function subIntervalStart(): Promise<void> {

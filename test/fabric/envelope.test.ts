@@ -38,7 +38,7 @@ import { ManualClock } from "../../src/fabric/clock.js";
 import { PeerTable } from "../../src/fabric/peer-table.js";
 import { silentLogger } from "../../src/core/log.js";
 import { isValid, keyExprLimits } from "../../src/keyexpr/index.js";
-import { rng } from "../keyexpr/reference.js";
+import { rngUnit } from "../support/rng.js";
 
 const ts = new Timestamp(0x1234_5678_9abc_def0n, "A1B2");
 const put = makeSample("demo/é/x", "put", Buffer.from([0, 1, 2, 255]), Encoding.TEXT_PLAIN, ts);
@@ -315,7 +315,7 @@ test("inbox subjects are built and read back by type; foreign subjects read as n
 
 test("fuzz: 100,000 random and mutated messages decode or throw MalformedMessage, nothing else", () => {
   const seed = Number(process.env.FUZZ_SEED ?? 0x5eed);
-  const rand = rng(seed);
+  const rand = rngUnit(seed);
   const int = (n: number): number => Math.floor(rand() * n);
   const batch = new ReplyBatch();
   batch.addEncoded(encodeReply({ kind: "ok", sample: put }));

@@ -8,7 +8,7 @@ import { connect } from "@nats-io/transport-node";
 import { Kvm } from "@nats-io/kv";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { defaultBucket, keyToKvKey } from "../../src/storage/volumes/jetstream.js";
-import { eventually, getJson, http } from "../support/http.js";
+import { getJson, http } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import type { ZestProcess } from "../support/zest-process.js";
 import {
@@ -21,6 +21,7 @@ import {
   sleep,
   startRouters,
 } from "./helpers.js";
+import { eventually } from "../support/wait.js";
 
 /**
  * Shorter fabric timings than the defaults (4 s peer timeout). The peer timeout stays well above

@@ -1,18 +1,7 @@
 /** Small helpers shared by the fabric end-to-end tests. */
 import { getJson, http, type HttpResult } from "../support/http.js";
-import { startZest, type ZestProcess } from "../support/zest-process.js";
 
-/** Starts several routers at once; if one fails, stops the others before throwing. */
-export async function startRouters(argsList: string[][]): Promise<ZestProcess[]> {
-  const results = await Promise.allSettled(argsList.map((args) => startZest(args)));
-  const started = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failed) {
-    await Promise.all(started.map((z) => z.stop()));
-    throw failed.reason;
-  }
-  return started;
-}
+export { startRouters } from "../support/zest-process.js";
 
 /** The fabric status a router shows in `@/router/local`. */
 export interface FabricView {

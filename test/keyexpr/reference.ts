@@ -49,18 +49,6 @@ export function universe(alphabet: readonly string[], maxDepth: number): string[
   return out;
 }
 
-/** A small deterministic PRNG (mulberry32), so failures reproduce. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A random pick from `items`. */
 export function pick<T>(next: () => number, items: readonly T[]): T {
   return items[Math.floor(next() * items.length)]!;

@@ -57,15 +57,6 @@ export async function collect(receiver: AsyncIterable<Reply> | undefined): Promi
   return out;
 }
 
-/** Waits until `check()` holds (polling every 10 ms), at most `ms`. */
-export async function until(check: () => boolean, ms = 3000, what = "condition"): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** A settled round trip: a ping through `session` after everything sent before it was handled. */
 export async function roundTrip(session: ZSession): Promise<void> {
   await session.newTimestamp();

@@ -9,7 +9,8 @@ import {
   type Session as ZSession,
 } from "@eclipse-zenoh/zenoh-ts";
 import { getJson, http, openSse } from "../support/http.js";
-import { collect, openClient, roundTrip, startRemoteRouter, until } from "./helpers.js";
+import { collect, openClient, roundTrip, startRemoteRouter } from "./helpers.js";
+import { eventually } from "../support/wait.js";
 
 type Router = Awaited<ReturnType<typeof startRemoteRouter>>;
 
@@ -56,7 +57,7 @@ describe("remote API and REST share one key space", () => {
       headers: { "content-type": "application/x-custom; charset=utf-8" },
     });
     await http(z.restUrl!, "DELETE", "/io/rest/j");
-    await until(() => got.length === 3, 2000, "3 samples");
+    await eventually(() => got.length === 3, 2000, "3 samples");
     assert.equal(got[0]!.encoding().toString(), "application/json");
     assert.equal(got[0]!.payload().toString(), "[1]");
     assert.equal(got[1]!.encoding().toString(), "application/x-custom");

@@ -5,6 +5,7 @@
  * browser does. Reconnection is explicit (`reconnect()`), so a test decides when the gap ends.
  */
 import http from "node:http";
+import { sseField } from "../support/http.js";
 
 export interface SseMessage {
   readonly event: string;
@@ -96,9 +97,7 @@ export class TestEventSource {
               continue;
             }
             if (line.startsWith(":")) continue;
-            const c = line.indexOf(":");
-            const field = c === -1 ? line : line.slice(0, c);
-            const value = c === -1 ? "" : line.slice(c + 1).replace(/^ /, "");
+            const { field, value } = sseField(line);
             if (field === "event") event = value;
             else if (field === "data") data.push(value);
             else if (field === "id" && !value.includes("\0")) idBuf = value;

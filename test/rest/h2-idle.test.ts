@@ -14,7 +14,7 @@ import { defaultStartOptions } from "../../src/defaults.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 import { makeCertificate } from "../support/certificate.js";
 import { h2, h2Session, h2Sse } from "../support/http2-client.js";
-import { eventually } from "../support/http.js";
+import { eventually } from "../support/wait.js";
 
 const IDLE_MS = 300;
 const TEXT = { "content-type": "text/plain" };

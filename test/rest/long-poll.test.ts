@@ -8,7 +8,8 @@ import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
 import { defaultStartOptions } from "../../src/defaults.js";
 import { startZest, type Zest } from "../../src/runtime.js";
-import { eventually, getJson, getWithBody, http } from "../support/http.js";
+import { getJson, getWithBody, http } from "../support/http.js";
+import { eventually } from "../support/wait.js";
 
 const TEXT = { "content-type": "text/plain" };
 

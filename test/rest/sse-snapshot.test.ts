@@ -4,12 +4,11 @@
  * duplicate under concurrent writes, and resume after a snapshot.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import type { Sample } from "../../src/core/sample.js";
 import { Session } from "../../src/core/session.js";
-import type { Zest } from "../../src/runtime.js";
-import { http } from "../support/http.js";
-import { startRouter, TEXT } from "../support/router.js";
+import { forEachSseBlock, http, sseField } from "../support/http.js";
+import { routerForSuite, TEXT } from "../support/router.js";
 
 /** A PUT event's key and value (the values written are decimal counters, as text). */
 function entry(e: Ev): { key: string; value: number } {
@@ -27,38 +26,19 @@ interface Ev {
 async function stream(url: string, headers: Record<string, string> = {}) {
   const ac = new AbortController();
   const res = await fetch(url, { headers: { accept: "text/event-stream", ...headers }, signal: ac.signal });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
   const events: Ev[] = [];
-  let buf = "";
-  void (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buf += decoder.decode(value, { stream: true });
-        for (let i = buf.indexOf("\n\n"); i !== -1; i = buf.indexOf("\n\n")) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          let id: string | undefined;
-          let event = "message";
-          let data: string | undefined;
-          for (const line of block.split("\n")) {
-            const c = line.indexOf(":");
-            if (c === 0) continue;
-            const field = c === -1 ? line : line.slice(0, c);
-            const v = c === -1 ? "" : line.slice(c + 1).replace(/^ /, "");
-            if (field === "id") id = v;
-            else if (field === "event") event = v;
-            else if (field === "data") data = v;
-          }
-          if (data !== undefined) events.push({ id, event, data });
-        }
-      }
-    } catch {
-      /* aborted */
+  void forEachSseBlock(res, (block) => {
+    let id: string | undefined;
+    let event = "message";
+    let data: string | undefined;
+    for (const line of block.split("\n")) {
+      const { field, value } = sseField(line);
+      if (field === "id") id = value;
+      else if (field === "event") event = value;
+      else if (field === "data") data = value;
     }
-  })();
+    if (data !== undefined) events.push({ id, event, data });
+  });
   return {
     status: res.status,
     events,
@@ -74,20 +54,12 @@ async function stream(url: string, headers: Record<string, string> = {}) {
 }
 
 describe("SSE: snapshot then live", () => {
-  let z: Zest;
-  let url: string;
-  before(async () => {
-    z = await startRouter();
-    url = z.restUrl!;
-  });
-  after(async () => {
-    await z?.close();
-  });
+  const suite = routerForSuite();
 
   it("sends the current values as PUT events without ids, SNAPSHOT_END with the position, then live changes", async () => {
-    await http(url, "PUT", "/snap/a", { body: "1", headers: TEXT });
-    await http(url, "PUT", "/snap/b", { body: "2", headers: TEXT });
-    const s = await stream(`${url}/snap/**?_snapshot=true`);
+    await http(suite.url, "PUT", "/snap/a", { body: "1", headers: TEXT });
+    await http(suite.url, "PUT", "/snap/b", { body: "2", headers: TEXT });
+    const s = await stream(`${suite.url}/snap/**?_snapshot=true`);
     assert.equal(s.status, 200);
     await s.until((e) => e.some((x) => x.event === "SNAPSHOT_END"));
     const snap = s.events.splice(0);
@@ -104,7 +76,7 @@ describe("SSE: snapshot then live", () => {
     assert.equal(snap[2]!.event, "SNAPSHOT_END");
     assert.deepEqual(JSON.parse(snap[2]!.data), { count: 2 });
     assert.match(snap[2]!.id ?? "", /^[0-9a-f]{8}-\d+$/);
-    await http(url, "DELETE", "/snap/a");
+    await http(suite.url, "DELETE", "/snap/a");
     await s.until((e) => e.length === 1);
     assert.equal(s.events[0]!.event, "DELETE");
     assert.ok(s.events[0]!.id, "live events carry ids");
@@ -112,26 +84,26 @@ describe("SSE: snapshot then live", () => {
   });
 
   it("an empty snapshot is just SNAPSHOT_END; a bad _snapshot is a 400", async () => {
-    const s = await stream(`${url}/snap-none/**?_snapshot=true`);
+    const s = await stream(`${suite.url}/snap-none/**?_snapshot=true`);
     await s.until((e) => e.length === 1);
     assert.equal(s.events[0]!.event, "SNAPSHOT_END");
     assert.deepEqual(JSON.parse(s.events[0]!.data), { count: 0 });
     s.close();
-    const bad = await http(url, "GET", "/snap/**?_snapshot=yes", { headers: { accept: "text/event-stream" } });
+    const bad = await http(suite.url, "GET", "/snap/**?_snapshot=yes", { headers: { accept: "text/event-stream" } });
     assert.equal(bad.status, 400);
     assert.match(bad.text, /_snapshot takes true or false/);
   });
 
   it("Last-Event-ID after a snapshot resumes with the missed events only; an unknown id gets RESET then a snapshot", async () => {
-    await http(url, "PUT", "/resnap/a", { body: "1", headers: TEXT });
-    const s = await stream(`${url}/resnap/**?_snapshot=true`);
+    await http(suite.url, "PUT", "/resnap/a", { body: "1", headers: TEXT });
+    const s = await stream(`${suite.url}/resnap/**?_snapshot=true`);
     await s.until((e) => e.some((x) => x.event === "SNAPSHOT_END"));
-    await http(url, "PUT", "/resnap/a", { body: "2", headers: TEXT });
+    await http(suite.url, "PUT", "/resnap/a", { body: "2", headers: TEXT });
     await s.until((e) => e.length === 3);
     const lastId = s.events[2]!.id!;
     s.close();
-    await http(url, "PUT", "/resnap/a", { body: "3", headers: TEXT });
-    const again = await stream(`${url}/resnap/**?_snapshot=true`, { "last-event-id": lastId });
+    await http(suite.url, "PUT", "/resnap/a", { body: "3", headers: TEXT });
+    const again = await stream(`${suite.url}/resnap/**?_snapshot=true`, { "last-event-id": lastId });
     await again.until((e) => e.length >= 1);
     await new Promise((r) => setTimeout(r, 200));
     assert.deepEqual(
@@ -140,7 +112,7 @@ describe("SSE: snapshot then live", () => {
       "only the missed event: no snapshot",
     );
     again.close();
-    const reset = await stream(`${url}/resnap/**?_snapshot=true`, { "last-event-id": "00000000-5" });
+    const reset = await stream(`${suite.url}/resnap/**?_snapshot=true`, { "last-event-id": "00000000-5" });
     await reset.until((e) => e.length >= 3);
     assert.deepEqual(
       reset.events.map((e) => e.event),
@@ -153,7 +125,7 @@ describe("SSE: snapshot then live", () => {
   it("a change the snapshot already holds, landing during the read, is not sent again; one it lacks is", async () => {
     // A queryable that answers late: while the stream's read runs, it writes late/a and late/b,
     // then answers with late/a as written (same timestamp) but not late/b.
-    const app = new Session(z.router, "late");
+    const app = new Session(suite.zest.router, "late");
     let written: Sample | undefined;
     const sub = app.declareSubscriber("late/a", (sample) => {
       written = sample;
@@ -163,7 +135,7 @@ describe("SSE: snapshot then live", () => {
       await app.put("late/b", "2", { encoding: "text/plain" });
       query.replySample(written!);
     });
-    const s = await stream(`${url}/late/**?_snapshot=true`);
+    const s = await stream(`${suite.url}/late/**?_snapshot=true`);
     await s.until((e) => e.length >= 3);
     await new Promise((r) => setTimeout(r, 200));
     assert.deepEqual(
@@ -180,13 +152,13 @@ describe("SSE: snapshot then live", () => {
   });
 
   it("a live sample held during a snapshot goes out with the id the other streams got for it", async () => {
-    const app = new Session(z.router, "held");
-    const plain = await stream(`${url}/held/**`);
+    const app = new Session(suite.zest.router, "held");
+    const plain = await stream(`${suite.url}/held/**`);
     // Writes while the snapshot stream's read runs, and answers nothing.
     const q = app.declareQueryable("held/*", async () => {
       await app.put("held/a", "1", { encoding: "text/plain" });
     });
-    const snap = await stream(`${url}/held/*?_snapshot=true`);
+    const snap = await stream(`${suite.url}/held/*?_snapshot=true`);
     await snap.until((e) => e.some((x) => x.event === "PUT"));
     await plain.until((e) => e.some((x) => x.event === "PUT"));
     const fromSnap = snap.events.find((x) => x.event === "PUT")!;
@@ -202,7 +174,7 @@ describe("SSE: snapshot then live", () => {
   it("under 10,000 concurrent writes: every key's versions arrive once each, in order, with no gap", async () => {
     const KEYS = 50;
     const VERSIONS = 200;
-    const writer = new Session(z.router, "writer");
+    const writer = new Session(suite.zest.router, "writer");
     let written = 0;
     const writeKey = async (k: number): Promise<void> => {
       for (let v = 0; v < VERSIONS; v++) {
@@ -214,7 +186,7 @@ describe("SSE: snapshot then live", () => {
     const writes = Promise.all(Array.from({ length: KEYS }, (_, k) => writeKey(k)));
     // Open mid-way, while the writers run.
     while (written < 2_000) await new Promise((r) => setImmediate(r));
-    const s = await stream(`${url}/load/**?_snapshot=true`);
+    const s = await stream(`${suite.url}/load/**?_snapshot=true`);
     await writes;
     assert.equal(written, KEYS * VERSIONS);
     const last = (evs: Ev[]) => {

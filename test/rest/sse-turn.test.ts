@@ -11,6 +11,7 @@ import net from "node:net";
 import { type TestContext, test } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
 import { startZest, type Zest } from "../../src/runtime.js";
+import { eventually } from "../support/wait.js";
 
 const REQUEST_START = "http.server.request.start";
 
@@ -51,11 +52,6 @@ async function openStream(
   return { zest, socket: serverSide, received: () => text, client };
 }
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
-  assert.ok(check(), what);
-}
-
 test("a burst of one turn waits for the end of the turn, then leaves together, in order", {
   timeout: 15_000,
 }, async (t) => {
@@ -67,7 +63,7 @@ test("a burst of one turn waits for the end of the turn, then leaves together, i
   assert.ok(socket.writableLength > before, "the burst's events wait in the socket's buffer");
   await new Promise((r) => setImmediate(r));
   assert.equal(socket.writableCorked, 0, "uncorked when the turn ends");
-  await until(() => received().includes('"burst/9"'), "all ten events arrived");
+  await eventually(() => received().includes('"burst/9"'), 2_000, "all ten events arrived");
   const keys = [...received().matchAll(/"key": "(burst\/\d)"/g)].map((m) => m[1]);
   assert.deepEqual(
     keys,
@@ -88,6 +84,6 @@ test("a gateway that closes sends the events it gathered before it drops the con
   const closing = zest.rest!.close();
   assert.ok(socket.destroyed, "the gateway dropped the connection in the same turn");
   await closing;
-  await until(() => ended, "the stream closed");
+  await eventually(() => ended, 2_000, "the stream closed");
   assert.match(received(), /"key": "last\/word"/);
 });

@@ -12,8 +12,8 @@ import { versionOf, type StorageBackend, type StoredEntry, type WriteCondition }
 import { StorageService } from "../../src/storage/service.js";
 import { MemoryBackend } from "../../src/storage/volumes/memory.js";
 import { rejectsWith } from "../support/assert.js";
-import { eventually } from "../support/http.js";
 import { expiryTimestamp, timestampMs } from "../../src/core/lifetime.js";
+import { eventually } from "../support/wait.js";
 
 /** What the suite needs to know about a volume. */
 export interface StorageContractTarget {

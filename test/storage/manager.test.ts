@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { rejectsWith } from "../support/assert.js";
-import { eventually } from "../support/http.js";
 import { silentLogger } from "../../src/core/log.js";
 import { Router } from "../../src/core/router.js";
 import { Session } from "../../src/core/session.js";
 import { memoryDriver } from "../../src/storage/volumes/memory.js";
 import { StorageManager } from "../../src/storage/manager.js";
 import { sqliteDriver } from "../../src/storage/volumes/sqlite.js";
+import { eventually } from "../support/wait.js";
 
 describe("storage manager: a backend that cannot be opened at start-up", () => {
   let dir: string;

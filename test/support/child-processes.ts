@@ -29,3 +29,44 @@ export function executable(path: string): boolean {
     return false;
   }
 }
+
+/**
+ * Resolves with the first of a child's `lines` (those there already, then those to come) that
+ * `match`es. `waiters` are called by the reader on each new line and at exit; it fails with
+ * `failure.exited(code)` when the child exits first, with `failure.timedOut()` after `timeoutMs`.
+ */
+export function waitForLine<T>(
+  lines: readonly T[],
+  waiters: Set<() => void>,
+  match: (line: T) => boolean,
+  timeoutMs: number,
+  exitCode: () => number | null | undefined,
+  failure: { exited(code: number | null): string; timedOut(): string },
+): Promise<T> {
+  return new Promise<T>((resolveLine, reject) => {
+    let from = 0;
+    const check = (): void => {
+      for (; from < lines.length; from++)
+        if (match(lines[from]!)) {
+          done();
+          resolveLine(lines[from]!);
+          return;
+        }
+      const code = exitCode();
+      if (code !== undefined) {
+        done();
+        reject(new Error(failure.exited(code)));
+      }
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(failure.timedOut()));
+    }, timeoutMs);
+    const done = (): void => {
+      clearTimeout(timer);
+      waiters.delete(check);
+    };
+    waiters.add(check);
+    check();
+  });
+}

@@ -37,6 +37,39 @@ export interface SseClient {
   close(): void;
 }
 
+/**
+ * Reads an SSE response's body block by block (the text before each blank line), until it ends
+ * or is aborted.
+ */
+export async function forEachSseBlock(res: Response, onBlock: (block: string) => void): Promise<void> {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = "";
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += decoder.decode(value, { stream: true });
+      for (let i = buf.indexOf("\n\n"); i !== -1; i = buf.indexOf("\n\n")) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        onBlock(block);
+      }
+    }
+  } catch {
+    /* aborted */
+  }
+}
+
+/** One SSE line's field and value (a comment line, `:…`, has the field ""). */
+export function sseField(line: string): { field: string; value: string } {
+  const c = line.indexOf(":");
+  return {
+    field: c === -1 ? line : line.slice(0, c),
+    value: c === -1 ? "" : line.slice(c + 1).replace(/^ /, ""),
+  };
+}
+
 /** Opens an SSE stream (resolves once the response headers arrived, i.e. the subscription exists). */
 export async function openSse(
   url: string,
@@ -44,38 +77,19 @@ export async function openSse(
 ): Promise<SseClient & { status: number; headers: Headers }> {
   const ac = new AbortController();
   const res = await fetch(url, { headers: { accept: "text/event-stream", ...headers }, signal: ac.signal });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buf = "";
   const queue: Array<{ event: string; data: string }> = [];
   let wake: (() => void) | undefined;
-  void (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buf += decoder.decode(value, { stream: true });
-        for (let i = buf.indexOf("\n\n"); i !== -1; i = buf.indexOf("\n\n")) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          let event = "message";
-          const data: string[] = [];
-          for (const line of block.split("\n")) {
-            if (line.startsWith(":")) continue;
-            const c = line.indexOf(":");
-            const field = c === -1 ? line : line.slice(0, c);
-            const value = c === -1 ? "" : line.slice(c + 1).replace(/^ /, "");
-            if (field === "event") event = value;
-            else if (field === "data") data.push(value);
-          }
-          if (data.length > 0) queue.push({ event, data: data.join("\n") });
-          wake?.();
-        }
-      }
-    } catch {
-      /* aborted */
+  void forEachSseBlock(res, (block) => {
+    let event = "message";
+    const data: string[] = [];
+    for (const line of block.split("\n")) {
+      const { field, value } = sseField(line);
+      if (field === "event") event = value;
+      else if (field === "data") data.push(value);
     }
-  })();
+    if (data.length > 0) queue.push({ event, data: data.join("\n") });
+    wake?.();
+  });
   return {
     status: res.status,
     headers: res.headers,
@@ -95,20 +109,6 @@ export async function openSse(
       ac.abort();
     },
   };
-}
-
-/** Polls `fn` until it returns true (or throws after `timeoutMs`). */
-export async function eventually(
-  fn: () => Promise<boolean> | boolean,
-  timeoutMs = 5_000,
-  what = "condition",
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await fn()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /**

@@ -37,8 +37,12 @@ export function h2(
 }
 
 /** An SSE stream over one HTTP/2 stream: the events' `event:` names and data, as they come. */
-export function h2Sse(session: ClientHttp2Session, path: string): { events: string[]; stream: ClientHttp2Stream } {
-  const stream = session.request({ ":method": "GET", ":path": path, accept: "text/event-stream" });
+export function h2Sse(
+  session: ClientHttp2Session,
+  path: string,
+  headers: Record<string, string> = {},
+): { events: string[]; stream: ClientHttp2Stream } {
+  const stream = session.request({ ":method": "GET", ":path": path, accept: "text/event-stream", ...headers });
   const events: string[] = [];
   let buf = "";
   stream.setEncoding("utf8");

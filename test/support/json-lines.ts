@@ -3,7 +3,7 @@
  * printed so far, commands written to its stdin, and waits on its lines that end when it exits.
  */
 import type { ChildProcess } from "node:child_process";
-import { killAtExit } from "./child-processes.js";
+import { killAtExit, waitForLine } from "./child-processes.js";
 
 /** A line the child printed: a JSON object, or `{ ev: "unparsed", text }` for any other line. */
 export type JsonLine = Record<string, unknown>;
@@ -68,30 +68,9 @@ export function jsonLinesChild(proc: ChildProcess, name: string): JsonLinesChild
     lines,
     send: (cmd) => void proc.stdin!.write(`${JSON.stringify(cmd)}\n`),
     waitLine(match, timeoutMs, what) {
-      return new Promise((resolveLine, reject) => {
-        let from = 0;
-        const check = (): void => {
-          for (; from < lines.length; from++)
-            if (match(lines[from]!)) {
-              done();
-              resolveLine(lines[from]!);
-              return;
-            }
-          if (code !== undefined) {
-            done();
-            reject(new Error(`${name} exited (${code}) before ${what}; its output:\n${tail()}`));
-          }
-        };
-        const timer = setTimeout(() => {
-          done();
-          reject(new Error(`${name}: no ${what} within ${timeoutMs} ms; its output:\n${tail()}`));
-        }, timeoutMs);
-        const done = (): void => {
-          clearTimeout(timer);
-          waiters.delete(check);
-        };
-        waiters.add(check);
-        check();
+      return waitForLine(lines, waiters, match, timeoutMs, () => code, {
+        exited: (c) => `${name} exited (${c}) before ${what}; its output:\n${tail()}`,
+        timedOut: () => `${name}: no ${what} within ${timeoutMs} ms; its output:\n${tail()}`,
       });
     },
     stderr: () => err,

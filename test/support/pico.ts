@@ -22,7 +22,7 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { executable, killAtExit } from "./child-processes.js";
+import { executable, killAtExit, waitForLine } from "./child-processes.js";
 import { assertLoopbackOnly, loopbackOnly, UNDER_CI } from "./netns.js";
 import { REPO_ROOT } from "./repo.js";
 
@@ -130,34 +130,17 @@ export function runPico(name: string, args: readonly string[] = [], opts: RunPic
     proc,
     lines: () => lines,
     waitFor(pattern, timeoutMs = 10_000) {
-      let from = 0;
-      return new Promise<string>((resolveLine, reject) => {
-        const check = (): void => {
-          for (; from < lines.length; from++) {
-            if (pattern.test(lines[from]!)) {
-              done();
-              resolveLine(lines[from]!);
-              return;
-            }
-          }
-          if (exitCode !== undefined) {
-            done();
-            reject(new Error(`${name} exited (${exitCode}) before printing ${pattern}; its output:\n${tail()}`));
-          }
-        };
-        const timer = setTimeout(() => {
-          done();
-          reject(
-            new Error(`${name} printed no line matching ${pattern} within ${timeoutMs} ms; its output:\n${tail()}`),
-          );
-        }, timeoutMs);
-        const done = (): void => {
-          clearTimeout(timer);
-          waiters.delete(check);
-        };
-        waiters.add(check);
-        check();
-      });
+      return waitForLine(
+        lines,
+        waiters,
+        (line) => pattern.test(line),
+        timeoutMs,
+        () => exitCode,
+        {
+          exited: (code) => `${name} exited (${code}) before printing ${pattern}; its output:\n${tail()}`,
+          timedOut: () => `${name} printed no line matching ${pattern} within ${timeoutMs} ms; its output:\n${tail()}`,
+        },
+      );
     },
     exited: () => gone,
     async stop() {

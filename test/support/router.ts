@@ -38,3 +38,29 @@ export function tempDir(prefix: string): () => string {
   after(() => rmSync(dir, { recursive: true, force: true }));
   return () => dir;
 }
+
+/**
+ * A router for the tests of the enclosing `describe`, started before them and closed after them
+ * (the part nats.js's `nst` plays for its suites): read `zest` and `url` inside the tests.
+ */
+export function routerForSuite(config: ZestConfig = {}): { readonly zest: Zest; readonly url: string } {
+  let zest: (Zest & { url: string }) | undefined;
+  before(async () => {
+    zest = await startRouter(config);
+  });
+  after(async () => {
+    await zest?.close();
+  });
+  const started = (): Zest & { url: string } => {
+    if (zest === undefined) throw new Error("the suite's router has not started");
+    return zest;
+  };
+  return {
+    get zest() {
+      return started();
+    },
+    get url() {
+      return started().url;
+    },
+  };
+}

@@ -74,6 +74,18 @@ export async function startZest(
   };
 }
 
+/** Starts several routers at once; if one fails, stops the others before throwing. */
+export async function startRouters(argsList: string[][]): Promise<ZestProcess[]> {
+  const results = await Promise.allSettled(argsList.map((args) => startZest(args)));
+  const started = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) {
+    await Promise.all(started.map((z) => z.stop()));
+    throw failed.reason;
+  }
+  return started;
+}
+
 /** Runs `zest` with args expected to fail, returning its exit code and stderr. */
 export async function runZestExpectingExit(
   args: string[],

@@ -14,7 +14,7 @@ import {
 import { Parameters } from "../../src/core/selector.js";
 import { Timestamp, unixNanosToNtp64 } from "../../src/core/timestamp.js";
 import { type WriteLifetime, writeLifetime } from "../../src/rest/lifetime.js";
-import { rng } from "../keyexpr/reference.js";
+import { rngUnit } from "../support/rng.js";
 
 test("durations are a whole number and a unit; anything else is a bad_input with a one-line reason", () => {
   assert.equal(parseDuration("500ms", "_ttl"), 500);
@@ -87,7 +87,7 @@ test("a write's query string gives the same lifetime read in one pass as read by
       q,
     );
   // Random queries over the characters that matter.
-  const next = rng(27);
+  const next = rngUnit(27);
   const alphabet = ["_ttl", "_lease", "=", "&", ";", "1h", "30s", "l1", "x", "%", "+", " ", "(", ")", "["];
   for (let i = 0; i < 2000; i++) {
     let q = "";
@@ -133,7 +133,7 @@ test("a zest: attachment asks a lifetime; any other attachment is user data", ()
 });
 
 test("the expiry heap hands out ids in deadline order through sets, moves and removals", () => {
-  const r = rng(27);
+  const r = rngUnit(27);
   const heap = new ExpiryHeap();
   const ref = new Map<number, number>();
   for (let i = 0; i < 20_000; i++) {

@@ -6,7 +6,7 @@ import { Buffer } from "node:buffer";
 import { ExpiryHeap } from "../../src/core/expiry-heap.js";
 import { HLC, type Timestamp } from "../../src/core/timestamp.js";
 import { MemoryBackend } from "../../src/storage/volumes/memory.js";
-import { rng } from "../keyexpr/reference.js";
+import { rngUnit } from "../support/rng.js";
 
 const hlc = new HLC("01");
 const filler = "v".repeat(100);
@@ -153,7 +153,7 @@ test("an expired value stays hidden after its expiry is taken, until its delete 
 const RANGE = 45 * 24 * 3600 * 1000;
 
 test("the expiry heap orders deadlines a year apart; those beyond its range wait, exact, after the others", () => {
-  const r = rng(99);
+  const r = rngUnit(99);
   const heap = new ExpiryHeap();
   const ref = new Map<number, number>();
   const now = Date.now();

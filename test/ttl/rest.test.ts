@@ -7,8 +7,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { hashSecret } from "../../src/access/hash.js";
 import type { Zest } from "../../src/runtime.js";
-import { eventually, http, openSse } from "../support/http.js";
-import { startRouter, TEXT } from "../support/router.js";
+import { http, openSse } from "../support/http.js";
+import { routerForSuite, startRouter, TEXT } from "../support/router.js";
+import { eventually } from "../support/wait.js";
 
 const LEASES = "/@/router/local/leases";
 
@@ -20,19 +21,11 @@ interface LeaseView {
 }
 
 describe("TTL over REST (Variant A)", () => {
-  let z: Zest;
-  let url: string;
-  before(async () => {
-    z = await startRouter();
-    url = z.restUrl!;
-  });
-  after(async () => {
-    await z?.close();
-  });
+  const suite = routerForSuite();
   const put = (path: string, body: string, headers: Record<string, string> = {}) =>
-    http(url, "PUT", path, { body, headers: { ...TEXT, ...headers } });
+    http(suite.url, "PUT", path, { body, headers: { ...TEXT, ...headers } });
   const value = async (path: string): Promise<string | undefined> => {
-    const r = await http(url, "GET", path);
+    const r = await http(suite.url, "GET", path);
     const entries = JSON.parse(r.text) as Array<{ value: unknown }>;
     return entries[0]?.value as string | undefined;
   };
@@ -41,19 +34,23 @@ describe("TTL over REST (Variant A)", () => {
     const before = Date.now();
     assert.equal((await put("/t/a?_ttl=400ms", "short")).status, 200);
     assert.equal((await put("/t/b", "forever")).status, 200);
-    const got = await http(url, "GET", "/t/a");
+    const got = await http(suite.url, "GET", "/t/a");
     assert.match(got.text, /"short"/);
     const expires = Date.parse(got.headers.get("zest-expires") ?? "");
     assert.ok(
       expires >= before + 400 && expires <= Date.now() + 400,
       `Zest-Expires ${got.headers.get("zest-expires")}`,
     );
-    assert.equal((await http(url, "GET", "/t/b")).headers.get("zest-expires"), null, "a permanent value has none");
+    assert.equal(
+      (await http(suite.url, "GET", "/t/b")).headers.get("zest-expires"),
+      null,
+      "a permanent value has none",
+    );
     await eventually(async () => (await value("/t/a")) === undefined, 5_000, "the expiry");
     assert.ok(Date.now() >= expires, "not gone before its deadline");
     assert.equal(await value("/t/b"), "forever");
     assert.deepEqual(
-      JSON.parse((await http(url, "GET", "/t/**")).text).map((e: { key: string }) => e.key),
+      JSON.parse((await http(suite.url, "GET", "/t/**")).text).map((e: { key: string }) => e.key),
       ["t/b"],
     );
   });
@@ -67,8 +64,8 @@ describe("TTL over REST (Variant A)", () => {
     await eventually(async () => (await value("/p/witness")) === undefined, 5_000, "the witness's expiry");
     assert.equal(await value("/p/a"), "2");
     assert.equal(await value("/p/b"), "2");
-    assert.equal((await http(url, "GET", "/p/a")).headers.get("zest-expires"), null);
-    assert.ok((await http(url, "GET", "/p/b")).headers.get("zest-expires"));
+    assert.equal((await http(suite.url, "GET", "/p/a")).headers.get("zest-expires"), null);
+    assert.ok((await http(suite.url, "GET", "/p/b")).headers.get("zest-expires"));
   });
 
   it("If-None-Match and If-Match work with _ttl: create-only again after expiry, conditional refresh", async () => {
@@ -76,7 +73,7 @@ describe("TTL over REST (Variant A)", () => {
     assert.equal((await put("/c/a?_ttl=300ms", "x", { "if-none-match": "*" })).status, 412);
     await eventually(async () => (await value("/c/a")) === undefined, 5_000, "the expiry");
     assert.equal((await put("/c/a?_ttl=1h", "2", { "if-none-match": "*" })).status, 200);
-    const etag = (await http(url, "GET", "/c/a")).headers.get("etag")!;
+    const etag = (await http(suite.url, "GET", "/c/a")).headers.get("etag")!;
     const refreshed = await put("/c/a?_ttl=2h", "3", { "if-match": etag });
     assert.equal(refreshed.status, 200, refreshed.text);
     assert.equal((await put("/c/a?_ttl=2h", "4", { "if-match": etag })).status, 412);
@@ -90,26 +87,26 @@ describe("TTL over REST (Variant A)", () => {
       assert.match(r.text, /_ttl must be/);
       assert.ok(!r.text.trim().includes("\n"), "one line");
     }
-    assert.equal((await http(url, "DELETE", "/bad/a?_ttl=1s")).status, 400);
+    assert.equal((await http(suite.url, "DELETE", "/bad/a?_ttl=1s")).status, 400);
     assert.equal(await value("/bad/a"), undefined);
   });
 
   it("the same query string again reads the same: a TTL on each key, a DELETE with it refused, other queries read anew", async () => {
     for (const k of ["a", "b", "c"]) assert.equal((await put(`/again/${k}?_ttl=1h`, k)).status, 200);
     for (const k of ["a", "b", "c"]) {
-      const expires = (await http(url, "GET", `/again/${k}`)).headers.get("zest-expires");
+      const expires = (await http(suite.url, "GET", `/again/${k}`)).headers.get("zest-expires");
       assert.ok(Date.parse(expires ?? "") > Date.now() + 3_500_000, `${k}: ${expires}`);
     }
-    const refused = await http(url, "DELETE", "/again/a?_ttl=1h");
+    const refused = await http(suite.url, "DELETE", "/again/a?_ttl=1h");
     assert.equal(refused.status, 400, refused.text);
     assert.match(refused.text, /not DELETE/);
     assert.equal(await value("/again/a"), "a");
     // A query of the same length that asks another lifetime, then none.
     assert.equal((await put("/again/a?_ttl=2h", "a2")).status, 200);
-    const later = Date.parse((await http(url, "GET", "/again/a")).headers.get("zest-expires") ?? "");
+    const later = Date.parse((await http(suite.url, "GET", "/again/a")).headers.get("zest-expires") ?? "");
     assert.ok(later > Date.now() + 7_100_000, `${later}`);
     assert.equal((await put("/again/a?_xyz=2h", "a3")).status, 200);
-    assert.equal((await http(url, "GET", "/again/a")).headers.get("zest-expires"), null, "permanent again");
+    assert.equal((await http(suite.url, "GET", "/again/a")).headers.get("zest-expires"), null, "permanent again");
     assert.equal((await put("/again/a?_ttl=2x", "a4")).status, 400);
     assert.equal((await put("/again/a?_ttl=2x", "a4")).status, 400, "a bad query is refused each time");
     assert.equal(await value("/again/a"), "a3");
@@ -120,32 +117,32 @@ describe("TTL over REST (Variant A)", () => {
     assert.equal(created.status, 200, created.text);
     for (const k of ["a", "b", "c"]) assert.equal((await put(`/ls/${k}?_lease=l1`, k)).status, 200);
     await put("/ls/d", "not leased");
-    const listed = JSON.parse((await http(url, "GET", `${LEASES}/l1`)).text) as Array<{
+    const listed = JSON.parse((await http(suite.url, "GET", `${LEASES}/l1`)).text) as Array<{
       key: string;
       value: LeaseView;
     }>;
-    assert.equal(listed[0]?.key, `@/router/${z.router.zid}/leases/l1`);
+    assert.equal(listed[0]?.key, `@/router/${suite.zest.router.zid}/leases/l1`);
     assert.deepEqual(listed[0]?.value.keys, ["ls/a", "ls/b", "ls/c"]);
     assert.equal(listed[0]?.value.ttl_ms, 2000);
     const deadline = Date.parse(listed[0]?.value.deadline ?? "");
     assert.equal((await put(`${LEASES}/l1`, '{ ttl: "1h" }')).status, 200, "kept alive");
-    const kept = JSON.parse((await http(url, "GET", `${LEASES}/*`)).text) as Array<{ value: LeaseView }>;
+    const kept = JSON.parse((await http(suite.url, "GET", `${LEASES}/*`)).text) as Array<{ value: LeaseView }>;
     assert.ok(Date.parse(kept[0]!.value.deadline) > deadline + 3_000_000);
     // A write without the lease detaches the key from it.
     await put("/ls/c", "mine now");
-    assert.equal((await http(url, "DELETE", `${LEASES}/l1`)).status, 200);
+    assert.equal((await http(suite.url, "DELETE", `${LEASES}/l1`)).status, 200);
     await eventually(async () => (await value("/ls/a")) === undefined && (await value("/ls/b")) === undefined);
     assert.equal(await value("/ls/c"), "mine now");
     assert.equal(await value("/ls/d"), "not leased");
-    assert.equal((await http(url, "GET", `${LEASES}/l1`)).text, "[\n\n]\n");
-    assert.equal((await http(url, "DELETE", `${LEASES}/l1`)).status, 404);
+    assert.equal((await http(suite.url, "GET", `${LEASES}/l1`)).text, "[\n\n]\n");
+    assert.equal((await http(suite.url, "DELETE", `${LEASES}/l1`)).status, 404);
   });
 
   it("a lease that is not kept alive expires, and deletes its keys", async () => {
     await put(`${LEASES}/short`, '{ "ttl": "3s" }');
     await Promise.all(Array.from({ length: 100 }, (_, i) => put(`/many/${i}?_lease=short`, String(i))));
-    assert.equal(JSON.parse((await http(url, "GET", "/many/**")).text).length, 100);
-    await eventually(async () => JSON.parse((await http(url, "GET", "/many/**")).text).length === 0, 5_000);
+    assert.equal(JSON.parse((await http(suite.url, "GET", "/many/**")).text).length, 100);
+    await eventually(async () => JSON.parse((await http(suite.url, "GET", "/many/**")).text).length === 0, 5_000);
   });
 
   it("a storage's ttl option expires what it keeps without a TTL of its own; a bad one is a 400", async () => {
@@ -182,25 +179,17 @@ describe("TTL over REST (Variant A)", () => {
 });
 
 describe("?_expires=true: each entry names its deadline (Variant A)", () => {
-  let z: Zest;
-  let url: string;
-  before(async () => {
-    z = await startRouter();
-    url = z.restUrl!;
-  });
-  after(async () => {
-    await z?.close();
-  });
+  const suite = routerForSuite();
 
   it("a wide GET with ?_expires=true gives each entry its deadline or null; without it the entries are unchanged", async () => {
     const before = Date.now();
-    assert.equal((await http(url, "PUT", "/ex/a?_ttl=1h", { body: "a", headers: TEXT })).status, 200);
-    assert.equal((await http(url, "PUT", "/ex/b", { body: "b", headers: TEXT })).status, 200);
-    const plain = await http(url, "GET", "/ex/**");
+    assert.equal((await http(suite.url, "PUT", "/ex/a?_ttl=1h", { body: "a", headers: TEXT })).status, 200);
+    assert.equal((await http(suite.url, "PUT", "/ex/b", { body: "b", headers: TEXT })).status, 200);
+    const plain = await http(suite.url, "GET", "/ex/**");
     assert.doesNotMatch(plain.text, /expires/);
     const entries = JSON.parse(plain.text) as Array<Record<string, unknown>>;
     assert.deepEqual(Object.keys(entries[0]!), ["key", "value", "encoding", "time"]);
-    const got = await http(url, "GET", "/ex/**?_expires=true");
+    const got = await http(suite.url, "GET", "/ex/**?_expires=true");
     assert.equal(got.status, 200);
     const withExpires = JSON.parse(got.text) as Array<{ key: string; expires: string | null; time: string }>;
     assert.deepEqual(
@@ -211,15 +200,15 @@ describe("?_expires=true: each entry names its deadline (Variant A)", () => {
     assert.ok(a >= before + 3_600_000 && a <= Date.now() + 3_600_000, withExpires[0]!.expires!);
     assert.equal(withExpires[1]!.expires, null);
     // The same field on a single key, and the same deadline as its header.
-    const one = await http(url, "GET", "/ex/a?_expires=true");
+    const one = await http(suite.url, "GET", "/ex/a?_expires=true");
     assert.equal(JSON.parse(one.text)[0].expires, one.headers.get("zest-expires"));
     // Each entry is the default one with the field added at the end.
     assert.equal(got.text.replace(/, "expires": (null|"[^"]+")/g, ""), plain.text);
   });
 
   it("?_expires takes true or false; anything else is a 400", async () => {
-    assert.equal((await http(url, "GET", "/ex/**?_expires=false")).text.includes("expires"), false);
-    const bad = await http(url, "GET", "/ex/**?_expires=soon");
+    assert.equal((await http(suite.url, "GET", "/ex/**?_expires=false")).text.includes("expires"), false);
+    const bad = await http(suite.url, "GET", "/ex/**?_expires=soon");
     assert.equal(bad.status, 400);
     assert.match(bad.text, /_expires takes true or false/);
   });
@@ -228,21 +217,21 @@ describe("?_expires=true: each entry names its deadline (Variant A)", () => {
     for (let i = 0; i < 2100; i += 30)
       await Promise.all(
         Array.from({ length: 30 }, (_, j) =>
-          http(url, "PUT", `/many/${i + j}?_ttl=1h`, { body: String(i + j), headers: TEXT }),
+          http(suite.url, "PUT", `/many/${i + j}?_ttl=1h`, { body: String(i + j), headers: TEXT }),
         ),
       );
-    const got = await http(url, "GET", "/many/**?_expires=true");
+    const got = await http(suite.url, "GET", "/many/**?_expires=true");
     const entries = JSON.parse(got.text) as Array<{ expires: string | null }>;
     assert.equal(entries.length, 2100);
     assert.ok(entries.every((e) => typeof e.expires === "string"));
   });
 
   it("an SSE stream opened with ?_expires=true names the deadline of each put that has one, and sees its expiry", async () => {
-    const plain = await openSse(`${url}/sse-ex/**`);
-    const sse = await openSse(`${url}/sse-ex/**?_expires=true`);
+    const plain = await openSse(`${suite.url}/sse-ex/**`);
+    const sse = await openSse(`${suite.url}/sse-ex/**?_expires=true`);
     try {
-      assert.equal((await http(url, "PUT", "/sse-ex/a?_ttl=500ms", { body: "a", headers: TEXT })).status, 200);
-      assert.equal((await http(url, "PUT", "/sse-ex/b", { body: "b", headers: TEXT })).status, 200);
+      assert.equal((await http(suite.url, "PUT", "/sse-ex/a?_ttl=500ms", { body: "a", headers: TEXT })).status, 200);
+      assert.equal((await http(suite.url, "PUT", "/sse-ex/b", { body: "b", headers: TEXT })).status, 200);
       const [a, b, gone] = await sse.next(3);
       assert.equal(a!.event, "PUT");
       assert.ok(Date.parse(JSON.parse(a!.data).expires) > Date.now() - 1000);

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { test } from "node:test";
-import { BinaryReader, BinaryWriter } from "../../src/core/binary.js";
+import { BinaryReader } from "../../src/core/binary.js";
 import { makeSample } from "../../src/core/sample.js";
 import { Timestamp } from "../../src/core/timestamp.js";
 import { MAX_CARRIED_EXTS, MandatoryExtensionError, writeTimestamp } from "../../src/zenoh/codec/core.js";
@@ -20,14 +20,8 @@ import {
   type NetworkMsg,
 } from "../../src/zenoh/codec/network.js";
 import { withRouteRecord } from "../../src/zenoh/codec/timestamp-stack.js";
+import { bytes, hex, write } from "./bytes.js";
 
-const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
-const bytes = (h: string): Buffer => Buffer.from(h.replace(/\s+/g, ""), "hex");
-function write(f: (w: BinaryWriter) => void): Buffer {
-  const w = new BinaryWriter(8);
-  f(w);
-  return w.finish();
-}
 const decode = (b: Buffer): NetworkMsg => decodeNetwork(new BinaryReader(b));
 const name = (s: string): string => `${Buffer.from([s.length]).toString("hex")}${Buffer.from(s).toString("hex")}`;
 

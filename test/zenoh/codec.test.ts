@@ -38,14 +38,7 @@ import {
   encodeKeepAlive,
   encodeOpen,
 } from "../../src/zenoh/codec/transport.js";
-
-const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
-const bytes = (h: string): Buffer => Buffer.from(h.replace(/\s+/g, ""), "hex");
-function write(f: (w: BinaryWriter) => void): Buffer {
-  const w = new BinaryWriter(8);
-  f(w);
-  return w.finish();
-}
+import { hex, bytes, write } from "./bytes.js";
 
 test("a ZenohId travels little-endian without its trailing zero bytes", () => {
   assert.equal(hex(zidBytes("AB12")), "12ab");

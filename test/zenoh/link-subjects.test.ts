@@ -5,7 +5,6 @@
  * real doors of one router: the raw zenoh client, the zenoh-ts client and HTTP.
  */
 import assert from "node:assert/strict";
-import { Buffer } from "node:buffer";
 import { after, before, describe, test } from "node:test";
 import type { Session as ZSession } from "@eclipse-zenoh/zenoh-ts";
 import { AccessControl } from "../../src/access/access.js";
@@ -13,8 +12,9 @@ import { normalizeZid } from "../../src/access/policy.js";
 import type { Sample } from "../../src/core/sample.js";
 import type { Zest } from "../../src/runtime.js";
 import { encodePush } from "../../src/zenoh/codec/network.js";
-import { openClient, roundTrip, startRemoteRouter, until } from "../remote/helpers.js";
-import { RawClient } from "./raw-client.js";
+import { openClient, roundTrip, startRemoteRouter } from "../remote/helpers.js";
+import { RawClient, wirePut } from "./raw-client.js";
+import { eventually } from "../support/wait.js";
 
 const rule = (id: string, key: string) => ({ id, messages: ["put"], key_exprs: [`${key}/**`], permission: "allow" });
 const ACCESS = {
@@ -59,16 +59,11 @@ after(async () => {
 
 /** Which of `keys` reached the router's subscriber, once `last` (always allowed) did. */
 async function arrived(keys: string[], last: string): Promise<string[]> {
-  await until(() => written.includes(last), 3000, last);
+  await eventually(() => written.includes(last), 3000, last);
   return keys.filter((k) => written.includes(k));
 }
 
-const put = (payload: string) => ({
-  kind: "put" as const,
-  encoding: "",
-  hasEncoding: false,
-  payload: Buffer.from(payload),
-});
+const put = (payload: string) => wirePut(payload);
 
 describe("link subjects through the doors", () => {
   test("a zenoh session over TCP matches link_protocols tcp, its zid, and the interface it came in on", async () => {

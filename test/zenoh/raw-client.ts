@@ -19,8 +19,25 @@ import {
   type TransportMsg,
 } from "../../src/zenoh/codec/transport.js";
 import { usrPwdClient } from "../../src/zenoh/auth-usrpwd.js";
+import type { Timestamp } from "../../src/core/timestamp.js";
 
 /** How the raw client opens its session. */
+/** A key expression on the wire, not declared (scope 0). */
+export function wireKey(suffix: string): { scope: number; suffix: string; senderMapping: boolean } {
+  return { scope: 0, suffix, senderMapping: false };
+}
+
+/** A PUT body carrying `payload`, with `encoding` when given, and `timestamp` when given. */
+export function wirePut(payload: string | Buffer, encoding?: string, timestamp?: Timestamp) {
+  return {
+    kind: "put" as const,
+    encoding: encoding ?? "",
+    hasEncoding: encoding !== undefined,
+    payload: Buffer.isBuffer(payload) ? payload : Buffer.from(payload),
+    ...(timestamp ? { timestamp } : {}),
+  };
+}
+
 export interface HandshakeOptions {
   zid?: string;
   whatami?: "client" | "peer";
@@ -228,6 +245,12 @@ export class RawClient {
 
   waitNetwork(pred: (m: NetworkMsg) => boolean, timeoutMs = 5000): Promise<NetworkMsg> {
     return this.until(() => this.network.find(pred), timeoutMs, "a network message");
+  }
+
+  /** The reason of the CLOSE the router sent, if it sent one. */
+  get closeReason(): number | undefined {
+    const t = this.transport.find((m) => m.kind === "close");
+    return t?.kind === "close" ? t.reason : undefined;
   }
 
   waitClosed(timeoutMs = 5000): Promise<true> {

@@ -15,7 +15,7 @@ import type { Sample } from "../../core/sample.js";
 import type { Session } from "../../core/session.js";
 import type { Declaration } from "../codec/declarations.js";
 import { encodeDeclare, encodeInterest, InterestOption, type NetworkMsg } from "../codec/network.js";
-import type { PeerInfo, ZenohLink } from "../link.js";
+import type { PeerInfo, ZenohLink } from "../transport/transport.js";
 import { type SessionLimits, ZenohSession } from "../session.js";
 import { DeclarationMirror } from "./mirror.js";
 

@@ -1,7 +1,7 @@
 /**
  * zest joins an existing zenoh network (docs/zenoh-network.md): `connect.endpoints` (`-e`), as a
  * zenoh *client* of one router. It opens a transport to the first endpoint that answers (the
- * initiating side of the handshake, src/zenoh/link.ts), holds it with the lease and KEEP_ALIVEs
+ * initiating side of the handshake, src/zenoh/transport/), holds it with the lease and KEEP_ALIVEs
  * every transport has, and when the router goes away tries again, endpoint after endpoint, with
  * a bounded backoff (100 ms doubling to 10 s, with jitter). One connection at a time, as a zenoh
  * client: two routers of one network joined at once would each hand zest what the other already
@@ -21,7 +21,7 @@ import type { Session } from "../../core/session.js";
 import { CloseReason } from "../codec/transport.js";
 import { CookieJar } from "../cookie.js";
 import { type Endpoint, formatEndpoint } from "../endpoint.js";
-import { ZenohLink } from "../link.js";
+import { ZenohLink } from "../transport/transport.js";
 import { StreamWire } from "../links/stream.js";
 import type { Wire } from "../links/wire.js";
 import type { ZenohLimits } from "../server.js";

@@ -1,0 +1,327 @@
+/**
+ * zenoh semantics as zenohd has them, between raw clients of one zest router
+ * (docs/zenoh-protocol.md): what a router carries unchanged (source info, the timestamp stack,
+ * a responder id, unknown body extensions), replies forwarded unconsolidated, and the
+ * declarations an INTEREST in queryables is answered with (completeness, re-declaration under
+ * the same id, cleanup when the queryable's client goes).
+ */
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { after, test } from "node:test";
+import type { Declaration } from "../../src/zenoh/codec/declarations.js";
+import {
+  encodeDeclare,
+  encodeInterest,
+  encodePush,
+  encodeRequest,
+  encodeResponseErr,
+  encodeResponseFinal,
+  encodeResponseReply,
+  InterestOption,
+  type NetworkMsg,
+} from "../../src/zenoh/codec/network.js";
+import { RawClient, wireKey } from "./raw-client.js";
+import { type TestZenohDoor, zenohDoor } from "../support/zenoh-door.js";
+import { hex, bytes } from "./bytes.js";
+
+const opened: Array<{ close(): unknown }> = [];
+after(async () => {
+  for (const o of opened.reverse()) await o.close();
+});
+
+function door(): Promise<TestZenohDoor> {
+  return zenohDoor(opened);
+}
+
+async function client(port: number, zid: string): Promise<RawClient> {
+  const c = await RawClient.open(port, { zid });
+  opened.push(c);
+  return c;
+}
+
+const key = wireKey;
+/** A timestamp stack extension (0x7) as zenoh 1.10 sends it, whole: conf SEND, one interception. */
+const TS_STACK = bytes("47 05 01 01 01 abcd");
+/** An extension of a PUT no zenoh version here knows (0x0e, zbuf, optional). */
+const UNKNOWN_BODY_EXT = bytes("4e 02 beef");
+
+test("a put's and a delete's source info, timestamp stack and unknown body extension reach another client's subscriber unchanged", async () => {
+  const { port, session } = await door();
+  const pub = await client(port, "A1");
+  const sub = await client(port, "B2");
+  sub.sendFrame((w) => encodeDeclare(w, { kind: "subscriber", id: 1, key: key("si/**") }));
+  await sub.until(() => session.matchingStatus("si/x", "subscribers") || undefined);
+  const sourceInfo = { zid: "0102030405060708", eid: 7, sn: 4_000_000_000 };
+  pub.sendFrame(
+    (w) =>
+      encodePush(
+        w,
+        key("si/x"),
+        {
+          kind: "put",
+          encoding: "text/plain",
+          hasEncoding: true,
+          sourceInfo,
+          unknownExts: [UNKNOWN_BODY_EXT],
+          payload: Buffer.from("v"),
+        },
+        undefined,
+        [TS_STACK],
+      ),
+    (w) =>
+      encodePush(
+        w,
+        key("si/x"),
+        {
+          kind: "delete",
+          encoding: "",
+          hasEncoding: false,
+          sourceInfo: { ...sourceInfo, sn: 1 },
+          payload: Buffer.alloc(0),
+        },
+        undefined,
+        [TS_STACK],
+      ),
+  );
+  const pushes = await sub.until(() => {
+    const p = sub.network.filter((m) => m.kind === "push");
+    return p.length === 2 ? p : undefined;
+  });
+  const [put, del] = pushes;
+  assert.ok(put?.kind === "push" && del?.kind === "push");
+  assert.equal(put.body.payload.toString(), "v");
+  assert.deepEqual(put.body.sourceInfo, { ...sourceInfo, zid: "0102030405060708".toUpperCase() });
+  assert.deepEqual(put.exts?.map(hex), [hex(TS_STACK)]);
+  assert.deepEqual(put.body.unknownExts?.map(hex), [hex(UNKNOWN_BODY_EXT)]);
+  assert.equal(del.body.kind, "delete");
+  assert.equal(del.body.sourceInfo?.sn, 1);
+  assert.deepEqual(del.exts?.map(hex), [hex(TS_STACK)]);
+});
+
+/** The REQUEST the router forwards to `c`'s queryable. */
+async function forwarded(c: RawClient): Promise<NetworkMsg & { kind: "request" }> {
+  const m = await c.waitNetwork((n) => n.kind === "request");
+  assert.ok(m.kind === "request");
+  return m;
+}
+
+test("a get's source info and timestamp stack reach the queryable; its reply's source info, responder id, timestamp stack and QoS reach the getter", async () => {
+  const { port, session } = await door();
+  const getter = await client(port, "A1");
+  const qbl = await client(port, "B2");
+  qbl.sendFrame((w) => encodeDeclare(w, { kind: "queryable", id: 1, key: key("sq/**"), complete: false, distance: 0 }));
+  await qbl.until(() => session.matchingStatus("sq/x", "queryables") || undefined);
+  const querier = { zid: "0A0B", eid: 3, sn: 12 };
+  getter.sendFrame((w) =>
+    encodeRequest(w, {
+      id: 5,
+      key: key("sq/x"),
+      exts: [TS_STACK],
+      query: { consolidation: "auto", parameters: "", sourceInfo: querier },
+    }),
+  );
+  const req = await forwarded(qbl);
+  assert.ok(req.body.kind === "query");
+  assert.deepEqual(req.body.query.sourceInfo, querier);
+  assert.deepEqual(req.exts?.map(hex), [hex(TS_STACK)]);
+
+  const replier = { zid: "0C", eid: 9, sn: 77 };
+  // The responder id (0x3): zid 0x0c, entity 9.
+  const responder = bytes("43 03 00 0c 09");
+  qbl.sendFrame(
+    (w) =>
+      encodeResponseReply(
+        w,
+        req.id,
+        key("sq/x"),
+        { kind: "put", encoding: "", hasEncoding: false, sourceInfo: replier, payload: Buffer.from("r") },
+        // Priority 2 (interactive high), express.
+        0x12,
+        [responder, TS_STACK],
+      ),
+    (w) => encodeResponseFinal(w, req.id),
+  );
+  const res = await getter.waitNetwork((n) => n.kind === "response");
+  assert.ok(res.kind === "response" && res.body.kind === "reply");
+  assert.equal(res.id, 5);
+  assert.equal(res.body.push.payload.toString(), "r");
+  assert.deepEqual(res.body.push.sourceInfo, { ...replier, zid: "0C" });
+  assert.deepEqual(res.responder, { zid: "0C", eid: 9 });
+  assert.deepEqual(res.exts?.map(hex), [hex(responder), hex(TS_STACK)]);
+  assert.equal(res.qos, 0x12);
+  await getter.waitNetwork((n) => n.kind === "responseFinal" && n.id === 5);
+});
+
+test("a get reaches a client once however many of its queryables match, with the get's target, by which the client picks among its own as zenohd has it: ALL_COMPLETE, ALL, and BEST_MATCHING (the default, left off the wire)", async () => {
+  const { port, session } = await door();
+  const getter = await client(port, "A3");
+  const qbl = await client(port, "B4");
+  // One client with a complete queryable on the key and an incomplete one around it, as a
+  // zenoh-python session holds them: the router sends it one REQUEST, the session dispatches.
+  qbl.sendFrame(
+    (w) => encodeDeclare(w, { kind: "queryable", id: 1, key: key("tg/*"), complete: false, distance: 0 }),
+    (w) => encodeDeclare(w, { kind: "queryable", id: 2, key: key("tg/x"), complete: true, distance: 0 }),
+  );
+  await qbl.until(() => session.matchingStatus("tg/x", "queryables") || undefined);
+  const targets = ["all_complete", "all", "best_matching"] as const;
+  for (const [i, target] of targets.entries()) {
+    getter.sendFrame((w) =>
+      encodeRequest(w, { id: 10 + i, key: key("tg/x"), target, query: { consolidation: "auto", parameters: "" } }),
+    );
+    // The (i+1)th REQUEST this client got: one per get, whatever ids the router gives them.
+    const req = await qbl.until(() => qbl.network.filter((n) => n.kind === "request")[i]);
+    assert.ok(req.kind === "request");
+    assert.equal(req.target, target);
+    qbl.sendFrame((w) => encodeResponseFinal(w, req.id));
+    await getter.waitNetwork((n) => n.kind === "responseFinal" && n.id === 10 + i);
+  }
+  assert.equal(qbl.network.filter((n) => n.kind === "request").length, targets.length);
+});
+
+test("every reply reaches the getter unconsolidated, as zenohd forwards them: three replies on one key to a get with consolidation auto", async () => {
+  const { port, session } = await door();
+  const getter = await client(port, "A1");
+  const qbl = await client(port, "B2");
+  qbl.sendFrame((w) =>
+    encodeDeclare(w, { kind: "queryable", id: 1, key: key("hist/**"), complete: false, distance: 0 }),
+  );
+  await qbl.until(() => session.matchingStatus("hist/k", "queryables") || undefined);
+  getter.sendFrame((w) =>
+    encodeRequest(w, { id: 1, key: key("hist/**"), query: { consolidation: "auto", parameters: "" } }),
+  );
+  const req = await forwarded(qbl);
+  qbl.sendFrame(
+    ...["2", "3", "4"].map(
+      (v) => (w: Parameters<typeof encodeResponseFinal>[0]) =>
+        encodeResponseReply(w, req.id, key("hist/k"), {
+          kind: "put",
+          encoding: "",
+          hasEncoding: false,
+          payload: Buffer.from(v),
+        }),
+    ),
+    (w) => encodeResponseFinal(w, req.id),
+  );
+  await getter.waitNetwork((n) => n.kind === "responseFinal");
+  const values = getter.network.flatMap((m) =>
+    m.kind === "response" && m.body.kind === "reply" ? [m.body.push.payload.toString()] : [],
+  );
+  assert.deepEqual(values, ["2", "3", "4"]);
+});
+
+test("an error reply's source info reaches the getter", async () => {
+  const { port, session } = await door();
+  const getter = await client(port, "A1");
+  const qbl = await client(port, "B2");
+  qbl.sendFrame((w) => encodeDeclare(w, { kind: "queryable", id: 1, key: key("se/**"), complete: false, distance: 0 }));
+  await qbl.until(() => session.matchingStatus("se/x", "queryables") || undefined);
+  getter.sendFrame((w) =>
+    encodeRequest(w, { id: 2, key: key("se/x"), query: { consolidation: "auto", parameters: "" } }),
+  );
+  const req = await forwarded(qbl);
+  const replier = { zid: "0D", eid: 1, sn: 5 };
+  qbl.sendFrame(
+    (w) =>
+      encodeResponseErr(w, req.id, key(""), {
+        encoding: "text/plain",
+        payload: Buffer.from("no"),
+        sourceInfo: replier,
+      }),
+    (w) => encodeResponseFinal(w, req.id),
+  );
+  const res = await getter.waitNetwork((n) => n.kind === "response");
+  assert.ok(res.kind === "response" && res.body.kind === "err");
+  assert.equal(res.body.err.payload.toString(), "no");
+  assert.deepEqual(res.body.err.sourceInfo, replier);
+});
+
+/** The DECLAREs of queryables and their undeclarations the router sent `c`, in order. */
+function qablDecls(c: RawClient): string[] {
+  return c.network.flatMap((m) => {
+    if (m.kind !== "declare") return [];
+    const d: Declaration = m.decl;
+    if (d.kind === "queryable") return [`declare ${d.id} ${d.key.suffix} ${d.complete ? "complete" : "incomplete"}`];
+    if (d.kind === "unqueryable") return [`undeclare ${d.id}`];
+    return [];
+  });
+}
+
+test("an aggregated INTEREST in queryables is answered with the interest's key, complete when a complete queryable includes it, declared again under the same id as that changes, undeclared when the queryable's client goes", async () => {
+  const { port } = await door();
+  const querier = await client(port, "A1");
+  const qbl = await client(port, "B2");
+  querier.sendFrame((w) =>
+    encodeInterest(w, {
+      id: 3,
+      current: true,
+      future: true,
+      options: InterestOption.QUERYABLES | InterestOption.AGGREGATE,
+      key: key("mq/*"),
+    }),
+  );
+  await querier.waitNetwork((m) => m.kind === "declare" && m.decl.kind === "final");
+  assert.deepEqual(qablDecls(querier), []);
+  const declare = (id: number, k: string, complete: boolean) =>
+    qbl.sendFrame((w) => encodeDeclare(w, { kind: "queryable", id, key: key(k), complete, distance: 0 }));
+  const wait = (n: number) => querier.until(() => (qablDecls(querier).length >= n ? qablDecls(querier) : undefined));
+
+  declare(1, "mq/val", false);
+  const [first] = await wait(1);
+  const id = Number(first?.split(" ")[1]);
+  assert.equal(first, `declare ${id} mq/* incomplete`);
+  // Complete, but not including mq/*: nothing changes.
+  declare(2, "mq/val2", true);
+  // Incomplete and including: nothing changes either.
+  declare(3, "mq/**", false);
+  declare(4, "mq/**", true);
+  assert.deepEqual(await wait(2), [first, `declare ${id} mq/* complete`]);
+  qbl.sendFrame((w) => encodeDeclare(w, { kind: "unqueryable", id: 4 }));
+  assert.deepEqual((await wait(3)).slice(2), [`declare ${id} mq/* incomplete`]);
+  qbl.close();
+  assert.deepEqual((await wait(4)).slice(3), [`undeclare ${id}`]);
+});
+
+test("an INTEREST in queryables that is not aggregated is answered with each key and its own completeness", async () => {
+  const { port, session } = await door();
+  const querier = await client(port, "A1");
+  const qbl = await client(port, "B2");
+  qbl.sendFrame(
+    (w) => encodeDeclare(w, { kind: "queryable", id: 1, key: key("nq/a"), complete: true, distance: 0 }),
+    (w) => encodeDeclare(w, { kind: "queryable", id: 2, key: key("nq/b"), complete: false, distance: 0 }),
+  );
+  await qbl.until(() => session.matchingKeys("nq/*", "queryables").length === 2 || undefined);
+  querier.sendFrame((w) =>
+    encodeInterest(w, { id: 4, current: true, future: true, options: InterestOption.QUERYABLES, key: key("nq/*") }),
+  );
+  await querier.waitNetwork((m) => m.kind === "declare" && m.decl.kind === "final");
+  const got = qablDecls(querier).map((d) => d.replace(/^declare \d+ /, ""));
+  assert.deepEqual(got.sort(), ["nq/a complete", "nq/b incomplete"]);
+  // nq/b becomes complete: declared again under its id.
+  const idOf = (k: string) =>
+    qablDecls(querier)
+      .find((d) => d.includes(` ${k} `))
+      ?.split(" ")[1];
+  const bId = idOf("nq/b");
+  qbl.sendFrame((w) => encodeDeclare(w, { kind: "queryable", id: 3, key: key("nq/b"), complete: true, distance: 0 }));
+  await querier.until(() => qablDecls(querier).includes(`declare ${bId} nq/b complete`) || undefined);
+});
+
+test("a future-only INTEREST in tokens hears a token older than it go: U_TOKEN under the one-shot id 0 with the token's key, as zenohd sends it", async () => {
+  const { port, session } = await door();
+  const owner = await client(port, "A5");
+  const watcher = await client(port, "B6");
+  owner.sendFrame((w) => encodeDeclare(w, { kind: "token", id: 7, key: key("older/a") }));
+  await owner.until(() => session.livelinessGet("older/*").length === 1 || undefined);
+  watcher.sendFrame((w) =>
+    encodeInterest(w, { id: 4, current: false, future: true, options: InterestOption.TOKENS, key: key("older/*") }),
+  );
+  // The interest is followed before the token goes (it reaches the router first, one socket each).
+  await new Promise((r) => setTimeout(r, 100));
+  owner.sendFrame((w) => encodeDeclare(w, { kind: "untoken", id: 7 }));
+  const m = await watcher.waitNetwork((n) => n.kind === "declare" && n.decl.kind === "untoken");
+  assert.ok(m.kind === "declare" && m.decl.kind === "untoken");
+  assert.equal(m.decl.id, 0);
+  assert.equal(m.decl.key?.suffix, "older/a");
+  // It was never declared to the watcher: no D_TOKEN came before.
+  assert.equal(watcher.network.filter((n) => n.kind === "declare" && n.decl.kind === "token").length, 0);
+});
