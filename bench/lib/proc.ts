@@ -28,6 +28,12 @@ export function killAllChildren(): void {
 }
 process.once("exit", killAllChildren);
 
+/** Tracks a child started elsewhere, so it is killed with the others however the run ends. */
+export function trackChild(child: ChildProcess): void {
+  live.add(child);
+  child.once("exit", () => live.delete(child));
+}
+
 /** A server child that printed `serving http://host:port`. */
 export interface ServerProcess {
   readonly label: string;

@@ -297,8 +297,14 @@ async function routersPart(): Promise<Part> {
   return part;
 }
 
-/** Starts `n` routers (router i owns `gr/<i>/**`), checks each reaches every partition, measures, stops them. */
-async function measureRouters(cluster: NatsCluster, n: number): Promise<{ put: SpreadFigures; get: SpreadFigures }> {
+/**
+ * Starts `n` routers (router i owns `gr/<i>/**`), checks each reaches every partition, measures,
+ * stops them. Also used by suites/nats-routers.ts.
+ */
+export async function measureRouters(
+  cluster: NatsCluster,
+  n: number,
+): Promise<{ put: SpreadFigures; get: SpreadFigures }> {
   const routers: ServerProcess[] = [];
   try {
     routers.push(
@@ -363,7 +369,7 @@ function partitionSpec(kind: "GET" | "PUT", n: number, i: number): RequestSpec {
   };
 }
 
-function spreadFigures(prefix: string, f: SpreadFigures): Record<string, number> {
+export function spreadFigures(prefix: string, f: SpreadFigures): Record<string, number> {
   return {
     [`${prefix}ReqPerSec`]: f.reqPerSec,
     [`${prefix}P50Ms`]: f.p50Ms,
