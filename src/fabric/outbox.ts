@@ -3,6 +3,13 @@
  * writes"): its samples, where consecutive samples on one subject travel as one SAMPLES message,
  * and its acknowledgements, one ACKS message per publisher. Both keep the order of what they
  * were given.
+ *
+ * A turn whose samples are all acknowledged writes, on several subjects (writes on many keys),
+ * travels as one SAMPLES message per router that wants any of them, on its direct subject,
+ * instead of one message per subject: each message costs the publisher, every nats-server on its
+ * way and the receiver far more than its bytes. Every router that receives a sample of such a
+ * turn is one the write waits for, so each receiver still gets its samples in order, and none
+ * gets one out of turn.
  */
 import type { Buffer } from "node:buffer";
 import { errorMessage } from "../core/errors.js";
@@ -25,6 +32,8 @@ export interface OutSample {
   readonly seq: number;
   readonly data: Buffer;
   readonly ack: boolean;
+  /** The routers the write waits for, when it is sent on its key's subject. */
+  readonly targets?: readonly string[];
 }
 
 /** Consecutive samples on one subject, sent as one message. */
@@ -49,6 +58,10 @@ export class SampleOutbox {
   private scheduled = false;
   private readonly batches = new Map<number, SentBatch>();
   private batchId = 0;
+  /** Every sample queued this turn is an acknowledged write whose routers are known. */
+  private allKnown = true;
+  /** Prefix of the direct subjects (`zest.w`). */
+  private readonly directPrefix: string;
 
   constructor(
     private readonly inbox: Inbox,
@@ -58,10 +71,14 @@ export class SampleOutbox {
     private readonly forgetAfterMs: number,
     /** The samples of `seqs` could not be sent. */
     private readonly failed: (seqs: readonly number[], err: Error) => void,
-  ) {}
+    directPrefix = "zest.w",
+  ) {
+    this.directPrefix = `${directPrefix}.`;
+  }
 
   /** Queues a sample for `subject` (`direct`: the one router it is addressed to). */
   queue(subject: string, direct: string | undefined, item: OutSample): void {
+    if (!item.ack || (direct === undefined && item.targets === undefined)) this.allKnown = false;
     const last = this.groups[this.groups.length - 1];
     const size = item.data.length + SAMPLES_OVERHEAD;
     if (last && last.subject === subject && last.size + size <= this.link.limit()) {
@@ -86,9 +103,11 @@ export class SampleOutbox {
   /** Sends what is queued. */
   readonly flush = (): void => {
     this.scheduled = false;
-    const groups = this.groups;
+    let groups = this.groups;
     if (groups.length === 0) return;
     this.groups = [];
+    if (groups.length > 1 && this.allKnown) groups = this.byRouter(groups);
+    this.allKnown = true;
     const now = this.clock.now();
     for (const [id, b] of this.batches) {
       if (now - b.at < this.forgetAfterMs) break;
@@ -124,6 +143,37 @@ export class SampleOutbox {
     }
     this.link.flush();
   };
+
+  /**
+   * The turn's samples regrouped by the router they go to (see the top of this file), each
+   * router's in the order they were queued, split below the payload limit.
+   */
+  private byRouter(groups: OutGroup[]): OutGroup[] {
+    const open = new Map<string, OutGroup>();
+    const out: OutGroup[] = [];
+    const limit = this.link.limit();
+    for (const g of groups) {
+      for (const item of g.items) {
+        const size = item.data.length + SAMPLES_OVERHEAD;
+        for (const zid of g.direct === undefined ? item.targets! : [g.direct]) {
+          let to = open.get(zid);
+          if (to && to.size + size > limit) {
+            out.push(to);
+            to = undefined;
+          }
+          if (!to) {
+            to = { subject: this.directPrefix + zid, direct: zid, items: [], size: 5 };
+            open.set(zid, to);
+          }
+          to.items.push(item);
+          to.size += size;
+        }
+      }
+    }
+    for (const g of open.values()) out.push(g);
+    // Few keys wanted by many routers: one message per key, fanned out by NATS, is fewer.
+    return out.length < groups.length ? out : groups;
+  }
 }
 
 /** Acknowledgements this router owes, one ACKS message per publisher and turn. */

@@ -84,6 +84,59 @@ describe("acknowledged writes", () => {
     );
   });
 
+  test("writes on many keys in one turn travel as one message per router that wants them", async () => {
+    const [a, b, c] = await cluster(hub, clock, [
+      { zid: "A1" },
+      { zid: "B1", subs: ["k/**"] },
+      { zid: "C1", subs: ["k/1", "k/2", "j/**"] },
+    ]);
+    const data: string[] = [];
+    hub.filter = (subject, _data, from) => {
+      if (from === a!.transport && !subject.startsWith("zest.in.") && !subject.startsWith("zest.d."))
+        data.push(subject);
+      return true;
+    };
+    const keys = [...Array.from({ length: 20 }, (_, i) => `k/${i}`), "j/x"];
+    await Promise.all(keys.map((k) => a!.fabric.publish(sample(k, k))));
+    assert.deepEqual(data.sort(), ["zest.w.B1", "zest.w.C1"]);
+    assert.deepEqual(
+      b!.delivered.map((s) => s.key),
+      keys.filter((k) => k.startsWith("k/")),
+    );
+    assert.deepEqual(
+      c!.delivered.map((s) => s.key),
+      ["k/1", "k/2", "j/x"],
+    );
+  });
+
+  test("a turn that holds a write nobody is known to want keeps every sample on its key's subject", async () => {
+    const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["k/**"] }]);
+    // C subscribes on the bus, but A never hears its declarations (its hello and announcements are lost).
+    const data: string[] = [];
+    hub.filter = (subject, _d, from) => {
+      if (from.name === "C1")
+        return !(subject === "zest.hello" || subject.startsWith("zest.d.") || subject.startsWith("zest.in.A1."));
+      if (from === a!.transport && !subject.startsWith("zest.in.") && !subject.startsWith("zest.d."))
+        data.push(subject);
+      return true;
+    };
+    const [c] = await cluster(hub, clock, [{ zid: "C1", subs: ["n/**"] }]);
+    data.length = 0;
+    assert.deepEqual(a!.fabric.interest("n/x", "subscriber"), []);
+    await Promise.all(["k/1", "n/x", "k/2"].map((k) => a!.fabric.publish(sample(k, k))));
+    await settle();
+    assert.deepEqual(data, ["zest.k.k.1", "zest.k.n.x", "zest.k.k.2"]);
+    assert.deepEqual(
+      b!.delivered.map((s) => s.key),
+      ["k/1", "k/2"],
+    );
+    assert.deepEqual(
+      c!.delivered.map((s) => s.key),
+      ["n/x"],
+      "NATS still forwards the write to a router whose subscription is newer than its announcement",
+    );
+  });
+
   test("samples on several keys keep their order for a subscriber of all of them", async () => {
     const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["k/**"] }]);
     const keys = ["k/x", "k/x", "k/y", "k/x", "k/**", "k/y"];
