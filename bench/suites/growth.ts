@@ -35,7 +35,14 @@ import {
   type OutgoingRequest,
   type RequestSpec,
 } from "../lib/load.js";
-import { type NatsCluster, natsPids, spawnRouter, startNatsCluster, waitRoutersMeet } from "../lib/nats.js";
+import {
+  type NatsCluster,
+  natsMessagesIn,
+  natsPids,
+  spawnRouter,
+  startNatsCluster,
+  waitRoutersMeet,
+} from "../lib/nats.js";
 import { TEXT_100 } from "../lib/payloads.js";
 import { BENCH_DIR, interferenceNotes, type ServerProcess, spawnZest } from "../lib/proc.js";
 import { memory, storagesCfg } from "../lib/storages.js";
@@ -304,7 +311,7 @@ async function routersPart(): Promise<Part> {
 export async function measureRouters(
   cluster: NatsCluster,
   n: number,
-): Promise<{ put: SpreadFigures; get: SpreadFigures }> {
+): Promise<{ put: SpreadFigures; get: SpreadFigures; putNatsMsgs: number; getNatsMsgs: number }> {
   const routers: ServerProcess[] = [];
   try {
     routers.push(
@@ -321,10 +328,15 @@ export async function measureRouters(
     const spread = (kind: "GET" | "PUT"): Array<{ server: ServerProcess; spec: RequestSpec }> =>
       routers.map((server, i) => ({ server, spec: partitionSpec(kind, n, i) }));
     await fireSpread(spread("PUT"), nats, opts);
+    const m0 = await natsMessagesIn(cluster);
     const put = await fireSpread(spread("PUT"), nats, { ...opts, seconds: 4 });
+    const m1 = await natsMessagesIn(cluster);
     await fireSpread(spread("GET"), nats, opts);
+    const m2 = await natsMessagesIn(cluster);
     const get = await fireSpread(spread("GET"), nats, { ...opts, seconds: 4 });
-    return { put, get };
+    const m3 = await natsMessagesIn(cluster);
+    // NATS messages per request (heartbeats and the nats-servers' own traffic included).
+    return { put, get, putNatsMsgs: (m1 - m0) / put.requests, getNatsMsgs: (m3 - m2) / get.requests };
   } finally {
     await Promise.all(routers.map((r) => r.stop()));
   }

@@ -36,14 +36,17 @@ export async function run(): Promise<BenchResult> {
   try {
     cluster = await startNatsCluster();
     const before = await pubAck(cluster);
-    const steps: Array<{ put: SpreadFigures; get: SpreadFigures }> = [];
+    const steps: Array<{ put: SpreadFigures; get: SpreadFigures; putNatsMsgs: number; getNatsMsgs: number }> = [];
     for (const n of STEPS) steps.push(await measureRouters(cluster, n));
     const floor = combineFloors([before, await pubAck(cluster)]);
     const figures: Record<string, number> = {};
     const notes: string[] = [...interferenceNotes("floor (bare publish-and-acknowledge)", floor)];
-    for (const [i, { put, get }] of steps.entries()) {
+    for (const [i, { put, get, putNatsMsgs, getNatsMsgs }] of steps.entries()) {
       const n = STEPS[i]!;
-      Object.assign(figures, spreadFigures(`routers${n}Put`, put), spreadFigures(`routers${n}Get`, get));
+      Object.assign(figures, spreadFigures(`routers${n}Put`, put), spreadFigures(`routers${n}Get`, get), {
+        [`routers${n}PutNatsMsgsPerReq`]: putNatsMsgs,
+        [`routers${n}GetNatsMsgsPerReq`]: getNatsMsgs,
+      });
       for (const [label, f] of [
         ["PUT", put],
         ["GET", get],
@@ -67,8 +70,8 @@ export async function run(): Promise<BenchResult> {
       routersGetCpuPerReqRatio: three.get.systemUsPerReq / one.get.systemUsPerReq,
       routersPutRatio: three.put.reqPerSec / one.put.reqPerSec,
     });
-    const cell = (f: SpreadFigures): string =>
-      `${fmtInt(f.reqPerSec)} req/s, ${fmtInt(f.systemUsPerReq)} µs (NATS ${fmtInt(f.helpersUsPerReq)})`;
+    const cell = (f: SpreadFigures, msgs: number): string =>
+      `${fmtInt(f.reqPerSec)} req/s, ${fmtInt(f.systemUsPerReq)} µs (NATS ${fmtInt(f.helpersUsPerReq)}, ${fmtNum(msgs, 2)} NATS messages)`;
     return {
       name: "nats-routers",
       figures,
@@ -78,8 +81,8 @@ export async function run(): Promise<BenchResult> {
       summary:
         `CPU per PUT, every router and nats-server, 3 routers ${fmtInt(three.put.systemUsPerReq)} µs / 1 router ${fmtInt(one.put.systemUsPerReq)} µs = ${fmtRatio(ratio)}; ` +
         `floor with 3 (one router + 2/3 of a bare publish-and-acknowledge, ${fmtInt(floor.usPerOp)} µs): ${fmtInt(floor3)} µs = ${fmtNum(three.put.systemUsPerReq / floor3, 2)}x; ` +
-        `PUT ${STEPS.map((n, i) => `${n}: ${cell(steps[i]!.put)}`).join("; ")}; ` +
-        `GET ${STEPS.map((n, i) => `${n}: ${cell(steps[i]!.get)}`).join("; ")}`,
+        `PUT ${STEPS.map((n, i) => `${n}: ${cell(steps[i]!.put, steps[i]!.putNatsMsgs)}`).join("; ")}; ` +
+        `GET ${STEPS.map((n, i) => `${n}: ${cell(steps[i]!.get, steps[i]!.getNatsMsgs)}`).join("; ")} (per request)`,
       interferencePct: Math.max(
         floor.otherCpuPct,
         floor.stealPct,
