@@ -4,12 +4,10 @@
  * and its acknowledgements, one ACKS message per publisher. Both keep the order of what they
  * were given.
  *
- * A turn whose samples are all acknowledged writes, on several subjects (writes on many keys),
- * travels as one SAMPLES message per router that wants any of them, on its direct subject,
- * instead of one message per subject: each message costs the publisher, every nats-server on its
- * way and the receiver far more than its bytes. Every router that receives a sample of such a
- * turn is one the write waits for, so each receiver still gets its samples in order, and none
- * gets one out of turn.
+ * A turn's acknowledged writes on several subjects (writes on many keys) travel as one SAMPLES
+ * message per router that wants any of them, on its direct subject, instead of one message per
+ * subject: each message costs the publisher, every nats-server on its way and the receiver far
+ * more than its bytes. Each receiver still gets the samples it is waited for in order.
  */
 import type { Buffer } from "node:buffer";
 import { errorMessage } from "../core/errors.js";
@@ -58,8 +56,8 @@ export class SampleOutbox {
   private scheduled = false;
   private readonly batches = new Map<number, SentBatch>();
   private batchId = 0;
-  /** Every sample queued this turn is an acknowledged write whose routers are known. */
-  private allKnown = true;
+  /** Samples queued this turn that are acknowledged writes whose routers are known. */
+  private addressed = 0;
   /** Prefix of the direct subjects (`zest.w`). */
   private readonly directPrefix: string;
 
@@ -78,7 +76,7 @@ export class SampleOutbox {
 
   /** Queues a sample for `subject` (`direct`: the one router it is addressed to). */
   queue(subject: string, direct: string | undefined, item: OutSample): void {
-    if (!item.ack || (direct === undefined && item.targets === undefined)) this.allKnown = false;
+    if (item.ack && (direct !== undefined || item.targets !== undefined)) this.addressed++;
     const last = this.groups[this.groups.length - 1];
     const size = item.data.length + SAMPLES_OVERHEAD;
     if (last && last.subject === subject && last.size + size <= this.link.limit()) {
@@ -106,8 +104,8 @@ export class SampleOutbox {
     let groups = this.groups;
     if (groups.length === 0) return;
     this.groups = [];
-    if (groups.length > 1 && this.allKnown) groups = this.byRouter(groups);
-    this.allKnown = true;
+    if (groups.length > 1 && this.addressed > 0) groups = this.byRouter(groups);
+    this.addressed = 0;
     const now = this.clock.now();
     for (const [id, b] of this.batches) {
       if (now - b.at < this.forgetAfterMs) break;
@@ -145,17 +143,32 @@ export class SampleOutbox {
   };
 
   /**
-   * The turn's samples regrouped by the router they go to (see the top of this file), each
-   * router's in the order they were queued, split below the payload limit.
+   * The turn's acknowledged writes regrouped by the router they go to (see the top of this file),
+   * each router's in the order they were queued, split below the payload limit; then the writes
+   * nobody is known to want, on their subjects as before. Those come last: a router that gets one
+   * of them through a subscription it has not announced yet, and is also known to want other
+   * samples of the turn, must not see a later sequence number before the ones it waits for (its
+   * duplicate filter would drop those, and their writes would wait for it in vain). At worst it
+   * drops the unannounced one, as it could miss it anyway before its announcement arrives.
    */
   private byRouter(groups: OutGroup[]): OutGroup[] {
     const open = new Map<string, OutGroup>();
     const out: OutGroup[] = [];
+    const rest: OutGroup[] = [];
     const limit = this.link.limit();
     for (const g of groups) {
       for (const item of g.items) {
         const size = item.data.length + SAMPLES_OVERHEAD;
-        for (const zid of g.direct === undefined ? item.targets! : [g.direct]) {
+        const routers = g.direct !== undefined ? [g.direct] : item.ack ? item.targets : undefined;
+        if (routers === undefined) {
+          const last = rest[rest.length - 1];
+          if (last && last.subject === g.subject && last.size + size <= limit) {
+            last.items.push(item);
+            last.size += size;
+          } else rest.push({ subject: g.subject, direct: undefined, items: [item], size: 5 + size });
+          continue;
+        }
+        for (const zid of routers) {
           let to = open.get(zid);
           if (to && to.size + size > limit) {
             out.push(to);
@@ -171,6 +184,7 @@ export class SampleOutbox {
       }
     }
     for (const g of open.values()) out.push(g);
+    for (const g of rest) out.push(g);
     // Few keys wanted by many routers: one message per key, fanned out by NATS, is fewer.
     return out.length < groups.length ? out : groups;
   }
