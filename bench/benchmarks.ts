@@ -114,7 +114,7 @@ export const BENCHMARKS: BenchEntry[] = [
   {
     name: "jetstream-put",
     title: "jetstream volume PUT (3 replicas), vs @nats-io/kv",
-    issue: 12,
+    issue: 38,
     load: () => import("./suites/jetstream-put.js"),
   },
   {

@@ -48,7 +48,14 @@ const BODY = "x".repeat(100);
  * Fabric timings for routers at valgrind's pace on a busy host: an ack or a heartbeat late by
  * seconds must not fail a PUT or drop the other router.
  */
-const SLOW = ["--cfg", "fabric/nats/peer_timeout_ms:30000", "--cfg", "fabric/nats/ack_timeout_ms:60000"];
+const SLOW = [
+  "--cfg",
+  "fabric/nats/peer_timeout_ms:30000",
+  "--cfg",
+  "fabric/nats/ack_timeout_ms:60000",
+  "--cfg",
+  "fabric/nats/connect_timeout_ms:60000",
+];
 /** Longest idle window counted after the load. */
 const IDLE_MAX_S = 30;
 

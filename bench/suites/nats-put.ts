@@ -38,6 +38,7 @@ import { memory, storagesCfg } from "../lib/storages.js";
 import { type ServerProcess, spawnZest } from "../lib/proc.js";
 import { compareSystems, systemFigures, waitUntil } from "../lib/system-load.js";
 import type { BenchResult } from "../lib/types.js";
+import { availableParallelism } from "node:os";
 import { textPut } from "../lib/put-pair.js";
 
 /** Issue 38: a PUT to a subscriber on another router is at least this fraction of the in-process PUT... */
@@ -97,6 +98,11 @@ export async function run(): Promise<BenchResult> {
     const floor = combineFloors([floorBefore, await pubAck(cluster)]);
     const floorUsPerReq = s.systemUsPerReq + floor.usPerOp;
     const cpuRatio = f.systemUsPerReq / floorUsPerReq;
+    // What this host allows a fabric that adds nothing to NATS: its cores shared by the floor's
+    // processes and the load generator (whose CPU per request is the fabric run's).
+    const loadgenUsPerReq = (f.loadgenCpuPct * 1e4) / f.reqPerSec;
+    const hostBoundReqPerSec = (availableParallelism() * 1e6) / (floorUsPerReq + loadgenUsPerReq);
+    const hostBoundRatio = hostBoundReqPerSec / s.reqPerSec;
     const acked = f.requests + warmupRequests[0]!;
     const notes = [
       ...loadNotes("fabric", f),
@@ -121,6 +127,9 @@ export async function run(): Promise<BenchResult> {
         floorPubAckNatsUsPerMsg: floor.natsUsPerOp,
         floorUsPerReq,
         cpuOverFloor: cpuRatio,
+        loadgenUsPerReq,
+        hostBoundReqPerSec,
+        hostBoundRatio,
       },
       ratio,
       target: `>= ${TARGET}x req/s, CPU per PUT <= ${TARGET_CPU}x floor`,
@@ -132,7 +141,8 @@ export async function run(): Promise<BenchResult> {
           0,
         )}) / ` +
         `floor ${fmtNum(floorUsPerReq, 0)} µs (in-process PUT ${fmtNum(s.systemUsPerReq, 0)} + bare publish-and-acknowledge ${fmtNum(floor.usPerOp, 0)}, of which NATS ${fmtNum(floor.natsUsPerOp, 0)}; ${fmtInt(floor.opsPerSec)} msg/s) = ${fmtNum(cpuRatio, 2)}x; ` +
-        `p99 ${fmtNum(f.p99Ms, 1)} ms / ${fmtNum(s.p99Ms, 1)} ms`,
+        `p99 ${fmtNum(f.p99Ms, 1)} ms / ${fmtNum(s.p99Ms, 1)} ms; ` +
+        `on ${availableParallelism()} cores, at the floor's CPU per PUT plus the load generator's (${fmtNum(loadgenUsPerReq, 0)} µs), no fabric exceeds ${fmtInt(hostBoundReqPerSec)} req/s = ${fmtNum(hostBoundRatio, 2)}x the in-process PUT${hostBoundRatio < TARGET ? " (the req/s target is blocked on this host)" : ""}`,
       interferencePct: Math.max(
         f.otherCpuPct,
         f.stealPct,

@@ -7,7 +7,7 @@
 // messages acknowledged, seconds, latency p50/p99 and this process's CPU while measuring.
 import { connect } from "@nats-io/transport-node";
 
-const [url, subject, bytes, inFlight, seconds] = process.argv.slice(2);
+const [url, subject, bytes, inFlight, seconds, warmup = "1"] = process.argv.slice(2);
 const payload = new TextEncoder().encode("x".repeat(Number(bytes)));
 
 const nc = await connect({ servers: url, noEcho: true });
@@ -18,7 +18,7 @@ const latencies = [];
 async function lane(until) {
   while (performance.now() < until) {
     const t0 = performance.now();
-    await nc.request(subject, payload, { timeout: 5_000 });
+    await nc.request(subject, payload, { timeout: 60_000 });
     if (measuring) {
       acked++;
       latencies.push(performance.now() - t0);
@@ -27,7 +27,7 @@ async function lane(until) {
 }
 const lanes = (until) => Promise.all(Array.from({ length: Number(inFlight) }, () => lane(until)));
 
-await lanes(performance.now() + 1_000);
+await lanes(performance.now() + Number(warmup) * 1000);
 console.log("start");
 measuring = true;
 const cpu0 = process.cpuUsage();
