@@ -237,6 +237,8 @@ export function spawnZest(label = "zest", extraArgs: string[] = [], nodeArgs: st
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   return spawnServer(label, CLI, ["--rest-http-port", "127.0.0.1:0", ...extraArgs, ...envWords("BENCH_ZEST_ARGS")], {
     nodeArgs: [...nodeArgs, ...envWords("BENCH_ZEST_NODE_ARGS"), ...profileArgs(label)],
+    // A router on a loaded 2-core host can take more than the default 15 s to start.
+    timeoutMs: 60_000,
   });
 }
 

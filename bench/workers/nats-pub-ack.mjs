@@ -6,39 +6,19 @@
 // the measured part (the parent reads the other processes' CPU there), then one JSON line:
 // messages acknowledged, seconds, latency p50/p99 and this process's CPU while measuring.
 import { connect } from "@nats-io/transport-node";
+import { runLanes } from "./lanes.mjs";
 
 const [url, subject, bytes, inFlight, seconds, warmup = "1"] = process.argv.slice(2);
 const payload = new TextEncoder().encode("x".repeat(Number(bytes)));
 
 const nc = await connect({ servers: url, noEcho: true });
-let measuring = false;
-let acked = 0;
-const latencies = [];
-
-async function lane(until) {
-  while (performance.now() < until) {
-    const t0 = performance.now();
-    await nc.request(subject, payload, { timeout: 60_000 });
-    if (measuring) {
-      acked++;
-      latencies.push(performance.now() - t0);
-    }
-  }
-}
-const lanes = (until) => Promise.all(Array.from({ length: Number(inFlight) }, () => lane(until)));
-
-await lanes(performance.now() + Number(warmup) * 1000);
-console.log("start");
-measuring = true;
-const cpu0 = process.cpuUsage();
-const t0 = performance.now();
-await lanes(t0 + Number(seconds) * 1000);
-const wall = (performance.now() - t0) / 1000;
-const cpu = process.cpuUsage(cpu0);
-console.log("stop");
+const r = await runLanes(() => nc.request(subject, payload, { timeout: 60_000 }), {
+  inFlight: Number(inFlight),
+  warmupS: Number(warmup),
+  seconds: Number(seconds),
+  marks: true,
+});
 await nc.close();
-latencies.sort((a, b) => a - b);
-const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
 console.log(
-  JSON.stringify({ acked, seconds: wall, p50Ms: at(0.5), p99Ms: at(0.99), cpuSeconds: (cpu.user + cpu.system) / 1e6 }),
+  JSON.stringify({ acked: r.count, seconds: r.seconds, p50Ms: r.p50Ms, p99Ms: r.p99Ms, cpuSeconds: r.cpuSeconds }),
 );
