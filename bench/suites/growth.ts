@@ -314,13 +314,15 @@ export async function measureRouters(
 ): Promise<{ put: SpreadFigures; get: SpreadFigures; putNatsMsgs: number; getNatsMsgs: number }> {
   const routers: ServerProcess[] = [];
   try {
-    routers.push(
-      ...(await Promise.all(
-        ROUTER_IDS.slice(0, n).map((id, i) =>
-          spawnRouter(`zest-growth-r${i}`, id, cluster.urls[i]!, storagesCfg({ [`p${i}`]: memory(`gr/${i}/**`) })),
-        ),
-      )),
+    // Every router that started is stopped below, also when another failed to start.
+    const started = await Promise.allSettled(
+      ROUTER_IDS.slice(0, n).map((id, i) =>
+        spawnRouter(`zest-growth-r${i}`, id, cluster.urls[i]!, storagesCfg({ [`p${i}`]: memory(`gr/${i}/**`) })),
+      ),
     );
+    for (const r of started) if (r.status === "fulfilled") routers.push(r.value);
+    const failed = started.find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
     if (n > 1) await waitRoutersMeet(routers.map((server, i) => ({ server, id: ROUTER_IDS[i]! })));
     await fillPartitions(routers);
     const nats = natsPids(cluster);
