@@ -127,9 +127,7 @@ try {
     `${fabricOnly ? `fabric ${mode}` : `replication ${mode}`}${mode === "on" && interval !== undefined ? ` (interval ${interval} s)` : ""}, ${keys} key(s), ${count} ${mode === "get" ? "GETs" : "PUTs"} counted after ${warm} (${windowS.toFixed(1)} s; idle ${idleS.toFixed(1)} s)`,
   );
   const names =
-    mode === "get"
-      ? ["A (takes the GET)", "B (answers the query)"]
-      : ["A (takes the PUT)", "B (applies the sample)"];
+    mode === "get" ? ["A (takes the GET)", "B (answers the query)"] : ["A (takes the PUT)", "B (applies the sample)"];
   for (const [i, name] of names.entries()) {
     const { total, compiler } = loaded[i]!;
     const own = total - compiler;
