@@ -82,15 +82,21 @@ export const BENCHMARKS: BenchEntry[] = [
   },
   {
     name: "nats-get",
-    title: "Cross-router GET over NATS, vs one router",
-    issue: 4,
+    title: "Cross-router GET over NATS, vs its floor (one router + bare NATS request/reply)",
+    issue: 38,
     load: () => import("./suites/nats-get.js"),
   },
   {
     name: "nats-put",
-    title: "PUT through the NATS fabric to a remote subscriber, vs in-process",
-    issue: 4,
+    title: "PUT through the NATS fabric to a remote subscriber, vs in-process (and its floor)",
+    issue: 38,
     load: () => import("./suites/nats-put.js"),
+  },
+  {
+    name: "nats-routers",
+    title: "Three routers vs one on a NATS cluster: CPU per PUT (and its floor)",
+    issue: 38,
+    load: () => import("./suites/nats-routers.js"),
   },
   {
     name: "access",
@@ -108,7 +114,7 @@ export const BENCHMARKS: BenchEntry[] = [
   {
     name: "jetstream-put",
     title: "jetstream volume PUT (3 replicas), vs @nats-io/kv",
-    issue: 12,
+    issue: 38,
     load: () => import("./suites/jetstream-put.js"),
   },
   {

@@ -24,6 +24,11 @@
  * `REPL_INTERVAL_S=<s>` sets the replication interval (default 10 s: a periodic exchange or two
  * fall in the window, at valgrind's pace; 3600: none, the cost of the write path alone).
  * `INSTRUCTIONS_DUMP=<prefix>` keeps the dumps as `<prefix>.a` and `<prefix>.b`.
+ *
+ * Two more modes count the fabric alone (issue 38), A holding no storage: `remote` PUTs through A
+ * to B's memory storage (its one remote subscriber, as `npm run bench -- nats-put` does; with
+ * `keys` > 1, over that many keys, as `nats-routers` does), and `get` GETs `r/one` (60 bytes of
+ * JSON, stored on B) through A, a cross-router GET, 16 at a time.
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,23 +39,33 @@ import { callgrindControl, callgrindTotals, callgrindWrapper } from "./lib/callg
 import { type NatsCluster, startNatsCluster, waitRoutersMeet } from "./lib/nats.js";
 import { CLI, type ServerProcess, spawnServer } from "./lib/proc.js";
 import { storagesCfg } from "./lib/storages.js";
+import { httpGetText, httpPut } from "./lib/http.js";
+import { JSON_60 } from "./lib/payloads.js";
+import { waitUntil } from "./lib/system-load.js";
 
 const BODY = "x".repeat(100);
 /**
  * Fabric timings for routers at valgrind's pace on a busy host: an ack or a heartbeat late by
  * seconds must not fail a PUT or drop the other router.
  */
-const SLOW = ["--cfg", "fabric/nats/peer_timeout_ms:30000", "--cfg", "fabric/nats/ack_timeout_ms:60000"];
+const SLOW = [
+  "--cfg",
+  "fabric/nats/peer_timeout_ms:30000",
+  "--cfg",
+  "fabric/nats/ack_timeout_ms:60000",
+  "--cfg",
+  "fabric/nats/connect_timeout_ms:60000",
+];
 /** Longest idle window counted after the load. */
 const IDLE_MAX_S = 30;
 
 function usage(): never {
-  console.error("usage: bench/repl-instructions.ts [on|off] [warm=50000] [count=10000] [keys=1]");
+  console.error("usage: bench/repl-instructions.ts [on|off|remote|get] [warm=50000] [count=10000] [keys=1]");
   process.exit(2);
 }
 
 const [modeArg = "on", warmArg = "50000", countArg = "10000", keysArg = "1"] = process.argv.slice(2);
-if (modeArg !== "on" && modeArg !== "off") usage();
+if (modeArg !== "on" && modeArg !== "off" && modeArg !== "remote" && modeArg !== "get") usage();
 const mode = modeArg;
 const warm = Number(warmArg);
 const count = Number(countArg);
@@ -63,7 +78,7 @@ const interval = process.env.REPL_INTERVAL_S;
 if (interval !== undefined && !(Number(interval) > 0)) usage();
 // Tombstones are kept over the hot and warm eras at least (36 intervals at zenoh's defaults).
 const replication =
-  mode === "off"
+  mode !== "on"
     ? "false"
     : interval === undefined
       ? "true"
@@ -76,13 +91,17 @@ const servers: ServerProcess[] = [];
 try {
   cluster = await startNatsCluster({ size: 1, jetstream: false });
   const url = cluster.urls[0]!;
+  // In the fabric modes A holds no storage: every PUT and GET through it crosses to B.
+  const fabricOnly = mode === "remote" || mode === "get";
   const router = (id: string): Promise<ServerProcess> => {
     const own = join(dir, id);
     mkdirSync(own);
-    return spawnServer(id, CLI, ["--rest-http-port", "127.0.0.1:0", "--id", id, "--nats", url, ...SLOW, ...storage], {
+    const storages = fabricOnly && id === "A1" ? storagesCfg({}) : storage;
+    return spawnServer(id, CLI, ["--rest-http-port", "127.0.0.1:0", "--id", id, "--nats", url, ...SLOW, ...storages], {
       nodeArgs: ["--no-concurrent-recompilation"],
       wrapper: callgrindWrapper(own),
-      timeoutMs: 180_000,
+      // Node under valgrind on a loaded 2-core host takes minutes to start.
+      timeoutMs: 600_000,
     });
   };
   const [a, b] = await Promise.all([router("A1"), router("B2")]);
@@ -94,6 +113,7 @@ try {
     ],
     120_000,
   );
+  if (fabricOnly) await readyThroughA(a, b);
   const windowS = await load(a, b);
   const loaded = [a, b].map((s, i) => callgrindTotals(s.pid, join(dir, s.label), i === 0 ? ".a" : ".b"));
   // The same routers idle for as long (at most IDLE_MAX_S): what their timers cost meanwhile.
@@ -104,21 +124,35 @@ try {
   const idle = [a, b].map((s) => callgrindTotals(s.pid, join(dir, s.label)));
   const per = (n: number): string => Math.round(n / count).toLocaleString("en-US");
   console.log(
-    `replication ${mode}${mode === "on" && interval !== undefined ? ` (interval ${interval} s)` : ""}, ${keys} key(s), ${count} PUTs counted after ${warm} (${windowS.toFixed(1)} s; idle ${idleS.toFixed(1)} s)`,
+    `${fabricOnly ? `fabric ${mode}` : `replication ${mode}`}${mode === "on" && interval !== undefined ? ` (interval ${interval} s)` : ""}, ${keys} key(s), ${count} ${mode === "get" ? "GETs" : "PUTs"} counted after ${warm} (${windowS.toFixed(1)} s; idle ${idleS.toFixed(1)} s)`,
   );
-  for (const [i, name] of ["A (takes the PUT)", "B (applies the sample)"].entries()) {
+  const names =
+    mode === "get" ? ["A (takes the GET)", "B (answers the query)"] : ["A (takes the PUT)", "B (applies the sample)"];
+  for (const [i, name] of names.entries()) {
     const { total, compiler } = loaded[i]!;
     const own = total - compiler;
     // Idle instructions per second over the window: timers that tick by the clock, whatever the load.
     const background = ((idle[i]!.total - idle[i]!.compiler) / idleS) * windowS;
     console.log(
-      `  ${name}: ${per(own)} instructions per PUT (V8's compiler meanwhile: ${per(compiler)}; idle rate over the window: ${per(background)})`,
+      `  ${name}: ${per(own)} instructions per ${mode === "get" ? "GET" : "PUT"} (V8's compiler meanwhile: ${per(compiler)}; idle rate over the window: ${per(background)})`,
     );
   }
 } finally {
   await Promise.all(servers.map((s) => s.stop(1_000)));
   await cluster?.stop();
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** Waits until A reaches B's storage: a PUT through A reads back from B (declarations travel asynchronously). */
+async function readyThroughA(a: ServerProcess, b: ServerProcess): Promise<void> {
+  await waitUntil(
+    async () => {
+      await httpPut(a.url, "/r/one", JSON_60, "application/json");
+      return (await httpGetText(b.url, "/r/one")).includes('"sensor"');
+    },
+    120_000,
+    "a PUT through A to reach B's storage",
+  );
 }
 
 /** autocannon's `requests` option (bench/lib/system-load.ts has the same). */
@@ -136,11 +170,12 @@ async function load(a: ServerProcess, b: ServerProcess): Promise<number> {
   let off = 0;
   let next = 0;
   const base = a.url.replace(/\/$/, "");
+  const request: autocannon.Options =
+    mode === "get"
+      ? { url: `${base}/r/one` }
+      : { url: `${base}/r/put`, method: "PUT", body: BODY, headers: { "content-type": "text/plain" } };
   const options: RequestsOptions = {
-    url: `${base}/r/put`,
-    method: "PUT",
-    body: BODY,
-    headers: { "content-type": "text/plain" },
+    ...request,
     connections: 16,
     amount: warm + count,
     timeout: 120,

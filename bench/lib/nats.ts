@@ -19,6 +19,20 @@ export function spawnRouter(label: string, id: string, url: string, args: string
   return spawnZest(label, ["--id", id, "--nats", url, ...args]);
 }
 
+/**
+ * Messages the cluster's nats-servers have taken in so far (`in_msgs` of `/varz`, summed over the
+ * nodes: a message crossing a route counts on both of its servers). The difference over a run,
+ * per request, tells how many NATS messages a request costs.
+ */
+export async function natsMessagesIn(cluster: NatsCluster): Promise<number> {
+  let total = 0;
+  for (const node of cluster.nodes) {
+    const res = await fetch(`http://127.0.0.1:${node.monitorPort}/varz`);
+    total += ((await res.json()) as { in_msgs: number }).in_msgs;
+  }
+  return total;
+}
+
 /** The fabric part of a router's `@/router/local` status. */
 export interface FabricStatus {
   connected: boolean;

@@ -28,6 +28,12 @@ export function killAllChildren(): void {
 }
 process.once("exit", killAllChildren);
 
+/** Tracks a child started elsewhere, so it is killed with the others however the run ends. */
+export function trackChild(child: ChildProcess): void {
+  live.add(child);
+  child.once("exit", () => live.delete(child));
+}
+
 /** A server child that printed `serving http://host:port`. */
 export interface ServerProcess {
   readonly label: string;
@@ -231,6 +237,8 @@ export function spawnZest(label = "zest", extraArgs: string[] = [], nodeArgs: st
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   return spawnServer(label, CLI, ["--rest-http-port", "127.0.0.1:0", ...extraArgs, ...envWords("BENCH_ZEST_ARGS")], {
     nodeArgs: [...nodeArgs, ...envWords("BENCH_ZEST_NODE_ARGS"), ...profileArgs(label)],
+    // A router on a loaded 2-core host can take more than the default 15 s to start.
+    timeoutMs: 60_000,
   });
 }
 

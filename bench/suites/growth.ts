@@ -35,7 +35,14 @@ import {
   type OutgoingRequest,
   type RequestSpec,
 } from "../lib/load.js";
-import { type NatsCluster, natsPids, spawnRouter, startNatsCluster, waitRoutersMeet } from "../lib/nats.js";
+import {
+  type NatsCluster,
+  natsMessagesIn,
+  natsPids,
+  spawnRouter,
+  startNatsCluster,
+  waitRoutersMeet,
+} from "../lib/nats.js";
 import { TEXT_100 } from "../lib/payloads.js";
 import { BENCH_DIR, interferenceNotes, type ServerProcess, spawnZest } from "../lib/proc.js";
 import { memory, storagesCfg } from "../lib/storages.js";
@@ -297,17 +304,25 @@ async function routersPart(): Promise<Part> {
   return part;
 }
 
-/** Starts `n` routers (router i owns `gr/<i>/**`), checks each reaches every partition, measures, stops them. */
-async function measureRouters(cluster: NatsCluster, n: number): Promise<{ put: SpreadFigures; get: SpreadFigures }> {
+/**
+ * Starts `n` routers (router i owns `gr/<i>/**`), checks each reaches every partition, measures,
+ * stops them. Also used by suites/nats-routers.ts.
+ */
+export async function measureRouters(
+  cluster: NatsCluster,
+  n: number,
+): Promise<{ put: SpreadFigures; get: SpreadFigures; putNatsMsgs: number; getNatsMsgs: number }> {
   const routers: ServerProcess[] = [];
   try {
-    routers.push(
-      ...(await Promise.all(
-        ROUTER_IDS.slice(0, n).map((id, i) =>
-          spawnRouter(`zest-growth-r${i}`, id, cluster.urls[i]!, storagesCfg({ [`p${i}`]: memory(`gr/${i}/**`) })),
-        ),
-      )),
+    // Every router that started is stopped below, also when another failed to start.
+    const started = await Promise.allSettled(
+      ROUTER_IDS.slice(0, n).map((id, i) =>
+        spawnRouter(`zest-growth-r${i}`, id, cluster.urls[i]!, storagesCfg({ [`p${i}`]: memory(`gr/${i}/**`) })),
+      ),
     );
+    for (const r of started) if (r.status === "fulfilled") routers.push(r.value);
+    const failed = started.find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
     if (n > 1) await waitRoutersMeet(routers.map((server, i) => ({ server, id: ROUTER_IDS[i]! })));
     await fillPartitions(routers);
     const nats = natsPids(cluster);
@@ -315,10 +330,15 @@ async function measureRouters(cluster: NatsCluster, n: number): Promise<{ put: S
     const spread = (kind: "GET" | "PUT"): Array<{ server: ServerProcess; spec: RequestSpec }> =>
       routers.map((server, i) => ({ server, spec: partitionSpec(kind, n, i) }));
     await fireSpread(spread("PUT"), nats, opts);
+    const m0 = await natsMessagesIn(cluster);
     const put = await fireSpread(spread("PUT"), nats, { ...opts, seconds: 4 });
+    const m1 = await natsMessagesIn(cluster);
     await fireSpread(spread("GET"), nats, opts);
+    const m2 = await natsMessagesIn(cluster);
     const get = await fireSpread(spread("GET"), nats, { ...opts, seconds: 4 });
-    return { put, get };
+    const m3 = await natsMessagesIn(cluster);
+    // NATS messages per request (heartbeats and the nats-servers' own traffic included).
+    return { put, get, putNatsMsgs: (m1 - m0) / put.requests, getNatsMsgs: (m3 - m2) / get.requests };
   } finally {
     await Promise.all(routers.map((r) => r.stop()));
   }
@@ -363,7 +383,7 @@ function partitionSpec(kind: "GET" | "PUT", n: number, i: number): RequestSpec {
   };
 }
 
-function spreadFigures(prefix: string, f: SpreadFigures): Record<string, number> {
+export function spreadFigures(prefix: string, f: SpreadFigures): Record<string, number> {
   return {
     [`${prefix}ReqPerSec`]: f.reqPerSec,
     [`${prefix}P50Ms`]: f.p50Ms,

@@ -26,6 +26,8 @@ import { interferenceNotes, processCpuSeconds, runWorker, type ServerProcess, sp
 import { combineSystem, fireSystem, type SystemFigures, systemFigures, type SystemTarget } from "../lib/system-load.js";
 import type { BenchResult } from "../lib/types.js";
 
+/** Issue 38 (issue 12 asked 0.7x): a PUT to a jetstream storage at least this fraction of a bare `@nats-io/kv` put. */
+const TARGET = 0.9;
 const CONNECTIONS = 32;
 const ROUND_SECONDS = 5;
 const ROUNDS = 2;
@@ -174,11 +176,14 @@ export async function run(): Promise<BenchResult> {
         cpuPerReqRatio: kvUsPerPut / j.systemUsPerReq,
       },
       ratio,
-      target: ">= 0.7x",
-      pass: ratio >= 0.7,
+      target: `>= ${TARGET}x`,
+      pass: ratio >= TARGET,
       summary:
-        `zest HTTP PUT to a jetstream storage (R3) ${fmtInt(j.reqPerSec)} req/s / @nats-io/kv put ${fmtInt(kvPerSec)} puts/s ` +
-        `(CPU per put, client side and nats-servers: ${fmtNum(j.systemUsPerReq, 0)} µs / ${fmtNum(kvUsPerPut, 0)} µs; p99 ${fmtNum(j.p99Ms, 1)} ms / ${fmtNum(Math.max(...kvRuns.map((r) => r.p99Ms)), 1)} ms); ` +
+        `zest HTTP PUT to a jetstream storage (R3) ${fmtInt(j.reqPerSec)} req/s / @nats-io/kv put ${fmtInt(kvPerSec)} puts/s (the floor) ` +
+        `(CPU per put, client side and nats-servers: ${fmtNum(j.systemUsPerReq, 0)} µs (NATS ${fmtNum(
+          j.helperUsPerReq.reduce((x, y) => x + y, 0),
+          0,
+        )}) / ${fmtNum(kvUsPerPut, 0)} µs = ${fmtNum(j.systemUsPerReq / kvUsPerPut, 2)}x; p99 ${fmtNum(j.p99Ms, 1)} ms / ${fmtNum(Math.max(...kvRuns.map((r) => r.p99Ms)), 1)} ms); ` +
         `on a router joined to the fabric: ${fmtInt(fabric.reqPerSec)} req/s, ${fmtNum(fabric.systemUsPerReq, 0)} µs per PUT`,
       interferencePct: Math.max(j.otherCpuPct, j.stealPct, kvOther),
       notes,

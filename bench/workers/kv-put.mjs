@@ -8,6 +8,7 @@
 import { connect } from "@nats-io/transport-node";
 import { jetstream } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
+import { runLanes } from "./lanes.mjs";
 
 const [url, bucket, replicas, inFlight, seconds] = process.argv.slice(2);
 const WARMUP_MS = 1_000;
@@ -21,33 +22,12 @@ const kv = await new Kvm(jetstream(nc, { timeout: 10_000 })).create(bucket, {
 });
 
 let seq = 0;
-let measuring = false;
-let puts = 0;
-const latencies = [];
-
-/** One lane: puts one after the other until `until`. */
-async function lane(until) {
-  while (performance.now() < until) {
-    const t0 = performance.now();
-    await kv.put(`k.${process.pid}.${seq++}`, value);
-    if (measuring) {
-      puts++;
-      latencies.push(performance.now() - t0);
-    }
-  }
-}
-
-const lanes = (until) => Promise.all(Array.from({ length: Number(inFlight) }, () => lane(until)));
-await lanes(performance.now() + WARMUP_MS);
-measuring = true;
-const cpu0 = process.cpuUsage();
-const t0 = performance.now();
-await lanes(t0 + Number(seconds) * 1000);
-const wall = (performance.now() - t0) / 1000;
-const cpu = process.cpuUsage(cpu0);
-latencies.sort((a, b) => a - b);
-const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
+const r = await runLanes(() => kv.put(`k.${process.pid}.${seq++}`, value), {
+  inFlight: Number(inFlight),
+  warmupS: WARMUP_MS / 1000,
+  seconds: Number(seconds),
+});
 await nc.drain();
 console.log(
-  JSON.stringify({ puts, seconds: wall, p50Ms: at(0.5), p99Ms: at(0.99), cpuSeconds: (cpu.user + cpu.system) / 1e6 }),
+  JSON.stringify({ puts: r.count, seconds: r.seconds, p50Ms: r.p50Ms, p99Ms: r.p99Ms, cpuSeconds: r.cpuSeconds }),
 );

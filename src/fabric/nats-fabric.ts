@@ -231,10 +231,17 @@ export class NatsFabric implements Fabric {
       flush: () => transport.flush?.(),
       limit: () => transport.maxPayload - PAYLOAD_MARGIN,
     };
-    this.samplesOut = new SampleOutbox(this.inbox, this.clock, link, this.ackTimeoutMs, (seqs, err) => {
-      for (const seq of seqs)
-        this.tracker.fail(seq, ZestError.unavailable(`cannot publish to NATS: ${err.message}`, err));
-    });
+    this.samplesOut = new SampleOutbox(
+      this.inbox,
+      this.clock,
+      link,
+      this.ackTimeoutMs,
+      (seqs, err) => {
+        for (const seq of seqs)
+          this.tracker.fail(seq, ZestError.unavailable(`cannot publish to NATS: ${err.message}`, err));
+      },
+      DIRECT_SUBJECT,
+    );
     this.acksOut = new AckOutbox(this.zid, this.inbox, (subject, data) => this.send(subject, data), link.flush);
     this.table = new PeerTable(
       this.clock,
@@ -370,7 +377,7 @@ export class NatsFabric implements Fabric {
     }
     const acked = this.tracker.track(seq, sample.key, data, targets);
     if (direct) for (const t of targets) this.samplesOut.queue(`${DIRECT_SUBJECT}.${t}`, t, { seq, data, ack: true });
-    else this.samplesOut.queue(subject, undefined, { seq, data, ack: true });
+    else this.samplesOut.queue(subject, undefined, { seq, data, ack: true, targets });
     return acked;
   }
 

@@ -3,6 +3,11 @@
  * writes"): its samples, where consecutive samples on one subject travel as one SAMPLES message,
  * and its acknowledgements, one ACKS message per publisher. Both keep the order of what they
  * were given.
+ *
+ * A turn's acknowledged writes on several subjects (writes on many keys) travel as one SAMPLES
+ * message per router that wants any of them, on its direct subject, instead of one message per
+ * subject: each message costs the publisher, every nats-server on its way and the receiver far
+ * more than its bytes. Each receiver still gets the samples it is waited for in order.
  */
 import type { Buffer } from "node:buffer";
 import { errorMessage } from "../core/errors.js";
@@ -25,6 +30,8 @@ export interface OutSample {
   readonly seq: number;
   readonly data: Buffer;
   readonly ack: boolean;
+  /** The routers the write waits for, when it is sent on its key's subject. */
+  readonly targets?: readonly string[];
 }
 
 /** Consecutive samples on one subject, sent as one message. */
@@ -49,6 +56,10 @@ export class SampleOutbox {
   private scheduled = false;
   private readonly batches = new Map<number, SentBatch>();
   private batchId = 0;
+  /** Samples queued this turn that are acknowledged writes whose routers are known. */
+  private addressed = 0;
+  /** Prefix of the direct subjects (`zest.w`). */
+  private readonly directPrefix: string;
 
   constructor(
     private readonly inbox: Inbox,
@@ -58,10 +69,14 @@ export class SampleOutbox {
     private readonly forgetAfterMs: number,
     /** The samples of `seqs` could not be sent. */
     private readonly failed: (seqs: readonly number[], err: Error) => void,
-  ) {}
+    directPrefix = "zest.w",
+  ) {
+    this.directPrefix = `${directPrefix}.`;
+  }
 
   /** Queues a sample for `subject` (`direct`: the one router it is addressed to). */
   queue(subject: string, direct: string | undefined, item: OutSample): void {
+    if (item.ack && (direct !== undefined || item.targets !== undefined)) this.addressed++;
     const last = this.groups[this.groups.length - 1];
     const size = item.data.length + SAMPLES_OVERHEAD;
     if (last && last.subject === subject && last.size + size <= this.link.limit()) {
@@ -86,9 +101,11 @@ export class SampleOutbox {
   /** Sends what is queued. */
   readonly flush = (): void => {
     this.scheduled = false;
-    const groups = this.groups;
+    let groups = this.groups;
     if (groups.length === 0) return;
     this.groups = [];
+    if (groups.length > 1 && this.addressed > 0) groups = this.byRouter(groups);
+    this.addressed = 0;
     const now = this.clock.now();
     for (const [id, b] of this.batches) {
       if (now - b.at < this.forgetAfterMs) break;
@@ -124,6 +141,53 @@ export class SampleOutbox {
     }
     this.link.flush();
   };
+
+  /**
+   * The turn's acknowledged writes regrouped by the router they go to (see the top of this file),
+   * each router's in the order they were queued, split below the payload limit; then the writes
+   * nobody is known to want, on their subjects as before. Those come last: a router that gets one
+   * of them through a subscription it has not announced yet, and is also known to want other
+   * samples of the turn, must not see a later sequence number before the ones it waits for (its
+   * duplicate filter would drop those, and their writes would wait for it in vain). At worst it
+   * drops the unannounced one, as it could miss it anyway before its announcement arrives.
+   */
+  private byRouter(groups: OutGroup[]): OutGroup[] {
+    const open = new Map<string, OutGroup>();
+    const out: OutGroup[] = [];
+    const rest: OutGroup[] = [];
+    const limit = this.link.limit();
+    for (const g of groups) {
+      for (const item of g.items) {
+        const size = item.data.length + SAMPLES_OVERHEAD;
+        const routers = g.direct !== undefined ? [g.direct] : item.ack ? item.targets : undefined;
+        if (routers === undefined) {
+          const last = rest[rest.length - 1];
+          if (last && last.subject === g.subject && last.size + size <= limit) {
+            last.items.push(item);
+            last.size += size;
+          } else rest.push({ subject: g.subject, direct: undefined, items: [item], size: 5 + size });
+          continue;
+        }
+        for (const zid of routers) {
+          let to = open.get(zid);
+          if (to && to.size + size > limit) {
+            out.push(to);
+            to = undefined;
+          }
+          if (!to) {
+            to = { subject: this.directPrefix + zid, direct: zid, items: [], size: 5 };
+            open.set(zid, to);
+          }
+          to.items.push(item);
+          to.size += size;
+        }
+      }
+    }
+    for (const g of open.values()) out.push(g);
+    for (const g of rest) out.push(g);
+    // Few keys wanted by many routers: one message per key, fanned out by NATS, is fewer.
+    return out.length < groups.length ? out : groups;
+  }
 }
 
 /** Acknowledgements this router owes, one ACKS message per publisher and turn. */

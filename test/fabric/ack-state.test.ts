@@ -84,6 +84,81 @@ describe("acknowledged writes", () => {
     );
   });
 
+  test("writes on many keys in one turn travel as one message per router that wants them", async () => {
+    const [a, b, c] = await cluster(hub, clock, [
+      { zid: "A1" },
+      { zid: "B1", subs: ["k/**"] },
+      { zid: "C1", subs: ["k/1", "k/2", "j/**"] },
+    ]);
+    const data: string[] = [];
+    hub.filter = (subject, _data, from) => {
+      if (from === a!.transport && !subject.startsWith("zest.in.") && !subject.startsWith("zest.d."))
+        data.push(subject);
+      return true;
+    };
+    const keys = [...Array.from({ length: 20 }, (_, i) => `k/${i}`), "j/x"];
+    await Promise.all(keys.map((k) => a!.fabric.publish(sample(k, k))));
+    assert.deepEqual(data.sort(), ["zest.w.B1", "zest.w.C1"]);
+    assert.deepEqual(
+      b!.delivered.map((s) => s.key),
+      keys.filter((k) => k.startsWith("k/")),
+    );
+    assert.deepEqual(
+      c!.delivered.map((s) => s.key),
+      ["k/1", "k/2", "j/x"],
+    );
+  });
+
+  test("a write nobody is known to want stays on its key's subject, after the turn's writes sent to each router", async () => {
+    const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["k/**"] }]);
+    // C subscribes on the bus, but A never hears its declarations (its hello and announcements are lost).
+    const data: string[] = [];
+    hub.filter = (subject, _d, from) => {
+      if (from.name === "C1")
+        return !(subject === "zest.hello" || subject.startsWith("zest.d.") || subject.startsWith("zest.in.A1."));
+      if (from === a!.transport && !subject.startsWith("zest.in.") && !subject.startsWith("zest.d."))
+        data.push(subject);
+      return true;
+    };
+    const [c] = await cluster(hub, clock, [{ zid: "C1", subs: ["n/**"] }]);
+    data.length = 0;
+    assert.deepEqual(a!.fabric.interest("n/x", "subscriber"), []);
+    await Promise.all(["k/1", "n/x", "k/2"].map((k) => a!.fabric.publish(sample(k, k))));
+    await settle();
+    assert.deepEqual(data, ["zest.w.B1", "zest.k.n.x"]);
+    assert.deepEqual(
+      b!.delivered.map((s) => s.key),
+      ["k/1", "k/2"],
+    );
+    assert.deepEqual(
+      c!.delivered.map((s) => s.key),
+      ["n/x"],
+      "NATS still forwards the write to a router whose subscription is newer than its announcement",
+    );
+  });
+
+  test("a router known to want some writes of a turn, and subscribed unannounced to another, gets every write it is waited for", async () => {
+    const [a, , c] = await cluster(hub, clock, [
+      { zid: "A1" },
+      { zid: "B1", subs: ["k/**"] },
+      { zid: "C1", subs: ["k/**"] },
+    ]);
+    hub.filter = (subject, d) => !(subject === "zest.d.C1" && d[0] === 4); // C's new declarations are lost
+    await c!.declare({ subs: ["k/**", "n/**"] });
+    assert.deepEqual(a!.fabric.interest("n/x", "subscriber"), []);
+    const keys = ["k/1", "k/2", "n/x", "k/3", "k/4"];
+    const writes = keys.map((k) => track(a!.fabric.publish(sample(k, k))));
+    await settle();
+    assert.deepEqual(
+      writes.map((w) => w.state),
+      keys.map(() => "resolved"),
+    );
+    assert.deepEqual(
+      c!.delivered.filter((s) => s.key.startsWith("k/")).map((s) => s.key),
+      ["k/1", "k/2", "k/3", "k/4"],
+    );
+  });
+
   test("samples on several keys keep their order for a subscriber of all of them", async () => {
     const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["k/**"] }]);
     const keys = ["k/x", "k/x", "k/y", "k/x", "k/**", "k/y"];
