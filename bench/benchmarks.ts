@@ -166,6 +166,12 @@ export const BENCHMARKS: BenchEntry[] = [
     load: () => import("./suites/zenoh-sessions.js"),
   },
   {
+    name: "zenohd-rest",
+    title: "REST gateway vs zenohd's REST plugin: GET one key, GET demo/** over 1,000 keys, PUT, SSE",
+    issue: 35,
+    load: () => import("./suites/zenohd-rest.js"),
+  },
+  {
     name: "replication",
     title: "Replication: convergence after a 30 s partition (100,000 keys, 10% changed), idle traffic, PUT on vs off",
     issue: 26,
