@@ -116,6 +116,12 @@ export async function spawnZenohRouter(cfg: string[] = []): Promise<ZenohZest> {
   return { ...server, locator, port: port! };
 }
 
+/**
+ * zest configured as zenohd runs with no configuration: no storage. zest's own default, a memory
+ * storage on `**`, would also store every routed sample, which zenohd's router does not do.
+ */
+export const AS_ZENOHD = ["--cfg", "plugins/storage_manager/storages:{}"];
+
 /** A free loopback locator for a pico peer to listen on. */
 export async function freeLocator(): Promise<string> {
   const [port] = await freePorts(1);
@@ -176,11 +182,11 @@ export interface PairRounds {
 type SideName = "direct" | "zest" | "relay" | "router";
 
 /**
- * Runs `rounds` rounds of the pair directly and through a zest child with the zenoh door (and,
- * with `relay`, through a bare TCP relay child; with `router`, through zenoh's own router), the
- * order of the sides rotating from round to round, so drift hits every side alike. The pair's,
- * the routers' and the relays' CPU is part of the measurement; whatever else ran meanwhile is
- * interference. A relayed round starts a relay child of its own (its target, the listener's
+ * Runs `rounds` rounds of the pair directly and through a zest child with the zenoh door, set
+ * up as zenohd (`AS_ZENOHD`), and, with `relay`, through a bare TCP relay child, with `router`,
+ * through zenoh's own router; the order of the sides rotating from round to round, so drift
+ * hits every side alike. The pair's, the routers' and the relays' CPU is part of the
+ * measurement; whatever else ran meanwhile is interference. A relayed round starts a relay child of its own (its target, the listener's
  * port, is new each round); zest and the router live for the whole run.
  */
 export async function alternatePairRounds(
@@ -188,7 +194,7 @@ export async function alternatePairRounds(
   round: PairRound,
   options: { relay?: boolean; router?: boolean } = {},
 ): Promise<PairRounds> {
-  const zest = await spawnZenohZest();
+  const zest = await spawnZenohZest("zest", AS_ZENOHD);
   const router = options.router ? await spawnZenohRouter().catch(stopFirst(zest)) : undefined;
   const out: PairRounds = {
     direct: [],
