@@ -12,6 +12,7 @@ use std::{future::Future, time::Duration};
 use zenoh::{
     bytes::{Encoding, ZBytes},
     handlers::FifoChannelHandler,
+    matching::{MatchingListener, MatchingStatus},
     pubsub::Subscriber,
     sample::{Sample, SampleKind},
     Session,
@@ -93,17 +94,7 @@ async fn publisher_matching(a: &Session, b: &Session, p: &str) -> Res {
     settle().await;
     ensure(!publisher.matching_status().await?.matching(), || "matching before any subscriber".into())?;
     let sub = a.declare_subscriber(format!("{p}/pub/*")).await?;
-    let wait_status = |want: bool| async {
-        loop {
-            match tokio::time::timeout(WAIT, listener.recv_async()).await {
-                Ok(Ok(s)) if s.matching() == want => return Ok(()),
-                Ok(Ok(_)) => continue,
-                Ok(Err(e)) => return Err::<(), zenoh::Error>(format!("listener closed: {e}").into()),
-                Err(_) => return Err(format!("no matching={want} within {WAIT:?}").into()),
-            }
-        }
-    };
-    wait_status(true).await?;
+    wait_matching(&listener, true).await?;
     for i in 0..20 {
         publisher.put(i.to_string()).await?;
     }
@@ -112,7 +103,19 @@ async fn publisher_matching(a: &Session, b: &Session, p: &str) -> Res {
         ensure(text(s.payload()) == i.to_string(), || format!("sample {i}: {:?}", text(s.payload())))?;
     }
     sub.undeclare().await?;
-    wait_status(false).await
+    wait_matching(&listener, false).await
+}
+
+/// The first matching status `want` a listener reports.
+async fn wait_matching(listener: &MatchingListener<FifoChannelHandler<MatchingStatus>>, want: bool) -> Res {
+    loop {
+        match tokio::time::timeout(WAIT, listener.recv_async()).await {
+            Ok(Ok(s)) if s.matching() == want => return Ok(()),
+            Ok(Ok(_)) => continue,
+            Ok(Err(e)) => return Err(format!("matching listener closed: {e}").into()),
+            Err(_) => return Err(format!("no matching={want} within {WAIT:?}").into()),
+        }
+    }
 }
 
 /// Encoding (with a schema) and attachment arrive unchanged.
@@ -120,10 +123,7 @@ async fn encoding_attachment(a: &Session, b: &Session, p: &str) -> Res {
     let sub = a.declare_subscriber(format!("{p}/enc/**")).await?;
     settle().await;
     let enc = Encoding::APPLICATION_JSON.with_schema("v1");
-    b.put(format!("{p}/enc/a"), r#"{"x":1}"#)
-        .encoding(enc.clone())
-        .attachment("att-1")
-        .await?;
+    b.put(format!("{p}/enc/a"), r#"{"x":1}"#).encoding(enc.clone()).attachment("att-1").await?;
     let s = next_sample(&sub, "put").await?;
     ensure(*s.encoding() == enc, || format!("encoding {}", s.encoding()))?;
     let att = s.attachment().map(text);
@@ -177,9 +177,7 @@ async fn serve_queries(a: &Session, p: &str) -> Res<zenoh::query::Queryable<()>>
 }
 
 /// Every reply of a get: the samples, and the error payloads.
-async fn collect(
-    replies: FifoChannelHandler<zenoh::query::Reply>,
-) -> Res<(Vec<Sample>, Vec<String>)> {
+async fn collect(replies: FifoChannelHandler<zenoh::query::Reply>) -> Res<(Vec<Sample>, Vec<String>)> {
     let mut ok = Vec::new();
     let mut err = Vec::new();
     loop {
@@ -199,14 +197,8 @@ async fn collect(
 async fn get_queryable(a: &Session, b: &Session, p: &str) -> Res {
     let _q = serve_queries(a, p).await?;
     settle().await;
-    let (ok, err) = collect(
-        b.get(format!("{p}/q/a?x=1"))
-            .payload("body")
-            .attachment("ga")
-            .timeout(WAIT)
-            .await?,
-    )
-    .await?;
+    let (ok, err) =
+        collect(b.get(format!("{p}/q/a?x=1")).payload("body").attachment("ga").timeout(WAIT).await?).await?;
     ensure(err.is_empty() && ok.len() == 1, || format!("{} replies, {} errors", ok.len(), err.len()))?;
     ensure(ok[0].key_expr().as_str() == format!("{p}/q/a"), || format!("key {}", ok[0].key_expr()))?;
     ensure(text(ok[0].payload()) == "x=1|body", || format!("payload {:?}", text(ok[0].payload())))?;
@@ -264,9 +256,9 @@ async fn liveliness(a: &Session, b: &Session, p: &str) -> Res {
 /// A put into zest's memory storage on `demo/**` is what a later get reads.
 async fn storage(b: &Session, p: &str) -> Res {
     let key = format!("demo/{p}/k");
-    b.put(&key, "stored").encoding(Encoding::TEXT_PLAIN).await?;
+    b.put(key.clone(), "stored").encoding(Encoding::TEXT_PLAIN).await?;
     settle().await;
-    let (ok, _) = collect(b.get(&key).timeout(WAIT).await?).await?;
+    let (ok, _) = collect(b.get(key.clone()).timeout(WAIT).await?).await?;
     ensure(ok.len() == 1, || format!("{} replies", ok.len()))?;
     ensure(text(ok[0].payload()) == "stored", || format!("payload {:?}", text(ok[0].payload())))?;
     ensure(*ok[0].encoding() == Encoding::TEXT_PLAIN, || format!("encoding {}", ok[0].encoding()))?;
@@ -322,11 +314,8 @@ async fn main() {
         eprintln!("usage: zest-rust-checks <zest's zenoh endpoint> [client|peer ...]");
         std::process::exit(2);
     };
-    let modes: Vec<&str> = if args.len() > 1 {
-        args[1..].iter().map(String::as_str).collect()
-    } else {
-        vec!["client", "peer"]
-    };
+    let modes: Vec<&str> =
+        if args.len() > 1 { args[1..].iter().map(String::as_str).collect() } else { vec!["client", "peer"] };
     let mut t = Tally { passed: 0, failed: Vec::new() };
     for mode in modes {
         if let Err(e) = mode_checks(&mut t, endpoint, mode).await {

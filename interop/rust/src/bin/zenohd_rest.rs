@@ -36,10 +36,7 @@ async fn main() {
         ("scouting/multicast/enabled", "false".to_string()),
         ("scouting/gossip/enabled", "false".to_string()),
         ("plugins/rest/http_port", json(&args[2])),
-        (
-            "plugins/storage_manager/storages/demo",
-            format!("{{key_expr:{},volume:\"memory\"}}", json(storage)),
-        ),
+        ("plugins/storage_manager/storages/demo", format!("{{key_expr:{},volume:\"memory\"}}", json(storage))),
     ] {
         if let Err(e) = config.insert_json5(key, &value) {
             fail(format!("config {key}: {e}"));
@@ -50,19 +47,13 @@ async fn main() {
     // the names their config sections have.
     let mut plugins = PluginsManager::static_plugins_only();
     plugins.declare_static_plugin::<zenoh_plugin_rest::RestPlugin, &str>("rest", true);
-    plugins.declare_static_plugin::<zenoh_plugin_storage_manager::StoragesPlugin, &str>(
-        "storage_manager",
-        true,
-    );
+    plugins.declare_static_plugin::<zenoh_plugin_storage_manager::StoragesPlugin, &str>("storage_manager", true);
     let mut runtime = RuntimeBuilder::new(config)
         .plugins_manager(plugins)
         .build()
         .await
         .unwrap_or_else(|e| fail(format!("runtime: {e}")));
-    runtime
-        .start()
-        .await
-        .unwrap_or_else(|e| fail(format!("start: {e}")));
+    runtime.start().await.unwrap_or_else(|e| fail(format!("start: {e}")));
     println!("ready {}", runtime.zid());
 
     // Runs until stdin closes (the parent went away) or a signal ends the process.
