@@ -13,7 +13,6 @@
  * namespace, as every zenoh program here (bench/lib/zenoh.ts).
  */
 import http from "node:http";
-import net from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -23,6 +22,7 @@ import { fmtInt, fmtMs, fmtRatio } from "../lib/format.js";
 import { httpGetText, httpPut } from "../lib/http.js";
 import { compare, type LoadFigures, loadFigures, loadNotes, PAIRED_ROUNDS, pairedRatio } from "../lib/load.js";
 import { JSON_60, TEXT_100 } from "../lib/payloads.js";
+import { openSseStream, paced } from "../lib/sse-stream.js";
 import { interferenceNotes, type ServerProcess, spawnReady, spawnZest, startInterference } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 import { freeLocator, inLoopbackNamespace, percentile } from "../lib/zenoh.js";
@@ -82,42 +82,6 @@ async function fill(server: ServerProcess): Promise<number> {
   return Buffer.byteLength(all);
 }
 
-/** `"value": "` with or without the space (zest's layout, or serde_json's). */
-const VALUE = /"value":\s?"([^"]*)"/g;
-
-/** Opens an SSE stream on `path` on a raw socket; calls `onValue` with each event's value. */
-async function sse(url: URL, path: string, onValue: (value: string, now: number) => void): Promise<net.Socket> {
-  const socket = net.connect({ host: url.hostname, port: Number(url.port) });
-  socket.setEncoding("latin1");
-  socket.setNoDelay(true);
-  await new Promise<void>((resolve, reject) => {
-    socket.once("connect", () =>
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`),
-    );
-    let buf = "";
-    let head = true;
-    socket.on("data", (chunk: string) => {
-      const now = performance.now();
-      buf += chunk;
-      if (head) {
-        const end = buf.indexOf("\r\n\r\n");
-        if (end === -1) return;
-        if (!buf.startsWith("HTTP/1.1 200")) return reject(new Error(`SSE answered ${buf.split("\r\n")[0]}`));
-        head = false;
-        buf = buf.slice(end + 4);
-        resolve();
-      }
-      // Only whole events (ended by a blank line) are read.
-      const last = buf.lastIndexOf("\n\n");
-      if (last === -1) return;
-      for (const m of buf.slice(0, last).matchAll(VALUE)) onValue(m[1]!, now);
-      buf = buf.slice(last + 2);
-    });
-    socket.once("error", reject);
-  });
-  return socket;
-}
-
 /** What SSE delivery measured on one side. */
 interface SseSide {
   p50: number;
@@ -135,7 +99,7 @@ interface SseSide {
 async function sseSide(server: ServerProcess): Promise<SseSide> {
   const seen = new Uint8Array(SSE_PUTS);
   const latencies: number[] = [];
-  const sub = await sse(new URL(server.url), "/demo/sse/**", (value, now) => {
+  const sub = await openSseStream(new URL(server.url), "/demo/sse/**", (value, now) => {
     const colon = value.indexOf(":");
     const seq = Number(value.slice(0, colon));
     if (seq < 0 || seq >= SSE_PUTS || seen[seq] === 1) return;
@@ -157,23 +121,14 @@ async function sseSide(server: ServerProcess): Promise<SseSide> {
     req.on("error", () => {});
     req.end(body);
   };
-  const paced = async (count: number, send: (seq: number) => void): Promise<void> => {
-    const t0 = performance.now();
-    let sent = 0;
-    while (sent < count) {
-      const due = Math.min(count, Math.floor(((performance.now() - t0) / 1000) * SSE_RATE));
-      for (; sent < due; sent++) send(sent);
-      await sleep(1);
-    }
-  };
   try {
     await sleep(300);
-    await paced(SSE_WARMUP_PUTS, () => put(`-1:${performance.now()}`));
+    await paced(SSE_RATE, SSE_WARMUP_PUTS, () => put(`-1:${performance.now()}`));
     await sleep(300);
     const interference = startInterference([server.pid]);
     const cpu0 = server.cpuSeconds();
     const t0 = performance.now();
-    await paced(SSE_PUTS, (seq) => put(`${seq}:${performance.now()}`));
+    await paced(SSE_RATE, SSE_PUTS, (seq) => put(`${seq}:${performance.now()}`));
     const deadline = performance.now() + SSE_DRAIN_MS;
     while (latencies.length < SSE_PUTS && performance.now() < deadline) await sleep(50);
     const serverCpuPct = (100 * (server.cpuSeconds() - cpu0)) / ((performance.now() - t0) / 1000);
