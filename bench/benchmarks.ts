@@ -143,15 +143,21 @@ export const BENCHMARKS: BenchEntry[] = [
   },
   {
     name: "zenoh-thr",
-    title: "zenoh z_pub_thr -s 8 → zest → z_sub_thr, vs the pair peer to peer",
-    issue: 25,
+    title: "zenoh z_pub_thr -s 8 → zest → z_sub_thr, vs zenoh's router and the pair peer to peer",
+    issue: 35,
     load: () => import("./suites/zenoh-thr.js"),
   },
   {
     name: "zenoh-ping",
-    title: "zenoh z_ping/z_pong round trip through zest, vs the pair peer to peer",
-    issue: 25,
+    title: "zenoh z_ping/z_pong round trip through zest, vs zenoh's router and the pair peer to peer",
+    issue: 35,
     load: () => import("./suites/zenoh-ping.js"),
+  },
+  {
+    name: "zenoh-python-thr",
+    title: "zenoh-python publisher → zest → subscriber, vs zenoh's router and the pair peer to peer",
+    issue: 35,
+    load: () => import("./suites/zenoh-python-thr.js"),
   },
   {
     name: "zenoh-sse",
@@ -161,9 +167,15 @@ export const BENCHMARKS: BenchEntry[] = [
   },
   {
     name: "zenoh-sessions",
-    title: "1,000 concurrent zenoh sessions: RSS per session",
-    issue: 25,
+    title: "1,000 concurrent zenoh sessions: RSS per session, vs zenoh's router",
+    issue: 35,
     load: () => import("./suites/zenoh-sessions.js"),
+  },
+  {
+    name: "zenohd-rest",
+    title: "REST gateway vs zenohd's REST plugin: GET one key, GET demo/** over 1,000 keys, PUT, SSE",
+    issue: 35,
+    load: () => import("./suites/zenohd-rest.js"),
   },
   {
     name: "replication",

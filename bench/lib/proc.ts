@@ -67,20 +67,32 @@ export function spawnServer(
   options: SpawnServerOptions = {},
 ): Promise<ServerProcess> {
   const command = [...(options.wrapper ?? []), process.execPath, ...(options.nodeArgs ?? []), script, ...args];
+  return spawnReady(label, command, /serving (https?:\/\/\S+)/, options);
+}
+
+/**
+ * Starts any `command` (a program and its arguments) and waits for a line it prints (stdout or
+ * stderr) that matches `ready`; the server's `url` is the pattern's first group, when it has one.
+ * `stdin: "pipe"` keeps its stdin open for its life (a program that exits when stdin closes).
+ */
+export function spawnReady(
+  label: string,
+  command: readonly string[],
+  ready: RegExp,
+  options: SpawnServerOptions & { stdin?: "ignore" | "pipe" } = {},
+): Promise<ServerProcess> {
   const child = spawn(command[0]!, command.slice(1), {
     cwd: ROOT,
     env: { ...process.env, ...options.env },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [options.stdin ?? "ignore", "pipe", "pipe"],
   });
   live.add(child);
   const tail: string[] = [];
+  const timeoutMs = options.timeoutMs ?? 15_000;
   return new Promise<ServerProcess>((resolvePromise, reject) => {
     let settled = false;
     let pending = "";
-    const timer = setTimeout(
-      () => fail(new Error(`${label} did not print its URL within ${options.timeoutMs ?? 15_000} ms`)),
-      options.timeoutMs ?? 15_000,
-    );
+    const timer = setTimeout(() => fail(new Error(`${label} was not ready within ${timeoutMs} ms`)), timeoutMs);
     const fail = (err: Error): void => {
       if (settled) return;
       settled = true;
@@ -96,11 +108,11 @@ export function spawnServer(
         pending = pending.slice(nl + 1);
         tail.push(line);
         if (tail.length > 20) tail.shift();
-        const m = /serving (https?:\/\/\S+)/.exec(line);
+        const m = ready.exec(line);
         if (m && !settled) {
           settled = true;
           clearTimeout(timer);
-          resolvePromise(makeServer(label, m[1]!, child));
+          resolvePromise(makeServer(label, m[1] ?? "", child));
         }
       }
     };

@@ -3,6 +3,9 @@
  * they run in, a zest child with the zenoh door, a bare TCP relay child (the floor of one
  * process hop), and the zenoh-pico programs as clients.
  *
+ * zenoh's own router is the third side (issue 35): the Rust runtime of the eclipse-zenoh wheel
+ * in router mode (test/zenoh-python/clients/router.py), wire-identical to zenohd without plugins.
+ *
  * The pico programs scout with UDP multicast when given no endpoint, and the rule for them is
  * the tests' rule: they run only inside a namespace holding nothing but loopback. A zenoh suite
  * run from `npm run bench` (outside one) runs itself again through `scripts/in-netns.sh`
@@ -14,7 +17,18 @@ import { join } from "node:path";
 import { freePorts } from "../../test/support/nats-cluster.js";
 import { loopbackOnly } from "../../test/support/netns.js";
 import { type PicoProgram, picoSkip, runPico } from "../../test/support/pico.js";
-import { BENCH_DIR, ROOT, type ServerProcess, spawnBaseline, spawnZest, startInterference } from "./proc.js";
+import { executable } from "../../test/support/child-processes.js";
+import { repoPath } from "../../test/support/repo.js";
+import { ZENOH_PYTHON } from "../../test/support/zenoh-python.js";
+import {
+  BENCH_DIR,
+  ROOT,
+  type ServerProcess,
+  spawnBaseline,
+  spawnReady,
+  spawnZest,
+  startInterference,
+} from "./proc.js";
 import type { BenchResult } from "./types.js";
 
 /**
@@ -73,6 +87,41 @@ export async function spawnZenohZest(
   return { ...server, locator, port: port! };
 }
 
+/** The zenoh router script the benchmarks run (test/zenoh-python/clients/router.py). */
+const ROUTER_SCRIPT = repoPath("test", "zenoh-python", "clients", "router.py");
+
+/**
+ * One line saying why zenoh's own router cannot run here (zenoh-python missing: `npm test`
+ * installs it into .venv-zenoh/, or set ZENOH_PYTHON), else false.
+ */
+export function zenohRouterSkip(): string | false {
+  if (executable(ZENOH_PYTHON)) return false;
+  return `zenoh's router needs zenoh-python at ${ZENOH_PYTHON} (npm test installs it; or set ZENOH_PYTHON)`;
+}
+
+/**
+ * Starts zenoh's own router (the wheel's Rust runtime in router mode, zenohd without plugins) on
+ * a free loopback port, multicast scouting and gossip off; `cfg` are more config values
+ * (`path=json5`). Only inside a loopback-only namespace, as every zenoh program here.
+ */
+export async function spawnZenohRouter(cfg: string[] = []): Promise<ZenohZest> {
+  const skip = zenohRouterSkip();
+  if (skip) throw new Error(skip);
+  const [port] = await freePorts(1);
+  const locator = `tcp/127.0.0.1:${port}`;
+  const server = await spawnReady("zenoh router", [ZENOH_PYTHON, "-u", ROUTER_SCRIPT, locator, ...cfg], /^ready/, {
+    stdin: "pipe",
+    env: { RUST_LOG: "error" },
+  });
+  return { ...server, locator, port: port! };
+}
+
+/**
+ * zest configured as zenohd runs with no configuration: no storage. zest's own default, a memory
+ * storage on `**`, would also store every routed sample, which zenohd's router does not do.
+ */
+export const AS_ZENOHD = ["--cfg", "plugins/storage_manager/storages:{}"];
+
 /** A free loopback locator for a pico peer to listen on. */
 export async function freeLocator(): Promise<string> {
   const [port] = await freePorts(1);
@@ -116,42 +165,58 @@ export interface PairRounds {
   through: number[];
   /** Every number the relayed rounds printed (empty unless asked for). */
   relayed: number[];
+  /** Every number the rounds through zenoh's own router printed (empty unless asked for). */
+  routed: number[];
   /** CPU seconds zest used over the rounds through it, and their wall time. */
   zestCpuSeconds: number;
   zestWallSeconds: number;
+  /** The same for zenoh's router (NaN and 0 without it). */
+  routerCpuSeconds: number;
+  routerWallSeconds: number;
   /** CPU seconds the relay children used. */
   relayCpuSeconds: number;
   otherCpuPct: number;
   stealPct: number;
 }
 
+type SideName = "direct" | "zest" | "relay" | "router";
+
 /**
- * Runs `rounds` rounds of the pair directly and through a zest child with the zenoh door (and,
- * with `relay`, through a bare TCP relay child as well), the order of the sides rotating from
- * round to round, so drift hits every side alike. The pair's, zest's and the relays' CPU is part
- * of the measurement; whatever else ran meanwhile is interference. A relayed round starts a
- * relay child of its own (its target, the listener's port, is new each round).
+ * Runs `rounds` rounds of the pair directly and through a zest child with the zenoh door, set
+ * up as zenohd (`AS_ZENOHD`), and, with `relay`, through a bare TCP relay child, with `router`,
+ * through zenoh's own router; the order of the sides rotating from round to round, so drift
+ * hits every side alike. The pair's, the routers' and the relays' CPU is part of the
+ * measurement; whatever else ran meanwhile is interference. A relayed round starts a relay child of its own (its target, the listener's
+ * port, is new each round); zest and the router live for the whole run.
  */
 export async function alternatePairRounds(
   rounds: number,
   round: PairRound,
-  options: { relay?: boolean } = {},
+  options: { relay?: boolean; router?: boolean } = {},
 ): Promise<PairRounds> {
-  const zest = await spawnZenohZest();
+  const zest = await spawnZenohZest("zest", AS_ZENOHD);
+  const router = options.router ? await spawnZenohRouter().catch(stopFirst(zest)) : undefined;
   const out: PairRounds = {
     direct: [],
     through: [],
     relayed: [],
+    routed: [],
     zestCpuSeconds: Number.NaN,
     zestWallSeconds: 0,
+    routerCpuSeconds: Number.NaN,
+    routerWallSeconds: 0,
     relayCpuSeconds: 0,
     otherCpuPct: Number.NaN,
     stealPct: Number.NaN,
   };
   let picoCpu = 0;
-  const sides: Array<"direct" | "zest" | "relay"> = options.relay ? ["direct", "relay", "zest"] : ["direct", "zest"];
-  const interference = startInterference([zest.pid]);
+  const sides: SideName[] = ["direct"];
+  if (options.relay) sides.push("relay");
+  if (router) sides.push("router");
+  sides.push("zest");
+  const interference = startInterference(router ? [zest.pid, router.pid] : [zest.pid]);
   const cpu0 = zest.cpuSeconds();
+  const routerCpu0 = router?.cpuSeconds() ?? Number.NaN;
   try {
     for (let i = 0; i < rounds; i++) {
       for (let s = 0; s < sides.length; s++) {
@@ -160,11 +225,17 @@ export async function alternatePairRounds(
           const d = await round(undefined);
           out.direct.push(...d.values);
           picoCpu += d.picoCpu;
-        } else if (side === "zest") {
+        } else if (side === "zest" || side === "router") {
           const t0 = performance.now();
-          const z = await round(zest);
-          out.zestWallSeconds += (performance.now() - t0) / 1000;
-          out.through.push(...z.values);
+          const z = await round(side === "zest" ? zest : router);
+          const wall = (performance.now() - t0) / 1000;
+          if (side === "zest") {
+            out.zestWallSeconds += wall;
+            out.through.push(...z.values);
+          } else {
+            out.routerWallSeconds += wall;
+            out.routed.push(...z.values);
+          }
           picoCpu += z.picoCpu;
         } else {
           const target = await freeLocator();
@@ -181,11 +252,21 @@ export async function alternatePairRounds(
       }
     }
     out.zestCpuSeconds = zest.cpuSeconds() - cpu0;
+    if (router) out.routerCpuSeconds = router.cpuSeconds() - routerCpu0;
     Object.assign(out, interference(picoCpu + out.relayCpuSeconds));
   } finally {
     await zest.stop();
+    await router?.stop();
   }
   return out;
+}
+
+/** A `catch` handler that stops `first` (already started), then rethrows. */
+function stopFirst(first: ServerProcess): (err: unknown) => Promise<never> {
+  return async (err) => {
+    await first.stop();
+    throw err;
+  };
 }
 
 /**

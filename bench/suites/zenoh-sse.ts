@@ -10,10 +10,10 @@
  */
 import { Buffer } from "node:buffer";
 import http from "node:http";
-import net from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fmtInt, fmtMs } from "../lib/format.js";
 import { interferenceNotes, type ServerProcess, spawnBaseline, startInterference } from "../lib/proc.js";
+import { openSseStream, paced } from "../lib/sse-stream.js";
 import type { BenchResult } from "../lib/types.js";
 import { LeanZenohClient } from "../lib/zenoh-client.js";
 import { percentile, spawnZenohZest } from "../lib/zenoh.js";
@@ -24,59 +24,7 @@ const SECONDS = 5;
 const WARMUP_PUTS = RATE;
 const TARGET_P99_MS = 5;
 const KEY = "bench/zsse/k";
-const VALUE_MARK = '"value": "';
 const DRAIN_MS = 3_000;
-
-/** Opens the SSE stream on a raw socket; calls `onValue` with each event's value. */
-async function sse(url: URL, onValue: (value: string, now: number) => void): Promise<net.Socket> {
-  const socket = net.connect({ host: url.hostname, port: Number(url.port) });
-  socket.setEncoding("latin1");
-  socket.setNoDelay(true);
-  await new Promise<void>((resolve, reject) => {
-    socket.once("connect", () => {
-      socket.write(`GET /bench/zsse/** HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`);
-    });
-    let buf = "";
-    let head = true;
-    socket.on("data", (chunk: string) => {
-      const now = performance.now();
-      buf += chunk;
-      if (head) {
-        const end = buf.indexOf("\r\n\r\n");
-        if (end === -1) return;
-        if (!buf.startsWith("HTTP/1.1 200")) {
-          reject(new Error(`SSE answered ${buf.split("\r\n")[0]}`));
-          return;
-        }
-        head = false;
-        buf = buf.slice(end + 4);
-        resolve();
-      }
-      let at: number;
-      for (at = buf.indexOf(VALUE_MARK); at !== -1; at = buf.indexOf(VALUE_MARK)) {
-        const start = at + VALUE_MARK.length;
-        const end = buf.indexOf('"', start);
-        if (end === -1) break;
-        onValue(buf.slice(start, end), now);
-        buf = buf.slice(end + 1);
-      }
-      buf = at !== -1 ? buf.slice(at) : buf.slice(Math.max(0, buf.length - VALUE_MARK.length + 1));
-    });
-    socket.once("error", reject);
-  });
-  return socket;
-}
-
-/** Calls `send(seq)` `count` times at RATE a second: every turn sends what is due by then. */
-async function paced(count: number, send: (seq: number) => void): Promise<void> {
-  const t0 = performance.now();
-  let sent = 0;
-  while (sent < count) {
-    const due = Math.min(count, Math.floor(((performance.now() - t0) / 1000) * RATE));
-    for (; sent < due; sent++) send(sent);
-    await new Promise((r) => setTimeout(r, 1));
-  }
-}
 
 /** What one side measured. */
 interface Side {
@@ -104,7 +52,7 @@ async function measure(server: ServerProcess, send: (payload: string) => void): 
   let duplicates = 0;
   /** The 100 ms windows (by send time) holding an event slower than the target: few means stalls. */
   const slowWindows = new Set<number>();
-  const sub = await sse(new URL(server.url), (value, now) => {
+  const sub = await openSseStream(new URL(server.url), "/bench/zsse/**", (value, now) => {
     const colon = value.indexOf(":");
     const seq = Number(value.slice(0, colon));
     if (seq < 0) return; // warm-up
@@ -115,12 +63,12 @@ async function measure(server: ServerProcess, send: (payload: string) => void): 
     if (now - sentAt > TARGET_P99_MS) slowWindows.add(Math.floor(sentAt / 100));
   });
   try {
-    await paced(WARMUP_PUTS, () => send(`-1:${performance.now()}`));
+    await paced(RATE, WARMUP_PUTS, () => send(`-1:${performance.now()}`));
     await sleep(300);
     const interference = startInterference([server.pid]);
     const cpu0 = server.cpuSeconds();
     const t0 = performance.now();
-    await paced(total, (seq) => send(`${seq}:${performance.now()}`));
+    await paced(RATE, total, (seq) => send(`${seq}:${performance.now()}`));
     const sendSeconds = (performance.now() - t0) / 1000;
     const deadline = performance.now() + DRAIN_MS;
     while (latencies.length < total && performance.now() < deadline) await sleep(50);

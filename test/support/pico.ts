@@ -92,7 +92,17 @@ export function runPico(name: string, args: readonly string[] = [], opts: RunPic
   assertLoopbackOnly(`pico program ${name}`);
   const path = picoPath(name);
   if (!executable(path)) throw new Error(`zenoh-pico program ${name} not found in ${PICO_BIN} (set ZENOH_PICO_BIN)`);
-  const proc = spawn("stdbuf", ["-oL", "-eL", path, ...args], {
+  return runZenohProgram(name, ["stdbuf", "-oL", "-eL", path, ...args], opts);
+}
+
+/**
+ * Starts any zenoh program (`command`: the executable and its arguments; zenoh-python's scripts,
+ * say) the way `runPico` starts a pico one: its lines collected, killed when this process exits,
+ * and only inside a loopback-only namespace. The program should print line by line itself.
+ */
+export function runZenohProgram(name: string, command: readonly string[], opts: RunPicoOptions = {}): PicoProgram {
+  assertLoopbackOnly(`zenoh program ${name}`);
+  const proc = spawn(command[0]!, command.slice(1), {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...opts.env },
   });
