@@ -25,6 +25,7 @@ import { ZenohLink } from "../link.js";
 import { StreamWire } from "../links/stream.js";
 import type { Wire } from "../links/wire.js";
 import type { ZenohLimits } from "../server.js";
+import { NetworkBridge } from "./bridge.js";
 import { JoinSession } from "./join-session.js";
 
 /** The backoff between attempts (ms): from `initialMs`, doubling to `maxMs`, each drawn in [half, whole]. */
@@ -81,6 +82,8 @@ export interface JoinStatus {
   sessions: number;
   /** What zest declared to the router, while open. */
   declared?: { subscribers: number; queryables: number; tokens: number };
+  /** The routers of the fabric joined to the network, when more than one (the first passes samples on). */
+  cluster_joined?: string[];
 }
 
 /** The bounds of the tick that runs the link's lease and deadline checks (ms). */
@@ -102,11 +105,14 @@ export class ZenohJoiner {
   private session: JoinSession | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private tickTimer: NodeJS.Timeout | undefined;
+  /** Which router of the fabric passes the network's samples on (docs/zenoh-network.md, "Clusters"). */
+  private readonly bridge: NetworkBridge;
 
   constructor(options: JoinOptions) {
     if (options.endpoints.length === 0) throw new Error("no endpoint to connect to");
     this.options = options;
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.bridge = new NetworkBridge(options.openSession("zenoh-join"), options.zid.toUpperCase());
   }
 
   /** Starts connecting (does not wait for the session: the router may come later). */
@@ -130,6 +136,7 @@ export class ZenohJoiner {
     if (this.state === "backoff") s.next_attempt = new Date(this.nextAttemptAt).toISOString();
     if (this.lastError !== undefined) s.last_error = this.lastError;
     if (this.session !== undefined) s.declared = this.session.mirrored;
+    if (this.bridge.routers.length > 1) s.cluster_joined = [...this.bridge.routers];
     return s;
   }
 
@@ -205,16 +212,18 @@ export class ZenohJoiner {
             })
           : undefined;
         // What comes in from the network is never an operator on loopback: admin writes need `w` for all.
+        const core = o.openSession("zenoh");
         const session = new JoinSession(
           l,
           peer,
-          o.openSession("zenoh"),
+          core,
           o.connectivity,
           o.logger.child({ router: peer.zid }),
           o.limits,
           clientPolicy(o.access, principal, o.admin, false),
-          o.zid,
+          this.bridge,
         );
+        this.bridge.opened(core.id);
         this.session = session;
         this.state = "open";
         this.failures = 0;
@@ -255,6 +264,7 @@ export class ZenohJoiner {
     this.link = undefined;
     this.session = undefined;
     this.socket = undefined;
+    this.bridge.closed();
     if (this.tickTimer !== undefined) clearTimeout(this.tickTimer);
     this.tickTimer = undefined;
     if (this.state === "closed") return;
@@ -314,6 +324,7 @@ export class ZenohJoiner {
     this.link?.close();
     if (this.link === undefined) this.socket?.destroy();
     this.link = undefined;
+    this.bridge.stop();
   }
 }
 
