@@ -23,6 +23,7 @@ import { CookieJar } from "../cookie.js";
 import { type Endpoint, formatEndpoint } from "../endpoint.js";
 import { ZenohLink } from "../link.js";
 import { StreamWire } from "../links/stream.js";
+import { connectUdp } from "../links/udp.js";
 import type { Wire } from "../links/wire.js";
 import type { ZenohLimits } from "../server.js";
 import { NetworkBridge } from "./bridge.js";
@@ -182,7 +183,14 @@ export class ZenohJoiner {
     } else if (e.protocol === "tcp") {
       socket = netConnect({ host: e.host, port: e.port }, onConnected);
     } else {
-      this.failed(`${e.protocol}/ endpoints cannot be connected to yet (tcp/ and tls/ can)`);
+      // UDP has no connection: the handshake's deadline tells whether a router answers.
+      connectUdp(e).then(
+        (wire) => {
+          if (this.state === "connecting") this.openTransport(wire);
+          else wire.destroy();
+        },
+        (err: unknown) => this.failed(errorMessage(err)),
+      );
       return;
     }
     this.socket = socket;

@@ -32,13 +32,13 @@ export interface PyProcess {
 
 const HERE = repoPath("test", "zenoh", "join");
 
-function run(script: string, args: string[]): PyProcess {
+function run(script: string, args: string[], env: Record<string, string> = {}): PyProcess {
   assertLoopbackOnly("zenoh-python");
   const python = ZENOH_PYTHON;
   if (!executable(python)) throw new Error(`zenoh-python not installed at ${python}`);
   const proc: ChildProcess = spawn(python, ["-u", resolve(HERE, script), ...args], {
     stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "error" },
+    env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "error", ...env },
   });
   const child = jsonLinesChild(proc, script);
   return {
@@ -57,9 +57,9 @@ export async function startZenohRouter(port: number, connect?: string): Promise<
   return Object.assign(p, { zid: String(ready.text).split(" ")[1] ?? "" });
 }
 
-/** A zenoh-python client of the router at `endpoint`, its session open. */
-export async function startZenohClient(endpoint: string): Promise<PyProcess> {
-  const p = run("client.py", [endpoint]);
+/** A zenoh-python client of the router at `endpoint`, its session open (`env`: more environment). */
+export async function startZenohClient(endpoint: string, env: Record<string, string> = {}): Promise<PyProcess> {
+  const p = run("client.py", [endpoint], env);
   await p.waitLine((l) => "ready" in l, 15_000);
   return p;
 }

@@ -1,0 +1,108 @@
+/**
+ * The acceptance of zest joining a zenoh network (docs/zenoh-network.md): a zenoh-python
+ * subscriber on the zenoh router's side and an SSE client on zest see the same samples, in the
+ * same order, for a run of puts from each side (a zenoh-python publisher on the router, then one
+ * on zest's own listener), nothing lost, nothing twice.
+ *
+ * `npm test` runs 10,000 puts from each side; the issue's 100,000 from each side is
+ * `ZEST_JOIN_ORDER_COUNT=100000 node scripts/run-tests.mjs join-order` (about a minute).
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { untilPasses } from "../support/assert.js";
+import { openSse } from "../support/http.js";
+import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
+import { pythonSkip } from "../support/zenoh-python.js";
+import { call, freePort, type PyProcess, startZenohClient, startZenohRouter } from "./join/python.js";
+
+const skip = pythonSkip();
+const COUNT = Number(process.env.ZEST_JOIN_ORDER_COUNT ?? 10_000);
+// Generous: the host is shared; 100,000 from each side take about 40 s on it.
+const RUN_TIMEOUT_MS = 30_000 + COUNT * 2;
+
+/** Where the first difference between two key sequences is, for a readable failure. */
+function firstDifference(a: readonly string[], b: readonly string[]): string | undefined {
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++)
+    if (a[i] !== b[i]) return `at ${i} of ${a.length} / ${b.length}: ${a[i] ?? "(none)"} ≠ ${b[i] ?? "(none)"}`;
+  return undefined;
+}
+
+describe(`the same ${COUNT} samples from each side, in the same order, on both sides`, { skip }, () => {
+  let router: PyProcess & { zid: string };
+  let zest: ZestProcess;
+  let endpoint: string;
+
+  before(async () => {
+    const port = await freePort();
+    endpoint = `tcp/127.0.0.1:${port}`;
+    router = await startZenohRouter(port);
+    // No storage: the run measures routing, not a storage holding 2 × COUNT keys.
+    zest = await startZest([
+      "-e",
+      endpoint,
+      "-l",
+      "tcp/127.0.0.1:0",
+      "--no-multicast-scouting",
+      "--cfg",
+      "plugins/storage_manager:{storages:{}}",
+    ]);
+  });
+  after(async () => {
+    await zest?.stop();
+    await router?.stop();
+  });
+
+  test("a zenoh-python subscriber on the router's side and an SSE client on zest", {
+    timeout: 4 * RUN_TIMEOUT_MS,
+  }, async () => {
+    const sse = await openSse(`${zest.url}/order/**`);
+    const env = { JOIN_CLIENT_LIFETIME_S: String(Math.ceil((4 * RUN_TIMEOUT_MS) / 1000)) };
+    const sub = await startZenohClient(endpoint, env);
+    const onRouter = await startZenohClient(endpoint, env);
+    const onZest = await startZenohClient(zenohLocatorOf(zest), env);
+    try {
+      await call(sub, { op: "sub", key: "order/**", quiet: true });
+      // Both subscribers are declared along the way: one put from each side until both sides have it.
+      let warm = 0;
+      await untilPasses(async () => {
+        await call(onRouter, { op: "put", key: `order/warm/${++warm}`, value: "w" });
+        await call(onZest, { op: "put", key: `order/warm/${++warm}`, value: "w" });
+        const n = await call(sub, { op: "count" });
+        assert.ok(Number(n.n) >= 2);
+      }, 20_000);
+      await new Promise((r) => setTimeout(r, 500));
+      const subBefore = Number((await call(sub, { op: "count" })).n);
+      // Drain the warm-up events from the SSE client: exactly as many as the python subscriber saw.
+      const warmSse = await sse.next(subBefore, 10_000);
+      assert.equal(warmSse.length, subBefore);
+
+      const expected: string[] = [];
+      for (const [side, pub] of [
+        ["router", onRouter],
+        ["zest", onZest],
+      ] as const) {
+        const t0 = Date.now();
+        await call(pub, { op: "putmany", key: `order/${side}`, count: COUNT }, RUN_TIMEOUT_MS);
+        for (let i = 0; i < COUNT; i++) expected.push(`order/${side}/${i}`);
+        await untilPasses(async () => {
+          const n = Number((await call(sub, { op: "count" })).n);
+          assert.equal(n - subBefore, expected.length);
+        }, RUN_TIMEOUT_MS);
+        console.log(`# ${COUNT} puts from the ${side}'s side reached the python subscriber in ${Date.now() - t0} ms`);
+      }
+      const events = await sse.next(expected.length, RUN_TIMEOUT_MS);
+      const sseKeys = events.map((e) => (JSON.parse(e.data) as { key: string }).key);
+      const pyKeys = ((await call(sub, { op: "collected" }, RUN_TIMEOUT_MS)).keys as string[]).slice(subBefore);
+      assert.equal(firstDifference(pyKeys, expected), undefined, "the python subscriber");
+      assert.equal(firstDifference(sseKeys, expected), undefined, "the SSE client");
+      // Nothing more, on either side.
+      await new Promise((r) => setTimeout(r, 500));
+      await assert.rejects(sse.next(1, 300));
+      assert.equal(Number((await call(sub, { op: "count" })).n) - subBefore, expected.length);
+    } finally {
+      sse.close();
+      await Promise.all([sub.stop(), onRouter.stop(), onZest.stop()]);
+    }
+  });
+});
