@@ -50,9 +50,17 @@ function run(script: string, args: string[], env: Record<string, string> = {}): 
   };
 }
 
-/** zenoh's router on `tcp/127.0.0.1:<port>`, started and listening (and connecting to `connect`, when given). */
-export async function startZenohRouter(port: number, connect?: string): Promise<PyProcess & { zid: string }> {
-  const p = run("router.py", [`tcp/127.0.0.1:${port}`, ...(connect === undefined ? [] : [connect])]);
+/**
+ * zenoh's router on `tcp/127.0.0.1:<port>` (and on `udp/127.0.0.1:<udpPort>`, when given),
+ * started and listening (and connecting to `connect`, when given).
+ */
+export async function startZenohRouter(
+  port: number,
+  connect?: string,
+  udpPort?: number,
+): Promise<PyProcess & { zid: string }> {
+  const listen = [`tcp/127.0.0.1:${port}`, ...(udpPort === undefined ? [] : [`udp/127.0.0.1:${udpPort}`])];
+  const p = run("router.py", [listen.join(","), ...(connect === undefined ? [] : [connect])]);
   const ready = await p.waitLine((l) => typeof l.text === "string" && l.text.startsWith("ready"), 15_000);
   return Object.assign(p, { zid: String(ready.text).split(" ")[1] ?? "" });
 }
