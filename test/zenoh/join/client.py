@@ -8,7 +8,7 @@ every query with `value` on the query's key), `{"op": "get", "selector"}`,
 `{"op": "putmany", "key", "count"}` (puts `<key>/<i>` for i from 0, congestion control block, as
 fast as the session takes them), `{"op": "sub", "key", "quiet": true}` (keeps the keys instead of
 printing them) and `{"op": "collected"}` (`{"done": "collected", "keys": [...]}`: the keys the
-quiet subscribers got, in order; `{"op": "count"}`: how many, as `n`). Each is answered with `{"done": op}` (a get with
+quiet subscribers got, in order; `{"op": "count", "prefix"}`: how many, of those starting with `prefix` when given, as `n`). Each is answered with `{"done": op}` (a get with
 `{"done": "get", "replies": [...]}`); a subscriber prints `{"sample": {"key", "kind", "value"}}`
 per sample. Prints `{"ready": zid}` once open; exits
 when stdin closes or after 120 s.
@@ -63,7 +63,8 @@ def run(cmd):
         emit({"done": "collected", "keys": list(collected)})
         return
     elif op == "count":
-        emit({"done": "count", "n": len(collected)})
+        prefix = cmd.get("prefix", "")
+        emit({"done": "count", "n": sum(1 for k in collected if k.startswith(prefix))})
         return
     elif op == "queryable":
         value = cmd["value"]
