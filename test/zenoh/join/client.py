@@ -8,7 +8,9 @@ every query with `value` on the query's key), `{"op": "get", "selector"}`,
 `{"op": "putmany", "key", "count"}` (puts `<key>/<i>` for i from 0, congestion control block, as
 fast as the session takes them), `{"op": "sub", "key", "quiet": true}` (keeps the keys instead of
 printing them) and `{"op": "collected"}` (`{"done": "collected", "keys": [...]}`: the keys the
-quiet subscribers got, in order; `{"op": "count", "prefix"}`: how many, of those starting with `prefix` when given, as `n`). Each is answered with `{"done": op}` (a get with
+quiet subscribers got, in order; `{"op": "count", "prefix"}`: how many, of those starting with `prefix` when given, as `n`),
+`{"op": "unsub", "key"}` (undeclares the subscriber on `key`), `{"op": "pub", "key"}` (declares a publisher) and `{"op": "matching", "key"}` (its matching
+status now, `{"done": "matching", "matching": bool}`). Each is answered with `{"done": op}` (a get with
 `{"done": "get", "replies": [...]}`); a subscriber prints `{"sample": {"key", "kind", "value"}}`
 per sample. Prints `{"ready": zid}` once open; exits
 when stdin closes or after 120 s.
@@ -38,6 +40,8 @@ conf.insert_json5("scouting/gossip/enabled", "false")
 session = zenoh.open(conf)
 keep = []
 collected = []
+publishers = {}
+subscribers = {}
 
 
 def on_sample(s):
@@ -53,7 +57,14 @@ def run(cmd):
     elif op == "sub" and cmd.get("quiet"):
         keep.append(session.declare_subscriber(cmd["key"], lambda s: collected.append(str(s.key_expr))))
     elif op == "sub":
-        keep.append(session.declare_subscriber(cmd["key"], on_sample))
+        subscribers[cmd["key"]] = session.declare_subscriber(cmd["key"], on_sample)
+    elif op == "unsub":
+        subscribers.pop(cmd["key"]).undeclare()
+    elif op == "pub":
+        publishers[cmd["key"]] = session.declare_publisher(cmd["key"])
+    elif op == "matching":
+        emit({"done": "matching", "matching": publishers[cmd["key"]].matching_status.matching})
+        return
     elif op == "putmany":
         key = cmd["key"]
         block = zenoh.CongestionControl.BLOCK
