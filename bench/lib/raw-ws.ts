@@ -16,6 +16,10 @@ const OP_PONG = 0xa;
 export interface RawWs {
   /** Sends `payload` as one masked binary frame. */
   send(payload: Buffer): void;
+  /** Sends each payload as a masked binary frame, all in one socket write; false when the socket's buffer is full. */
+  sendAll(payloads: readonly Buffer[]): boolean;
+  /** The TCP socket, for its `drain` event. */
+  readonly socket: net.Socket;
   close(): void;
 }
 
@@ -55,6 +59,8 @@ export function connectRawWs(url: string, onFrame: (payload: Buffer, now: number
     let pending: Buffer | null = null;
     const ws: RawWs = {
       send: (payload) => socket.write(frame(OP_BINARY, payload)),
+      sendAll: (payloads) => socket.write(Buffer.concat(payloads.map((p) => frame(OP_BINARY, p)))),
+      socket,
       close: () => socket.destroy(),
     };
     socket.once("connect", () => {

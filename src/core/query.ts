@@ -5,6 +5,7 @@ import type { Reply } from "./reply.js";
 import { makeSample, type Sample, type SourceInfo, type WireExtensions, withSampleExtras } from "./sample.js";
 import type { Parameters, Selector } from "./selector.js";
 import type { Qos } from "./qos.js";
+import type { QueryTarget } from "./query-target.js";
 import type { Timestamp } from "./timestamp.js";
 
 /** Options of a value reply. */
@@ -31,6 +32,22 @@ export interface QueryContent {
 }
 
 /**
+ * The queries of one dispatch, one per queryable reached: a door that routes once per client,
+ * as zenoh's router does, hands the client one of them, and the client's session hands it to each
+ * of its own queryables (docs/zenoh-protocol.md).
+ */
+export class QueryRound {
+  readonly #reached = new Set<object>();
+
+  /** True the first time `client` is reached in this round. */
+  first(client: object): boolean {
+    if (this.#reached.has(client)) return false;
+    this.#reached.add(client);
+    return true;
+  }
+}
+
+/**
  * A query as a queryable receives it. Replies sent after the query is finished (the handler
  * settled, or the query timed out) are dropped.
  */
@@ -46,16 +63,30 @@ export class Query {
   /** The query's wire extensions, carried for a door of the same protocol. */
   readonly extensions: WireExtensions | undefined;
   /**
+   * The querier's target, handed on to a client session that holds several queryables: it picks
+   * among its own as the router picked among sessions (an `all_complete` query reaches only its
+   * complete ones; docs/zenoh-protocol.md). zenoh's default, `best_matching`, when none was given.
+   */
+  readonly target: QueryTarget;
+  /**
    * True for a query that came from another router of the fabric: a door that hands queries on
    * to another network (joining zenoh, docs/zenoh-network.md) leaves those to the router they came from.
    */
   fromAnotherRouter = false;
+  /** The dispatch this query is one of, when it reached more than one queryable. */
+  round: QueryRound | undefined;
   private sink: ((reply: Reply) => void) | undefined;
   private finishedListener: (() => void) | undefined;
 
   /** @internal created by the router */
-  constructor(selector: Selector, sink: (reply: Reply) => void, content?: QueryContent) {
+  constructor(
+    selector: Selector,
+    sink: (reply: Reply) => void,
+    content?: QueryContent,
+    target: QueryTarget = "best_matching",
+  ) {
     this.selector = selector;
+    this.target = target;
     this.sink = sink;
     this.payload = content?.payload;
     this.encoding = content?.encoding;

@@ -11,7 +11,7 @@ import { Leases } from "./leases.js";
 import { Encoding } from "./encoding.js";
 import { Buffer } from "node:buffer";
 import { FROM_ANOTHER_ROUTER, type Locality, localityMatches, type Origin } from "./locality.js";
-import { Query, type QueryContent } from "./query.js";
+import { Query, type QueryContent, QueryRound } from "./query.js";
 import { type QueryTarget, selectQueryables } from "./query-target.js";
 import type { Consolidation, Reply } from "./reply.js";
 import { ChangeFeed, type Connectivity } from "./ports.js";
@@ -558,7 +558,7 @@ export class Router {
       fabric !== undefined &&
       options.target === "best_matching" &&
       (fabric.completeQueryables?.(selector.key).length ?? 0) > 0;
-    const done = this.runQueryables(remoteOnly ? [] : selected, selector, timeoutMs, onReply, options.content);
+    const done = this.runQueryables(remoteOnly ? [] : selected, selector, timeoutMs, onReply, options);
     if (!fabric) return done;
     return Promise.all([
       done,
@@ -579,15 +579,17 @@ export class Router {
     selector: Selector,
     timeoutMs: number,
     onReply: ReplySink,
-    content: QueryContent | undefined,
+    options: QueryOptions,
     fromAnotherRouter = false,
   ): Promise<void> {
     if (matching.length === 0) return Promise.resolve();
     const queries: Query[] = [];
     const fromStorage = (r: Reply): void => onReply(r, true);
+    const round = matching.length > 1 ? new QueryRound() : undefined;
     const runs = matching.map((q) => {
-      const query = new Query(selector, q.storage ? fromStorage : onReply, content);
+      const query = new Query(selector, q.storage ? fromStorage : onReply, options.content, options.target);
       query.fromAnotherRouter = fromAnotherRouter;
+      query.round = round;
       queries.push(query);
       return runQueryable(q, query, this.logger).finally(() => query.finish());
     });
@@ -645,7 +647,7 @@ export class Router {
           selector,
           timeoutMs,
           onReply,
-          options.content,
+          options,
           true,
         );
       },

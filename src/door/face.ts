@@ -80,9 +80,10 @@ export interface FaceOptions {
   /** `session_bound.key_exprs`: puts on them are bound to the client's session. */
   readonly sessionBound?: SessionBoundKeys | undefined;
   /**
-   * Routing once per face, as zenoh's router does for a wire client: a sample reaches the client
-   * once however many of its subscribers match, and the client hands it to each of them. Off for
-   * the remote API, whose messages name the one subscriber a sample is for.
+   * Routing once per face, as zenoh's router does for a wire client: a sample (or a query) reaches
+   * the client once however many of its subscribers (or queryables) match, and the client hands it
+   * to each of them. Off for the remote API, whose messages name the one subscriber or queryable a
+   * message is for.
    */
   readonly oncePerFace?: boolean;
   /**
@@ -402,6 +403,8 @@ export class Face {
   /** Hands `query` to the client's queryable; it ends on the client's final, or the query's end. */
   #forwardQuery(queryableId: number, query: Query): Promise<void> {
     if (this.#closed) return Promise.resolve();
+    // Once per face: the client's session hands the query to each of its queryables itself.
+    if (this.#oncePerFace && query.round !== undefined && !query.round.first(this)) return Promise.resolve();
     if (this.#incoming.size >= this.#limits.maxPendingQueries) {
       query.replyErr(
         `unavailable: the queryable's client has ${this.#limits.maxPendingQueries} queries pending (the limit)`,

@@ -133,8 +133,9 @@ export class Interests {
         ids.set(s.key, id);
         this.send({ kind: "token", id, key: { scope: 0, suffix: s.key, senderMapping: false } });
       } else {
-        const id = ids.get(s.key);
-        if (id === undefined) return;
+        // A token older than a future-only interest was never declared to the client: zenohd
+        // still tells it the token went, under the one-shot id 0 with the key beside it.
+        const id = ids.get(s.key) ?? 0;
         ids.delete(s.key);
         this.send({ kind: "untoken", id, key: { scope: 0, suffix: s.key, senderMapping: false } });
       }

@@ -289,7 +289,8 @@ export class ZenohSession implements NetworkHandler, FaceSink {
     encodeRequest(w, {
       id,
       key: { scope: 0, suffix: query.key, senderMapping: false },
-      target: "all",
+      // zenohd hands the querier's target on: the client picks among its own queryables by it.
+      target: query.target,
       exts: query.extensions?.network,
       query: {
         sourceInfo: query.sourceInfo,

@@ -87,12 +87,11 @@ describe("zenoh-python liveliness and advanced pub/sub through zest", { skip }, 
         await b.call("undeclare", { name: "la" });
       });
 
-      test("a liveliness subscriber without history is told when a token older than it goes", {
-        todo: "zest differs: it sends no U_TOKEN for a token it had not declared to the subscriber's session",
-      }, async () => {
+      test("a liveliness subscriber without history is told when a token older than it goes", async () => {
         await a.call("token", { name: "old", key: k("older/a") });
         await b.call("liveliness_sub", { name: "lo", key: k("older/*") });
-        await sleep(200);
+        // The subscriber's INTEREST reaches zest before the token goes (nothing to wait on from here).
+        await sleep(500);
         await a.call("undeclare", { name: "old" });
         try {
           await liveliness(b, "lo", k("older/a"), "DELETE", 3_000);

@@ -130,9 +130,7 @@ describe("zenoh-python queries through zest", { skip }, () => {
         await a.call("undeclare", { name: "qr" });
       });
 
-      test("a querier that targets complete queryables matches a complete queryable only", {
-        todo: "zest differs, in some runs in either mode: an ALL_COMPLETE get still reaches an incomplete queryable",
-      }, async () => {
+      test("a querier that targets complete queryables matches a complete queryable only", async () => {
         await a.call("querier", { name: "qc", key: k("qc/x"), target: "ALL_COMPLETE", timeout: 5 });
         assert.equal((await a.call<{ matching: boolean }>("matching_listen", { name: "qc" })).matching, false);
         await b.call("queryable", { name: "inc", key: k("qc/*"), complete: false, replies: [{ payload: "i" }] });

@@ -167,6 +167,32 @@ test("a get's source info and timestamp stack reach the queryable; its reply's s
   await getter.waitNetwork((n) => n.kind === "responseFinal" && n.id === 5);
 });
 
+test("a get reaches a client once however many of its queryables match, with the get's target, by which the client picks among its own as zenohd has it: ALL_COMPLETE, ALL, and BEST_MATCHING (the default, left off the wire)", async () => {
+  const { port, session } = await door();
+  const getter = await client(port, "A3");
+  const qbl = await client(port, "B4");
+  // One client with a complete queryable on the key and an incomplete one around it, as a
+  // zenoh-python session holds them: the router sends it one REQUEST, the session dispatches.
+  qbl.sendFrame(
+    (w) => encodeDeclare(w, { kind: "queryable", id: 1, key: key("tg/*"), complete: false, distance: 0 }),
+    (w) => encodeDeclare(w, { kind: "queryable", id: 2, key: key("tg/x"), complete: true, distance: 0 }),
+  );
+  await qbl.until(() => session.matchingStatus("tg/x", "queryables") || undefined);
+  const targets = ["all_complete", "all", "best_matching"] as const;
+  for (const [i, target] of targets.entries()) {
+    getter.sendFrame((w) =>
+      encodeRequest(w, { id: 10 + i, key: key("tg/x"), target, query: { consolidation: "auto", parameters: "" } }),
+    );
+    // The (i+1)th REQUEST this client got: one per get, whatever ids the router gives them.
+    const req = await qbl.until(() => qbl.network.filter((n) => n.kind === "request")[i]);
+    assert.ok(req.kind === "request");
+    assert.equal(req.target, target);
+    qbl.sendFrame((w) => encodeResponseFinal(w, req.id));
+    await getter.waitNetwork((n) => n.kind === "responseFinal" && n.id === 10 + i);
+  }
+  assert.equal(qbl.network.filter((n) => n.kind === "request").length, targets.length);
+});
+
 test("every reply reaches the getter unconsolidated, as zenohd forwards them: three replies on one key to a get with consolidation auto", async () => {
   const { port, session } = await door();
   const getter = await client(port, "A1");
@@ -293,4 +319,24 @@ test("an INTEREST in queryables that is not aggregated is answered with each key
   const bId = idOf("nq/b");
   qbl.sendFrame((w) => encodeDeclare(w, { kind: "queryable", id: 3, key: key("nq/b"), complete: true, distance: 0 }));
   await querier.until(() => qablDecls(querier).includes(`declare ${bId} nq/b complete`) || undefined);
+});
+
+test("a future-only INTEREST in tokens hears a token older than it go: U_TOKEN under the one-shot id 0 with the token's key, as zenohd sends it", async () => {
+  const { port, session } = await door();
+  const owner = await client(port, "A5");
+  const watcher = await client(port, "B6");
+  owner.sendFrame((w) => encodeDeclare(w, { kind: "token", id: 7, key: key("older/a") }));
+  await owner.until(() => session.livelinessGet("older/*").length === 1 || undefined);
+  watcher.sendFrame((w) =>
+    encodeInterest(w, { id: 4, current: false, future: true, options: InterestOption.TOKENS, key: key("older/*") }),
+  );
+  // The interest is followed before the token goes (it reaches the router first, one socket each).
+  await new Promise((r) => setTimeout(r, 100));
+  owner.sendFrame((w) => encodeDeclare(w, { kind: "untoken", id: 7 }));
+  const m = await watcher.waitNetwork((n) => n.kind === "declare" && n.decl.kind === "untoken");
+  assert.ok(m.kind === "declare" && m.decl.kind === "untoken");
+  assert.equal(m.decl.id, 0);
+  assert.equal(m.decl.key?.suffix, "older/a");
+  // It was never declared to the watcher: no D_TOKEN came before.
+  assert.equal(watcher.network.filter((n) => n.kind === "declare" && n.decl.kind === "token").length, 0);
 });
