@@ -166,6 +166,18 @@ export const BENCHMARKS: BenchEntry[] = [
     load: () => import("./suites/zenoh-sse.js"),
   },
   {
+    name: "join-sse",
+    title: "zest joined to zenoh's router: puts at 10,000/s on the router's side reaching an SSE client on zest",
+    issue: 37,
+    load: () => import("./suites/join-sse.js"),
+  },
+  {
+    name: "join-thr",
+    title: "zest joined to zenoh's router: z_pub_thr on the router's side → z_sub_thr on zest, vs both on the router",
+    issue: 37,
+    load: () => import("./suites/join-thr.js"),
+  },
+  {
     name: "zenoh-sessions",
     title: "1,000 concurrent zenoh sessions: RSS per session, vs zenoh's router",
     issue: 35,

@@ -28,8 +28,11 @@ export interface FabricHost {
    * declarations other routers announce; the defaults when absent.
    */
   readonly keyExprLimits?: KeyExprLimits;
-  /** Delivers a sample that arrived from another router to the local subscribers only. */
-  deliverRemote(sample: Sample): Promise<void>;
+  /**
+   * Delivers a sample that arrived from another router to the local subscribers only (`network`:
+   * that router got it from a zenoh network it joined, docs/zenoh-network.md "Clusters").
+   */
+  deliverRemote(sample: Sample, network?: boolean): Promise<void>;
   /** Answers a query from another router with the local queryables only, chosen by `options.target`. */
   answerRemote(
     selector: Selector,
@@ -97,7 +100,7 @@ export interface VersionClaims {
 export interface Fabric {
   start(host: FabricHost): Promise<void>;
   /** Sends a local sample to the routers with a matching subscriber. Resolves when they have it. */
-  publish(sample: Sample): Promise<void>;
+  publish(sample: Sample, network?: boolean): Promise<void>;
   /**
    * Forwards a query to the routers with a matching queryable (for `best_matching` and
    * `all_complete`, complete ones as `completeQueryables` says); calls `onReply` for each of their
@@ -131,4 +134,19 @@ export interface Fabric {
   /** Ids of the other routers currently reachable (shown as the router's sessions); none if absent. */
   peers?(): string[];
   close(): Promise<void>;
+}
+
+/**
+ * A network outside the fabric that this router joined, as may other routers of the fabric (a
+ * zenoh network, docs/zenoh-network.md "Clusters"). Several routers joined to it each get its
+ * samples directly; one of them, elected as zenoh's routers elect one to bridge two networks
+ * they share, passes them on to the routers that did not join.
+ */
+export interface JoinedNetwork {
+  /** The session the network's samples enter this router by, while a connection is open. */
+  readonly sessionId: number | undefined;
+  /** True while this router is connected: it gets the network's samples directly, not from the fabric. */
+  readonly open: boolean;
+  /** True when this router is the one that passes the network's samples to the fabric. */
+  readonly bridging: boolean;
 }

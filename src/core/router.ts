@@ -2,7 +2,7 @@ import { SETTLED } from "./settled.js";
 import { randomBytes } from "node:crypto";
 import { isWild, KeTrie, keyExprLimits, type KeyExprLimits } from "../keyexpr/index.js";
 import { errorMessage, ZestError } from "./errors.js";
-import type { Fabric, FabricHost, QueryableInfo } from "./fabric.js";
+import type { Fabric, FabricHost, JoinedNetwork, QueryableInfo } from "./fabric.js";
 import { silentLogger, type Logger } from "./log.js";
 import { newer, ReplyCollector, resolveConsolidation, StreamConsolidator } from "./consolidate.js";
 import { checkLimits } from "./key.js";
@@ -114,6 +114,8 @@ export class Router {
   readonly logger: Logger;
   readonly queryTimeoutMs: number;
   readonly fabric: Fabric | undefined;
+  /** A zenoh network this router joined (set by the zenoh door's joiner), for what crosses the fabric. */
+  joinedNetwork: JoinedNetwork | undefined;
   /** Change events: storages publish their applied writes, the router its declarations. */
   readonly changes = new ChangeFeed();
   /** Size limits on the key expressions this router accepts. */
@@ -406,8 +408,13 @@ export class Router {
   route(sample: Sample, origin?: Origin): Promise<void> {
     let pending = this.deliver(sample, origin);
     if (this.fabric && origin?.destination !== "session_local") {
-      pending ??= [];
-      pending.push(this.fabric.publish(sample));
+      const net = this.joinedNetwork;
+      const fromNetwork = net !== undefined && origin !== undefined && origin.sessionId === net.sessionId;
+      // Of the routers joined to the network, one passes its samples on (docs/zenoh-network.md).
+      if (!fromNetwork || net.bridging) {
+        pending ??= [];
+        pending.push(this.fabric.publish(sample, fromNetwork));
+      }
     }
     return settle(pending);
   }
@@ -615,10 +622,12 @@ export class Router {
     return {
       zid: this.zid,
       keyExprLimits: this.keyExprLimits,
-      deliverRemote: async (sample) => {
+      deliverRemote: async (sample, network) => {
         // Another router may run with other limits; what it sends is held to ours.
         checkLimits(sample.key, this.keyExprLimits);
         if (sample.timestamp) this.hlc.observe(sample.timestamp);
+        // Joined to that network too, this router had the sample from it directly.
+        if (network === true && this.joinedNetwork?.open === true) return;
         const pending = this.deliver(sample, FROM_ANOTHER_ROUTER);
         if (pending !== undefined) await Promise.all(pending);
       },

@@ -68,6 +68,11 @@ export interface SampleMessage {
   readonly sample: Sample;
   readonly origin: SampleOrigin;
   readonly resend: boolean;
+  /**
+   * The publisher received it from a zenoh network it joined (docs/zenoh-network.md, "Clusters"):
+   * a router joined to the same network got it from there directly.
+   */
+  readonly network: boolean;
 }
 
 /** The acknowledgement of one sample: no `errorKind` means every local subscriber has it. */
@@ -144,8 +149,11 @@ function typeOf(data: Uint8Array): number {
 
 // ---- samples --------------------------------------------------------------------------------
 
-/** Encodes a sample with its origin. */
-export function encodeSample(sample: Sample, origin: SampleOrigin, resend = false): Buffer {
+/** Sample flag: the publisher received the sample from a zenoh network it joined. */
+const SAMPLE_NETWORK = 32;
+
+/** Encodes a sample with its origin (`network`: it came from a zenoh network the publisher joined). */
+export function encodeSample(sample: Sample, origin: SampleOrigin, resend = false, network = false): Buffer {
   const ts = sample.timestamp?.encode() ?? "";
   const zidLen = Buffer.byteLength(origin.zid);
   const keyLen = Buffer.byteLength(sample.key);
@@ -155,7 +163,10 @@ export function encodeSample(sample: Sample, origin: SampleOrigin, resend = fals
     14 + 1 + zidLen + 2 + keyLen + 2 + encLen + 1 + ts.length + extrasSize(sample) + sample.payload.length,
   );
   let o = buf.writeUInt8(MessageType.SAMPLE, 0);
-  o = buf.writeUInt8((sample.kind === "put" ? 0 : 1) | (resend ? 2 : 0) | (extrasFlags(sample) << 2), o);
+  o = buf.writeUInt8(
+    (sample.kind === "put" ? 0 : 1) | (resend ? 2 : 0) | (extrasFlags(sample) << 2) | (network ? SAMPLE_NETWORK : 0),
+    o,
+  );
   o = buf.writeUInt32BE(origin.epoch >>> 0, o);
   o = buf.writeDoubleBE(origin.seq, o);
   o = buf.writeUInt8(zidLen, o);
@@ -182,7 +193,7 @@ export function markResend(data: Buffer): Buffer {
 export function decodeSample(data: Uint8Array): SampleMessage {
   const r = new Reader(data, MessageType.SAMPLE, "sample");
   const flags = r.u8();
-  if (flags > 31) throw new MalformedMessage(`sample: unknown flags ${flags}`);
+  if (flags > 63) throw new MalformedMessage(`sample: unknown flags ${flags}`);
   const kind = flags & 1 ? "delete" : "put";
   const epoch = r.u32be();
   const seq = r.f64();
@@ -193,13 +204,13 @@ export function decodeSample(data: Uint8Array): SampleMessage {
   if (key === "") throw new MalformedMessage("sample: empty key");
   const encoding = r.str16();
   const timestamp = r.timestamp();
-  const extras = r.extras(flags >> 2);
+  const extras = r.extras((flags >> 2) & 7);
   const payload = r.rest();
   const sample: Sample = withExtras(
     timestamp === undefined ? { key, kind, payload, encoding } : { key, kind, payload, encoding, timestamp },
     extras,
   );
-  return { sample, origin: { zid, epoch, seq }, resend: (flags & 2) !== 0 };
+  return { sample, origin: { zid, epoch, seq }, resend: (flags & 2) !== 0, network: (flags & SAMPLE_NETWORK) !== 0 };
 }
 
 /** Samples published on one subject in one event-loop turn, in order, as one message. */

@@ -333,7 +333,7 @@ export class NatsFabric implements Fabric {
     if (this.transport) this.decl.schedule();
   }
 
-  publish(sample: Sample): Promise<void> {
+  publish(sample: Sample, network = false): Promise<void> {
     const transport = this.transport;
     if (!transport || !this.connected || this.closing) {
       this.counters.samplesSkipped++;
@@ -353,7 +353,7 @@ export class NatsFabric implements Fabric {
     const seq = ++this.seq;
     let data: Buffer;
     try {
-      data = encodeSample(sample, { zid: this.zid, epoch: this.epoch, seq });
+      data = encodeSample(sample, { zid: this.zid, epoch: this.epoch, seq }, false, network);
     } catch (err) {
       return Promise.reject(new ZestError("too_long", errorMessage(err)));
     }
@@ -532,14 +532,14 @@ export class NatsFabric implements Fabric {
     for (const m of samples) this.onSample(m, wantsAck);
   }
 
-  private onSample({ sample, origin, resend }: SampleMessage, wantsAck: boolean): void {
+  private onSample({ sample, origin, resend, network }: SampleMessage, wantsAck: boolean): void {
     // A second copy through an overlapping subscription is dropped; a resend is answered (its
     // publisher missed our ack). Applying a sample twice is harmless: storages keep the newest.
     if (!this.dups.accept(origin) && !resend) return;
     this.counters.samplesReceived++;
     const host = this.host;
     if (!host) return;
-    host.deliverRemote(sample).then(
+    host.deliverRemote(sample, network).then(
       () => wantsAck && this.acksOut.add(origin.zid, { seq: origin.seq, errorKind: undefined, message: "" }),
       (err: unknown) => {
         const e = toZestError(err);

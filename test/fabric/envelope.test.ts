@@ -73,6 +73,15 @@ test("a sample round-trips with its origin, kind, timestamp and raw payload; a r
   const d = decodeSample(encodeSample(del, { zid: "CD", epoch: 1, seq: 1 }));
   assert.equal(d.sample.kind, "delete");
   assert.equal(d.sample.timestamp, undefined);
+  assert.equal(d.network, false);
+});
+
+test("a sample from a joined zenoh network says so, beside its other flags", () => {
+  const m = decodeSample(
+    encodeSample({ ...del, attachment: Buffer.of(1) }, { zid: "CD", epoch: 1, seq: 2 }, true, true),
+  );
+  assert.deepEqual([m.network, m.resend, m.sample.kind, m.sample.attachment], [true, true, "delete", Buffer.of(1)]);
+  assert.equal(decodeSample(markResend(encodeSample(put, { zid: "CD", epoch: 1, seq: 3 }, false, true))).network, true);
 });
 
 test("attachments and QoS travel with samples and replies; a query carries its target, payload, encoding and attachment", () => {
@@ -194,7 +203,7 @@ test("the decoders refuse what a peer could get wrong, with a reason", () => {
     ["empty", () => decodeSample(Buffer.alloc(0)), /not a sample message/],
     ["wrong type", () => decodeSample(encodePong("AB")), /not a sample message/],
     ["truncated", () => decodeSample(sample.subarray(0, 20)), /truncated/],
-    ["unknown flags", () => decodeSample(Buffer.concat([Buffer.of(1, 32), sample.subarray(2)])), /unknown flags/],
+    ["unknown flags", () => decodeSample(Buffer.concat([Buffer.of(1, 64), sample.subarray(2)])), /unknown flags/],
     [
       "priority 0",
       () =>

@@ -41,8 +41,11 @@ async function clustered(hub: MemoryHub, zid: string, config: ZestConfig): Promi
   return z;
 }
 
-/** Z, a zenoh router (a zest router's listener), and A and B, two routers of one fabric both joined to it. */
-async function network(): Promise<{ z: Zest; a: Zest; b: Zest }> {
+/**
+ * Z, a zenoh router (a zest router's listener), and A and B, two routers of one fabric both joined
+ * to it; with `withC`, C, a third router of the fabric that did not join.
+ */
+async function network(withC = false): Promise<{ z: Zest; a: Zest; b: Zest; c: Zest | undefined }> {
   const port = await freePort();
   const z = await startRouter({
     listen: { endpoints: [`tcp/127.0.0.1:${port}`] },
@@ -53,13 +56,24 @@ async function network(): Promise<{ z: Zest; a: Zest; b: Zest }> {
   const join = { listen: { endpoints: [] }, connect: { endpoints: [`tcp/127.0.0.1:${port}`] } } as ZestConfig;
   const a = await clustered(hub, "AA", join);
   const b = await clustered(hub, "BB", join);
-  // Both joined, and each knows the other through the fabric.
+  const c = withC ? await clustered(hub, "CC", { listen: { endpoints: [] } } as ZestConfig) : undefined;
+  // Both joined, each knows the others through the fabric and that the other joined.
   await untilPasses(() => {
-    assert.deepEqual(a.router.connectivity().peers(), ["BB"]);
-    assert.deepEqual(b.router.connectivity().peers(), ["AA"]);
+    assert.deepEqual(a.router.connectivity().peers(), withC ? ["BB", "CC"] : ["BB"]);
+    assert.deepEqual(b.router.connectivity().peers(), withC ? ["AA", "CC"] : ["AA"]);
     assert.equal(z.doors.find((d) => d.name === "zenoh")?.instance.sessions?.().length, 2);
+    for (const r of [a, b, c]) if (r) assert.equal(r.session.livelinessGet("@zest/joined/*").length, 2);
   });
-  return { z, a, b };
+  return { z, a, b, c };
+}
+
+/** Collects the samples on `key` at each of `routers`' sessions. */
+function collect(key: string, ...routers: Zest[]): Sample[][] {
+  return routers.map((r) => {
+    const got: Sample[] = [];
+    r.session.declareSubscriber(key, (s) => void got.push(s));
+    return got;
+  });
 }
 
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -109,9 +123,7 @@ describe("two routers of one fabric joined to one zenoh router", () => {
     assert.equal(asked, 1);
   });
 
-  test("a put on the zenoh side reaches each router once", {
-    todo: "it reaches each router directly and again through the fabric (docs/zenoh-network.md, Clusters)",
-  }, async () => {
+  test("a put on the zenoh side reaches each router once", async () => {
     const { z, a, b } = await network();
     const onA: Sample[] = [];
     const onB: Sample[] = [];
@@ -128,5 +140,67 @@ describe("two routers of one fabric joined to one zenoh router", () => {
     await settle(1_000);
     assert.equal(onA.length, 1);
     assert.equal(onB.length, 1);
+  });
+
+  test("puts on the zenoh side on many keys reach each router once, a router that did not join too", async () => {
+    // In order: one router (the lowest zid, A) passes every key on to C.
+    const { z, a, b, c } = await network(true);
+    const got = collect("many/**", a, b, c as Zest);
+    await untilPasses(async () => {
+      await z.session.put("many/warm", "w");
+      for (const g of got) assert.ok(g.length > 0);
+    });
+    await settle(300);
+    for (const g of got) g.length = 0;
+    const keys = Array.from({ length: 40 }, (_, i) => `many/k${i}`);
+    for (const k of keys) await z.session.put(k, "from the network");
+    await settle(1_000);
+    for (const g of got)
+      assert.deepEqual(
+        g.map((s) => s.key),
+        keys,
+      );
+  });
+
+  test("puts on a router that did not join reach the zenoh side once", async () => {
+    const { z, a, b, c } = await network(true);
+    const [onZ, onA, onB] = collect("fromc/**", z, a, b);
+    const cz = c as Zest;
+    let n = 0;
+    await untilPasses(async () => {
+      await cz.session.put(`fromc/warm${++n}`, "w");
+      assert.ok((onZ as Sample[]).length > 0);
+    });
+    await settle(300);
+    for (const g of [onZ, onA, onB]) (g as Sample[]).length = 0;
+    const keys = Array.from({ length: 40 }, (_, i) => `fromc/k${i}`);
+    for (const k of keys) await cz.session.put(k, "from C");
+    await settle(1_000);
+    for (const g of [onZ, onA, onB])
+      assert.deepEqual(
+        (g as Sample[]).map((s) => s.key),
+        keys,
+      );
+  });
+
+  test("when one joined router leaves the network, the other passes everything on", async () => {
+    const { z, a, b, c } = await network(true);
+    const got = collect("left/**", b, c as Zest);
+    await a.close();
+    await untilPasses(() => assert.equal((c as Zest).session.livelinessGet("@zest/joined/*").length, 1));
+    await untilPasses(async () => {
+      await z.session.put("left/warm", "w");
+      for (const g of got) assert.ok(g.length > 0);
+    });
+    await settle(300);
+    for (const g of got) g.length = 0;
+    const keys = Array.from({ length: 20 }, (_, i) => `left/k${i}`);
+    for (const k of keys) await z.session.put(k, "v");
+    await settle(1_000);
+    for (const g of got)
+      assert.deepEqual(
+        g.map((s) => s.key),
+        keys,
+      );
   });
 });

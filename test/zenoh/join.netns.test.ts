@@ -258,3 +258,56 @@ describe("zenoh's router connecting to zest", { skip }, () => {
     }
   });
 });
+
+describe("zest joined to zenoh's router over udp/", { skip }, () => {
+  test("a python put on the router side reaches an SSE client on zest, and a REST PUT a python subscriber, once each", async () => {
+    const port = await freePort();
+    const udpPort = await freePort();
+    const router = await startZenohRouter(port, undefined, udpPort);
+    const zest = await startZest([
+      "-e",
+      `udp/127.0.0.1:${udpPort}`,
+      "-l",
+      "tcp/127.0.0.1:0",
+      "--no-multicast-scouting",
+    ]);
+    const endpoint = `tcp/127.0.0.1:${port}`;
+    const c = await startZenohClient(endpoint);
+    const sse = await openSse(`${zest.url}/joinudp/**`);
+    try {
+      await untilPasses(async () => {
+        const s = await connectStatus(zest.url);
+        assert.equal(s.state, "open");
+        assert.equal(s.endpoint, `udp/127.0.0.1:${udpPort}`);
+        assert.equal(String(s.router).toLowerCase(), router.zid.toLowerCase());
+      }, 15_000);
+      await call(c, { op: "sub", key: "joinudp/rest/**" });
+      let n = 0;
+      await untilPasses(async () => {
+        await call(c, { op: "put", key: `joinudp/py/${++n}`, value: "over udp" });
+        await sse.next(1, 300);
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      await sse.next(0, 10);
+      await call(c, { op: "put", key: "joinudp/py/last", value: "the last" });
+      const evs = await sse.next(1, 5_000);
+      assert.equal((JSON.parse(evs.at(-1)!.data) as { key: string }).key, "joinudp/py/last");
+      await assert.rejects(sse.next(1, 300));
+      let m = 0;
+      await untilPasses(async () => {
+        await http("PUT", `${zest.url}/joinudp/rest/${++m}`, "x", { "content-type": "text/plain" });
+        await c.waitLine((l) => "sample" in l, 300);
+      });
+      const seen = samplesOf(c).length;
+      await http("PUT", `${zest.url}/joinudp/rest/last`, "from zest", { "content-type": "text/plain" });
+      await c.waitLine((l) => "sample" in l && (l.sample as { key: string }).key === "joinudp/rest/last");
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(samplesOf(c).slice(seen), [{ key: "joinudp/rest/last", kind: "PUT", value: "from zest" }]);
+    } finally {
+      sse.close();
+      await c.stop();
+      await zest.stop();
+      await router.stop();
+    }
+  });
+});

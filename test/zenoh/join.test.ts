@@ -147,11 +147,11 @@ function batch(write: (w: BinaryWriter) => void): Buffer {
   return Buffer.from(w.view());
 }
 
-function joiner(port: number, handshakeTimeoutMs = 10_000): ZenohJoiner {
+function joiner(port: number, handshakeTimeoutMs = 10_000, protocol = "tcp"): ZenohJoiner {
   const router = new Router({ logger: silentLogger });
   const j = new ZenohJoiner({
     zid: router.zid,
-    endpoints: [parseEndpoint(`tcp/127.0.0.1:${port}`)],
+    endpoints: [parseEndpoint(`${protocol}/127.0.0.1:${port}`)],
     openSession: (name) => new Session(router, name),
     connectivity: router.connectivity(),
     logger: silentLogger,
@@ -162,6 +162,56 @@ function joiner(port: number, handshakeTimeoutMs = 10_000): ZenohJoiner {
   closing.push(j);
   return j;
 }
+
+describe("joining over udp/", () => {
+  test("a router listening on udp/ is joined: puts cross both ways, once", async () => {
+    const port = await freePort();
+    const b = await startRouter({ listen: { endpoints: [`udp/127.0.0.1:${port}`] }, scouting: NO_SCOUTING });
+    closing.push(b);
+    const a = await startRouter({
+      listen: { endpoints: [] },
+      connect: { endpoints: [`udp/127.0.0.1:${port}`], retry: { period_init_ms: 50, period_max_ms: 200 } },
+    });
+    closing.push(a);
+    await untilPasses(async () => {
+      const s = await connectStatus(a.url);
+      assert.equal(s.state, "open");
+      assert.equal(s.endpoint, `udp/127.0.0.1:${port}`);
+      assert.equal(s.router, b.router.zid);
+    });
+    const sse = await openSse(`${b.url}/ju/**`);
+    try {
+      let n = 0;
+      // A's storage (**) is declared to B on its own time: put until B's SSE client has one.
+      await untilPasses(async () => {
+        assert.equal((await http(a.url, "PUT", `/ju/warm${++n}`, { body: "w", headers: TEXT })).status, 200);
+        await sse.next(1, 300);
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      await sse.next(0, 10);
+      assert.equal((await http(a.url, "PUT", "/ju/from-a", { body: "over udp", headers: TEXT })).status, 200);
+      const evs = await sse.next(1, 5_000);
+      assert.equal((JSON.parse(evs.at(-1)!.data) as { key: string }).key, "ju/from-a");
+      await assert.rejects(sse.next(1, 300));
+    } finally {
+      sse.close();
+    }
+    assert.equal((await http(b.url, "PUT", "/ju/from-b", { body: "back", headers: TEXT })).status, 200);
+    await untilPasses(async () => assert.deepEqual(await values(a.url, "/ju/from-b"), ["ju/from-b=back"]));
+  });
+
+  test("nobody on the udp/ port: the handshake deadline ends each attempt, and it is retried", async () => {
+    const j = joiner(await freePort(), 300, "udp");
+    j.start();
+    await untilPasses(() => {
+      const s = j.status();
+      assert.ok(s.failures >= 2, JSON.stringify(s));
+      assert.notEqual(s.state, "open");
+      assert.match(String(s.last_error), /handshake/);
+    });
+    await j.close();
+  });
+});
 
 describe("the joiner against a router that answers badly", () => {
   const cases: Array<[string, (s: Socket) => void, RegExp]> = [
@@ -243,13 +293,13 @@ describe("connect.endpoints in the config and -e on the command line", () => {
       [["quic/127.0.0.1:7447"], /connect\.endpoints\.0.*quic/s],
       [["tcp/127.0.0.1:0"], /connect\.endpoints\.0.*not 0/s],
       [["tcp/nowhere"], /connect\.endpoints\.0/],
-      [["udp/127.0.0.1:7447"], /connect\.endpoints\.0.*udp/s],
       [Array.from({ length: 65 }, () => "tcp/127.0.0.1:7447"), /connect\.endpoints/],
     ] as Array<[string[], RegExp]>) {
       assert.throws(() => validateConfig({ connect: { endpoints } }), pattern);
     }
     assert.throws(() => validateConfig({ connect: { endpoints: [], nope: 1 } } as never), /connect/);
     validateConfig({ connect: { endpoints: ["tcp/127.0.0.1:7447"], retry: { period_init_ms: 100 } } });
+    validateConfig({ connect: { endpoints: ["udp/127.0.0.1:7447", "tls/localhost:7447"] } });
   });
 
   test("-e with a bad endpoint stops zest with one line naming the flag", async () => {

@@ -17,6 +17,7 @@ import type { Declaration } from "../codec/declarations.js";
 import { encodeDeclare, encodeInterest, InterestOption, type NetworkMsg } from "../codec/network.js";
 import type { PeerInfo, ZenohLink } from "../transport/transport.js";
 import { type SessionLimits, ZenohSession } from "../session.js";
+import type { NetworkBridge } from "./bridge.js";
 import { DeclarationMirror } from "./mirror.js";
 
 /** The id of the one INTEREST zest sends the joined router. */
@@ -40,16 +41,14 @@ export class JoinSession extends ZenohSession {
     logger: Logger,
     limits: SessionLimits,
     policy: ClientPolicy,
-    /** This router's zid (uppercase hex): the clock id of the samples it stamps. */
-    zid: string,
+    /** Which router of the fabric passes samples between the network and the fabric. */
+    private readonly bridge: NetworkBridge,
   ) {
     super(out, peer, session, changes, logger, limits, policy);
-    this.ownZid = zid.toUpperCase();
     this.joinLogger = logger;
   }
 
   private readonly joinLogger: Logger;
-  private readonly ownZid: string;
 
   /**
    * Asks the router for its subscribers, queryables and tokens on every key, now and as they
@@ -95,14 +94,14 @@ export class JoinSession extends ZenohSession {
 
   /**
    * zest routers of one fabric joined to one zenoh network (docs/zenoh-network.md, "Clusters"):
-   * a sample another router stamped reached this one through the fabric, and that router sends
-   * it to the network itself; a sample the network sent this router may have reached the others
-   * through it. Sending either on would start a loop through the zenoh router. So, while this
-   * router has fabric peers, it sends the network only the samples it stamped itself.
+   * each sends the network the samples it stamped itself; a sample another joined router stamped
+   * is that router's to send; one of a router that did not join (or of a zenoh client's own
+   * clock) is sent by the elected joined router. The network's own samples never
+   * reach this sink: they enter by this face, and a joined router drops the fabric's copies.
    */
   override sample(subscriberId: number, sample: Sample): void {
     const ts = sample.timestamp;
-    if (ts !== undefined && this.changes.peers().length > 0 && ts.id.toUpperCase() !== this.ownZid) return;
+    if (ts !== undefined && !this.bridge.sends(ts.id)) return;
     super.sample(subscriberId, sample);
   }
 

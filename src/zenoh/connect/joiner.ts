@@ -23,8 +23,10 @@ import { CookieJar } from "../cookie.js";
 import { type Endpoint, formatEndpoint } from "../endpoint.js";
 import { ZenohLink } from "../transport/transport.js";
 import { StreamWire } from "../links/stream.js";
+import { connectUdp } from "../links/udp.js";
 import type { Wire } from "../links/wire.js";
 import type { ZenohLimits } from "../server.js";
+import { NetworkBridge } from "./bridge.js";
 import { JoinSession } from "./join-session.js";
 
 /** The backoff between attempts (ms): from `initialMs`, doubling to `maxMs`, each drawn in [half, whole]. */
@@ -81,6 +83,8 @@ export interface JoinStatus {
   sessions: number;
   /** What zest declared to the router, while open. */
   declared?: { subscribers: number; queryables: number; tokens: number };
+  /** The routers of the fabric joined to the network, when more than one (the first passes samples on). */
+  cluster_joined?: string[];
 }
 
 /** The bounds of the tick that runs the link's lease and deadline checks (ms). */
@@ -102,11 +106,14 @@ export class ZenohJoiner {
   private session: JoinSession | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private tickTimer: NodeJS.Timeout | undefined;
+  /** Which router of the fabric passes the network's samples on (docs/zenoh-network.md, "Clusters"). */
+  private readonly bridge: NetworkBridge;
 
   constructor(options: JoinOptions) {
     if (options.endpoints.length === 0) throw new Error("no endpoint to connect to");
     this.options = options;
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.bridge = new NetworkBridge(options.openSession("zenoh-join"), options.zid.toUpperCase());
   }
 
   /** Starts connecting (does not wait for the session: the router may come later). */
@@ -130,6 +137,7 @@ export class ZenohJoiner {
     if (this.state === "backoff") s.next_attempt = new Date(this.nextAttemptAt).toISOString();
     if (this.lastError !== undefined) s.last_error = this.lastError;
     if (this.session !== undefined) s.declared = this.session.mirrored;
+    if (this.bridge.routers.length > 1) s.cluster_joined = [...this.bridge.routers];
     return s;
   }
 
@@ -175,7 +183,14 @@ export class ZenohJoiner {
     } else if (e.protocol === "tcp") {
       socket = netConnect({ host: e.host, port: e.port }, onConnected);
     } else {
-      this.failed(`${e.protocol}/ endpoints cannot be connected to yet (tcp/ and tls/ can)`);
+      // UDP has no connection: the handshake's deadline tells whether a router answers.
+      connectUdp(e).then(
+        (wire) => {
+          if (this.state === "connecting") this.openTransport(wire);
+          else wire.destroy();
+        },
+        (err: unknown) => this.failed(errorMessage(err)),
+      );
       return;
     }
     this.socket = socket;
@@ -205,16 +220,18 @@ export class ZenohJoiner {
             })
           : undefined;
         // What comes in from the network is never an operator on loopback: admin writes need `w` for all.
+        const core = o.openSession("zenoh");
         const session = new JoinSession(
           l,
           peer,
-          o.openSession("zenoh"),
+          core,
           o.connectivity,
           o.logger.child({ router: peer.zid }),
           o.limits,
           clientPolicy(o.access, principal, o.admin, false),
-          o.zid,
+          this.bridge,
         );
+        this.bridge.opened(core.id);
         this.session = session;
         this.state = "open";
         this.failures = 0;
@@ -255,6 +272,7 @@ export class ZenohJoiner {
     this.link = undefined;
     this.session = undefined;
     this.socket = undefined;
+    this.bridge.closed();
     if (this.tickTimer !== undefined) clearTimeout(this.tickTimer);
     this.tickTimer = undefined;
     if (this.state === "closed") return;
@@ -314,6 +332,7 @@ export class ZenohJoiner {
     this.link?.close();
     if (this.link === undefined) this.socket?.destroy();
     this.link = undefined;
+    this.bridge.stop();
   }
 }
 

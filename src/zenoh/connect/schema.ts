@@ -15,9 +15,7 @@ const endpoint = z
   .superRefine((text, ctx) => {
     try {
       const e = parseEndpoint(text);
-      if (e.protocol === "udp")
-        ctx.addIssue({ code: "custom", message: `endpoint "${text}": zest joins over tcp/ and tls/, not udp/ yet` });
-      else if (e.port === 0) ctx.addIssue({ code: "custom", message: `endpoint "${text}": a router's port, not 0` });
+      if (e.port === 0) ctx.addIssue({ code: "custom", message: `endpoint "${text}": a router's port, not 0` });
     } catch (err) {
       ctx.addIssue({ code: "custom", message: errorMessage(err) });
     }
@@ -34,7 +32,7 @@ export const connectSchema = closed(
       .max(64)
       .optional()
       .describe(
-        "zenoh routers to join as a client, tcp/ or tls/ then <ip>:<port>: the first that answers, the next one when it goes away (default none)",
+        "zenoh routers to join as a client, tcp/, tls/ or udp/ then <ip>:<port>: the first that answers, the next one when it goes away (default none)",
       ),
     retry: closed(
       {

@@ -6,6 +6,7 @@
  */
 import type { Buffer } from "node:buffer";
 import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
+import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { errorMessage } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
@@ -118,4 +119,33 @@ export async function listenUdp(e: Endpoint, onWire: OnWire, logger: Logger): Pr
         socket.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Opens a UDP link to a router's `udp/` endpoint, as zenoh's UDP link does when it connects: a
+ * socket of its own on an ephemeral port, taking datagrams from that endpoint only. Closing the
+ * wire closes the socket.
+ */
+export async function connectUdp(e: Endpoint): Promise<DatagramWire> {
+  // Datagrams are told apart by their source address: a name (`localhost`) is resolved first.
+  const host = isIP(e.host) === 0 ? (await lookup(e.host)).address : e.host;
+  const socket = createSocket({ type: isIP(host) === 6 ? "udp6" : "udp4" });
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => {
+      socket.close();
+      reject(err);
+    };
+    socket.once("error", onError);
+    socket.bind(0, isIP(host) === 6 ? "::" : "0.0.0.0", () => {
+      socket.off("error", onError);
+      resolve();
+    });
+  });
+  const wire = new DatagramWire(socket, host, e.port, undefined, () => socket.close());
+  // An ICMP "port unreachable" surfaces as an error on the socket: the router is not there.
+  socket.on("error", () => wire.lost());
+  socket.on("message", (datagram: Buffer, from: RemoteInfo) => {
+    if (from.port === e.port && from.address === host) wire.deliver(datagram);
+  });
+  return wire;
 }

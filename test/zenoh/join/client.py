@@ -4,9 +4,15 @@
 
 Driven over stdio, one JSON object per line. Commands: `{"op": "put", "key", "value"}`,
 `{"op": "delete", "key"}`, `{"op": "sub", "key"}`, `{"op": "queryable", "key", "value"}` (answers
-every query with `value` on the query's key), `{"op": "get", "selector"}`. Each is answered with
-`{"done": op}` (a get with `{"done": "get", "replies": [...]}`); a subscriber prints
-`{"sample": {"key", "kind", "value"}}` per sample. Prints `{"ready": zid}` once open; exits
+every query with `value` on the query's key), `{"op": "get", "selector"}`,
+`{"op": "putmany", "key", "count"}` (puts `<key>/<i>` for i from 0, congestion control block, as
+fast as the session takes them), `{"op": "sub", "key", "quiet": true}` (keeps the keys instead of
+printing them) and `{"op": "collected"}` (`{"done": "collected", "keys": [...]}`: the keys the
+quiet subscribers got, in order; `{"op": "count", "prefix"}`: how many, of those starting with `prefix` when given, as `n`),
+`{"op": "unsub", "key"}` (undeclares the subscriber on `key`), `{"op": "pub", "key"}` (declares a publisher) and `{"op": "matching", "key"}` (its matching
+status now, `{"done": "matching", "matching": bool}`). Each is answered with `{"done": op}` (a get with
+`{"done": "get", "replies": [...]}`); a subscriber prints `{"sample": {"key", "kind", "value"}}`
+per sample. Prints `{"ready": zid}` once open; exits
 when stdin closes or after 120 s.
 """
 
@@ -33,6 +39,9 @@ conf.insert_json5("scouting/multicast/enabled", "false")
 conf.insert_json5("scouting/gossip/enabled", "false")
 session = zenoh.open(conf)
 keep = []
+collected = []
+publishers = {}
+subscribers = {}
 
 
 def on_sample(s):
@@ -45,8 +54,29 @@ def run(cmd):
         session.put(cmd["key"], cmd["value"])
     elif op == "delete":
         session.delete(cmd["key"])
+    elif op == "sub" and cmd.get("quiet"):
+        keep.append(session.declare_subscriber(cmd["key"], lambda s: collected.append(str(s.key_expr))))
     elif op == "sub":
-        keep.append(session.declare_subscriber(cmd["key"], on_sample))
+        subscribers[cmd["key"]] = session.declare_subscriber(cmd["key"], on_sample)
+    elif op == "unsub":
+        subscribers.pop(cmd["key"]).undeclare()
+    elif op == "pub":
+        publishers[cmd["key"]] = session.declare_publisher(cmd["key"])
+    elif op == "matching":
+        emit({"done": "matching", "matching": publishers[cmd["key"]].matching_status.matching})
+        return
+    elif op == "putmany":
+        key = cmd["key"]
+        block = zenoh.CongestionControl.BLOCK
+        for i in range(int(cmd["count"])):
+            session.put(f"{key}/{i}", str(i), congestion_control=block)
+    elif op == "collected":
+        emit({"done": "collected", "keys": list(collected)})
+        return
+    elif op == "count":
+        prefix = cmd.get("prefix", "")
+        emit({"done": "count", "n": sum(1 for k in collected if k.startswith(prefix))})
+        return
     elif op == "queryable":
         value = cmd["value"]
         keep.append(session.declare_queryable(cmd["key"], lambda q: q.reply(q.key_expr, value)))
@@ -63,8 +93,8 @@ def run(cmd):
 
 
 emit({"ready": str(session.info.zid())})
-# Never left behind by a test that died: gone after 120 s whatever happens.
-reaper = threading.Timer(120, lambda: os._exit(0))
+# Never left behind by a test that died: gone after 120 s (or $JOIN_CLIENT_LIFETIME_S) whatever happens.
+reaper = threading.Timer(float(os.environ.get("JOIN_CLIENT_LIFETIME_S", "120")), lambda: os._exit(0))
 reaper.daemon = True
 reaper.start()
 for line in sys.stdin:

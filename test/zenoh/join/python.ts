@@ -32,13 +32,13 @@ export interface PyProcess {
 
 const HERE = repoPath("test", "zenoh", "join");
 
-function run(script: string, args: string[]): PyProcess {
+function run(script: string, args: string[], env: Record<string, string> = {}): PyProcess {
   assertLoopbackOnly("zenoh-python");
   const python = ZENOH_PYTHON;
   if (!executable(python)) throw new Error(`zenoh-python not installed at ${python}`);
   const proc: ChildProcess = spawn(python, ["-u", resolve(HERE, script), ...args], {
     stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "error" },
+    env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "error", ...env },
   });
   const child = jsonLinesChild(proc, script);
   return {
@@ -50,16 +50,24 @@ function run(script: string, args: string[]): PyProcess {
   };
 }
 
-/** zenoh's router on `tcp/127.0.0.1:<port>`, started and listening (and connecting to `connect`, when given). */
-export async function startZenohRouter(port: number, connect?: string): Promise<PyProcess & { zid: string }> {
-  const p = run("router.py", [`tcp/127.0.0.1:${port}`, ...(connect === undefined ? [] : [connect])]);
+/**
+ * zenoh's router on `tcp/127.0.0.1:<port>` (and on `udp/127.0.0.1:<udpPort>`, when given),
+ * started and listening (and connecting to `connect`, when given).
+ */
+export async function startZenohRouter(
+  port: number,
+  connect?: string,
+  udpPort?: number,
+): Promise<PyProcess & { zid: string }> {
+  const listen = [`tcp/127.0.0.1:${port}`, ...(udpPort === undefined ? [] : [`udp/127.0.0.1:${udpPort}`])];
+  const p = run("router.py", [listen.join(","), ...(connect === undefined ? [] : [connect])]);
   const ready = await p.waitLine((l) => typeof l.text === "string" && l.text.startsWith("ready"), 15_000);
   return Object.assign(p, { zid: String(ready.text).split(" ")[1] ?? "" });
 }
 
-/** A zenoh-python client of the router at `endpoint`, its session open. */
-export async function startZenohClient(endpoint: string): Promise<PyProcess> {
-  const p = run("client.py", [endpoint]);
+/** A zenoh-python client of the router at `endpoint`, its session open (`env`: more environment). */
+export async function startZenohClient(endpoint: string, env: Record<string, string> = {}): Promise<PyProcess> {
+  const p = run("client.py", [endpoint], env);
   await p.waitLine((l) => "ready" in l, 15_000);
   return p;
 }

@@ -1,0 +1,189 @@
+/**
+ * zest joined to a zenoh network (issue 37, docs/zenoh-network.md): a zenoh put on the router's
+ * side reaching an SSE client on zest. A lean zenoh client (bench/lib/zenoh-client.ts) puts
+ * 10,000 samples a second for 5 s into zenoh's own router (the eclipse-zenoh wheel's, router
+ * mode), each carrying its sequence number and send time; zest, joined to that router with `-e`,
+ * serves them to one SSE client on `/bench/join/**` read on a raw socket in this process.
+ * Reports p50/p99 of put to event, lost and duplicated events. The baseline, in the same run: the
+ * same stream put by the same client straight into zest's own listener (one hop less); the
+ * ratio is the joined p99 over it. Runs in a loopback-only namespace.
+ */
+import { Buffer } from "node:buffer";
+import net from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fmtInt, fmtMs } from "../lib/format.js";
+import { startJoinedPair } from "../lib/join.js";
+import { interferenceNotes, startInterference } from "../lib/proc.js";
+import type { BenchResult } from "../lib/types.js";
+import { inLoopbackNamespace, percentile } from "../lib/zenoh.js";
+import { LeanZenohClient } from "../lib/zenoh-client.js";
+
+const RATE = 10_000;
+const SECONDS = 5;
+const WARMUP_PUTS = RATE;
+const TARGET_P99_MS = 5;
+const DRAIN_MS = 3_000;
+
+/** An SSE stream on a raw socket, handing each event's `"value": "<text>"` to `onValue` with its arrival time. */
+async function openStream(base: string, path: string, onValue: (value: string, at: number) => void) {
+  const url = new URL(base);
+  const socket = net.connect({ host: url.hostname, port: Number(url.port) });
+  socket.setNoDelay(true);
+  socket.setEncoding("latin1");
+  const mark = '"value": "';
+  let pending = "";
+  let headers = true;
+  await new Promise<void>((resolve, reject) => {
+    socket.once("error", reject);
+    socket.once("connect", () =>
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`),
+    );
+    socket.on("data", (chunk: string) => {
+      const at = performance.now();
+      pending += chunk;
+      if (headers) {
+        const end = pending.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        if (!pending.startsWith("HTTP/1.1 200")) return reject(new Error(pending.split("\r\n")[0]));
+        headers = false;
+        pending = pending.slice(end + 4);
+        resolve();
+      }
+      let from = 0;
+      for (;;) {
+        const m = pending.indexOf(mark, from);
+        if (m < 0) break;
+        const close = pending.indexOf('"', m + mark.length);
+        if (close < 0) {
+          from = m;
+          break;
+        }
+        onValue(pending.slice(m + mark.length, close), at);
+        from = close + 1;
+      }
+      pending = pending.slice(from === 0 ? Math.max(0, pending.length - mark.length) : from);
+    });
+  });
+  return socket;
+}
+
+/** Sends `count` values at RATE a second: each timer turn sends what is due by then. */
+async function paced(count: number, send: (seq: number) => void): Promise<number> {
+  const t0 = performance.now();
+  let sent = 0;
+  while (sent < count) {
+    const due = Math.min(count, Math.floor(((performance.now() - t0) / 1000) * RATE));
+    while (sent < due) send(sent++);
+    await sleep(1);
+  }
+  return (performance.now() - t0) / 1000;
+}
+
+interface Run {
+  p50: number;
+  p99: number;
+  lost: number;
+  duplicates: number;
+  putsPerSec: number;
+  zestCpuPct: number;
+  otherCpuPct: number;
+  stealPct: number;
+}
+
+/** One stream of puts from `client` on `key` to the SSE client on zest. */
+async function stream(zestUrl: string, zestPid: number, zestCpu: () => number, client: LeanZenohClient, key: string) {
+  const total = RATE * SECONDS;
+  const seen = new Uint8Array(total);
+  const latencies: number[] = [];
+  let duplicates = 0;
+  const socket = await openStream(zestUrl, `/${key.split("/").slice(0, -1).join("/")}/**`, (value, at) => {
+    const sep = value.indexOf(":");
+    const seq = Number(value.slice(0, sep));
+    if (seq < 0) return;
+    if (seen[seq] === 1) duplicates++;
+    seen[seq] = 1;
+    latencies.push(at - Number(value.slice(sep + 1)));
+  });
+  try {
+    await paced(WARMUP_PUTS, () => client.put(key, Buffer.from(`-1:${performance.now()}`, "latin1")));
+    await sleep(300);
+    const interference = startInterference([zestPid]);
+    const cpu0 = zestCpu();
+    const t0 = performance.now();
+    const sendSeconds = await paced(total, (seq) =>
+      client.put(key, Buffer.from(`${seq}:${performance.now()}`, "latin1")),
+    );
+    const until = performance.now() + DRAIN_MS;
+    while (latencies.length < total && performance.now() < until) await sleep(50);
+    const zestCpuPct = (100 * (zestCpu() - cpu0)) / ((performance.now() - t0) / 1000);
+    let lost = 0;
+    for (const s of seen) if (s === 0) lost++;
+    const run: Run = {
+      p50: percentile([...latencies], 50),
+      p99: percentile(latencies, 99),
+      lost,
+      duplicates,
+      putsPerSec: total / sendSeconds,
+      zestCpuPct,
+      ...interference(),
+    };
+    return run;
+  } finally {
+    socket.destroy();
+  }
+}
+
+async function measure(): Promise<BenchResult> {
+  const pair = await startJoinedPair();
+  const z = pair.zest;
+  try {
+    const direct = await LeanZenohClient.connect("127.0.0.1", z.port);
+    const viaRouter = await LeanZenohClient.connect("127.0.0.1", pair.routerPort);
+    try {
+      // The router declares zest's SSE subscriber to its client on its own time: put until one arrives.
+      let warm = false;
+      const probe = await openStream(z.url, "/bench/join/**", () => (warm = true));
+      for (let i = 0; i < 100 && !warm; i++) {
+        viaRouter.put("bench/join/warm", Buffer.from("-1:0", "latin1"));
+        await sleep(100);
+      }
+      probe.destroy();
+      if (!warm) throw new Error("no put through zenoh's router reached zest's SSE client in 10 s");
+      const base = await stream(z.url, z.pid, () => z.cpuSeconds(), direct, "bench/direct/k");
+      const joined = await stream(z.url, z.pid, () => z.cpuSeconds(), viaRouter, "bench/join/k");
+      const notes = [...interferenceNotes("joined", joined), ...interferenceNotes("direct", base)];
+      if (joined.duplicates > 0) notes.push(`${joined.duplicates} events arrived twice through the join`);
+      const pass = joined.p99 <= TARGET_P99_MS && joined.lost === 0 && joined.duplicates === 0;
+      return {
+        name: "join-sse",
+        figures: {
+          putsPerSec: joined.putsPerSec,
+          p50Ms: joined.p50,
+          p99Ms: joined.p99,
+          lost: joined.lost,
+          duplicates: joined.duplicates,
+          directP50Ms: base.p50,
+          directP99Ms: base.p99,
+          directLost: base.lost,
+          zestCpuPct: joined.zestCpuPct,
+          otherCpuPct: joined.otherCpuPct,
+        },
+        ratio: joined.p99 / base.p99,
+        target: `p99 <= ${TARGET_P99_MS} ms, nothing lost`,
+        pass,
+        summary: `zenoh's router → zest (joined) → SSE: p50 ${fmtMs(joined.p50)}, p99 ${fmtMs(joined.p99)}, ${fmtInt(joined.lost)} lost of ${fmtInt(RATE * SECONDS)} at ${fmtInt(joined.putsPerSec)}/s (zest at ${Math.round(joined.zestCpuPct)}% of a core) / straight into zest's listener: p99 ${fmtMs(base.p99)}, ${fmtInt(base.lost)} lost`,
+        notes,
+        interferencePct: Math.max(joined.otherCpuPct, base.otherCpuPct),
+      };
+    } finally {
+      direct.close();
+      viaRouter.close();
+    }
+  } finally {
+    await pair.stop();
+  }
+}
+
+export function run(): Promise<BenchResult> {
+  return inLoopbackNamespace("join-sse", measure);
+}
