@@ -156,9 +156,9 @@ function planPlain(id: number, key: string, value: string, roll: number): Planne
   return { op: blank(id, "delete", key), method: "DELETE", path: key };
 }
 
-/** Mostly reads; now and then a put that lives 100 to 1,000 ms. */
+/** Mostly reads; one in five a put that lives 100 to 1,000 ms. */
 function planTtl(id: number, key: string, value: string, draw: number): Planned {
-  if (draw % 10 !== 0) return { op: blank(id, "read", key), method: "GET", path: key };
+  if (draw % 5 !== 0) return { op: blank(id, "read", key), method: "GET", path: key };
   const ttl = 100 + (draw % 901);
   return {
     op: { ...blank(id, "put", key), value, ttl },

@@ -1,0 +1,158 @@
+/**
+ * Conditional writes across routers (issue 36) against their floor: a real 3-node NATS cluster,
+ * routers A and B, each with a memory storage on `cm/**` and a `jetstream` storage (3 replicas)
+ * on `cj/**`. Sequential `If-Match` PUTs of 100 bytes through A, each on the ETag the previous
+ * one answered (a counter's loop, no contention): on `cm/k` A claims the version in the JetStream
+ * bucket `zest_claims`, then writes and waits for B's acknowledgement; on `cj/k` the bucket
+ * decides. Plain PUTs of the same keys are measured beside them.
+ *
+ * The floor, in the same run: a bare JetStream KV update with an expected revision, on a bucket
+ * of 3 replicas, sent by this process one after the other (`kv.update`). Rounds alternate the
+ * five series; each figure is the median over every round. Ratio: the median conditional PUT on
+ * memory storages over the floor (the jetstream volume's is in the figures and the summary).
+ */
+import { request, Agent } from "node:http";
+import { jetstream } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import { connect } from "@nats-io/transport-node";
+import { fmtNum } from "../lib/format.js";
+import { type NatsCluster, natsPids, spawnRouter, startNatsCluster, waitRoutersMeet } from "../lib/nats.js";
+import { processCpuSeconds, type ServerProcess } from "../lib/proc.js";
+import { jetstreamVolume, memory, storagesCfg } from "../lib/storages.js";
+import type { BenchResult } from "../lib/types.js";
+
+/** Issue 36: a conditional write across routers costs at most this many floors. */
+const TARGET = 1.5;
+const ROUNDS = 8;
+const PER_ROUND = 60;
+const BODY = "x".repeat(100);
+
+type Series = "floor" | "condMem" | "plainMem" | "condJs" | "plainJs";
+
+export async function run(): Promise<BenchResult> {
+  let cluster: NatsCluster | undefined;
+  const servers: ServerProcess[] = [];
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  let nc: Awaited<ReturnType<typeof connect>> | undefined;
+  try {
+    cluster = await startNatsCluster();
+    const storages = storagesCfg({ cm: memory("cm/**"), cj: jetstreamVolume("cj/**", 3) });
+    const [a, b] = await Promise.all([
+      spawnRouter("zest-cond-a", "A1", cluster.urls[0]!, storages),
+      spawnRouter("zest-cond-b", "B2", cluster.urls[1]!, storages),
+    ]);
+    servers.push(a!, b!);
+    await waitRoutersMeet([
+      { server: a!, id: "A1" },
+      { server: b!, id: "B2" },
+    ]);
+    nc = await connect({ servers: cluster.urls[0]! });
+    const kv = await new Kvm(jetstream(nc)).create("bench_floor", { replicas: 3, history: 1 });
+    let revision = await kv.put("k", BODY);
+
+    const put = (path: string, headers: Record<string, string>): Promise<{ status: number; etag: string }> =>
+      new Promise((resolve, reject) => {
+        const req = request(
+          `${a!.url}${path}`,
+          { method: "PUT", agent, headers: { "content-type": "text/plain", ...headers } },
+          (res) => {
+            res.resume();
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, etag: String(res.headers.etag ?? "") }));
+          },
+        );
+        req.on("error", reject);
+        req.end(BODY);
+      });
+    /** The key's ETag, read through A (a plain PUT answers none). */
+    const etagOf = async (path: string): Promise<string> => {
+      const res = await fetch(`${a!.url}${path}`);
+      await res.arrayBuffer();
+      const etag = res.headers.get("etag");
+      if (!etag) throw new Error(`GET ${path} answered ${res.status} and no ETag`);
+      return etag;
+    };
+    const etags = { "/cm/k": "", "/cj/k": "" };
+    for (const path of ["/cm/k", "/cj/k"] as const) {
+      const first = await put(path, {});
+      if (first.status !== 200) throw new Error(`PUT ${path} answered ${first.status}`);
+    }
+    const op: Record<Series, () => Promise<void>> = {
+      floor: async () => {
+        revision = await kv.update("k", BODY, revision);
+      },
+      condMem: () => conditional("/cm/k"),
+      plainMem: () => plain("/cm/k"),
+      condJs: () => conditional("/cj/k"),
+      plainJs: () => plain("/cj/k"),
+    };
+    async function conditional(path: "/cm/k" | "/cj/k"): Promise<void> {
+      const r = await put(path, { "if-match": etags[path] });
+      if (r.status !== 200) throw new Error(`conditional PUT ${path} answered ${r.status}`);
+      etags[path] = r.etag;
+    }
+    async function plain(path: "/cm/k" | "/cj/k"): Promise<void> {
+      const r = await put(path, {});
+      if (r.status !== 200) throw new Error(`PUT ${path} answered ${r.status}`);
+    }
+
+    const pids = [a!.pid, b!.pid, ...natsPids(cluster)];
+    const samples: Record<Series, number[]> = { floor: [], condMem: [], plainMem: [], condJs: [], plainJs: [] };
+    const cpu: Record<Series, number> = { floor: 0, condMem: 0, plainMem: 0, condJs: 0, plainJs: 0 };
+    const order: Series[] = ["floor", "condMem", "plainMem", "condJs", "plainJs"];
+    for (let round = 0; round <= ROUNDS; round++) {
+      // Round 0 warms every path up and is not counted; then the order turns each round.
+      const series = order.map((_, i) => order[(i + round) % order.length]!);
+      for (const s of series) {
+        // The ETags the conditional PUTs start from, read outside the measure.
+        etags["/cm/k"] = await etagOf("/cm/k");
+        etags["/cj/k"] = await etagOf("/cj/k");
+        const cpu0 = pids.reduce((t, p) => t + processCpuSeconds(p), 0) + process.cpuUsage().user / 1e6;
+        for (let i = 0; i < PER_ROUND; i++) {
+          const t = process.hrtime.bigint();
+          await op[s]();
+          if (round > 0) samples[s].push(Number(process.hrtime.bigint() - t) / 1e6);
+        }
+        const cpu1 = pids.reduce((t, p) => t + processCpuSeconds(p), 0) + process.cpuUsage().user / 1e6;
+        if (round > 0) cpu[s] += cpu1 - cpu0;
+      }
+    }
+    const median = (s: Series): number => {
+      const v = [...samples[s]].sort((x, y) => x - y);
+      return v[Math.floor(v.length / 2)]!;
+    };
+    const m = Object.fromEntries(order.map((s) => [s, median(s)])) as Record<Series, number>;
+    const usPerOp = (s: Series): number => (cpu[s] / samples[s].length) * 1e6;
+    const ratio = m.condMem / m.floor;
+    const jsRatio = m.condJs / m.floor;
+    return {
+      name: "cluster-conditional",
+      figures: {
+        floorMs: m.floor,
+        condMemMs: m.condMem,
+        plainMemMs: m.plainMem,
+        condJsMs: m.condJs,
+        plainJsMs: m.plainJs,
+        condMemRatio: ratio,
+        condJsRatio: jsRatio,
+        plainMemRatio: m.plainMem / m.floor,
+        floorCpuUsPerOp: usPerOp("floor"),
+        condMemCpuUsPerOp: usPerOp("condMem"),
+        condJsCpuUsPerOp: usPerOp("condJs"),
+      },
+      ratio,
+      target: `<= ${TARGET}x`,
+      pass: ratio <= TARGET && jsRatio <= TARGET,
+      summary:
+        `If-Match PUT through A, medians of ${ROUNDS * PER_ROUND}: memory storages on A and B ${fmtNum(m.condMem, 2)} ms ` +
+        `(${fmtNum(ratio, 2)}x the floor; plain ${fmtNum(m.plainMem, 2)} ms, ${fmtNum(m.plainMem / m.floor, 2)}x), ` +
+        `jetstream volume ${fmtNum(m.condJs, 2)} ms (${fmtNum(jsRatio, 2)}x; plain ${fmtNum(m.plainJs, 2)} ms) / ` +
+        `bare JetStream KV update (R3, expected revision) ${fmtNum(m.floor, 2)} ms; CPU per write, all processes: ` +
+        `${fmtNum(usPerOp("condMem"), 0)} / ${fmtNum(usPerOp("condJs"), 0)} / ${fmtNum(usPerOp("floor"), 0)} µs`,
+    };
+  } finally {
+    agent.destroy();
+    await nc?.close();
+    await Promise.all(servers.map((z) => z.stop()));
+    await cluster?.stop();
+  }
+}
