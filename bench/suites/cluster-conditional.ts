@@ -10,6 +10,8 @@
  * of 3 replicas, sent by this process one after the other (`kv.update`). Rounds alternate the
  * five series; each figure is the median over every round. Ratio: the median conditional PUT on
  * memory storages over the floor (the jetstream volume's is in the figures and the summary).
+ * CPU per write is every process's (A, B, the nats-servers, this one); the messages the
+ * nats-servers took in per write (their `/varz`) count the round trips.
  */
 import { request, Agent } from "node:http";
 import { jetstream } from "@nats-io/jetstream";
@@ -96,6 +98,14 @@ export async function run(): Promise<BenchResult> {
     }
 
     const pids = [a!.pid, b!.pid, ...natsPids(cluster)];
+    /** Messages the nats-servers took in so far (clients' and other servers'): the round trips, counted. */
+    const monitors = cluster.nodes.map((n) => `http://127.0.0.1:${n.monitorPort}/varz`);
+    const natsMessages = async (): Promise<number> => {
+      let total = 0;
+      for (const url of monitors) total += ((await (await fetch(url)).json()) as { in_msgs: number }).in_msgs;
+      return total;
+    };
+    const msgs: Record<Series, number> = { floor: 0, condMem: 0, plainMem: 0, condJs: 0, plainJs: 0 };
     const samples: Record<Series, number[]> = { floor: [], condMem: [], plainMem: [], condJs: [], plainJs: [] };
     const cpu: Record<Series, number> = { floor: 0, condMem: 0, plainMem: 0, condJs: 0, plainJs: 0 };
     const order: Series[] = ["floor", "condMem", "plainMem", "condJs", "plainJs"];
@@ -106,6 +116,7 @@ export async function run(): Promise<BenchResult> {
         // The ETags the conditional PUTs start from, read outside the measure.
         etags["/cm/k"] = await etagOf("/cm/k");
         etags["/cj/k"] = await etagOf("/cj/k");
+        const msgs0 = await natsMessages();
         const cpu0 = pids.reduce((t, p) => t + processCpuSeconds(p), 0) + process.cpuUsage().user / 1e6;
         for (let i = 0; i < PER_ROUND; i++) {
           const t = process.hrtime.bigint();
@@ -114,6 +125,8 @@ export async function run(): Promise<BenchResult> {
         }
         const cpu1 = pids.reduce((t, p) => t + processCpuSeconds(p), 0) + process.cpuUsage().user / 1e6;
         if (round > 0) cpu[s] += cpu1 - cpu0;
+        // Heartbeats go on meanwhile (a few per second): they are in the count too, a small part.
+        if (round > 0) msgs[s] += (await natsMessages()) - msgs0;
       }
     }
     const median = (s: Series): number => {
@@ -122,6 +135,7 @@ export async function run(): Promise<BenchResult> {
     };
     const m = Object.fromEntries(order.map((s) => [s, median(s)])) as Record<Series, number>;
     const usPerOp = (s: Series): number => (cpu[s] / samples[s].length) * 1e6;
+    const msgsPerOp = (s: Series): number => msgs[s] / samples[s].length;
     const ratio = m.condMem / m.floor;
     const jsRatio = m.condJs / m.floor;
     return {
@@ -138,6 +152,11 @@ export async function run(): Promise<BenchResult> {
         floorCpuUsPerOp: usPerOp("floor"),
         condMemCpuUsPerOp: usPerOp("condMem"),
         condJsCpuUsPerOp: usPerOp("condJs"),
+        floorNatsMsgsPerOp: msgsPerOp("floor"),
+        condMemNatsMsgsPerOp: msgsPerOp("condMem"),
+        plainMemNatsMsgsPerOp: msgsPerOp("plainMem"),
+        condJsNatsMsgsPerOp: msgsPerOp("condJs"),
+        plainJsNatsMsgsPerOp: msgsPerOp("plainJs"),
       },
       ratio,
       target: `<= ${TARGET}x`,
@@ -147,7 +166,8 @@ export async function run(): Promise<BenchResult> {
         `(${fmtNum(ratio, 2)}x the floor; plain ${fmtNum(m.plainMem, 2)} ms, ${fmtNum(m.plainMem / m.floor, 2)}x), ` +
         `jetstream volume ${fmtNum(m.condJs, 2)} ms (${fmtNum(jsRatio, 2)}x; plain ${fmtNum(m.plainJs, 2)} ms) / ` +
         `bare JetStream KV update (R3, expected revision) ${fmtNum(m.floor, 2)} ms; CPU per write, all processes: ` +
-        `${fmtNum(usPerOp("condMem"), 0)} / ${fmtNum(usPerOp("condJs"), 0)} / ${fmtNum(usPerOp("floor"), 0)} µs`,
+        `${fmtNum(usPerOp("condMem"), 0)} / ${fmtNum(usPerOp("condJs"), 0)} / ${fmtNum(usPerOp("floor"), 0)} µs; ` +
+        `messages into the nats-servers per write: ${fmtNum(msgsPerOp("condMem"), 1)} / ${fmtNum(msgsPerOp("condJs"), 1)} / ${fmtNum(msgsPerOp("floor"), 1)} (plain ${fmtNum(msgsPerOp("plainMem"), 1)} / ${fmtNum(msgsPerOp("plainJs"), 1)})`,
     };
   } finally {
     agent.destroy();
