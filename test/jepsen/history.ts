@@ -116,6 +116,10 @@ export async function recordHistory(o: HistoryOptions): Promise<Recorded[]> {
         // No answer: unknown, and it may still apply after the timeout.
         op.answered = (err as { name?: string }).name !== "TimeoutError";
       }
+      // A write whose outcome is not known: read before writing again, as a counter's client
+      // would (each write left unknown may take effect at any later time, which the checker
+      // must try everywhere: retrying on the same ETag piled dozens of them up in one outage).
+      if (op.status === "unknown" && op.kind !== "read") seen.delete(op.key);
       history.push(op);
     }
   };
