@@ -29,7 +29,7 @@ const ROUNDS = 8;
 const PER_ROUND = 60;
 const BODY = "x".repeat(100);
 
-type Series = "floor" | "condMem" | "plainMem" | "condJs" | "plainJs";
+type Series = "floor" | "condMem" | "plainMem" | "condJs" | "plainJs" | "condLocal";
 
 export async function run(): Promise<BenchResult> {
   let cluster: NatsCluster | undefined;
@@ -38,10 +38,11 @@ export async function run(): Promise<BenchResult> {
   let nc: Awaited<ReturnType<typeof connect>> | undefined;
   try {
     cluster = await startNatsCluster();
-    const storages = storagesCfg({ cm: memory("cm/**"), cj: jetstreamVolume("cj/**", 3) });
+    const both = { cm: memory("cm/**"), cj: jetstreamVolume("cj/**", 3) };
+    // `cl/**` only on A: a conditional write there needs no claim (what A alone adds).
     const [a, b] = await Promise.all([
-      spawnRouter("zest-cond-a", "A1", cluster.urls[0]!, storages),
-      spawnRouter("zest-cond-b", "B2", cluster.urls[1]!, storages),
+      spawnRouter("zest-cond-a", "A1", cluster.urls[0]!, storagesCfg({ ...both, cl: memory("cl/**") })),
+      spawnRouter("zest-cond-b", "B2", cluster.urls[1]!, storagesCfg(both)),
     ]);
     servers.push(a!, b!);
     await waitRoutersMeet([
@@ -73,8 +74,8 @@ export async function run(): Promise<BenchResult> {
       if (!etag) throw new Error(`GET ${path} answered ${res.status} and no ETag`);
       return etag;
     };
-    const etags = { "/cm/k": "", "/cj/k": "" };
-    for (const path of ["/cm/k", "/cj/k"] as const) {
+    const etags = { "/cm/k": "", "/cj/k": "", "/cl/k": "" };
+    for (const path of ["/cm/k", "/cj/k", "/cl/k"] as const) {
       const first = await put(path, {});
       if (first.status !== 200) throw new Error(`PUT ${path} answered ${first.status}`);
     }
@@ -86,8 +87,9 @@ export async function run(): Promise<BenchResult> {
       plainMem: () => plain("/cm/k"),
       condJs: () => conditional("/cj/k"),
       plainJs: () => plain("/cj/k"),
+      condLocal: () => conditional("/cl/k"),
     };
-    async function conditional(path: "/cm/k" | "/cj/k"): Promise<void> {
+    async function conditional(path: "/cm/k" | "/cj/k" | "/cl/k"): Promise<void> {
       const r = await put(path, { "if-match": etags[path] });
       if (r.status !== 200) throw new Error(`conditional PUT ${path} answered ${r.status}`);
       etags[path] = r.etag;
@@ -105,10 +107,17 @@ export async function run(): Promise<BenchResult> {
       for (const url of monitors) total += ((await (await fetch(url)).json()) as { in_msgs: number }).in_msgs;
       return total;
     };
-    const msgs: Record<Series, number> = { floor: 0, condMem: 0, plainMem: 0, condJs: 0, plainJs: 0 };
-    const samples: Record<Series, number[]> = { floor: [], condMem: [], plainMem: [], condJs: [], plainJs: [] };
-    const cpu: Record<Series, number> = { floor: 0, condMem: 0, plainMem: 0, condJs: 0, plainJs: 0 };
-    const order: Series[] = ["floor", "condMem", "plainMem", "condJs", "plainJs"];
+    const msgs: Record<Series, number> = { floor: 0, condMem: 0, plainMem: 0, condJs: 0, plainJs: 0, condLocal: 0 };
+    const samples: Record<Series, number[]> = {
+      floor: [],
+      condMem: [],
+      plainMem: [],
+      condJs: [],
+      plainJs: [],
+      condLocal: [],
+    };
+    const cpu: Record<Series, number> = { floor: 0, condMem: 0, plainMem: 0, condJs: 0, plainJs: 0, condLocal: 0 };
+    const order: Series[] = ["floor", "condMem", "plainMem", "condJs", "plainJs", "condLocal"];
     for (let round = 0; round <= ROUNDS; round++) {
       // Round 0 warms every path up and is not counted; then the order turns each round.
       const series = order.map((_, i) => order[(i + round) % order.length]!);
@@ -116,6 +125,7 @@ export async function run(): Promise<BenchResult> {
         // The ETags the conditional PUTs start from, read outside the measure.
         etags["/cm/k"] = await etagOf("/cm/k");
         etags["/cj/k"] = await etagOf("/cj/k");
+        etags["/cl/k"] = await etagOf("/cl/k");
         const msgs0 = await natsMessages();
         const cpu0 = pids.reduce((t, p) => t + processCpuSeconds(p), 0) + process.cpuUsage().user / 1e6;
         for (let i = 0; i < PER_ROUND; i++) {
@@ -146,6 +156,7 @@ export async function run(): Promise<BenchResult> {
         plainMemMs: m.plainMem,
         condJsMs: m.condJs,
         plainJsMs: m.plainJs,
+        condLocalMs: m.condLocal,
         condMemRatio: ratio,
         condJsRatio: jsRatio,
         plainMemRatio: m.plainMem / m.floor,
@@ -164,7 +175,8 @@ export async function run(): Promise<BenchResult> {
       summary:
         `If-Match PUT through A, medians of ${ROUNDS * PER_ROUND}: memory storages on A and B ${fmtNum(m.condMem, 2)} ms ` +
         `(${fmtNum(ratio, 2)}x the floor; plain ${fmtNum(m.plainMem, 2)} ms, ${fmtNum(m.plainMem / m.floor, 2)}x), ` +
-        `jetstream volume ${fmtNum(m.condJs, 2)} ms (${fmtNum(jsRatio, 2)}x; plain ${fmtNum(m.plainJs, 2)} ms) / ` +
+        `jetstream volume ${fmtNum(m.condJs, 2)} ms (${fmtNum(jsRatio, 2)}x; plain ${fmtNum(m.plainJs, 2)} ms), ` +
+        `a key only A holds ${fmtNum(m.condLocal, 2)} ms (no claim) / ` +
         `bare JetStream KV update (R3, expected revision) ${fmtNum(m.floor, 2)} ms; CPU per write, all processes: ` +
         `${fmtNum(usPerOp("condMem"), 0)} / ${fmtNum(usPerOp("condJs"), 0)} / ${fmtNum(usPerOp("floor"), 0)} µs; ` +
         `messages into the nats-servers per write: ${fmtNum(msgsPerOp("condMem"), 1)} / ${fmtNum(msgsPerOp("condJs"), 1)} / ${fmtNum(msgsPerOp("floor"), 1)} (plain ${fmtNum(msgsPerOp("plainMem"), 1)} / ${fmtNum(msgsPerOp("plainJs"), 1)})`,
