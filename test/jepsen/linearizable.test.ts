@@ -76,6 +76,11 @@ describe("the checker", () => {
       check(checker, "unknown", [put, unknown, op({ kind: "read", value: "b", call: 900, return: 910 })]).result,
       "ok",
     );
+    // Left out of the search (nobody read it), it hides no violation: the deleted value still may not come back.
+    const unread = op({ client: 2, kind: "put", value: "c", status: "unknown", call: 5, return: 8 });
+    const after = op({ kind: "read", value: "a", call: 40, return: 50 });
+    assert.equal(check(checker, "unread-unknown", [put, unread, del, after]).result, "illegal");
+    assert.equal(check(checker, "unread-unknown-ok", [put, unread, after]).result, "ok");
   });
 
   test("finds a value shown past its lifetime, or back after it expired", () => {
