@@ -67,6 +67,12 @@ export const BENCHMARKS: BenchEntry[] = [
     issue: 13,
     load: () => import("./suites/conditional-put.js"),
   },
+  {
+    name: "cluster-conditional",
+    title: "Conditional PUT across routers vs a bare JetStream KV update",
+    issue: 36,
+    load: () => import("./suites/cluster-conditional.js"),
+  },
   { name: "sqlite-put", title: "SQLite volume PUT, vs memory", issue: 3, load: () => import("./suites/sqlite-put.js") },
   {
     name: "sqlite-get",

@@ -20,3 +20,8 @@ export function memory(keyExpr: string): string {
 export function sqlite(keyExpr: string, path: string): string {
   return `{key_expr:${JSON.stringify(keyExpr)},volume:{id:"sqlite",path:${JSON.stringify(path)}}}`;
 }
+
+/** A `jetstream` volume storage on `keyExpr` whose bucket has `replicas` replicas. */
+export function jetstreamVolume(keyExpr: string, replicas: number): string {
+  return `{key_expr:${JSON.stringify(keyExpr)},volume:{id:"jetstream",replicas:${replicas}}}`;
+}

@@ -645,9 +645,15 @@ export class NatsFabric implements Fabric {
    */
   private scheduleSweep(): void {
     const every = Math.max(1, Math.min(this.heartbeatMs, 250, Math.floor(this.peerTimeoutMs / 4)));
+    const due = this.clock.now() + every;
     this.sweepTimer = this.clock.setTimeout(() => {
       if (this.closing) return;
-      if (this.connected) this.table.sweep();
+      // Late by half the timeout: this process was stalled (SIGSTOP, a blocked event loop) and
+      // the heartbeats sent meanwhile may still wait unread in its socket. Their silence was
+      // ours, as when disconnected: forgetting them now would make a conditional write on a key
+      // they hold skip its claim (docs/conditional-writes.md), so they get peerTimeoutMs again.
+      if (this.clock.now() - due > this.peerTimeoutMs / 2) this.table.refreshAll();
+      else if (this.connected) this.table.sweep();
       this.scheduleSweep();
     }, every);
   }

@@ -65,6 +65,11 @@ export interface NatsClusterOptions {
   jetstream?: boolean;
   /** Milliseconds to wait for readiness (default 20 000). */
   readyTimeoutMs?: number;
+  /**
+   * Do not tell clients the cluster's other servers (`--no_advertise`), so a client reaches only
+   * the URLs it was given: a router behind a TCP proxy cannot get around a cut (default false).
+   */
+  noAdvertise?: boolean;
 }
 
 /** Free loopback ports, all reserved at once so that they are distinct. */
@@ -120,6 +125,7 @@ async function startOnce(options: NatsClusterOptions): Promise<NatsCluster> {
     if (jetstream) args.push("-js", "-sd", node.storeDir);
     if (size > 1)
       args.push("--cluster_name", clusterName, "--cluster", `nats://127.0.0.1:${node.clusterPort}`, "--routes", routes);
+    if (size > 1 && options.noAdvertise) args.push("--no_advertise");
     const proc = spawn(NATS_SERVER, args, { stdio: ["ignore", "ignore", "pipe"] });
     killAtExit(proc);
     node.log = "";

@@ -1,0 +1,190 @@
+/**
+ * Conditional writes across routers (issue 36) against their floor: a real 3-node NATS cluster,
+ * routers A and B, each with a memory storage on `cm/**` and a `jetstream` storage (3 replicas)
+ * on `cj/**`. Sequential `If-Match` PUTs of 100 bytes through A, each on the ETag the previous
+ * one answered (a counter's loop, no contention): on `cm/k` A claims the version in the JetStream
+ * bucket `zest_claims`, then writes and waits for B's acknowledgement; on `cj/k` the bucket
+ * decides. Plain PUTs of the same keys are measured beside them.
+ *
+ * The floor, in the same run: a bare JetStream KV update with an expected revision, on a bucket
+ * of 3 replicas, sent by this process one after the other (`kv.update`). Rounds alternate the
+ * five series; each figure is the median over every round. Ratio: the median conditional PUT on
+ * memory storages over the floor (the jetstream volume's is in the figures and the summary).
+ * CPU per write is every process's (A, B, the nats-servers, this one); the messages the
+ * nats-servers took in per write (their `/varz`) count the round trips.
+ */
+import { request, Agent } from "node:http";
+import { jetstream } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import { connect } from "@nats-io/transport-node";
+import { fmtNum } from "../lib/format.js";
+import { type NatsCluster, natsPids, spawnRouter, startNatsCluster, waitRoutersMeet } from "../lib/nats.js";
+import { processCpuSeconds, type ServerProcess } from "../lib/proc.js";
+import { jetstreamVolume, memory, storagesCfg } from "../lib/storages.js";
+import type { BenchResult } from "../lib/types.js";
+
+/** Issue 36: a conditional write across routers costs at most this many floors. */
+const TARGET = 1.5;
+const ROUNDS = 8;
+const PER_ROUND = 60;
+const BODY = "x".repeat(100);
+
+type Series = "floor" | "condMem" | "plainMem" | "condJs" | "plainJs" | "condLocal";
+
+export async function run(): Promise<BenchResult> {
+  let cluster: NatsCluster | undefined;
+  const servers: ServerProcess[] = [];
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  let nc: Awaited<ReturnType<typeof connect>> | undefined;
+  try {
+    cluster = await startNatsCluster();
+    const both = { cm: memory("cm/**"), cj: jetstreamVolume("cj/**", 3) };
+    // `cl/**` only on A: a conditional write there needs no claim (what A alone adds).
+    const [a, b] = await Promise.all([
+      spawnRouter("zest-cond-a", "A1", cluster.urls[0]!, storagesCfg({ ...both, cl: memory("cl/**") })),
+      spawnRouter("zest-cond-b", "B2", cluster.urls[1]!, storagesCfg(both)),
+    ]);
+    servers.push(a!, b!);
+    await waitRoutersMeet([
+      { server: a!, id: "A1" },
+      { server: b!, id: "B2" },
+    ]);
+    nc = await connect({ servers: cluster.urls[0]! });
+    const kv = await new Kvm(jetstream(nc)).create("bench_floor", { replicas: 3, history: 1 });
+    let revision = await kv.put("k", BODY);
+
+    const put = (path: string, headers: Record<string, string>): Promise<{ status: number; etag: string }> =>
+      new Promise((resolve, reject) => {
+        const req = request(
+          `${a!.url}${path}`,
+          { method: "PUT", agent, headers: { "content-type": "text/plain", ...headers } },
+          (res) => {
+            res.resume();
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, etag: String(res.headers.etag ?? "") }));
+          },
+        );
+        req.on("error", reject);
+        req.end(BODY);
+      });
+    /** The key's ETag, read through A (a plain PUT answers none). */
+    const etagOf = async (path: string): Promise<string> => {
+      const res = await fetch(`${a!.url}${path}`);
+      await res.arrayBuffer();
+      const etag = res.headers.get("etag");
+      if (!etag) throw new Error(`GET ${path} answered ${res.status} and no ETag`);
+      return etag;
+    };
+    const etags = { "/cm/k": "", "/cj/k": "", "/cl/k": "" };
+    for (const path of ["/cm/k", "/cj/k", "/cl/k"] as const) {
+      const first = await put(path, {});
+      if (first.status !== 200) throw new Error(`PUT ${path} answered ${first.status}`);
+    }
+    const op: Record<Series, () => Promise<void>> = {
+      floor: async () => {
+        revision = await kv.update("k", BODY, revision);
+      },
+      condMem: () => conditional("/cm/k"),
+      plainMem: () => plain("/cm/k"),
+      condJs: () => conditional("/cj/k"),
+      plainJs: () => plain("/cj/k"),
+      condLocal: () => conditional("/cl/k"),
+    };
+    async function conditional(path: "/cm/k" | "/cj/k" | "/cl/k"): Promise<void> {
+      const r = await put(path, { "if-match": etags[path] });
+      if (r.status !== 200) throw new Error(`conditional PUT ${path} answered ${r.status}`);
+      etags[path] = r.etag;
+    }
+    async function plain(path: "/cm/k" | "/cj/k"): Promise<void> {
+      const r = await put(path, {});
+      if (r.status !== 200) throw new Error(`PUT ${path} answered ${r.status}`);
+    }
+
+    const pids = [a!.pid, b!.pid, ...natsPids(cluster)];
+    /** Messages the nats-servers took in so far (clients' and other servers'): the round trips, counted. */
+    const monitors = cluster.nodes.map((n) => `http://127.0.0.1:${n.monitorPort}/varz`);
+    const natsMessages = async (): Promise<number> => {
+      let total = 0;
+      for (const url of monitors) total += ((await (await fetch(url)).json()) as { in_msgs: number }).in_msgs;
+      return total;
+    };
+    const msgs: Record<Series, number> = { floor: 0, condMem: 0, plainMem: 0, condJs: 0, plainJs: 0, condLocal: 0 };
+    const samples: Record<Series, number[]> = {
+      floor: [],
+      condMem: [],
+      plainMem: [],
+      condJs: [],
+      plainJs: [],
+      condLocal: [],
+    };
+    const cpu: Record<Series, number> = { floor: 0, condMem: 0, plainMem: 0, condJs: 0, plainJs: 0, condLocal: 0 };
+    const order: Series[] = ["floor", "condMem", "plainMem", "condJs", "plainJs", "condLocal"];
+    for (let round = 0; round <= ROUNDS; round++) {
+      // Round 0 warms every path up and is not counted; then the order turns each round.
+      const series = order.map((_, i) => order[(i + round) % order.length]!);
+      for (const s of series) {
+        // The ETags the conditional PUTs start from, read outside the measure.
+        etags["/cm/k"] = await etagOf("/cm/k");
+        etags["/cj/k"] = await etagOf("/cj/k");
+        etags["/cl/k"] = await etagOf("/cl/k");
+        const msgs0 = await natsMessages();
+        const cpu0 = pids.reduce((t, p) => t + processCpuSeconds(p), 0) + process.cpuUsage().user / 1e6;
+        for (let i = 0; i < PER_ROUND; i++) {
+          const t = process.hrtime.bigint();
+          await op[s]();
+          if (round > 0) samples[s].push(Number(process.hrtime.bigint() - t) / 1e6);
+        }
+        const cpu1 = pids.reduce((t, p) => t + processCpuSeconds(p), 0) + process.cpuUsage().user / 1e6;
+        if (round > 0) cpu[s] += cpu1 - cpu0;
+        // Heartbeats go on meanwhile (a few per second): they are in the count too, a small part.
+        if (round > 0) msgs[s] += (await natsMessages()) - msgs0;
+      }
+    }
+    const median = (s: Series): number => {
+      const v = [...samples[s]].sort((x, y) => x - y);
+      return v[Math.floor(v.length / 2)]!;
+    };
+    const m = Object.fromEntries(order.map((s) => [s, median(s)])) as Record<Series, number>;
+    const usPerOp = (s: Series): number => (cpu[s] / samples[s].length) * 1e6;
+    const msgsPerOp = (s: Series): number => msgs[s] / samples[s].length;
+    const ratio = m.condMem / m.floor;
+    const jsRatio = m.condJs / m.floor;
+    return {
+      name: "cluster-conditional",
+      figures: {
+        floorMs: m.floor,
+        condMemMs: m.condMem,
+        plainMemMs: m.plainMem,
+        condJsMs: m.condJs,
+        plainJsMs: m.plainJs,
+        condLocalMs: m.condLocal,
+        condMemRatio: ratio,
+        condJsRatio: jsRatio,
+        plainMemRatio: m.plainMem / m.floor,
+        floorCpuUsPerOp: usPerOp("floor"),
+        condMemCpuUsPerOp: usPerOp("condMem"),
+        condJsCpuUsPerOp: usPerOp("condJs"),
+        floorNatsMsgsPerOp: msgsPerOp("floor"),
+        condMemNatsMsgsPerOp: msgsPerOp("condMem"),
+        plainMemNatsMsgsPerOp: msgsPerOp("plainMem"),
+        condJsNatsMsgsPerOp: msgsPerOp("condJs"),
+        plainJsNatsMsgsPerOp: msgsPerOp("plainJs"),
+      },
+      ratio,
+      target: `<= ${TARGET}x`,
+      pass: ratio <= TARGET && jsRatio <= TARGET,
+      summary:
+        `If-Match PUT through A, medians of ${ROUNDS * PER_ROUND}: memory storages on A and B ${fmtNum(m.condMem, 2)} ms ` +
+        `(${fmtNum(ratio, 2)}x the floor; plain ${fmtNum(m.plainMem, 2)} ms, ${fmtNum(m.plainMem / m.floor, 2)}x), ` +
+        `jetstream volume ${fmtNum(m.condJs, 2)} ms (${fmtNum(jsRatio, 2)}x; plain ${fmtNum(m.plainJs, 2)} ms), ` +
+        `a key only A holds ${fmtNum(m.condLocal, 2)} ms (no claim) / ` +
+        `bare JetStream KV update (R3, expected revision) ${fmtNum(m.floor, 2)} ms; CPU per write, all processes: ` +
+        `${fmtNum(usPerOp("condMem"), 0)} / ${fmtNum(usPerOp("condJs"), 0)} / ${fmtNum(usPerOp("floor"), 0)} µs; ` +
+        `messages into the nats-servers per write: ${fmtNum(msgsPerOp("condMem"), 1)} / ${fmtNum(msgsPerOp("condJs"), 1)} / ${fmtNum(msgsPerOp("floor"), 1)} (plain ${fmtNum(msgsPerOp("plainMem"), 1)} / ${fmtNum(msgsPerOp("plainJs"), 1)})`,
+    };
+  } finally {
+    agent.destroy();
+    await nc?.close();
+    await Promise.all(servers.map((z) => z.stop()));
+    await cluster?.stop();
+  }
+}
