@@ -138,7 +138,6 @@ export async function startZest(input: ZestConfig, options: StartOptions): Promi
     const admin = layout.admin(new Session(router, "admin"), manager, {
       version: VERSION,
       locators: () => doors.flatMap((d) => d.instance.locators()),
-      restStatus: () => doors.find((d) => d.name === "rest")?.instance.status(),
       doors: () => doors.map((d) => [d.name, d.instance.status()] as const),
       sessions: () => [
         ...(router.fabric?.peers?.() ?? []).map((zid) => ({ peer: zid, whatami: "router" })),
