@@ -3,54 +3,59 @@ import { Buffer } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import { Command, CommanderError, Option } from "commander";
 import { parseAdminPermissions } from "./access/admin-permissions.js";
-import type { AnyFrontDoor } from "./access/front-door.js";
+import type { AnyFrontDoor, DoorFlag } from "./access/front-door.js";
 import { hashSecret } from "./access/hash.js";
-import { parseEndpoint } from "./access/listen.js";
-import { applyCfgOverride, ConfigError, type ConfigInput, loadConfigFile } from "./config/config.js";
+import { applyCfgOverride, ConfigError, type ConfigInput, loadConfigFile, positiveInteger } from "./config/config.js";
 import { errorMessage } from "./core/errors.js";
 import { redactText } from "./config/redact.js";
 import { createLogger } from "./core/log.js";
 import { defaultStartOptions } from "./defaults.js";
 import { startZest, type Zest } from "./runtime.js";
-import { parseEndpoint as parseZenohEndpoint } from "./zenoh/endpoint.js";
 import { VERSION } from "./version.js";
 import { builtinDoors, validateConfig, type ZestConfig } from "./zest-config.js";
 
 interface Flags {
   config?: string;
   cfg: string[];
-  restHttpPort?: string;
-  restVariant?: string;
   id?: string;
   adminspacePermissions?: string;
   plugin: string[];
   dataDir?: string;
   nats?: string;
   queryTimeout?: string;
-  bodyLimit?: string;
+  /** The router's TLS (`tls`): kept under their first names, from when only REST spoke TLS. */
   restTlsCert?: string;
   restTlsKey?: string;
-  /** zenoh endpoints (`-l`, as zenohd names it): the zenoh protocol door, docs/zenoh-protocol.md. */
-  listen: string[];
-  /** zenoh routers to join (`-e`, as zenohd names it): docs/zenoh-network.md. */
-  connect: string[];
-  /** False with `--no-multicast-scouting` (zenohd's flag): no answer to SCOUTs. */
-  multicastScouting: boolean;
   verbose: number;
-  /** The doors' own flags (`--remote-api-port`...), by commander's camel-case name. */
+  /** The doors' own flags (`--rest-http-port`, `-l`...), by commander's camel-case name. */
   [doorFlag: string]: unknown;
 }
 
-/** The flags the front doors declare (docs/adding-a-front-door.md), with the door each belongs to. */
-const DOOR_FLAGS = (builtinDoors() as readonly AnyFrontDoor[]).flatMap((door) =>
-  (door.flags ?? []).map((flag) => ({ door: door.name, ...flag })),
-);
-
-/** `remote-api-port` → `remoteApiPort`, as commander names an option's value. */
-const camel = (flag: string): string => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-
 const collect = (v: string, prev: string[]): string[] => [...prev, v];
 const count = (_: string, prev: number): number => prev + 1;
+
+/**
+ * The flags the front doors declare (docs/adding-a-front-door.md, "Flags"), each with its
+ * commander option: the command line registers them and hands each value to the door's `parse`.
+ */
+const DOOR_FLAGS = (builtinDoors() as readonly AnyFrontDoor[]).flatMap((door) =>
+  (door.flags ?? []).map((flag) => ({ flag, option: doorOption(flag) })),
+);
+
+/** The commander option of a door's flag. */
+function doorOption(f: DoorFlag): Option {
+  const option = new Option(f.value === undefined ? f.flag : `${f.flag} <${f.value}>`, f.description);
+  if (f.choices !== undefined) option.choices(f.choices);
+  if (f.repeatable) option.argParser(collect).default([]);
+  return option;
+}
+
+/** What a door's flag was given: its text, its list, false for a `--no-...` flag, or undefined when absent. */
+function given(value: unknown): string | readonly string[] | false | undefined {
+  if (typeof value === "string" || value === false) return value;
+  if (Array.isArray(value) && value.length > 0) return value as string[];
+  return undefined;
+}
 
 function program(): Command {
   const cmd = new Command("zest")
@@ -63,16 +68,6 @@ function program(): Command {
       collect,
       [],
     )
-    .option(
-      "--rest-http-port <port>",
-      "REST gateway port: a port, ip:port, or none to disable (default 8000; a port alone listens on 127.0.0.1 unless access control is on)",
-    )
-    .addOption(
-      new Option("--rest-variant <variant>", "REST variant: a (zenoh 0.6 style) or b (zenoh 0.4 style)").choices([
-        "a",
-        "b",
-      ]),
-    )
     .option("--id <hex>", "router id, 1 to 16 bytes of hex (default: random)")
     .option(
       "--adminspace-permissions <perms>",
@@ -82,26 +77,12 @@ function program(): Command {
     .option("--data-dir <dir>", "keep run-time storages and file volumes here, so they outlast a restart")
     .option("--nats <urls>", "join a NATS cluster (comma-separated URLs) to form one key space with other routers")
     .option("--query-timeout <ms>", "default query timeout in milliseconds (10000)")
-    .option("--body-limit <bytes>", "largest request body the REST gateway accepts (16777216)")
     .option(
       "--rest-tls-cert <file>",
-      "serve the REST gateway over HTTPS with this PEM certificate chain (with --rest-tls-key)",
+      "the router's TLS: HTTPS, wss and tls/ with this PEM certificate chain (with --rest-tls-key)",
     )
-    .option("--rest-tls-key <file>", "the PEM private key of --rest-tls-cert")
-    .option(
-      "-l, --listen <endpoint>",
-      "zenoh endpoint to listen on, tcp/, udp/ or tls/ then <ip>:<port> or [<ipv6>]:<port> (repeatable; default tcp/127.0.0.1:7447)",
-      collect,
-      [],
-    )
-    .option(
-      "-e, --connect <endpoint>",
-      "zenoh router to join as a client, tcp/ or tls/ then <ip>:<port> (repeatable: the first that answers)",
-      collect,
-      [],
-    )
-    .option("--no-multicast-scouting", "do not answer zenoh multicast scouting (as zenohd's flag)");
-  for (const f of DOOR_FLAGS) cmd.option(`--${f.flag} <${f.value}>`, f.description);
+    .option("--rest-tls-key <file>", "the PEM private key of --rest-tls-cert");
+  for (const f of DOOR_FLAGS) cmd.addOption(f.option);
   return cmd
     .option("-v, --verbose", "more logs: -v info, -vv debug", count, 0)
     .helpOption("-h, --help", "show this help")
@@ -114,52 +95,31 @@ function program(): Command {
 function buildConfig(flags: Flags): ZestConfig {
   const config: ConfigInput = flags.config ? loadConfigFile(flags.config) : {};
   for (const o of flags.cfg) applyCfgOverride(config, o);
-  const rest = () => section(config, "plugins", "rest");
-  if (flags.restHttpPort !== undefined) {
-    try {
-      parseEndpoint(flags.restHttpPort, "http port", true);
-    } catch (err) {
-      throw new ConfigError(errorMessage(err));
-    }
-    rest().http_port = flags.restHttpPort;
-  }
-  if (flags.restVariant !== undefined) rest().variant = flags.restVariant;
-  if (flags.bodyLimit !== undefined) rest().body_limit = positiveInt(flags.bodyLimit, "--body-limit");
   if ((flags.restTlsCert === undefined) !== (flags.restTlsKey === undefined))
     throw new ConfigError("--rest-tls-cert and --rest-tls-key go together");
   if (flags.restTlsCert !== undefined)
-    rest().tls = { listen_certificate: flags.restTlsCert, listen_private_key: flags.restTlsKey };
-  for (const f of DOOR_FLAGS) {
-    const value = flags[camel(f.flag)];
-    if (typeof value === "string") section(config, "plugins", f.door)[f.key] = value;
-  }
-  if (flags.listen.length > 0) {
-    for (const e of flags.listen) {
-      try {
-        parseZenohEndpoint(e);
-      } catch (err) {
-        throw new ConfigError(`--listen: ${errorMessage(err)}`);
-      }
+    config.tls = { listen_certificate: flags.restTlsCert, listen_private_key: flags.restTlsKey };
+  for (const { flag, option } of DOOR_FLAGS) {
+    const value = given(flags[option.attributeName()]);
+    if (value === undefined) continue;
+    let parsed: unknown;
+    try {
+      parsed = flag.parse ? flag.parse(value) : value;
+    } catch (err) {
+      throw new ConfigError(errorMessage(err));
     }
-    section(config, "listen").endpoints = flags.listen;
-  }
-  if (flags.connect.length > 0) {
-    for (const e of flags.connect) {
-      try {
-        parseZenohEndpoint(e);
-      } catch (err) {
-        throw new ConfigError(`--connect: ${errorMessage(err)}`);
-      }
-    }
-    section(config, "connect").endpoints = flags.connect;
-  }
-  if (!flags.multicastScouting) {
-    section(config, "scouting", "multicast").enabled = false;
+    const key = flag.path[flag.path.length - 1]!;
+    Object.defineProperty(section(config, ...flag.path.slice(0, -1)), key, {
+      value: parsed,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
   }
   if (flags.id !== undefined) config.id = flags.id;
   if (flags.dataDir !== undefined) config.data_dir = flags.dataDir;
   if (flags.queryTimeout !== undefined)
-    config.queries_default_timeout = positiveInt(flags.queryTimeout, "--query-timeout");
+    config.queries_default_timeout = positiveInteger(flags.queryTimeout, "--query-timeout");
   if (flags.adminspacePermissions !== undefined) {
     try {
       section(config, "adminspace").permissions = parseAdminPermissions(flags.adminspacePermissions);
@@ -168,10 +128,8 @@ function buildConfig(flags: Flags): ZestConfig {
     }
   }
   if (flags.nats !== undefined) {
-    section(config, "fabric", "nats").servers = flags.nats
-      .split(",")
-      .map((s) => s.trim())
-      .filter(Boolean);
+    // A comma-separated list, split by the fabric's schema.
+    section(config, "fabric", "nats").servers = flags.nats;
   }
   validateConfig(config);
   return config;
@@ -193,12 +151,6 @@ function section(config: ConfigInput, ...path: string[]): Record<string, unknown
     }
   }
   return node;
-}
-
-function positiveInt(s: string, flag: string): number {
-  const n = Number(s);
-  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${flag} expects a positive integer, not "${s}"`);
-  return n;
 }
 
 /**

@@ -6,7 +6,8 @@ import type { AnyFrontDoor, FrontDoorInstance } from "./access/front-door.js";
 import { loadTlsOptions } from "./access/tls.js";
 import type { AdminLayout } from "./admin/admin-layout.js";
 import { ConfigError } from "./config/config.js";
-import { describeIssue, type FabricConfig } from "./config/schema.js";
+import { describeIssue } from "./config/schema.js";
+import type { FabricConfig } from "./fabric/schema.js";
 import { errorMessage, isServerSide, ZestError } from "./core/errors.js";
 import type { Fabric } from "./core/fabric.js";
 import type { Logger } from "./core/log.js";
@@ -17,13 +18,12 @@ import { declareAdminExtras } from "./metrics/admin-entries.js";
 import { RouterMetrics } from "./metrics/metrics.js";
 import { loadPluginModule, pluginName, type LoadedPlugin } from "./plugins.js";
 import type { RestVariant } from "./rest/codec.js";
-import { openApiDocument } from "./rest/openapi.js";
-import { variantA } from "./rest/variant-a.js";
+import { variantRegistry } from "./rest/variants.js";
 import type { VolumeDriver } from "./storage/backend.js";
 import { StorageManager, type StorageManagerConfig } from "./storage/manager.js";
 import { memoryDriver } from "./storage/volumes/memory.js";
 import { VERSION } from "./version.js";
-import { builtinDoors, parseConfig, type ResolvedConfig, type ZestConfig } from "./zest-config.js";
+import { builtinDoors, deprecatedKeys, parseConfig, type ResolvedConfig, type ZestConfig } from "./zest-config.js";
 
 /** The storage a router gets when started with no storage configuration: memory on `**`. */
 export const DEFAULT_STORAGES: StorageManagerConfig = { storages: { default: { key_expr: "**", volume: "memory" } } };
@@ -35,7 +35,10 @@ export interface StartOptions {
   plugins?: string[];
   /** Extra volume drivers (sqlite, influxdb, jetstream...); the memory driver is always there. */
   drivers?: VolumeDriver[];
-  /** REST variants besides Variant A (which is always there). */
+  /**
+   * REST variants besides the built-in ones (rest/variants.ts): each is a choice of
+   * `plugins.rest.variant` and `adminspace.layout` (docs/rest-gateway.md, "Variants").
+   */
   variants?: RestVariant[];
   /**
    * Front doors besides the built-in ones (docs/adding-a-front-door.md); each reads
@@ -57,7 +60,7 @@ export interface RunningDoor {
 export interface Zest {
   readonly router: Router;
   readonly manager: StorageManager;
-  /** The admin space in the layout of the REST variant (A: `config/`/`status/`, B: `plugin/storages/`). */
+  /** The admin space, in the layout `adminspace.layout` names (A: `config/`/`status/`, B: `plugin/storages/`). */
   readonly admin: AdminLayout;
   /** The running front doors, in start order (only those the config turns on). */
   readonly doors: readonly RunningDoor[];
@@ -80,7 +83,10 @@ export interface Zest {
  */
 export async function startZest(input: ZestConfig, options: StartOptions): Promise<Zest> {
   const { logger } = options;
-  const config = parseConfig(input); // embedders get the CLI's checks (a ConfigError naming the key)
+  const variants = variantRegistry(options.variants);
+  const config = parseConfig(input, variants); // embedders get the CLI's checks (a ConfigError naming the key)
+  for (const { key, use } of deprecatedKeys(input))
+    logger.warn({ key, use }, `${key} is deprecated: it still works, and ${use} is its new name`);
   const fabric = await options.fabric?.(config.fabric, logger);
   const router = new Router({ zid: config.id, queryTimeoutMs: config.queries_default_timeout, fabric, logger });
   const closers: Array<() => Promise<void> | void> = [];
@@ -125,15 +131,13 @@ export async function startZest(input: ZestConfig, options: StartOptions): Promi
       sessionBound: sessionBoundKeys(config.session_bound?.key_exprs),
       logger,
     });
-    const variants = [variantA, ...(options.variants ?? [])];
-    const variant = variants.find((v) => v.name === config.plugins.rest.variant);
-    if (!variant) throw new ConfigError(`REST variant ${config.plugins.rest.variant} is not available`);
+    // The schema took only registered names: the layout is there.
+    const layout = variants.find((v) => v.name === config.adminspace.layout)!;
     const plugins: LoadedPlugin[] = [];
     const doors: RunningDoor[] = [];
-    const admin = variant.admin(new Session(router, "admin"), manager, {
+    const admin = layout.admin(new Session(router, "admin"), manager, {
       version: VERSION,
       locators: () => doors.flatMap((d) => d.instance.locators()),
-      restStatus: () => doors.find((d) => d.name === "rest")?.instance.status(),
       doors: () => doors.map((d) => [d.name, d.instance.status()] as const),
       sessions: () => [
         ...(router.fabric?.peers?.() ?? []).map((zid) => ({ peer: zid, whatami: "router" })),
@@ -144,15 +148,13 @@ export async function startZest(input: ZestConfig, options: StartOptions): Promi
     });
     admin.start();
     closers.push(() => admin.close());
-    const metrics = new RouterMetrics(variant.name, {
+    const metrics = new RouterMetrics({
       storages: () =>
         manager.listStorages().map((s) => ({ name: s.name, volume: s.volume, ...storageSize(manager, s.name) })),
       fabric: () => router.fabric?.status(),
       doors: () => doors.map((d) => ({ door: d.name, ...d.instance.counters() })),
     });
-    const extras = declareAdminExtras(new Session(router, "admin"), metrics, () =>
-      openApiDocument(variant.name === "b" ? "b" : "a", VERSION),
-    );
+    const extras = declareAdminExtras(new Session(router, "admin"), metrics);
     closers.push(() => extras.close());
 
     for (const spec of options.plugins ?? []) {
@@ -189,6 +191,7 @@ export async function startZest(input: ZestConfig, options: StartOptions): Promi
         instance = await door.start({
           config: section,
           zid: router.zid,
+          version: VERSION,
           logger: logger.child({ plugin: door.name }),
           edge,
           connectivity,
@@ -233,7 +236,6 @@ function accessControl(config: ResolvedConfig): AccessControl {
   }
 }
 
-/** The router's TLS material (`plugins.rest.tls`), shared by every door that speaks TLS. */
 /** `session_bound.key_exprs` as the edge policy holds them; a key expression that does not parse is a ConfigError. */
 function sessionBoundKeys(keyExprs: readonly string[] | undefined): SessionBoundKeys | undefined {
   if (keyExprs === undefined || keyExprs.length === 0) return undefined;
@@ -244,8 +246,9 @@ function sessionBoundKeys(keyExprs: readonly string[] | undefined): SessionBound
   }
 }
 
+/** The router's TLS material (`tls`), shared by every door that speaks TLS (the edge policy's input). */
 function routerTls(config: ResolvedConfig): TlsMaterial | undefined {
-  const tls = config.plugins.rest.tls;
+  const tls = config.tls;
   if (tls === undefined) return undefined;
   try {
     return loadTlsOptions(tls);

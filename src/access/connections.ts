@@ -42,6 +42,11 @@ export function fileDescriptorLimit(): number {
   return fdLimit;
 }
 
+/** The per-address cap when none is set: a quarter of `total`, at most `DEFAULT_PER_ADDRESS`, at least 1. */
+export function perAddressCap(total: number): number {
+  return Math.max(1, Math.min(DEFAULT_PER_ADDRESS, Math.floor(total / 4)));
+}
+
 /** The limits for the given options, defaults derived from the descriptor limit. */
 export function connectionLimits(opts: {
   perAddress?: number | undefined;
@@ -50,7 +55,7 @@ export function connectionLimits(opts: {
   const fds = fileDescriptorLimit();
   const derived = Number.isFinite(fds) ? Math.max(16, Math.floor(fds - Math.min(RESERVED_FDS, fds / 4))) : 100_000;
   const total = opts.total ?? derived;
-  const perAddress = opts.perAddress ?? Math.max(1, Math.min(DEFAULT_PER_ADDRESS, Math.floor(total / 4)));
+  const perAddress = opts.perAddress ?? perAddressCap(total);
   return { perAddress, total };
 }
 

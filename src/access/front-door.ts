@@ -2,7 +2,7 @@
  * The front-door contract (docs/adding-a-front-door.md). A front door turns its wire into
  * Session calls and zest's errors into its own wire; everything that is policy it asks the
  * `EdgePolicy`. A door is registered, not wired: a descriptor in the list of doors
- * (`src/doors.ts`), the way a volume driver is one entry in the list of drivers.
+ * (`builtinDoors` in `src/zest-config.ts`), the way a volume driver is one entry in the list of drivers.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { z } from "zod";
@@ -48,7 +48,13 @@ export interface HttpRequestMetrics {
   /** Counts a request answered now; `start` is `performance.now()` taken when it came. */
   served(req: IncomingMessage, res: ServerResponse, start: number): void;
   /** Registers what is read on scrape: bytes written to HTTP clients, and the SSE hub's counters. */
-  reportHttp(source: { responseBytes(): number; sse?(): SseCounters; longPoll?(): LongPollCounters | undefined }): void;
+  reportHttp(source: {
+    /** The REST variant served, the `variant` label of the HTTP series. */
+    readonly variant: string;
+    responseBytes(): number;
+    sse?(): SseCounters;
+    longPoll?(): LongPollCounters | undefined;
+  }): void;
 }
 
 /** What a door is handed when it starts. */
@@ -57,6 +63,8 @@ export interface DoorContext<Config> {
   readonly config: Config;
   /** The router's id (hex). */
   readonly zid: string;
+  /** zest's version, for what a door tells its clients (the OpenAPI document's `info.version`). */
+  readonly version: string;
   /** A logger already tagged with the door's name. */
   readonly logger: Logger;
   /** The shared edge policy: access control, admin permissions, TLS, protected mode, caps. */
@@ -97,7 +105,7 @@ export interface FrontDoor<Name extends string = string, Schema extends z.ZodTyp
   readonly title: string;
   /** The schema of `plugins.<name>`. */
   readonly schema: Schema;
-  /** Command-line flags that set keys of its section (`--remote-api-port` sets `websocket_port`). */
+  /** Its command-line flags, each setting one key (`--remote-api-port` sets `plugins.remote_api.websocket_port`). */
   readonly flags?: readonly DoorFlag[];
   /**
    * True for a door whose schema is an object of root sections rather than `plugins.<name>`:
@@ -107,15 +115,34 @@ export interface FrontDoor<Name extends string = string, Schema extends z.ZodTyp
   start(ctx: DoorContext<z.output<Schema>>): Promise<FrontDoorInstance | undefined>;
 }
 
-/** A command-line flag of a door: `--<flag> <value>` sets `plugins.<door>.<key>` to the text given. */
+/**
+ * A command-line flag of a door (docs/adding-a-front-door.md, "Flags"): the door says how it reads
+ * and where its value goes, and the command line only registers it and hands the value on.
+ */
 export interface DoorFlag {
-  /** The flag without dashes, e.g. `remote-api-port`. */
+  /**
+   * The flag as the help writes it, without its value: `--remote-api-port`, `-l, --listen`, or
+   * `--no-multicast-scouting` for a flag that turns something off (it takes no value).
+   */
   readonly flag: string;
-  /** The name of its value in the help, e.g. `port`. */
-  readonly value: string;
-  /** The key of the door's section it sets. */
-  readonly key: string;
+  /** The name of its value in the help (`port`); absent for a `--no-...` flag. */
+  readonly value?: string;
   readonly description: string;
+  /** The values it may take, checked by the command line and listed in the help. */
+  readonly choices?: readonly string[];
+  /** Given more than once, every value is kept (`-l a -l b`), and `parse` gets the list. */
+  readonly repeatable?: boolean;
+  /**
+   * Where the value goes, from the root of the configuration: `["plugins", "remote_api",
+   * "websocket_port"]`, or a root section of zenohd's (`["listen", "endpoints"]`).
+   */
+  readonly path: readonly string[];
+  /**
+   * The config value for what was given: the text, the list of texts of a repeatable flag, or
+   * false for a `--no-...` flag. Throws an Error whose message the user reads (exit 2). Absent:
+   * the value as given (the schema checks it).
+   */
+  parse?(given: string | readonly string[] | false): unknown;
 }
 
 /** Any door, whatever its name and schema (for lists of doors; `start` is a method, so it is bivariant). */

@@ -1,10 +1,12 @@
 /**
- * Config schemas of the security sections (docs/security.md): the top-level `access_control`
- * (zenoh 1.x's shape plus zest's credentials and `cidrs`) and the TLS material every door that
- * speaks TLS shares (`plugins.rest.tls` today). Objects are strict: an unknown
+ * Config schemas of the security sections, the edge policy's input (docs/security.md): the
+ * top-level `access_control` (zenoh 1.x's shape plus zest's credentials and `cidrs`), the router's
+ * `tls` that every door speaking TLS shares, and `adminspace`. Objects are strict: an unknown
  * field is a mistake worth a one-line error, not something to ignore.
  */
 import * as z from "zod";
+import { closed } from "../config/schema.js";
+import { DEFAULT_ADMIN_PERMISSIONS } from "./admin-permissions.js";
 
 /** The messages a rule can govern (zenoh 1.x names). */
 export const MESSAGES = [
@@ -109,3 +111,29 @@ export const tlsSchema = z.strictObject({
   listen_private_key: z.string().min(1),
 });
 export type TlsConfig = z.infer<typeof tlsSchema>;
+
+/**
+ * `adminspace`, for a router whose admin layouts are named `layouts` (the REST variants' names,
+ * from their registry): its layout, and who may use it on every door (the edge policy's input,
+ * docs/security.md). Defaults are `DEFAULT_ADMIN_PERMISSIONS`.
+ */
+export const adminspaceSchema = (layouts: readonly [string, ...string[]]) =>
+  closed(
+    {
+      layout: z
+        .enum(layouts)
+        .optional()
+        .describe("the admin space's layout, by the REST variant it comes with (default: `plugins.rest.variant`)"),
+      permissions: closed(
+        {
+          read: z.boolean().default(DEFAULT_ADMIN_PERMISSIONS.read).describe("admin reads"),
+          write: z
+            .union([z.boolean(), z.literal("loopback")])
+            .default(DEFAULT_ADMIN_PERMISSIONS.write)
+            .describe('admin writes: true, false or "loopback" (from clients on this machine only)'),
+        },
+        "who may use the admin space, on every door",
+      ).optional(),
+    },
+    "the admin space",
+  );

@@ -11,9 +11,7 @@ export interface AdminSources {
   readonly version: string;
   /** Where the router can be reached (the REST URL among them). */
   locators(): string[];
-  /** Status of the REST plugin (its config), shown under `status/plugins/rest/port`. */
-  restStatus(): Record<string, unknown> | undefined;
-  /** Every running front door's status, by door name (REST's is also `restStatus`). */
+  /** Every running front door's status, by door name (a layout shows the REST door's as zenoh's REST plugin). */
   doors(): ReadonlyArray<readonly [name: string, status: Record<string, unknown>]>;
   /** Other routers reachable through the fabric, and the fabric's health. */
   sessions(): Array<Record<string, unknown>>;

@@ -32,11 +32,13 @@ export class AdminSpace extends AdminLayout {
     out.push([`${p}/health`, sortKeys({ status: fabric.connected === false ? "degraded" : "ok", fabric })]);
     out.push([`${p}/status/plugins/rest/__path__`, "<built-in>"]);
     out.push([`${p}/status/plugins/rest/version`, this.sources.version]);
-    const rest = this.sources.restStatus();
-    if (rest) out.push([`${p}/status/plugins/rest/port`, rest]);
-    // The other front doors (the remote API...), each under its plugin name.
+    // zenoh 0.6 shows its REST plugin's status under `rest/port`; the other front doors (the
+    // remote API...) each under their plugin name.
     for (const [name, status] of this.sources.doors()) {
-      if (name === "rest") continue;
+      if (name === "rest") {
+        out.push([`${p}/status/plugins/rest/port`, status]);
+        continue;
+      }
       out.push([`${p}/status/plugins/${name}/__path__`, "<built-in>"]);
       out.push([`${p}/status/plugins/${name}/status`, sortKeys(status)]);
     }

@@ -41,14 +41,22 @@ export function names<T extends z.ZodType>(value: T, description: string) {
     .describe(description);
 }
 
-/** One problem found in a value, as a one-line reason. */
-export function describeIssue(issue: z.core.$ZodIssue, prefix: readonly string[]): string {
+/**
+ * One problem found in a value, as a one-line reason: the one formatter of every config error
+ * (the configuration, a door's section, a driver's options). `prefix` is the path of the value
+ * checked; `of` names what the value configures (`volume v`) for a driver's options, whose
+ * reasons read `unknown option "x" of volume v` rather than `unknown key x`.
+ */
+export function describeIssue(issue: z.core.$ZodIssue, prefix: readonly string[], of?: string): string {
   const path = [...prefix, ...issue.path.map(String)];
   if (issue.code === "unrecognized_keys") {
+    const hint = /^(did you mean|known options|this level)/.test(issue.message) ? ` (${issue.message})` : "";
+    if (of !== undefined) return `unknown option "${[...path, String(issue.keys[0])].join(".")}" of ${of}${hint}`;
     const keys = issue.keys.map((k) => [...path, k].join("."));
-    const hint = issue.message.startsWith("did you mean") ? ` (${issue.message})` : "";
     return keys.length === 1 ? `unknown key ${keys[0]}${hint}` : `unknown keys ${keys.join(", ")}${hint}`;
   }
+  if (of !== undefined)
+    return path.length === 0 ? `${of}: ${issue.message}` : `\`${path.join(".")}\` of ${of} ${issue.message}`;
   return `${path.length > 0 ? path.join(".") : "value"}: ${issue.message}`;
 }
 

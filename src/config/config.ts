@@ -75,3 +75,10 @@ function defineKey(obj: Record<string, unknown>, key: string, value: unknown): u
   Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
   return value;
 }
+
+/** The positive integer `text` says, for a flag's value; a ConfigError naming `flag` otherwise. */
+export function positiveInteger(text: string, flag: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${flag} expects a positive integer, not "${text}"`);
+  return n;
+}

@@ -13,6 +13,7 @@ interface Def {
   type: string;
   shape?: Record<string, z.ZodType>;
   innerType?: z.ZodType;
+  in?: z.ZodType;
   out?: z.ZodType;
   valueType?: z.ZodType;
   element?: z.ZodType;
@@ -37,7 +38,10 @@ function unwrap(s: z.ZodType): { schema: z.ZodType; description: string | undefi
       d.type === "optional" || d.type === "default" || d.type === "prefault"
         ? d.innerType
         : d.type === "pipe"
-          ? d.out
+          ? // A transform into a section's options (`fabric`) is documented by what it reads.
+            defOf(d.out!).type === "transform"
+            ? d.in
+            : d.out
           : undefined;
     if (!next) return { schema: cur, description, fallback };
     cur = next;

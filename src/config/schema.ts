@@ -1,6 +1,6 @@
 /**
  * The parts of zest's configuration schema that belong to no door and no storage: the root's own
- * keys, the fabric and the admin space, and the helpers every section uses (`closed`, one issue
+ * keys, `session_bound`, and the helpers every section uses (`closed`, one issue
  * formatter, in closed-schema.ts). The root schema is composed at the top (`src/zest-config.ts`)
  * from these, the storage manager's section (storage/schema.ts) and the sections the front doors
  * register, so this folder imports no door and no storage (docs/architecture.md). Every object is closed: an
@@ -15,47 +15,6 @@ const hexId = z.string().regex(/^([0-9a-fA-F]{2}){1,16}$/, "expected 1 to 16 byt
 
 /** The longest timer a setting may ask for: a day (Node fires a timer past 2^31 - 1 ms after 1 ms). */
 export const MAX_TIMER_MS = 86_400_000;
-
-const positiveMs = (what: string) =>
-  z.number().int().positive().max(MAX_TIMER_MS).optional().describe(`${what}; at most ${MAX_TIMER_MS}`);
-
-export const fabricSchema = closed(
-  {
-    nats: closed(
-      {
-        servers: z
-          .union([z.array(z.string()), z.string()])
-          .optional()
-          .describe("NATS URLs, a list or a comma-separated string"),
-        heartbeat_ms: positiveMs("peer heartbeat period (1000)"),
-        peer_timeout_ms: positiveMs("a peer silent this long is gone (4000)"),
-        ack_timeout_ms: positiveMs("wait this long for a write's acknowledgements (5000)"),
-        connect_timeout_ms: positiveMs("NATS connection timeout (5000)"),
-        reconnect_time_wait_ms: positiveMs("pause between reconnection attempts (250)"),
-      },
-      "the NATS fabric",
-    ).optional(),
-  },
-  "how routers reach each other",
-);
-
-export type FabricConfig = z.output<typeof fabricSchema>;
-
-export const adminspaceSchema = closed(
-  {
-    permissions: closed(
-      {
-        read: z.boolean().optional().describe("admin reads over HTTP (true)"),
-        write: z
-          .union([z.boolean(), z.literal("loopback")])
-          .optional()
-          .describe('admin writes over HTTP: true, false or "loopback" (default)'),
-      },
-      "who may use the admin space over HTTP",
-    ).optional(),
-  },
-  "the admin space",
-);
 
 /** Most key expressions `session_bound.key_exprs` may list. */
 export const MAX_SESSION_BOUND_KEY_EXPRS = 1024;
@@ -76,7 +35,7 @@ export const sessionBoundSchema = closed(
  * The root schema, from the sections registered at the top: `plugins` holds the door sections
  * (each filled with its defaults when absent) and the storage manager's; any other key of
  * `plugins` is the config of the `-P` plugin of that name. `top` adds root sections owned
- * elsewhere (`access_control`).
+ * elsewhere (`access_control`, `adminspace`, `fabric`, `tls`).
  */
 export function rootConfigSchema<Plugins extends z.ZodRawShape, Top extends z.ZodRawShape>(plugins: Plugins, top: Top) {
   return closed(
@@ -89,14 +48,12 @@ export function rootConfigSchema<Plugins extends z.ZodRawShape, Top extends z.Zo
         .max(MAX_TIMER_MS)
         .default(DEFAULT_QUERY_TIMEOUT_MS)
         .describe(`default query timeout in ms (at most ${MAX_TIMER_MS})`),
-      adminspace: adminspaceSchema.optional(),
       session_bound: sessionBoundSchema.optional(),
       plugins: z
         .looseObject(plugins)
         // Absent `plugins` is `{}`, so every door section gets its defaults.
         .prefault({} as never)
         .describe("plugins: built-in ones, and any other key is the config of the -P plugin of that name"),
-      fabric: fabricSchema.optional(),
       ...top,
     },
     "zest configuration",

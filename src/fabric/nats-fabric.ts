@@ -52,6 +52,13 @@ import { NatsTransport } from "./nats-transport.js";
 import { DEFAULT_MAX_DECLARATIONS_PER_PEER, PeerTable } from "./peer-table.js";
 import { answerQuery, errorReply, QueryGather } from "./query-gather.js";
 import {
+  DEFAULT_ACK_TIMEOUT_MS,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_HEARTBEAT_MS,
+  DEFAULT_PEER_TIMEOUT_MS,
+  DEFAULT_RECONNECT_TIME_WAIT_MS,
+} from "./timings.js";
+import {
   DECL_SUBJECT,
   DIRECT_SUBJECT,
   HELLO_SUBJECT,
@@ -159,9 +166,9 @@ export class NatsFabric implements Fabric {
     this.servers = [...options.servers];
     this.logger = (options.logger ?? silentLogger).child({ fabric: "nats" });
     this.clock = options.clock ?? systemClock;
-    this.heartbeatMs = options.heartbeatMs ?? 1_000;
-    this.peerTimeoutMs = options.peerTimeoutMs ?? 4_000;
-    this.ackTimeoutMs = options.ackTimeoutMs ?? 5_000;
+    this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    this.peerTimeoutMs = options.peerTimeoutMs ?? DEFAULT_PEER_TIMEOUT_MS;
+    this.ackTimeoutMs = options.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS;
     this.probeAfterMs = options.probeAfterMs ?? 300;
     this.helloWaitMs = options.helloWaitMs ?? 1_000;
     this.maxDeclarationsPerPeer = options.maxDeclarationsPerPeer ?? DEFAULT_MAX_DECLARATIONS_PER_PEER;
@@ -169,8 +176,8 @@ export class NatsFabric implements Fabric {
       throw ZestError.badRequest(
         `maxDeclarationsPerPeer must be a positive integer, got ${String(this.maxDeclarationsPerPeer)}`,
       );
-    const connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
-    const reconnectTimeWaitMs = options.reconnectTimeWaitMs ?? 250;
+    const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    const reconnectTimeWaitMs = options.reconnectTimeWaitMs ?? DEFAULT_RECONNECT_TIME_WAIT_MS;
     // A write waits for a router that does not answer until it is forgotten (peerTimeoutMs of
     // silence): a router whose NATS node died is reconnecting and gets the write resent, one that
     // died is dropped. The ack timeout must come later, or such writes would fail with a timeout.

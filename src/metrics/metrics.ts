@@ -50,6 +50,8 @@ export interface MetricsSources {
 
 /** What the HTTP door reports (`reportHttp`): bytes written to its clients, its SSE hub. */
 interface HttpSource {
+  /** The REST variant served: the `variant` label of the HTTP series. */
+  readonly variant: string;
   responseBytes(): number;
   sse?(): SseSnapshot | undefined;
   /** The long-poll waits (docs/long-poll.md); absent: the metrics read 0. */
@@ -80,12 +82,15 @@ export class RouterMetrics {
   private readonly series: RequestSeries;
   private http: HttpSource | undefined;
 
-  constructor(
-    readonly variant: string,
-    sources: MetricsSources,
-  ) {
+  constructor(sources: MetricsSources) {
     const r = this.registry;
-    this.series = new RequestSeries(r, variant, LATENCY_BUCKETS, () => this.http?.responseBytes() ?? 0);
+    // No HTTP door (REST off): the HTTP series carry an empty variant, and count nothing.
+    this.series = new RequestSeries(
+      r,
+      () => this.http?.variant ?? "",
+      LATENCY_BUCKETS,
+      () => this.http?.responseBytes() ?? 0,
+    );
     sseMetrics(r, () => this.http?.sse?.());
     longPollMetrics(r, () => this.http?.longPoll?.());
     storageMetrics(r, sources);

@@ -27,7 +27,8 @@ export class RequestSeries {
 
   constructor(
     r: Registry,
-    private readonly variant: string,
+    /** The REST variant's name, read on scrape (the label of every series). */
+    private readonly variant: () => string,
     private readonly bounds: readonly number[],
     /** Bytes written to clients, read on scrape. */
     bytesOut: () => number,
@@ -41,7 +42,7 @@ export class RequestSeries {
       collect() {
         this.reset();
         for (const [method, byStatus] of self.counts)
-          for (const [status, { n }] of byStatus) this.labels(method, self.variant, String(status)).inc(n);
+          for (const [status, { n }] of byStatus) this.labels(method, self.variant(), String(status)).inc(n);
       },
     });
     r.registerMetric(
@@ -115,12 +116,12 @@ export class RequestSeries {
           acc += h.buckets[i]!;
           values.push({
             metricName: `${name}_bucket`,
-            labels: { le: i < this.bounds.length ? this.bounds[i]! : "+Inf", method, variant: this.variant },
+            labels: { le: i < this.bounds.length ? this.bounds[i]! : "+Inf", method, variant: this.variant() },
             value: acc,
           });
         }
-        values.push({ metricName: `${name}_sum`, labels: { method, variant: this.variant }, value: h.sum });
-        values.push({ metricName: `${name}_count`, labels: { method, variant: this.variant }, value: h.count });
+        values.push({ metricName: `${name}_sum`, labels: { method, variant: this.variant() }, value: h.sum });
+        values.push({ metricName: `${name}_count`, labels: { method, variant: this.variant() }, value: h.count });
       }
       return { name, help, type: "histogram" as never, values, aggregator: "sum" };
     };
@@ -147,9 +148,9 @@ interface Histogram {
 }
 
 /** A counter's collect hook that sets its one series to `read()`. */
-function setTo(read: () => number, variant: string): (this: Counter<"variant">) => void {
+function setTo(read: () => number, variant: () => string): (this: Counter<"variant">) => void {
   return function (this: Counter<"variant">) {
     this.reset();
-    this.labels(variant).inc(read());
+    this.labels(variant()).inc(read());
   };
 }

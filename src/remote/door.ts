@@ -15,9 +15,9 @@ export const remoteApiDoor: FrontDoor<"remote_api", typeof remoteApiSchema> = {
   schema: remoteApiSchema,
   flags: [
     {
-      flag: "remote-api-port",
+      flag: "--remote-api-port",
       value: "port",
-      key: "websocket_port",
+      path: ["plugins", "remote_api", "websocket_port"],
       description: "serve the zenoh-ts remote API over WebSocket on a port or ip:port (off by default)",
     },
   ],

@@ -4,6 +4,7 @@
  * (the configuration reference is generated from them).
  */
 import { z } from "zod";
+import { DEFAULT_PER_ADDRESS, perAddressCap } from "../access/connections.js";
 import { endpointSchema } from "../access/listen.js";
 import { closed } from "../config/schema.js";
 import { DEFAULT_LIMITS } from "./limits.js";
@@ -22,7 +23,7 @@ export const remoteApiSchema = closed(
       ),
     max_frame_bytes: positive()
       .default(DEFAULT_LIMITS.maxFrameBytes)
-      .describe("largest frame a client may send, in bytes (1009 beyond it)"),
+      .describe("largest frame a client may send, in bytes (a larger one closes the connection with 1009)"),
     max_declarations: positive()
       .default(DEFAULT_LIMITS.maxDeclarations)
       .describe("declarations one connection may hold"),
@@ -40,9 +41,15 @@ export const remoteApiSchema = closed(
     max_connections: positive().default(DEFAULT_LIMITS.maxConnections).describe("connections at once"),
     max_connections_per_address: positive()
       .optional()
-      .describe("open connections per client address (256, at most a quarter of `max_connections`)"),
+      .describe(
+        `open connections per client address (default: a quarter of \`max_connections\`, at most ${DEFAULT_PER_ADDRESS})`,
+      ),
   },
   "the zenoh-ts remote API over WebSocket (off unless websocket_port is set)",
-);
+).transform((c) => ({
+  ...c,
+  // Known once max_connections is: the parsed section holds the cap the door applies.
+  max_connections_per_address: c.max_connections_per_address ?? perAddressCap(c.max_connections),
+}));
 
 export type RemoteApiConfig = z.output<typeof remoteApiSchema>;

@@ -6,13 +6,13 @@ import type { StorageManager } from "../storage/manager.js";
 import type { KeyExprLimits } from "../keyexpr/index.js";
 import type { Sample } from "../core/sample.js";
 import type { Layout, Rendered } from "./layout.js";
+import type { OpenApiPart } from "./openapi.js";
 
 /**
  * One face of the REST gateway. The variants differ only here: how a URL path becomes a key
  * expression, how a content type becomes an encoding, and how replies are rendered.
  */
 export interface RestCodec {
-  readonly variant: "a" | "b";
   /** Status of a successful PUT/PATCH/DELETE (A: 200, B: 204). */
   readonly writeStatus: number;
   /**
@@ -21,8 +21,13 @@ export interface RestCodec {
    * only answered requests that carried an `Origin`). docs/rest-gateway.md §A.4, §B.4.
    */
   readonly corsOnEveryWrite: boolean;
-  /** Whether `Accept: text/event-stream` subscribes (A) or is an ordinary GET (B). */
-  readonly supportsSse: boolean;
+  /** Whether `GET /` from a browser answers the explorer page (A) rather than the key `/` (docs/explorer.md). */
+  readonly explorer: boolean;
+  /**
+   * Whether `parameters` hands the query string on as it is (A): a write's lifetime read from it
+   * can then be kept and compared in place for the next write with the same query string.
+   */
+  readonly verbatimParameters: boolean;
   /** Whether every single-key GET answers an `ETag` (A); B answers one only to a GET with condition headers, keeping 0.4's headers otherwise. Conditional writes work in both. */
   readonly etags: boolean;
   /** Where this variant's admin space takes storage configs, as a client writes it (for error messages; the admin layout owns it). */
@@ -59,6 +64,7 @@ export interface RestCodec {
   /**
    * One SSE message for a sample, as bytes: computed once per sample (the codec caches it) and
    * written as is to every stream, so 1,000 subscribers cost one rendering and one UTF-8 encoding.
+   * Absent: the variant has no SSE, and `Accept: text/event-stream` is an ordinary GET (B).
    */
   sseEvent?(sample: Sample): Buffer;
   /**
@@ -69,13 +75,20 @@ export interface RestCodec {
 }
 
 /**
- * A REST variant: its codec and the admin-space layout that goes with it, so that each variant
- * lives in its own files and the runtime picks one by name without knowing any.
+ * A REST variant: everything that differs between variants, in one registered object (the list
+ * is `rest/variants.ts`): its codec, the admin-space layout that goes with it, and its part of
+ * the OpenAPI document. The config schema's choices, `--rest-variant`'s choices and the admin
+ * layouts `adminspace.layout` may name all come from the registered names, so a variant is one
+ * file plus one line (docs/rest-gateway.md, "Variants").
  */
 export interface RestVariant {
-  /** The name `--rest-variant` and `plugins.rest.variant` use. */
+  /** The name `--rest-variant`, `plugins.rest.variant` and `adminspace.layout` use. */
   readonly name: string;
+  /** One line for the help and the configuration reference ("zenoh 0.6 style"). */
+  readonly description: string;
   readonly codec: RestCodec;
   /** Builds this variant's admin space on `session` (started by the runtime). */
   admin(session: Session, manager: StorageManager, sources: AdminSources): AdminLayout;
+  /** What the OpenAPI document says that only this variant says (`openapi.ts`). */
+  readonly openApi: OpenApiPart;
 }

@@ -2,10 +2,12 @@
  * The OpenAPI 3.1 description of the REST gateway, for either variant, with the admin space
  * (docs/openapi.md). Served at `@/router/<zid>/openapi`; built from data, once per router.
  */
+import { Encoding } from "../core/encoding.js";
+import type { Session } from "../core/session.js";
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
-const text = { schema: { type: "string" } };
+export const text = { schema: { type: "string" } };
 const errorResponse = (description: string): Json => ({ description, content: { "text/plain": text } });
 
 /** Error answers common to every operation: a one-line reason as plain text. */
@@ -30,14 +32,14 @@ const keyexprParam = (example: string): Json => ({
   example,
 });
 
-const zidParam: Json = {
+export const zidParam: Json = {
   name: "zid",
   in: "path",
   required: true,
   description: "A router id in hex, or `local` for the router answering",
   schema: { type: "string" },
 };
-const nameParam = (what: string): Json => ({
+export const nameParam = (what: string): Json => ({
   name: "name",
   in: "path",
   required: true,
@@ -130,6 +132,12 @@ const etagHeaders: Json = {
 const conditionResponses: Json = {
   "412": errorResponse("The condition (If-Match, If-None-Match) does not hold: nothing changed"),
 };
+const writeResponses = (status: string): Json => ({
+  [status]: { description: "Applied: every storage holding the key has the sample" },
+  "404": errorResponse("No admin entry takes writes at this path"),
+  "409": errorResponse("Conflicts with the current configuration"),
+  ...ERRORS,
+});
 const dataWriteResponses = (status: string): Json => ({
   ...writeResponses(status),
   [status]: { description: "Applied: every storage holding the key has the sample", headers: etagHeaders },
@@ -143,97 +151,56 @@ const anyBody: Json = {
   content: { "*/*": { schema: {} } },
 };
 
-/** What differs between the variants. */
-interface VariantShape {
+/**
+ * What differs between the variants: each variant's own part of the document, registered with
+ * it (`RestVariant.openApi`), so this module names no variant.
+ */
+export interface OpenApiPart {
   readonly title: string;
-  readonly entry: string;
+  /** The JSON schema of one entry of a GET answer. */
+  readonly entry: Json;
+  /** Status of a successful write ("200", "204"). */
   readonly writeStatus: string;
+  /** Whether `Accept: text/event-stream` opens an SSE stream. */
   readonly sse: boolean;
+  /** A key expression as the variant's paths write it. */
   readonly example: string;
-  /** Admin paths of storages (and volumes, in A) by their key in `paths`. */
+  /** Admin paths of storages (and volumes) by their key in `paths`. */
   readonly adminConfig: Json;
 }
 
-const writeResponses = (status: string): Json => ({
-  [status]: { description: "Applied: every storage holding the key has the sample" },
-  "404": errorResponse("No admin entry takes writes at this path"),
-  "409": errorResponse("Conflicts with the current configuration"),
-  ...ERRORS,
-});
-
-function variantShape(variant: "a" | "b"): VariantShape {
-  const admin = (what: "storage" | "volume", path: string, summary: string): Json => ({
-    parameters: [zidParam, nameParam(what)],
+/** The path item of an admin config entry (a storage or a volume): PUT a config, DELETE it. */
+export function adminConfigPath(
+  writeStatus: string,
+  what: "storage" | "volume",
+  path: string,
+  summary: string,
+  requestContent: Json = {
+    "application/json": { schema: { type: "object" } },
+    "application/json5": { schema: { type: "string" } },
+  },
+  parameters: Json[] = [zidParam, nameParam(what)],
+): Json {
+  return {
+    parameters,
     put: {
       summary,
       operationId: `put${what}`,
-      requestBody: {
-        required: true,
-        content: {
-          "application/json": { schema: { type: "object" } },
-          "application/json5": { schema: { type: "string" } },
-        },
-      },
-      responses: writeResponses(variant === "a" ? "200" : "204"),
+      requestBody: { required: true, content: requestContent },
+      responses: writeResponses(writeStatus),
     },
     delete: {
       summary: `Removes a ${what}`,
       operationId: `delete${what}`,
-      responses: writeResponses(variant === "a" ? "200" : "204"),
+      responses: writeResponses(writeStatus),
     },
     description: `Path: ${path}`,
-  });
-  if (variant === "a") {
-    return {
-      title: "zest REST API, Variant A (zenoh 0.6 REST)",
-      entry: "EntryA",
-      writeStatus: "200",
-      sse: true,
-      example: "demo/example/**",
-      adminConfig: {
-        "/@/router/{zid}/config/plugins/storage_manager/storages/{name}": admin(
-          "storage",
-          "storages",
-          "Creates or replaces a storage (JSON5 config)",
-        ),
-        "/@/router/{zid}/config/plugins/storage_manager/volumes/{name}": admin(
-          "volume",
-          "volumes",
-          "Creates or replaces a volume (JSON5 config)",
-        ),
-      },
-    };
-  }
-  const b = admin("storage", "backend storages", "Creates a storage on a backend (properties)");
-  b.parameters = [
-    zidParam,
-    {
-      name: "backend",
-      in: "path",
-      required: true,
-      description: "`memory`, `sqlite3` or `influxdb`",
-      schema: { type: "string" },
-    },
-    nameParam("storage"),
-  ];
-  (b.put as Json).requestBody = {
-    required: true,
-    content: { "text/plain": text, "application/properties": text, "application/json": { schema: { type: "object" } } },
-  };
-  return {
-    title: "zest REST API, Variant B (zenoh 0.4 HTTP)",
-    entry: "EntryB",
-    writeStatus: "204",
-    sse: false,
-    example: "/demo/example/**",
-    adminConfig: { "/@/router/{zid}/plugin/storages/backend/{backend}/storage/{name}": b },
   };
 }
 
-/** Builds the document for one variant (the one a router serves). */
-export function openApiDocument(variant: "a" | "b", version: string): Json {
-  const v = variantShape(variant);
-  const entries = { schema: { type: "array", items: { $ref: `#/components/schemas/${v.entry}` } } };
+/** Builds the document for one variant (the one a router serves) from its part. */
+export function openApiDocument(v: OpenApiPart, version: string): Json {
+  const entries = { schema: { type: "array", items: { $ref: "#/components/schemas/Entry" } } };
   const getContent: Json = { "application/json": entries, "text/html": text };
   if (v.sse)
     getContent["text/event-stream"] = {
@@ -340,21 +307,23 @@ export function openApiDocument(variant: "a" | "b", version: string): Json {
     paths,
     components: {
       schemas: {
-        EntryA: {
-          type: "object",
-          description:
-            "One reply. `time` is `<RFC 3339>/<router id>`, or `None` for computed replies; error replies have the key `ERROR` and no time.",
-          required: ["key", "value", "encoding"],
-          properties: { key: { type: "string" }, value: {}, encoding: { type: "string" }, time: { type: "string" } },
-          additionalProperties: false,
-        },
-        EntryB: {
-          type: "object",
-          required: ["key", "value", "time"],
-          properties: { key: { type: "string" }, value: {}, time: { type: "string" } },
-          additionalProperties: false,
-        },
+        Entry: v.entry,
       },
     },
   };
+}
+
+/**
+ * Serves the document at `@/router/<zid>/openapi` (JSON, read it whole with `?_raw=true`) while
+ * the REST door runs: it depends only on the variant, the version and the router, so it is built
+ * once, at the first read.
+ */
+export function declareOpenApi(session: Session, part: OpenApiPart, version: string): { close(): void } {
+  const key = `@/router/${session.zid}/openapi`;
+  let text: string | undefined;
+  const q = session.declareQueryable(key, (query) => {
+    text ??= JSON.stringify(openApiDocument(part, version));
+    query.reply(key, text, { encoding: Encoding.APP_JSON });
+  });
+  return { close: () => q.undeclare() };
 }

@@ -217,8 +217,8 @@ export class ReadPath implements LongPollReader {
       switch (method) {
         case "GET":
         case "HEAD": {
-          // The explorer page (docs/explorer.md): `/` for a browser, Variant A only.
-          if (codec.variant === "a" && serveExplorer(req, res)) return;
+          // The explorer page (docs/explorer.md): `/` for a browser, in a variant that has it (A).
+          if (codec.explorer && serveExplorer(req, res)) return;
           const accept = firstAccept(req.headers.accept);
           const html = accept === "text/html";
           const cacheKey = this.cache ? cacheKeyOf(method, url, accept) : undefined;
@@ -226,7 +226,7 @@ export class ReadPath implements LongPollReader {
           const key = codec.pathToKey(path, session.zid, false, session.keyExprLimits);
           checkRead(permissions, key);
           const parameters = new Parameters(codec.parameters(query));
-          const sse = accept === "text/event-stream" && codec.supportsSse && method === "GET";
+          const sse = accept === "text/event-stream" && codec.sseEvent !== undefined && method === "GET";
           const expires = expiresWanted(parameters.get("_expires"));
           const decision =
             principal === undefined

@@ -31,7 +31,9 @@ import {
   DEFAULT_BODY_LIMIT,
   DEFAULT_CACHE_ENTRIES,
   DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_HTTP2,
   DEFAULT_RESPONSE_IDLE_TIMEOUT_MS,
+  KEEP_ALIVE_TIMEOUT_MS,
   REQUEST_TIMEOUT_MS,
 } from "./schema.js";
 
@@ -95,14 +97,6 @@ export interface RestServerOptions {
 export { DEFAULT_BODY_LIMIT } from "./schema.js";
 /** Largest request head (request line and headers), in bytes. */
 export const MAX_HEADER_SIZE = 16 * 1024;
-/** Concurrent HTTP/2 streams per connection: 50 explorer tabs and their reads fit. */
-const DEFAULT_H2_STREAMS = 256;
-/** Memory an HTTP/2 session may hold for its streams, in MB (Node's default). */
-const DEFAULT_H2_SESSION_MEMORY_MB = 10;
-/** How long an HTTP/1.1 connection is kept between requests (longer than common proxies' 60 s). */
-const KEEP_ALIVE_TIMEOUT_MS = 65_000;
-/** How long an HTTP/2 connection with no open stream is kept: as HTTP/1.1's keep-alive. */
-const DEFAULT_H2_IDLE_TIMEOUT_MS = KEEP_ALIVE_TIMEOUT_MS;
 
 /** The HTTP face of the router: one short pipeline, errors turned into responses in one place. */
 export class RestServer {
@@ -197,10 +191,10 @@ export class RestServer {
     };
     const h2 = options.http2;
     const h2Options = {
-      maxSessionMemory: h2?.maxSessionMemoryMb ?? DEFAULT_H2_SESSION_MEMORY_MB,
+      maxSessionMemory: h2?.maxSessionMemoryMb ?? DEFAULT_HTTP2.maxSessionMemoryMb,
       maxSendHeaderBlockLength: MAX_HEADER_SIZE,
       settings: {
-        maxConcurrentStreams: h2?.maxConcurrentStreams ?? DEFAULT_H2_STREAMS,
+        maxConcurrentStreams: h2?.maxConcurrentStreams ?? DEFAULT_HTTP2.maxConcurrentStreams,
         maxHeaderListSize: MAX_HEADER_SIZE,
       },
     };
@@ -230,13 +224,13 @@ export class RestServer {
         socket.once("close", () => sockets.delete(socket));
       });
       this.h2Sockets = sockets;
-      closeIdleSessions(this.server, h2?.idleTimeoutMs ?? DEFAULT_H2_IDLE_TIMEOUT_MS);
+      closeIdleSessions(this.server, h2?.idleTimeoutMs ?? DEFAULT_HTTP2.idleTimeoutMs);
     }
     // HTTP/2 with prior knowledge on the plain port, handed over from the HTTP/1.1 parser's
     // refusal of the preface: nothing in front of HTTP/1.1 (docs/http2.md).
     if (!options.tls && h2?.enabled !== false) {
       const h2c = createH2cServer(h2Options, onRequest as unknown as Parameters<typeof createH2cServer>[1]);
-      closeIdleSessions(h2c, h2?.idleTimeoutMs ?? DEFAULT_H2_IDLE_TIMEOUT_MS);
+      closeIdleSessions(h2c, h2?.idleTimeoutMs ?? DEFAULT_HTTP2.idleTimeoutMs);
       this.h2c = new H2cHandOver(this.server, h2c);
     }
     this.server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;

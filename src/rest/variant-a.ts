@@ -11,6 +11,7 @@ import { escapeHtml, renderValueJson, utf8 } from "./render-value.js";
 import { decodePath } from "./paths.js";
 import type { Layout } from "./layout.js";
 import { expiresJson } from "./lifetime.js";
+import { adminConfigPath, type OpenApiPart } from "./openapi.js";
 
 const ROUTER_PREFIX = "@/router/";
 
@@ -96,11 +97,11 @@ const HTML_FRAME = {
 
 /** Variant A's codec: Zenoh 0.6 REST, with zest's own decisions (valid JSON always, sorted keys). */
 export const codecA: RestCodec = {
-  variant: "a",
   writeStatus: 200,
   corsOnEveryWrite: false,
   etags: true,
-  supportsSse: true,
+  explorer: true,
+  verbatimParameters: true,
   adminConfigPath: AdminSpace.storageConfigPath,
 
   pathToKey(path: string, zid: string, _write: boolean, limits?: KeyExprLimits): string {
@@ -148,9 +149,41 @@ export const codecA: RestCodec = {
   },
 };
 
-/** Variant A: its codec and its admin layout (`config/` and `status/`). */
+/** Variant A's part of the OpenAPI document (docs/openapi.md). */
+const openApiA: OpenApiPart = {
+  title: "zest REST API, Variant A (zenoh 0.6 REST)",
+  entry: {
+    type: "object",
+    description:
+      "One reply. `time` is `<RFC 3339>/<router id>`, or `None` for computed replies; error replies have the key `ERROR` and no time.",
+    required: ["key", "value", "encoding"],
+    properties: { key: { type: "string" }, value: {}, encoding: { type: "string" }, time: { type: "string" } },
+    additionalProperties: false,
+  },
+  writeStatus: "200",
+  sse: true,
+  example: "demo/example/**",
+  adminConfig: {
+    "/@/router/{zid}/config/plugins/storage_manager/storages/{name}": adminConfigPath(
+      "200",
+      "storage",
+      "storages",
+      "Creates or replaces a storage (JSON5 config)",
+    ),
+    "/@/router/{zid}/config/plugins/storage_manager/volumes/{name}": adminConfigPath(
+      "200",
+      "volume",
+      "volumes",
+      "Creates or replaces a volume (JSON5 config)",
+    ),
+  },
+};
+
+/** Variant A: its codec, its admin layout (`config/` and `status/`) and its OpenAPI part. */
 export const variantA: RestVariant = {
   name: "a",
+  description: "zenoh 0.6 style",
   codec: codecA,
   admin: (session, manager, sources) => new AdminSpace(session, manager, sources),
+  openApi: openApiA,
 };

@@ -14,6 +14,7 @@ import { CACHED_VALUE_BYTES, jsonValue, utf8 } from "./render-value.js";
 import { sortInSlices } from "../core/slices.js";
 import type { Layout } from "./layout.js";
 import { expiresJson } from "./lifetime.js";
+import { adminConfigPath, nameParam, type OpenApiPart, zidParam } from "./openapi.js";
 
 const ADMIN_ALIAS = "/@/router/local";
 const ROUTER_PREFIX = "@/router/";
@@ -182,11 +183,11 @@ export function parametersB(query: string): string {
  * replies shown once, no SSE.
  */
 export const codecB: RestCodec = {
-  variant: "b",
   writeStatus: 204,
   corsOnEveryWrite: true,
   etags: false,
-  supportsSse: false,
+  explorer: false,
+  verbatimParameters: false,
   adminConfigPath: AdminSpaceB.storageConfigPath,
 
   pathToKey(path: string, zid: string, write: boolean, limits?: KeyExprLimits): string {
@@ -235,9 +236,51 @@ export const codecB: RestCodec = {
   },
 };
 
-/** Variant B: its codec and its admin layout (zenoh 0.4's `plugin/storages/backend/...`). */
+const properties = { schema: { type: "string" } };
+
+/** Variant B's part of the OpenAPI document (docs/openapi.md). */
+const openApiB: OpenApiPart = {
+  title: "zest REST API, Variant B (zenoh 0.4 HTTP)",
+  entry: {
+    type: "object",
+    required: ["key", "value", "time"],
+    properties: { key: { type: "string" }, value: {}, time: { type: "string" } },
+    additionalProperties: false,
+  },
+  writeStatus: "204",
+  sse: false,
+  example: "/demo/example/**",
+  adminConfig: {
+    "/@/router/{zid}/plugin/storages/backend/{backend}/storage/{name}": adminConfigPath(
+      "204",
+      "storage",
+      "backend storages",
+      "Creates a storage on a backend (properties)",
+      {
+        "text/plain": properties,
+        "application/properties": properties,
+        "application/json": { schema: { type: "object" } },
+      },
+      [
+        zidParam,
+        {
+          name: "backend",
+          in: "path",
+          required: true,
+          description: "`memory`, `sqlite3` or `influxdb`",
+          schema: { type: "string" },
+        },
+        nameParam("storage"),
+      ],
+    ),
+  },
+};
+
+/** Variant B: its codec, its admin layout (zenoh 0.4's `plugin/storages/backend/...`) and its OpenAPI part. */
 export const variantB: RestVariant = {
   name: "b",
+  description: "zenoh 0.4 style",
   codec: codecB,
   admin: (session, manager, sources) => new AdminSpaceB(session, manager, sources),
+  openApi: openApiB,
 };

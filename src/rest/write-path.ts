@@ -120,7 +120,7 @@ export class WritePath {
    * its lifetime are kept: a client refreshing keys with `?_ttl=30s` sends the same one each time,
    * and it is then compared in place, neither sliced nor parsed again (docs/ttl-and-leases.md,
    * "Cost"). Only a lifetime read without error is kept, and only for a codec that hands the
-   * query on as it is (Variant A).
+   * query on as it is (`verbatimParameters`, Variant A).
    */
   private lifetimeOf(method: "PUT" | "PATCH" | "DELETE", url: string, q: number): WriteLifetime | undefined {
     const last = this.lastQuery;
@@ -129,7 +129,7 @@ export class WritePath {
       return this.lastLifetime;
     const query = url.slice(q + 1);
     const lifetime = writeLifetime(method, this.codec.parameters(query));
-    if (this.codec.variant === "a") {
+    if (this.codec.verbatimParameters) {
       this.lastQuery = query;
       this.lastLifetime = lifetime;
     }

@@ -7,6 +7,7 @@
 import { closest, distance } from "fastest-levenshtein";
 import { z } from "zod";
 import type { HostRef, Reach } from "../config/admission.js";
+import { describeIssue } from "../config/closed-schema.js";
 import { ZestError } from "../core/errors.js";
 
 /** Options as a config gives them. */
@@ -230,19 +231,7 @@ export function parseOptions<T>(schema: z.ZodType<T>, raw: RawOptions, where: st
   if (r.success) return r.data;
   // A misspelled key first: its value's absence is then no surprise (`ur:` for a required `url:`).
   const issue = r.error.issues.find((i) => i.code === "unrecognized_keys") ?? r.error.issues[0]!;
-  throw ZestError.badRequest(describeOptionIssue(issue, where));
-}
-
-/** One problem with an option, as a line naming it. */
-export function describeOptionIssue(issue: z.core.$ZodIssue, where: string): string {
-  const path = issue.path.map(String);
-  if (issue.code === "unrecognized_keys") {
-    const key = [...path, String(issue.keys[0])].join(".");
-    const hint = /^(did you mean|known options|this level)/.test(issue.message) ? ` (${issue.message})` : "";
-    return `unknown option "${key}" of ${where}${hint}`;
-  }
-  if (path.length === 0) return `${where}: ${issue.message}`;
-  return `\`${path.join(".")}\` of ${where} ${issue.message}`;
+  throw ZestError.badRequest(describeIssue(issue, [], where));
 }
 
 /** The host of `url`, with `defaultPort` when the URL names none (and the scheme has no known default). */

@@ -2,8 +2,6 @@
  * The zenoh door's config, in zenohd's names (docs/zenoh-protocol.md): `listen.endpoints`
  * (`-l/--listen`). The door starts from it with `startZenohDoor`.
  */
-import type { z } from "zod";
-import type { listenSchema } from "./listen-schema.js";
 import { errorMessage, ZestError } from "../core/errors.js";
 import type { AccessControl } from "../access/access.js";
 import type { TlsMaterial } from "../access/edge-policy.js";
@@ -18,8 +16,9 @@ import type { UsrPwdAuth } from "./auth-usrpwd.js";
 import type { SessionBoundKeys } from "../core/session-bound.js";
 import type { AdminPermissions } from "../access/admin-permissions.js";
 import type { ConnectionGuard } from "../access/connections.js";
+import type { ListenConfig } from "./schema.js";
 
-export type ListenConfig = z.infer<typeof listenSchema>;
+export type { ListenConfig } from "./schema.js";
 
 /** What the door needs from the rest of the router's startup. */
 export interface ZenohDoorContext {
@@ -46,7 +45,7 @@ export interface ZenohDoorContext {
 
 /**
  * The TLS material of `tls/` endpoints: zenohd's `transport.link.tls.listen_certificate` and
- * `listen_private_key` when given, else the router's (`plugins.rest.tls`, in `routerTls`); with
+ * `listen_private_key` when given, else the router's (`tls`, in `routerTls`); with
  * `enable_mtls`, clients are verified against `root_ca_certificate`. Undefined when there is no
  * certificate (a `tls/` endpoint then fails to start, saying so). A file that cannot be read is
  * a `bad_input` error naming it.

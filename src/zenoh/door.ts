@@ -4,29 +4,56 @@
  * config keeps zenohd's names at the root (`listen`, `scouting`, `transport`), so a zenohd config's
  * sections read the same here.
  */
-import type { DoorContext, FrontDoor } from "../access/front-door.js";
-import type { z } from "zod";
-import { closed } from "../config/schema.js";
+import type { DoorContext, DoorFlag, FrontDoor } from "../access/front-door.js";
+import { errorMessage } from "../core/errors.js";
+import { parseEndpoint } from "./endpoint.js";
 import { startZenohDoor, zenohTls } from "./config.js";
-import { listenSchema } from "./listen-schema.js";
 import { startScoutingForDoor } from "./scouting/index.js";
-import { scoutingSchema } from "./scouting/schema.js";
-import { transportSchema } from "./transport-schema.js";
+import { type ZenohDoorConfig, zenohDoorSchema } from "./schema.js";
 import { UsrPwdAuth } from "./auth-usrpwd.js";
-import { connectSchema } from "./connect/schema.js";
 import { startJoiner } from "./connect/start.js";
 import type { ZenohJoiner } from "./connect/joiner.js";
 
-/** The zenoh door's sections, at the root of the configuration as zenohd has them. */
-export const zenohDoorSchema = closed(
+/** A repeatable endpoint flag's list, each endpoint checked (`--listen: endpoint "quic/...": ...`). */
+const endpoints =
+  (flag: string) =>
+  (given: string | readonly string[] | false): readonly string[] | undefined => {
+    const list = typeof given === "string" ? [given] : given === false ? [] : given;
+    for (const e of list) {
+      try {
+        parseEndpoint(e);
+      } catch (err) {
+        throw new Error(`${flag}: ${errorMessage(err)}`);
+      }
+    }
+    return list;
+  };
+
+/** zenohd's flags, with zenohd's names: they set the door's root sections. */
+const zenohFlags: readonly DoorFlag[] = [
   {
-    listen: listenSchema.optional(),
-    connect: connectSchema.optional(),
-    scouting: scoutingSchema.optional(),
-    transport: transportSchema.optional(),
+    flag: "-l, --listen",
+    value: "endpoint",
+    description:
+      "zenoh endpoint to listen on, tcp/, udp/ or tls/ then <ip>:<port> or [<ipv6>]:<port> (repeatable; default tcp/127.0.0.1:7447)",
+    repeatable: true,
+    path: ["listen", "endpoints"],
+    parse: endpoints("--listen"),
   },
-  "the zenoh protocol door (zenohd's root sections)",
-);
+  {
+    flag: "-e, --connect",
+    value: "endpoint",
+    description: "zenoh router to join as a client, tcp/ or tls/ then <ip>:<port> (repeatable: the first that answers)",
+    repeatable: true,
+    path: ["connect", "endpoints"],
+    parse: endpoints("--connect"),
+  },
+  {
+    flag: "--no-multicast-scouting",
+    description: "do not answer zenoh multicast scouting (as zenohd's flag)",
+    path: ["scouting", "multicast", "enabled"],
+  },
+];
 
 /** The router zest joined, as one more session of the door (`joined: true`), while open. */
 function joinedSession(joiner: ZenohJoiner | undefined): Array<Record<string, unknown>> {
@@ -39,7 +66,8 @@ export const zenohDoor = {
   title: "zenoh",
   schema: zenohDoorSchema,
   atRoot: true,
-  async start(ctx: DoorContext<z.output<typeof zenohDoorSchema>>) {
+  flags: zenohFlags,
+  async start(ctx: DoorContext<ZenohDoorConfig>) {
     const dictionary = ctx.config.transport?.auth?.usrpwd?.dictionary_file;
     const usrpwd = dictionary ? UsrPwdAuth.fromFile(dictionary) : undefined;
     if (usrpwd !== undefined)

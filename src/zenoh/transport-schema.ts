@@ -5,28 +5,30 @@
  * certificate and key of `tls/` endpoints and mutual TLS. Kept apart from the door so the config schema does not load the door.
  */
 import { z } from "zod";
+import { DEFAULT_PER_ADDRESS } from "../access/connections.js";
 import { closed } from "../config/closed-schema.js";
+import { DEFAULT_ZENOH_LIMITS } from "./server.js";
 
 const path = (what: string) => z.string().min(1).max(4096).nullable().optional().describe(what);
 
 /** `transport.link.tls`, zenohd's names: the `listen_*` keys serve tls/ endpoints, the `connect_*` keys the tls/ routers zest joins. */
 export const linkTlsSchema = closed(
   {
-    listen_certificate: path("PEM certificate chain of tls/ endpoints (default: plugins.rest.tls's)"),
-    listen_private_key: path("PEM private key of tls/ endpoints (default: plugins.rest.tls's)"),
+    listen_certificate: path("PEM certificate chain of tls/ endpoints (default: the router's `tls`)"),
+    listen_private_key: path("PEM private key of tls/ endpoints (default: the router's `tls`)"),
     root_ca_certificate: path(
       "PEM root CA that client certificates are verified against (with enable_mtls), and the certificates of tls/ routers zest joins",
     ),
     enable_mtls: z
       .boolean()
-      .optional()
-      .describe("mutual TLS: refuse clients without a certificate signed by root_ca_certificate (false)"),
+      .default(false)
+      .describe("mutual TLS: refuse clients without a certificate signed by root_ca_certificate"),
     connect_private_key: path("PEM private key zest presents to tls/ routers it joins (mutual TLS)"),
     connect_certificate: path("PEM certificate chain zest presents to tls/ routers it joins (mutual TLS)"),
     verify_name_on_connect: z
       .boolean()
-      .optional()
-      .describe("a tls/ router zest joins must have a certificate naming its host (true)"),
+      .default(true)
+      .describe("a tls/ router zest joins must have a certificate naming its host"),
     close_link_on_expiration: z.boolean().optional().describe("accepted so a zenohd config loads; unused"),
   },
   "TLS of the zenoh door's tls/ endpoints",
@@ -84,9 +86,9 @@ export const transportSchema = closed(
               .int()
               .min(500)
               .max(3_600_000)
-              .optional()
+              .default(DEFAULT_ZENOH_LIMITS.leaseMs)
               .describe(
-                "the router's lease in ms (10000), announced to each peer: it sends KEEP_ALIVE within a quarter of it (a peer is expired by the lease it announced)",
+                "the router's lease in ms, announced to each peer: it sends KEEP_ALIVE within a quarter of it (a peer is expired by the lease it announced)",
               ),
           },
           "what the router sends on zenoh links",
@@ -112,7 +114,9 @@ export const transportSchema = closed(
           .positive()
           .max(1_000_000)
           .optional()
-          .describe("zenoh sessions from one IP address (256, at most a quarter of max_sessions; a zest extension)"),
+          .describe(
+            `zenoh sessions from one IP address (default: a quarter of max_sessions, at most ${DEFAULT_PER_ADDRESS}; a zest extension)`,
+          ),
       },
       "unicast sessions: the door's connection caps, the edge policy's guard",
     ).optional(),

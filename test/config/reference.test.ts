@@ -55,11 +55,80 @@ test("the reference shows the defaults the code uses, read from the schema", () 
   // max_connections_per_address is derived (at most a quarter of the total); its text names the code's constant.
   assert.match(
     ref,
-    new RegExp(`\\| \`plugins\\.rest\\.max_connections_per_address\` \\|[^\\n]*\\(${DEFAULT_PER_ADDRESS},`),
+    new RegExp(`\\| \`plugins\\.rest\\.max_connections_per_address\` \\|[^\\n]*at most ${DEFAULT_PER_ADDRESS}\\)`),
   );
   assert.equal(DEFAULT_PER_ADDRESS, 256);
   // A parsed config carries the same defaults.
   const parsed = configSchema.parse({});
   assert.equal(parsed.plugins.rest.body_limit, 16 * 1024 * 1024);
   assert.equal(parsed.plugins.remote_api.max_connections, 1000);
+});
+
+/**
+ * A default written in a description's prose ("(300000)", "(default true)", "`auto` (default)")
+ * agrees with the code only by care: defaults go in the schema (`.default(CONST)`), where the
+ * reference's default column and the parsed config read them. A default the schema cannot hold
+ * (derived: "default: random", "a quarter of max_connections") is written as a rule, not a value.
+ */
+const PROSE_DEFAULT = [
+  /\((?:-?\d[\d_.]*(?: ?(?:ms|s|MB|bytes))?|true|false)[,;)]/,
+  /\bdefault:?\s+(?:-?\d|true\b|false\b|none\b|tcp\/)/i,
+  /\(default\)/i,
+];
+
+test("no description in the configuration schema names a default in prose", () => {
+  // The patterns catch the phrasings the schema used to have, and let rules and bounds through.
+  for (const old of ["in ms (300000)", "per connection (256)", "(256, at most a quarter)", "(10000 ms)", "(true)"])
+    assert.ok(
+      PROSE_DEFAULT.some((p) => p.test(old)),
+      old,
+    );
+  for (const old of ["(default true)", "(default 1)", "`auto` (default)", "(default tcp/127.0.0.1:7447)"])
+    assert.ok(
+      PROSE_DEFAULT.some((p) => p.test(old)),
+      old,
+    );
+  for (const fine of ["(0 disables it)", "(at most 86400000)", "(default: random)", "(1009 beyond it)"])
+    assert.ok(!PROSE_DEFAULT.some((p) => p.test(fine)), fine);
+  const named: string[] = [];
+  for (const row of configReference(configSchema).split("\n").slice(2)) {
+    const cells = row.split(" | ");
+    const description = cells[cells.length - 1]!.replace(/ \|$/, "");
+    if (PROSE_DEFAULT.some((p) => p.test(description))) named.push(row);
+  }
+  assert.deepEqual(named, []);
+});
+
+test("sections whose defaults were prose parse to their defaults", () => {
+  const parsed = configSchema.parse({ fabric: { nats: { servers: "nats://a:4222, nats://b:4222" } } });
+  assert.deepEqual(parsed.fabric?.nats, {
+    servers: ["nats://a:4222", "nats://b:4222"],
+    heartbeatMs: 1_000,
+    peerTimeoutMs: 4_000,
+    ackTimeoutMs: 5_000,
+    connectTimeoutMs: 5_000,
+    reconnectTimeWaitMs: 250,
+  });
+  assert.equal(configSchema.parse({ fabric: { nats: { servers: " , " } } }).fabric?.nats, undefined);
+  assert.deepEqual(parsed.plugins.rest.long_poll, {
+    max_wait_ms: 300_000,
+    max_waits: 10_000,
+    max_waits_per_address: 1_000,
+  });
+  assert.deepEqual(parsed.plugins.rest.http2, {
+    enabled: true,
+    max_concurrent_streams: 256,
+    max_session_memory_mb: 10,
+    idle_timeout_ms: 65_000,
+  });
+  // A quarter of the remote API's 1000 connections: the cap its guard applies, now in the parsed config.
+  assert.equal(parsed.plugins.remote_api.max_connections_per_address, 250);
+  assert.equal(
+    configSchema.parse({ plugins: { remote_api: { max_connections: 40 } } }).plugins.remote_api
+      .max_connections_per_address,
+    10,
+  );
+  assert.equal(parsed.scouting.multicast.ttl, 1);
+  assert.equal(parsed.adminspace.layout, "a");
+  assert.equal(configSchema.parse({ plugins: { rest: { variant: "b" } } }).adminspace.layout, "b");
 });

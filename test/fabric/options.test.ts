@@ -2,8 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
-import { NatsFabric, natsFabricFromConfig } from "../../src/fabric/index.js";
-import type { ZestConfig } from "../../src/zest-config.js";
+import { fabricSchema, NatsFabric, natsFabricFromConfig } from "../../src/fabric/index.js";
 
 const refused = (re: RegExp) => (e: Error & { kind?: string }) => e.kind === "bad_input" && re.test(e.message);
 
@@ -16,10 +15,8 @@ test("ack_timeout_ms must be greater than peer_timeout_ms: a write waits for a s
     () => new NatsFabric({ servers: ["nats://127.0.0.1:4222"], peerTimeoutMs: 6_000 }),
     refused(/peer_timeout_ms \(6000\)/),
   );
-  const config = {
-    fabric: { nats: { servers: "nats://127.0.0.1:4222", ack_timeout_ms: 2_000 } },
-  } as unknown as ZestConfig;
-  assert.throws(() => natsFabricFromConfig(config.fabric, silentLogger), refused(/ack_timeout_ms/));
+  const fabric = fabricSchema.parse({ nats: { servers: "nats://127.0.0.1:4222", ack_timeout_ms: 2_000 } });
+  assert.throws(() => natsFabricFromConfig(fabric, silentLogger), refused(/ack_timeout_ms/));
 });
 
 test("the default timeouts and an ack_timeout_ms just above peer_timeout_ms are accepted, without connecting", () => {
@@ -28,12 +25,10 @@ test("the default timeouts and an ack_timeout_ms just above peer_timeout_ms are 
     assert.deepEqual(fabric.servers, ["nats://127.0.0.1:4222"]);
     assert.equal(fabric.connection, undefined, "nothing connects before start");
   }
-  const config = {
-    fabric: {
-      nats: { servers: "nats://10.0.0.1:4222, nats://10.0.0.2:4222", peer_timeout_ms: 2_000, ack_timeout_ms: 3_000 },
-    },
-  } as unknown as ZestConfig;
-  assert.deepEqual(natsFabricFromConfig(config.fabric, silentLogger)?.servers, [
+  const fabric = fabricSchema.parse({
+    nats: { servers: "nats://10.0.0.1:4222, nats://10.0.0.2:4222", peer_timeout_ms: 2_000, ack_timeout_ms: 3_000 },
+  });
+  assert.deepEqual(natsFabricFromConfig(fabric, silentLogger)?.servers, [
     "nats://10.0.0.1:4222",
     "nats://10.0.0.2:4222",
   ]);

@@ -8,6 +8,7 @@ import { errorMessage } from "../../core/errors.js";
 import { closed } from "../../config/closed-schema.js";
 import { MAX_TIMER_MS } from "../../config/schema.js";
 import { parseEndpoint } from "../endpoint.js";
+import { DEFAULT_BACKOFF } from "./joiner.js";
 
 const endpoint = z
   .string()
@@ -32,7 +33,7 @@ export const connectSchema = closed(
       .max(64)
       .optional()
       .describe(
-        "zenoh routers to join as a client, tcp/, tls/ or udp/ then <ip>:<port>: the first that answers, the next one when it goes away (default none)",
+        "zenoh routers to join as a client, tcp/, tls/ or udp/ then <ip>:<port>: the first that answers, the next one when it goes away (absent: zest joins none)",
       ),
     retry: closed(
       {
@@ -41,15 +42,15 @@ export const connectSchema = closed(
           .int()
           .min(10)
           .max(3_600_000)
-          .optional()
-          .describe("the first wait before trying again (100 ms), doubled at each failure"),
+          .default(DEFAULT_BACKOFF.initialMs)
+          .describe("the first wait before trying again, in ms, doubled at each failure"),
         period_max_ms: z
           .number()
           .int()
           .min(10)
           .max(3_600_000)
-          .optional()
-          .describe("the longest wait between attempts (10000 ms)"),
+          .default(DEFAULT_BACKOFF.maxMs)
+          .describe("the longest wait between attempts, in ms"),
         period_increase_factor: z
           .number()
           .min(1)

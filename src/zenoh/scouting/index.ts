@@ -9,7 +9,7 @@ import type { Logger } from "../../core/log.js";
 import { idToZenohId } from "../../core/timestamp.js";
 import { locatorHost, scoutingInterfaces } from "./interfaces.js";
 import { ScoutingResponder } from "./responder.js";
-import { answersScouts, parseScoutingConfig, type ScoutingConfig } from "./schema.js";
+import { answersScouts, type ScoutingConfig } from "./schema.js";
 
 export {
   helloLocators,
@@ -66,24 +66,18 @@ export async function startScouting(
 }
 
 /**
- * Starts scouting for a running zenoh door, from the raw `scouting` config section: what the
- * runtime calls once the door listens. A bad `scouting` section or an unknown interface throws
- * (a config error, as zenohd refuses to start); a group that cannot be joined (no multicast
- * route, say) is a warning, and the router runs without scouting: clients given an endpoint
- * still connect.
+ * Starts scouting for a running zenoh door, from its `scouting` section (parsed once with the
+ * whole configuration): what the door calls once it listens. An unknown interface throws (a
+ * config error, as zenohd refuses to start); a group that cannot be joined (no multicast route,
+ * say) is a warning, and the router runs without scouting: clients given an endpoint still
+ * connect.
  */
 export async function startScoutingForDoor(
-  section: unknown,
+  config: ScoutingConfig,
   door: { locators(): string[] },
   routerId: string,
   logger: Logger,
 ): Promise<ScoutingResponder | undefined> {
-  let config: ScoutingConfig;
-  try {
-    config = parseScoutingConfig(section);
-  } catch (err) {
-    throw new ZestError("bad_input", errorMessage(err));
-  }
   const hosts = door.locators().flatMap((l) => locatorHost(l) ?? []);
   try {
     return await startScouting(config, {

@@ -5,18 +5,12 @@
  * autoconnect or gossip: those keys are accepted so a zenohd config file loads, and a router
  * autoconnect list that is not empty is refused.
  */
-import { closest } from "fastest-levenshtein";
 import { z } from "zod";
+import { closed } from "../../config/closed-schema.js";
 import { DEFAULT_SCOUTING_ADDRESS, parseScoutingAddress } from "./address.js";
 
-/** A closed object that answers an unknown key with the closest known one, as the rest of the config does. */
-function closed<T extends z.ZodRawShape>(shape: T) {
-  const known = Object.keys(shape);
-  return z.strictObject(shape, {
-    error: (iss) =>
-      iss.code === "unrecognized_keys" ? `did you mean ${closest(String(iss.keys[0]), known)}?` : undefined,
-  });
-}
+/** Time-to-live of the datagrams scouting sends: zenohd's, one hop. */
+export const DEFAULT_SCOUTING_TTL = 1;
 
 /** Largest JSON of a key zest accepts for zenohd's configs and ignores. */
 const MAX_IGNORED_JSON = 1024;
@@ -34,7 +28,10 @@ const scoutMs = () => z.number().int().min(0).max(86_400_000);
 const kinds = z.array(z.enum(["router", "peer", "client"]));
 /** A value for every mode, or one per mode (`{ router, peer, client }`), as zenohd's `ModeDependentValue`. */
 const perMode = <T extends z.ZodType>(v: T) =>
-  z.union([v, closed({ router: v.optional(), peer: v.optional(), client: v.optional() })]);
+  z.union([
+    v,
+    closed({ router: v.optional(), peer: v.optional(), client: v.optional() }, "a value per mode, as zenohd's"),
+  ]);
 
 const address = z
   .string()
@@ -45,7 +42,7 @@ const address = z
       ctx.addIssue({ code: "custom", message: (err as Error).message.replace(/^scouting\.multicast\.address: /, "") });
     }
   })
-  .describe("the multicast group and port SCOUTs arrive on, IPv4 (default 224.0.0.224:7446)");
+  .describe("the multicast group and port SCOUTs arrive on, IPv4");
 
 const autoconnect = perMode(kinds).superRefine((v, ctx) => {
   const forRouter = Array.isArray(v) ? v : v.router;
@@ -56,54 +53,52 @@ const autoconnect = perMode(kinds).superRefine((v, ctx) => {
     });
 });
 
-export const multicastScoutingSchema = closed({
-  enabled: z.boolean().default(true).describe("answer multicast scouting (default true)"),
-  address: address.default(DEFAULT_SCOUTING_ADDRESS),
-  interface: z
-    .string()
-    .max(1024)
-    .default("auto")
-    .describe(
-      "`auto` (default): the interfaces where the zenoh listener is reachable (loopback only in protected mode); or interface names or IPv4 addresses, comma-separated",
-    ),
-  ttl: z.number().int().min(1).max(255).default(1).describe("time-to-live of the datagrams sent (default 1)"),
-  listen: perMode(z.boolean())
-    .default(true)
-    .describe("answer SCOUTs (default true; of a per-mode object, the `router` value applies)"),
-  autoconnect: autoconnect.optional().describe("accepted for zenohd configs; must be [] for a router"),
-  autoconnect_strategy: ignored().optional().describe("accepted for zenohd configs; no effect on a router"),
-}).describe("multicast scouting: SCOUT on UDP, answered with a HELLO listing the zenoh listener's locators");
+export const multicastScoutingSchema = closed(
+  {
+    enabled: z.boolean().default(true).describe("answer multicast scouting"),
+    address: address.default(DEFAULT_SCOUTING_ADDRESS),
+    interface: z
+      .string()
+      .max(1024)
+      .default("auto")
+      .describe(
+        "`auto`: the interfaces where the zenoh listener is reachable (loopback only in protected mode); or interface names or IPv4 addresses, comma-separated",
+      ),
+    ttl: z.number().int().min(1).max(255).default(DEFAULT_SCOUTING_TTL).describe("time-to-live of the datagrams sent"),
+    listen: perMode(z.boolean())
+      .default(true)
+      .describe("answer SCOUTs (of a per-mode object, the `router` value applies)"),
+    autoconnect: autoconnect.optional().describe("accepted for zenohd configs; must be [] for a router"),
+    autoconnect_strategy: ignored().optional().describe("accepted for zenohd configs; no effect on a router"),
+  },
+  "multicast scouting: SCOUT on UDP, answered with a HELLO listing the zenoh listener's locators",
+);
 
-export const scoutingSchema = closed({
-  timeout: scoutMs().optional().describe("zenohd's client scouting period; no effect on a router"),
-  delay: scoutMs().optional().describe("zenohd's peer scouting delay; no effect on a router"),
-  multicast: multicastScoutingSchema.optional(),
-  gossip: closed({
-    enabled: z.boolean().optional(),
-    multihop: z.boolean().optional(),
-    target: ignored().optional(),
-    autoconnect: autoconnect.optional(),
-    autoconnect_strategy: ignored().optional(),
-  })
-    .optional()
-    .describe("accepted for zenohd configs; zest routers do not gossip"),
-}).describe("how zenoh clients find this router (zenohd's `scouting` section)");
+export const scoutingSchema = closed(
+  {
+    timeout: scoutMs().optional().describe("zenohd's client scouting period; no effect on a router"),
+    delay: scoutMs().optional().describe("zenohd's peer scouting delay; no effect on a router"),
+    // Always parsed: the responder reads its defaults from here.
+    multicast: multicastScoutingSchema.prefault({}),
+    gossip: closed(
+      {
+        enabled: z.boolean().optional(),
+        multihop: z.boolean().optional(),
+        target: ignored().optional(),
+        autoconnect: autoconnect.optional(),
+        autoconnect_strategy: ignored().optional(),
+      },
+      "accepted for zenohd configs; zest routers do not gossip",
+    ).optional(),
+  },
+  "how zenoh clients find this router (zenohd's `scouting` section)",
+);
 
 /** The parsed `scouting` section, defaults filled in (`multicast` too when it was absent). */
-export type ScoutingConfig = z.infer<typeof scoutingSchema> & {
-  multicast: z.infer<typeof multicastScoutingSchema>;
-};
+export type ScoutingConfig = z.output<typeof scoutingSchema>;
 
 /** True when this router answers SCOUTs: `enabled` and `listen` (its `router` value). */
 export function answersScouts(config: ScoutingConfig): boolean {
   const { enabled, listen } = config.multicast;
   return enabled && (typeof listen === "boolean" ? listen : (listen.router ?? true));
-}
-
-/** Reads the `scouting` section; throws an Error with a one-line reason naming the field. */
-export function parseScoutingConfig(value: unknown): ScoutingConfig {
-  const r = scoutingSchema.safeParse(value ?? {});
-  if (r.success) return { ...r.data, multicast: r.data.multicast ?? multicastScoutingSchema.parse({}) };
-  const issue = r.error.issues[0]!;
-  throw new Error(`${["scouting", ...issue.path.map(String)].join(".")}: ${issue.message}`);
 }

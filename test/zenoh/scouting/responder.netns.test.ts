@@ -13,7 +13,7 @@ import {
   decodeScoutingMessage,
   encodeScout,
   type Hello,
-  parseScoutingConfig,
+  scoutingSchema,
   ScoutingResponder,
   startScouting,
 } from "../../../src/zenoh/scouting/index.js";
@@ -122,7 +122,7 @@ describe("multicast scouting", { skip: netnsSkip() }, () => {
   });
 
   test("startScouting: a loopback listener is found on loopback; scouting off starts nothing; close frees the port", async () => {
-    const config = parseScoutingConfig({});
+    const config = scoutingSchema.parse({});
     const started = await startScouting(config, {
       zid: idToZenohId("C3"),
       listenerHosts: ["127.0.0.1"],
@@ -137,7 +137,7 @@ describe("multicast scouting", { skip: netnsSkip() }, () => {
     assert.deepEqual(c.hellos[0]!.locators, ["tcp/127.0.0.1:7450"]);
     await started.close();
     await started.close();
-    const off = await startScouting(parseScoutingConfig({ multicast: { enabled: false } }), {
+    const off = await startScouting(scoutingSchema.parse({ multicast: { enabled: false } }), {
       zid: idToZenohId("C3"),
       listenerHosts: ["127.0.0.1"],
       locators: () => [],
@@ -167,7 +167,7 @@ describe("pico clients given no endpoint find the zenoh door by scouting", {
       endpoints: [{ protocol: "tcp", host: "127.0.0.1", port: 0 }],
     });
     await server.listen();
-    const scouting = await startScouting(parseScoutingConfig({}), {
+    const scouting = await startScouting(scoutingSchema.parse({}), {
       zid: idToZenohId(router.zid),
       listenerHosts: ["127.0.0.1"],
       locators: () => server.locators(),
