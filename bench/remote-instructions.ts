@@ -24,6 +24,7 @@ import { In, SEQ_FLAG } from "../src/remote/protocol.js";
 import { Writer } from "../src/remote/wire.js";
 import { freePorts } from "../test/support/nats-cluster.js";
 import { callgrindControl, callgrindTotals, callgrindWrapper } from "./lib/callgrind.js";
+import { parseMessageCountArgs } from "./lib/message-count-args.js";
 import { CLI, processCpuSeconds, type ServerProcess, spawnServer } from "./lib/proc.js";
 import { connectRawWs, type RawWs } from "./lib/raw-ws.js";
 
@@ -31,24 +32,11 @@ import { connectRawWs, type RawWs } from "./lib/raw-ws.js";
 const WINDOW = 4_096;
 const KEY = "bench/thr";
 
-function usage(): never {
-  console.error(
-    "usage: bench/remote-instructions.ts [instructions|cpu] [warm=100000] [count=50000] [perBatch=64] [-- <zest args>]",
-  );
-  process.exit(2);
-}
-
-const argv = process.argv.slice(2);
-const dash = argv.indexOf("--");
-const own = dash === -1 ? argv : argv.slice(0, dash);
-const zestArgs = dash === -1 ? [] : argv.slice(dash + 1);
-const [modeArg = "instructions", warmArg = "100000", countArg = "50000", perBatchArg = "64"] = own;
-if (modeArg !== "instructions" && modeArg !== "cpu") usage();
-const mode = modeArg;
-const warm = Number(warmArg);
-const count = Number(countArg);
-const perBatch = Number(perBatchArg);
-for (const n of [warm, count, perBatch]) if (!Number.isSafeInteger(n) || n < 1) usage();
+const { mode, warm, count, perBatch, zestArgs } = parseMessageCountArgs(
+  process.argv.slice(2),
+  "usage: bench/remote-instructions.ts [instructions|cpu] [warm=100000] [count=50000] [perBatch=64] [-- <zest args>]",
+  { warm: 100_000, count: 50_000, perBatch: 64 },
+);
 
 /** One client → server message, encoded as docs/remote-api.md describes it. */
 const message = (f: (w: Writer) => void): Buffer => {

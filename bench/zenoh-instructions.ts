@@ -26,6 +26,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePorts } from "../test/support/nats-cluster.js";
 import { callgrindControl, callgrindTotals, callgrindWrapper } from "./lib/callgrind.js";
+import { parseMessageCountArgs } from "./lib/message-count-args.js";
 import { LeanZenohClient } from "./lib/zenoh-client.js";
 import { CLI, processCpuSeconds, type ServerProcess, spawnServer } from "./lib/proc.js";
 
@@ -33,24 +34,11 @@ import { CLI, processCpuSeconds, type ServerProcess, spawnServer } from "./lib/p
 const WINDOW = 16_384;
 const KEY = "bench/thr";
 
-function usage(): never {
-  console.error(
-    "usage: bench/zenoh-instructions.ts [instructions|cpu] [warm=200000] [count=100000] [perBatch=64] [-- <zest args>]",
-  );
-  process.exit(2);
-}
-
-const argv = process.argv.slice(2);
-const dash = argv.indexOf("--");
-const own = dash === -1 ? argv : argv.slice(0, dash);
-const zestArgs = dash === -1 ? [] : argv.slice(dash + 1);
-const [modeArg = "instructions", warmArg = "200000", countArg = "100000", perBatchArg = "64"] = own;
-if (modeArg !== "instructions" && modeArg !== "cpu") usage();
-const mode = modeArg;
-const warm = Number(warmArg);
-const count = Number(countArg);
-const perBatch = Number(perBatchArg);
-for (const n of [warm, count, perBatch]) if (!Number.isSafeInteger(n) || n < 1) usage();
+const { mode, warm, count, perBatch, zestArgs } = parseMessageCountArgs(
+  process.argv.slice(2),
+  "usage: bench/zenoh-instructions.ts [instructions|cpu] [warm=200000] [count=100000] [perBatch=64] [-- <zest args>]",
+  { warm: 200_000, count: 100_000, perBatch: 64 },
+);
 
 const dir = mkdtempSync(join(tmpdir(), "zest-zenoh-instructions-"));
 let server: ServerProcess | undefined;
