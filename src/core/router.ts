@@ -17,7 +17,7 @@ import type { Consolidation, Reply } from "./reply.js";
 import { ChangeFeed, type Connectivity } from "./ports.js";
 import { makeSample, type Sample, type WriteCondition } from "./sample.js";
 import type { Selector } from "./selector.js";
-import { HLC } from "./timestamp.js";
+import { HLC, idFromZenohId, idToZenohId } from "./timestamp.js";
 import { cancel, schedule } from "./deadlines.js";
 
 const EMPTY = Buffer.alloc(0);
@@ -143,7 +143,8 @@ export class Router {
         `invalid router id "${zid}": expected 1 to 16 bytes of hex (an even number of digits)`,
       );
     }
-    this.zid = zid.toUpperCase();
+    // Canonical form (no leading zero bytes): the form zenoh prints and peers read off the wire.
+    this.zid = idFromZenohId(idToZenohId(zid));
     this.hlc = new HLC(this.zid);
     this.logger = options.logger ?? silentLogger;
     this.queryTimeoutMs = options.queryTimeoutMs ?? 10_000;

@@ -157,3 +157,12 @@ describe("Zenoh 1.x concepts in the core Session", () => {
     assert.equal(pub.matchingStatus("m/x", "queryables", { target: "all_complete" }), false);
   });
 });
+
+describe("a router's zid", () => {
+  test("is kept in zenoh's canonical form, so it equals what peers read off the wire", () => {
+    // A random zid whose top byte is 0 once differed from the one a joined router reported.
+    assert.equal(new Router({ zid: "00358ca4d285f0fe74b2c4a589ff8591" }).zid, "358CA4D285F0FE74B2C4A589FF8591");
+    assert.equal(new Router({ zid: "0000" }).zid, "00");
+    assert.equal(new Router({ zid: "0a" }).zid, "0A");
+  });
+});
