@@ -581,7 +581,8 @@ export class Router {
     timeoutMs: number,
     onReply: ReplySink,
     options: QueryOptions,
-    fromAnotherRouter = false,
+    /** Set for a query from another router: its zid, or "" when it did not say. */
+    fromRouter?: string,
   ): Promise<void> {
     if (matching.length === 0) return Promise.resolve();
     const queries: Query[] = [];
@@ -589,7 +590,10 @@ export class Router {
     const round = matching.length > 1 ? new QueryRound() : undefined;
     const runs = matching.map((q) => {
       const query = new Query(selector, q.storage ? fromStorage : onReply, options.content, options.target);
-      query.fromAnotherRouter = fromAnotherRouter;
+      if (fromRouter !== undefined) {
+        query.fromAnotherRouter = true;
+        if (fromRouter !== "") query.fromRouter = fromRouter;
+      }
       query.round = round;
       queries.push(query);
       return runQueryable(q, query, this.logger).finally(() => query.finish());
@@ -649,7 +653,7 @@ export class Router {
           timeoutMs,
           onReply,
           options,
-          true,
+          remote.from?.toUpperCase() ?? "",
         );
       },
       readRemote: (key) => this.readForRemote(key),
