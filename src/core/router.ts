@@ -236,8 +236,7 @@ export class Router {
     const infos = new Map<string, boolean>();
     for (const d of this.queryablesIndex.intersecting(key)) {
       if (!localityMatches(origin, d.sessionId, d.allowedOrigin)) continue;
-      // Storages do not count as complete, as for a query's target (query-target.ts).
-      infos.set(d.key, infos.get(d.key) === true || (d.complete && !d.storage));
+      infos.set(d.key, infos.get(d.key) === true || d.complete);
     }
     if (origin.destination !== "session_local" && this.fabric?.hasQueryable?.(key)) {
       const complete = (this.fabric.completeQueryables?.(key).length ?? 0) > 0;
@@ -667,10 +666,10 @@ export class Router {
       queryables: () => {
         const byKey = new Map<string, QueryableInfo>();
         for (const key of this.queryablesIndex.keys()) {
-          // Storages and session-local queryables do not count as complete for other routers' targets.
+          // Session-local queryables do not count as complete for other routers' targets.
           const complete = this.queryablesIndex
             .including(key)
-            .some((q) => q.key === key && q.complete && !q.storage && q.allowedOrigin !== "session_local");
+            .some((q) => q.key === key && q.complete && q.allowedOrigin !== "session_local");
           byKey.set(key, { key, complete });
         }
         return [...byKey.values()];
