@@ -24,7 +24,7 @@ export const storageSchema = closed(
       .union([z.boolean(), z.enum(["true", "false"])])
       .optional()
       .describe(
-        "zenoh's `complete`: the storage holds every key of its key expression, so its queryable is declared complete, to zest's clients, other routers and a joined zenoh network (docs/storages.md); default false, as zenoh's",
+        "zenoh's `complete`: the storage holds every key of its key expression, so its queryable is declared complete, to zest's clients, other routers and a joined zenoh network (docs/storages.md); off unless set, as zenoh's",
       ),
     replication: z
       .union([z.boolean(), z.looseObject({})])
