@@ -5,8 +5,9 @@
  * declares its own to its router. A declaration is withdrawn when the last of its kind on that key
  * expression goes. A queryable is declared complete while a complete one (a storage with
  * `complete`, an eval declared so) holds its key expression, and declared again under the same
- * id when that changes, as zenoh's sessions and routers update a queryable's info. What the joined router declared to zest is never declared back to it: the
- * join session's own declarations are left out (`allowedDestination: "remote"`).
+ * id when that changes, as zenoh's sessions and routers update a queryable's info. What the
+ * joined router declared to zest is never declared back to it: the join session's own
+ * declarations are left out (`allowedDestination: "remote"`).
  */
 import type { Connectivity } from "../../core/ports.js";
 import type { Sample } from "../../core/sample.js";
