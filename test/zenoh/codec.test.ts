@@ -332,6 +332,23 @@ test("timestamps round-trip across seconds, back in time, and at the edges of 64
   }
 });
 
+test("timestamps read one after another keep their own ids: the id read last is reused only for the same bytes", () => {
+  // Same length and a different byte, a prefix of another id, the same again, a 16-byte id.
+  const ids = ["AB12", "AB12", "AB13", "12", "AB12", "12", "0102030405060708090A0B0C0D0E0F10", "AB12"];
+  const w = new BinaryWriter(64);
+  for (const id of ids) writeTimestamp(w, new Timestamp(7n, id));
+  const r = new BinaryReader(w.finish());
+  assert.deepEqual(
+    ids.map(() => readTimestamp(r).id),
+    ids,
+  );
+  // Truncated before its id's last byte: refused, not answered from the id read last.
+  const one = new BinaryWriter(16);
+  writeTimestamp(one, new Timestamp(7n, "0102030405060708090A0B0C0D0E0F10"));
+  const bytes = one.finish();
+  assert.throws(() => readTimestamp(new BinaryReader(bytes.subarray(0, bytes.length - 1))), DecodeError);
+});
+
 test("a sample's PUSH is the bytes of a PUSH named in full, written again for each subscriber while the first copy is intact", () => {
   const ts = new Timestamp((1_795_633_727n << 32n) | 77n, "AB12");
   const sample = withSampleExtras(makeSample("demo/x", "put", Buffer.from("payload"), "text/plain", ts), {

@@ -4,35 +4,81 @@
  * to what comes in from the network.
  */
 import assert from "node:assert/strict";
-import { Buffer } from "node:buffer";
 import { describe, test } from "node:test";
 import { untilPasses } from "../support/assert.js";
-import { http as httpAt, openSse } from "../support/http.js";
+import { openSse } from "../support/http.js";
 import { startZest, zenohLocatorOf } from "../support/zest-process.js";
-import { pythonSkip } from "../support/zenoh-python.js";
+import { type Agent, pythonSkip, type ReplyJson, startAgent } from "../support/zenoh-python.js";
 import { call, freePort, type PyProcess, startZenohClient, startZenohRouter } from "./join/python.js";
+import { http, restEntries } from "./join/rest.js";
 
 const skip = pythonSkip();
-
-function http(method: string, url: string, body?: string, headers: Record<string, string> = {}) {
-  const u = new URL(url);
-  return httpAt(u.origin, method, u.pathname + u.search, body === undefined ? { headers } : { body, headers });
-}
-
-/** A REST GET's entries, as `key=value`. */
-async function restEntries(url: string): Promise<string[]> {
-  const r = await http("GET", url);
-  assert.equal(r.status, 200, r.text);
-  return (JSON.parse(r.text) as Array<{ key: string; value: unknown }>).map(
-    (e) =>
-      `${e.key}=${typeof e.value === "string" ? Buffer.from(e.value, "base64").toString() : JSON.stringify(e.value)}`,
-  );
-}
 
 async function connectState(url: string): Promise<string> {
   const r = await http("GET", `${url}/@/router/local/status/plugins/zenoh/status`);
   return String((JSON.parse(r.text) as Array<{ value: { connect: { state: string } } }>)[0]?.value.connect.state);
 }
+
+describe("zest's complete storages seen from the network", { skip }, () => {
+  test("a storage with `complete` is declared complete: a python querier with target ALL_COMPLETE on the router's side matches it and reads it; one without is not", async () => {
+    const port = await freePort();
+    const endpoint = `tcp/127.0.0.1:${port}`;
+    const router = await startZenohRouter(port);
+    const zest = await startZest([
+      "-e",
+      endpoint,
+      "-l",
+      "tcp/127.0.0.1:0",
+      "--no-multicast-scouting",
+      "--cfg",
+      'plugins/storage_manager:{storages:{full:{key_expr:"jcpl/full/**",volume:"memory",complete:true},part:{key_expr:"jcpl/part/**",volume:"memory"}}}',
+    ]);
+    const py: Agent = await startAgent("client", endpoint);
+    const matches = async (name: string) =>
+      (await py.call<{ matching: boolean }>("matching_status", { name })).matching;
+    const octets = { "content-type": "application/octet-stream" };
+    try {
+      await py.call("querier", { name: "full", key: "jcpl/full/a", target: "ALL_COMPLETE", timeout: 5 });
+      await py.call("querier", { name: "part", key: "jcpl/part/a", target: "ALL_COMPLETE", timeout: 5 });
+      await py.call("querier", { name: "part-all", key: "jcpl/part/a", target: "ALL", timeout: 5 });
+      await untilPasses(async () => assert.equal(await matches("full"), true), 15_000);
+      // The other storage is declared too (an ALL querier matches it), but not complete.
+      await untilPasses(async () => assert.equal(await matches("part-all"), true), 15_000);
+      assert.equal(await matches("part"), false);
+      assert.equal((await http("PUT", `${zest.url}/jcpl/full/a`, "kept by zest", octets)).status, 200);
+      assert.equal((await http("PUT", `${zest.url}/jcpl/part/a`, "kept too", octets)).status, 200);
+      const full = await py.call<{ replies: ReplyJson[] }>("querier_get", { name: "full" });
+      assert.deepEqual(
+        full.replies.map((r) => `${r.ok?.key}=${r.ok?.payload.text}`),
+        ["jcpl/full/a=kept by zest"],
+      );
+      // zenoh's ALL_COMPLETE reaches complete queryables that include the whole key expression queried.
+      const allComplete = async (selector: string) =>
+        (await py.call<{ replies: ReplyJson[] }>("get", { selector, target: "ALL_COMPLETE", timeout: 5 })).replies.map(
+          (r) => `${r.ok?.key}=${r.ok?.payload.text}`,
+        );
+      assert.deepEqual(await allComplete("jcpl/full/*"), ["jcpl/full/a=kept by zest"]);
+      assert.deepEqual(await allComplete("jcpl/part/*"), []);
+      assert.deepEqual(await allComplete("jcpl/**"), []);
+      // A complete storage made at run time is declared complete; replaced by one that is not, no longer.
+      const admin = `${zest.url}/@/router/local/config/plugins/storage_manager/storages/late`;
+      const json = { "content-type": "application/json" };
+      await py.call("querier", { name: "late", key: "jcpl/late/x", target: "ALL_COMPLETE", timeout: 5 });
+      assert.equal(await matches("late"), false);
+      let r = await http("PUT", admin, '{"key_expr":"jcpl/late/**","volume":"memory","complete":true}', json);
+      assert.equal(r.status, 200, r.text);
+      await untilPasses(async () => assert.equal(await matches("late"), true), 15_000);
+      r = await http("PUT", admin, '{"key_expr":"jcpl/late/**","volume":"memory"}', json);
+      assert.equal(r.status, 200, r.text);
+      await untilPasses(async () => assert.equal(await matches("late"), false), 15_000);
+      assert.deepEqual(await restEntries(`${zest.url}/jcpl/full/**`), ["jcpl/full/a=kept by zest"]);
+    } finally {
+      await py.stop();
+      await zest.stop();
+      await router.stop();
+    }
+  });
+});
 
 describe("matching status across the join", { skip }, () => {
   test("a python publisher on either side matches while a subscriber on the other side exists, and stops matching when it goes", async () => {

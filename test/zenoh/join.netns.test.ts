@@ -10,37 +10,13 @@ import { after, before, describe, test } from "node:test";
 import { untilPasses } from "../support/assert.js";
 import { picoSkip, runPico } from "../support/pico.js";
 import { Buffer } from "node:buffer";
-import { http as httpAt, openSse, type SseClient } from "../support/http.js";
+import { openSse, type SseClient } from "../support/http.js";
 import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
 import { call, freePort, type PyProcess, samplesOf, startZenohClient, startZenohRouter } from "./join/python.js";
 import { pythonSkip } from "../support/zenoh-python.js";
+import { connectStatus, http, restEntries } from "./join/rest.js";
 
 const skip = pythonSkip();
-
-/** One request to `url` (a whole URL), with a text body when given. */
-function http(method: string, url: string, body?: string, headers: Record<string, string> = {}) {
-  const u = new URL(url);
-  return httpAt(u.origin, method, u.pathname + u.search, body === undefined ? { headers } : { body, headers });
-}
-
-/** A REST GET's entries, as `key=value` (the value decoded as zest renders text). */
-async function restEntries(url: string): Promise<string[]> {
-  const r = await http("GET", url);
-  assert.equal(r.status, 200, r.text);
-  const entries = JSON.parse(r.text) as Array<{ key: string; value: unknown }>;
-  return entries.map(
-    (e) =>
-      `${e.key}=${typeof e.value === "string" ? Buffer.from(e.value, "base64").toString() : JSON.stringify(e.value)}`,
-  );
-}
-
-/** The zenoh door's `connect` status in zest's admin space. */
-async function connectStatus(url: string): Promise<Record<string, unknown>> {
-  const r = await http("GET", `${url}/@/router/local/status/plugins/zenoh/status`);
-  const [entry] = JSON.parse(r.text) as Array<{ value: { connect: Record<string, unknown> } }>;
-  assert.ok(entry, r.text);
-  return entry.value.connect;
-}
 
 describe("zest joined to zenoh's router", { skip }, () => {
   let port: number;
