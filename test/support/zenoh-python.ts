@@ -21,6 +21,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
+import { after, before, describe } from "node:test";
 import { executable } from "./child-processes.js";
 import { type JsonLine, jsonLinesChild } from "./json-lines.js";
 import { assertLoopbackOnly, loopbackOnly, UNDER_CI } from "./netns.js";
@@ -207,4 +208,103 @@ export async function startZestForPython(extraArgs: string[] = []): Promise<{ ze
     ...extraArgs,
   ]);
   return { zest, ep: REFERENCE_ROUTER ?? zenohLocatorOf(zest) };
+}
+
+/** The zest of a python test suite and where its agents connect; read inside the tests. */
+export interface PythonSuite {
+  readonly zest: ZestProcess;
+  readonly ep: string;
+}
+
+/**
+ * zest for the tests of the enclosing `describe` (`startZestForPython(extraArgs)`), started
+ * before them and stopped after them.
+ */
+export function zestForPythonSuite(extraArgs: string[] = []): PythonSuite {
+  let started: { zest: ZestProcess; ep: string } | undefined;
+  before(async () => {
+    started = await startZestForPython(extraArgs);
+  });
+  after(async () => {
+    await started?.zest.stop();
+  });
+  const get = () => {
+    if (started === undefined) throw new Error("the suite's zest has not started");
+    return started;
+  };
+  return {
+    get zest() {
+      return get().zest;
+    },
+    get ep() {
+      return get().ep;
+    },
+  };
+}
+
+/** An agent of a suite: it forwards to the agent its `describe` started in `before`. */
+class SuiteAgent implements Agent {
+  agent: Agent | undefined;
+  get #a(): Agent {
+    if (this.agent === undefined) throw new Error("the suite's agent has not started");
+    return this.agent;
+  }
+  get mode() {
+    return this.#a.mode;
+  }
+  get zid() {
+    return this.#a.zid;
+  }
+  call<T>(op: string, args?: Record<string, unknown>, timeoutMs?: number) {
+    return this.#a.call<T>(op, args, timeoutMs);
+  }
+  waitEvent<T>(match: (e: AgentLine) => boolean, timeoutMs?: number) {
+    return this.#a.waitEvent<T>(match, timeoutMs);
+  }
+  waitSample(name: string, key?: string, timeoutMs?: number) {
+    return this.#a.waitSample(name, key, timeoutMs);
+  }
+  events<T>(match: (e: AgentLine) => boolean) {
+    return this.#a.events<T>(match);
+  }
+  stderr() {
+    return this.#a.stderr();
+  }
+  stop() {
+    return this.#a.stop();
+  }
+}
+
+/** What `describeEachMode` hands each mode's tests. */
+export interface ModeSuite {
+  mode: Mode;
+  /** The suite's agents, connected in `mode` to the suite's zest before the tests (`b` when it asked for two). */
+  a: Agent;
+  b: Agent;
+  /** A key of this mode's own: `<prefix>/<mode>/<s>`, so the modes' tests never meet. */
+  k(s: string): string;
+}
+
+/**
+ * A `describe` per mode (`in client mode`, `in peer mode`), each with `count` agents (1 or 2)
+ * connected to the suite's zest before its tests and stopped after them, and keys under
+ * `<prefix>/<mode>/`.
+ */
+export function describeEachMode(suite: PythonSuite, count: 1 | 2, prefix: string, body: (m: ModeSuite) => void): void {
+  for (const mode of MODES) {
+    describe(`in ${mode} mode`, () => {
+      const [a, b] = [new SuiteAgent(), new SuiteAgent()];
+      const used = [a, b].slice(0, count);
+      before(async () => {
+        const started = await Promise.all(used.map(() => startAgent(mode, suite.ep)));
+        used.forEach((agent, i) => {
+          agent.agent = started[i];
+        });
+      });
+      after(async () => {
+        await Promise.all(used.map((agent) => agent.agent?.stop()));
+      });
+      body({ mode, a, b, k: (s) => `${prefix}/${mode}/${s}` });
+    });
+  }
 }
