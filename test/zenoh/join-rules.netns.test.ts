@@ -4,35 +4,16 @@
  * to what comes in from the network.
  */
 import assert from "node:assert/strict";
-import { Buffer } from "node:buffer";
 import { describe, test } from "node:test";
 import { untilPasses } from "../support/assert.js";
-import { http as httpAt, openSse } from "../support/http.js";
-import { startZest, zenohLocatorOf } from "../support/zest-process.js";
+import { openSse } from "../support/http.js";
+import { zenohLocatorOf } from "../support/zest-process.js";
 import { pythonSkip } from "../support/zenoh-python.js";
-import { call, freePort, type PyProcess, startZenohClient, startZenohRouter } from "./join/python.js";
+import { call, type PyProcess, startZenohClient, startZenohRouter } from "./join/python.js";
+import { httpUrl, untilJoined, restEntries, startJoinedZest } from "./join/routers.js";
+import { freePort } from "../support/ports.js";
 
 const skip = pythonSkip();
-
-function http(method: string, url: string, body?: string, headers: Record<string, string> = {}) {
-  const u = new URL(url);
-  return httpAt(u.origin, method, u.pathname + u.search, body === undefined ? { headers } : { body, headers });
-}
-
-/** A REST GET's entries, as `key=value`. */
-async function restEntries(url: string): Promise<string[]> {
-  const r = await http("GET", url);
-  assert.equal(r.status, 200, r.text);
-  return (JSON.parse(r.text) as Array<{ key: string; value: unknown }>).map(
-    (e) =>
-      `${e.key}=${typeof e.value === "string" ? Buffer.from(e.value, "base64").toString() : JSON.stringify(e.value)}`,
-  );
-}
-
-async function connectState(url: string): Promise<string> {
-  const r = await http("GET", `${url}/@/router/local/status/plugins/zenoh/status`);
-  return String((JSON.parse(r.text) as Array<{ value: { connect: { state: string } } }>)[0]?.value.connect.state);
-}
 
 describe("matching status across the join", { skip }, () => {
   test("a python publisher on either side matches while a subscriber on the other side exists, and stops matching when it goes", async () => {
@@ -41,14 +22,9 @@ describe("matching status across the join", { skip }, () => {
     const router = await startZenohRouter(port);
     // No storage on **: it would match every publisher. An SSE key expression lingers 5 minutes
     // after its last stream by default (for resume, docs/sse.md): here it goes with the stream.
-    const zest = await startZest([
+    const zest = await startJoinedZest(endpoint, [
       "--cfg",
       "plugins/rest/sse/resume_linger_ms:0",
-      "-e",
-      endpoint,
-      "-l",
-      "tcp/127.0.0.1:0",
-      "--no-multicast-scouting",
       "--cfg",
       "plugins/storage_manager:{storages:{}}",
     ]);
@@ -100,21 +76,19 @@ describe("access control and the admin space on what comes from the network", { 
       subjects: [{ id: "network", zids: [router.zid] }],
       policies: [{ rules: ["no-secret"], subjects: ["network"] }],
     };
-    const zest = await startZest([
-      "-e",
-      endpoint,
-      "-l",
-      "tcp/127.0.0.1:0",
-      "--no-multicast-scouting",
-      "--cfg",
-      `access_control:${JSON.stringify(acl)}`,
-    ]);
+    const zest = await startJoinedZest(endpoint, ["--cfg", `access_control:${JSON.stringify(acl)}`]);
     const c = await startZenohClient(endpoint);
     try {
-      await untilPasses(async () => assert.equal(await connectState(zest.url), "open"), 15_000);
+      await untilJoined(zest.url, 15_000);
       // zest's own client (REST, loopback, no zid) may write secret/**; the network may not read it.
-      assert.equal((await http("PUT", `${zest.url}/secret/a`, "zest's", { "content-type": "text/plain" })).status, 200);
-      assert.equal((await http("PUT", `${zest.url}/open/a`, "shared", { "content-type": "text/plain" })).status, 200);
+      assert.equal(
+        (await httpUrl("PUT", `${zest.url}/secret/a`, "zest's", { "content-type": "text/plain" })).status,
+        200,
+      );
+      assert.equal(
+        (await httpUrl("PUT", `${zest.url}/open/a`, "shared", { "content-type": "text/plain" })).status,
+        200,
+      );
       await untilPasses(async () => {
         const done = await call(c, { op: "get", selector: "open/**" });
         assert.deepEqual(done.replies, [{ key: "open/a", value: "shared" }]);
@@ -130,7 +104,7 @@ describe("access control and the admin space on what comes from the network", { 
       await call(c, { op: "put", key: "open/b", value: "from python" });
       await untilPasses(async () => assert.deepEqual(await restEntries(`${zest.url}/open/b`), ["open/b=from python"]));
       // zest's text value, as zest's own client wrote it (REST renders text as it is).
-      const kept = JSON.parse((await http("GET", `${zest.url}/secret/a`)).text) as Array<{ value: unknown }>;
+      const kept = JSON.parse((await httpUrl("GET", `${zest.url}/secret/a`)).text) as Array<{ value: unknown }>;
       assert.deepEqual(
         kept.map((e) => e.value),
         ["zest's"],
@@ -139,7 +113,7 @@ describe("access control and the admin space on what comes from the network", { 
       // reaches nothing of zest's (the router's own admin space answers with its zid only).
       const admin = await call(c, { op: "get", selector: "@/**" });
       const keys = (admin.replies as Array<{ key?: string }>).map((r) => r.key ?? "");
-      const zestAdmin = (await http("GET", `${zest.url}/@/router/local`)).text;
+      const zestAdmin = (await httpUrl("GET", `${zest.url}/@/router/local`)).text;
       const zestId = (JSON.parse(zestAdmin) as Array<{ key: string }>)[0]!.key.split("/")[2]!;
       assert.ok(
         keys.every((k) => !k.toLowerCase().includes(zestId.toLowerCase())),
@@ -152,7 +126,7 @@ describe("access control and the admin space on what comes from the network", { 
         value: '{"key_expr":"fromnet/**","volume":"memory"}',
       });
       await new Promise((r) => setTimeout(r, 500));
-      const storages = await http("GET", `${zest.url}/@/router/local/status/plugins/storage_manager/storages/*`);
+      const storages = await httpUrl("GET", `${zest.url}/@/router/local/status/plugins/storage_manager/storages/*`);
       assert.doesNotMatch(storages.text, /fromnet/);
     } finally {
       await c.stop();

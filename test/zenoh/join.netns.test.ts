@@ -10,37 +10,14 @@ import { after, before, describe, test } from "node:test";
 import { untilPasses } from "../support/assert.js";
 import { picoSkip, runPico } from "../support/pico.js";
 import { Buffer } from "node:buffer";
-import { http as httpAt, openSse, type SseClient } from "../support/http.js";
+import { openSse, type SseClient } from "../support/http.js";
 import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
-import { call, freePort, type PyProcess, samplesOf, startZenohClient, startZenohRouter } from "./join/python.js";
+import { call, type PyProcess, samplesOf, startZenohClient, startZenohRouter } from "./join/python.js";
 import { pythonSkip } from "../support/zenoh-python.js";
+import { connectStatus, httpUrl, untilJoined, restEntries, startJoinedZest } from "./join/routers.js";
+import { freePort } from "../support/ports.js";
 
 const skip = pythonSkip();
-
-/** One request to `url` (a whole URL), with a text body when given. */
-function http(method: string, url: string, body?: string, headers: Record<string, string> = {}) {
-  const u = new URL(url);
-  return httpAt(u.origin, method, u.pathname + u.search, body === undefined ? { headers } : { body, headers });
-}
-
-/** A REST GET's entries, as `key=value` (the value decoded as zest renders text). */
-async function restEntries(url: string): Promise<string[]> {
-  const r = await http("GET", url);
-  assert.equal(r.status, 200, r.text);
-  const entries = JSON.parse(r.text) as Array<{ key: string; value: unknown }>;
-  return entries.map(
-    (e) =>
-      `${e.key}=${typeof e.value === "string" ? Buffer.from(e.value, "base64").toString() : JSON.stringify(e.value)}`,
-  );
-}
-
-/** The zenoh door's `connect` status in zest's admin space. */
-async function connectStatus(url: string): Promise<Record<string, unknown>> {
-  const r = await http("GET", `${url}/@/router/local/status/plugins/zenoh/status`);
-  const [entry] = JSON.parse(r.text) as Array<{ value: { connect: Record<string, unknown> } }>;
-  assert.ok(entry, r.text);
-  return entry.value.connect;
-}
 
 describe("zest joined to zenoh's router", { skip }, () => {
   let port: number;
@@ -52,8 +29,8 @@ describe("zest joined to zenoh's router", { skip }, () => {
     port = await freePort();
     endpoint = `tcp/127.0.0.1:${port}`;
     router = await startZenohRouter(port);
-    zest = await startZest(["-e", endpoint, "-l", "tcp/127.0.0.1:0", "--no-multicast-scouting"]);
-    await untilPasses(async () => assert.equal((await connectStatus(zest.url)).state, "open"));
+    zest = await startJoinedZest(endpoint);
+    await untilJoined(zest.url);
   });
   after(async () => {
     await zest?.stop();
@@ -126,12 +103,12 @@ describe("zest joined to zenoh's router", { skip }, () => {
       // The router declares the subscriber to zest on its own time: put until one arrives.
       let n = 0;
       await untilPasses(async () => {
-        const r = await http("PUT", `${zest.url}/join/rest/${++n}`, `value ${n}`, { "content-type": "text/plain" });
+        const r = await httpUrl("PUT", `${zest.url}/join/rest/${++n}`, `value ${n}`, { "content-type": "text/plain" });
         assert.equal(r.status, 200);
         await sub.waitLine((l) => "sample" in l, 300);
       });
       const first = samplesOf(sub).length;
-      const r = await http("PUT", `${zest.url}/join/rest/last`, "the last", { "content-type": "text/plain" });
+      const r = await httpUrl("PUT", `${zest.url}/join/rest/last`, "the last", { "content-type": "text/plain" });
       assert.equal(r.status, 200);
       await sub.waitLine((l) => "sample" in l && (l.sample as { key: string }).key === "join/rest/last");
       await new Promise((res) => setTimeout(res, 300));
@@ -147,7 +124,7 @@ describe("zest joined to zenoh's router", { skip }, () => {
     try {
       await call(q, { op: "queryable", key: "join/q/**", value: "answered by python" });
       await untilPasses(async () => {
-        const r = await http("GET", `${zest.url}/join/q/x`);
+        const r = await httpUrl("GET", `${zest.url}/join/q/x`);
         assert.equal(r.status, 200);
         const entries = JSON.parse(r.text) as Array<{ key: string; value: string }>;
         assert.equal(entries.length, 1, r.text);
@@ -160,7 +137,7 @@ describe("zest joined to zenoh's router", { skip }, () => {
   });
 
   test("a python get on the router side reads zest's storage", async () => {
-    const put = await http("PUT", `${zest.url}/join/stored/k`, "kept by zest", { "content-type": "text/plain" });
+    const put = await httpUrl("PUT", `${zest.url}/join/stored/k`, "kept by zest", { "content-type": "text/plain" });
     assert.equal(put.status, 200);
     const c = await startZenohClient(endpoint);
     try {
@@ -230,7 +207,7 @@ describe("zest joined to zenoh's router", { skip }, () => {
         await call(pub, { op: "sub", key: "join/again/**" });
         let n = 0;
         await untilPasses(async () => {
-          await http("PUT", `${zest.url}/join/again/rest${++n}`, "x", { "content-type": "text/plain" });
+          await httpUrl("PUT", `${zest.url}/join/again/rest${++n}`, "x", { "content-type": "text/plain" });
           await pub.waitLine(
             (l) => "sample" in l && (l.sample as { key: string }).key.startsWith("join/again/rest"),
             300,
@@ -264,13 +241,7 @@ describe("zest joined to zenoh's router over udp/", { skip }, () => {
     const port = await freePort();
     const udpPort = await freePort();
     const router = await startZenohRouter(port, undefined, udpPort);
-    const zest = await startZest([
-      "-e",
-      `udp/127.0.0.1:${udpPort}`,
-      "-l",
-      "tcp/127.0.0.1:0",
-      "--no-multicast-scouting",
-    ]);
+    const zest = await startJoinedZest(`udp/127.0.0.1:${udpPort}`, []);
     const endpoint = `tcp/127.0.0.1:${port}`;
     const c = await startZenohClient(endpoint);
     const sse = await openSse(`${zest.url}/joinudp/**`);
@@ -295,11 +266,11 @@ describe("zest joined to zenoh's router over udp/", { skip }, () => {
       await assert.rejects(sse.next(1, 300));
       let m = 0;
       await untilPasses(async () => {
-        await http("PUT", `${zest.url}/joinudp/rest/${++m}`, "x", { "content-type": "text/plain" });
+        await httpUrl("PUT", `${zest.url}/joinudp/rest/${++m}`, "x", { "content-type": "text/plain" });
         await c.waitLine((l) => "sample" in l, 300);
       });
       const seen = samplesOf(c).length;
-      await http("PUT", `${zest.url}/joinudp/rest/last`, "from zest", { "content-type": "text/plain" });
+      await httpUrl("PUT", `${zest.url}/joinudp/rest/last`, "from zest", { "content-type": "text/plain" });
       await c.waitLine((l) => "sample" in l && (l.sample as { key: string }).key === "joinudp/rest/last");
       await new Promise((r) => setTimeout(r, 300));
       assert.deepEqual(samplesOf(c).slice(seen), [{ key: "joinudp/rest/last", kind: "PUT", value: "from zest" }]);
