@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { after, before } from "node:test";
 import { killAtExit } from "./child-processes.js";
 import { repoPath } from "./repo.js";
 
@@ -112,4 +113,31 @@ export function zenohLocatorOf(z: ZestProcess, protocol: "tcp" | "udp" | "tls" =
   const m = new RegExp(`zenoh (${protocol}/\\S+)`).exec(z.stderr());
   if (!m) throw new Error(`no zenoh ${protocol} locator in:\n${z.stderr()}`);
   return m[1]!;
+}
+
+/**
+ * A `zest` process for the tests of the enclosing `describe`, started (`startZest(args)`) before
+ * them and stopped after them: read it inside the tests.
+ */
+export function zestForSuite(args: string[] = []): ZestProcess {
+  let started: ZestProcess | undefined;
+  before(async () => {
+    started = await startZest(args);
+  });
+  after(() => started?.stop());
+  const z = (): ZestProcess => {
+    if (started === undefined) throw new Error("the suite's zest has not started");
+    return started;
+  };
+  return {
+    get url() {
+      return z().url;
+    },
+    get proc() {
+      return z().proc;
+    },
+    stderr: () => z().stderr(),
+    stop: () => z().stop(),
+    kill9: () => z().kill9(),
+  };
 }
