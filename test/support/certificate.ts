@@ -2,8 +2,8 @@ import type { Buffer } from "node:buffer";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, before } from "node:test";
+import { dirname, join } from "node:path";
+import { suiteResource } from "./suite.js";
 
 /**
  * A self-signed certificate for 127.0.0.1 and localhost, made with openssl at test time in `dir`.
@@ -69,32 +69,13 @@ export interface SuiteCertificate {
  * start a server with it; read its fields inside hooks and tests.
  */
 export function certificateForSuite(prefix: string): SuiteCertificate {
-  let dir: string | undefined;
-  let made: SuiteCertificate | undefined;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), prefix));
-    const { cert, key } = makeCertificate(dir);
-    made = { cert, key, ca: readFileSync(cert), tls: { listen_certificate: cert, listen_private_key: key } };
-  });
-  after(() => {
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  });
-  const get = (): SuiteCertificate => {
-    if (made === undefined) throw new Error("the suite's certificate is not made yet");
-    return made;
-  };
-  return {
-    get cert() {
-      return get().cert;
+  return suiteResource(
+    "the suite's certificate",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), prefix));
+      const { cert, key } = makeCertificate(dir);
+      return { cert, key, ca: readFileSync(cert), tls: { listen_certificate: cert, listen_private_key: key } };
     },
-    get key() {
-      return get().key;
-    },
-    get ca() {
-      return get().ca;
-    },
-    get tls() {
-      return get().tls;
-    },
-  };
+    (c) => rmSync(dirname(c.cert), { recursive: true, force: true }),
+  );
 }

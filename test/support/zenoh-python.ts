@@ -22,6 +22,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
 import { after, before, describe } from "node:test";
+import { forwarder, suiteResource } from "./suite.js";
 import { executable } from "./child-processes.js";
 import { type JsonLine, jsonLinesChild } from "./json-lines.js";
 import { assertLoopbackOnly, loopbackOnly, UNDER_CI } from "./netns.js";
@@ -221,58 +222,11 @@ export interface PythonSuite {
  * before them and stopped after them.
  */
 export function zestForPythonSuite(extraArgs: string[] = []): PythonSuite {
-  let started: { zest: ZestProcess; ep: string } | undefined;
-  before(async () => {
-    started = await startZestForPython(extraArgs);
-  });
-  after(async () => {
-    await started?.zest.stop();
-  });
-  const get = () => {
-    if (started === undefined) throw new Error("the suite's zest has not started");
-    return started;
-  };
-  return {
-    get zest() {
-      return get().zest;
-    },
-    get ep() {
-      return get().ep;
-    },
-  };
-}
-
-/** An agent of a suite: it forwards to the agent its `describe` started in `before`. */
-class SuiteAgent implements Agent {
-  agent: Agent | undefined;
-  get #a(): Agent {
-    if (this.agent === undefined) throw new Error("the suite's agent has not started");
-    return this.agent;
-  }
-  get mode() {
-    return this.#a.mode;
-  }
-  get zid() {
-    return this.#a.zid;
-  }
-  call<T>(op: string, args?: Record<string, unknown>, timeoutMs?: number) {
-    return this.#a.call<T>(op, args, timeoutMs);
-  }
-  waitEvent<T>(match: (e: AgentLine) => boolean, timeoutMs?: number) {
-    return this.#a.waitEvent<T>(match, timeoutMs);
-  }
-  waitSample(name: string, key?: string, timeoutMs?: number) {
-    return this.#a.waitSample(name, key, timeoutMs);
-  }
-  events<T>(match: (e: AgentLine) => boolean) {
-    return this.#a.events<T>(match);
-  }
-  stderr() {
-    return this.#a.stderr();
-  }
-  stop() {
-    return this.#a.stop();
-  }
+  return suiteResource(
+    "the suite's zest",
+    () => startZestForPython(extraArgs),
+    (p) => p.zest.stop(),
+  );
 }
 
 /** What `describeEachMode` hands each mode's tests. */
@@ -293,17 +247,15 @@ export interface ModeSuite {
 export function describeEachMode(suite: PythonSuite, count: 1 | 2, prefix: string, body: (m: ModeSuite) => void): void {
   for (const mode of MODES) {
     describe(`in ${mode} mode`, () => {
-      const [a, b] = [new SuiteAgent(), new SuiteAgent()];
-      const used = [a, b].slice(0, count);
+      // Started together: an agent takes a second or two to open its session.
+      let started: Agent[] = [];
       before(async () => {
-        const started = await Promise.all(used.map(() => startAgent(mode, suite.ep)));
-        used.forEach((agent, i) => {
-          agent.agent = started[i];
-        });
+        started = await Promise.all(Array.from({ length: count }, () => startAgent(mode, suite.ep)));
       });
       after(async () => {
-        await Promise.all(used.map((agent) => agent.agent?.stop()));
+        await Promise.all(started.map((agent) => agent.stop()));
       });
+      const [a, b] = [0, 1].map((i) => forwarder(() => started[i], `the suite's agent ${i}`)) as [Agent, Agent];
       body({ mode, a, b, k: (s) => `${prefix}/${mode}/${s}` });
     });
   }

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { after, before } from "node:test";
 import { killAtExit } from "./child-processes.js";
 import { repoPath } from "./repo.js";
+import { suiteResource } from "./suite.js";
 
 /** Path of the built CLI the end-to-end tests run (npm test builds it first). */
 export const CLI = repoPath("dist", "cli.js");
@@ -120,24 +120,9 @@ export function zenohLocatorOf(z: ZestProcess, protocol: "tcp" | "udp" | "tls" =
  * them and stopped after them: read it inside the tests.
  */
 export function zestForSuite(args: string[] = []): ZestProcess {
-  let started: ZestProcess | undefined;
-  before(async () => {
-    started = await startZest(args);
-  });
-  after(() => started?.stop());
-  const z = (): ZestProcess => {
-    if (started === undefined) throw new Error("the suite's zest has not started");
-    return started;
-  };
-  return {
-    get url() {
-      return z().url;
-    },
-    get proc() {
-      return z().proc;
-    },
-    stderr: () => z().stderr(),
-    stop: () => z().stop(),
-    kill9: () => z().kill9(),
-  };
+  return suiteResource(
+    "the suite's zest",
+    () => startZest(args),
+    (z) => z.stop(),
+  );
 }
