@@ -27,8 +27,14 @@ import { join } from "node:path";
 import { freePorts } from "../test/support/nats-cluster.js";
 import { callgrindControl, callgrindTotals, callgrindWrapper } from "./lib/callgrind.js";
 import { parseMessageCountArgs } from "./lib/message-count-args.js";
+import { DEFAULT_QOS_BYTE } from "../src/zenoh/codec/core.js";
 import { LeanZenohClient } from "./lib/zenoh-client.js";
 import { CLI, processCpuSeconds, type ServerProcess, spawnServer } from "./lib/proc.js";
+
+/** The PUSHes' QoS byte: `ZENOH_INSTRUCTIONS_QOS=13` sends congestion control BLOCK, as zenoh-python's publisher in bench/workers does. */
+const QOS = Number(process.env.ZENOH_INSTRUCTIONS_QOS ?? DEFAULT_QOS_BYTE);
+if (!Number.isInteger(QOS) || QOS < 0 || QOS > 0x1f)
+  throw new Error(`ZENOH_INSTRUCTIONS_QOS: a QoS byte (0-31), not ${QOS}`);
 
 /** Messages sent but not yet received, at most. */
 const WINDOW = 16_384;
@@ -72,12 +78,12 @@ try {
   if (mode === "instructions") {
     const { total, compiler } = callgrindTotals(server.pid, dir);
     const per = (n: number): string => Math.round(n / count).toLocaleString("en-US");
-    console.log(`zenoh PUSH routed, ${perBatch} per FRAME, 1 subscriber, default storage`);
+    console.log(`zenoh PUSH routed, ${perBatch} per FRAME, QoS byte ${QOS}, 1 subscriber, default storage`);
     console.log(
       `  instructions per message: ${per(total - compiler)} (V8's compiler meanwhile: ${per(compiler)}; all: ${per(total)})`,
     );
   } else {
-    console.log(`zenoh PUSH routed, ${perBatch} per FRAME, 1 subscriber, default storage`);
+    console.log(`zenoh PUSH routed, ${perBatch} per FRAME, QoS byte ${QOS}, 1 subscriber, default storage`);
     console.log(
       `  CPU per message: ${((cpu * 1e6) / count).toFixed(3)} µs (${Math.round(count / cpu).toLocaleString("en-US")} msg per CPU-second; ${Math.round((count * 1000) / wallMs).toLocaleString("en-US")} msg/s wall)`,
     );
@@ -115,7 +121,7 @@ async function measure(
       while (!waitingDrain && sent < total && sent - received < WINDOW) {
         const n = Math.min(perBatch, total - sent);
         sent += n;
-        if (!pub.putBatch(key, payload, n)) {
+        if (!pub.putBatch(key, payload, n, QOS)) {
           waitingDrain = true;
           pub.socket.once("drain", () => {
             waitingDrain = false;

@@ -15,7 +15,8 @@ import { findUp } from "../../src/find-up.js";
  */
 export const ROOT = dirname(findUp(dirname(fileURLToPath(import.meta.url)), "package.json"));
 export const BENCH_DIR = join(ROOT, "bench");
-export const CLI = join(ROOT, "dist", "cli.js");
+/** The zest CLI the benchmarks run: this checkout's build, or `ZEST_CLI` (another build, for a before/after pair). */
+export const CLI = process.env.ZEST_CLI || join(ROOT, "dist", "cli.js");
 
 const live = new Set<ChildProcess>();
 

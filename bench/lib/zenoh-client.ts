@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { connect, type Socket } from "node:net";
 import { BinaryReader, BinaryWriter } from "../../src/core/binary.js";
-import type { WireExpr } from "../../src/zenoh/codec/core.js";
+import { DEFAULT_QOS_BYTE, type WireExpr } from "../../src/zenoh/codec/core.js";
 import type { Declaration } from "../../src/zenoh/codec/declarations.js";
 import { decodeNetwork, encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
 import {
@@ -89,15 +89,17 @@ export class LeanZenohClient {
 
   /**
    * Puts `payload` on `key` `n` times in one batch (a reliable FRAME of `n` PUSHes without
-   * encoding, as `z_pub_thr` sends them); returns false when the socket asks to wait for drain.
+   * encoding, as `z_pub_thr` sends them, each with the QoS byte `qos`: a publisher with
+   * congestion control BLOCK, as zenoh-python's in bench/workers, sends 0x0d); returns false when
+   * the socket asks to wait for drain.
    */
-  putBatch(key: WireExpr, payload: Buffer, n: number): boolean {
+  putBatch(key: WireExpr, payload: Buffer, n: number, qos = DEFAULT_QOS_BYTE): boolean {
     const w = this.w;
     w.reset();
     w.u16(0);
     encodeFrameHeader(w, this.sn++ & 0x0fff_ffff, true);
     const body = { kind: "put" as const, encoding: "", hasEncoding: false, payload };
-    for (let i = 0; i < n; i++) encodePush(w, key, body);
+    for (let i = 0; i < n; i++) encodePush(w, key, body, qos);
     w.patchU16(0, w.length - 2);
     return this.socket.write(Buffer.from(w.view()));
   }

@@ -286,6 +286,14 @@ export function pico(name: string, args: readonly string[]): PicoProgram {
 }
 
 /** The median of `xs` (sorted in place); NaN when empty. */
+/** The mean of `xs`; NaN when empty. */
+export function mean(xs: number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  let sum = 0;
+  for (const x of xs) sum += x;
+  return sum / xs.length;
+}
+
 export function median(xs: number[]): number {
   return percentile(xs, 50);
 }

@@ -23,7 +23,14 @@ import { httpGetText, httpPut } from "../lib/http.js";
 import { compare, type LoadFigures, loadFigures, loadNotes, PAIRED_ROUNDS, pairedRatio } from "../lib/load.js";
 import { JSON_60, TEXT_100 } from "../lib/payloads.js";
 import { openSseStream, paced } from "../lib/sse-stream.js";
-import { interferenceNotes, type ServerProcess, spawnReady, spawnZest, startInterference } from "../lib/proc.js";
+import {
+  interferenceNotes,
+  type ServerProcess,
+  spawnBaseline,
+  spawnReady,
+  spawnZest,
+  startInterference,
+} from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 import { freeLocator, inLoopbackNamespace, percentile } from "../lib/zenoh.js";
 
@@ -187,20 +194,30 @@ async function measure(): Promise<BenchResult> {
       headers: { "content-type": "text/plain" },
       body: TEXT_100,
     };
-    const [zp, dp] = (await compare(
+    // The floors: what a bare node:http server does on this host, in the same rounds. When a
+    // floor is under zenohd's figure, no Node gateway reaches the target here.
+    const putFloor = await spawnBaseline("put-ok.mjs");
+    started.push(putFloor);
+    const [zp, dp, fp] = (await compare(
       [
         { server: zest, spec: putSpec },
         { server: zenohd, spec: putSpec },
+        { server: putFloor, spec: putSpec },
       ],
       PAIRED_ROUNDS,
-    )) as [LoadFigures, LoadFigures];
+    )) as [LoadFigures, LoadFigures, LoadFigures];
+    const sseFloor = await spawnBaseline("sse-relay.mjs", [], "relay");
+    started.push(sseFloor);
     const zs = await sseSide(zest);
     const ds = await sseSide(zenohd);
+    const fs = await sseSide(sseFloor);
 
     const getRatio = pairedRatio(zg, dg);
     const wildRatio = pairedRatio(zw, dw);
     const putRatio = pairedRatio(zp, dp);
     const sseRatio = ds.p99 / zs.p99;
+    const putFloorRatio = pairedRatio(fp, dp);
+    const sseFloorRatio = ds.p99 / fs.p99;
     const ratio = Math.min(getRatio, wildRatio, putRatio, sseRatio);
     const notes = [
       ...loadNotes("zest GET", zg),
@@ -212,6 +229,8 @@ async function measure(): Promise<BenchResult> {
       ...loadNotes("zenohd PUT", dp),
       ...interferenceNotes("zest SSE", zs),
       ...interferenceNotes("zenohd SSE", ds),
+      ...loadNotes("node:http PUT", fp),
+      ...interferenceNotes("relay SSE", fs),
     ];
     if (zs.lost > 0) notes.push(`zest's SSE lost ${zs.lost} of ${SSE_PUTS} events`);
     if (ds.lost > 0) notes.push(`zenohd's SSE lost ${ds.lost} of ${SSE_PUTS} events`);
@@ -239,6 +258,11 @@ async function measure(): Promise<BenchResult> {
         zestSseLost: zs.lost,
         zenohdSseLost: ds.lost,
         sseRatio,
+        ...loadFigures("floorPut", fp),
+        putFloorRatio,
+        floorSseP50Ms: fs.p50,
+        floorSseP99Ms: fs.p99,
+        sseFloorRatio,
       },
       ratio,
       target: `>= ${TARGET.toFixed(1)}x zenohd on each (the lowest)`,
@@ -246,12 +270,12 @@ async function measure(): Promise<BenchResult> {
       summary: [
         pair("GET one key", zg, dg, getRatio, ug),
         `${pair("GET demo/** (1,000 keys)", zw, dw, wildRatio, uw)} (answers of ${kib("zest-rest")} / ${kib("zenohd")} KiB)`,
-        pair("PUT 100 bytes", zp, dp, putRatio),
-        `SSE, ${fmtInt(SSE_RATE)} PUTs/s to one stream: p99 zest ${fmtMs(zs.p99)} / zenohd ${fmtMs(ds.p99)} = ${fmtRatio(sseRatio)} (p50 ${fmtMs(zs.p50)} / ${fmtMs(ds.p50)}; lost ${zs.lost} / ${ds.lost})`,
+        `${pair("PUT 100 bytes", zp, dp, putRatio)} (the floor, a bare node:http PUT server: ${fmtInt(fp.reqPerSec)} req/s = ${fmtRatio(putFloorRatio)} zenohd, zest/floor ${fmtRatio(pairedRatio(zp, fp))})`,
+        `SSE, ${fmtInt(SSE_RATE)} PUTs/s to one stream: p99 zest ${fmtMs(zs.p99)} / zenohd ${fmtMs(ds.p99)} = ${fmtRatio(sseRatio)} (p50 ${fmtMs(zs.p50)} / ${fmtMs(ds.p50)}; lost ${zs.lost} / ${ds.lost}; the floor, a bare node:http PUT-to-SSE relay: p99 ${fmtMs(fs.p99)}, p50 ${fmtMs(fs.p50)} = ${fmtRatio(sseFloorRatio)} zenohd)`,
       ].join("; "),
       notes,
       interferencePct: Math.max(
-        ...[zg, dg, ug, zw, dw, uw, zp, dp, zs, ds].flatMap((f) => [f.otherCpuPct, f.stealPct]),
+        ...[zg, dg, ug, zw, dw, uw, zp, dp, fp, zs, ds, fs].flatMap((f) => [f.otherCpuPct, f.stealPct]),
       ),
     };
   } finally {

@@ -17,6 +17,11 @@ export interface RemoteQueryOptions {
   readonly target?: QueryTarget;
   /** Payload, encoding and attachment for the queryables. */
   readonly content?: QueryContent | undefined;
+  /**
+   * The router that sent the query (answering side; undefined when unknown), for a door that hands
+   * queries on to a network only some routers joined (docs/zenoh-network.md, "Clusters").
+   */
+  readonly from?: string | undefined;
 }
 
 /** What a fabric may ask of the router it is attached to. */

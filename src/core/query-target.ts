@@ -11,8 +11,6 @@ export type QueryTarget = "best_matching" | "all" | "all_complete";
 interface Candidate {
   readonly key: string;
   readonly complete: boolean;
-  /** A storage: not complete for targets (see `selectQueryables`). */
-  readonly storage?: boolean;
   readonly sessionId?: number;
   readonly allowedOrigin?: "session_local" | "remote" | "any";
 }
@@ -20,8 +18,8 @@ interface Candidate {
 /**
  * Picks the local queryables a query reaches among those whose key intersects it. `exclusive`
  * says a best-matching query found its complete queryable here, so other routers need not be asked.
- * Storages do not count as complete here, as Zenoh's storages are not by default: a default `**`
- * storage must not hide every eval from a best-matching get (docs/remote-api.md).
+ * A storage is complete only with its `complete` option, as zenoh's: a default `**` storage must
+ * not hide every eval from a best-matching get (docs/remote-api.md).
  */
 export function selectQueryables<T extends Candidate>(
   matching: T[],
@@ -31,7 +29,7 @@ export function selectQueryables<T extends Candidate>(
 ): { selected: T[]; exclusive: boolean } {
   const allowed = matching.filter((q) => localityMatches(origin, q.sessionId, q.allowedOrigin));
   if (target === "all") return { selected: allowed, exclusive: false };
-  const complete = allowed.filter((q) => q.complete && !q.storage && includes(q.key, key));
+  const complete = allowed.filter((q) => q.complete && includes(q.key, key));
   if (target === "all_complete") return { selected: complete, exclusive: false };
   if (complete.length > 0) return { selected: [complete[0]!], exclusive: true };
   return { selected: allowed, exclusive: false };

@@ -73,6 +73,8 @@ export class Query {
    * to another network (joining zenoh, docs/zenoh-network.md) leaves those to the router they came from.
    */
   fromAnotherRouter = false;
+  /** The router of the fabric that sent it (uppercase hex), when it came from one and said who. */
+  fromRouter: string | undefined;
   /** The dispatch this query is one of, when it reached more than one queryable. */
   round: QueryRound | undefined;
   private sink: ((reply: Reply) => void) | undefined;

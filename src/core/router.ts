@@ -236,8 +236,7 @@ export class Router {
     const infos = new Map<string, boolean>();
     for (const d of this.queryablesIndex.intersecting(key)) {
       if (!localityMatches(origin, d.sessionId, d.allowedOrigin)) continue;
-      // Storages do not count as complete, as for a query's target (query-target.ts).
-      infos.set(d.key, infos.get(d.key) === true || (d.complete && !d.storage));
+      infos.set(d.key, infos.get(d.key) === true || d.complete);
     }
     if (origin.destination !== "session_local" && this.fabric?.hasQueryable?.(key)) {
       const complete = (this.fabric.completeQueryables?.(key).length ?? 0) > 0;
@@ -581,7 +580,8 @@ export class Router {
     timeoutMs: number,
     onReply: ReplySink,
     options: QueryOptions,
-    fromAnotherRouter = false,
+    /** Set for a query from another router: its zid, or "" when it did not say. */
+    fromRouter?: string,
   ): Promise<void> {
     if (matching.length === 0) return Promise.resolve();
     const queries: Query[] = [];
@@ -589,7 +589,10 @@ export class Router {
     const round = matching.length > 1 ? new QueryRound() : undefined;
     const runs = matching.map((q) => {
       const query = new Query(selector, q.storage ? fromStorage : onReply, options.content, options.target);
-      query.fromAnotherRouter = fromAnotherRouter;
+      if (fromRouter !== undefined) {
+        query.fromAnotherRouter = true;
+        if (fromRouter !== "") query.fromRouter = fromRouter;
+      }
       query.round = round;
       queries.push(query);
       return runQueryable(q, query, this.logger).finally(() => query.finish());
@@ -649,7 +652,7 @@ export class Router {
           timeoutMs,
           onReply,
           options,
-          true,
+          remote.from?.toUpperCase() ?? "",
         );
       },
       readRemote: (key) => this.readForRemote(key),
@@ -663,10 +666,10 @@ export class Router {
       queryables: () => {
         const byKey = new Map<string, QueryableInfo>();
         for (const key of this.queryablesIndex.keys()) {
-          // Storages and session-local queryables do not count as complete for other routers' targets.
+          // Session-local queryables do not count as complete for other routers' targets.
           const complete = this.queryablesIndex
             .including(key)
-            .some((q) => q.key === key && q.complete && !q.storage && q.allowedOrigin !== "session_local");
+            .some((q) => q.key === key && q.complete && q.allowedOrigin !== "session_local");
           byKey.set(key, { key, complete });
         }
         return [...byKey.values()];

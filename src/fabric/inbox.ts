@@ -43,6 +43,18 @@ const TAGS: Record<Kind, string> = {
 const ID = /^(0|[1-9][0-9]{0,15})$/;
 const ZID = /^[0-9A-F]{2,32}$/;
 
+/**
+ * The router whose inbox `subject` is in (`zest.in.<zid>.…`), or undefined for any other subject:
+ * who sent a query, read off the reply subject it asked the answers on.
+ */
+export function inboxOwner(subject: string): string | undefined {
+  if (!subject.startsWith(`${INBOX_PREFIX}.`)) return undefined;
+  const start = INBOX_PREFIX.length + 1;
+  const end = subject.indexOf(".", start);
+  const zid = end < 0 ? undefined : subject.slice(start, end);
+  return zid !== undefined && ZID.test(zid) ? zid : undefined;
+}
+
 /** The inbox of router `zid`. */
 export class Inbox {
   /** `zest.in.<zid>`. */

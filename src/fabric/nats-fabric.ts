@@ -46,7 +46,7 @@ import {
   markResend,
   type SampleMessage,
 } from "./envelope.js";
-import { Inbox } from "./inbox.js";
+import { Inbox, inboxOwner } from "./inbox.js";
 import { AckOutbox, SampleOutbox } from "./outbox.js";
 import { NatsTransport } from "./nats-transport.js";
 import { DEFAULT_MAX_DECLARATIONS_PER_PEER, PeerTable } from "./peer-table.js";
@@ -600,7 +600,8 @@ export class NatsFabric implements Fabric {
     } else if (this.host) {
       this.counters.queriesAnswered++;
       const limit = (this.transport?.maxPayload ?? 1024 * 1024) - PAYLOAD_MARGIN;
-      void answerQuery(this.host, c.query, limit, (data) => this.send(reply, data));
+      // The querier is the owner of the inbox it asked the replies on (a joined router needs it, docs/zenoh-network.md).
+      void answerQuery(this.host, c.query, limit, (data) => this.send(reply, data), inboxOwner(reply));
     }
   }
 

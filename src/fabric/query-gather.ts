@@ -131,13 +131,14 @@ export class QueryGather {
  * of at most `limit` bytes (a larger single reply becomes a `too_large` error reply). A default
  * query (target `all`, no parameters, no content) that the host can read synchronously
  * (`readRemote`: one stored key) is answered before this returns, without a query, a promise or
- * a deadline on the host; the bytes sent are the same.
+ * a deadline on the host; the bytes sent are the same. `from`: the router that sent it, when known.
  */
 export function answerQuery(
   host: FabricHost,
   query: QueryMessage,
   limit: number,
   send: (data: Buffer) => void,
+  from?: string,
 ): Promise<void> | undefined {
   const batch = new ReplyBatch();
   const onReply = (r: Reply): void => {
@@ -162,15 +163,21 @@ export function answerQuery(
     send(batch.take(true));
     return undefined;
   }
-  return runRemote(host, query, onReply).then(() => send(batch.take(true)));
+  return runRemote(host, query, onReply, from).then(() => send(batch.take(true)));
 }
 
-async function runRemote(host: FabricHost, query: QueryMessage, onReply: (r: Reply) => void): Promise<void> {
+async function runRemote(
+  host: FabricHost,
+  query: QueryMessage,
+  onReply: (r: Reply) => void,
+  from: string | undefined,
+): Promise<void> {
   try {
     const selector: Selector = { key: query.key, parameters: new Parameters(query.parameters) };
     await host.answerRemote(selector, query.timeoutMs, onReply, {
       target: query.target ?? "all",
       content: query.content,
+      ...(from === undefined ? {} : { from }),
     });
   } catch (err) {
     onReply(errorReply(toZestError(err).kind, errorMessage(err)));

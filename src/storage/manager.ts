@@ -408,7 +408,13 @@ export class StorageManager {
    */
   private async standIn(name: string, cfg: StorageConfig, err: unknown): Promise<void> {
     const { id: volumeId } = splitVolume(cfg.volume);
-    const standIn = new UnavailableStorage(name, cfg.key_expr, redactText(errorMessage(err)), this.session);
+    const standIn = new UnavailableStorage(
+      name,
+      cfg.key_expr,
+      redactText(errorMessage(err)),
+      this.session,
+      serviceOptions(cfg, name).complete,
+    );
     const prev = this.storages.get(name);
     if (prev) {
       this.storages.delete(name);
@@ -730,14 +736,16 @@ export function parseStorageConfig(name: string, raw: unknown): StorageConfig {
 }
 
 /**
- * The service options of a storage config: its default TTL, the storage option `ttl`
- * (docs/ttl-and-leases.md), which the storage service applies whatever the volume.
+ * What the storage service takes from a storage's config: its default lifetime (the storage option
+ * `ttl`, docs/ttl-and-leases.md, applied whatever the volume), its replication, and `complete`
+ * (zenoh's, a boolean or zenoh's strings "true"/"false").
  */
-/** What the storage service takes from a storage's config: its default lifetime and its replication. */
 function serviceOptions(cfg: StorageConfig, name: string): StorageServiceOptions {
   const ttl = typeof cfg.volume === "object" ? cfg.volume.ttl : undefined;
   const replication = parseReplication(cfg.replication, name);
+  const complete = cfg.complete === true || cfg.complete === "true";
   return {
+    ...(complete ? { complete } : {}),
     ...(ttl === undefined ? {} : { defaultTtlMs: durationValue(ttl, `\`ttl\` of storage ${name}`) }),
     ...(replication === undefined ? {} : { replication }),
   };

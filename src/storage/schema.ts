@@ -20,6 +20,12 @@ export const storageSchema = closed(
       .union([z.string(), z.looseObject({ id: z.string().min(1) })])
       .describe("volume name, or `{ id, ...storage options of its driver }`"),
     selector: z.string().optional().describe("Variant B: the selector as it was written (shown back in listings)"),
+    complete: z
+      .union([z.boolean(), z.enum(["true", "false"])])
+      .optional()
+      .describe(
+        "zenoh's `complete`: the storage holds every key of its key expression, so its queryable is declared complete, to zest's clients, other routers and a joined zenoh network (docs/storages.md); off unless set, as zenoh's",
+      ),
     replication: z
       .union([z.boolean(), z.looseObject({})])
       .optional()

@@ -42,6 +42,8 @@ export interface StorageServiceOptions {
   readonly defaultTtlMs?: number;
   /** Anti-entropy with the replicas on other routers (docs/replication.md); absent when off. */
   readonly replication?: ReplicationSettings;
+  /** The storage's `complete` option: its queryable is declared complete (docs/storages.md). */
+  readonly complete?: boolean;
 }
 
 /**
@@ -96,6 +98,8 @@ export class StorageService implements RunningStorage {
    */
   /** The storage's `ttl` option: the lifetime of values written without their own (ms). */
   readonly defaultTtlMs: number | undefined;
+  /** The storage's `complete` option. */
+  private readonly complete: boolean;
   /** Deadlines of a backend that does not schedule its own (`StorageBackend.expiry`). */
   private readonly keyed: KeyedExpiry | undefined;
   private readonly expiry: ExpirySchedule;
@@ -126,6 +130,7 @@ export class StorageService implements RunningStorage {
     this.replication =
       session.interest.clustered && backend.capability.shared !== true ? options.replication : undefined;
     this.defaultTtlMs = options.defaultTtlMs;
+    this.complete = options.complete === true;
     this.keyed = backend.expiry === undefined ? new KeyedExpiry() : undefined;
     this.expiry = backend.expiry ?? this.keyed!;
     this.claiming = session.interest.clustered && backend.capability.shared !== true;
@@ -176,7 +181,7 @@ export class StorageService implements RunningStorage {
     const peek = backend.peek ? livePeek(backend.peek.bind(backend)) : undefined;
     const scan = backend.scan ? liveScan(backend.scan.bind(backend)) : undefined;
     this.queryable = this.session.declareQueryable(this.keyExpr, (q) => this.answer(q), {
-      complete: true,
+      complete: this.complete,
       storage: true,
       peek,
       scan,
@@ -654,7 +659,14 @@ export class UnavailableStorage implements RunningStorage {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
-  constructor(name: string, keyExpr: string, reason: string, session: Session) {
+  constructor(
+    name: string,
+    keyExpr: string,
+    reason: string,
+    session: Session,
+    /** The storage's `complete` option, declared as the storage would. */
+    private readonly complete = false,
+  ) {
     this.name = name;
     this.keyExpr = keyExpr;
     this.reason = reason;
@@ -680,7 +692,9 @@ export class UnavailableStorage implements RunningStorage {
     this.subscriber = this.session.declareSubscriber(this.keyExpr, () => Promise.reject(this.error()), {
       storage: true,
     });
-    this.queryable = this.session.declareQueryable(this.keyExpr, (q) => q.replyError(this.error()), { complete: true });
+    this.queryable = this.session.declareQueryable(this.keyExpr, (q) => q.replyError(this.error()), {
+      complete: this.complete,
+    });
     const attempt = async (): Promise<void> => {
       this.timer = undefined;
       if (this.stopped) return;

@@ -33,7 +33,7 @@ import {
   markResend,
   ReplyBatch,
 } from "../../src/fabric/envelope.js";
-import { Inbox } from "../../src/fabric/inbox.js";
+import { Inbox, inboxOwner } from "../../src/fabric/inbox.js";
 import { ManualClock } from "../../src/fabric/clock.js";
 import { PeerTable } from "../../src/fabric/peer-table.js";
 import { silentLogger } from "../../src/core/log.js";
@@ -320,6 +320,22 @@ test("inbox subjects are built and read back by type; foreign subjects read as n
   ]) {
     assert.equal(inbox.parse(s), undefined, s);
   }
+});
+
+test("a query's sender is read off its reply subject; anything else names nobody", () => {
+  assert.equal(inboxOwner(new Inbox("A1").subject({ kind: "replies", qid: 4, zid: "C1" })), "A1");
+  for (const s of [
+    "",
+    "zest.in",
+    "zest.in.",
+    "zest.in.A1",
+    "zest.in.a1.r.1.C1",
+    "zest.in..r",
+    "zest.inA1.r",
+    "_INBOX.A1.r",
+  ])
+    assert.equal(inboxOwner(s), undefined, s);
+  assert.equal(inboxOwner(`zest.in.${"A".repeat(34)}.r.1.C1`), undefined);
 });
 
 test("fuzz: 100,000 random and mutated messages decode or throw MalformedMessage, nothing else", () => {

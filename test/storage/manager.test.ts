@@ -120,3 +120,44 @@ describe("storage manager: a backend that cannot be opened at start-up", () => {
     await sm.close();
   });
 });
+
+describe("storage manager: a storage's `complete` option (zenoh's)", () => {
+  const allComplete = { target: "all_complete" } as const;
+
+  it("declares the storage's queryable complete only when set, as zenoh's storages: then targets count it", async () => {
+    const session = new Session(new Router({ zid: "0B" }));
+    const sm = new StorageManager(session, { drivers: [memoryDriver], ctx: { logger: silentLogger } });
+    await sm.start({
+      storages: {
+        plain: { key_expr: "plain/**", volume: "memory" },
+        full: { key_expr: "full/**", volume: "memory", complete: true },
+        // zenohd's config spells it as a string.
+        zenohd: { key_expr: "zenohd/**", volume: "memory", complete: "true" },
+        off: { key_expr: "off/**", volume: "memory", complete: "false" },
+      },
+    });
+    try {
+      assert.equal(session.matchingStatus("plain/a", "queryables", allComplete), false);
+      assert.equal(session.matchingStatus("off/a", "queryables", allComplete), false);
+      assert.equal(session.matchingStatus("full/a", "queryables", allComplete), true);
+      assert.equal(session.matchingStatus("zenohd/a", "queryables", allComplete), true);
+      // Complete for the keys it includes only.
+      assert.equal(session.matchingStatus("full/**", "queryables", allComplete), true);
+      assert.equal(session.matchingStatus("**", "queryables", allComplete), false);
+      await session.put("full/a", "kept");
+      const replies = await session.get("full/a", { target: "all_complete" });
+      assert.deepEqual(
+        replies.map((r) => r.kind === "ok" && r.sample.payload.toString()),
+        ["kept"],
+      );
+      assert.deepEqual(await session.get("plain/a", { target: "all_complete" }), []);
+      await rejectsWith(
+        sm.putStorage("bad", { key_expr: "bad/**", volume: "memory", complete: "yes" }),
+        "bad_input",
+        /complete/,
+      );
+    } finally {
+      await sm.close();
+    }
+  });
+});

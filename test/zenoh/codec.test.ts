@@ -332,6 +332,23 @@ test("timestamps round-trip across seconds, back in time, and at the edges of 64
   }
 });
 
+test("timestamps read one after another keep their own ids: the id read last is reused only for the same bytes", () => {
+  // Same length and a different byte, a prefix of another id, the same again, a 16-byte id.
+  const ids = ["AB12", "AB12", "AB13", "12", "AB12", "12", "0102030405060708090A0B0C0D0E0F10", "AB12"];
+  const w = new BinaryWriter(64);
+  for (const id of ids) writeTimestamp(w, new Timestamp(7n, id));
+  const r = new BinaryReader(w.finish());
+  assert.deepEqual(
+    ids.map(() => readTimestamp(r).id),
+    ids,
+  );
+  // Truncated before its id's last byte: refused, not answered from the id read last.
+  const one = new BinaryWriter(16);
+  writeTimestamp(one, new Timestamp(7n, "0102030405060708090A0B0C0D0E0F10"));
+  const bytes = one.finish();
+  assert.throws(() => readTimestamp(new BinaryReader(bytes.subarray(0, bytes.length - 1))), DecodeError);
+});
+
 test("a sample's PUSH is the bytes of a PUSH named in full, written again for each subscriber while the first copy is intact", () => {
   const ts = new Timestamp((1_795_633_727n << 32n) | 77n, "AB12");
   const sample = withSampleExtras(makeSample("demo/x", "put", Buffer.from("payload"), "text/plain", ts), {
@@ -407,35 +424,39 @@ test("PUSHes decoded into one scratch message each carry their own fields, none 
   assert.ok(r.done);
 });
 
-test("a sample's common PUSH (default QoS, stamped, no attachment) has the bytes of the generic encoder, for every payload size and time", () => {
+test("a sample's common PUSH (any QoS, stamped, no attachment) has the bytes of the generic encoder, for every payload size, time and QoS", () => {
   const times = [(1_795_633_727n << 32n) | 0xffff_ffffn, 1n << 56n, 0xffff_ffff_ffff_ffffn, (1n << 56n) - 1n, 5n];
   const payloads = [0, 1, 8, 64, 65, 127, 128, 300, 20_000].map((n) => Buffer.alloc(n, n & 0xff));
-  for (const time of times)
-    for (const payload of payloads)
-      for (const [kind, encoding] of [
-        ["put", "text/plain"],
-        ["put", ""],
-        ["put", "application/x-thing;schema"],
-        ["delete", ""],
-      ] as const) {
-        const ts = new Timestamp(time, "C9682867006DF1BDD18C8F861FDA8004");
-        const sample = makeSample("demo/fast/key", kind, kind === "put" ? payload : Buffer.alloc(0), encoding, ts);
-        const expected = write((w) =>
-          encodePush(
-            w,
-            { scope: 0, suffix: sample.key, senderMapping: false },
-            { ...sample, hasEncoding: encoding !== "" },
-          ),
-        );
-        const w = new BinaryWriter(8);
-        w.u8(0x77);
-        encodeSamplePush(w, sample, 5);
-        assert.equal(
-          hex(w.view().subarray(1)),
-          hex(expected),
-          `${kind} ${encoding} ${payload.length} bytes at ${time}`,
-        );
-        const m = decodeNetwork(new BinaryReader(w.view().subarray(1)));
-        assert.ok(m.kind === "push" && m.body.timestamp?.compare(ts) === 0);
-      }
+  // 5: the default (no QoS extension); 0x0d: congestion control BLOCK, as zenoh-python's publisher
+  // with BLOCK sends; 0x11: express, priority 1.
+  for (const qos of [5, 0x0d, 0x11])
+    for (const time of times)
+      for (const payload of payloads)
+        for (const [kind, encoding] of [
+          ["put", "text/plain"],
+          ["put", ""],
+          ["put", "application/x-thing;schema"],
+          ["delete", ""],
+        ] as const) {
+          const ts = new Timestamp(time, "C9682867006DF1BDD18C8F861FDA8004");
+          const sample = makeSample("demo/fast/key", kind, kind === "put" ? payload : Buffer.alloc(0), encoding, ts);
+          const expected = write((w) =>
+            encodePush(
+              w,
+              { scope: 0, suffix: sample.key, senderMapping: false },
+              { ...sample, hasEncoding: encoding !== "" },
+              qos,
+            ),
+          );
+          const w = new BinaryWriter(8);
+          w.u8(0x77);
+          encodeSamplePush(w, sample, qos);
+          assert.equal(
+            hex(w.view().subarray(1)),
+            hex(expected),
+            `${kind} ${encoding} ${payload.length} bytes at ${time}, QoS ${qos}`,
+          );
+          const m = decodeNetwork(new BinaryReader(w.view().subarray(1)));
+          assert.ok(m.kind === "push" && m.body.timestamp?.compare(ts) === 0 && m.qos === qos);
+        }
 });

@@ -109,6 +109,30 @@ describe("two routers of one fabric joined to one zenoh router", () => {
     assert.equal(asked, 1);
   });
 
+  test("a get on a router that did not join asks the zenoh side's queryable once, through the elected router", async () => {
+    const { z, a, c } = await network(true);
+    let asked = 0;
+    z.session.declareQueryable("loopc/**", (q) => {
+      asked++;
+      q.reply("loopc/net", "from the network");
+    });
+    await a.session.put("loopc/fabric", "from A");
+    const cz = c as Zest;
+    // Z declares its queryable to A and B on its own time, then A and B to the fabric.
+    await untilPasses(async () =>
+      assert.deepEqual(
+        (await cz.session.get("loopc/**")).map((r) => (r.kind === "ok" ? r.sample.key : r.kind)),
+        ["loopc/fabric", "loopc/net"],
+      ),
+    );
+    await settle(300);
+    asked = 0;
+    const replies = await cz.session.get("loopc/**", { consolidation: "none" });
+    await settle(500);
+    assert.equal(asked, 1);
+    assert.equal(replies.filter((r) => r.kind === "ok" && r.sample.key === "loopc/net").length, 1);
+  });
+
   test("a put on the zenoh side reaches each router once", async () => {
     const { z, a, b } = await network();
     const onA: Sample[] = [];

@@ -10,7 +10,8 @@ import type { Zest } from "../../src/runtime.js";
 import { untilPasses } from "../support/assert.js";
 import { startRouter } from "../support/router.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
-import { closeAfterFile, connectStatus, untilJoined, joinedRouter, zenohRouter } from "./join/routers.js";
+import { closeAfterFile, untilJoined, joinedRouter, zenohRouter } from "./join/routers.js";
+import { connectStatus } from "./join/rest.js";
 import { freePort } from "../support/ports.js";
 
 const closing = closeAfterFile();

@@ -8,12 +8,69 @@ import { describe, test } from "node:test";
 import { untilPasses } from "../support/assert.js";
 import { openSse } from "../support/http.js";
 import { zenohLocatorOf } from "../support/zest-process.js";
-import { pythonSkip } from "../support/zenoh-python.js";
+import { type Agent, pythonSkip, type ReplyJson, startAgent } from "../support/zenoh-python.js";
 import { call, type PyProcess, startZenohClient, startZenohRouter } from "./join/python.js";
-import { httpUrl, untilJoined, restEntries, startJoinedZest } from "./join/routers.js";
+import { http, restEntries } from "./join/rest.js";
+import { startJoinedZest, untilJoined } from "./join/routers.js";
 import { freePort } from "../support/ports.js";
 
 const skip = pythonSkip();
+
+describe("zest's complete storages seen from the network", { skip }, () => {
+  test("a storage with `complete` is declared complete: a python querier with target ALL_COMPLETE on the router's side matches it and reads it; one without is not", async () => {
+    const port = await freePort();
+    const endpoint = `tcp/127.0.0.1:${port}`;
+    const router = await startZenohRouter(port);
+    const zest = await startJoinedZest(endpoint, [
+      "--cfg",
+      'plugins/storage_manager:{storages:{full:{key_expr:"jcpl/full/**",volume:"memory",complete:true},part:{key_expr:"jcpl/part/**",volume:"memory"}}}',
+    ]);
+    const py: Agent = await startAgent("client", endpoint);
+    const matches = async (name: string) =>
+      (await py.call<{ matching: boolean }>("matching_status", { name })).matching;
+    const octets = { "content-type": "application/octet-stream" };
+    try {
+      await py.call("querier", { name: "full", key: "jcpl/full/a", target: "ALL_COMPLETE", timeout: 5 });
+      await py.call("querier", { name: "part", key: "jcpl/part/a", target: "ALL_COMPLETE", timeout: 5 });
+      await py.call("querier", { name: "part-all", key: "jcpl/part/a", target: "ALL", timeout: 5 });
+      await untilPasses(async () => assert.equal(await matches("full"), true), 15_000);
+      // The other storage is declared too (an ALL querier matches it), but not complete.
+      await untilPasses(async () => assert.equal(await matches("part-all"), true), 15_000);
+      assert.equal(await matches("part"), false);
+      assert.equal((await http("PUT", `${zest.url}/jcpl/full/a`, "kept by zest", octets)).status, 200);
+      assert.equal((await http("PUT", `${zest.url}/jcpl/part/a`, "kept too", octets)).status, 200);
+      const full = await py.call<{ replies: ReplyJson[] }>("querier_get", { name: "full" });
+      assert.deepEqual(
+        full.replies.map((r) => `${r.ok?.key}=${r.ok?.payload.text}`),
+        ["jcpl/full/a=kept by zest"],
+      );
+      // zenoh's ALL_COMPLETE reaches complete queryables that include the whole key expression queried.
+      const allComplete = async (selector: string) =>
+        (await py.call<{ replies: ReplyJson[] }>("get", { selector, target: "ALL_COMPLETE", timeout: 5 })).replies.map(
+          (r) => `${r.ok?.key}=${r.ok?.payload.text}`,
+        );
+      assert.deepEqual(await allComplete("jcpl/full/*"), ["jcpl/full/a=kept by zest"]);
+      assert.deepEqual(await allComplete("jcpl/part/*"), []);
+      assert.deepEqual(await allComplete("jcpl/**"), []);
+      // A complete storage made at run time is declared complete; replaced by one that is not, no longer.
+      const admin = `${zest.url}/@/router/local/config/plugins/storage_manager/storages/late`;
+      const json = { "content-type": "application/json" };
+      await py.call("querier", { name: "late", key: "jcpl/late/x", target: "ALL_COMPLETE", timeout: 5 });
+      assert.equal(await matches("late"), false);
+      let r = await http("PUT", admin, '{"key_expr":"jcpl/late/**","volume":"memory","complete":true}', json);
+      assert.equal(r.status, 200, r.text);
+      await untilPasses(async () => assert.equal(await matches("late"), true), 15_000);
+      r = await http("PUT", admin, '{"key_expr":"jcpl/late/**","volume":"memory"}', json);
+      assert.equal(r.status, 200, r.text);
+      await untilPasses(async () => assert.equal(await matches("late"), false), 15_000);
+      assert.deepEqual(await restEntries(`${zest.url}/jcpl/full/**`), ["jcpl/full/a=kept by zest"]);
+    } finally {
+      await py.stop();
+      await zest.stop();
+      await router.stop();
+    }
+  });
+});
 
 describe("matching status across the join", { skip }, () => {
   test("a python publisher on either side matches while a subscriber on the other side exists, and stops matching when it goes", async () => {
@@ -81,14 +138,8 @@ describe("access control and the admin space on what comes from the network", { 
     try {
       await untilJoined(zest.url, 15_000);
       // zest's own client (REST, loopback, no zid) may write secret/**; the network may not read it.
-      assert.equal(
-        (await httpUrl("PUT", `${zest.url}/secret/a`, "zest's", { "content-type": "text/plain" })).status,
-        200,
-      );
-      assert.equal(
-        (await httpUrl("PUT", `${zest.url}/open/a`, "shared", { "content-type": "text/plain" })).status,
-        200,
-      );
+      assert.equal((await http("PUT", `${zest.url}/secret/a`, "zest's", { "content-type": "text/plain" })).status, 200);
+      assert.equal((await http("PUT", `${zest.url}/open/a`, "shared", { "content-type": "text/plain" })).status, 200);
       await untilPasses(async () => {
         const done = await call(c, { op: "get", selector: "open/**" });
         assert.deepEqual(done.replies, [{ key: "open/a", value: "shared" }]);
@@ -104,7 +155,7 @@ describe("access control and the admin space on what comes from the network", { 
       await call(c, { op: "put", key: "open/b", value: "from python" });
       await untilPasses(async () => assert.deepEqual(await restEntries(`${zest.url}/open/b`), ["open/b=from python"]));
       // zest's text value, as zest's own client wrote it (REST renders text as it is).
-      const kept = JSON.parse((await httpUrl("GET", `${zest.url}/secret/a`)).text) as Array<{ value: unknown }>;
+      const kept = JSON.parse((await http("GET", `${zest.url}/secret/a`)).text) as Array<{ value: unknown }>;
       assert.deepEqual(
         kept.map((e) => e.value),
         ["zest's"],
@@ -113,7 +164,7 @@ describe("access control and the admin space on what comes from the network", { 
       // reaches nothing of zest's (the router's own admin space answers with its zid only).
       const admin = await call(c, { op: "get", selector: "@/**" });
       const keys = (admin.replies as Array<{ key?: string }>).map((r) => r.key ?? "");
-      const zestAdmin = (await httpUrl("GET", `${zest.url}/@/router/local`)).text;
+      const zestAdmin = (await http("GET", `${zest.url}/@/router/local`)).text;
       const zestId = (JSON.parse(zestAdmin) as Array<{ key: string }>)[0]!.key.split("/")[2]!;
       assert.ok(
         keys.every((k) => !k.toLowerCase().includes(zestId.toLowerCase())),
@@ -126,7 +177,7 @@ describe("access control and the admin space on what comes from the network", { 
         value: '{"key_expr":"fromnet/**","volume":"memory"}',
       });
       await new Promise((r) => setTimeout(r, 500));
-      const storages = await httpUrl("GET", `${zest.url}/@/router/local/status/plugins/storage_manager/storages/*`);
+      const storages = await http("GET", `${zest.url}/@/router/local/status/plugins/storage_manager/storages/*`);
       assert.doesNotMatch(storages.text, /fromnet/);
     } finally {
       await c.stop();

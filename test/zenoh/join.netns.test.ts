@@ -14,7 +14,8 @@ import { openSse, type SseClient } from "../support/http.js";
 import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
 import { call, type PyProcess, samplesOf, startZenohClient, startZenohRouter } from "./join/python.js";
 import { pythonSkip } from "../support/zenoh-python.js";
-import { connectStatus, httpUrl, untilJoined, restEntries, startJoinedZest } from "./join/routers.js";
+import { connectStatus, http, restEntries } from "./join/rest.js";
+import { startJoinedZest, untilJoined } from "./join/routers.js";
 import { freePort } from "../support/ports.js";
 
 const skip = pythonSkip();
@@ -103,12 +104,12 @@ describe("zest joined to zenoh's router", { skip }, () => {
       // The router declares the subscriber to zest on its own time: put until one arrives.
       let n = 0;
       await untilPasses(async () => {
-        const r = await httpUrl("PUT", `${zest.url}/join/rest/${++n}`, `value ${n}`, { "content-type": "text/plain" });
+        const r = await http("PUT", `${zest.url}/join/rest/${++n}`, `value ${n}`, { "content-type": "text/plain" });
         assert.equal(r.status, 200);
         await sub.waitLine((l) => "sample" in l, 300);
       });
       const first = samplesOf(sub).length;
-      const r = await httpUrl("PUT", `${zest.url}/join/rest/last`, "the last", { "content-type": "text/plain" });
+      const r = await http("PUT", `${zest.url}/join/rest/last`, "the last", { "content-type": "text/plain" });
       assert.equal(r.status, 200);
       await sub.waitLine((l) => "sample" in l && (l.sample as { key: string }).key === "join/rest/last");
       await new Promise((res) => setTimeout(res, 300));
@@ -124,7 +125,7 @@ describe("zest joined to zenoh's router", { skip }, () => {
     try {
       await call(q, { op: "queryable", key: "join/q/**", value: "answered by python" });
       await untilPasses(async () => {
-        const r = await httpUrl("GET", `${zest.url}/join/q/x`);
+        const r = await http("GET", `${zest.url}/join/q/x`);
         assert.equal(r.status, 200);
         const entries = JSON.parse(r.text) as Array<{ key: string; value: string }>;
         assert.equal(entries.length, 1, r.text);
@@ -137,7 +138,7 @@ describe("zest joined to zenoh's router", { skip }, () => {
   });
 
   test("a python get on the router side reads zest's storage", async () => {
-    const put = await httpUrl("PUT", `${zest.url}/join/stored/k`, "kept by zest", { "content-type": "text/plain" });
+    const put = await http("PUT", `${zest.url}/join/stored/k`, "kept by zest", { "content-type": "text/plain" });
     assert.equal(put.status, 200);
     const c = await startZenohClient(endpoint);
     try {
@@ -207,7 +208,7 @@ describe("zest joined to zenoh's router", { skip }, () => {
         await call(pub, { op: "sub", key: "join/again/**" });
         let n = 0;
         await untilPasses(async () => {
-          await httpUrl("PUT", `${zest.url}/join/again/rest${++n}`, "x", { "content-type": "text/plain" });
+          await http("PUT", `${zest.url}/join/again/rest${++n}`, "x", { "content-type": "text/plain" });
           await pub.waitLine(
             (l) => "sample" in l && (l.sample as { key: string }).key.startsWith("join/again/rest"),
             300,
@@ -266,11 +267,11 @@ describe("zest joined to zenoh's router over udp/", { skip }, () => {
       await assert.rejects(sse.next(1, 300));
       let m = 0;
       await untilPasses(async () => {
-        await httpUrl("PUT", `${zest.url}/joinudp/rest/${++m}`, "x", { "content-type": "text/plain" });
+        await http("PUT", `${zest.url}/joinudp/rest/${++m}`, "x", { "content-type": "text/plain" });
         await c.waitLine((l) => "sample" in l, 300);
       });
       const seen = samplesOf(c).length;
-      await httpUrl("PUT", `${zest.url}/joinudp/rest/last`, "from zest", { "content-type": "text/plain" });
+      await http("PUT", `${zest.url}/joinudp/rest/last`, "from zest", { "content-type": "text/plain" });
       await c.waitLine((l) => "sample" in l && (l.sample as { key: string }).key === "joinudp/rest/last");
       await new Promise((r) => setTimeout(r, 300));
       assert.deepEqual(samplesOf(c).slice(seen), [{ key: "joinudp/rest/last", kind: "PUT", value: "from zest" }]);

@@ -27,7 +27,8 @@ import { makeCertificate } from "../support/certificate.js";
 import { http, openSse } from "../support/http.js";
 import { startRouter, TEXT } from "../support/router.js";
 import { runZestExpectingExit } from "../support/zest-process.js";
-import { closeAfterFile, connectStatus, untilJoined, joinedRouter, NO_SCOUTING, zenohRouter } from "./join/routers.js";
+import { closeAfterFile, untilJoined, joinedRouter, NO_SCOUTING, zenohRouter } from "./join/routers.js";
+import { connectStatus } from "./join/rest.js";
 import { freePort } from "../support/ports.js";
 
 const closing = closeAfterFile();

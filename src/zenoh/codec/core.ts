@@ -131,13 +131,29 @@ export function zidBytes(id: string): Buffer {
   return Buffer.from(full.subarray(0, n));
 }
 
+/**
+ * The ZenohId read last and its zest id: a stream of samples mostly carries one stamp (a joined
+ * zenoh router stamps every sample it routes), so a timestamp's id is not made again per sample.
+ */
+const lastRead = { raw: new Uint8Array(16), len: 0, id: "" };
+
 /** Reads `len` bytes of ZenohId as a zest id (uppercase hex). */
 export function readZid(r: BinaryReader, len: number): string {
   if (len < 1 || len > 16) throw new DecodeError(`a ZenohId has 1 to 16 bytes, not ${len}`);
-  const b = r.bytes(len);
+  r.need(len);
+  const buf = r.buf;
+  const at = r.pos;
+  r.pos += len;
+  let same = len === lastRead.len;
+  for (let i = 0; same && i < len; i++) same = buf[at + i] === lastRead.raw[i];
+  if (same) return lastRead.id;
   const full = new Uint8Array(16);
-  full.set(b);
-  return idFromZenohId(full);
+  full.set(buf.subarray(at, at + len));
+  const id = idFromZenohId(full);
+  lastRead.raw.set(full);
+  lastRead.len = len;
+  lastRead.id = id;
+  return id;
 }
 
 /**

@@ -219,14 +219,23 @@ function decodePushInto(r: BinaryReader, h: number, m: PushMsg): PushMsg {
   let qos = DEFAULT_QOS_BYTE;
   let exts: Buffer[] | undefined;
   if ((h & FLAG_Z) !== 0) {
-    let more = true;
-    while (more) {
-      const start = r.pos;
-      const ext = readExt(r);
-      more = ext.more;
-      if (ext.id === EXT_QOS) qos = ext.zint & 0xff;
-      else if (ext.id === EXT_TIMESTAMP || ext.id === EXT_TS_STACK) exts = carry(r, start, exts);
-      else if (ext.id !== EXT_NODEID) unknownExt(ext);
+    const buf = r.buf;
+    const at = r.pos;
+    if (at + 2 <= r.end && buf[at] === EXT_QOS && (buf[at + 1] as number) < 0x80) {
+      // The common chain, the QoS extension alone with a one-byte value (a publisher with a
+      // priority or congestion control of its own), read in place: no extension object.
+      qos = buf[at + 1] as number;
+      r.pos = at + 2;
+    } else {
+      let more = true;
+      while (more) {
+        const start = r.pos;
+        const ext = readExt(r);
+        more = ext.more;
+        if (ext.id === EXT_QOS) qos = ext.zint & 0xff;
+        else if (ext.id === EXT_TIMESTAMP || ext.id === EXT_TS_STACK) exts = carry(r, start, exts);
+        else if (ext.id !== EXT_NODEID) unknownExt(ext);
+      }
     }
   }
   m.qos = qos;
@@ -445,6 +454,8 @@ interface PushTemplate {
   readonly zid: string;
   readonly encoding: string;
   readonly put: boolean;
+  /** The QoS byte: other than the default, the PUSH carries its QoS extension. */
+  readonly qos: number;
   readonly bytes: Buffer;
   readonly timeAt: number;
 }
@@ -453,22 +464,30 @@ interface PushTemplate {
 const templates = new Map<string, PushTemplate>();
 let lastTemplate: PushTemplate | undefined;
 
-function templateOf(key: string, zid: string, encoding: string, put: boolean): PushTemplate {
+function templateOf(key: string, zid: string, encoding: string, put: boolean, qos: number): PushTemplate {
   const last = lastTemplate;
-  if (last !== undefined && last.key === key && last.zid === zid && last.encoding === encoding && last.put === put)
+  if (
+    last !== undefined &&
+    last.key === key &&
+    last.zid === zid &&
+    last.encoding === encoding &&
+    last.put === put &&
+    last.qos === qos
+  )
     return last;
   let t = templates.get(key);
-  if (t === undefined || t.zid !== zid || t.encoding !== encoding || t.put !== put) {
+  if (t === undefined || t.zid !== zid || t.encoding !== encoding || t.put !== put || t.qos !== qos) {
     const w = new Writer(32 + key.length * 3);
-    w.u8(MID_N_PUSH | FLAG_N);
+    w.u8(MID_N_PUSH | FLAG_N | (qos !== DEFAULT_QOS_BYTE ? FLAG_Z : 0));
     w.bytes(namedKeyBytesOf(key));
+    writeNetworkExts(w, qos, undefined);
     const withEncoding = put && encoding !== "";
     w.u8((put ? MID_Z_PUT : MID_Z_DEL) | FLAG_PUT_T | (withEncoding ? FLAG_PUT_E : 0));
     const timeAt = w.pos;
     w.bytes(NTP64_ROOM);
     w.bytes(cachedZid(zid));
     if (withEncoding) w.bytes(encodingBytesOf(encoding));
-    t = { key, zid, encoding, put, bytes: w.finish(), timeAt };
+    t = { key, zid, encoding, put, qos, bytes: w.finish(), timeAt };
     if (templates.size >= NAMED_KEY_CACHE_MAX) templates.clear();
     templates.set(key, t);
   }
@@ -483,12 +502,12 @@ const NTP64_ROOM = new Uint8Array(9);
 const SMALL_PAYLOAD = 8;
 
 /**
- * Writes the common PUSH of a sample straight into the writer's buffer, sized once: default QoS,
- * a timestamp of this era, no attachment, a key of at most `NAMED_KEY_LONGEST`. Its bytes up to
+ * Writes the common PUSH of a sample straight into the writer's buffer, sized once: any QoS, a
+ * timestamp of this era, no attachment, a key of at most `NAMED_KEY_LONGEST`. Its bytes up to
  * the payload are a copy of the key's template with the time written in. The same bytes as
  * `encodePushNamed`. Returns false, writing nothing, for any other sample.
  */
-function writeCommonSamplePush(w: BinaryWriter, s: Sample): boolean {
+function writeCommonSamplePush(w: BinaryWriter, s: Sample, qos: number): boolean {
   const ts = s.timestamp;
   const key = s.key;
   if (
@@ -501,7 +520,7 @@ function writeCommonSamplePush(w: BinaryWriter, s: Sample): boolean {
   )
     return false;
   const put = s.kind === "put";
-  const t = templateOf(key, ts.id, put ? s.encoding : "", put);
+  const t = templateOf(key, ts.id, put ? s.encoding : "", put, qos);
   const head = t.bytes;
   const payload = s.payload;
   const n = put ? payload.length : 0;
@@ -573,8 +592,7 @@ export function encodeSamplePush(w: BinaryWriter, sample: Sample, qos: number): 
     return;
   }
   const start = w.pos;
-  if (qos !== DEFAULT_QOS_BYTE || !writeCommonSamplePush(w, sample))
-    encodePushNamed(w, sample.key, sample, qos, sample.extensions?.network);
+  if (!writeCommonSamplePush(w, sample, qos)) encodePushNamed(w, sample.key, sample, qos, sample.extensions?.network);
   lastSample = sample;
   lastSampleQos = qos;
   lastSampleWriter = w;

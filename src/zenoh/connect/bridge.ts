@@ -8,8 +8,8 @@
  * session is open, so every router of the fabric knows the same set of joined routers; the
  * elected one is the lowest zid. It alone publishes the network's samples to the fabric,
  * flagged; the other joined routers got them from the network directly and drop the flagged
- * copy, the routers that did not join take it. It alone sends the network the samples of the
- * routers that did not join, too.
+ * copy, the routers that did not join take it. It alone sends the network the samples and the
+ * queries of the routers that did not join, too.
  */
 import type { JoinedNetwork } from "../../core/fabric.js";
 import type { LivelinessToken, Session } from "../../core/session.js";
@@ -67,12 +67,12 @@ export class NetworkBridge implements JoinedNetwork {
   }
 
   /**
-   * True when this router sends the network a sample stamped by `stampId` that reached it from
-   * its own sessions or the fabric: its own stamp; not another joined router's (that one sends
-   * it); anything else when it is the elected router.
+   * True when this router sends the network a sample stamped by `zid` that reached it from its
+   * own sessions or the fabric, or a query router `zid` sent it through the fabric: its own; not
+   * another joined router's (that one sends it); anything else when it is the elected router.
    */
-  sends(stampId: string): boolean {
-    const id = stampId.toUpperCase();
+  sends(zid: string): boolean {
+    const id = zid.toUpperCase();
     if (id === this.zid) return true;
     if (this.joined.includes(id)) return false;
     return this.bridging;

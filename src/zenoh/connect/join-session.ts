@@ -120,9 +120,11 @@ export class JoinSession extends ZenohSession {
   override query(queryableId: number, id: number, query: Query): boolean {
     // The router hands a REQUEST to all its matching queryables: a second one would repeat the replies.
     if (this.sent.has(query.selector)) return false;
-    // A query from another router of the fabric is that router's to send the network (if it joined):
-    // sent on, it would come back to the routers of the fabric through the zenoh router, round and round.
-    if (query.fromAnotherRouter) return false;
+    // A query from another router of the fabric that joined is that router's to send the network:
+    // sent on, it would come back to the routers of the fabric through the zenoh router, round and
+    // round. One from a router that did not join is the elected router's to send, as its samples.
+    if (query.fromAnotherRouter && (query.fromRouter === undefined || !this.bridge.sends(query.fromRouter)))
+      return false;
     this.sent.add(query.selector);
     return super.query(queryableId, id, query);
   }

@@ -3,8 +3,11 @@
  * queryables and liveliness tokens of zest's own sessions (REST and SSE streams, storages, evals,
  * clients of its doors, other routers of its fabric), once per key expression, as a zenoh client
  * declares its own to its router. A declaration is withdrawn when the last of its kind on that key
- * expression goes. What the joined router declared to zest is never declared back to it: the
- * join session's own declarations are left out (`allowedDestination: "remote"`).
+ * expression goes. A queryable is declared complete while a complete one (a storage with
+ * `complete`, an eval declared so) holds its key expression, and declared again under the same
+ * id when that changes, as zenoh's sessions and routers update a queryable's info. What the
+ * joined router declared to zest is never declared back to it: the join session's own
+ * declarations are left out (`allowedDestination: "remote"`).
  */
 import type { Connectivity } from "../../core/ports.js";
 import type { Sample } from "../../core/sample.js";
@@ -27,31 +30,44 @@ const ALL = "**";
 
 const wire = (k: string) => ({ scope: 0, suffix: k, senderMapping: false });
 
+/** A declaration held on the router: its id, and whether it was declared complete (queryables). */
+interface Held {
+  readonly id: number;
+  complete: boolean;
+}
+
 /** One kind of declaration mirrored by key expression, with the ids it was declared under. */
 class KindMirror {
-  private readonly declared = new Map<string, number>();
+  private readonly declared = new Map<string, Held>();
 
   constructor(
-    private readonly declOf: (id: number, key: string) => Declaration,
+    private readonly declOf: (id: number, key: string, complete: boolean) => Declaration,
     private readonly undeclOf: (id: number, key: string) => Declaration,
     private readonly nextId: () => number,
     private readonly send: (d: Declaration) => void,
   ) {}
 
-  /** Declares what is new in `now`, undeclares what is no longer there. */
-  sync(now: Iterable<string>): void {
-    const seen = new Set(now);
-    for (const [k, id] of this.declared)
-      if (!seen.has(k)) {
+  /**
+   * Declares what is new in `now` (key expression → complete), declares again what changed
+   * completeness, undeclares what is no longer there.
+   */
+  sync(now: ReadonlyMap<string, boolean>): void {
+    for (const [k, held] of this.declared)
+      if (!now.has(k)) {
         this.declared.delete(k);
-        this.send(this.undeclOf(id, k));
+        this.send(this.undeclOf(held.id, k));
       }
-    for (const k of seen)
-      if (!this.declared.has(k)) {
+    for (const [k, complete] of now) {
+      const held = this.declared.get(k);
+      if (held === undefined) {
         const id = this.nextId();
-        this.declared.set(k, id);
-        this.send(this.declOf(id, k));
+        this.declared.set(k, { id, complete });
+        this.send(this.declOf(id, k, complete));
+      } else if (held.complete !== complete) {
+        held.complete = complete;
+        this.send(this.declOf(held.id, k, complete));
       }
+    }
   }
 
   get size(): number {
@@ -79,7 +95,7 @@ export class DeclarationMirror {
       send,
     );
     this.queryables = new KindMirror(
-      (id, k) => ({ kind: "queryable", id, key: wire(k), complete: false, distance: 0 }),
+      (id, k, complete) => ({ kind: "queryable", id, key: wire(k), complete, distance: 0 }),
       (id, k) => ({ kind: "unqueryable", id, key: wire(k) }),
       next,
       send,
@@ -124,13 +140,20 @@ export class DeclarationMirror {
   private sync(): void {
     const s = this.target.session;
     const opts = { allowedDestination: "remote" as const };
-    this.subscribers.sync(s.matchingKeys(ALL, "subscribers", opts));
-    this.queryables.sync(s.matchingKeys(ALL, "queryables", opts));
+    this.subscribers.sync(plain(s.matchingKeys(ALL, "subscribers", opts)));
+    this.queryables.sync(s.matchingQueryables(ALL, opts));
     this.tokens.sync(
-      s
-        .livelinessGet(ALL)
-        .map((t) => t.key)
-        .filter((k) => !this.target.ownsToken(k)),
+      plain(
+        s
+          .livelinessGet(ALL)
+          .map((t) => t.key)
+          .filter((k) => !this.target.ownsToken(k)),
+      ),
     );
   }
+}
+
+/** Declarations that carry no completeness (subscribers, tokens), keyed as `KindMirror.sync` takes them. */
+function plain(keys: readonly string[]): Map<string, boolean> {
+  return new Map(keys.map((k) => [k, false]));
 }

@@ -1,16 +1,15 @@
 /**
  * zest routers for the join tests (docs/zenoh-network.md): in process, one that listens on a zenoh
  * endpoint and one joined to it as a zenoh client; as a process, one joined to zenoh's router;
- * and what their REST door says (the state of the join, the entries of a GET).
+ * and the wait for a join (what the REST door says is in ./rest.ts).
  */
 import assert from "node:assert/strict";
-import { Buffer } from "node:buffer";
 import { after } from "node:test";
 import type { Zest } from "../../../src/runtime.js";
 import type { ZestConfig } from "../../../src/zest-config.js";
 import { untilPasses } from "../../support/assert.js";
-import { http } from "../../support/http.js";
 import { startRouter } from "../../support/router.js";
+import { connectStatus } from "./rest.js";
 import { startZest, type ZestProcess } from "../../support/zest-process.js";
 
 export const NO_SCOUTING = { multicast: { enabled: false } };
@@ -44,14 +43,6 @@ export function joinedRouter(endpoint: string, config: ZestConfig = {}, retryMax
   });
 }
 
-/** The zenoh door's `connect` status in the admin space of the router at `url`. */
-export async function connectStatus(url: string): Promise<Record<string, unknown>> {
-  const r = await http(url, "GET", "/@/router/local/status/plugins/zenoh/status");
-  const [entry] = JSON.parse(r.text) as Array<{ value: { connect: Record<string, unknown> } }>;
-  assert.ok(entry, r.text);
-  return entry.value.connect;
-}
-
 /** Waits until the router at `url` has joined (its connect state is `open`). */
 export async function untilJoined(url: string, timeoutMs?: number): Promise<void> {
   await untilPasses(async () => assert.equal((await connectStatus(url)).state, "open"), timeoutMs);
@@ -63,20 +54,4 @@ export async function untilJoined(url: string, timeoutMs?: number): Promise<void
  */
 export function startJoinedZest(endpoint: string, extraArgs: string[] = []): Promise<ZestProcess> {
   return startZest(["-e", endpoint, "-l", "tcp/127.0.0.1:0", "--no-multicast-scouting", ...extraArgs]);
-}
-
-/** One request to `url` (a whole URL), with a text body when given. */
-export function httpUrl(method: string, url: string, body?: string, headers: Record<string, string> = {}) {
-  const u = new URL(url);
-  return http(u.origin, method, u.pathname + u.search, body === undefined ? { headers } : { body, headers });
-}
-
-/** A REST GET's entries, as `key=value` (a base64 value decoded, as zest renders text). */
-export async function restEntries(url: string): Promise<string[]> {
-  const r = await httpUrl("GET", url);
-  assert.equal(r.status, 200, r.text);
-  return (JSON.parse(r.text) as Array<{ key: string; value: unknown }>).map(
-    (e) =>
-      `${e.key}=${typeof e.value === "string" ? Buffer.from(e.value, "base64").toString() : JSON.stringify(e.value)}`,
-  );
 }

@@ -1,0 +1,117 @@
+/**
+ * Two zest routers over a real nats-server, only one of them joined to zenoh's own router (the
+ * zenoh-rust runtime of the `eclipse-zenoh` wheel, router mode), with zenoh-python clients on the
+ * router's side (docs/zenoh-network.md, "Clusters"): the router that did not join reaches the
+ * network through the joined one, its gets and its puts, each once.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { untilPasses } from "../support/assert.js";
+import { type NatsCluster, startNatsCluster } from "../support/nats-cluster.js";
+import {
+  type Agent,
+  type AgentLine,
+  pythonSkip,
+  type ReplyJson,
+  type SampleEvent,
+  startAgent,
+} from "../support/zenoh-python.js";
+import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
+import { type PyProcess, startZenohRouter } from "./join/python.js";
+import { freePort } from "../support/ports.js";
+import { connectStatus, http, restEntries } from "./join/rest.js";
+
+const skip = pythonSkip();
+
+/** The same memory storage on `jc/**` on both routers, no replication: each holds what the fabric brings it. */
+const STORAGE = 'plugins/storage_manager:{storages:{jc:{key_expr:"jc/**",volume:"memory",replication:false}}}';
+
+describe("two zest routers over NATS, one joined to zenoh's router", { skip }, () => {
+  let nats: NatsCluster;
+  let router: PyProcess & { zid: string };
+  let joined: ZestProcess;
+  let other: ZestProcess;
+  let endpoint: string;
+
+  before(async () => {
+    nats = await startNatsCluster({ size: 1, jetstream: false });
+    const port = await freePort();
+    endpoint = `tcp/127.0.0.1:${port}`;
+    router = await startZenohRouter(port);
+    const common = ["--nats", nats.urls[0]!, "-l", "tcp/127.0.0.1:0", "--no-multicast-scouting", "--cfg", STORAGE];
+    joined = await startZest(["-e", endpoint, ...common]);
+    other = await startZest(common);
+    await untilPasses(async () => assert.equal((await connectStatus(joined.url)).state, "open"), 15_000);
+  });
+  after(async () => {
+    await other?.stop();
+    await joined?.stop();
+    await router?.stop();
+    await nats?.stop();
+  });
+
+  test("a REST GET on the router that did not join reads a python queryable on the router's side, consolidated with zest's storages, the queryable asked once", async () => {
+    const py = await startAgent("client", endpoint);
+    const onOther = await startAgent("client", zenohLocatorOf(other));
+    try {
+      await py.call("queryable", { name: "q", key: "jc/py/**", replies: [{ key: "jc/py/a", payload: "from python" }] });
+      const put = await http("PUT", `${other.url}/jc/zest/b`, "from zest", {
+        "content-type": "application/octet-stream",
+      });
+      assert.equal(put.status, 200);
+      // The queryable is declared to the joined router, then to the fabric, on their own time.
+      for (const z of [joined, other])
+        await untilPasses(
+          async () =>
+            assert.deepEqual(await restEntries(`${z.url}/jc/**`), ["jc/py/a=from python", "jc/zest/b=from zest"]),
+          20_000,
+        );
+      const asked = () => py.events<AgentLine>((e) => e.ev === "query" && e.name === "q").length;
+      for (const z of [other, joined]) {
+        const before = asked();
+        assert.deepEqual(await restEntries(`${z.url}/jc/**`), ["jc/py/a=from python", "jc/zest/b=from zest"]);
+        await new Promise((r) => setTimeout(r, 500));
+        assert.equal(asked() - before, 1, `queries on the python queryable for one GET on ${z.url}`);
+      }
+      // Unconsolidated, as a zenoh client on the router that did not join sees them: python's reply once.
+      const r = await onOther.call<{ replies: ReplyJson[] }>("get", {
+        selector: "jc/py/**",
+        target: "ALL",
+        consolidation: "NONE",
+        timeout: 5,
+      });
+      assert.deepEqual(
+        r.replies.map((x) => `${x.ok?.key}=${x.ok?.payload.text}`),
+        ["jc/py/a=from python"],
+      );
+    } finally {
+      await onOther.stop();
+      await py.stop();
+    }
+  });
+
+  test("a REST PUT on the router that did not join reaches a python subscriber on the router's side, once", async () => {
+    const py: Agent = await startAgent("client", endpoint);
+    try {
+      await py.call("sub", { name: "s", key: "jc/sub/**" });
+      let n = 0;
+      await untilPasses(async () => {
+        await http("PUT", `${other.url}/jc/sub/warm${++n}`, "w", { "content-type": "text/plain" });
+        await py.waitSample("s", undefined, 300);
+      }, 20_000);
+      await new Promise((r) => setTimeout(r, 300));
+      const seen = py.events((e) => e.ev === "sample").length;
+      const put = await http("PUT", `${other.url}/jc/sub/last`, "the last", { "content-type": "text/plain" });
+      assert.equal(put.status, 200);
+      await py.waitSample("s", "jc/sub/last");
+      await new Promise((r) => setTimeout(r, 500));
+      const after = py.events<SampleEvent>((e) => e.ev === "sample").slice(seen);
+      assert.deepEqual(
+        after.map((s) => `${s.key}=${s.payload.text}`),
+        ["jc/sub/last=the last"],
+      );
+    } finally {
+      await py.stop();
+    }
+  });
+});
