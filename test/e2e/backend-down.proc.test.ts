@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { getJson, http } from "../support/http.js";
-import { freePort, influxdSkipReason, startInfluxd, type InfluxdHandle } from "../support/influxdb.js";
+import { influxdSkipReason, startInfluxd, type InfluxdHandle } from "../support/influxdb.js";
+import { freePort } from "../support/ports.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 
 // On CI a missing influxd throws here, failing this file instead of skipping it.

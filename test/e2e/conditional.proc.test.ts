@@ -6,17 +6,13 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { hashSecret } from "../../src/access/hash.js";
 import { getJson, http, type HttpResult } from "../support/http.js";
-import { startZest, type ZestProcess } from "../support/zest-process.js";
+import { startZest, zestForSuite, type ZestProcess } from "../support/zest-process.js";
 
 const TEXT = { "content-type": "text/plain" };
 const ETAG = /^"[0-9a-f]{16}\/[0-9A-F]+"$/;
 
 describe("conditional writes, Variant A", () => {
-  let z: ZestProcess;
-  before(async () => {
-    z = await startZest([]);
-  });
-  after(() => z.stop());
+  const z = zestForSuite([]);
 
   const put = (path: string, body: string, headers: Record<string, string> = {}): Promise<HttpResult> =>
     http(z.url, "PUT", path, { body, headers: { ...TEXT, ...headers } });
@@ -174,11 +170,7 @@ describe("conditional writes, Variant A", () => {
 });
 
 describe("conditional writes, Variant B", () => {
-  let z: ZestProcess;
-  before(async () => {
-    z = await startZest(["--rest-variant", "b"]);
-  });
-  after(() => z.stop());
+  const z = zestForSuite(["--rest-variant", "b"]);
 
   test("B keeps its 0.4 replies without condition headers: no ETag", async () => {
     assert.equal((await http(z.url, "PUT", "/b/k", { body: "x", headers: TEXT })).status, 204);

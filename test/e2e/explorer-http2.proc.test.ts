@@ -4,16 +4,13 @@
  * host are all held by the first six tabs' event streams, and the seventh tab stalls.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { silentLogger } from "../../src/core/log.js";
 import { defaultStartOptions } from "../../src/defaults.js";
 import { startZest, type Zest } from "../../src/runtime.js";
-import { makeCertificate } from "../support/certificate.js";
+import { certificateForSuite } from "../support/certificate.js";
 import { http } from "../support/http.js";
 import { NO_CHROMIUM, openExplorer, treeRow, launchChromium } from "../support/explorer-page.js";
 
@@ -33,18 +30,16 @@ function putTls(url: string, path: string, body: string): Promise<void> {
 }
 
 describe("the explorer in 50 tabs over HTTP/2", { skip: NO_CHROMIUM }, () => {
-  let dir: string;
+  const certificate = certificateForSuite("zest-h2-tabs-");
   let h2: Zest;
   let h1: Zest;
   let browser: Browser;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "zest-h2-tabs-"));
-    const { cert, key } = makeCertificate(dir);
     const opts = { ...defaultStartOptions(), logger: silentLogger };
     h2 = await startZest(
       {
         plugins: {
-          rest: { http_port: "127.0.0.1:0", tls: { listen_certificate: cert, listen_private_key: key } },
+          rest: { http_port: "127.0.0.1:0", tls: certificate.tls },
         },
       } as never,
       opts,
@@ -58,7 +53,6 @@ describe("the explorer in 50 tabs over HTTP/2", { skip: NO_CHROMIUM }, () => {
     await browser?.close();
     await h2?.close();
     await h1?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   async function openTabs(context: BrowserContext, url: string, n: number): Promise<Page[]> {

@@ -1,17 +1,15 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
 import { request as httpRequest } from "node:http";
 import { connect, type Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { killAtExit } from "../support/child-processes.js";
 import { getJson, http } from "../support/http.js";
 import { CLI, startZest, type ZestProcess } from "../support/zest-process.js";
-import { makeCertificate } from "../support/certificate.js";
+import { certificateForSuite } from "../support/certificate.js";
 
 const STORAGES = "/@/router/local/config/plugins/storage_manager/storages";
 const ALLOWED = "http://allowed.example:3000";
@@ -210,18 +208,15 @@ function httpsCall(
 }
 
 describe("TLS", () => {
-  let dir: string;
+  const certificate = certificateForSuite("zest-tls-");
   let z: ZestProcess;
   let ca: Buffer;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "zest-tls-"));
-    const { cert, key } = makeCertificate(dir);
-    ca = readFileSync(cert);
-    z = await startZest(["--rest-tls-cert", cert, "--rest-tls-key", key]);
+    ca = certificate.ca;
+    z = await startZest(["--rest-tls-cert", certificate.cert, "--rest-tls-key", certificate.key]);
   });
   after(async () => {
     await z?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   test("the gateway serves HTTPS: PUT and GET over TLS, announced as https://", async () => {
@@ -288,21 +283,16 @@ describe("TLS", () => {
 
   test("--rest-tls-cert without --rest-tls-key and an unreadable certificate exit 2", async () => {
     const { runZestExpectingExit } = await import("../support/zest-process.js");
-    const lone = await runZestExpectingExit([
-      "--rest-http-port",
-      "127.0.0.1:0",
-      "--rest-tls-cert",
-      join(dir, "cert.pem"),
-    ]);
+    const lone = await runZestExpectingExit(["--rest-http-port", "127.0.0.1:0", "--rest-tls-cert", certificate.cert]);
     assert.equal(lone.code, 2);
     assert.match(lone.stderr, /go together/);
     const missing = await runZestExpectingExit([
       "--rest-http-port",
       "127.0.0.1:0",
       "--rest-tls-cert",
-      join(dir, "none.pem"),
+      join(dirname(certificate.cert), "none.pem"),
       "--rest-tls-key",
-      join(dir, "key.pem"),
+      certificate.key,
     ]);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /cannot read TLS listen_certificate .*none\.pem: no such file/);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { getJson, http, openSse, rawRequest } from "../support/http.js";
-import { startZest, type ZestProcess } from "../support/zest-process.js";
+import { zestForSuite } from "../support/zest-process.js";
 
 const TEXT = { "content-type": "text/plain" };
 
@@ -17,11 +17,7 @@ function sized(bytes: number, n: number): string {
 }
 
 describe("Variant A: key expressions past the limits are refused, and never crash the router", () => {
-  let z: ZestProcess;
-  before(async () => {
-    z = await startZest();
-  });
-  after(() => z.stop());
+  const z = zestForSuite();
 
   test("an SSE subscription on a 3,000-chunk key then PUT /** leaves the router serving", async () => {
     // On a router without limits this subscription overflowed the stack at the next PUT /**.
@@ -69,11 +65,7 @@ describe("Variant A: key expressions past the limits are refused, and never cras
 });
 
 describe("Variant B: key expressions past the limits are refused", () => {
-  let z: ZestProcess;
-  before(async () => {
-    z = await startZest(["--rest-variant", "b"]);
-  });
-  after(() => z.stop());
+  const z = zestForSuite(["--rest-variant", "b"]);
 
   test("414 past the length limit, 400 past the chunk limit, the maxima accepted", async () => {
     const max = sized(4096, 512);
@@ -92,14 +84,10 @@ describe("Variant B: key expressions past the limits are refused", () => {
 });
 
 describe("the default storage's memory quota", () => {
-  let z: ZestProcess;
-  before(async () => {
-    z = await startZest([
-      "--cfg",
-      'plugins/storage_manager/storages/default:{key_expr:"**",volume:{id:"memory",quota:2000}}',
-    ]);
-  });
-  after(() => z.stop());
+  const z = zestForSuite([
+    "--cfg",
+    'plugins/storage_manager/storages/default:{key_expr:"**",volume:{id:"memory",quota:2000}}',
+  ]);
 
   test("a PUT beyond the quota is a 507 with the reason, and the stored value stays", async () => {
     assert.equal((await rawRequest(z.url, "PUT", "/q/a", "x".repeat(1000), TEXT)).status, 200);

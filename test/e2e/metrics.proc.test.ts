@@ -4,12 +4,12 @@
  */
 import assert from "node:assert/strict";
 import net from "node:net";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import parsePrometheusTextFormat, { type MetricFamily as Family } from "parse-prometheus-text-format";
 import { startZest as startInProcess, type Zest } from "../../src/runtime.js";
 import { silentLogger } from "../../src/core/log.js";
 import { getJson, http, openSse } from "../support/http.js";
-import { startZest, type ZestProcess } from "../support/zest-process.js";
+import { zestForSuite } from "../support/zest-process.js";
 import { eventually } from "../support/wait.js";
 
 async function scrape(
@@ -37,16 +37,12 @@ function value(families: Map<string, Family>, name: string, labels: Record<strin
 }
 
 describe("metrics of a real router", () => {
-  let z: ZestProcess;
-  before(async () => {
-    z = await startZest([
-      "--id",
-      "0C0D",
-      "--cfg",
-      'plugins/storage_manager/storages/m:{key_expr:"m/**",volume:"memory"}',
-    ]);
-  });
-  after(() => z.stop());
+  const z = zestForSuite([
+    "--id",
+    "0C0D",
+    "--cfg",
+    'plugins/storage_manager/storages/m:{key_expr:"m/**",volume:"memory"}',
+  ]);
 
   test("requests by method, variant and status, latency, bytes, SSE streams, storage sizes and process metrics", async (t) => {
     const before = (await scrape(z.url)).families;

@@ -10,7 +10,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { openApiDocument } from "../../src/rest/openapi.js";
 import { BUILTIN_VARIANTS } from "../../src/rest/variants.js";
 import { http, type HttpResult } from "../support/http.js";
-import { startZest, type ZestProcess } from "../support/zest-process.js";
+import { startZest, zestForSuite, type ZestProcess } from "../support/zest-process.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: the test walks a parsed OpenAPI document freely
 type Doc = Record<string, any>;
@@ -120,11 +120,7 @@ describe("OpenAPI against a Variant A router", () => {
 });
 
 describe("OpenAPI against a Variant B router", () => {
-  let z: ZestProcess;
-  before(async () => {
-    z = await startZest(["--rest-variant", "b"]);
-  });
-  after(() => z.stop());
+  const z = zestForSuite(["--rest-variant", "b"]);
 
   test("the served document describes Variant B, and its responses conform", async () => {
     const r = await http(z.url, "GET", "/@/router/local/openapi?_raw=true");

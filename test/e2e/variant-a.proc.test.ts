@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import net from "node:net";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { getJson, http, openSse } from "../support/http.js";
-import { startZest, type ZestProcess } from "../support/zest-process.js";
+import { zestForSuite } from "../support/zest-process.js";
 import { eventually } from "../support/wait.js";
 
 const ZID = "0A0B";
@@ -10,11 +10,7 @@ const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z\/0A0B$/;
 const STORAGES = "/@/router/local/config/plugins/storage_manager/storages";
 
 describe("Variant A: the example curl sessions", () => {
-  let z: ZestProcess;
-  before(async () => {
-    z = await startZest(["--id", ZID, "-P", "examples/eval-plugin.js", "-P", "test/fixtures/timestamped-plugin.js"]);
-  });
-  after(() => z.stop());
+  const z = zestForSuite(["--id", ZID, "-P", "examples/eval-plugin.js", "-P", "test/fixtures/timestamped-plugin.js"]);
 
   test("GET @/router/local answers the router status with time None", async () => {
     const { status, entries, text } = await getJson(z.url, "/@/router/local");
@@ -341,11 +337,7 @@ describe("Variant A: the example curl sessions", () => {
 });
 
 describe("Variant A: SSE", () => {
-  let z: ZestProcess;
-  before(async () => {
-    z = await startZest(["--id", ZID]);
-  });
-  after(() => z.stop());
+  const z = zestForSuite(["--id", ZID]);
 
   const sseStreams = async (): Promise<number> => {
     const { entries } = await getJson(z.url, "/@/router/local/status/plugins/rest/port");

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import Database from "better-sqlite3";
 import { getJson, http, rawRequest } from "../support/http.js";
-import { freePort, influxdSkipReason, startInfluxd, type InfluxdHandle } from "../support/influxdb.js";
+import { influxdSkipReason, startInfluxd, type InfluxdHandle } from "../support/influxdb.js";
+import { freePort } from "../support/ports.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 
 const ZID = "0A0B";

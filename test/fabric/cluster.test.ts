@@ -17,6 +17,7 @@ import {
   putText,
   routerStatus,
   startRouters,
+  untilRoutersMeet,
 } from "./helpers.js";
 import { eventually } from "../support/wait.js";
 
@@ -74,12 +75,7 @@ describe("three routers over a NATS cluster", () => {
       ["--id", "C1", "--nats", cluster.urls[2]!, ...TIMINGS, ...NO_STORAGES],
     ])) as [ZestProcess, ZestProcess, ZestProcess];
     // Routers started together learn each other from their announcements.
-    for (const z of [a, b, c])
-      await eventually(
-        async () => (await routerStatus(z.url)).fabric.detail.routers.length === 2,
-        5_000,
-        "routers to meet",
-      );
+    await untilRoutersMeet([a.url, b.url, c.url], 2);
   });
   after(async () => {
     if (b && b.proc.exitCode === null) b.proc.kill("SIGCONT"); // never leave a stopped process behind
@@ -293,11 +289,7 @@ describe("three routers over a NATS cluster", () => {
       b.proc.kill("SIGCONT");
     }
     // Once it runs again, it is part of the key space again.
-    await eventually(
-      async () => (await routerStatus(b.url)).fabric.detail.routers.length === 2,
-      10_000,
-      "B to see A and C again",
-    );
+    await untilRoutersMeet([b.url], 2, 10_000, "B to see A and C again");
     await eventually(
       async () => (await routerStatus(a.url)).fabric.detail.routers.includes("B1"),
       10_000,

@@ -20,6 +20,7 @@ import {
   routerStatus,
   sleep,
   startRouters,
+  untilRoutersMeet,
 } from "./helpers.js";
 import { eventually } from "../support/wait.js";
 
@@ -60,12 +61,7 @@ describe("failures over a NATS cluster", () => {
       ["--id", "22", "--nats", cluster.urls[1]!, ...fabricTimings(TIMINGS), ...memoryStorage("s", "s/**")],
       ["--id", "33", "--nats", cluster.urls[2]!, ...fabricTimings(TIMINGS), ...NO_STORAGES],
     ])) as [ZestProcess, ZestProcess, ZestProcess];
-    for (const z of [j, k, m])
-      await eventually(
-        async () => (await routerStatus(z.url)).fabric.detail.routers.length === 2,
-        5_000,
-        "routers to meet",
-      );
+    await untilRoutersMeet([j.url, k.url, m.url], 2);
   });
 
   after(async () => {

@@ -1,5 +1,6 @@
 /** Small helpers shared by the fabric end-to-end tests. */
 import { getJson, http, type HttpResult } from "../support/http.js";
+import { eventually } from "../support/wait.js";
 
 export { startRouters } from "../support/zest-process.js";
 
@@ -20,6 +21,17 @@ export async function routerStatus(
     | undefined;
   if (!v) throw new Error(`no router status at ${url}`);
   return v;
+}
+
+/** Waits until each router at `urls` counts `others` other routers in its fabric status. */
+export async function untilRoutersMeet(
+  urls: readonly string[],
+  others: number,
+  timeoutMs = 5_000,
+  what = "routers to meet",
+): Promise<void> {
+  for (const url of urls)
+    await eventually(async () => (await routerStatus(url)).fabric.detail.routers.length === others, timeoutMs, what);
 }
 
 /** PUT a text/plain value. */

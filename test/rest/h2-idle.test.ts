@@ -4,15 +4,12 @@
  * a connection whose SSE stream stays quiet for longer is not.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import type { ClientHttp2Session } from "node:http2";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
 import { defaultStartOptions } from "../../src/defaults.js";
 import { startZest, type Zest } from "../../src/runtime.js";
-import { makeCertificate } from "../support/certificate.js";
+import { certificateForSuite } from "../support/certificate.js";
 import { h2, h2Session, h2Sse } from "../support/http2-client.js";
 import { eventually } from "../support/wait.js";
 
@@ -80,16 +77,12 @@ describe("idle HTTP/2 connections on the plain port (h2c)", () => {
 });
 
 describe("idle HTTP/2 connections on the TLS port, and the setting turned off", () => {
-  let dir: string;
-  let ca: Buffer;
+  const certificate = certificateForSuite("zest-h2idle-");
   let z: Zest;
   let off: Zest;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "zest-h2idle-"));
-    const { cert, key } = makeCertificate(dir);
-    ca = readFileSync(cert);
     z = await startWith({
-      tls: { listen_certificate: cert, listen_private_key: key },
+      tls: certificate.tls,
       http2: { idle_timeout_ms: IDLE_MS },
     });
     off = await startWith({ http2: { idle_timeout_ms: 0 } });
@@ -97,11 +90,10 @@ describe("idle HTTP/2 connections on the TLS port, and the setting turned off", 
   after(async () => {
     await z?.close();
     await off?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it("an idle h2 connection negotiated through ALPN is closed after the timeout", async () => {
-    const session = await h2Session(z.restUrl!, { ca, servername: "localhost" });
+    const session = await h2Session(z.restUrl!, { ca: certificate.ca, servername: "localhost" });
     assert.equal(session.alpnProtocol, "h2");
     assert.equal((await h2(session, "GET", "/idle/a")).status, 200);
     await closedWithin(session, 5_000);

@@ -14,27 +14,25 @@ import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
 import { defaultStartOptions } from "../../src/defaults.js";
 import { startZest, type Zest } from "../../src/runtime.js";
-import { makeCertificate } from "../support/certificate.js";
+import { certificateForSuite, makeCertificate } from "../support/certificate.js";
 import { h2, h2Session, h2Sse } from "../support/http2-client.js";
 import { eventually } from "../support/wait.js";
 import { aliceDemoAccess } from "../support/access.js";
 
 describe("HTTP/2 on the TLS port", () => {
-  let dir: string;
+  const certificate = certificateForSuite("zest-h2-");
   let z: Zest;
   let url: string;
   let ca: Buffer;
   let session: ClientHttp2Session;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "zest-h2-"));
-    const { cert, key } = makeCertificate(dir);
-    ca = readFileSync(cert);
+    ca = certificate.ca;
     z = await startZest(
       {
         plugins: {
           rest: {
             http_port: "127.0.0.1:0",
-            tls: { listen_certificate: cert, listen_private_key: key },
+            tls: certificate.tls,
             headers_timeout_ms: 1000,
           },
         },
@@ -47,7 +45,6 @@ describe("HTTP/2 on the TLS port", () => {
   after(async () => {
     session?.close();
     await z?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it("negotiates h2 through ALPN and serves PUT, GET with its ETag, conditional writes and DELETE", async () => {
@@ -176,7 +173,7 @@ describe("HTTP/2 on the TLS port", () => {
 });
 
 describe("access control over HTTP/2", () => {
-  let dir: string;
+  const certificate = certificateForSuite("zest-h2-acl-");
   let z: Zest;
   let session: ClientHttp2Session;
   const basic = (user: string, password: string): Record<string, string> => ({
@@ -184,23 +181,20 @@ describe("access control over HTTP/2", () => {
   });
   const alice = basic("alice", "alice-pw");
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "zest-h2-acl-"));
-    const { cert, key } = makeCertificate(dir);
     z = await startZest(
       {
         plugins: {
-          rest: { http_port: "127.0.0.1:0", tls: { listen_certificate: cert, listen_private_key: key } },
+          rest: { http_port: "127.0.0.1:0", tls: certificate.tls },
         },
         access_control: aliceDemoAccess(),
       } as never,
       { ...defaultStartOptions(), logger: silentLogger },
     );
-    session = await h2Session(z.restUrl!, { ca: readFileSync(cert), servername: "localhost" });
+    session = await h2Session(z.restUrl!, { ca: certificate.ca, servername: "localhost" });
   });
   after(async () => {
     session?.close();
     await z?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it("asks for credentials, allows what the policy allows, refuses the rest, and filters SSE", async () => {

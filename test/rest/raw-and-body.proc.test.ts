@@ -3,23 +3,19 @@
  * in both variants.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { getWithBody, http } from "../support/http.js";
-import { startZest, type ZestProcess } from "../support/zest-process.js";
+import { zestForSuite } from "../support/zest-process.js";
 
 describe("_raw=true and GET bodies, Variant A", () => {
-  let z: ZestProcess;
-  before(async () => {
-    z = await startZest([
-      "-P",
-      "test/fixtures/echo-payload-plugin.js",
-      "-P",
-      "examples/eval-plugin.js",
-      "--cfg",
-      "plugins/rest/body_limit:1024",
-    ]);
-  });
-  after(() => z.stop());
+  const z = zestForSuite([
+    "-P",
+    "test/fixtures/echo-payload-plugin.js",
+    "-P",
+    "examples/eval-plugin.js",
+    "--cfg",
+    "plugins/rest/body_limit:1024",
+  ]);
 
   test("_raw=true answers the first reply's payload as the body, with its encoding as Content-Type", async () => {
     await http(z.url, "PUT", "/raw/b", { body: "second", headers: { "content-type": "text/csv" } });
@@ -84,11 +80,7 @@ describe("_raw=true and GET bodies, Variant A", () => {
 });
 
 describe("_raw=true, Variant B", () => {
-  let z: ZestProcess;
-  before(async () => {
-    z = await startZest(["--rest-variant", "b"]);
-  });
-  after(() => z.stop());
+  const z = zestForSuite(["--rest-variant", "b"]);
 
   test("Variant B answers _raw=true the same way: the value, its encoding, 404 when nothing answers", async () => {
     await http(z.url, "PUT", "/rawb/a", { body: '{"b":1}', headers: { "content-type": "application/json" } });

@@ -1,5 +1,9 @@
+import type { Buffer } from "node:buffer";
 import { execFileSync } from "node:child_process";
-import { join } from "node:path";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { suiteResource } from "./suite.js";
 
 /**
  * A self-signed certificate for 127.0.0.1 and localhost, made with openssl at test time in `dir`.
@@ -49,4 +53,29 @@ export function makeClientCertificate(dir: string, name: string): { ca: string; 
   run(["req", "-new", ...ec, "-keyout", key, "-out", csr, "-subj", `/CN=${name}`]);
   run(["x509", "-req", "-in", csr, "-CA", ca, "-CAkey", caKey, "-CAcreateserial", "-out", cert, "-days", "1"]);
   return { ca, cert, key };
+}
+
+/** A suite's certificate: its files, its bytes for clients to trust, and a door's `tls` section naming the files. */
+export interface SuiteCertificate {
+  readonly cert: string;
+  readonly key: string;
+  readonly ca: Buffer;
+  readonly tls: { listen_certificate: string; listen_private_key: string };
+}
+
+/**
+ * A self-signed certificate (`makeCertificate`) for the tests of the enclosing `describe`, made
+ * in a temporary directory before them and removed after them. Call it before the hooks that
+ * start a server with it; read its fields inside hooks and tests.
+ */
+export function certificateForSuite(prefix: string): SuiteCertificate {
+  return suiteResource(
+    "the suite's certificate",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), prefix));
+      const { cert, key } = makeCertificate(dir);
+      return { cert, key, ca: readFileSync(cert), tls: { listen_certificate: cert, listen_private_key: key } };
+    },
+    (c) => rmSync(dirname(c.cert), { recursive: true, force: true }),
+  );
 }

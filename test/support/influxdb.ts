@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { killAtExit } from "./child-processes.js";
+import { freePort } from "./ports.js";
 
 /** A throwaway `influxd` for one test file. */
 export interface InfluxdHandle {
@@ -29,20 +29,6 @@ export function influxdSkipReason(): string | undefined {
   if (process.env.CI === "true")
     throw new Error("influxd is not on PATH, and CI=true: InfluxDB tests cannot be skipped on CI");
   return "influxd is not on PATH (install InfluxDB 1.x to run these tests)";
-}
-
-/** A free TCP port on 127.0.0.1 (bound then released; good enough for tests). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /**

@@ -7,6 +7,7 @@ import { type Logger, silentLogger } from "../../src/core/log.js";
 import type { ZestConfig } from "../../src/zest-config.js";
 import { defaultStartOptions } from "../../src/defaults.js";
 import { startZest, type Zest } from "../../src/runtime.js";
+import { suiteResource } from "./suite.js";
 
 export const A_CONFIG = "/@/router/local/config/plugins/storage_manager";
 export const A_STATUS = "/@/router/local/status/plugins/storage_manager";
@@ -44,23 +45,12 @@ export function tempDir(prefix: string): () => string {
  * (the part nats.js's `nst` plays for its suites): read `zest` and `url` inside the tests.
  */
 export function routerForSuite(config: ZestConfig = {}): { readonly zest: Zest; readonly url: string } {
-  let zest: (Zest & { url: string }) | undefined;
-  before(async () => {
-    zest = await startRouter(config);
-  });
-  after(async () => {
-    await zest?.close();
-  });
-  const started = (): Zest & { url: string } => {
-    if (zest === undefined) throw new Error("the suite's router has not started");
-    return zest;
-  };
-  return {
-    get zest() {
-      return started();
+  return suiteResource(
+    "the suite's router",
+    async () => {
+      const zest = await startRouter(config);
+      return { zest, url: zest.url };
     },
-    get url() {
-      return started().url;
-    },
-  };
+    (r) => r.zest.close(),
+  );
 }

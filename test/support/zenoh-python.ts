@@ -21,6 +21,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
+import { after, before, describe } from "node:test";
+import { forwarder, suiteResource } from "./suite.js";
 import { executable } from "./child-processes.js";
 import { type JsonLine, jsonLinesChild } from "./json-lines.js";
 import { assertLoopbackOnly, loopbackOnly, UNDER_CI } from "./netns.js";
@@ -207,4 +209,54 @@ export async function startZestForPython(extraArgs: string[] = []): Promise<{ ze
     ...extraArgs,
   ]);
   return { zest, ep: REFERENCE_ROUTER ?? zenohLocatorOf(zest) };
+}
+
+/** The zest of a python test suite and where its agents connect; read inside the tests. */
+export interface PythonSuite {
+  readonly zest: ZestProcess;
+  readonly ep: string;
+}
+
+/**
+ * zest for the tests of the enclosing `describe` (`startZestForPython(extraArgs)`), started
+ * before them and stopped after them.
+ */
+export function zestForPythonSuite(extraArgs: string[] = []): PythonSuite {
+  return suiteResource(
+    "the suite's zest",
+    () => startZestForPython(extraArgs),
+    (p) => p.zest.stop(),
+  );
+}
+
+/** What `describeEachMode` hands each mode's tests. */
+export interface ModeSuite {
+  mode: Mode;
+  /** The suite's agents, connected in `mode` to the suite's zest before the tests (`b` when it asked for two). */
+  a: Agent;
+  b: Agent;
+  /** A key of this mode's own: `<prefix>/<mode>/<s>`, so the modes' tests never meet. */
+  k(s: string): string;
+}
+
+/**
+ * A `describe` per mode (`in client mode`, `in peer mode`), each with `count` agents (1 or 2)
+ * connected to the suite's zest before its tests and stopped after them, and keys under
+ * `<prefix>/<mode>/`.
+ */
+export function describeEachMode(suite: PythonSuite, count: 1 | 2, prefix: string, body: (m: ModeSuite) => void): void {
+  for (const mode of MODES) {
+    describe(`in ${mode} mode`, () => {
+      // Started together: an agent takes a second or two to open its session.
+      let started: Agent[] = [];
+      before(async () => {
+        started = await Promise.all(Array.from({ length: count }, () => startAgent(mode, suite.ep)));
+      });
+      after(async () => {
+        await Promise.all(started.map((agent) => agent.stop()));
+      });
+      const [a, b] = [0, 1].map((i) => forwarder(() => started[i], `the suite's agent ${i}`)) as [Agent, Agent];
+      body({ mode, a, b, k: (s) => `${prefix}/${mode}/${s}` });
+    });
+  }
 }

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { killAtExit } from "./child-processes.js";
 import { repoPath } from "./repo.js";
+import { suiteResource } from "./suite.js";
 
 /** Path of the built CLI the end-to-end tests run (npm test builds it first). */
 export const CLI = repoPath("dist", "cli.js");
@@ -112,4 +113,16 @@ export function zenohLocatorOf(z: ZestProcess, protocol: "tcp" | "udp" | "tls" =
   const m = new RegExp(`zenoh (${protocol}/\\S+)`).exec(z.stderr());
   if (!m) throw new Error(`no zenoh ${protocol} locator in:\n${z.stderr()}`);
   return m[1]!;
+}
+
+/**
+ * A `zest` process for the tests of the enclosing `describe`, started (`startZest(args)`) before
+ * them and stopped after them: read it inside the tests.
+ */
+export function zestForSuite(args: string[] = []): ZestProcess {
+  return suiteResource(
+    "the suite's zest",
+    () => startZest(args),
+    (z) => z.stop(),
+  );
 }

@@ -17,7 +17,8 @@ import {
   startAgent,
 } from "../support/zenoh-python.js";
 import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
-import { freePort, type PyProcess, startZenohRouter } from "./join/python.js";
+import { type PyProcess, startZenohRouter } from "./join/python.js";
+import { freePort } from "../support/ports.js";
 import { connectStatus, http, restEntries } from "./join/rest.js";
 
 const skip = pythonSkip();

@@ -3,8 +3,7 @@
  * (docs/zenoh-network.md, "Clusters"): nothing goes round between them through the zenoh router.
  */
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { silentLogger } from "../../src/core/log.js";
 import type { Sample } from "../../src/core/sample.js";
 import { defaultStartOptions } from "../../src/defaults.js";
@@ -13,20 +12,10 @@ import { NatsFabric } from "../../src/fabric/nats-fabric.js";
 import { startZest, type Zest } from "../../src/runtime.js";
 import type { ZestConfig } from "../../src/zest-config.js";
 import { untilPasses } from "../support/assert.js";
-import { startRouter } from "../support/router.js";
+import { closeAfterFile, zenohRouter } from "./join/routers.js";
+import { freePort } from "../support/ports.js";
 
-const closing: Array<{ close(): unknown }> = [];
-after(async () => {
-  for (const c of closing.reverse()) await c.close();
-});
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+const closing = closeAfterFile();
 
 async function clustered(hub: MemoryHub, zid: string, config: ZestConfig): Promise<Zest> {
   const z = await startZest(
@@ -47,10 +36,7 @@ async function clustered(hub: MemoryHub, zid: string, config: ZestConfig): Promi
  */
 async function network(withC = false): Promise<{ z: Zest; a: Zest; b: Zest; c: Zest | undefined }> {
   const port = await freePort();
-  const z = await startRouter({
-    listen: { endpoints: [`tcp/127.0.0.1:${port}`] },
-    scouting: { multicast: { enabled: false } },
-  });
+  const z = await zenohRouter(port);
   closing.push(z);
   const hub = new MemoryHub();
   const join = { listen: { endpoints: [] }, connect: { endpoints: [`tcp/127.0.0.1:${port}`] } } as ZestConfig;

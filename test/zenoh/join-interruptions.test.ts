@@ -5,38 +5,16 @@
  * forgets zest's declarations while it is away and has them again after.
  */
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { Zest } from "../../src/runtime.js";
 import { untilPasses } from "../support/assert.js";
-import { http } from "../support/http.js";
 import { startRouter } from "../support/router.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
+import { closeAfterFile, untilJoined, joinedRouter, zenohRouter } from "./join/routers.js";
+import { connectStatus } from "./join/rest.js";
+import { freePort } from "../support/ports.js";
 
-const closing: Array<{ close(): unknown }> = [];
-after(async () => {
-  for (const c of closing.reverse()) await c.close();
-});
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
-
-/** A zest router with its zenoh door on `port`. */
-function zenohRouter(port: number) {
-  return startRouter({ listen: { endpoints: [`tcp/127.0.0.1:${port}`] }, scouting: { multicast: { enabled: false } } });
-}
-
-async function connectStatus(url: string): Promise<Record<string, unknown>> {
-  const r = await http(url, "GET", "/@/router/local/status/plugins/zenoh/status");
-  const [entry] = JSON.parse(r.text) as Array<{ value: { connect: Record<string, unknown> } }>;
-  assert.ok(entry, r.text);
-  return entry.value.connect;
-}
+const closing = closeAfterFile();
 
 /**
  * A stream of puts on `from`, one every 5 ms on `<prefix>/<i>`, until `stop()`: resolves with
@@ -81,12 +59,9 @@ describe("interruptions mid-stream: nothing twice", () => {
     closing.push(b);
     const proxy = await startTcpProxy(port);
     closing.push(proxy);
-    const a = await startRouter({
-      listen: { endpoints: [] },
-      connect: { endpoints: [`tcp/127.0.0.1:${proxy.port}`], retry: { period_init_ms: 50, period_max_ms: 200 } },
-    });
+    const a = await joinedRouter(`tcp/127.0.0.1:${proxy.port}`);
     closing.push(a);
-    await untilPasses(async () => assert.equal((await connectStatus(a.url)).state, "open"));
+    await untilJoined(a.url);
     const onB = keysOn(b, "jp/a/**");
     const onA = keysOn(a, "jp/b/**");
     // Both directions, until each side has the other's subscriber.
@@ -107,7 +82,7 @@ describe("interruptions mid-stream: nothing twice", () => {
     await new Promise((r) => setTimeout(r, 300));
     const duringA = onA.length;
     proxy.heal();
-    await untilPasses(async () => assert.equal((await connectStatus(a.url)).state, "open"));
+    await untilJoined(a.url);
     await untilPasses(() => assert.ok(onA.length > duringA + 10));
     const [nA, nB] = [await fromA.stop(), await fromB.stop()];
     await new Promise((r) => setTimeout(r, 500));
@@ -118,12 +93,9 @@ describe("interruptions mid-stream: nothing twice", () => {
   test("the joined router restarted mid-stream: zest declares again; the stream arrives in order, none twice", async () => {
     const port = await freePort();
     let b = await zenohRouter(port);
-    const a = await startRouter({
-      listen: { endpoints: [] },
-      connect: { endpoints: [`tcp/127.0.0.1:${port}`], retry: { period_init_ms: 50, period_max_ms: 200 } },
-    });
+    const a = await joinedRouter(`tcp/127.0.0.1:${port}`);
     closing.push(a);
-    await untilPasses(async () => assert.equal((await connectStatus(a.url)).state, "open"));
+    await untilJoined(a.url);
     const onA = keysOn(a, "jr/**");
     let s = streamPuts(b, "jr/1");
     await untilPasses(() => assert.ok(onA.length > 20));
@@ -131,7 +103,7 @@ describe("interruptions mid-stream: nothing twice", () => {
     await b.close();
     b = await zenohRouter(port);
     closing.push(b);
-    await untilPasses(async () => assert.equal((await connectStatus(a.url)).state, "open"));
+    await untilJoined(a.url);
     const before = onA.length;
     s = streamPuts(b, "jr/2");
     await untilPasses(() => assert.ok(onA.length > before + 50));

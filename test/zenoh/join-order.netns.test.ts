@@ -14,9 +14,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { untilPasses } from "../support/assert.js";
 import { openSse } from "../support/http.js";
-import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
+import { type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
 import { pythonSkip } from "../support/zenoh-python.js";
-import { call, freePort, type PyProcess, startZenohClient, startZenohRouter } from "./join/python.js";
+import { call, type PyProcess, startZenohClient, startZenohRouter } from "./join/python.js";
+import { freePort } from "../support/ports.js";
+import { startJoinedZest } from "./join/routers.js";
 
 const skip = pythonSkip();
 const COUNT = Number(process.env.ZEST_JOIN_ORDER_COUNT ?? 10_000);
@@ -41,15 +43,7 @@ describe(`the same ${COUNT} samples from each side, in the same order, on both s
     endpoint = `tcp/127.0.0.1:${port}`;
     router = await startZenohRouter(port);
     // No storage: the run measures routing, not a storage holding 2 × COUNT keys.
-    zest = await startZest([
-      "-e",
-      endpoint,
-      "-l",
-      "tcp/127.0.0.1:0",
-      "--no-multicast-scouting",
-      "--cfg",
-      "plugins/storage_manager:{storages:{}}",
-    ]);
+    zest = await startJoinedZest(endpoint, ["--cfg", "plugins/storage_manager:{storages:{}}"]);
   });
   after(async () => {
     await zest?.stop();

@@ -7,29 +7,21 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { untilPasses } from "../support/assert.js";
 import { openSse } from "../support/http.js";
-import { startZest, zenohLocatorOf } from "../support/zest-process.js";
+import { zenohLocatorOf } from "../support/zest-process.js";
 import { type Agent, pythonSkip, type ReplyJson, startAgent } from "../support/zenoh-python.js";
-import { call, freePort, type PyProcess, startZenohClient, startZenohRouter } from "./join/python.js";
+import { call, type PyProcess, startZenohClient, startZenohRouter } from "./join/python.js";
 import { http, restEntries } from "./join/rest.js";
+import { startJoinedZest, untilJoined } from "./join/routers.js";
+import { freePort } from "../support/ports.js";
 
 const skip = pythonSkip();
-
-async function connectState(url: string): Promise<string> {
-  const r = await http("GET", `${url}/@/router/local/status/plugins/zenoh/status`);
-  return String((JSON.parse(r.text) as Array<{ value: { connect: { state: string } } }>)[0]?.value.connect.state);
-}
 
 describe("zest's complete storages seen from the network", { skip }, () => {
   test("a storage with `complete` is declared complete: a python querier with target ALL_COMPLETE on the router's side matches it and reads it; one without is not", async () => {
     const port = await freePort();
     const endpoint = `tcp/127.0.0.1:${port}`;
     const router = await startZenohRouter(port);
-    const zest = await startZest([
-      "-e",
-      endpoint,
-      "-l",
-      "tcp/127.0.0.1:0",
-      "--no-multicast-scouting",
+    const zest = await startJoinedZest(endpoint, [
       "--cfg",
       'plugins/storage_manager:{storages:{full:{key_expr:"jcpl/full/**",volume:"memory",complete:true},part:{key_expr:"jcpl/part/**",volume:"memory"}}}',
     ]);
@@ -87,14 +79,9 @@ describe("matching status across the join", { skip }, () => {
     const router = await startZenohRouter(port);
     // No storage on **: it would match every publisher. An SSE key expression lingers 5 minutes
     // after its last stream by default (for resume, docs/sse.md): here it goes with the stream.
-    const zest = await startZest([
+    const zest = await startJoinedZest(endpoint, [
       "--cfg",
       "plugins/rest/sse/resume_linger_ms:0",
-      "-e",
-      endpoint,
-      "-l",
-      "tcp/127.0.0.1:0",
-      "--no-multicast-scouting",
       "--cfg",
       "plugins/storage_manager:{storages:{}}",
     ]);
@@ -146,18 +133,10 @@ describe("access control and the admin space on what comes from the network", { 
       subjects: [{ id: "network", zids: [router.zid] }],
       policies: [{ rules: ["no-secret"], subjects: ["network"] }],
     };
-    const zest = await startZest([
-      "-e",
-      endpoint,
-      "-l",
-      "tcp/127.0.0.1:0",
-      "--no-multicast-scouting",
-      "--cfg",
-      `access_control:${JSON.stringify(acl)}`,
-    ]);
+    const zest = await startJoinedZest(endpoint, ["--cfg", `access_control:${JSON.stringify(acl)}`]);
     const c = await startZenohClient(endpoint);
     try {
-      await untilPasses(async () => assert.equal(await connectState(zest.url), "open"), 15_000);
+      await untilJoined(zest.url, 15_000);
       // zest's own client (REST, loopback, no zid) may write secret/**; the network may not read it.
       assert.equal((await http("PUT", `${zest.url}/secret/a`, "zest's", { "content-type": "text/plain" })).status, 200);
       assert.equal((await http("PUT", `${zest.url}/open/a`, "shared", { "content-type": "text/plain" })).status, 200);

@@ -12,9 +12,11 @@ import { picoSkip, runPico } from "../support/pico.js";
 import { Buffer } from "node:buffer";
 import { openSse, type SseClient } from "../support/http.js";
 import { startZest, type ZestProcess, zenohLocatorOf } from "../support/zest-process.js";
-import { call, freePort, type PyProcess, samplesOf, startZenohClient, startZenohRouter } from "./join/python.js";
+import { call, type PyProcess, samplesOf, startZenohClient, startZenohRouter } from "./join/python.js";
 import { pythonSkip } from "../support/zenoh-python.js";
 import { connectStatus, http, restEntries } from "./join/rest.js";
+import { startJoinedZest, untilJoined } from "./join/routers.js";
+import { freePort } from "../support/ports.js";
 
 const skip = pythonSkip();
 
@@ -28,8 +30,8 @@ describe("zest joined to zenoh's router", { skip }, () => {
     port = await freePort();
     endpoint = `tcp/127.0.0.1:${port}`;
     router = await startZenohRouter(port);
-    zest = await startZest(["-e", endpoint, "-l", "tcp/127.0.0.1:0", "--no-multicast-scouting"]);
-    await untilPasses(async () => assert.equal((await connectStatus(zest.url)).state, "open"));
+    zest = await startJoinedZest(endpoint);
+    await untilJoined(zest.url);
   });
   after(async () => {
     await zest?.stop();
@@ -240,13 +242,7 @@ describe("zest joined to zenoh's router over udp/", { skip }, () => {
     const port = await freePort();
     const udpPort = await freePort();
     const router = await startZenohRouter(port, undefined, udpPort);
-    const zest = await startZest([
-      "-e",
-      `udp/127.0.0.1:${udpPort}`,
-      "-l",
-      "tcp/127.0.0.1:0",
-      "--no-multicast-scouting",
-    ]);
+    const zest = await startJoinedZest(`udp/127.0.0.1:${udpPort}`, []);
     const endpoint = `tcp/127.0.0.1:${port}`;
     const c = await startZenohClient(endpoint);
     const sse = await openSse(`${zest.url}/joinudp/**`);

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { BinaryWriter } from "../../src/core/binary.js";
 import { silentLogger } from "../../src/core/log.js";
 import { Router } from "../../src/core/router.js";
@@ -27,34 +27,11 @@ import { makeCertificate } from "../support/certificate.js";
 import { http, openSse } from "../support/http.js";
 import { startRouter, TEXT } from "../support/router.js";
 import { runZestExpectingExit } from "../support/zest-process.js";
+import { closeAfterFile, untilJoined, joinedRouter, NO_SCOUTING, zenohRouter } from "./join/routers.js";
+import { connectStatus } from "./join/rest.js";
+import { freePort } from "../support/ports.js";
 
-const closing: Array<{ close(): unknown }> = [];
-after(async () => {
-  for (const c of closing.reverse()) await c.close();
-});
-
-const NO_SCOUTING = { multicast: { enabled: false } };
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
-
-/** A zest router with its zenoh door on `port`. */
-async function zenohRouter(port: number): Promise<Zest & { url: string }> {
-  const z = await startRouter({ listen: { endpoints: [`tcp/127.0.0.1:${port}`] }, scouting: NO_SCOUTING });
-  return z;
-}
-
-async function connectStatus(url: string): Promise<Record<string, unknown>> {
-  const r = await http(url, "GET", "/@/router/local/status/plugins/zenoh/status");
-  const [entry] = JSON.parse(r.text) as Array<{ value: { connect: Record<string, unknown> } }>;
-  assert.ok(entry, r.text);
-  return entry.value.connect;
-}
+const closing = closeAfterFile();
 
 async function values(url: string, selector: string): Promise<string[]> {
   const r = await http(url, "GET", selector);
@@ -66,10 +43,7 @@ describe("a zest router joined to another as a zenoh client", () => {
   test("one key space both ways, once each; the joined router restarted, it reconnects and declares again", async () => {
     const port = await freePort();
     let b = await zenohRouter(port);
-    const a = await startRouter({
-      listen: { endpoints: [] },
-      connect: { endpoints: [`tcp/127.0.0.1:${port}`], retry: { period_init_ms: 50, period_max_ms: 200 } },
-    });
+    const a = await joinedRouter(`tcp/127.0.0.1:${port}`);
     closing.push(a);
     try {
       await untilPasses(async () => {
@@ -168,10 +142,7 @@ describe("joining over udp/", () => {
     const port = await freePort();
     const b = await startRouter({ listen: { endpoints: [`udp/127.0.0.1:${port}`] }, scouting: NO_SCOUTING });
     closing.push(b);
-    const a = await startRouter({
-      listen: { endpoints: [] },
-      connect: { endpoints: [`udp/127.0.0.1:${port}`], retry: { period_init_ms: 50, period_max_ms: 200 } },
-    });
+    const a = await joinedRouter(`udp/127.0.0.1:${port}`);
     closing.push(a);
     await untilPasses(async () => {
       const s = await connectStatus(a.url);
@@ -321,18 +292,14 @@ describe("credentials toward the joined router (transport.auth.usrpwd.user and p
       transport: { auth: { usrpwd: { dictionary_file: users } } },
     });
     closing.push(b);
-    const joined = (password: string) =>
-      startRouter({
-        listen: { endpoints: [] },
-        connect: { endpoints: [`tcp/127.0.0.1:${port}`], retry: { period_init_ms: 50, period_max_ms: 100 } },
-        transport: { auth: { usrpwd: { user: "alice", password } } },
-      });
-    const good = await joined("secret");
+    const joinAs = (password: string) =>
+      joinedRouter(`tcp/127.0.0.1:${port}`, { transport: { auth: { usrpwd: { user: "alice", password } } } }, 100);
+    const good = await joinAs("secret");
     closing.push(good);
-    await untilPasses(async () => assert.equal((await connectStatus(good.url)).state, "open"));
+    await untilJoined(good.url);
     const r = await http(b.url, "GET", "/@/router/local/status/plugins/zenoh/status");
     assert.match(r.text, /"user":"alice"/);
-    const bad = await joined("wrong");
+    const bad = await joinAs("wrong");
     closing.push(bad);
     await untilPasses(async () => {
       const s = await connectStatus(bad.url);
@@ -356,14 +323,10 @@ describe("joining over tls/ (transport.link.tls: root_ca_certificate, verify_nam
     });
     closing.push(b);
     const joinWith = (tls: Record<string, unknown>) =>
-      startRouter({
-        listen: { endpoints: [] },
-        connect: { endpoints: [`tls/127.0.0.1:${port}`], retry: { period_init_ms: 50, period_max_ms: 100 } },
-        transport: { link: { tls } },
-      });
+      joinedRouter(`tls/127.0.0.1:${port}`, { transport: { link: { tls } } }, 100);
     const trusted = await joinWith({ root_ca_certificate: cert });
     closing.push(trusted);
-    await untilPasses(async () => assert.equal((await connectStatus(trusted.url)).state, "open"));
+    await untilJoined(trusted.url);
     assert.equal((await http(trusted.url, "PUT", "/tls/a", { body: "over tls", headers: TEXT })).status, 200);
     await untilPasses(async () => assert.deepEqual(await values(b.url, "/tls/a"), ["tls/a=over tls"]));
     const untrusted = await joinWith({});
@@ -384,7 +347,7 @@ describe("liveliness across the join", () => {
     closing.push(b);
     const a = await startRouter({ listen: { endpoints: [] }, connect: { endpoints: [`tcp/127.0.0.1:${port}`] } });
     closing.push(a);
-    await untilPasses(async () => assert.equal((await connectStatus(a.url)).state, "open"));
+    await untilJoined(a.url);
     const onA = a.session.declareLivelinessToken("live/a");
     const onB = b.session.declareLivelinessToken("live/b");
     const keys = (z: Zest) =>

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { fabricTimings, NO_STORAGES, putText, routerStatus } from "../../fabric/helpers.js";
+import { fabricTimings, NO_STORAGES, putText, routerStatus, untilRoutersMeet } from "../../fabric/helpers.js";
 import { getJson, getWithBody, http } from "../../support/http.js";
 import { type NatsCluster, startNatsCluster } from "../../support/nats-cluster.js";
 import { startTcpProxy, type TcpProxy } from "../../support/tcp-proxy.js";
@@ -66,11 +66,7 @@ describe("replication's edges: nested storages, Variant B's admin space, @repl/*
         `plugins/storage_manager/storages/ab:{key_expr:"a/b/*",volume:"memory",replication:${REPLICATION}}`,
       ]),
     ]);
-    await eventually(
-      async () => (await routerStatus(p.url)).fabric.detail.routers.length === 1,
-      5_000,
-      "routers to meet",
-    );
+    await untilRoutersMeet([p.url], 1);
   });
 
   after(async () => {

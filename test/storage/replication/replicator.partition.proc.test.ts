@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fabricTimings, NO_STORAGES, putText, routerStatus } from "../../fabric/helpers.js";
+import { fabricTimings, NO_STORAGES, putText, routerStatus, untilRoutersMeet } from "../../fabric/helpers.js";
 import { getJson, http } from "../../support/http.js";
 import { type NatsCluster, startNatsCluster } from "../../support/nats-cluster.js";
 import { startTcpProxy, type TcpProxy } from "../../support/tcp-proxy.js";
@@ -70,11 +70,7 @@ describe("replicas across a partition (real nats-server, real routers, a TCP pro
     dir = mkdtempSync(join(tmpdir(), "zest-repl-"));
     nats = await startNatsCluster({ size: 1, jetstream: false });
     [a, b] = await Promise.all([router("AA"), router("BB")]);
-    await eventually(
-      async () => (await routerStatus(a.z.url)).fabric.detail.routers.length === 1,
-      5_000,
-      "routers to meet",
-    );
+    await untilRoutersMeet([a.z.url], 1);
   });
 
   after(async () => {

@@ -11,7 +11,8 @@ import type { StorageBackend, StoredEntry, Volume } from "../../../src/storage/b
 import { StorageService } from "../../../src/storage/service.js";
 import { InfluxBackend, influxdbDriver } from "../../../src/storage/volumes/influxdb.js";
 import { at, BASE_NS, entry, keysOf, runStorageContract, SECOND, ts, values } from "../contract.js";
-import { freePort, influxdSkipReason, startInfluxd, type InfluxdHandle } from "../../support/influxdb.js";
+import { influxdSkipReason, startInfluxd, type InfluxdHandle } from "../../support/influxdb.js";
+import { freePort } from "../../support/ports.js";
 import { eventually } from "../../support/wait.js";
 
 // On CI a missing influxd throws here, failing this file instead of skipping it.

@@ -9,7 +9,6 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { executable } from "../../support/child-processes.js";
-import { createServer } from "node:net";
 import { resolve } from "node:path";
 import { jsonLinesChild } from "../../support/json-lines.js";
 import { assertLoopbackOnly } from "../../support/netns.js";
@@ -77,15 +76,6 @@ export async function call(p: PyProcess, cmd: Record<string, unknown>, timeoutMs
   const from = p.lines.length;
   p.send(cmd);
   return p.waitLine((l) => l.done === cmd.op && p.lines.indexOf(l) >= from, timeoutMs);
-}
-
-/** A TCP port free on loopback now (for the router, which must come back on the same one). */
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 /** The samples subscriber lines of `p` carry, in order. */
