@@ -17,6 +17,7 @@ import { pythonSkip } from "../support/zenoh-python.js";
 import { connectStatus, http, restEntries } from "./join/rest.js";
 import { startJoinedZest, untilJoined } from "./join/routers.js";
 import { freePort } from "../support/ports.js";
+import { normalizeZid } from "../../src/access/policy.js";
 
 const skip = pythonSkip();
 
@@ -42,7 +43,8 @@ describe("zest joined to zenoh's router", { skip }, () => {
     const s = await connectStatus(zest.url);
     assert.equal(s.state, "open");
     assert.equal(s.endpoint, endpoint);
-    assert.equal(String(s.router).toLowerCase(), router.zid.toLowerCase());
+    // zest writes a zid with whole bytes ("05E2..."), zenoh as a number ("5e2..."): one id.
+    assert.equal(normalizeZid(String(s.router)), normalizeZid(router.zid));
     // The default storage on ** is declared once: one subscriber and one queryable.
     assert.deepEqual(s.declared, { subscribers: 1, queryables: 1, tokens: 0 });
   });
@@ -196,7 +198,8 @@ describe("zest joined to zenoh's router", { skip }, () => {
       await untilPasses(async () => {
         const s = await connectStatus(zest.url);
         assert.equal(s.state, "open");
-        assert.equal(String(s.router).toLowerCase(), router.zid.toLowerCase());
+        // zest writes a zid with whole bytes ("05E2..."), zenoh as a number ("5e2..."): one id.
+        assert.equal(normalizeZid(String(s.router)), normalizeZid(router.zid));
       }, 20_000);
       const pub = await startZenohClient(endpoint);
       try {
@@ -251,7 +254,8 @@ describe("zest joined to zenoh's router over udp/", { skip }, () => {
         const s = await connectStatus(zest.url);
         assert.equal(s.state, "open");
         assert.equal(s.endpoint, `udp/127.0.0.1:${udpPort}`);
-        assert.equal(String(s.router).toLowerCase(), router.zid.toLowerCase());
+        // zest writes a zid with whole bytes ("05E2..."), zenoh as a number ("5e2..."): one id.
+        assert.equal(normalizeZid(String(s.router)), normalizeZid(router.zid));
       }, 15_000);
       await call(c, { op: "sub", key: "joinudp/rest/**" });
       let n = 0;
