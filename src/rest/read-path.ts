@@ -126,27 +126,13 @@ export class ReadPath implements LongPollReader {
    * byte. Returns false when the full pipeline must answer, errors included (it words them).
    */
   serveStored(req: IncomingMessage, res: ServerResponse): boolean {
-    const method = req.method;
-    if (method !== "GET" && method !== "HEAD") return false;
+    const plain = this.plainRead(req);
+    if (plain === undefined) return false;
+    const { method, url, accept, key } = plain;
     const codec = this.codec;
+    const renderNow = codec.renderNow;
+    if (renderNow === undefined) return false;
     const session = this.session;
-    const url = req.url;
-    if (codec.renderNow === undefined || url === undefined || url.length < 2 || url.includes("?")) return false;
-    const headers = req.headers;
-    const accept = firstAccept(headers.accept);
-    if (accept !== undefined && accept !== "*/*" && accept !== "application/json") return false;
-    if (hasConditions(headers) || hasBody(headers)) return false;
-    let key: string;
-    try {
-      key = codec.pathToKey(url, session.zid, false, session.keyExprLimits);
-      if (isWild(key) || isAdmin(key)) return false;
-      if (this.access.enabled) {
-        const p = this.access.knownPrincipal(credentialsOf(req));
-        if (p === undefined || this.access.decide(p, "query", key) !== "allow") return false;
-      }
-    } catch {
-      return false;
-    }
     let replies: Reply[] | undefined;
     try {
       replies = session.interest.readStored?.(key);
@@ -160,7 +146,7 @@ export class ReadPath implements LongPollReader {
     const only = replies.length === 1 ? (replies[0] as Reply & { kind: "ok" }).sample : undefined;
     let answer = only && this.stored.get(only);
     if (answer === undefined) {
-      const rendered = codec.renderNow(replies);
+      const rendered = renderNow.call(codec, replies);
       const ts = codec.etags ? newestTimestamp(key, replies) : undefined;
       answer = { rendered, body: Buffer.from(rendered.body), etag: ts && etagOf(ts) };
       if (only !== undefined && only.key === key) this.stored.set(only, answer);
@@ -172,6 +158,73 @@ export class ReadPath implements LongPollReader {
     }
     send(res, method, withExpires(corsHeaders(req), key, replies), 200, rendered.contentType, body, etag);
     return true;
+  }
+
+  /**
+   * The one-key remote path: a plain GET as `serveStored` takes it (one key, no parameters, body
+   * or conditions, JSON), of a key no queryable on this router reaches, so only other routers
+   * answer (`readRemote`: the fabric's query alone, without the local dispatch). The answer,
+   * errors and status included, is the one `handle` gives, rendered at once when the replies
+   * arrive. Returns false, having done nothing, when the full pipeline must answer.
+   */
+  serveRemote(req: IncomingMessage, res: ServerResponse): boolean {
+    const codec = this.codec;
+    const renderNow = codec.renderNow;
+    if (renderNow === undefined) return false;
+    const plain = this.plainRead(req);
+    // `@` keys (the admin space, the routers' own) take the full pipeline, which checks them.
+    if (plain === undefined || plain.key.charCodeAt(0) === 64) return false;
+    const { method, key } = plain;
+    let pending: Promise<Reply[]> | undefined;
+    try {
+      pending = this.session.interest.readRemote?.(key);
+    } catch {
+      return false;
+    }
+    if (pending === undefined) return false;
+    pending
+      .then((replies) => {
+        // As `handle` answers them: an error reply (a router that timed out or cannot be
+        // reached) sets the status and leaves the ETag out.
+        const err = replies.find((r) => r.kind === "err");
+        const rendered = renderNow.call(codec, replies);
+        const ts = err === undefined && codec.etags ? newestTimestamp(key, replies) : undefined;
+        const status = err?.kind === "err" ? httpStatus(err.errorKind) : 200;
+        const headers = withExpires(corsHeaders(req), key, replies);
+        send(res, method, headers, status, rendered.contentType, Buffer.from(rendered.body), ts && etagOf(ts));
+      })
+      .catch((err: unknown) => sendError(req, res, corsHeaders(req), err, this.logger));
+    return true;
+  }
+
+  /**
+   * A GET or HEAD that the synchronous paths may answer: no query string, body or conditions, a
+   * JSON answer, one plain key outside the admin space that the client may read whole (known
+   * credentials). Undefined otherwise, errors included (the full pipeline words them).
+   */
+  private plainRead(
+    req: IncomingMessage,
+  ): { method: string; url: string; accept: string | undefined; key: string } | undefined {
+    const method = req.method;
+    if (method !== "GET" && method !== "HEAD") return undefined;
+    const url = req.url;
+    if (this.codec.renderNow === undefined || url === undefined || url.length < 2 || url.includes("?"))
+      return undefined;
+    const headers = req.headers;
+    const accept = firstAccept(headers.accept);
+    if (accept !== undefined && accept !== "*/*" && accept !== "application/json") return undefined;
+    if (hasConditions(headers) || hasBody(headers)) return undefined;
+    try {
+      const key = this.codec.pathToKey(url, this.session.zid, false, this.session.keyExprLimits);
+      if (isWild(key) || isAdmin(key)) return undefined;
+      if (this.access.enabled) {
+        const p = this.access.knownPrincipal(credentialsOf(req));
+        if (p === undefined || this.access.decide(p, "query", key) !== "allow") return undefined;
+      }
+      return { method, url, accept, key };
+    } catch {
+      return undefined;
+    }
   }
 
   /** True when the client is known (credentials checked recently) and may read the whole of the GET's key. */
