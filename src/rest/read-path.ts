@@ -45,6 +45,13 @@ import { lastEventIdOf, type SseHub } from "./sse.js";
  */
 export const STREAM_ENTRIES = 2048;
 
+/**
+ * Keys whose last remote answer `serveRemote` keeps rendered (then it starts over), and the
+ * largest value kept: bounded at a few MiB, whatever keys and values clients read.
+ */
+const REMOTE_ANSWERS_MAX = 4096;
+const REMOTE_ANSWER_VALUE_MAX = 1024;
+
 /** What the read paths work with, built once by the server. */
 export interface ReadPathOptions extends PathOptions {
   /** The read cache; absent when off, or on a router with a fabric. */
@@ -75,6 +82,8 @@ export class ReadPath implements LongPollReader {
   private readonly logger: Logger;
   /** A stored sample's rendered single-key answer, kept while the storage holds the sample. */
   private readonly stored = new WeakMap<Sample, StoredAnswer>();
+  /** Key → the last single-value answer `serveRemote` rendered, with the sample it names. */
+  private readonly remoteAnswers = new Map<string, RemoteAnswer>();
   /** Read-request paths → key expressions, for the cached-GET access check (emptied when full). */
   private readonly readKeys = new Map<string, string>();
 
@@ -126,6 +135,8 @@ export class ReadPath implements LongPollReader {
    * byte. Returns false when the full pipeline must answer, errors included (it words them).
    */
   serveStored(req: IncomingMessage, res: ServerResponse): boolean {
+    // On a fabric other routers may hold any key: `readStored` never answers there.
+    if (this.session.interest.clustered) return false;
     const plain = this.plainRead(req);
     if (plain === undefined) return false;
     const { method, url, accept, key } = plain;
@@ -168,9 +179,7 @@ export class ReadPath implements LongPollReader {
    * arrive. Returns false, having done nothing, when the full pipeline must answer.
    */
   serveRemote(req: IncomingMessage, res: ServerResponse): boolean {
-    const codec = this.codec;
-    const renderNow = codec.renderNow;
-    if (renderNow === undefined) return false;
+    if (!this.session.interest.clustered) return false;
     const plain = this.plainRead(req);
     // `@` keys (the admin space, the routers' own) take the full pipeline, which checks them.
     if (plain === undefined || plain.key.charCodeAt(0) === 64) return false;
@@ -184,17 +193,34 @@ export class ReadPath implements LongPollReader {
     if (pending === undefined) return false;
     pending
       .then((replies) => {
-        // As `handle` answers them: an error reply (a router that timed out or cannot be
-        // reached) sets the status and leaves the ETag out.
-        const err = replies.find((r) => r.kind === "err");
-        const rendered = renderNow.call(codec, replies);
-        const ts = err === undefined && codec.etags ? newestTimestamp(key, replies) : undefined;
-        const status = err?.kind === "err" ? httpStatus(err.errorKind) : 200;
-        const headers = withExpires(corsHeaders(req), key, replies);
-        send(res, method, headers, status, rendered.contentType, Buffer.from(rendered.body), ts && etagOf(ts));
+        const { rendered, body, etag, status } = this.remoteAnswer(key, replies);
+        send(res, method, withExpires(corsHeaders(req), key, replies), status, rendered.contentType, body, etag);
       })
       .catch((err: unknown) => sendError(req, res, corsHeaders(req), err, this.logger));
     return true;
+  }
+
+  /**
+   * The answer `handle` gives to `replies`, a plain key's: an error reply (a router that timed
+   * out or cannot be reached) sets the status and leaves the ETag out. One value is rendered once
+   * per write: its answer is kept while the replies name the same sample (same timestamp, kind,
+   * encoding and bytes), as `serveStored` keeps a stored sample's.
+   */
+  private remoteAnswer(key: string, replies: readonly Reply[]): StoredAnswer & { status: number } {
+    const codec = this.codec;
+    const one = replies.length === 1 && replies[0]!.kind === "ok" ? replies[0]!.sample : undefined;
+    const kept = one !== undefined ? this.remoteAnswers.get(key) : undefined;
+    if (kept !== undefined && sameWrite(kept.sample, one!)) return kept.answer;
+    const err = replies.find((r) => r.kind === "err");
+    const rendered = codec.renderNow!(replies);
+    const ts = err === undefined && codec.etags ? newestTimestamp(key, replies) : undefined;
+    const status = err?.kind === "err" ? httpStatus(err.errorKind) : 200;
+    const answer = { rendered, body: Buffer.from(rendered.body), etag: ts && etagOf(ts), status };
+    if (one?.timestamp !== undefined && one.key === key && one.payload.length <= REMOTE_ANSWER_VALUE_MAX) {
+      if (this.remoteAnswers.size >= REMOTE_ANSWERS_MAX) this.remoteAnswers.clear();
+      this.remoteAnswers.set(key, { sample: one, answer });
+    }
+    return answer;
   }
 
   /**
@@ -491,6 +517,24 @@ interface StoredAnswer {
   readonly rendered: Rendered;
   readonly body: Buffer;
   readonly etag: string | undefined;
+}
+
+/** What `serveRemote` keeps of a key's last single-value answer. */
+interface RemoteAnswer {
+  readonly sample: Sample;
+  readonly answer: StoredAnswer & { readonly status: number };
+}
+
+/** True when `a` and `b` are the same write: a timestamp names one write, the rest is checked too. */
+function sameWrite(a: Sample, b: Sample): boolean {
+  return (
+    a.timestamp !== undefined &&
+    b.timestamp !== undefined &&
+    a.timestamp.compare(b.timestamp) === 0 &&
+    a.kind === b.kind &&
+    a.encoding === b.encoding &&
+    a.payload.equals(b.payload)
+  );
 }
 
 /** A read-cache entry: the response as `send` writes it to a client without an Origin. */

@@ -160,6 +160,15 @@ describe("a one-key GET through a router that holds nothing of the key", () => {
     const after = await http(c.url, "GET", "/r/counter");
     assert.equal(after.headers.get("etag"), ok.headers.get("etag"));
     assert.equal((JSON.parse(after.text) as Array<{ value: unknown }>)[0]!.value, "100");
+    // Deleted, then written again with the same value: each read shows the write it follows.
+    assert.equal((await http(b.url, "DELETE", "/r/counter")).status, 200);
+    const deleted = await bothPaths(c.url, "r/counter");
+    assert.deepEqual(deleted.fast, deleted.full);
+    assert.equal(deleted.fast.body, "[\n\n]\n");
+    assert.equal((await putText(a.url, "r/counter", "100")).status, 200);
+    const reread = await http(c.url, "GET", "/r/counter");
+    assert.equal(reread.headers.get("etag"), (await http(a.url, "GET", "/r/counter")).headers.get("etag"));
+    assert.notEqual(reread.headers.get("etag"), after.headers.get("etag"));
   });
 
   test("the routers' own key space stays refused, the admin space answered, through this path's router", async () => {
