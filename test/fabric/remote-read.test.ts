@@ -7,10 +7,13 @@
  * reads after acknowledged writes and conditional writes through other routers.
  */
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { http, type HttpResult } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
-import type { ZestProcess } from "../support/zest-process.js";
+import { startZest, type ZestProcess } from "../support/zest-process.js";
 import { eventually } from "../support/wait.js";
 import { fabricTimings, memoryStorage, NO_STORAGES, putText, routerStatus, startRouters } from "./helpers.js";
 
@@ -176,6 +179,49 @@ describe("a one-key GET through a router that holds nothing of the key", () => {
     const admin = await http(c.url, "GET", "/@/router/A1");
     assert.equal(admin.status, 200);
     assert.match(admin.text, /"zid":"A1"|"zid": "A1"/);
+  });
+
+  test("access control on the router that asks: what it allows is answered as by the full pipeline, the rest refused", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "zest-remote-read-"));
+    const cfg = join(dir, "acl.json5");
+    writeFileSync(
+      cfg,
+      JSON.stringify({
+        access_control: {
+          enabled: true,
+          default_permission: "deny",
+          rules: [
+            { id: "read r", messages: ["query"], key_exprs: ["r/**"], permission: "allow" },
+            { id: "no secrets", messages: ["query"], key_exprs: ["r/secret/**"], permission: "deny" },
+          ],
+          subjects: [{ id: "local", cidrs: ["127.0.0.0/8", "::1/128"] }],
+          policies: [{ rules: ["read r", "no secrets"], subjects: ["local"] }],
+        },
+      }),
+    );
+    let d: ZestProcess | undefined;
+    try {
+      d = await startZest(["-c", cfg, "--id", "D1", "--nats", cluster.urls[2]!, ...TIMINGS, ...NO_STORAGES]);
+      assert.equal((await putText(a.url, "r/secret/x", "hidden")).status, 200);
+      assert.equal((await putText(a.url, "r/open", "shown")).status, 200);
+      const dUrl = d.url;
+      await eventually(
+        async () => (await http(dUrl, "GET", "/r/open")).text.includes("shown"),
+        10_000,
+        "D to read r/open",
+      );
+      const open = await bothPaths(dUrl, "r/open");
+      assert.deepEqual(open.fast, open.full);
+      assert.equal(open.fast.status, 200);
+      for (const key of ["r/secret/x", "b/one"]) {
+        const refused = await bothPaths(dUrl, key);
+        assert.equal(refused.fast.status, 403, `${key}: ${String(refused.fast.body)}`);
+        assert.deepEqual(refused.fast, refused.full, key);
+      }
+    } finally {
+      await d?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("a frozen holder: 504 with its ERROR entry and no ETag, within the timeout, as the full pipeline answers", async () => {
