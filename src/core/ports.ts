@@ -64,6 +64,12 @@ export interface Interest {
    */
   readStored?(key: string): Reply[] | undefined;
   /**
+   * A default query's answer on the plain key `key` when only other routers can give it (no
+   * queryable here reaches it), without the local dispatch; undefined when that is not the case
+   * (see `Router.readRemoteOnly`). The answer, errors included, is the one `get` gives.
+   */
+  readRemote?(key: string): Promise<Reply[]> | undefined;
+  /**
    * A default query's answer on `keyExpr` in batches sorted by key, when a single local storage
    * gives all of it, or undefined when that is not the case (see `Router.scanStored`).
    */

@@ -16,12 +16,14 @@ import { type QueryTarget, selectQueryables } from "./query-target.js";
 import type { Consolidation, Reply } from "./reply.js";
 import { ChangeFeed, type Connectivity } from "./ports.js";
 import { makeSample, type Sample, type WriteCondition } from "./sample.js";
-import type { Selector } from "./selector.js";
+import { Parameters, type Selector } from "./selector.js";
 import { HLC, idFromZenohId, idToZenohId } from "./timestamp.js";
 import { cancel, schedule } from "./deadlines.js";
 
 const EMPTY = Buffer.alloc(0);
 const ROUTE_CACHE_MAX = 65_536;
+/** The parameters of a default query (none): `Parameters` is read-only once parsed. */
+const NO_PARAMETERS = new Parameters("");
 
 /**
  * A subscriber callback. A returned promise is awaited by the put: rejecting it fails the put.
@@ -334,6 +336,28 @@ export class Router {
       if (s !== null && (best === undefined || newer(s, best))) best = s;
     }
     return best === undefined ? [] : [{ kind: "ok", sample: best }];
+  }
+
+  /**
+   * The answer a default query (no parameters, no payload, `latest` consolidation, target `all`)
+   * on the plain key `key` gets when no queryable on this router reaches it, so only other
+   * routers answer: the fabric's query alone (its gather, its timeout and error replies), its
+   * replies consolidated as `query` does, without the local dispatch (no `Query`, no deadline of
+   * its own, no `Promise.all`). Undefined when a local queryable reaches the key, the key is wild
+   * or there is no fabric: the caller runs the query. What a one-key GET through a router that
+   * holds nothing of the key costs (docs/cluster.md, "What crosses routers").
+   */
+  readRemoteOnly(key: string): Promise<Reply[]> | undefined {
+    const fabric = this.fabric;
+    if (fabric === undefined || isWild(key)) return undefined;
+    // Cached per key, cleared on any queryable declaration: empty when no local queryable reaches it.
+    const peeks = this.peeksOf(key);
+    if (peeks === null || peeks.length > 0) return undefined;
+    const selector: Selector = { key, parameters: NO_PARAMETERS };
+    const collector = new ReplyCollector(selector, "latest");
+    return fabric
+      .query(selector, this.queryTimeoutMs, (r) => collector.add(r), { target: "all" })
+      .then(() => collector.result());
   }
 
   /**

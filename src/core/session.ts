@@ -176,10 +176,13 @@ export class Session {
     this.internal = options.internal ?? false;
     this.clock = router.hlc;
     this.changes = router.changes;
+    const internal = this.internal;
     this.interest = {
       hasSubscriber: (key) => router.hasSubscriber(key),
       storagesOnly: (key) => router.storagesOnly(key),
       readStored: (key) => router.readStored(key),
+      // A client's session is refused the routers' own key space: `get` words that refusal.
+      readRemote: (key) => (!internal && touchesReplication(key) ? undefined : router.readRemoteOnly(key)),
       scanStored: (keyExpr) => router.scanStored(keyExpr),
       get clustered() {
         return router.fabric !== undefined;

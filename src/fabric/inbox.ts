@@ -99,6 +99,9 @@ export class Inbox {
   /** The address a subject of this inbox stands for, or undefined for anything else. */
   parse(subject: string): InboxAddress | undefined {
     if (!subject.startsWith(this.prefix) || subject.charCodeAt(this.prefix.length) !== 0x2e) return undefined;
+    // Replies are the inbox's most frequent messages (one per query and router): read without a split.
+    if (subject.charCodeAt(this.prefix.length + 1) === 0x72 && subject.charCodeAt(this.prefix.length + 2) === 0x2e)
+      return this.parseReplies(subject, this.prefix.length + 3);
     const parts = subject.slice(this.prefix.length + 1).split(".");
     const [tag, a, b] = parts;
     const id = (s: string | undefined): number | undefined => (s !== undefined && ID.test(s) ? Number(s) : undefined);
@@ -135,6 +138,15 @@ export class Inbox {
       default:
         return undefined;
     }
+  }
+
+  /** `<qid>.<zid>` from `start` on, as `parse` reads it for the replies tag. */
+  private parseReplies(subject: string, start: number): InboxAddress | undefined {
+    const dot = subject.indexOf(".", start);
+    if (dot === -1) return undefined;
+    const qid = subject.slice(start, dot);
+    const zid = subject.slice(dot + 1);
+    return ID.test(qid) && ZID.test(zid) ? { kind: "replies", qid: Number(qid), zid } : undefined;
   }
 
   /** Subscribes to the whole inbox and hands each message to the handler of its address. */

@@ -45,6 +45,13 @@ import { lastEventIdOf, type SseHub } from "./sse.js";
  */
 export const STREAM_ENTRIES = 2048;
 
+/**
+ * Keys whose last remote answer `serveRemote` keeps rendered (then it starts over), and the
+ * largest value kept: bounded at a few MiB, whatever keys and values clients read.
+ */
+const REMOTE_ANSWERS_MAX = 4096;
+const REMOTE_ANSWER_VALUE_MAX = 1024;
+
 /** What the read paths work with, built once by the server. */
 export interface ReadPathOptions extends PathOptions {
   /** The read cache; absent when off, or on a router with a fabric. */
@@ -75,6 +82,8 @@ export class ReadPath implements LongPollReader {
   private readonly logger: Logger;
   /** A stored sample's rendered single-key answer, kept while the storage holds the sample. */
   private readonly stored = new WeakMap<Sample, StoredAnswer>();
+  /** Key → the last single-value answer `serveRemote` rendered, with the sample it names. */
+  private readonly remoteAnswers = new Map<string, RemoteAnswer>();
   /** Read-request paths → key expressions, for the cached-GET access check (emptied when full). */
   private readonly readKeys = new Map<string, string>();
 
@@ -126,27 +135,15 @@ export class ReadPath implements LongPollReader {
    * byte. Returns false when the full pipeline must answer, errors included (it words them).
    */
   serveStored(req: IncomingMessage, res: ServerResponse): boolean {
-    const method = req.method;
-    if (method !== "GET" && method !== "HEAD") return false;
+    // On a fabric other routers may hold any key: `readStored` never answers there.
+    if (this.session.interest.clustered) return false;
+    const plain = this.plainRead(req);
+    if (plain === undefined) return false;
+    const { method, url, accept, key } = plain;
     const codec = this.codec;
+    const renderNow = codec.renderNow;
+    if (renderNow === undefined) return false;
     const session = this.session;
-    const url = req.url;
-    if (codec.renderNow === undefined || url === undefined || url.length < 2 || url.includes("?")) return false;
-    const headers = req.headers;
-    const accept = firstAccept(headers.accept);
-    if (accept !== undefined && accept !== "*/*" && accept !== "application/json") return false;
-    if (hasConditions(headers) || hasBody(headers)) return false;
-    let key: string;
-    try {
-      key = codec.pathToKey(url, session.zid, false, session.keyExprLimits);
-      if (isWild(key) || isAdmin(key)) return false;
-      if (this.access.enabled) {
-        const p = this.access.knownPrincipal(credentialsOf(req));
-        if (p === undefined || this.access.decide(p, "query", key) !== "allow") return false;
-      }
-    } catch {
-      return false;
-    }
     let replies: Reply[] | undefined;
     try {
       replies = session.interest.readStored?.(key);
@@ -160,7 +157,7 @@ export class ReadPath implements LongPollReader {
     const only = replies.length === 1 ? (replies[0] as Reply & { kind: "ok" }).sample : undefined;
     let answer = only && this.stored.get(only);
     if (answer === undefined) {
-      const rendered = codec.renderNow(replies);
+      const rendered = renderNow.call(codec, replies);
       const ts = codec.etags ? newestTimestamp(key, replies) : undefined;
       answer = { rendered, body: Buffer.from(rendered.body), etag: ts && etagOf(ts) };
       if (only !== undefined && only.key === key) this.stored.set(only, answer);
@@ -172,6 +169,88 @@ export class ReadPath implements LongPollReader {
     }
     send(res, method, withExpires(corsHeaders(req), key, replies), 200, rendered.contentType, body, etag);
     return true;
+  }
+
+  /**
+   * The one-key remote path: a plain GET as `serveStored` takes it (one key, no parameters, body
+   * or conditions, JSON), of a key no queryable on this router reaches, so only other routers
+   * answer (`readRemote`: the fabric's query alone, without the local dispatch). The answer,
+   * errors and status included, is the one `handle` gives, rendered at once when the replies
+   * arrive. Returns false, having done nothing, when the full pipeline must answer.
+   */
+  serveRemote(req: IncomingMessage, res: ServerResponse): boolean {
+    if (!this.session.interest.clustered) return false;
+    const plain = this.plainRead(req);
+    // `@` keys (the admin space, the routers' own) take the full pipeline, which checks them.
+    if (plain === undefined || plain.key.charCodeAt(0) === 64) return false;
+    const { method, key } = plain;
+    let pending: Promise<Reply[]> | undefined;
+    try {
+      pending = this.session.interest.readRemote?.(key);
+    } catch {
+      return false;
+    }
+    if (pending === undefined) return false;
+    pending
+      .then((replies) => {
+        const { rendered, body, etag, status } = this.remoteAnswer(key, replies);
+        send(res, method, withExpires(corsHeaders(req), key, replies), status, rendered.contentType, body, etag);
+      })
+      .catch((err: unknown) => sendError(req, res, corsHeaders(req), err, this.logger));
+    return true;
+  }
+
+  /**
+   * The answer `handle` gives to `replies`, a plain key's: an error reply (a router that timed
+   * out or cannot be reached) sets the status and leaves the ETag out. One value is rendered once
+   * per write: its answer is kept while the replies name the same sample (same timestamp, kind,
+   * encoding and bytes), as `serveStored` keeps a stored sample's.
+   */
+  private remoteAnswer(key: string, replies: readonly Reply[]): StoredAnswer & { status: number } {
+    const codec = this.codec;
+    const one = replies.length === 1 && replies[0]!.kind === "ok" ? replies[0]!.sample : undefined;
+    const kept = one !== undefined ? this.remoteAnswers.get(key) : undefined;
+    if (kept !== undefined && sameWrite(kept.sample, one!)) return kept.answer;
+    const err = replies.find((r) => r.kind === "err");
+    const rendered = codec.renderNow!(replies);
+    const ts = err === undefined && codec.etags ? newestTimestamp(key, replies) : undefined;
+    const status = err?.kind === "err" ? httpStatus(err.errorKind) : 200;
+    const answer = { rendered, body: Buffer.from(rendered.body), etag: ts && etagOf(ts), status };
+    if (one?.timestamp !== undefined && one.key === key && one.payload.length <= REMOTE_ANSWER_VALUE_MAX) {
+      if (this.remoteAnswers.size >= REMOTE_ANSWERS_MAX) this.remoteAnswers.clear();
+      this.remoteAnswers.set(key, { sample: one, answer });
+    }
+    return answer;
+  }
+
+  /**
+   * A GET or HEAD that the synchronous paths may answer: no query string, body or conditions, a
+   * JSON answer, one plain key outside the admin space that the client may read whole (known
+   * credentials). Undefined otherwise, errors included (the full pipeline words them).
+   */
+  private plainRead(
+    req: IncomingMessage,
+  ): { method: string; url: string; accept: string | undefined; key: string } | undefined {
+    const method = req.method;
+    if (method !== "GET" && method !== "HEAD") return undefined;
+    const url = req.url;
+    if (this.codec.renderNow === undefined || url === undefined || url.length < 2 || url.includes("?"))
+      return undefined;
+    const headers = req.headers;
+    const accept = firstAccept(headers.accept);
+    if (accept !== undefined && accept !== "*/*" && accept !== "application/json") return undefined;
+    if (hasConditions(headers) || hasBody(headers)) return undefined;
+    try {
+      const key = this.codec.pathToKey(url, this.session.zid, false, this.session.keyExprLimits);
+      if (isWild(key) || isAdmin(key)) return undefined;
+      if (this.access.enabled) {
+        const p = this.access.knownPrincipal(credentialsOf(req));
+        if (p === undefined || this.access.decide(p, "query", key) !== "allow") return undefined;
+      }
+      return { method, url, accept, key };
+    } catch {
+      return undefined;
+    }
   }
 
   /** True when the client is known (credentials checked recently) and may read the whole of the GET's key. */
@@ -438,6 +517,24 @@ interface StoredAnswer {
   readonly rendered: Rendered;
   readonly body: Buffer;
   readonly etag: string | undefined;
+}
+
+/** What `serveRemote` keeps of a key's last single-value answer. */
+interface RemoteAnswer {
+  readonly sample: Sample;
+  readonly answer: StoredAnswer & { readonly status: number };
+}
+
+/** True when `a` and `b` are the same write: a timestamp names one write, the rest is checked too. */
+function sameWrite(a: Sample, b: Sample): boolean {
+  return (
+    a.timestamp !== undefined &&
+    b.timestamp !== undefined &&
+    a.timestamp.compare(b.timestamp) === 0 &&
+    a.kind === b.kind &&
+    a.encoding === b.encoding &&
+    a.payload.equals(b.payload)
+  );
 }
 
 /** A read-cache entry: the response as `send` writes it to a client without an Origin. */

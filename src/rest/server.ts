@@ -178,7 +178,7 @@ export class RestServer {
       if (reads.serveCached(req, res) || reads.serveStored(req, res)) metrics?.served(req, res, start);
       else {
         metrics?.track(req, res);
-        void reads.handle(req, res);
+        if (!reads.serveRemote(req, res)) void reads.handle(req, res);
       }
     };
     // Timeouts are checked every second (Node's default is every 30 s), so a head that is not
