@@ -103,7 +103,7 @@ describe("zenoh-python liveliness and advanced pub/sub through zest", { skip }, 
       test("an advanced subscriber gets a cached publisher's history in order, then its live samples", {
         todo:
           mode === "peer"
-            ? "zest differs, one run in two: in peer mode the history's first samples (1, 2) sometimes never arrive (client mode passes)"
+            ? "zest differs, about one run in ten: zest can forward the publisher's RESPONSE_FINAL to the subscriber's first history get after a reply to its second one, and zenoh-ext then drops the first samples (docs/zenoh-protocol.md, \"What differs from zenohd\")"
             : undefined,
       }, async () => {
         await a.call("adv_pub", { name: "ap", key: k("adv/x"), cache: 10, heartbeat: 0.5 });
