@@ -325,7 +325,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
    * promises settle (microtasks), while a reply is forwarded at once: the answers this peer sent
    * after it wait for the next turn, so none overtakes that final on the getter's link, as zenohd
    * keeps them in order (zenoh-ext's advanced subscriber drops samples otherwise;
-   * docs/zenoh-protocol.md, "Order of a RESPONSE_FINAL").
+   * docs/zenoh-protocol.md, "Tested clients").
    */
   private onResponseFinal(id: number): void {
     this.face.finishQuery(id);
