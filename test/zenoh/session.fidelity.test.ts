@@ -325,3 +325,37 @@ test("a future-only INTEREST in tokens hears a token older than it go: U_TOKEN u
   // It was never declared to the watcher: no D_TOKEN came before.
   assert.equal(watcher.network.filter((n) => n.kind === "declare" && n.decl.kind === "token").length, 0);
 });
+
+test("a queryable's replies and finals to two gets, sent in one frame, reach the getter in that order (a final is not overtaken by the next get's reply)", async () => {
+  const { port, session } = await door();
+  const getter = await client(port, "A7");
+  const qbl = await client(port, "B8");
+  qbl.sendFrame((w) => encodeDeclare(w, { kind: "queryable", id: 1, key: key("fo/**"), complete: false, distance: 0 }));
+  await qbl.until(() => session.matchingStatus("fo/x", "queryables") || undefined);
+  const get = (id: number) => (w: Parameters<typeof encodeRequest>[0]) =>
+    encodeRequest(w, { id, key: key("fo/x"), query: { consolidation: "none", parameters: "" } });
+  getter.sendFrame(get(1), get(2));
+  const reqs = await qbl.until(() => {
+    const r = qbl.network.filter((n) => n.kind === "request");
+    return r.length === 2 ? r : undefined;
+  });
+  const put = (payload: string) => ({
+    kind: "put" as const,
+    encoding: "",
+    hasEncoding: false,
+    payload: Buffer.from(payload),
+  });
+  // As zenoh's advanced publisher answers its history gets: the first whole, then the second.
+  qbl.sendFrame(
+    (w) => encodeResponseReply(w, reqs[0]!.id, key("fo/x"), put("a")),
+    (w) => encodeResponseFinal(w, reqs[0]!.id),
+    (w) => encodeResponseReply(w, reqs[1]!.id, key("fo/x"), put("b")),
+    (w) => encodeResponseFinal(w, reqs[1]!.id),
+  );
+  await getter.waitNetwork((n) => n.kind === "responseFinal" && n.id === 2);
+  await getter.until(() => (getter.network.some((n) => n.kind === "responseFinal" && n.id === 1) ? true : undefined));
+  const order = getter.network
+    .filter((n) => n.kind === "response" || n.kind === "responseFinal")
+    .map((n) => `${n.kind}:${n.id}`);
+  assert.deepEqual(order, ["response:1", "responseFinal:1", "response:2", "responseFinal:2"]);
+});
