@@ -15,7 +15,7 @@ import { http, type HttpResult } from "../support/http.js";
 import { startNatsCluster, type NatsCluster } from "../support/nats-cluster.js";
 import { startZest, type ZestProcess } from "../support/zest-process.js";
 import { eventually } from "../support/wait.js";
-import { fabricTimings, memoryStorage, NO_STORAGES, putText, routerStatus, startRouters } from "./helpers.js";
+import { fabricTimings, memoryStorage, NO_STORAGES, putText, startRouters, untilRoutersMeet } from "./helpers.js";
 
 /** Above C's 1.5 s query timeout: a frozen B is not forgotten while C waits for it. */
 const TIMINGS = fabricTimings({ heartbeatMs: 250, peerTimeoutMs: 2_500, ackTimeoutMs: 3_500 });
@@ -69,12 +69,7 @@ describe("a one-key GET through a router that holds nothing of the key", () => {
       ],
       ["--id", "C1", "--nats", cluster.urls[2]!, ...TIMINGS, "--query-timeout", "1500", ...NO_STORAGES],
     ])) as [ZestProcess, ZestProcess, ZestProcess];
-    for (const z of [a, b, c])
-      await eventually(
-        async () => (await routerStatus(z.url)).fabric.detail.routers.length === 2,
-        5_000,
-        "routers to meet",
-      );
+    await untilRoutersMeet([a.url, b.url, c.url], 2);
   });
   after(async () => {
     if (b && b.proc.exitCode === null) b.proc.kill("SIGCONT"); // never leave a stopped process behind
