@@ -216,12 +216,9 @@ describe("two routers of one fabric joined to one zenoh router", () => {
   test("the elected router declares the queryables of a router that did not join to the zenoh side, by key expression and completeness; nobody declares back the zenoh side's own", async () => {
     const { z, a, b, c } = await network(true);
     const cz = c as Zest;
+    type JoinStatus = { connect?: { declared?: { queryables: number } } } | undefined;
     const declared = (r: Zest) =>
-      (
-        r.doors.find((d) => d.name === "zenoh")?.instance.status?.() as {
-          connect?: { declared?: { queryables: number } };
-        }
-      ).connect?.declared?.queryables;
+      (r.doors.find((d) => d.name === "zenoh")?.instance.status?.() as JoinStatus)?.connect?.declared?.queryables;
     const onZ = () => z.session.matchingQueryables("**", { allowedDestination: "remote" });
     // The zenoh side's own queryable: A and B hold it for the network and announce it to the fabric.
     z.session.declareQueryable("netq/**", (q) => q.reply("netq/a", "from Z"));
