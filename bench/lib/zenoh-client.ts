@@ -12,7 +12,7 @@ import { connect, type Socket } from "node:net";
 import { BinaryReader, BinaryWriter } from "../../src/core/binary.js";
 import { DEFAULT_QOS_BYTE, type WireExpr } from "../../src/zenoh/codec/core.js";
 import type { Declaration } from "../../src/zenoh/codec/declarations.js";
-import { decodeNetwork, encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
+import { decodeNetwork, encodeDeclare, encodePush, type PushMsg } from "../../src/zenoh/codec/network.js";
 import {
   decodeTransport,
   encodeFrameHeader,
@@ -106,24 +106,45 @@ export class LeanZenohClient {
 
   /** Calls `onPushes(n)` with the number of PUSHes in each batch the router sends from now on. */
   countPushes(onPushes: (n: number) => void): void {
+    this.readPushes((pushes) => {
+      if (pushes.length > 0) onPushes(pushes.length);
+    });
+  }
+
+  /**
+   * Calls `onPayload` with each PUSH put's payload the router sends from now on, with the time
+   * its bytes were read (`performance.now()`): a subscriber's side of a latency measurement.
+   */
+  onPayloads(onPayload: (payload: Buffer, at: number) => void): void {
+    this.readPushes((pushes, at) => {
+      for (const p of pushes) if (p.body.kind === "put") onPayload(p.body.payload, at);
+    });
+  }
+
+  /** Hands `onBatch` the PUSHes of each batch the router sends from now on. */
+  private readPushes(onBatch: (pushes: PushMsg[], at: number) => void): void {
     let pending = Buffer.alloc(0);
     this.socket.removeAllListeners("data");
     this.socket.on("data", (chunk: Buffer) => {
+      const at = performance.now();
       let buf = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
-      let at = 0;
-      while (buf.length - at >= 2 && buf.length - at - 2 >= buf.readUInt16LE(at)) {
-        const len = buf.readUInt16LE(at);
-        const r = new BinaryReader(buf, at + 2, at + 2 + len);
-        at += 2 + len;
-        let n = 0;
+      let off = 0;
+      while (buf.length - off >= 2 && buf.length - off - 2 >= buf.readUInt16LE(off)) {
+        const len = buf.readUInt16LE(off);
+        const r = new BinaryReader(buf, off + 2, off + 2 + len);
+        off += 2 + len;
+        const pushes: PushMsg[] = [];
         while (!r.done) {
           const t = decodeTransport(r);
           if (t.kind !== "frame") continue;
-          while (!r.done && isNetworkHeader(r.peekU8())) if (decodeNetwork(r).kind === "push") n++;
+          while (!r.done && isNetworkHeader(r.peekU8())) {
+            const m = decodeNetwork(r);
+            if (m.kind === "push") pushes.push(m);
+          }
         }
-        if (n > 0) onPushes(n);
+        onBatch(pushes, at);
       }
-      buf = buf.subarray(at);
+      buf = buf.subarray(off);
       pending = Buffer.from(buf);
     });
   }

@@ -4,9 +4,11 @@
  * 10,000 samples a second for 5 s into zenoh's own router (the eclipse-zenoh wheel's, router
  * mode), each carrying its sequence number and send time; zest, joined to that router with `-e`,
  * serves them to one SSE client on `/bench/join/**` read on a raw socket in this process.
- * Reports p50/p99 of put to event, lost and duplicated events. The baseline, in the same run: the
- * same stream put by the same client straight into zest's own listener (one hop less); the
- * ratio is the joined p99 over it. Runs in a loopback-only namespace.
+ * Reports p50/p99 of put to event, lost and duplicated events. Measured in the same run beside
+ * it: the floor, the same stream from the same publisher through zenoh's router to a lean zenoh
+ * subscriber on that router read in this process (what zenoh's router and this host give without
+ * zest: the ratio is the joined p99 over it), and the same stream put straight into zest's own
+ * listener (one hop less). Runs in a loopback-only namespace.
  */
 import { Buffer } from "node:buffer";
 import net from "node:net";
@@ -86,17 +88,50 @@ interface Run {
   duplicates: number;
   putsPerSec: number;
   zestCpuPct: number;
+  /** zest's CPU per put sent (µs), all of zest's work included. */
+  zestUsPerMsg: number;
   otherCpuPct: number;
   stealPct: number;
 }
 
-/** One stream of puts from `client` on `key` to the SSE client on zest. */
-async function stream(zestUrl: string, zestPid: number, zestCpu: () => number, client: LeanZenohClient, key: string) {
+/** Opens a receiver handing each value (`<seq>:<send time>`) to `onValue`; resolves to its closer. */
+type Receiver = (onValue: (value: string, at: number) => void) => Promise<() => void>;
+
+/** zest's SSE stream on the key expression of `key`'s parent, `/<parent>/**`. */
+function sseReceiver(zestUrl: string, key: string): Receiver {
+  return async (onValue) => {
+    const socket = await openStream(zestUrl, `/${key.split("/").slice(0, -1).join("/")}/**`, onValue);
+    return () => socket.destroy();
+  };
+}
+
+/** A lean zenoh subscriber on zenoh's router (the floor): `key`'s parent `/**`, declared by id 1. */
+function routerReceiver(routerPort: number, key: string): Receiver {
+  return async (onValue) => {
+    const sub = await LeanZenohClient.connect("127.0.0.1", routerPort);
+    sub.onPayloads((payload, at) => onValue(payload.toString("latin1"), at));
+    sub.declare({
+      kind: "subscriber",
+      id: 1,
+      key: { scope: 0, suffix: `${key.split("/").slice(0, -1).join("/")}/**`, senderMapping: false },
+    });
+    return () => sub.close();
+  };
+}
+
+/** One stream of puts from `client` on `key` to `receiver`. */
+async function stream(
+  receiver: Receiver,
+  zestPid: number,
+  zestCpu: () => number,
+  client: LeanZenohClient,
+  key: string,
+) {
   const total = RATE * SECONDS;
   const seen = new Uint8Array(total);
   const latencies: number[] = [];
   let duplicates = 0;
-  const socket = await openStream(zestUrl, `/${key.split("/").slice(0, -1).join("/")}/**`, (value, at) => {
+  const close = await receiver((value, at) => {
     const sep = value.indexOf(":");
     const seq = Number(value.slice(0, sep));
     if (seq < 0) return;
@@ -115,7 +150,8 @@ async function stream(zestUrl: string, zestPid: number, zestCpu: () => number, c
     );
     const until = performance.now() + DRAIN_MS;
     while (latencies.length < total && performance.now() < until) await sleep(50);
-    const zestCpuPct = (100 * (zestCpu() - cpu0)) / ((performance.now() - t0) / 1000);
+    const zestCpuSeconds = zestCpu() - cpu0;
+    const zestCpuPct = (100 * zestCpuSeconds) / ((performance.now() - t0) / 1000);
     let lost = 0;
     for (const s of seen) if (s === 0) lost++;
     const run: Run = {
@@ -125,17 +161,19 @@ async function stream(zestUrl: string, zestPid: number, zestCpu: () => number, c
       duplicates,
       putsPerSec: total / sendSeconds,
       zestCpuPct,
+      zestUsPerMsg: (zestCpuSeconds * 1e6) / total,
       ...interference(),
     };
     return run;
   } finally {
-    socket.destroy();
+    close();
   }
 }
 
 async function measure(): Promise<BenchResult> {
   const pair = await startJoinedPair();
   const z = pair.zest;
+  const zestCpu = (): number => z.cpuSeconds();
   try {
     const direct = await LeanZenohClient.connect("127.0.0.1", z.port);
     const viaRouter = await LeanZenohClient.connect("127.0.0.1", pair.routerPort);
@@ -149,10 +187,22 @@ async function measure(): Promise<BenchResult> {
       }
       probe.destroy();
       if (!warm) throw new Error("no put through zenoh's router reached zest's SSE client in 10 s");
-      const base = await stream(z.url, z.pid, () => z.cpuSeconds(), direct, "bench/direct/k");
-      const joined = await stream(z.url, z.pid, () => z.cpuSeconds(), viaRouter, "bench/join/k");
-      const notes = [...interferenceNotes("joined", joined), ...interferenceNotes("direct", base)];
+      const base = await stream(sseReceiver(z.url, "bench/direct/k"), z.pid, zestCpu, direct, "bench/direct/k");
+      const joined = await stream(sseReceiver(z.url, "bench/join/k"), z.pid, zestCpu, viaRouter, "bench/join/k");
+      const floor = await stream(
+        routerReceiver(pair.routerPort, "bench/floor/k"),
+        z.pid,
+        zestCpu,
+        viaRouter,
+        "bench/floor/k",
+      );
+      const notes = [
+        ...interferenceNotes("joined", joined),
+        ...interferenceNotes("direct", base),
+        ...interferenceNotes("floor", floor),
+      ];
       if (joined.duplicates > 0) notes.push(`${joined.duplicates} events arrived twice through the join`);
+      if (floor.lost > 0) notes.push(`the floor lost ${floor.lost}: zenoh's router or this host dropped puts`);
       const pass = joined.p99 <= TARGET_P99_MS && joined.lost === 0 && joined.duplicates === 0;
       return {
         name: "join-sse",
@@ -162,18 +212,23 @@ async function measure(): Promise<BenchResult> {
           p99Ms: joined.p99,
           lost: joined.lost,
           duplicates: joined.duplicates,
+          floorP50Ms: floor.p50,
+          floorP99Ms: floor.p99,
+          floorLost: floor.lost,
           directP50Ms: base.p50,
           directP99Ms: base.p99,
           directLost: base.lost,
           zestCpuPct: joined.zestCpuPct,
+          zestUsPerMsg: joined.zestUsPerMsg,
+          directZestUsPerMsg: base.zestUsPerMsg,
           otherCpuPct: joined.otherCpuPct,
         },
-        ratio: joined.p99 / base.p99,
+        ratio: joined.p99 / floor.p99,
         target: `p99 <= ${TARGET_P99_MS} ms, nothing lost`,
         pass,
-        summary: `zenoh's router → zest (joined) → SSE: p50 ${fmtMs(joined.p50)}, p99 ${fmtMs(joined.p99)}, ${fmtInt(joined.lost)} lost of ${fmtInt(RATE * SECONDS)} at ${fmtInt(joined.putsPerSec)}/s (zest at ${Math.round(joined.zestCpuPct)}% of a core) / straight into zest's listener: p99 ${fmtMs(base.p99)}, ${fmtInt(base.lost)} lost`,
+        summary: `zenoh's router → zest (joined) → SSE: p50 ${fmtMs(joined.p50)}, p99 ${fmtMs(joined.p99)}, ${fmtInt(joined.lost)} lost of ${fmtInt(RATE * SECONDS)} at ${fmtInt(joined.putsPerSec)}/s (zest at ${Math.round(joined.zestCpuPct)}% of a core, ${joined.zestUsPerMsg.toFixed(1)} µs/msg) / floor, zenoh's router → a zenoh subscriber on it: p50 ${fmtMs(floor.p50)}, p99 ${fmtMs(floor.p99)}, ${fmtInt(floor.lost)} lost; straight into zest's listener → SSE: p50 ${fmtMs(base.p50)}, p99 ${fmtMs(base.p99)}, ${fmtInt(base.lost)} lost (${base.zestUsPerMsg.toFixed(1)} µs/msg); ratio joined p99 / floor p99`,
         notes,
-        interferencePct: Math.max(joined.otherCpuPct, base.otherCpuPct),
+        interferencePct: Math.max(joined.otherCpuPct, base.otherCpuPct, floor.otherCpuPct),
       };
     } finally {
       direct.close();

@@ -60,9 +60,17 @@ export interface FabricHost {
   livelinessTokens?(): string[];
   /**
    * Another router's declarations of one kind changed: `added` and `removed` key expressions
-   * (all of them removed when the router is forgotten). For liveliness subscribers, say.
+   * (all of them removed when the router is forgotten; a queryable whose completeness changed is
+   * in both). For liveliness subscribers, say.
    */
   remoteDeclarationsChanged?(change: RemoteDeclarationChange): void;
+}
+
+/** Another router's queryable: its key expression and whether it is complete (zenoh's queryable info). */
+export interface RemoteQueryable {
+  readonly zid: string;
+  readonly key: string;
+  readonly complete: boolean;
 }
 
 /** What `FabricHost.remoteDeclarationsChanged` reports. */
@@ -128,6 +136,8 @@ export interface Fabric {
   interest?(keyExpr: string, kind: DeclarationKind): string[];
   /** True when another router announced a queryable matching `key`. */
   hasQueryable?(key: string): boolean;
+  /** The queryables other routers announced that intersect `keyExpr`, each with its router and completeness. */
+  queryables?(keyExpr: string): readonly RemoteQueryable[];
   status(): FabricStatus;
   /**
    * Where conditional writes on storages other routers also hold are claimed; absent when the

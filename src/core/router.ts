@@ -2,7 +2,7 @@ import { SETTLED } from "./settled.js";
 import { randomBytes } from "node:crypto";
 import { isWild, KeTrie, keyExprLimits, type KeyExprLimits } from "../keyexpr/index.js";
 import { errorMessage, ZestError } from "./errors.js";
-import type { Fabric, FabricHost, JoinedNetwork, QueryableInfo } from "./fabric.js";
+import type { Fabric, FabricHost, JoinedNetwork, QueryableInfo, RemoteQueryable } from "./fabric.js";
 import { silentLogger, type Logger } from "./log.js";
 import { newer, ReplyCollector, resolveConsolidation, StreamConsolidator } from "./consolidate.js";
 import { checkLimits } from "./key.js";
@@ -231,20 +231,29 @@ export class Router {
    * The queryables reachable from `origin` that intersect `key`, by key expression, each with
    * whether one there is complete (zenoh's queryable info, merged per key as zenohd merges it: a
    * key is complete when any of its queryables is). Another router's count as `key` itself,
-   * complete when the fabric knows a complete one including it. What a zenoh INTEREST in
-   * queryables is answered with (docs/zenoh-protocol.md).
+   * complete when the fabric knows a complete one including it (left out without `withFabric`).
+   * What a zenoh INTEREST in queryables is answered with (docs/zenoh-protocol.md).
    */
-  matchingQueryableInfos(key: string, origin: Origin): Map<string, boolean> {
+  matchingQueryableInfos(key: string, origin: Origin, withFabric = true): Map<string, boolean> {
     const infos = new Map<string, boolean>();
     for (const d of this.queryablesIndex.intersecting(key)) {
       if (!localityMatches(origin, d.sessionId, d.allowedOrigin)) continue;
       infos.set(d.key, infos.get(d.key) === true || d.complete);
     }
-    if (origin.destination !== "session_local" && this.fabric?.hasQueryable?.(key)) {
+    if (withFabric && origin.destination !== "session_local" && this.fabric?.hasQueryable?.(key)) {
       const complete = (this.fabric.completeQueryables?.(key).length ?? 0) > 0;
       infos.set(key, infos.get(key) === true || complete);
     }
     return infos;
+  }
+
+  /**
+   * The queryables other routers of the fabric announced that intersect `key`, each with its
+   * router and completeness; undefined when the fabric cannot tell which (only whether).
+   */
+  remoteQueryables(key: string): readonly RemoteQueryable[] | undefined {
+    if (!this.fabric) return [];
+    return this.fabric.queryables?.(key);
   }
 
   /** Joins the fabric, if any. */

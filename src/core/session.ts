@@ -119,6 +119,8 @@ export interface GetOptions extends Omit<QueryOptions, "origin" | "content"> {
 export interface MatchingOptions {
   allowedDestination?: Locality;
   target?: QueryTarget;
+  /** `matchingQueryables` only: false leaves other routers' queryables out (true by default). */
+  fabric?: boolean;
 }
 
 /** A declared liveliness token; `undeclare()` ends it (idempotent). */
@@ -545,6 +547,7 @@ export class Session {
     return this.router.matchingQueryableInfos(
       toKeyExpr(keyexpr, this.router.keyExprLimits),
       this.origin(options.allowedDestination),
+      options.fabric ?? true,
     );
   }
 

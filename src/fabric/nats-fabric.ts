@@ -18,6 +18,7 @@ import type {
   Fabric,
   FabricHost,
   FabricStatus,
+  RemoteQueryable,
   RemoteQueryOptions,
   VersionClaims,
 } from "../core/fabric.js";
@@ -507,6 +508,11 @@ export class NatsFabric implements Fabric {
   /** True when another router announced a queryable matching `key`. */
   hasQueryable(key: string): boolean {
     return (this.table?.interest(key, "queryable").length ?? 0) > 0;
+  }
+
+  /** The queryables other routers announced that intersect `keyExpr`, each with its router and completeness. */
+  queryables(keyExpr: string): readonly RemoteQueryable[] {
+    return this.table?.queryables(keyExpr) ?? [];
   }
 
   /** Ids of the other routers this one knows, sorted. */

@@ -6,7 +6,7 @@
  */
 import { checkKeyExprLimits, DEFAULT_KEYEXPR_LIMITS, KeTrie, type KeyExprLimits } from "../keyexpr/index.js";
 import { errorMessage } from "../core/errors.js";
-import type { RemoteDeclarationChange } from "../core/fabric.js";
+import type { RemoteDeclarationChange, RemoteQueryable } from "../core/fabric.js";
 import type { Logger } from "../core/log.js";
 import type { Clock } from "./clock.js";
 import type { Declaration, DeclarationKind, DeclarationsMessage, HeartbeatMessage } from "./envelope.js";
@@ -30,6 +30,8 @@ interface MutablePeer {
   epoch: number;
   ver: number;
   decls: Declaration[];
+  /** The entries of its queryables in the table's queryable index (removed by identity). */
+  queryables: RemoteQueryable[];
   lastSeen: number;
   /** Dropped declarations were already logged as a warning in this epoch: later ones go to debug. */
   warned: boolean;
@@ -83,6 +85,8 @@ export class PeerTable {
   ]);
   /** Complete queryables, for the targets `best_matching` and `all_complete`. */
   private readonly completeQueryables = new KeTrie<string>();
+  /** Every router's queryables with their completeness: what a joined router declares for them to zenoh. */
+  private readonly queryableDecls = new KeTrie<RemoteQueryable>();
   /**
    * `interest` answers by kind and key expression: every write asks which routers want its key,
    * and a walk of the trie per write cost more than the rest of the lookup. Cleared whenever the
@@ -137,6 +141,11 @@ export class PeerTable {
     return [...new Set(hits)].sort();
   }
 
+  /** The other routers' queryables intersecting `keyExpr`, each with its router and completeness. */
+  queryables(keyExpr: string): RemoteQueryable[] {
+    return this.queryableDecls.intersecting(keyExpr);
+  }
+
   /** True when router `zid` declared a `kind` intersecting `keyExpr`. */
   wants(zid: string, keyExpr: string, kind: DeclarationKind): boolean {
     return this.byKind.get(kind)!.intersecting(keyExpr).includes(zid);
@@ -155,7 +164,7 @@ export class PeerTable {
       return false;
     }
     if (!peer) {
-      peer = { zid: m.zid, epoch: m.epoch, ver: m.ver, decls: [], lastSeen: now, warned: false };
+      peer = { zid: m.zid, epoch: m.epoch, ver: m.ver, decls: [], queryables: [], lastSeen: now, warned: false };
       this.peers.set(m.zid, peer);
       this.logger.info({ zid: m.zid }, "router joined");
     }
@@ -189,7 +198,12 @@ export class PeerTable {
         // Size first, so validation and indexing cost what this router's limits allow.
         checkKeyExprLimits(d.key, this.limits.keyExpr);
         this.byKind.get(d.kind)!.add(d.key, peer.zid);
-        if (d.kind === "queryable" && d.complete) this.completeQueryables.add(d.key, peer.zid);
+        if (d.kind === "queryable") {
+          if (d.complete) this.completeQueryables.add(d.key, peer.zid);
+          const q: RemoteQueryable = { zid: peer.zid, key: d.key, complete: d.complete };
+          this.queryableDecls.add(d.key, q);
+          peer.queryables.push(q);
+        }
         kept.push(d);
       } catch (err) {
         if (invalid++ === 0) firstReason = `${d.kind}: ${errorMessage(err)}`;
@@ -212,15 +226,23 @@ export class PeerTable {
     return kept;
   }
 
-  /** Tells `events.declarations` what changed, kind by kind. */
+  /**
+   * Tells `events.declarations` what changed, kind by kind. A queryable whose completeness changed
+   * is reported as removed and added again (declared anew, as zenoh updates a queryable's info).
+   */
   private report(zid: string, before: readonly Declaration[], after: readonly Declaration[]): void {
     const listener = this.events.declarations;
     if (!listener) return;
     for (const kind of ["subscriber", "queryable", "token"] as const) {
-      const was = new Set(before.filter((d) => d.kind === kind).map((d) => d.key));
-      const is = new Set(after.filter((d) => d.kind === kind).map((d) => d.key));
-      const added = [...is].filter((k) => !was.has(k));
-      const removed = [...was].filter((k) => !is.has(k));
+      const was = new Map(before.filter((d) => d.kind === kind).map((d) => [d.key, d.complete]));
+      const is = new Map(after.filter((d) => d.kind === kind).map((d) => [d.key, d.complete]));
+      const added = [...is.keys()].filter((k) => !was.has(k));
+      const removed = [...was.keys()].filter((k) => !is.has(k));
+      for (const [k, complete] of is)
+        if (was.has(k) && was.get(k) !== complete) {
+          removed.push(k);
+          added.push(k);
+        }
       if (added.length > 0 || removed.length > 0) listener({ zid, kind, added, removed });
     }
   }
@@ -272,8 +294,12 @@ export class PeerTable {
   private unindex(peer: MutablePeer): void {
     for (const d of peer.decls) {
       this.byKind.get(d.kind)!.delete(d.key, peer.zid);
-      if (d.kind === "queryable" && d.complete) this.completeQueryables.delete(d.key, peer.zid);
+      if (d.kind === "queryable") {
+        if (d.complete) this.completeQueryables.delete(d.key, peer.zid);
+      }
     }
+    for (const q of peer.queryables) this.queryableDecls.delete(q.key, q);
+    peer.queryables = [];
     this.clearInterest();
   }
 

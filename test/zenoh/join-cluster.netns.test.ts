@@ -2,7 +2,8 @@
  * Two zest routers over a real nats-server, only one of them joined to zenoh's own router (the
  * zenoh-rust runtime of the `eclipse-zenoh` wheel, router mode), with zenoh-python clients on the
  * router's side (docs/zenoh-network.md, "Clusters"): the router that did not join reaches the
- * network through the joined one, its gets and its puts, each once.
+ * network through the joined one, its gets and its puts, each once; and the joined router declares
+ * to the network the queryables the other holds, by key expression and completeness.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -110,6 +111,49 @@ describe("two zest routers over NATS, one joined to zenoh's router", { skip }, (
         after.map((s) => `${s.key}=${s.payload.text}`),
         ["jc/sub/last=the last"],
       );
+    } finally {
+      await py.stop();
+    }
+  });
+  test("the joined router declares the other router's storages to the network by key expression, complete when they are, and withdraws them with the last", async () => {
+    const py: Agent = await startAgent("client", endpoint);
+    const matches = async (name: string) =>
+      (await py.call<{ matching: boolean }>("matching_status", { name })).matching;
+    const admin = `${other.url}/@/router/local/config/plugins/storage_manager/storages/jcc`;
+    const json = { "content-type": "application/json" };
+    try {
+      await py.call("querier", { name: "complete", key: "jcc/x", target: "ALL_COMPLETE", timeout: 5 });
+      await py.call("querier", { name: "any", key: "jcc/x", target: "ALL", timeout: 5 });
+      await py.call("querier", { name: "nobody", key: "jcnone/x", target: "ALL", timeout: 5 });
+      // The other router's `jc/**` storage is declared already (the other tests read through it).
+      await py.call("querier", { name: "jc", key: "jc/x", target: "ALL", timeout: 5 });
+      await untilPasses(async () => assert.equal(await matches("jc"), true), 20_000);
+      assert.equal(await matches("complete"), false);
+      let r = await http("PUT", admin, '{"key_expr":"jcc/**","volume":"memory","complete":true}', json);
+      assert.equal(r.status, 200, r.text);
+      await untilPasses(async () => assert.equal(await matches("complete"), true), 20_000);
+      assert.equal(await matches("any"), true);
+      // No zest router holds this key expression: nothing declared covers it (it was `**` before).
+      assert.equal(await matches("nobody"), false);
+      const put = await http("PUT", `${other.url}/jcc/x`, "kept by the other router", {
+        "content-type": "application/octet-stream",
+      });
+      assert.equal(put.status, 200);
+      const got = await py.call<{ replies: ReplyJson[] }>("querier_get", { name: "complete" });
+      assert.deepEqual(
+        got.replies.map((x) => `${x.ok?.key}=${x.ok?.payload.text}`),
+        ["jcc/x=kept by the other router"],
+      );
+      // Replaced by a storage that is not complete: declared again, no longer complete.
+      r = await http("PUT", admin, '{"key_expr":"jcc/**","volume":"memory"}', json);
+      assert.equal(r.status, 200, r.text);
+      await untilPasses(async () => assert.equal(await matches("complete"), false), 20_000);
+      assert.equal(await matches("any"), true);
+      // Removed: the last queryable on `jcc/**` is gone, so is the declaration.
+      r = await http("DELETE", admin);
+      assert.equal(r.status, 200, r.text);
+      await untilPasses(async () => assert.equal(await matches("any"), false), 20_000);
+      assert.equal(await matches("jc"), true);
     } finally {
       await py.stop();
     }

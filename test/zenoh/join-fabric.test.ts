@@ -213,4 +213,39 @@ describe("two routers of one fabric joined to one zenoh router", () => {
         keys,
       );
   });
+  test("the elected router declares the queryables of a router that did not join to the zenoh side, by key expression and completeness; nobody declares back the zenoh side's own", async () => {
+    const { z, a, b, c } = await network(true);
+    const cz = c as Zest;
+    type JoinStatus = { connect?: { declared?: { queryables: number } } } | undefined;
+    const declared = (r: Zest) =>
+      (r.doors.find((d) => d.name === "zenoh")?.instance.status?.() as JoinStatus)?.connect?.declared?.queryables;
+    const onZ = () => z.session.matchingQueryables("**", { allowedDestination: "remote" });
+    // The zenoh side's own queryable: A and B hold it for the network and announce it to the fabric.
+    z.session.declareQueryable("netq/**", (q) => q.reply("netq/a", "from Z"));
+    let q = cz.session.declareQueryable("cq/**", (query) => query.reply("cq/x", "from C"), { complete: true });
+    await untilPasses(() => assert.equal(onZ().get("cq/**"), true));
+    await untilPasses(async () =>
+      assert.deepEqual(
+        (await z.session.get("cq/x")).map((r) => (r.kind === "ok" ? r.sample.key : r.kind)),
+        ["cq/x"],
+      ),
+    );
+    assert.equal(onZ().has("netq/**"), false);
+    // A (the lowest zid) declares its own default storage on ** and C's cq/**; B only its own.
+    assert.equal(declared(a), 2);
+    assert.equal(declared(b), 1);
+    // Declared again when it is no longer complete, withdrawn with the last.
+    q.undeclare();
+    q = cz.session.declareQueryable("cq/**", (query) => query.reply("cq/x", "from C"));
+    await untilPasses(() => assert.equal(onZ().get("cq/**"), false));
+    q.undeclare();
+    await untilPasses(() => assert.equal(onZ().has("cq/**"), false));
+    assert.equal(declared(a), 1);
+    // A leaves: B is elected and declares what C holds.
+    cz.session.declareQueryable("cq/**", (query) => query.reply("cq/x", "from C"), { complete: true });
+    await a.close();
+    await untilPasses(() => assert.equal(onZ().get("cq/**"), true));
+    assert.equal(declared(b), 2);
+    assert.equal(onZ().has("netq/**"), false);
+  });
 });

@@ -23,6 +23,7 @@ export class NetworkBridge implements JoinedNetwork {
   /** The routers holding a token now, sorted (this one included while open). */
   private joined: readonly string[] = [];
   private readonly stopWatching: () => void;
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     /** A session of this router's (the token is declared on it). */
@@ -85,8 +86,22 @@ export class NetworkBridge implements JoinedNetwork {
     if (this.session.router.joinedNetwork === this) this.session.router.joinedNetwork = undefined;
   }
 
+  /** Calls `listener` when the joined routers (so the elected one) change; returns its remover. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  /** True when router `zid` (any case) holds a joined token. */
+  isJoined(zid: string): boolean {
+    return this.joined.includes(zid.toUpperCase());
+  }
+
   private refresh(): void {
     const zids = this.session.livelinessGet(`${JOINED_ROOT}/*`).map((s) => s.key.slice(JOINED_ROOT.length + 1));
-    this.joined = zids.map((z) => z.toUpperCase()).sort();
+    const joined = zids.map((z) => z.toUpperCase()).sort();
+    const changed = joined.length !== this.joined.length || joined.some((z, i) => z !== this.joined[i]);
+    this.joined = joined;
+    if (changed) for (const l of this.listeners) l();
   }
 }

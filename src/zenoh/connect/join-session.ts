@@ -72,6 +72,7 @@ export class JoinSession extends ZenohSession {
       connectivity: this.changes,
       send: (d) => this.sendDecl(d),
       ownsToken: (k) => this.face.ownsToken(k),
+      bridge: this.bridge,
     });
     this.mirror.start();
   }

@@ -7,7 +7,10 @@
  * `complete`, an eval declared so) holds its key expression, and declared again under the same
  * id when that changes, as zenoh's sessions and routers update a queryable's info. What the
  * joined router declared to zest is never declared back to it: the join session's own
- * declarations are left out (`allowedDestination: "remote"`).
+ * declarations are left out (`allowedDestination: "remote"`). The queryables of the fabric's
+ * other routers are declared by key expression with their completeness, by the elected router
+ * only and only for the routers that did not join (a joined router declares its own, and the
+ * queryables it holds for the network are the network's): docs/zenoh-network.md, "Clusters".
  */
 import type { Connectivity } from "../../core/ports.js";
 import type { Sample } from "../../core/sample.js";
@@ -23,6 +26,16 @@ export interface MirrorTarget {
   send(decl: Declaration): void;
   /** True for a token the joined router declared to zest (not declared back to it). */
   ownsToken(key: string): boolean;
+  /** Which routers of the fabric joined, and whether this one is elected to bridge for the others. */
+  readonly bridge: MirrorBridge;
+}
+
+/** What the mirror needs to know of the fabric's joined routers (`NetworkBridge`). */
+export interface MirrorBridge {
+  /** This router sends the network what the routers that did not join need. */
+  readonly bridging: boolean;
+  isJoined(zid: string): boolean;
+  onChange(listener: () => void): () => void;
 }
 
 /** Everything outside the admin space (`**` does not match `@` chunks): `@/…` stays zest's. */
@@ -82,6 +95,7 @@ export class DeclarationMirror {
   private readonly tokens: KindMirror;
   private stopChanges: (() => void) | undefined;
   private stopTokens: (() => void) | undefined;
+  private stopBridge: (() => void) | undefined;
   private scheduled = false;
   private stopped = false;
 
@@ -114,6 +128,7 @@ export class DeclarationMirror {
     this.stopChanges = this.target.connectivity.onChange(() => this.queueSync());
     const sub = this.target.session.declareLivelinessSubscriber(ALL, (_s: Sample) => this.queueSync());
     this.stopTokens = () => sub.undeclare();
+    this.stopBridge = this.target.bridge.onChange(() => this.queueSync());
   }
 
   /** Declarations held on the joined router (for the status). */
@@ -125,6 +140,7 @@ export class DeclarationMirror {
     this.stopped = true;
     this.stopChanges?.();
     this.stopTokens?.();
+    this.stopBridge?.();
   }
 
   /** Changes come in bursts (a storage declares a subscriber and a queryable): one sync per turn. */
@@ -137,11 +153,27 @@ export class DeclarationMirror {
     });
   }
 
+  /**
+   * The queryables to declare, key expression → complete (complete when any there is): this
+   * router's own sessions', then, on the elected router, those of the routers that did not join.
+   * A fabric that cannot say which queryables another router holds gives `**` (whether only).
+   */
+  private queryableInfos(): Map<string, boolean> {
+    const s = this.target.session;
+    const remote = s.router.remoteQueryables(ALL);
+    if (remote === undefined) return s.matchingQueryables(ALL, { allowedDestination: "remote" });
+    const infos = s.matchingQueryables(ALL, { allowedDestination: "remote", fabric: false });
+    const bridge = this.target.bridge;
+    if (!bridge.bridging) return infos;
+    for (const q of remote) if (!bridge.isJoined(q.zid)) infos.set(q.key, infos.get(q.key) === true || q.complete);
+    return infos;
+  }
+
   private sync(): void {
     const s = this.target.session;
     const opts = { allowedDestination: "remote" as const };
     this.subscribers.sync(plain(s.matchingKeys(ALL, "subscribers", opts)));
-    this.queryables.sync(s.matchingQueryables(ALL, opts));
+    this.queryables.sync(this.queryableInfos());
     this.tokens.sync(
       plain(
         s

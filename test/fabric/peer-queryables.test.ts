@@ -1,0 +1,63 @@
+/**
+ * The other routers' queryables by key expression and completeness (docs/zenoh-network.md,
+ * "Clusters": what a joined router declares for them to the zenoh network), and the change
+ * events when only a queryable's completeness changed.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { pino } from "pino";
+import type { RemoteDeclarationChange } from "../../src/core/fabric.js";
+import { ManualClock } from "../../src/fabric/clock.js";
+import type { Declaration } from "../../src/fabric/envelope.js";
+import { PeerTable } from "../../src/fabric/peer-table.js";
+
+const qbl = (key: string, complete: boolean): Declaration => ({ kind: "queryable", key, complete });
+const sub = (key: string): Declaration => ({ kind: "subscriber", key, complete: false });
+
+function table() {
+  const changes: RemoteDeclarationChange[] = [];
+  const events = {
+    alive() {},
+    changed() {},
+    forgotten() {},
+    declarations: (c: RemoteDeclarationChange) => void changes.push(c),
+  };
+  return { t: new PeerTable(new ManualClock(), 1000, events, pino({ level: "silent" })), changes };
+}
+
+const listed = (t: PeerTable, key: string) =>
+  t
+    .queryables(key)
+    .map((q) => `${q.zid} ${q.key} ${q.complete}`)
+    .sort();
+
+describe("the other routers' queryables", () => {
+  test("are listed by router, key expression and completeness, intersecting the key asked", () => {
+    const { t } = table();
+    t.ingest({ zid: "E1", epoch: 1, ver: 1, decls: [qbl("a/**", true), qbl("b/x", false), sub("a/**")] });
+    t.ingest({ zid: "E2", epoch: 1, ver: 1, decls: [qbl("a/**", false)] });
+    assert.deepEqual(listed(t, "**"), ["E1 a/** true", "E1 b/x false", "E2 a/** false"]);
+    assert.deepEqual(listed(t, "b/*"), ["E1 b/x false"]);
+    assert.deepEqual(listed(t, "c/**"), []);
+  });
+
+  test("newer declarations replace a router's entries, and a forgotten router's go", () => {
+    const { t } = table();
+    t.ingest({ zid: "E1", epoch: 1, ver: 1, decls: [qbl("a/**", true)] });
+    t.ingest({ zid: "E1", epoch: 1, ver: 2, decls: [qbl("a/**", false), qbl("c", true)] });
+    assert.deepEqual(listed(t, "**"), ["E1 a/** false", "E1 c true"]);
+    t.forget("E1", "left");
+    assert.deepEqual(listed(t, "**"), []);
+  });
+
+  test("a queryable whose completeness alone changed is reported removed and added again", () => {
+    const { t, changes } = table();
+    t.ingest({ zid: "E1", epoch: 1, ver: 1, decls: [qbl("a/**", true), qbl("b", false)] });
+    changes.length = 0;
+    t.ingest({ zid: "E1", epoch: 1, ver: 2, decls: [qbl("a/**", false), qbl("b", false)] });
+    assert.deepEqual(changes, [{ zid: "E1", kind: "queryable", added: ["a/**"], removed: ["a/**"] }]);
+    changes.length = 0;
+    t.ingest({ zid: "E1", epoch: 1, ver: 3, decls: [qbl("a/**", false), qbl("b", false)] });
+    assert.deepEqual(changes, []);
+  });
+});
