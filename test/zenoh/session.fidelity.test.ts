@@ -439,3 +439,33 @@ test("a get two queryable clients answer ends as the last one's final is read: t
   await getter.until(() => (answers(getter).includes("final:2") ? true : undefined));
   assert.deepEqual(answers(getter), ["response:1:q1-1", "response:2:q1-2", "final:1", "response:2:q2-2", "final:2"]);
 });
+
+test("a get its queryable client never answers ends at the get's timeout with an error reply and a final; the client's late answers are dropped", async () => {
+  const { port, session } = await door();
+  const getter = await client(port, "AB");
+  const qbl = await client(port, "BB");
+  qbl.sendFrame((w) => encodeDeclare(w, { kind: "queryable", id: 1, key: key("ft/**"), complete: false, distance: 0 }));
+  await qbl.until(() => session.matchingStatus("ft/x", "queryables") || undefined);
+  getter.sendFrame((w) =>
+    encodeRequest(w, { id: 5, key: key("ft/x"), timeoutMs: 300, query: { consolidation: "none", parameters: "" } }),
+  );
+  const req = await qbl.waitNetwork((m) => m.kind === "request");
+  assert.ok(req.kind === "request");
+  await getter.waitNetwork((m) => m.kind === "responseFinal" && m.id === 5, 5_000);
+  const got = answers(getter);
+  assert.equal(got.length, 2, JSON.stringify(got));
+  assert.deepEqual(got, ["response:5:err", "final:5"]);
+  const err = getter.network.find((m) => m.kind === "response");
+  assert.ok(err?.kind === "response" && err.body.kind === "err");
+  assert.match(
+    Buffer.from(err.body.err.payload).toString(),
+    /^Timeout: queryable on ft\/\*\* did not answer within 300 ms/,
+  );
+  // Too late: the query is over; nothing more reaches the getter.
+  qbl.sendFrame(
+    (w) => encodeResponseReply(w, req.id, key("ft/x"), putOf("late")),
+    (w) => encodeResponseFinal(w, req.id),
+  );
+  await new Promise((r) => setTimeout(r, 200));
+  assert.deepEqual(answers(getter), ["response:5:err", "final:5"]);
+});
