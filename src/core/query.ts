@@ -79,17 +79,24 @@ export class Query {
   round: QueryRound | undefined;
   private sink: ((reply: Reply) => void) | undefined;
   private finishedListener: (() => void) | undefined;
+  /** The router's count of the queries of a dispatch still at work (see `finish`). */
+  private readonly ended: (() => void) | undefined;
 
-  /** @internal created by the router */
+  /**
+   * @internal created by the router; `ended` is called once, in the very call that finishes the
+   * query, so the router can end the querier's get in that same turn.
+   */
   constructor(
     selector: Selector,
     sink: (reply: Reply) => void,
     content?: QueryContent,
     target: QueryTarget = "best_matching",
+    ended?: () => void,
   ) {
     this.selector = selector;
     this.target = target;
     this.sink = sink;
+    this.ended = ended;
     this.payload = content?.payload;
     this.encoding = content?.encoding;
     this.attachment = content?.attachment;
@@ -147,13 +154,19 @@ export class Query {
     this.replyErr(err instanceof Error ? err.message : String(err), { errorKind });
   }
 
-  /** @internal the query is over: later replies are dropped. */
+  /**
+   * @internal the query is over: later replies are dropped. The router calls it when the handler
+   * settles or the query times out; a door calls it as its client's final for the query is read,
+   * so the querier's own final goes out before anything read after it (docs/zenoh-protocol.md,
+   * "Order of replies and finals").
+   */
   finish(): void {
     if (this.sink === undefined) return;
     this.sink = undefined;
     const done = this.finishedListener;
     this.finishedListener = undefined;
     done?.();
+    this.ended?.();
   }
 
   /**

@@ -18,7 +18,7 @@ import { ChangeFeed, type Connectivity } from "./ports.js";
 import { makeSample, type Sample, type WriteCondition } from "./sample.js";
 import { Parameters, type Selector } from "./selector.js";
 import { HLC, idFromZenohId, idToZenohId } from "./timestamp.js";
-import { cancel, schedule } from "./deadlines.js";
+import { cancel, type Deadline, schedule } from "./deadlines.js";
 
 const EMPTY = Buffer.alloc(0);
 const ROUTE_CACHE_MAX = 65_536;
@@ -75,6 +75,14 @@ export interface QueryableDecl {
 
 /** Where a query's replies go; `matched`: a storage's reply, whose key its index already matched. */
 type ReplySink = (r: Reply, matched?: boolean) => void;
+
+/** The end of a query: called once, with the error when it failed. */
+export type QueryEnd = (err?: unknown) => void;
+
+/** A `QueryEnd` that settles a promise. */
+function settleWith(resolve: () => void, reject: (err: unknown) => void): QueryEnd {
+  return (err) => (err === undefined ? resolve() : reject(err));
+}
 
 /** Options of a query. */
 export interface QueryOptions {
@@ -560,7 +568,14 @@ export class Router {
   async query(selector: Selector, options: QueryOptions = {}): Promise<Reply[]> {
     const consolidation = resolveConsolidation(options.consolidation, selector);
     const collector = new ReplyCollector(selector, consolidation === "none" ? "none" : "latest");
-    await this.dispatchQuery(selector, options, (r: Reply, matched?: boolean): void => collector.add(r, matched));
+    await new Promise<void>((resolve, reject) =>
+      this.dispatchQuery(
+        selector,
+        options,
+        (r: Reply, matched?: boolean): void => collector.add(r, matched),
+        settleWith(resolve, reject),
+      ),
+    );
     return await collector.result();
   }
 
@@ -569,20 +584,41 @@ export class Router {
    * `options.consolidation` says (`latest` replies come when the query ends). Resolves when the
    * query is over: every queryable reached has finished, or the timeout passed.
    */
-  async queryStream(selector: Selector, options: QueryOptions, onReply: (reply: Reply) => void): Promise<void> {
-    const consolidator = new StreamConsolidator(
-      selector,
-      resolveConsolidation(options.consolidation, selector),
-      onReply,
+  queryStream(selector: Selector, options: QueryOptions, onReply: (reply: Reply) => void): Promise<void> {
+    return new Promise<void>((resolve, reject) =>
+      this.streamQuery(selector, options, onReply, settleWith(resolve, reject)),
     );
+  }
+
+  /**
+   * `queryStream` without its promise: `onEnd` is called once, with the error if the query
+   * failed, in the very call that ends it. When a client's queryable was the last at work, that
+   * is the call that reads its final, so a door sends the querier's final before routing anything
+   * read after it (docs/zenoh-protocol.md, "Order of replies and finals").
+   */
+  streamQuery(selector: Selector, options: QueryOptions, onReply: (reply: Reply) => void, onEnd: QueryEnd): void {
+    let consolidator: StreamConsolidator | undefined;
+    let over = false;
+    const end: QueryEnd = (err) => {
+      if (over) return;
+      over = true;
+      consolidator?.end();
+      onEnd(err);
+    };
     try {
-      await this.dispatchQuery(selector, options, (r) => consolidator.add(r));
-    } finally {
-      consolidator.end();
+      const c = new StreamConsolidator(selector, resolveConsolidation(options.consolidation, selector), onReply);
+      consolidator = c;
+      this.dispatchQuery(selector, options, (r) => c.add(r), end);
+    } catch (err) {
+      // Thrown by `onEnd` itself: not the query's failure.
+      if (over) throw err;
+      // Nothing was dispatched (a bad option): the query ends here.
+      end(err ?? new Error("the query failed"));
     }
   }
 
-  private dispatchQuery(selector: Selector, options: QueryOptions, onReply: ReplySink): Promise<void> {
+  /** Dispatches a query here and to the fabric; `onEnd` once all are over, or at the first failure. */
+  private dispatchQuery(selector: Selector, options: QueryOptions, onReply: ReplySink, onEnd: QueryEnd): void {
     const timeoutMs = options.timeoutMs ?? this.queryTimeoutMs;
     const { selected, exclusive } = this.selectLocal(selector, options);
     const fabric = exclusive || options.origin?.destination === "session_local" ? undefined : this.fabric;
@@ -591,12 +627,23 @@ export class Router {
       fabric !== undefined &&
       options.target === "best_matching" &&
       (fabric.completeQueryables?.(selector.key).length ?? 0) > 0;
-    const done = this.runQueryables(remoteOnly ? [] : selected, selector, timeoutMs, onReply, options);
-    if (!fabric) return done;
-    return Promise.all([
-      done,
-      fabric.query(selector, timeoutMs, onReply, { target: options.target ?? "all", content: options.content }),
-    ]).then(() => undefined);
+    if (!fabric) {
+      this.runQueryables(remoteOnly ? [] : selected, selector, timeoutMs, onReply, options, onEnd);
+      return;
+    }
+    // Two parts, the local queryables and the other routers; the first failure ends the query.
+    let left = 2;
+    const part = (err?: unknown): void => {
+      if (left <= 0) return;
+      if (err !== undefined) left = 0;
+      else if (--left > 0) return;
+      onEnd(err);
+    };
+    fabric.query(selector, timeoutMs, onReply, { target: options.target ?? "all", content: options.content }).then(
+      () => part(),
+      (err: unknown) => part(err ?? new Error("the fabric's query failed")),
+    );
+    this.runQueryables(remoteOnly ? [] : selected, selector, timeoutMs, onReply, options, part);
   }
 
   /** The local queryables a query reaches; `exclusive`: a best-matching query found its complete one here. */
@@ -607,49 +654,55 @@ export class Router {
       : selectQueryables(candidates, selector.key, options.target ?? "all", options.origin ?? FROM_ANOTHER_ROUTER);
   }
 
+  /**
+   * Runs the queryables a query reached; `onEnd()` once every one is over (finished, or timed out
+   * with an error reply), in the call that finishes the last (`Query.finish`).
+   */
   private runQueryables(
     matching: QueryableDecl[],
     selector: Selector,
     timeoutMs: number,
     onReply: ReplySink,
     options: QueryOptions,
+    onEnd: QueryEnd,
     /** Set for a query from another router: its zid, or "" when it did not say. */
     fromRouter?: string,
-  ): Promise<void> {
-    if (matching.length === 0) return Promise.resolve();
+  ): void {
+    if (matching.length === 0) {
+      onEnd();
+      return;
+    }
     const queries: Query[] = [];
     const fromStorage = (r: Reply): void => onReply(r, true);
     const round = matching.length > 1 ? new QueryRound() : undefined;
-    const runs = matching.map((q) => {
-      const query = new Query(selector, q.storage ? fromStorage : onReply, options.content, options.target);
+    let left = matching.length;
+    let deadline: Deadline | undefined;
+    const ended = (): void => {
+      if (--left > 0) return;
+      if (deadline !== undefined) cancel(deadline);
+      onEnd();
+    };
+    for (const q of matching) {
+      const query = new Query(selector, q.storage ? fromStorage : onReply, options.content, options.target, ended);
       if (fromRouter !== undefined) {
         query.fromAnotherRouter = true;
         if (fromRouter !== "") query.fromRouter = fromRouter;
       }
       query.round = round;
       queries.push(query);
-      return runQueryable(q, query, this.logger).finally(() => query.finish());
-    });
-    return new Promise<void>((resolve) => {
-      let left = runs.length;
-      const deadline = schedule(timeoutMs, () => {
-        for (let i = 0; i < queries.length; i++) {
-          const q = queries[i]!;
-          if (q.finished) continue;
-          q.replyErr(`Timeout: queryable on ${matching[i]!.key} did not answer within ${timeoutMs} ms`, {
-            errorKind: "timeout",
-          });
-          q.finish();
-        }
-        resolve();
-      });
-      for (const run of runs) {
-        void run.then(() => {
-          if (--left === 0) {
-            cancel(deadline);
-            resolve();
-          }
+      void runQueryable(q, query, this.logger).finally(() => query.finish());
+    }
+    // Every queryable may have finished already (a client's that could not be reached).
+    if (left === 0) return;
+    deadline = schedule(timeoutMs, () => {
+      deadline = undefined;
+      for (let i = 0; i < queries.length; i++) {
+        const q = queries[i]!;
+        if (q.finished) continue;
+        q.replyErr(`Timeout: queryable on ${matching[i]!.key} did not answer within ${timeoutMs} ms`, {
+          errorKind: "timeout",
         });
+        q.finish();
       }
     });
   }
@@ -679,13 +732,16 @@ export class Router {
           target: remote.target ?? "all",
           content: remote.content,
         };
-        return this.runQueryables(
-          this.selectLocal(selector, options).selected,
-          selector,
-          timeoutMs,
-          onReply,
-          options,
-          remote.from?.toUpperCase() ?? "",
+        return new Promise<void>((resolve) =>
+          this.runQueryables(
+            this.selectLocal(selector, options).selected,
+            selector,
+            timeoutMs,
+            onReply,
+            options,
+            () => resolve(),
+            remote.from?.toUpperCase() ?? "",
+          ),
         );
       },
       readRemote: (key) => this.readForRemote(key),

@@ -6,6 +6,7 @@ import { ZestError } from "./errors.js";
 import type { ChangeFeed, Clock, Interest } from "./ports.js";
 import type {
   QueryableDecl,
+  QueryEnd,
   QueryHandler,
   QueryOptions,
   RouterOptions,
@@ -444,6 +445,25 @@ export class Session {
    */
   async getStream(selector: IntoSelector, onReply: (reply: Reply) => void, options: GetOptions = {}): Promise<void> {
     return this.router.queryStream(this.selectorOf(selector), this.queryOptions(options), onReply);
+  }
+
+  /**
+   * `getStream` without its promise, for a door that sends its client a final: `onEnd` is called
+   * once (with the error, if the query failed or was refused) in the very call that ends the
+   * query, so no reply routed after it can overtake that final (docs/zenoh-protocol.md,
+   * "Order of replies and finals").
+   */
+  streamGet(selector: IntoSelector, onReply: (reply: Reply) => void, onEnd: QueryEnd, options: GetOptions = {}): void {
+    let sel: Selector;
+    let opts: QueryOptions;
+    try {
+      sel = this.selectorOf(selector);
+      opts = this.queryOptions(options);
+    } catch (err) {
+      onEnd(err ?? new Error("the query was refused"));
+      return;
+    }
+    this.router.streamQuery(sel, opts, onReply, onEnd);
   }
 
   /** The selector of a query; one that reaches a router-internal key space needs an internal session. */

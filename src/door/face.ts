@@ -276,20 +276,22 @@ export class Face {
     let left = budget ?? Number.POSITIVE_INFINITY;
     // Back-pressure: at the mark, the client is not read until one of its gets ends.
     if (++this.#pendingGets === this.#pauseAt) this.#sink.pause?.();
-    this.session
-      .getStream(
-        { key, parameters },
-        (reply) => {
-          if (filter !== undefined && reply.kind === "ok" && !filter(reply.sample.key)) return;
-          if (left-- > 0) this.#sink.reply(getId, reply);
-        },
-        { ...options, timeoutMs: timeoutMs === 0 ? undefined : Math.min(timeoutMs, this.#limits.maxQueryTimeoutMs) },
-      )
-      .catch((err: unknown) => this.#sink.reply(getId, refusalReply(err)))
-      .finally(() => {
+    // The final goes out in the call that ends the query: when a queryable client's final ends
+    // it, before any answer read after that one is routed, as zenohd keeps them in order
+    // (zenoh-ext's advanced subscriber loses history otherwise; docs/zenoh-protocol.md).
+    this.session.streamGet(
+      { key, parameters },
+      (reply) => {
+        if (filter !== undefined && reply.kind === "ok" && !filter(reply.sample.key)) return;
+        if (left-- > 0) this.#sink.reply(getId, reply);
+      },
+      (err) => {
+        if (err !== undefined) this.#sink.reply(getId, refusalReply(err));
         if (this.#pendingGets-- === this.#pauseAt && !this.#closed) this.#sink.resume?.();
         this.#sink.final(getId);
-      });
+      },
+      { ...options, timeoutMs: timeoutMs === 0 ? undefined : Math.min(timeoutMs, this.#limits.maxQueryTimeoutMs) },
+    );
   }
 
   // ---- declarations -------------------------------------------------------------------------
@@ -465,9 +467,13 @@ export class Face {
       ?.query.replyErr(payload, sourceInfo === undefined ? { encoding } : { encoding, sourceInfo });
   }
 
-  /** The client's final for query `queryId`: that query is done for its queryable. */
+  /**
+   * The client's final for query `queryId`: that query is done for its queryable, now (the
+   * querier's get may end in this call, its final sent before the client's next answer).
+   */
   finishQuery(queryId: number): void {
-    this.#incoming.get(queryId)?.done();
+    // Its finished listener is the query's `done`.
+    this.#incoming.get(queryId)?.query.finish();
   }
 
   // ---- release ------------------------------------------------------------------------------

@@ -52,9 +52,6 @@ const DEFAULT_ENCODING = fromZenohEncoding(0, "");
 const EMPTY = Buffer.alloc(0);
 const NO_KEY: WireExpr = { scope: 0, suffix: "", senderMapping: false };
 
-/** The most answers held behind a final (see `ZenohSession.onResponseFinal`); past it they go on at once. */
-const MAX_HELD_ANSWERS = 4096;
-
 export class ZenohSession implements NetworkHandler, FaceSink {
   /** The client's face: declarations, gets, queries to its queryables, access and limits. */
   readonly face: Face;
@@ -67,11 +64,6 @@ export class ZenohSession implements NetworkHandler, FaceSink {
   private readonly logger: Logger;
   /** This router's stamp for a ROUTE record in a timestamp stack (codec/timestamp-stack.ts). */
   private readonly stamp = (): Timestamp => this.session.clock.newTimestamp();
-  /**
-   * Answers of this peer's (RESPONSE, RESPONSE_FINAL) read after one of its RESPONSE_FINALs, held
-   * until that final's getter has been sent its own (see `onResponseFinal`); undefined: none held.
-   */
-  private heldAnswers: Array<ResponseMsg | { kind: "responseFinal"; id: number }> | undefined;
   private readonly maxKeyExprIds: number;
 
   constructor(
@@ -121,12 +113,11 @@ export class ZenohSession implements NetworkHandler, FaceSink {
         this.onRequest(msg);
         return;
       case "response":
-        if (this.holding()) this.heldAnswers!.push(msg);
-        else this.onResponse(msg);
+        this.onResponse(msg);
         return;
       case "responseFinal":
-        if (this.holding()) this.heldAnswers!.push({ kind: "responseFinal", id: msg.id });
-        else this.onResponseFinal(msg.id);
+        // The getter's final goes out in this call when it was the last answer awaited (Face.finishQuery).
+        this.face.finishQuery(msg.id);
         return;
       case "declare":
         this.onDeclare(msg.decl);
@@ -318,53 +309,6 @@ export class ZenohSession implements NetworkHandler, FaceSink {
     });
     this.link.endMessage();
     return true;
-  }
-
-  /**
-   * This peer's final for query `id`. The getter's own final goes out once the router's query
-   * promises settle (microtasks), while a reply is forwarded at once: the answers this peer sent
-   * after it wait for the next turn, so none overtakes that final on the getter's link, as zenohd
-   * keeps them in order (zenoh-ext's advanced subscriber drops samples otherwise;
-   * docs/zenoh-protocol.md, "Tested clients").
-   */
-  private onResponseFinal(id: number): void {
-    this.face.finishQuery(id);
-    if (this.heldAnswers !== undefined) return;
-    this.heldAnswers = [];
-    setImmediate(() => this.releaseAnswers());
-  }
-
-  /**
-   * Whether an answer read now is to be held. Past `MAX_HELD_ANSWERS`, what is held is handed on
-   * at once, in order (its finals without holding), and the answer after it too.
-   */
-  private holding(): boolean {
-    const held = this.heldAnswers;
-    if (held === undefined) return false;
-    if (held.length < MAX_HELD_ANSWERS) return true;
-    this.heldAnswers = undefined;
-    for (const m of held) {
-      if (m.kind === "response") this.onResponse(m);
-      else this.face.finishQuery(m.id);
-    }
-    return false;
-  }
-
-  /** Hands on the answers held after a final, up to and including the next final (which holds the rest). */
-  private releaseAnswers(): void {
-    const held = this.heldAnswers ?? [];
-    this.heldAnswers = undefined;
-    if (this.face.closed) return;
-    for (let i = 0; i < held.length; i++) {
-      const m = held[i]!;
-      if (m.kind === "response") {
-        this.onResponse(m);
-        continue;
-      }
-      this.onResponseFinal(m.id);
-      for (let j = i + 1; j < held.length; j++) this.heldAnswers!.push(held[j]!);
-      return;
-    }
   }
 
   private onResponse(msg: ResponseMsg): void {

@@ -142,13 +142,29 @@ export function sha256(data: Buffer | string): string {
 /**
  * Starts agent.py in `mode`, connected to zest's `endpoint`, and waits for its session to open.
  * The agent is killed when the test process exits, and exits by itself after `lifetimeS`.
+ * `config`: zenoh settings for its session, by path (`transport/link/...`), as JSON5 values.
  */
-export async function startAgent(mode: Mode, endpoint: string, lifetimeS = 90): Promise<Agent> {
+export async function startAgent(
+  mode: Mode,
+  endpoint: string,
+  lifetimeS = 90,
+  config: Readonly<Record<string, string>> = {},
+): Promise<Agent> {
   assertLoopbackOnly("zenoh-python");
   if (!executable(ZENOH_PYTHON)) throw new Error(`zenoh-python not installed at ${ZENOH_PYTHON} (run npm test)`);
   const proc: ChildProcess = spawn(
     ZENOH_PYTHON,
-    ["-u", AGENT, "--mode", mode, "--connect", endpoint, "--lifetime", String(lifetimeS)],
+    [
+      "-u",
+      AGENT,
+      "--mode",
+      mode,
+      "--connect",
+      endpoint,
+      "--lifetime",
+      String(lifetimeS),
+      ...Object.entries(config).flatMap(([path, value]) => ["--config", `${path}=${value}`]),
+    ],
     { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "error" } },
   );
   const child = jsonLinesChild(proc, `zenoh-python agent (${mode})`);
@@ -242,15 +258,23 @@ export interface ModeSuite {
 /**
  * A `describe` per mode (`in client mode`, `in peer mode`), each with `count` agents (1 or 2)
  * connected to the suite's zest before its tests and stopped after them, and keys under
- * `<prefix>/<mode>/`.
+ * `<prefix>/<mode>/`. `agentConfig`: zenoh settings for the agents' sessions (`startAgent`).
  */
-export function describeEachMode(suite: PythonSuite, count: 1 | 2, prefix: string, body: (m: ModeSuite) => void): void {
+export function describeEachMode(
+  suite: PythonSuite,
+  count: 1 | 2,
+  prefix: string,
+  body: (m: ModeSuite) => void,
+  agentConfig: Readonly<Record<string, string>> = {},
+): void {
   for (const mode of MODES) {
     describe(`in ${mode} mode`, () => {
       // Started together: an agent takes a second or two to open its session.
       let started: Agent[] = [];
       before(async () => {
-        started = await Promise.all(Array.from({ length: count }, () => startAgent(mode, suite.ep)));
+        started = await Promise.all(
+          Array.from({ length: count }, () => startAgent(mode, suite.ep, undefined, agentConfig)),
+        );
       });
       after(async () => {
         await Promise.all(started.map((agent) => agent.stop()));

@@ -359,3 +359,113 @@ test("a queryable's replies and finals to two gets, sent in one frame, reach the
     .map((n) => `${n.kind}:${n.id}`);
   assert.deepEqual(order, ["response:1", "responseFinal:1", "response:2", "responseFinal:2"]);
 });
+
+/** A get of `fo/x`-like keys as a lean client sends it. */
+const getOf = (id: number, k: string) => (w: Parameters<typeof encodeRequest>[0]) =>
+  encodeRequest(w, { id, key: key(k), query: { consolidation: "none", parameters: "" } });
+const putOf = (payload: string) => ({
+  kind: "put" as const,
+  encoding: "",
+  hasEncoding: false,
+  payload: Buffer.from(payload),
+});
+/** The getter's answers in the order they came: `response:<id>:<payload>` and `final:<id>`. */
+const answers = (c: RawClient): string[] =>
+  c.network.flatMap((n) =>
+    n.kind === "response"
+      ? [
+          `response:${n.id}:${n.body.kind === "reply" ? Buffer.from(n.body.push.kind === "put" ? n.body.push.payload : []).toString() : "err"}`,
+        ]
+      : n.kind === "responseFinal"
+        ? [`final:${n.id}`]
+        : [],
+  );
+
+test("a queryable that answers 40 gets whole, one after the other, in one frame: each get's final reaches the getter before the next get's reply", async () => {
+  const { port, session } = await door();
+  const getter = await client(port, "A9");
+  const qbl = await client(port, "B9");
+  qbl.sendFrame((w) => encodeDeclare(w, { kind: "queryable", id: 1, key: key("fm/**"), complete: false, distance: 0 }));
+  await qbl.until(() => session.matchingStatus("fm/x", "queryables") || undefined);
+  const n = 40;
+  getter.sendFrame(...Array.from({ length: n }, (_, i) => getOf(i + 1, "fm/x")));
+  const reqs = await qbl.until(() => {
+    const r = qbl.network.filter((m) => m.kind === "request");
+    return r.length === n ? r : undefined;
+  });
+  qbl.sendFrame(
+    ...reqs.flatMap((r, i) => [
+      (w: Parameters<typeof encodeRequest>[0]) => encodeResponseReply(w, r.id, key("fm/x"), putOf(`v${i + 1}`)),
+      (w: Parameters<typeof encodeRequest>[0]) => encodeResponseFinal(w, r.id),
+    ]),
+  );
+  await getter.until(() => (answers(getter).filter((a) => a.startsWith("final:")).length === n ? true : undefined));
+  // The getter's ids are its own (1..n); the queryable's answers came in the getter's order.
+  const expected = Array.from({ length: n }, (_, i) => [`response:${i + 1}:v${i + 1}`, `final:${i + 1}`]).flat();
+  assert.deepEqual(answers(getter), expected);
+});
+
+test("a get two queryable clients answer ends as the last one's final is read: that client's later reply to the next get comes after it", async () => {
+  const { port, session } = await door();
+  const getter = await client(port, "AA");
+  const q1 = await client(port, "BA");
+  const q2 = await client(port, "CA");
+  // Two key expressions, so the router's session can tell when both are declared.
+  q1.sendFrame((w) => encodeDeclare(w, { kind: "queryable", id: 1, key: key("f2/**"), complete: false, distance: 0 }));
+  q2.sendFrame((w) => encodeDeclare(w, { kind: "queryable", id: 1, key: key("f2/*"), complete: false, distance: 0 }));
+  await q1.until(() => session.matchingKeys("f2/x", "queryables").length === 2 || undefined);
+  getter.sendFrame(getOf(1, "f2/x"), getOf(2, "f2/x"));
+  const requests = (q: RawClient) =>
+    q.until(() => {
+      const r = q.network.filter((m) => m.kind === "request");
+      return r.length === 2 ? r : undefined;
+    });
+  const [r1, r2] = [await requests(q1), await requests(q2)];
+  // q1 answers both gets; get 1 still waits for q2.
+  q1.sendFrame(
+    (w) => encodeResponseReply(w, r1[0]!.id, key("f2/x"), putOf("q1-1")),
+    (w) => encodeResponseFinal(w, r1[0]!.id),
+    (w) => encodeResponseReply(w, r1[1]!.id, key("f2/x"), putOf("q1-2")),
+    (w) => encodeResponseFinal(w, r1[1]!.id),
+  );
+  await getter.until(() => (answers(getter).includes("response:2:q1-2") ? true : undefined));
+  assert.ok(!answers(getter).includes("final:1"), JSON.stringify(answers(getter)));
+  // q2's final ends get 1; its reply to get 2, read after it, comes after get 1's final.
+  q2.sendFrame(
+    (w) => encodeResponseFinal(w, r2[0]!.id),
+    (w) => encodeResponseReply(w, r2[1]!.id, key("f2/x"), putOf("q2-2")),
+    (w) => encodeResponseFinal(w, r2[1]!.id),
+  );
+  await getter.until(() => (answers(getter).includes("final:2") ? true : undefined));
+  assert.deepEqual(answers(getter), ["response:1:q1-1", "response:2:q1-2", "final:1", "response:2:q2-2", "final:2"]);
+});
+
+test("a get its queryable client never answers ends at the get's timeout with an error reply and a final; the client's late answers are dropped", async () => {
+  const { port, session } = await door();
+  const getter = await client(port, "AB");
+  const qbl = await client(port, "BB");
+  qbl.sendFrame((w) => encodeDeclare(w, { kind: "queryable", id: 1, key: key("ft/**"), complete: false, distance: 0 }));
+  await qbl.until(() => session.matchingStatus("ft/x", "queryables") || undefined);
+  getter.sendFrame((w) =>
+    encodeRequest(w, { id: 5, key: key("ft/x"), timeoutMs: 300, query: { consolidation: "none", parameters: "" } }),
+  );
+  const req = await qbl.waitNetwork((m) => m.kind === "request");
+  assert.ok(req.kind === "request");
+  await getter.waitNetwork((m) => m.kind === "responseFinal" && m.id === 5, 5_000);
+  const got = answers(getter);
+  assert.equal(got.length, 2, JSON.stringify(got));
+  assert.deepEqual(got, ["response:5:err", "final:5"]);
+  const err = getter.network.find((m) => m.kind === "response");
+  assert.ok(err?.kind === "response" && err.body.kind === "err");
+  assert.match(
+    Buffer.from(err.body.err.payload).toString(),
+    /^Timeout: queryable on ft\/\*\* did not answer within 300 ms/,
+  );
+  // Too late: the query is over; nothing more reaches the getter.
+  qbl.sendFrame(
+    (w) => encodeResponseReply(w, req.id, key("ft/x"), putOf("late")),
+    (w) => encodeResponseFinal(w, req.id),
+  );
+  await new Promise((r) => setTimeout(r, 200));
+  assert.deepEqual(answers(getter), ["response:5:err", "final:5"]);
+});

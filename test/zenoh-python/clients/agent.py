@@ -503,7 +503,7 @@ def run_command(agent, cmd):
         emit({"id": cid, "ok": False, "error": repr(e), "trace": traceback.format_exc(limit=3)})
 
 
-def open_session(mode, connect):
+def open_session(mode, connect, config=()):
     conf = zenoh.Config()
     conf.insert_json5("mode", json.dumps(mode))
     conf.insert_json5("connect/endpoints", json.dumps([connect]))
@@ -512,6 +512,10 @@ def open_session(mode, connect):
     conf.insert_json5("scouting/gossip/enabled", "false")
     if mode == "peer":
         conf.insert_json5("listen/endpoints", "[]")
+    # `--config path=json5`: a setting a test's agents need (e.g. their congestion control).
+    for item in config:
+        path, _, value = item.partition("=")
+        conf.insert_json5(path, value)
     return zenoh.open(conf)
 
 
@@ -520,6 +524,7 @@ def main():
     p.add_argument("--mode", choices=["client", "peer"], required=True)
     p.add_argument("--connect", required=True)
     p.add_argument("--lifetime", type=float, default=120.0)
+    p.add_argument("--config", action="append", default=[], help="path=json5, applied to the session's config")
     args = p.parse_args()
 
     # However the test ends, the agent does not outlive it for long.
@@ -527,7 +532,7 @@ def main():
     killer.daemon = True
     killer.start()
 
-    session = open_session(args.mode, args.connect)
+    session = open_session(args.mode, args.connect, args.config)
     agent = Agent(session)
     emit({"ev": "ready", "zid": str(session.zid())})
     for line in sys.stdin:
