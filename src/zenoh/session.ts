@@ -37,6 +37,7 @@ import {
   type RequestMsg,
   type ResponseMsg,
 } from "./codec/network.js";
+import { mappedWireKey, type WireKey } from "./codec/wire-key.js";
 import type { PushBody } from "./codec/zenoh.js";
 import { Interests } from "./interests.js";
 import type { NetworkHandler, PeerInfo, ZenohLink } from "./transport/transport.js";
@@ -52,6 +53,9 @@ const DEFAULT_ENCODING = fromZenohEncoding(0, "");
 const EMPTY = Buffer.alloc(0);
 const NO_KEY: WireExpr = { scope: 0, suffix: "", senderMapping: false };
 
+/** Keys kept with the way they are named to the peer (`wireKeyOf`). */
+const OUT_KEYS_MAX = 4096;
+
 /** The most answers held behind a final (see `ZenohSession.onResponseFinal`); past it they go on at once. */
 const MAX_HELD_ANSWERS = 4096;
 
@@ -61,6 +65,13 @@ export class ZenohSession implements NetworkHandler, FaceSink {
   private readonly keyexprs = new Map<number, string>();
   /** Keys of the declared ids used alone, resolved; cleared when any id is declared or undeclared. */
   private readonly resolvedIds = new Map<number, CanonicalKey>();
+  /**
+   * How keys are named to the peer (`wireKeyOf`): by one of its declared ids, or null for in
+   * full; cleared with `resolvedIds`. The key named last is held apart (no hash lookup then).
+   */
+  private readonly outKeys = new Map<string, WireKey | null>();
+  private lastOutKey: string | undefined;
+  private lastOutWireKey: WireKey | null = null;
   /** The answers to this peer's INTERESTs. */
   private readonly interests: Interests;
   private readonly session: Session;
@@ -163,6 +174,49 @@ export class ZenohSession implements NetworkHandler, FaceSink {
     return this.resolveNow(ke);
   }
 
+  /**
+   * The key as the router names it to the peer, as zenoh's router does (`get_best_key`): by the
+   * peer's own id for the longest prefix of it the peer declared that ends where a chunk ends,
+   * the rest as the suffix; undefined: named in full. A zenoh session reads a PUSH on its own id
+   * with a lookup, and one named in full by parsing the key and matching it against each of its
+   * subscribers (docs/zenoh-protocol.md, "Key expressions on the way out").
+   */
+  private wireKeyOf(key: string): WireKey | undefined {
+    if (this.keyexprs.size === 0) return undefined;
+    if (key === this.lastOutKey) return this.lastOutWireKey ?? undefined;
+    let k = this.outKeys.get(key);
+    if (k === undefined) {
+      k = this.bestDeclared(key);
+      if (this.outKeys.size >= OUT_KEYS_MAX) this.outKeys.clear();
+      this.outKeys.set(key, k);
+    }
+    this.lastOutKey = key;
+    this.lastOutWireKey = k;
+    return k ?? undefined;
+  }
+
+  private bestDeclared(key: string): WireKey | null {
+    let best = -1;
+    let bestLength = 0;
+    for (const [id, prefix] of this.keyexprs) {
+      const n = prefix.length;
+      // The later of two equal prefixes wins, as zenoh keeps the last id declared for a resource.
+      if (n > 0 && n >= bestLength && key.startsWith(prefix) && (key.length === n || key.charCodeAt(n) === 0x2f)) {
+        best = id;
+        bestLength = n;
+      }
+    }
+    return best < 0 ? null : mappedWireKey(best, key.slice(bestLength));
+  }
+
+  /** Forgets what the declared ids resolved to, both ways (an id was declared or undeclared). */
+  private forgetResolved(): void {
+    this.resolvedIds.clear();
+    this.outKeys.clear();
+    this.lastOutKey = undefined;
+    this.lastOutWireKey = null;
+  }
+
   private resolveNow(ke: WireExpr): CanonicalKey {
     let key = ke.suffix;
     if (ke.scope !== 0) {
@@ -221,7 +275,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       sample.qos?.express === true,
     );
     if (w === undefined) return;
-    encodeSamplePush(w, sample, qosByte(sample.qos));
+    encodeSamplePush(w, sample, qosByte(sample.qos), this.wireKeyOf(sample.key));
     this.link.endMessage();
   }
 
@@ -422,12 +476,12 @@ export class ZenohSession implements NetworkHandler, FaceSink {
         if (prefix.length > this.session.keyExprLimits.maxLength)
           throw ZestError.tooLarge("declared key expression too long");
         this.keyexprs.set(d.id, prefix);
-        this.resolvedIds.clear();
+        this.forgetResolved();
         return;
       }
       case "unkeyexpr":
         this.keyexprs.delete(d.id);
-        this.resolvedIds.clear();
+        this.forgetResolved();
         return;
       case "subscriber":
         this.face.declareSubscriber(d.id, this.resolve(d.key), { allowedOrigin: "remote" });
