@@ -37,7 +37,7 @@ import {
   type RequestMsg,
   type ResponseMsg,
 } from "./codec/network.js";
-import { mappedWireKey, type WireKey } from "./codec/wire-key.js";
+import { mappedWireKey, namedWireKey, type WireKey } from "./codec/wire-key.js";
 import type { PushBody } from "./codec/zenoh.js";
 import { Interests } from "./interests.js";
 import type { NetworkHandler, PeerInfo, ZenohLink } from "./transport/transport.js";
@@ -71,7 +71,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
    */
   private readonly outKeys = new Map<string, WireKey | null>();
   private lastOutKey: string | undefined;
-  private lastOutWireKey: WireKey | null = null;
+  private lastOutWireKey: WireKey | undefined;
   /** The answers to this peer's INTERESTs. */
   private readonly interests: Interests;
   private readonly session: Session;
@@ -177,22 +177,25 @@ export class ZenohSession implements NetworkHandler, FaceSink {
   /**
    * The key as the router names it to the peer, as zenoh's router does (`get_best_key`): by the
    * peer's own id for the longest prefix of it the peer declared that ends where a chunk ends,
-   * the rest as the suffix; undefined: named in full. A zenoh session reads a PUSH on its own id
+   * the rest as the suffix, or else in full. A zenoh session reads a PUSH on its own id
    * with a lookup, and one named in full by parsing the key and matching it against each of its
    * subscribers (docs/zenoh-protocol.md, "Key expressions on the way out").
    */
-  private wireKeyOf(key: string): WireKey | undefined {
-    if (this.keyexprs.size === 0) return undefined;
-    if (key === this.lastOutKey) return this.lastOutWireKey ?? undefined;
-    let k = this.outKeys.get(key);
-    if (k === undefined) {
-      k = this.bestDeclared(key);
-      if (this.outKeys.size >= OUT_KEYS_MAX) this.outKeys.clear();
-      this.outKeys.set(key, k);
+  private wireKeyOf(key: string): WireKey {
+    if (key === this.lastOutKey && this.lastOutWireKey !== undefined) return this.lastOutWireKey;
+    let k: WireKey | null | undefined = null;
+    if (this.keyexprs.size > 0) {
+      k = this.outKeys.get(key);
+      if (k === undefined) {
+        k = this.bestDeclared(key);
+        if (this.outKeys.size >= OUT_KEYS_MAX) this.outKeys.clear();
+        this.outKeys.set(key, k);
+      }
     }
+    const out = k ?? namedWireKey(key);
     this.lastOutKey = key;
-    this.lastOutWireKey = k;
-    return k ?? undefined;
+    this.lastOutWireKey = out;
+    return out;
   }
 
   private bestDeclared(key: string): WireKey | null {
@@ -214,7 +217,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
     this.resolvedIds.clear();
     this.outKeys.clear();
     this.lastOutKey = undefined;
-    this.lastOutWireKey = null;
+    this.lastOutWireKey = undefined;
   }
 
   private resolveNow(ke: WireExpr): CanonicalKey {
