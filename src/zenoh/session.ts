@@ -53,6 +53,17 @@ const DEFAULT_ENCODING = fromZenohEncoding(0, "");
 const EMPTY = Buffer.alloc(0);
 const NO_KEY: WireExpr = { scope: 0, suffix: "", senderMapping: false };
 
+/**
+ * Bytes waiting in a session's output lanes beyond which the zenoh sessions whose congestion
+ * control BLOCK samples go there are no longer read, until it is back under half of it: what
+ * zenoh's router does, its publisher's reader blocked on the subscriber's full queue
+ * (docs/zenoh-protocol.md, "Output: priority lanes").
+ */
+export const BLOCK_QUEUE_BYTES = 256 * 1024;
+
+/** The zenoh session whose PUSH is being routed now (its samples reach subscribers synchronously). */
+let writing: ZenohSession | undefined;
+
 /** Keys kept with the way they are named to the peer (`wireKeyOf`). */
 const OUT_KEYS_MAX = 4096;
 
@@ -84,6 +95,12 @@ export class ZenohSession implements NetworkHandler, FaceSink {
    */
   private heldAnswers: Array<ResponseMsg | { kind: "responseFinal"; id: number }> | undefined;
   private readonly maxKeyExprIds: number;
+  /** Not read because too many of its gets are in flight (`pause`). */
+  private pausedForGets = false;
+  /** The sessions whose full output lanes this one's BLOCK samples wait for (not read meanwhile). */
+  private readonly blockedBy = new Set<ZenohSession>();
+  /** The sessions not read until this one's output lanes drain. */
+  private readonly blocking = new Set<ZenohSession>();
 
   constructor(
     private readonly link: ZenohLink,
@@ -110,6 +127,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       redeclare: "replace",
       doorDeclarations: () => this.interests.size,
     });
+    link.onDrained = () => this.drained();
     this.interests = new Interests(this.face, session, connectivity, (decl, interestId) => {
       const w = this.link.startMessage(false);
       if (w === undefined) return;
@@ -151,6 +169,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
   }
 
   onClose(): void {
+    this.releaseBlocked();
     if (this.face.closed) return;
     this.interests.close();
     this.face.close();
@@ -265,21 +284,55 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       sourceInfo: b.sourceInfo,
       extensions: carriedExtensions(exts, b.unknownExts, this.stamp),
     };
-    if (put) this.face.put(key, b.payload, options);
-    else this.face.delete(key, options);
+    const outer = writing;
+    writing = this;
+    try {
+      if (put) this.face.put(key, b.payload, options);
+      else this.face.delete(key, options);
+    } finally {
+      writing = outer;
+    }
   }
 
   /** FaceSink: a sample for this peer's subscribers as one PUSH (dropped first when the peer reads slowly and it may be). */
   sample(_subscriberId: number, sample: Sample): void {
     // On its QoS priority lane, so a high-priority sample is not queued behind bulk data.
-    const w = this.link.startMessage(
-      sample.qos?.congestionControl !== "block",
-      sample.qos?.priority,
-      sample.qos?.express === true,
-    );
+    const block = sample.qos?.congestionControl === "block";
+    const w = this.link.startMessage(!block, sample.qos?.priority, sample.qos?.express === true);
     if (w === undefined) return;
     encodeSamplePush(w, sample, qosByte(sample.qos), this.wireKeyOf(sample.key));
     this.link.endMessage();
+    if (block && writing !== undefined && writing !== this && this.link.queuedBytes > BLOCK_QUEUE_BYTES)
+      this.block(writing);
+  }
+
+  // ---- congestion control BLOCK -------------------------------------------------------------
+
+  /** `from`'s BLOCK samples wait for this session's lanes: it is not read until they drain. */
+  private block(from: ZenohSession): void {
+    if (this.blocking.has(from)) return;
+    this.blocking.add(from);
+    from.blockedBy.add(this);
+    from.updateReading();
+  }
+
+  /** The wire took more: below half the mark, the sessions waiting for this one are read again. */
+  private drained(): void {
+    if (this.blocking.size > 0 && this.link.queuedBytes <= BLOCK_QUEUE_BYTES / 2) this.releaseBlocked();
+  }
+
+  private releaseBlocked(): void {
+    for (const s of this.blocking) {
+      s.blockedBy.delete(this);
+      s.updateReading();
+    }
+    this.blocking.clear();
+  }
+
+  /** Reads the peer unless too many of its gets are in flight or its BLOCK samples wait for another session. */
+  private updateReading(): void {
+    if (this.pausedForGets || this.blockedBy.size > 0) this.link.pauseReading();
+    else this.link.resumeReading();
   }
 
   // ---- gets from this peer ------------------------------------------------------------------
@@ -335,11 +388,13 @@ export class ZenohSession implements NetworkHandler, FaceSink {
 
   /** FaceSink: too many gets of this peer's in flight: it is not read until one ends. */
   pause(): void {
-    this.link.pauseReading();
+    this.pausedForGets = true;
+    this.updateReading();
   }
 
   resume(): void {
-    this.link.resumeReading();
+    this.pausedForGets = false;
+    this.updateReading();
   }
 
   /** FaceSink: the end of this peer's get `id` (RESPONSE_FINAL). */

@@ -99,6 +99,8 @@ export class ZenohLink {
   private readonly handshake: HandshakeContext;
   private readonly rx: TransportRx;
   private readonly tx: TransportTx;
+  /** Told each time the wire took what was queued on it (the output lanes were pumped again). */
+  onDrained: (() => void) | undefined;
   /** The reason of the CLOSE the peer sent, if it sent one. */
   closeReceived: number | undefined;
 
@@ -130,7 +132,14 @@ export class ZenohLink {
       );
       this.close(CloseReason.GENERIC);
     });
-    wire.bind({ batch: (b) => this.onWireBatch(b), closed: () => this.closed(), drained: () => this.tx.pump() });
+    wire.bind({
+      batch: (b) => this.onWireBatch(b),
+      closed: () => this.closed(),
+      drained: () => {
+        this.tx.pump();
+        this.onDrained?.();
+      },
+    });
     const initiate = options.initiate;
     if (initiate !== undefined) this.tx.writeRaw(initSyn(initiate.whatami, initiate.credentials, this.handshake));
   }
