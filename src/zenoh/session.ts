@@ -127,7 +127,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       redeclare: "replace",
       doorDeclarations: () => this.interests.size,
     });
-    link.onDrained = () => this.drained();
+    link.onPumped = () => this.drained();
     this.interests = new Interests(this.face, session, connectivity, (decl, interestId) => {
       const w = this.link.startMessage(false);
       if (w === undefined) return;
@@ -316,7 +316,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
     from.updateReading();
   }
 
-  /** The wire took more: below half the mark, the sessions waiting for this one are read again. */
+  /** The lanes were handed to the wire: below half the mark, the sessions waiting for this one are read again. */
   private drained(): void {
     if (this.blocking.size > 0 && this.link.queuedBytes <= BLOCK_QUEUE_BYTES / 2) this.releaseBlocked();
   }

@@ -227,6 +227,14 @@ export class TransportTx {
    * given here, in the order the batches leave, so they follow one another on each lane.
    */
   pump(): void {
+    this.handOut();
+    this.pumped?.();
+  }
+
+  /** Told after each `pump`, when the lanes may hold less than before. */
+  pumped: (() => void) | undefined;
+
+  private handOut(): void {
     while (this.queuedUnits > 0 && !this.ended && this.wire.queuedBytes < WIRE_HIGH_WATER) {
       let lane: OutLane | undefined;
       for (const l of this.lanesOut)
