@@ -42,13 +42,19 @@ export type KeyFilter = (key: string) => boolean;
  * The messages that read. On the admin space they need read permission; every other message
  * provides data (a write, a queryable, a token, a reply) and needs write permission. A read may be
  * allowed in part (its deliveries are filtered per key); what provides data must be allowed whole.
+ * A switch, not a set: it runs on every routed put, and the set's hash lookup was 2% of that.
  */
-const READS: ReadonlySet<Message> = new Set<Message>([
-  "query",
-  "declare_subscriber",
-  "declare_liveliness_subscriber",
-  "liveliness_query",
-]);
+function isRead(message: Message): boolean {
+  switch (message) {
+    case "query":
+    case "declare_subscriber":
+    case "declare_liveliness_subscriber":
+    case "liveliness_query":
+      return true;
+    default:
+      return false;
+  }
+}
 
 /** How the face talks back to its door: each call is one message to the client. */
 export interface FaceSink {
@@ -182,7 +188,7 @@ export class Face {
    * credentials could help) otherwise. The admin space's permissions come first.
    */
   verdict(message: Message, key: string): true | KeyFilter {
-    const read = READS.has(message);
+    const read = isRead(message);
     if (isAdminKey(key)) {
       const { admin, loopback } = this.policy;
       if (read) checkAdminRead(admin, key);

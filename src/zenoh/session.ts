@@ -37,6 +37,7 @@ import {
   type RequestMsg,
   type ResponseMsg,
 } from "./codec/network.js";
+import { mappedWireKey, namedWireKey, type WireKey } from "./codec/wire-key.js";
 import type { PushBody } from "./codec/zenoh.js";
 import { Interests } from "./interests.js";
 import type { NetworkHandler, PeerInfo, ZenohLink } from "./transport/transport.js";
@@ -52,12 +53,33 @@ const DEFAULT_ENCODING = fromZenohEncoding(0, "");
 const EMPTY = Buffer.alloc(0);
 const NO_KEY: WireExpr = { scope: 0, suffix: "", senderMapping: false };
 
+/**
+ * Bytes waiting in a session's output lanes beyond which the zenoh sessions whose congestion
+ * control BLOCK samples go there are no longer read, until it is back under half of it: what
+ * zenoh's router does, its publisher's reader blocked on the subscriber's full queue
+ * (docs/zenoh-protocol.md, "Output: priority lanes").
+ */
+export const BLOCK_QUEUE_BYTES = 256 * 1024;
+
+/** The zenoh session whose PUSH is being routed now (its samples reach subscribers synchronously). */
+let writing: ZenohSession | undefined;
+
+/** Keys kept with the way they are named to the peer (`wireKeyOf`). */
+const OUT_KEYS_MAX = 4096;
+
 export class ZenohSession implements NetworkHandler, FaceSink {
   /** The client's face: declarations, gets, queries to its queryables, access and limits. */
   readonly face: Face;
   private readonly keyexprs = new Map<number, string>();
   /** Keys of the declared ids used alone, resolved; cleared when any id is declared or undeclared. */
   private readonly resolvedIds = new Map<number, CanonicalKey>();
+  /**
+   * How keys are named to the peer (`wireKeyOf`): by one of its declared ids, or null for in
+   * full; cleared with `resolvedIds`. The key named last is held apart (no hash lookup then).
+   */
+  private readonly outKeys = new Map<string, WireKey | null>();
+  private lastOutKey: string | undefined;
+  private lastOutWireKey: WireKey | undefined;
   /** The answers to this peer's INTERESTs. */
   private readonly interests: Interests;
   private readonly session: Session;
@@ -65,6 +87,12 @@ export class ZenohSession implements NetworkHandler, FaceSink {
   /** This router's stamp for a ROUTE record in a timestamp stack (codec/timestamp-stack.ts). */
   private readonly stamp = (): Timestamp => this.session.clock.newTimestamp();
   private readonly maxKeyExprIds: number;
+  /** Not read because too many of its gets are in flight (`pause`). */
+  private pausedForGets = false;
+  /** The sessions whose full output lanes this one's BLOCK samples wait for (not read meanwhile). */
+  private readonly blockedBy = new Set<ZenohSession>();
+  /** The sessions not read until this one's output lanes drain. */
+  private readonly blocking = new Set<ZenohSession>();
 
   constructor(
     private readonly link: ZenohLink,
@@ -91,6 +119,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       redeclare: "replace",
       doorDeclarations: () => this.interests.size,
     });
+    link.onPumped = () => this.drained();
     this.interests = new Interests(this.face, session, connectivity, (decl, interestId) => {
       const w = this.link.startMessage(false);
       if (w === undefined) return;
@@ -131,6 +160,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
   }
 
   onClose(): void {
+    this.releaseBlocked();
     if (this.face.closed) return;
     this.interests.close();
     this.face.close();
@@ -152,6 +182,52 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       return key;
     }
     return this.resolveNow(ke);
+  }
+
+  /**
+   * The key as the router names it to the peer, as zenoh's router does (`get_best_key`): by the
+   * peer's own id for the longest prefix of it the peer declared that ends where a chunk ends,
+   * the rest as the suffix, or else in full. A zenoh session reads a PUSH on its own id
+   * with a lookup, and one named in full by parsing the key and matching it against each of its
+   * subscribers (docs/zenoh-protocol.md, "Key expressions on the way out").
+   */
+  private wireKeyOf(key: string): WireKey {
+    if (key === this.lastOutKey && this.lastOutWireKey !== undefined) return this.lastOutWireKey;
+    let k: WireKey | null | undefined = null;
+    if (this.keyexprs.size > 0) {
+      k = this.outKeys.get(key);
+      if (k === undefined) {
+        k = this.bestDeclared(key);
+        if (this.outKeys.size >= OUT_KEYS_MAX) this.outKeys.clear();
+        this.outKeys.set(key, k);
+      }
+    }
+    const out = k ?? namedWireKey(key);
+    this.lastOutKey = key;
+    this.lastOutWireKey = out;
+    return out;
+  }
+
+  private bestDeclared(key: string): WireKey | null {
+    let best = -1;
+    let bestLength = 0;
+    for (const [id, prefix] of this.keyexprs) {
+      const n = prefix.length;
+      // The later of two equal prefixes wins, as zenoh keeps the last id declared for a resource.
+      if (n > 0 && n >= bestLength && key.startsWith(prefix) && (key.length === n || key.charCodeAt(n) === 0x2f)) {
+        best = id;
+        bestLength = n;
+      }
+    }
+    return best < 0 ? null : mappedWireKey(best, key.slice(bestLength));
+  }
+
+  /** Forgets what the declared ids resolved to, both ways (an id was declared or undeclared). */
+  private forgetResolved(): void {
+    this.resolvedIds.clear();
+    this.outKeys.clear();
+    this.lastOutKey = undefined;
+    this.lastOutWireKey = undefined;
   }
 
   private resolveNow(ke: WireExpr): CanonicalKey {
@@ -199,21 +275,55 @@ export class ZenohSession implements NetworkHandler, FaceSink {
       sourceInfo: b.sourceInfo,
       extensions: carriedExtensions(exts, b.unknownExts, this.stamp),
     };
-    if (put) this.face.put(key, b.payload, options);
-    else this.face.delete(key, options);
+    const outer = writing;
+    writing = this;
+    try {
+      if (put) this.face.put(key, b.payload, options);
+      else this.face.delete(key, options);
+    } finally {
+      writing = outer;
+    }
   }
 
   /** FaceSink: a sample for this peer's subscribers as one PUSH (dropped first when the peer reads slowly and it may be). */
   sample(_subscriberId: number, sample: Sample): void {
     // On its QoS priority lane, so a high-priority sample is not queued behind bulk data.
-    const w = this.link.startMessage(
-      sample.qos?.congestionControl !== "block",
-      sample.qos?.priority,
-      sample.qos?.express === true,
-    );
+    const block = sample.qos?.congestionControl === "block";
+    const w = this.link.startMessage(!block, sample.qos?.priority, sample.qos?.express === true);
     if (w === undefined) return;
-    encodeSamplePush(w, sample, qosByte(sample.qos));
+    encodeSamplePush(w, sample, qosByte(sample.qos), this.wireKeyOf(sample.key));
     this.link.endMessage();
+    if (block && writing !== undefined && writing !== this && this.link.queuedBytes > BLOCK_QUEUE_BYTES)
+      this.block(writing);
+  }
+
+  // ---- congestion control BLOCK -------------------------------------------------------------
+
+  /** `from`'s BLOCK samples wait for this session's lanes: it is not read until they drain. */
+  private block(from: ZenohSession): void {
+    if (this.blocking.has(from)) return;
+    this.blocking.add(from);
+    from.blockedBy.add(this);
+    from.updateReading();
+  }
+
+  /** The lanes were handed to the wire: below half the mark, the sessions waiting for this one are read again. */
+  private drained(): void {
+    if (this.blocking.size > 0 && this.link.queuedBytes <= BLOCK_QUEUE_BYTES / 2) this.releaseBlocked();
+  }
+
+  private releaseBlocked(): void {
+    for (const s of this.blocking) {
+      s.blockedBy.delete(this);
+      s.updateReading();
+    }
+    this.blocking.clear();
+  }
+
+  /** Reads the peer unless too many of its gets are in flight or its BLOCK samples wait for another session. */
+  private updateReading(): void {
+    if (this.pausedForGets || this.blockedBy.size > 0) this.link.pauseReading();
+    else this.link.resumeReading();
   }
 
   // ---- gets from this peer ------------------------------------------------------------------
@@ -269,11 +379,13 @@ export class ZenohSession implements NetworkHandler, FaceSink {
 
   /** FaceSink: too many gets of this peer's in flight: it is not read until one ends. */
   pause(): void {
-    this.link.pauseReading();
+    this.pausedForGets = true;
+    this.updateReading();
   }
 
   resume(): void {
-    this.link.resumeReading();
+    this.pausedForGets = false;
+    this.updateReading();
   }
 
   /** FaceSink: the end of this peer's get `id` (RESPONSE_FINAL). */
@@ -366,12 +478,12 @@ export class ZenohSession implements NetworkHandler, FaceSink {
         if (prefix.length > this.session.keyExprLimits.maxLength)
           throw ZestError.tooLarge("declared key expression too long");
         this.keyexprs.set(d.id, prefix);
-        this.resolvedIds.clear();
+        this.forgetResolved();
         return;
       }
       case "unkeyexpr":
         this.keyexprs.delete(d.id);
-        this.resolvedIds.clear();
+        this.forgetResolved();
         return;
       case "subscriber":
         this.face.declareSubscriber(d.id, this.resolve(d.key), { allowedOrigin: "remote" });

@@ -469,3 +469,53 @@ test("a get its queryable client never answers ends at the get's timeout with an
   await new Promise((r) => setTimeout(r, 200));
   assert.deepEqual(answers(getter), ["response:5:err", "final:5"]);
 });
+
+test("a PUSH names its key by the subscriber's own key-expression id, as zenohd does: the longest declared prefix ending at a chunk, the rest as suffix; in full to a client that declared none, and once the id is undeclared", async () => {
+  const { port, session } = await door();
+  const pub = await client(port, "C1");
+  const mapped = await client(port, "D2");
+  const plain = await client(port, "E3");
+  mapped.sendFrame(
+    (w) => encodeDeclare(w, { kind: "keyexpr", id: 5, key: { scope: 0, suffix: "wk", senderMapping: true } }),
+    (w) => encodeDeclare(w, { kind: "keyexpr", id: 6, key: { scope: 5, suffix: "/a", senderMapping: true } }),
+    (w) => encodeDeclare(w, { kind: "subscriber", id: 1, key: { scope: 5, suffix: "/**", senderMapping: true } }),
+  );
+  plain.sendFrame((w) => encodeDeclare(w, { kind: "subscriber", id: 1, key: key("wk/**") }));
+  await pub.until(() => session.matchingStatus("wk/a", "subscribers") || undefined);
+  await new Promise((r) => setTimeout(r, 100)); // both subscribers declared
+  const put = (k: string, payload: string, attachment?: Buffer) => (w: Parameters<typeof encodePush>[0]) =>
+    encodePush(w, key(k), {
+      kind: "put",
+      encoding: "",
+      hasEncoding: false,
+      payload: Buffer.from(payload),
+      ...(attachment ? { attachment } : {}),
+    });
+  // One frame: each sample reaches both clients, the second encoded after the first.
+  pub.sendFrame(put("wk/a/b", "1"), put("wk/a", "2"), put("wk/ab", "3"), put("wk/a/b", "4", bytes("01")));
+  const pushesOf = (c: RawClient, n: number) =>
+    c.until(() => {
+      const p = c.network.filter((m) => m.kind === "push");
+      return p.length === n ? p : undefined;
+    });
+  const named = (m: NetworkMsg) => {
+    assert.ok(m.kind === "push");
+    return [m.key.scope, m.key.suffix, m.key.senderMapping, m.body.payload.toString()];
+  };
+  assert.deepEqual((await pushesOf(mapped, 4)).map(named), [
+    [6, "/b", false, "1"],
+    [6, "", false, "2"],
+    [5, "/ab", false, "3"],
+    [6, "/b", false, "4"],
+  ]);
+  assert.deepEqual((await pushesOf(plain, 4)).map(named), [
+    [0, "wk/a/b", false, "1"],
+    [0, "wk/a", false, "2"],
+    [0, "wk/ab", false, "3"],
+    [0, "wk/a/b", false, "4"],
+  ]);
+  mapped.sendFrame((w) => encodeDeclare(w, { kind: "unkeyexpr", id: 6 }));
+  await new Promise((r) => setTimeout(r, 100));
+  pub.sendFrame(put("wk/a/b", "5"));
+  assert.deepEqual((await pushesOf(mapped, 5)).slice(4).map(named), [[5, "/a/b", false, "5"]]);
+});

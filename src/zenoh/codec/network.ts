@@ -39,6 +39,7 @@ import {
 } from "./core.js";
 import { type Declaration, decodeDeclaration, encodeDeclaration } from "./declarations.js";
 import { withRouteRecord } from "./timestamp-stack.js";
+import { LONGEST_CACHED_KEY, namedWireKey, type WireKey } from "./wire-key.js";
 import {
   decodeErr,
   decodePushBody,
@@ -410,47 +411,12 @@ export function encodePush(
 }
 
 /**
- * The wire bytes of recently sent keys as a wire expression of the receiver's scope 0 (`0`, then
- * the key as a length-prefixed suffix), by key: a router sends the same keys to its subscribers
- * over and over, and the UTF-8 encoding of each was a tenth of its cost per PUSH. Bounded in
- * entries and in the length of a key kept.
- */
-const namedKeyBytes = new Map<string, Buffer>();
-const NAMED_KEY_CACHE_MAX = 4096;
-const NAMED_KEY_LONGEST = 256;
-
-/** The key written last and its bytes: a subscriber's PUSHes mostly repeat the key before them. */
-let lastNamedKey = "";
-let lastNamedKeyBytes: Buffer | undefined;
-
-function writeNamedKey(w: BinaryWriter, key: string): void {
-  if (key.length > NAMED_KEY_LONGEST) writeWireExpr(w, { scope: 0, suffix: key, senderMapping: false });
-  else w.bytes(namedKeyBytesOf(key));
-}
-
-/** A key (at most `NAMED_KEY_LONGEST` long) as a wire expression of scope 0, cached. */
-function namedKeyBytesOf(key: string): Buffer {
-  if (key === lastNamedKey && lastNamedKeyBytes !== undefined) return lastNamedKeyBytes;
-  let b = namedKeyBytes.get(key);
-  if (b === undefined) {
-    const t = new Writer(4 + key.length * 3);
-    writeWireExpr(t, { scope: 0, suffix: key, senderMapping: false });
-    b = t.finish();
-    if (namedKeyBytes.size >= NAMED_KEY_CACHE_MAX) namedKeyBytes.clear();
-    namedKeyBytes.set(key, b);
-  }
-  lastNamedKey = key;
-  lastNamedKeyBytes = b;
-  return b;
-}
-
-/**
- * The bytes of a sample's common PUSH up to its payload, for one key, timestamp id, encoding and
- * kind, with room for the time (`timeAt`): a subscriber's PUSHes mostly repeat all four, and one
- * copy of these bytes costs less than writing them piece by piece.
+ * The bytes of a sample's common PUSH up to its payload, for one receiver's key (`WireKey`),
+ * timestamp id, encoding, kind and QoS, with room for the time (`timeAt`): a subscriber's PUSHes
+ * mostly repeat all five, and one copy of these bytes costs less than writing them piece by piece.
  */
 interface PushTemplate {
-  readonly key: string;
+  readonly key: WireKey;
   readonly zid: string;
   readonly encoding: string;
   readonly put: boolean;
@@ -460,11 +426,12 @@ interface PushTemplate {
   readonly timeAt: number;
 }
 
-/** Templates by key, bounded as the key cache is; the one used last is tried first. */
-const templates = new Map<string, PushTemplate>();
+/** Templates by receiver's key (each `WireKey` is made once), bounded; the one used last is tried first. */
+const templates = new Map<WireKey, PushTemplate>();
+const TEMPLATES_MAX = 4096;
 let lastTemplate: PushTemplate | undefined;
 
-function templateOf(key: string, zid: string, encoding: string, put: boolean, qos: number): PushTemplate {
+function templateOf(key: WireKey, zid: string, encoding: string, put: boolean, qos: number): PushTemplate {
   const last = lastTemplate;
   if (
     last !== undefined &&
@@ -477,9 +444,9 @@ function templateOf(key: string, zid: string, encoding: string, put: boolean, qo
     return last;
   let t = templates.get(key);
   if (t === undefined || t.zid !== zid || t.encoding !== encoding || t.put !== put || t.qos !== qos) {
-    const w = new Writer(32 + key.length * 3);
-    w.u8(MID_N_PUSH | FLAG_N | (qos !== DEFAULT_QOS_BYTE ? FLAG_Z : 0));
-    w.bytes(namedKeyBytesOf(key));
+    const w = new Writer(32 + key.bytes.length);
+    w.u8(MID_N_PUSH | key.flags | (qos !== DEFAULT_QOS_BYTE ? FLAG_Z : 0));
+    w.bytes(key.bytes);
     writeNetworkExts(w, qos, undefined);
     const withEncoding = put && encoding !== "";
     w.u8((put ? MID_Z_PUT : MID_Z_DEL) | FLAG_PUT_T | (withEncoding ? FLAG_PUT_E : 0));
@@ -488,7 +455,7 @@ function templateOf(key: string, zid: string, encoding: string, put: boolean, qo
     w.bytes(cachedZid(zid));
     if (withEncoding) w.bytes(encodingBytesOf(encoding));
     t = { key, zid, encoding, put, qos, bytes: w.finish(), timeAt };
-    if (templates.size >= NAMED_KEY_CACHE_MAX) templates.clear();
+    if (templates.size >= TEMPLATES_MAX) templates.clear();
     templates.set(key, t);
   }
   lastTemplate = t;
@@ -503,24 +470,23 @@ const SMALL_PAYLOAD = 8;
 
 /**
  * Writes the common PUSH of a sample straight into the writer's buffer, sized once: any QoS, a
- * timestamp of this era, no attachment, a key of at most `NAMED_KEY_LONGEST`. Its bytes up to
+ * timestamp of this era, no attachment, its key as `to` (kept: `wire-key.ts`). Its bytes up to
  * the payload are a copy of the key's template with the time written in. The same bytes as
- * `encodePushNamed`. Returns false, writing nothing, for any other sample.
+ * `encodePush`. Returns false, writing nothing, for any other sample.
  */
-function writeCommonSamplePush(w: BinaryWriter, s: Sample, qos: number): boolean {
+function writeCommonSamplePush(w: BinaryWriter, s: Sample, qos: number, to: WireKey): boolean {
   const ts = s.timestamp;
-  const key = s.key;
   if (
     ts === undefined ||
     s.attachment !== undefined ||
     s.sourceInfo !== undefined ||
     s.extensions !== undefined ||
-    key === "" ||
-    key.length > NAMED_KEY_LONGEST
+    s.key === "" ||
+    to.expr.suffix.length > LONGEST_CACHED_KEY
   )
     return false;
   const put = s.kind === "put";
-  const t = templateOf(key, ts.id, put ? s.encoding : "", put, qos);
+  const t = templateOf(to, ts.id, put ? s.encoding : "", put, qos);
   const head = t.bytes;
   const payload = s.payload;
   const n = put ? payload.length : 0;
@@ -548,43 +514,31 @@ function writeCommonSamplePush(w: BinaryWriter, s: Sample, qos: number): boolean
 }
 
 /**
- * Writes a PUSH of `body` on `key`, named in full (scope 0): what the router sends a subscriber.
- * The same bytes as `encodePush` with `{ scope: 0, suffix: key }`.
- */
-export function encodePushNamed(
-  w: BinaryWriter,
-  key: string,
-  body: PushBodyOut,
-  qos = DEFAULT_QOS_BYTE,
-  exts?: readonly Buffer[],
-): void {
-  w.u8(MID_N_PUSH | (key !== "" ? FLAG_N : 0) | (hasNetworkExts(qos, exts) ? FLAG_Z : 0));
-  writeNamedKey(w, key);
-  writeNetworkExts(w, qos, exts);
-  encodePushBody(w, body);
-}
-
-/**
  * Where the PUSH of the sample written last is (`encodeSamplePush`): its writer, that writer's
  * generation then, and its byte range. Holds one sample (its payload) until the next is written.
  */
 let lastSample: Sample | undefined;
 let lastSampleQos = -1;
+let lastSampleKey: WireKey | undefined;
 let lastSampleWriter: BinaryWriter | undefined;
 let lastSampleGeneration = -1;
 let lastSampleStart = 0;
 let lastSampleEnd = 0;
 
 /**
- * Writes a PUSH of `sample` on its key, named in full: what the router sends a subscriber. A
+ * Writes a PUSH of `sample`: what the router sends a subscriber. Its key is `to`, as the receiver
+ * reads it (`wire-key.ts`: one of the receiver's own key-expression ids), or else named in full. A
  * sample reaching several subscribers (of one session or many) is encoded once: the next
- * subscriber's PUSH is a copy of the bytes written for the one before, while those are intact.
+ * subscriber's PUSH is a copy of the bytes written for the one before, while those are intact and
+ * name the key the same way.
  */
-export function encodeSamplePush(w: BinaryWriter, sample: Sample, qos: number): void {
+export function encodeSamplePush(w: BinaryWriter, sample: Sample, qos: number, to?: WireKey): void {
+  const key = to ?? namedWireKey(sample.key);
   const from = lastSampleWriter;
   if (
     sample === lastSample &&
     qos === lastSampleQos &&
+    key === lastSampleKey &&
     from !== undefined &&
     from.generation === lastSampleGeneration
   ) {
@@ -592,9 +546,16 @@ export function encodeSamplePush(w: BinaryWriter, sample: Sample, qos: number): 
     return;
   }
   const start = w.pos;
-  if (!writeCommonSamplePush(w, sample, qos)) encodePushNamed(w, sample.key, sample, qos, sample.extensions?.network);
+  if (!writeCommonSamplePush(w, sample, qos, key)) {
+    const exts = sample.extensions?.network;
+    w.u8(MID_N_PUSH | key.flags | (hasNetworkExts(qos, exts) ? FLAG_Z : 0));
+    w.bytes(key.bytes);
+    writeNetworkExts(w, qos, exts);
+    encodePushBody(w, sample);
+  }
   lastSample = sample;
   lastSampleQos = qos;
+  lastSampleKey = key;
   lastSampleWriter = w;
   lastSampleGeneration = w.generation;
   lastSampleStart = start;

@@ -99,6 +99,11 @@ export class ZenohLink {
   private readonly handshake: HandshakeContext;
   private readonly rx: TransportRx;
   private readonly tx: TransportTx;
+  /**
+   * Told each time the output lanes were handed to the wire (at the end of a turn, and when the
+   * wire drained): they may hold less than before.
+   */
+  onPumped: (() => void) | undefined;
   /** The reason of the CLOSE the peer sent, if it sent one. */
   closeReceived: number | undefined;
 
@@ -130,7 +135,12 @@ export class ZenohLink {
       );
       this.close(CloseReason.GENERIC);
     });
-    wire.bind({ batch: (b) => this.onWireBatch(b), closed: () => this.closed(), drained: () => this.tx.pump() });
+    this.tx.pumped = () => this.onPumped?.();
+    wire.bind({
+      batch: (b) => this.onWireBatch(b),
+      closed: () => this.closed(),
+      drained: () => this.tx.pump(),
+    });
     const initiate = options.initiate;
     if (initiate !== undefined) this.tx.writeRaw(initSyn(initiate.whatami, initiate.credentials, this.handshake));
   }

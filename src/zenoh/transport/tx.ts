@@ -80,6 +80,8 @@ export class TransportTx {
   private openLanes = 0;
   /** Batches and fragmented messages waiting for the wire, in all lanes. */
   private queuedUnits = 0;
+  /** Bytes in every lane's queue. */
+  private queuedTotal = 0;
   /** The lane and express flag of the message being written. */
   private current: OutLane | undefined;
   private currentExpress = false;
@@ -103,9 +105,7 @@ export class TransportTx {
 
   /** Bytes waiting in the output lanes for a slow reader (not yet handed to the wire). */
   get queuedBytes(): number {
-    let n = 0;
-    for (const lane of this.lanesOut) n += lane?.queued ?? 0;
-    return n;
+    return this.queuedTotal;
   }
 
   /** Nothing is being batched or waits for the wire. */
@@ -217,6 +217,7 @@ export class TransportTx {
   private enqueue(lane: OutLane, bytes: Buffer, fragment: boolean): void {
     lane.queue.push({ bytes, fragment });
     lane.queued += bytes.length;
+    this.queuedTotal += bytes.length;
     this.queuedUnits++;
   }
 
@@ -226,6 +227,14 @@ export class TransportTx {
    * given here, in the order the batches leave, so they follow one another on each lane.
    */
   pump(): void {
+    this.handOut();
+    this.pumped?.();
+  }
+
+  /** Told after each `pump`, when the lanes may hold less than before. */
+  pumped: (() => void) | undefined;
+
+  private handOut(): void {
     while (this.queuedUnits > 0 && !this.ended && this.wire.queuedBytes < WIRE_HIGH_WATER) {
       let lane: OutLane | undefined;
       for (const l of this.lanesOut)
@@ -236,6 +245,7 @@ export class TransportTx {
       if (lane === undefined) return;
       const unit = lane.queue.shift() as Queued;
       lane.queued -= unit.bytes.length;
+      this.queuedTotal -= unit.bytes.length;
       this.queuedUnits--;
       if (unit.fragment) this.writeFragments(lane.priority, unit.bytes);
       else this.writeFrame(lane.priority, unit.bytes);

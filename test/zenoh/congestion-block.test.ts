@@ -1,0 +1,53 @@
+/**
+ * Congestion control BLOCK as zenohd has it (docs/zenoh-protocol.md, "Output: priority lanes"):
+ * a publisher whose BLOCK samples go to a subscriber that reads slowly is held back (no longer
+ * read) rather than its samples queued without end, and none is lost.
+ */
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { setTimeout as sleep } from "node:timers/promises";
+import { after, test } from "node:test";
+import { encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
+import type { BinaryWriter } from "../../src/core/binary.js";
+import { BLOCK_QUEUE_BYTES } from "../../src/zenoh/session.js";
+import { zenohDoor } from "../support/zenoh-door.js";
+import { RawClient, wireKey } from "./raw-client.js";
+
+const opened: Array<{ close(): unknown }> = [];
+after(async () => {
+  for (const o of opened.reverse()) await o.close();
+});
+
+/** Priority 5 (data), congestion control BLOCK: zenoh-python's publisher with BLOCK. */
+const QOS_BLOCK = 0x0d;
+
+test("BLOCK samples to a subscriber that does not read hold the publisher back, as zenohd blocks it, instead of queueing 16 MB; every sample arrives once it reads", async () => {
+  const { port, server, session } = await zenohDoor(opened);
+  const sub = await RawClient.open(port, { zid: "B1" });
+  opened.push(sub);
+  sub.sendFrame((w) => encodeDeclare(w, { kind: "subscriber", id: 1, key: wireKey("blk/**") }));
+  await sub.until(() => session.matchingStatus("blk/x", "subscribers") || undefined);
+  sub.socket.pause();
+  const pub = await RawClient.open(port, { zid: "A1" });
+  opened.push(pub);
+  const payload = Buffer.alloc(4000, 7);
+  const total = 4000;
+  const put = (w: BinaryWriter) =>
+    encodePush(w, wireKey("blk/x"), { kind: "put", encoding: "", hasEncoding: false, payload }, QOS_BLOCK);
+  for (let sent = 0; sent < total; sent += 15)
+    pub.sendFrame(...Array<typeof put>(Math.min(15, total - sent)).fill(put));
+  // Long enough for the router to read all 16 MB if nothing held the publisher back.
+  await sleep(1500);
+  const queued = Math.max(...server.status().map((s) => s.queued));
+  assert.ok(queued <= BLOCK_QUEUE_BYTES + 256 * 1024, `${queued} bytes queued to the subscriber`);
+  sub.socket.resume();
+  const received = await sub.until(
+    () => {
+      const n = sub.network.filter((m) => m.kind === "push").length;
+      return n === total ? n : undefined;
+    },
+    60_000,
+    `${total} samples`,
+  );
+  assert.equal(received, total);
+});
