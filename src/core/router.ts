@@ -443,7 +443,7 @@ export class Router {
       // Of the routers joined to the network, one passes its samples on (docs/zenoh-network.md).
       if (!fromNetwork || net.bridging) {
         pending ??= [];
-        pending.push(this.fabric.publish(this.withHeldIn(sample), fromNetwork));
+        pending.push(this.fabric.publish(this.withHeldIn(sample, origin), fromNetwork));
       }
     }
     return settle(pending);
@@ -508,7 +508,7 @@ export class Router {
         this.logger.error({ key: sample.key, subscriber: sub.key, err: errorMessage(err) }, "subscriber failed");
       }
     }
-    if (this.fabric) pending.push(this.fabric.publish(this.withHeldIn(sample)));
+    if (this.fabric) pending.push(this.fabric.publish(this.withHeldIn(sample, undefined)));
     if (pending.length === 0) return SETTLED;
     return pending.length === 1 ? pending[0]! : Promise.all(pending).then(ignore);
   }
@@ -536,14 +536,20 @@ export class Router {
   /**
    * The copy of a local write the fabric sends: it names the shared stores this router's
    * storages write it to (`Sample.heldIn`), whose storages on other routers then have nothing
-   * to write, nor the writer to wait for (docs/conditional-writes.md, "Shared stores"). Every
-   * such storage here got the write, and the write fails if one of them cannot store it.
+   * to write, nor the writer to wait for (docs/conditional-writes.md, "Shared stores"). Only the
+   * storages `deliver` gave the write to (`origin`, as there) count: the write fails if one of
+   * them cannot store it.
    */
-  private withHeldIn(sample: Sample): Sample {
+  private withHeldIn(sample: Sample, origin: Origin | undefined): Sample {
     let stores: string[] | undefined;
     if (sample.timestamp !== undefined && !isWild(sample.key))
       for (const sub of this.matchingSubscribers(sample.key)) {
         if (sub.store === undefined || stores?.includes(sub.store) === true) continue;
+        if (
+          (origin !== undefined || sub.allowedOrigin !== undefined) &&
+          !localityMatches(origin, sub.sessionId, sub.allowedOrigin)
+        )
+          continue;
         stores ??= [];
         stores.push(sub.store);
       }
