@@ -54,6 +54,16 @@ export interface FabricHost {
   readRemote?(key: string): Reply[] | undefined;
   /** Keys of the local subscribers (storages included), deduplicated. */
   subscriberKeys(): string[];
+  /**
+   * The local subscribers as declared to other routers (absent: every key is `plain`): the keys
+   * of those that acknowledge every write, and the storages of shared stores with their store,
+   * which a write already held by that store needs not wait for (docs/conditional-writes.md,
+   * "Shared stores").
+   */
+  subscriberDeclarations?(): {
+    plain: string[];
+    stores: ReadonlyArray<{ readonly key: string; readonly store: string }>;
+  };
   /** The local queryables, deduplicated by key. */
   queryables(): QueryableInfo[];
   /** Keys of the local liveliness tokens (none when absent): other routers see them until this router dies. */

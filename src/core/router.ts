@@ -40,6 +40,8 @@ export interface SubscriberDecl {
   readonly owner: string;
   /** A storage: the only subscribers a conditional write reaches before it is accepted. */
   readonly storage?: boolean;
+  /** A storage's shared store (`StorageBackend.store`): see docs/conditional-writes.md, "Shared stores". */
+  readonly store?: string;
   /** `Session.id` of the declaring session (locality). */
   readonly sessionId?: number;
   /** Which senders it hears (default any). */
@@ -131,6 +133,8 @@ export class Router {
   /** Size limits on the key expressions this router accepts. */
   readonly keyExprLimits: KeyExprLimits;
   private readonly subscribers = new KeTrie<SubscriberDecl>();
+  /** The storages of shared stores among `subscribers` (`SubscriberDecl.store`), declared apart. */
+  private readonly storeSubscribers = new Set<SubscriberDecl>();
   private readonly queryablesIndex = new KeTrie<QueryableDecl>();
   private fabricStarted = false;
   /**
@@ -284,12 +288,14 @@ export class Router {
   /** @internal */
   addSubscriber(decl: SubscriberDecl): void {
     this.subscribers.add(decl.key, decl);
+    if (decl.store !== undefined) this.storeSubscribers.add(decl);
     this.routes.clear();
     this.declared(decl.key, false);
   }
   /** @internal */
   removeSubscriber(decl: SubscriberDecl): void {
     this.routes.clear();
+    this.storeSubscribers.delete(decl);
     if (this.subscribers.delete(decl.key, decl)) this.declared(decl.key, false);
   }
   /** @internal */
@@ -454,7 +460,7 @@ export class Router {
       // Of the routers joined to the network, one passes its samples on (docs/zenoh-network.md).
       if (!fromNetwork || net.bridging) {
         pending ??= [];
-        pending.push(this.fabric.publish(sample, fromNetwork));
+        pending.push(this.fabric.publish(this.withHeldIn(sample, origin), fromNetwork));
       }
     }
     return settle(pending);
@@ -519,9 +525,56 @@ export class Router {
         this.logger.error({ key: sample.key, subscriber: sub.key, err: errorMessage(err) }, "subscriber failed");
       }
     }
-    if (this.fabric) pending.push(this.fabric.publish(sample));
+    if (this.fabric) pending.push(this.fabric.publish(this.withHeldIn(sample, undefined)));
     if (pending.length === 0) return SETTLED;
     return pending.length === 1 ? pending[0]! : Promise.all(pending).then(ignore);
+  }
+
+  /**
+   * The subscribers as other routers see them: the key expressions of those that must
+   * acknowledge every write (`plain`), and each storage of a shared store with its store, which
+   * need not acknowledge a write the store already holds (docs/conditional-writes.md).
+   */
+  private subscriberDeclarations(): { plain: string[]; stores: Array<{ key: string; store: string }> } {
+    const stores: Array<{ key: string; store: string }> = [];
+    const storeKeys = new Set<string>();
+    for (const d of this.storeSubscribers) {
+      if (!stores.some((s) => s.key === d.key && s.store === d.store)) stores.push({ key: d.key, store: d.store! });
+      storeKeys.add(d.key);
+    }
+    const plain: string[] = [];
+    for (const key of new Set(this.subscribers.keys())) {
+      if (!storeKeys.has(key) || this.subscribers.including(key).some((d) => d.key === key && d.store === undefined))
+        plain.push(key);
+    }
+    return { plain, stores };
+  }
+
+  /**
+   * The copy of a local write the fabric sends: it names the shared stores this router's
+   * storages write it to (`Sample.heldIn`), whose storages on other routers then have nothing
+   * to write, nor the writer to wait for (docs/conditional-writes.md, "Shared stores"). Only the
+   * storages `deliver` gave the write to (`origin`, as there) count: the write fails if one of
+   * them cannot store it.
+   */
+  private withHeldIn(sample: Sample, origin: Origin | undefined): Sample {
+    let stores: string[] | undefined;
+    if (sample.timestamp !== undefined && !isWild(sample.key))
+      for (const sub of this.matchingSubscribers(sample.key)) {
+        if (sub.store === undefined || stores?.includes(sub.store) === true) continue;
+        if (
+          (origin !== undefined || sub.allowedOrigin !== undefined) &&
+          !localityMatches(origin, sub.sessionId, sub.allowedOrigin)
+        )
+          continue;
+        stores ??= [];
+        stores.push(sub.store);
+      }
+    if (stores !== undefined) return { ...sample, heldIn: stores };
+    if (sample.heldIn === undefined) return sample;
+    // Another router's word on what its stores hold says nothing of this write's.
+    const { heldIn: _theirs, ...own } = sample;
+    return own;
   }
 
   private matchingSubscribers(key: string): SubscriberDecl[] {
@@ -752,6 +805,7 @@ export class Router {
       },
       livelinessTokens: () => this.liveliness.localKeys(),
       subscriberKeys: () => [...new Set(this.subscribers.keys())],
+      subscriberDeclarations: () => this.subscriberDeclarations(),
       queryables: () => {
         const byKey = new Map<string, QueryableInfo>();
         for (const key of this.queryablesIndex.keys()) {

@@ -66,6 +66,13 @@ export interface Sample {
   readonly sourceInfo?: SourceInfo;
   /** Wire extensions carried unchanged to the subscribers of the same protocol. */
   readonly extensions?: WireExtensions;
+  /**
+   * Between routers only: the shared stores (`StorageBackend.store`) that the sending router's
+   * own storages write this sample to, its write failing if they cannot. A storage of one of
+   * them on the receiving router has nothing to write (docs/conditional-writes.md, "Shared
+   * stores"). Set by the router on the copy it sends; plain keys only.
+   */
+  readonly heldIn?: readonly string[];
 }
 
 /**

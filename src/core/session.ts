@@ -479,20 +479,24 @@ export class Session {
   /**
    * Calls `handler` with every sample put or deleted on a key matching `keyexpr`. `storage`: it
    * stores what it gets, and is the only kind of subscriber that receives conditional writes
-   * (with their condition) before they are accepted (default false).
+   * (with their condition) before they are accepted (default false). `store`: a storage's shared
+   * store (`StorageBackend.store`), shared by other routers' storages (docs/conditional-writes.md,
+   * "Shared stores").
    */
   declareSubscriber(
     keyexpr: IntoKeyExpr,
     handler: SampleHandler,
-    options: DeclareOptions & { storage?: boolean } = {},
+    options: DeclareOptions & { storage?: boolean; store?: string | undefined } = {},
   ): Subscriber {
+    const storage = options.storage ?? false;
     const decl: SubscriberDecl = {
       key: toKeyExpr(keyexpr, this.router.keyExprLimits),
       handler,
       owner: this.name,
-      storage: options.storage ?? false,
+      storage,
       sessionId: this.id,
       allowedOrigin: options.allowedOrigin,
+      ...(storage && options.store !== undefined ? { store: options.store } : {}),
     };
     this.router.addSubscriber(decl);
     return this.track(decl.key, () => this.router.removeSubscriber(decl));

@@ -28,6 +28,10 @@ export interface DeclarationSyncOptions {
   readonly onData: (msg: TransportMessage) => void;
 }
 
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** Least time between two requests for one router's declarations. */
 const PULL_INTERVAL_MS = 500;
 /** Hello answers arrive within milliseconds of each other: this much silence means all are in. */
@@ -88,7 +92,14 @@ export class DeclarationSync {
       sub.unsubscribe();
       this.dataSubs.delete(subject);
     }
-    const decls: Declaration[] = subs.map((key) => ({ kind: "subscriber", key, complete: false }));
+    // Storages of shared stores are declared with their store (docs/conditional-writes.md,
+    // "Shared stores"); every other subscriber as one.
+    const declared = host.subscriberDeclarations?.() ?? { plain: subs, stores: [] };
+    const decls: Declaration[] = [...declared.plain]
+      .sort()
+      .map((key): Declaration => ({ kind: "subscriber", key, complete: false }));
+    const stores = [...declared.stores].sort((a, b) => compare(a.key, b.key) || compare(a.store, b.store));
+    for (const { key, store } of stores) decls.push({ kind: "store", key, complete: false, store });
     const qbls = host.queryables().sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     for (const q of qbls) decls.push({ kind: "queryable", key: q.key, complete: q.complete });
     for (const key of (host.livelinessTokens?.() ?? []).sort()) decls.push({ kind: "token", key, complete: false });

@@ -35,9 +35,16 @@ export const MessageType = {
   SAMPLES: 11,
 } as const;
 
-/** What a declaration declares. Codes on the wire: 1, 2, 3. */
+/**
+ * What a declaration declares. Codes on the wire: 1, 2, 3, and 4 for `store`: a storage of a
+ * shared store (a subscriber that a write already held by its store needs not wait for).
+ */
 export type { DeclarationKind };
-const DECL_KINDS: readonly DeclarationKind[] = ["subscriber", "queryable", "token"];
+export type WireDeclarationKind = DeclarationKind | "store";
+const DECL_KINDS: readonly WireDeclarationKind[] = ["subscriber", "queryable", "token", "store"];
+/** Most shared stores a sample names (`Sample.heldIn`), and the longest store name (bytes). */
+export const MAX_HELD_IN = 16;
+const MAX_STORE_NAME = 255;
 
 /**
  * A message that does not decode: logged and dropped, never a crash. It carries no stack trace:
@@ -91,10 +98,12 @@ export interface AckBatch {
 
 /** One declared key expression. */
 export interface Declaration {
-  readonly kind: DeclarationKind;
+  readonly kind: WireDeclarationKind;
   readonly key: string;
   /** Queryables only: the queryable answers for every key it covers. */
   readonly complete: boolean;
+  /** `store` only: the shared store (1 to 255 bytes). */
+  readonly store?: string;
 }
 
 /** A router's declarations, versioned: a heartbeat with another `ver` tells they changed. */
@@ -151,6 +160,8 @@ function typeOf(data: Uint8Array): number {
 
 /** Sample flag: the publisher received the sample from a zenoh network it joined. */
 const SAMPLE_NETWORK = 32;
+/** Sample flag: the shared stores holding it follow the extras (`Sample.heldIn`). */
+const SAMPLE_HELD_IN = 64;
 
 /** Encodes a sample with its origin (`network`: it came from a zenoh network the publisher joined). */
 export function encodeSample(sample: Sample, origin: SampleOrigin, resend = false, network = false): Buffer {
@@ -159,12 +170,18 @@ export function encodeSample(sample: Sample, origin: SampleOrigin, resend = fals
   const keyLen = Buffer.byteLength(sample.key);
   const encLen = Buffer.byteLength(sample.encoding);
   checkLengths(zidLen, keyLen, encLen);
+  const held = sample.heldIn;
+  const heldSize = held === undefined ? 0 : heldInSize(held);
   const buf = Buffer.allocUnsafe(
-    14 + 1 + zidLen + 2 + keyLen + 2 + encLen + 1 + ts.length + extrasSize(sample) + sample.payload.length,
+    14 + 1 + zidLen + 2 + keyLen + 2 + encLen + 1 + ts.length + extrasSize(sample) + heldSize + sample.payload.length,
   );
   let o = buf.writeUInt8(MessageType.SAMPLE, 0);
   o = buf.writeUInt8(
-    (sample.kind === "put" ? 0 : 1) | (resend ? 2 : 0) | (extrasFlags(sample) << 2) | (network ? SAMPLE_NETWORK : 0),
+    (sample.kind === "put" ? 0 : 1) |
+      (resend ? 2 : 0) |
+      (extrasFlags(sample) << 2) |
+      (network ? SAMPLE_NETWORK : 0) |
+      (held === undefined ? 0 : SAMPLE_HELD_IN),
     o,
   );
   o = buf.writeUInt32BE(origin.epoch >>> 0, o);
@@ -178,8 +195,28 @@ export function encodeSample(sample: Sample, origin: SampleOrigin, resend = fals
   o = buf.writeUInt8(ts.length, o);
   o += buf.write(ts, o, "latin1");
   o = writeExtras(buf, o, sample);
+  if (held !== undefined) {
+    o = buf.writeUInt8(held.length, o);
+    for (const store of held) {
+      o = buf.writeUInt8(Buffer.byteLength(store), o);
+      o += buf.write(store, o, "utf8");
+    }
+  }
   sample.payload.copy(buf, o);
   return buf;
+}
+
+/** Bytes `heldIn` takes in a sample; throws when it is beyond the wire's limits. */
+function heldInSize(held: readonly string[]): number {
+  if (held.length < 1 || held.length > MAX_HELD_IN)
+    throw new MalformedMessage(`a sample names 1 to ${MAX_HELD_IN} shared stores, not ${held.length}`);
+  let size = 1;
+  for (const store of held) {
+    const n = Buffer.byteLength(store);
+    if (n < 1 || n > MAX_STORE_NAME) throw new MalformedMessage("a shared store's name is 1 to 255 bytes");
+    size += 1 + n;
+  }
+  return size;
 }
 
 /** The same sample message with the resend flag set (a copy: `data` may still be in flight). */
@@ -193,7 +230,7 @@ export function markResend(data: Buffer): Buffer {
 export function decodeSample(data: Uint8Array): SampleMessage {
   const r = new Reader(data, MessageType.SAMPLE, "sample");
   const flags = r.u8();
-  if (flags > 63) throw new MalformedMessage(`sample: unknown flags ${flags}`);
+  if (flags > 127) throw new MalformedMessage(`sample: unknown flags ${flags}`);
   const kind = flags & 1 ? "delete" : "put";
   const epoch = r.u32be();
   const seq = r.f64();
@@ -205,11 +242,13 @@ export function decodeSample(data: Uint8Array): SampleMessage {
   const encoding = r.str16();
   const timestamp = r.timestamp();
   const extras = r.extras((flags >> 2) & 7);
+  const heldIn = flags & SAMPLE_HELD_IN ? r.heldIn() : undefined;
   const payload = r.rest();
-  const sample: Sample = withExtras(
+  const plain: Sample = withExtras(
     timestamp === undefined ? { key, kind, payload, encoding } : { key, kind, payload, encoding, timestamp },
     extras,
   );
+  const sample = heldIn === undefined ? plain : { ...plain, heldIn };
   return { sample, origin: { zid, epoch, seq }, resend: (flags & 2) !== 0, network: (flags & SAMPLE_NETWORK) !== 0 };
 }
 
@@ -408,6 +447,11 @@ export function encodeDeclarations(m: DeclarationsMessage): Buffer {
     const n = Buffer.byteLength(d.key);
     checkLengths(0, n, 0);
     size += 1 + 1 + 2 + n;
+    if (d.kind === "store") {
+      const s = Buffer.byteLength(d.store ?? "");
+      if (s < 1 || s > MAX_STORE_NAME) throw new MalformedMessage("a shared store's name is 1 to 255 bytes");
+      size += 1 + s;
+    }
     return n;
   });
   const buf = Buffer.allocUnsafe(size);
@@ -422,6 +466,10 @@ export function encodeDeclarations(m: DeclarationsMessage): Buffer {
     o = buf.writeUInt8(d.complete ? 1 : 0, o);
     o = buf.writeUInt16BE(keyLens[i]!, o);
     o += buf.write(d.key, o, "utf8");
+    if (d.kind === "store") {
+      o = buf.writeUInt8(Buffer.byteLength(d.store!), o);
+      o += buf.write(d.store!, o, "utf8");
+    }
   });
   return buf;
 }
@@ -441,7 +489,12 @@ export function decodeDeclarations(data: Uint8Array): DeclarationsMessage {
     const complete = r.flag();
     const key = r.str16();
     if (key === "") throw new MalformedMessage("declarations: empty key");
-    decls.push({ kind, key, complete });
+    if (kind !== "store") decls.push({ kind, key, complete });
+    else {
+      const store = r.str8();
+      if (store === "") throw new MalformedMessage("declarations: empty store name");
+      decls.push({ kind, key, complete, store });
+    }
   }
   r.expectEnd();
   return { zid, epoch, ver, decls };
@@ -762,6 +815,18 @@ class Reader extends BinaryReader {
     const out: { attachment?: Buffer; qos?: Qos; deadline: number } = { deadline };
     if (attachment) out.attachment = attachment;
     if (qos) out.qos = qos;
+    return out;
+  }
+  /** A sample's `heldIn`: u8 count (1 to `MAX_HELD_IN`), then that many non-empty `str8` store names. */
+  heldIn(): string[] {
+    const n = this.u8();
+    if (n < 1 || n > MAX_HELD_IN) throw new MalformedMessage(`${this.what}: ${n} shared stores`);
+    const out: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const store = this.str8();
+      if (store === "") throw new MalformedMessage(`${this.what}: empty store name`);
+      out.push(store);
+    }
     return out;
   }
   /** The message must end here. */

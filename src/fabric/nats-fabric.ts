@@ -44,6 +44,7 @@ import {
   encodePong,
   encodeQuery,
   encodeSample,
+  MAX_HELD_IN,
   markResend,
   type SampleMessage,
 } from "./envelope.js";
@@ -341,7 +342,8 @@ export class NatsFabric implements Fabric {
     if (this.transport) this.decl.schedule();
   }
 
-  publish(sample: Sample, network = false): Promise<void> {
+  publish(written: Sample, network = false): Promise<void> {
+    let sample = written;
     const transport = this.transport;
     if (!transport || !this.connected || this.closing) {
       this.counters.samplesSkipped++;
@@ -359,6 +361,11 @@ export class NatsFabric implements Fabric {
       return Promise.resolve();
     }
     const seq = ++this.seq;
+    // Beyond what the wire names, the write is simply waited for everywhere.
+    if (sample.heldIn !== undefined && sample.heldIn.length > MAX_HELD_IN) {
+      const { heldIn: _dropped, ...rest } = sample;
+      sample = rest;
+    }
     let data: Buffer;
     try {
       data = encodeSample(sample, { zid: this.zid, epoch: this.epoch, seq }, false, network);
@@ -375,7 +382,12 @@ export class NatsFabric implements Fabric {
     }
     const subject = this.subjectOf(sample.key);
     const direct = subject === undefined;
-    const targets = this.table.interest(sample.key, "subscriber");
+    // A router whose only storages of the key are of shared stores that hold the write already
+    // has nothing to store: it gets the sample, unwaited (docs/conditional-writes.md, "Shared stores").
+    const targets =
+      sample.heldIn === undefined
+        ? this.table.interest(sample.key, "subscriber")
+        : this.table.ackTargets(sample.key, sample.heldIn);
     this.counters.samplesSent++;
     if (targets.length === 0) {
       // Nobody is known to listen: no ack to wait for, but NATS still forwards the sample to a

@@ -9,7 +9,13 @@ import { errorMessage } from "../core/errors.js";
 import type { RemoteDeclarationChange, RemoteQueryable } from "../core/fabric.js";
 import type { Logger } from "../core/log.js";
 import type { Clock } from "./clock.js";
-import type { Declaration, DeclarationKind, DeclarationsMessage, HeartbeatMessage } from "./envelope.js";
+import type {
+  Declaration,
+  DeclarationKind,
+  DeclarationsMessage,
+  HeartbeatMessage,
+  WireDeclarationKind,
+} from "./envelope.js";
 
 /** Key expressions whose `interest` answers are remembered, per kind (then it starts over). */
 const INTEREST_CACHE_MAX = 4096;
@@ -72,6 +78,17 @@ export interface PeerEvents {
   forgotten(zid: string, reason: ForgetReason): void;
 }
 
+/** A storage of a shared store on another router, as `ackTargets` looks it up. */
+interface StoreEntry {
+  readonly zid: string;
+  readonly store: string;
+}
+
+/** The index a declaration goes in: a storage of a shared store is a subscriber to every other question. */
+function indexKind(kind: WireDeclarationKind): DeclarationKind {
+  return kind === "store" ? "subscriber" : kind;
+}
+
 /** Heartbeat outcome: the sender is known and up to date, or its declarations must be fetched. */
 export type HeartbeatResult = "known" | "stale";
 
@@ -87,6 +104,14 @@ export class PeerTable {
   private readonly completeQueryables = new KeTrie<string>();
   /** Every router's queryables with their completeness: what a joined router declares for them to zenoh. */
   private readonly queryableDecls = new KeTrie<RemoteQueryable>();
+  /**
+   * Subscribers other than storages of shared stores (which are in `byKind` as subscribers too),
+   * and those storages with their store: who a write a shared store already holds waits for.
+   */
+  private readonly plainSubscribers = new KeTrie<string>();
+  private readonly stores = new KeTrie<StoreEntry>();
+  /** Each router's entries in `stores`, to remove them by identity. */
+  private readonly storeEntries = new Map<string, StoreEntry[]>();
   /**
    * `interest` answers by kind and key expression: every write asks which routers want its key,
    * and a walk of the trie per write cost more than the rest of the lookup. Cleared whenever the
@@ -132,6 +157,18 @@ export class PeerTable {
       }
     }
     return ids;
+  }
+
+  /**
+   * The routers a write on `keyExpr` already held by the shared stores `heldIn` waits for: those
+   * with a matching subscriber that is not a storage of one of those stores (sorted, deduplicated).
+   */
+  ackTargets(keyExpr: string, heldIn: readonly string[]): readonly string[] {
+    const all = this.interest(keyExpr, "subscriber");
+    if (all.length === 0) return all;
+    const out = new Set(this.plainSubscribers.intersecting(keyExpr));
+    for (const e of this.stores.intersecting(keyExpr)) if (!heldIn.includes(e.store)) out.add(e.zid);
+    return out.size === all.length ? all : [...out].sort();
   }
 
   /** Routers that declared a complete queryable including `keyExpr`, sorted and deduplicated. */
@@ -197,7 +234,14 @@ export class PeerTable {
       try {
         // Size first, so validation and indexing cost what this router's limits allow.
         checkKeyExprLimits(d.key, this.limits.keyExpr);
-        this.byKind.get(d.kind)!.add(d.key, peer.zid);
+        if (d.kind === "store") {
+          const entry: StoreEntry = { zid: peer.zid, store: d.store! };
+          this.stores.add(d.key, entry);
+          const entries = this.storeEntries.get(peer.zid);
+          if (entries === undefined) this.storeEntries.set(peer.zid, [entry]);
+          else entries.push(entry);
+        } else if (d.kind === "subscriber") this.plainSubscribers.add(d.key, peer.zid);
+        this.byKind.get(indexKind(d.kind))!.add(d.key, peer.zid);
         if (d.kind === "queryable") {
           if (d.complete) this.completeQueryables.add(d.key, peer.zid);
           const q: RemoteQueryable = { zid: peer.zid, key: d.key, complete: d.complete };
@@ -234,8 +278,8 @@ export class PeerTable {
     const listener = this.events.declarations;
     if (!listener) return;
     for (const kind of ["subscriber", "queryable", "token"] as const) {
-      const was = new Map(before.filter((d) => d.kind === kind).map((d) => [d.key, d.complete]));
-      const is = new Map(after.filter((d) => d.kind === kind).map((d) => [d.key, d.complete]));
+      const was = new Map(before.filter((d) => indexKind(d.kind) === kind).map((d) => [d.key, d.complete]));
+      const is = new Map(after.filter((d) => indexKind(d.kind) === kind).map((d) => [d.key, d.complete]));
       const added = [...is.keys()].filter((k) => !was.has(k));
       const removed = [...was.keys()].filter((k) => !is.has(k));
       for (const [k, complete] of is)
@@ -292,12 +336,16 @@ export class PeerTable {
   }
 
   private unindex(peer: MutablePeer): void {
+    const entries = this.storeEntries.get(peer.zid);
+    let e = 0;
     for (const d of peer.decls) {
-      this.byKind.get(d.kind)!.delete(d.key, peer.zid);
-      if (d.kind === "queryable") {
-        if (d.complete) this.completeQueryables.delete(d.key, peer.zid);
-      }
+      this.byKind.get(indexKind(d.kind))!.delete(d.key, peer.zid);
+      if (d.kind === "queryable" && d.complete) this.completeQueryables.delete(d.key, peer.zid);
+      if (d.kind === "subscriber") this.plainSubscribers.delete(d.key, peer.zid);
+      // Entries were made in declaration order, one per store declaration kept.
+      if (d.kind === "store" && entries !== undefined) this.stores.delete(d.key, entries[e++]!);
     }
+    this.storeEntries.delete(peer.zid);
     for (const q of peer.queryables) this.queryableDecls.delete(q.key, q);
     peer.queryables = [];
     this.clearInterest();

@@ -81,6 +81,17 @@ export type WriteResult = Insertion | Promise<Insertion>;
  */
 export interface StorageBackend {
   readonly capability: StorageCapability;
+  /**
+   * Optional, shared backends only: a name that every router's backend writing the very same
+   * data carries (a JetStream bucket on the fabric's own NATS connection). A sample another
+   * router's storage of this store already wrote needs no write here (`stored`).
+   */
+  readonly store?: string;
+  /**
+   * Optional, with `store`: another router's storage wrote `key` in the store (the sample said
+   * so): nothing to write, but what this backend remembers of the key is stale.
+   */
+  stored?(key: string): void;
   /** The value or tombstone held for exactly `key`, with its version. */
   lookup(key: string): Promise<StoredLookup | undefined>;
   /**

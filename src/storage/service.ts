@@ -143,7 +143,10 @@ export class StorageService implements RunningStorage {
    * alignment goes on while the storage answers (docs/replication.md, "Start-up alignment").
    */
   async start(options: { align?: boolean; alignTimeoutMs?: number } = {}): Promise<void> {
-    this.subscriber = this.session.declareSubscriber(this.keyExpr, (s, c) => this.apply(s, c), { storage: true });
+    this.subscriber = this.session.declareSubscriber(this.keyExpr, (s, c) => this.apply(s, c), {
+      storage: true,
+      store: this.backend.store,
+    });
     const deadline = Date.now() + (options.alignTimeoutMs ?? ALIGN_TIMEOUT_MS);
     // With replication, the start-up alignment is an exchange with the replicas and the
     // overlapping storages. The one-time query still reads the storages on this key expression
@@ -225,9 +228,31 @@ export class StorageService implements RunningStorage {
   apply(sample: Sample, condition?: WriteCondition): Promise<void> | undefined {
     const ts = sample.timestamp;
     if (!ts) return undefined; // every routed sample is stamped; unstamped ones cannot be ordered
+    const store = this.backend.store;
+    if (store !== undefined && sample.heldIn?.includes(store) === true && condition === undefined)
+      return this.storedElsewhere(sample, ts);
     if (condition !== undefined && this.claiming && this.heldElsewhere(sample.key))
       return this.applyClaimed(sample, ts, condition);
     return this.applyNow(sample, ts, condition);
+  }
+
+  /**
+   * A sample another router's storage of this shared store wrote (and acknowledged) before it
+   * answered: the store holds it, so nothing is written here (docs/conditional-writes.md,
+   * "Shared stores"). What this storage keeps beside the store still follows it: the backend's
+   * memory of the key, the value's deadline (each router holding it deletes it when due, and
+   * the store keeps the first delete), and the change event.
+   */
+  private storedElsewhere(sample: Sample, ts: Timestamp): undefined {
+    this.backend.stored?.(sample.key);
+    const deadline =
+      sample.deadline ?? (this.defaultTtlMs === undefined ? undefined : deadlineOf(ts, this.defaultTtlMs));
+    if (deadline !== undefined && sample.kind === "put") {
+      this.keyed?.set(sample.key, ts, deadline);
+      this.arm(deadline);
+    }
+    this.changed(sample);
+    return undefined;
   }
 
   /**

@@ -76,6 +76,87 @@ test("a sample round-trips with its origin, kind, timestamp and raw payload; a r
   assert.equal(d.network, false);
 });
 
+test("a sample names the shared stores holding it; malformed or oversized lists are refused", () => {
+  const held = { ...put, attachment: Buffer.of(7), heldIn: ["jetstream/zest_a", "jetstream/é"] };
+  const m = decodeSample(encodeSample(held, { zid: "AB", epoch: 1, seq: 9 }, true, true));
+  assert.deepEqual(m.sample.heldIn, ["jetstream/zest_a", "jetstream/é"]);
+  assert.deepEqual(
+    [m.sample.payload, m.sample.attachment, m.resend, m.network],
+    [put.payload, Buffer.of(7), true, true],
+  );
+  assert.equal(decodeSample(encodeSample(put, { zid: "AB", epoch: 1, seq: 9 })).sample.heldIn, undefined);
+  const one = encodeSample({ ...del, heldIn: ["s"] }, { zid: "AB", epoch: 1, seq: 1 });
+  // `del` has no timestamp, encoding "application/json": the list is the three bytes before the (empty) payload.
+  assert.deepEqual([...one.subarray(one.length - 3)], [1, 1, 0x73]);
+  const bad = (count: number, name: string): Buffer =>
+    Buffer.concat([one.subarray(0, one.length - 3), Buffer.of(count, Buffer.byteLength(name)), Buffer.from(name)]);
+  assert.throws(() => decodeSample(bad(0, "s")), /0 shared stores/);
+  assert.throws(() => decodeSample(bad(17, "s")), /17 shared stores/);
+  assert.throws(() => decodeSample(bad(1, "")), /empty store name/);
+  assert.throws(() => decodeSample(bad(2, "s")), /truncated/);
+  const origin = { zid: "AB", epoch: 1, seq: 1 };
+  assert.throws(() => encodeSample({ ...put, heldIn: [] }, origin), /1 to 16 shared stores/);
+  assert.throws(() => encodeSample({ ...put, heldIn: Array.from({ length: 17 }, (_, i) => `s${i}`) }, origin));
+  assert.throws(() => encodeSample({ ...put, heldIn: ["x".repeat(256)] }, origin), /1 to 255 bytes/);
+});
+
+test("a storage of a shared store is declared with its store; an empty or oversized name is refused", () => {
+  const m: DeclarationsMessage = {
+    zid: "C1",
+    epoch: 3,
+    ver: 4,
+    decls: [
+      { kind: "subscriber", key: "a/**", complete: false },
+      { kind: "store", key: "js/**", complete: false, store: "jetstream/zest_js" },
+      { kind: "queryable", key: "js/**", complete: true },
+    ],
+  };
+  assert.deepEqual(decodeDeclarations(encodeDeclarations(m)), m);
+  const store = (name: string): DeclarationsMessage => ({
+    ...m,
+    decls: [{ kind: "store", key: "js/**", complete: false, store: name }],
+  });
+  assert.throws(() => encodeDeclarations(store("")), /1 to 255 bytes/);
+  assert.throws(() => encodeDeclarations(store("x".repeat(256))), /1 to 255 bytes/);
+  const data = encodeDeclarations(store("s"));
+  // The store name is the message's last two bytes: a zero length makes it empty.
+  assert.throws(
+    () => decodeDeclarations(Buffer.concat([data.subarray(0, data.length - 2), Buffer.of(0)])),
+    /empty store name/,
+  );
+  assert.throws(() => decodeDeclarations(data.subarray(0, data.length - 1)), /truncated/);
+});
+
+test("a write its shared stores hold waits only for the routers with another subscriber on its key", () => {
+  const table = new PeerTable(new ManualClock(), 1000, { alive() {}, changed() {}, forgotten() {} }, silentLogger);
+  const decl = (zid: string, decls: DeclarationsMessage["decls"]): void => {
+    table.ingest({ zid, epoch: 1, ver: 1, decls });
+  };
+  const js = (key: string, store = "jetstream/b"): DeclarationsMessage["decls"][number] => ({
+    kind: "store",
+    key,
+    complete: false,
+    store,
+  });
+  decl("B1", [js("js/**")]);
+  decl("C1", [js("js/**"), { kind: "subscriber", key: "js/sse/**", complete: false }]);
+  decl("D1", [js("js/**", "jetstream/other")]);
+  // Every question but "who waits" sees a storage of a shared store as a subscriber.
+  assert.deepEqual(table.interest("js/k", "subscriber"), ["B1", "C1", "D1"]);
+  assert.deepEqual(table.ackTargets("js/k", ["jetstream/b"]), ["D1"], "another bucket is no help");
+  assert.deepEqual(table.ackTargets("js/sse/x", ["jetstream/b"]), ["C1", "D1"], "an SSE stream on C1 is waited for");
+  assert.deepEqual(table.ackTargets("js/k", ["jetstream/b", "jetstream/other"]), []);
+  assert.deepEqual(table.ackTargets("js/k", ["jetstream/x"]), ["B1", "C1", "D1"]);
+  // Replaced declarations and forgotten routers leave no trace.
+  table.ingest({ zid: "B1", epoch: 1, ver: 2, decls: [{ kind: "subscriber", key: "js/**", complete: false }] });
+  table.forget("D1", "left");
+  assert.deepEqual(table.ackTargets("js/k", ["jetstream/b", "jetstream/other"]), ["B1"]);
+  table.forget("B1", "left");
+  table.forget("C1", "left");
+  assert.deepEqual(table.ackTargets("js/k", ["jetstream/b"]), []);
+  assert.deepEqual(table.interest("js/k", "subscriber"), []);
+});
+
 test("a sample from a joined zenoh network says so, beside its other flags", () => {
   const m = decodeSample(
     encodeSample({ ...del, attachment: Buffer.of(1) }, { zid: "CD", epoch: 1, seq: 2 }, true, true),
@@ -203,7 +284,7 @@ test("the decoders refuse what a peer could get wrong, with a reason", () => {
     ["empty", () => decodeSample(Buffer.alloc(0)), /not a sample message/],
     ["wrong type", () => decodeSample(encodePong("AB")), /not a sample message/],
     ["truncated", () => decodeSample(sample.subarray(0, 20)), /truncated/],
-    ["unknown flags", () => decodeSample(Buffer.concat([Buffer.of(1, 64), sample.subarray(2)])), /unknown flags/],
+    ["unknown flags", () => decodeSample(Buffer.concat([Buffer.of(1, 128), sample.subarray(2)])), /unknown flags/],
     [
       "priority 0",
       () =>

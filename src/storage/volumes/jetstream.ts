@@ -234,6 +234,13 @@ export class NatsLink implements LinkState {
 export class JetstreamBackend implements StorageBackend {
   readonly capability: StorageCapability = { history: "latest", persistence: "durable", shared: true };
   readonly bucket: string;
+  /**
+   * `jetstream/<bucket>` when the volume uses the fabric's NATS connection: every router's
+   * storage of the bucket then writes one stream, so a sample another router's storage wrote in
+   * it needs no write here (docs/conditional-writes.md, "Shared stores"). Undefined for a volume
+   * with its own `servers` (another cluster may hold a bucket of the same name).
+   */
+  readonly store: string | undefined;
   /** The stream behind the bucket, and the subject prefix of its keys. */
   private readonly stream: string;
   private readonly subjectPrefix: string;
@@ -245,8 +252,11 @@ export class JetstreamBackend implements StorageBackend {
   private readonly logger: Logger;
   /** Tombstones this backend wrote or read, by key: the candidates for `purgeTombstones`. */
   private readonly tombstones = new Map<string, bigint>();
-  /** What each key held at a revision this backend saw last (insertion order = age, bounded). */
-  private readonly known = new Map<string, Known>();
+  /**
+   * What each key held at a revision this backend saw last (insertion order = age, bounded), or
+   * `STALE`: another router wrote it since (`stored`), so a write reads it first.
+   */
+  private readonly known = new Map<string, Known | typeof STALE>();
   /** Writes: one at a time per key, at most `max_in_flight` at once. */
   private readonly writes: KeyedPipeline;
 
@@ -254,10 +264,11 @@ export class JetstreamBackend implements StorageBackend {
     bucket: string,
     kv: KV,
     io: { jsm: JetStreamManager; link: NatsLink; publisher: JetStreamPublisher },
-    options: { drop: boolean; maxInFlight: number },
+    options: { drop: boolean; maxInFlight: number; shared: boolean },
     logger: Logger,
   ) {
     this.bucket = bucket;
+    this.store = options.shared ? `jetstream/${bucket}` : undefined;
     this.stream = `KV_${bucket}`;
     this.subjectPrefix = `$KV.${bucket}.`;
     this.kv = kv;
@@ -272,6 +283,17 @@ export class JetstreamBackend implements StorageBackend {
   /** Writes in flight now, the most ever in flight at once, and the bound (`max_in_flight`). */
   get writeStats(): { inFlight: number; peak: number; limit: number } {
     return { inFlight: this.writes.running, peak: this.writes.peak, limit: this.writes.limit };
+  }
+
+  /**
+   * Another router's storage of this bucket wrote `key`: JetStream holds it already, and what
+   * this backend remembers of the key is stale. Marked so, the next write here reads the key
+   * first instead of publishing over a revision JetStream would refuse.
+   */
+  stored(key: string): void {
+    if (this.known.has(key)) this.known.delete(key);
+    this.known.set(key, STALE);
+    if (this.known.size > KNOWN_REVISIONS) this.known.delete(this.known.keys().next().value!);
   }
 
   async lookup(key: string): Promise<StoredLookup | undefined> {
@@ -308,7 +330,7 @@ export class JetstreamBackend implements StorageBackend {
     const deleted = value[1] === DELETED;
     // A key never seen is guessed absent (revision 0 means "no message on this key" to JetStream).
     const guess = this.known.get(key);
-    if (guessInserts(guess, timestamp, condition)) {
+    if (guess !== STALE && guessInserts(guess, timestamp, condition)) {
       try {
         await this.commit(kvKey, key, value, guess?.revision ?? 0, timestamp, deleted);
         return "inserted";
@@ -356,7 +378,7 @@ export class JetstreamBackend implements StorageBackend {
   private remember(key: string, known: Known): void {
     const held = this.known.get(key);
     // A read that started before a write may answer after it: never step back to its revision.
-    if (held && held.revision > known.revision) return;
+    if (held !== undefined && held !== STALE && held.revision > known.revision) return;
     this.known.delete(key);
     this.known.set(key, known);
     if (this.known.size > KNOWN_REVISIONS) this.known.delete(this.known.keys().next().value!);
@@ -472,6 +494,9 @@ export class JetstreamBackend implements StorageBackend {
     return { value, revision: e.revision };
   }
 }
+
+/** A key another router's storage wrote since this backend last saw it (`JetstreamBackend.stored`). */
+const STALE = Symbol("stale");
 
 /** What a key held at a KV revision. */
 interface Known {
@@ -595,7 +620,7 @@ export function createJetstreamDriver(shared?: NatsConnectionSource): VolumeDriv
             bucket,
             kv,
             { jsm, link, publisher },
-            { drop, maxInFlight },
+            { drop, maxInFlight, shared: !own },
             logger.child({ storage: name }),
           );
         },
