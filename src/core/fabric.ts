@@ -76,9 +76,13 @@ export interface FabricHost {
   remoteDeclarationsChanged?(change: RemoteDeclarationChange): void;
 }
 
-/** Another router's queryable: its key expression and whether it is complete (zenoh's queryable info). */
-export interface RemoteQueryable {
+/**
+ * One declaration another router announced: its router, kind and key expression, and for a
+ * queryable whether it is complete (zenoh's queryable info; false for the other kinds).
+ */
+export interface RemoteDeclaration {
   readonly zid: string;
+  readonly kind: DeclarationKind;
   readonly key: string;
   readonly complete: boolean;
 }
@@ -146,8 +150,11 @@ export interface Fabric {
   interest?(keyExpr: string, kind: DeclarationKind): string[];
   /** True when another router announced a queryable matching `key`. */
   hasQueryable?(key: string): boolean;
-  /** The queryables other routers announced that intersect `keyExpr`, each with its router and completeness. */
-  queryables?(keyExpr: string): readonly RemoteQueryable[];
+  /**
+   * The declarations of `kind` other routers announced that intersect `keyExpr`, each with its
+   * router (and completeness): what a router joined to a zenoh network declares to it for them.
+   */
+  declarations?(keyExpr: string, kind: DeclarationKind): readonly RemoteDeclaration[];
   status(): FabricStatus;
   /**
    * Where conditional writes on storages other routers also hold are claimed; absent when the

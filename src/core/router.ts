@@ -2,7 +2,7 @@ import { SETTLED } from "./settled.js";
 import { randomBytes } from "node:crypto";
 import { isWild, KeTrie, keyExprLimits, type KeyExprLimits } from "../keyexpr/index.js";
 import { errorMessage, ZestError } from "./errors.js";
-import type { Fabric, FabricHost, JoinedNetwork, QueryableInfo, RemoteQueryable } from "./fabric.js";
+import type { DeclarationKind, Fabric, FabricHost, JoinedNetwork, QueryableInfo, RemoteDeclaration } from "./fabric.js";
 import { silentLogger, type Logger } from "./log.js";
 import { newer, ReplyCollector, resolveConsolidation, StreamConsolidator } from "./consolidate.js";
 import { checkLimits } from "./key.js";
@@ -225,14 +225,20 @@ export class Router {
   /**
    * The key expressions of the subscribers (or queryables) reachable from `origin` that
    * intersect `key`: this router's, and `key` itself when another router has one (the fabric
-   * tells whether, not which). What a zenoh INTEREST is answered with (docs/zenoh-protocol.md).
+   * tells whether, not which; left out without `withFabric`). What a zenoh INTEREST is answered
+   * with (docs/zenoh-protocol.md).
    */
-  matchingDeclarationKeys(kind: "subscribers" | "queryables", key: string, origin: Origin): string[] {
+  matchingDeclarationKeys(
+    kind: "subscribers" | "queryables",
+    key: string,
+    origin: Origin,
+    withFabric = true,
+  ): string[] {
     const index: KeTrie<SubscriberDecl | QueryableDecl> =
       kind === "subscribers" ? this.subscribers : this.queryablesIndex;
     const keys = new Set<string>();
     for (const d of index.intersecting(key)) if (localityMatches(origin, d.sessionId, d.allowedOrigin)) keys.add(d.key);
-    if (origin.destination !== "session_local" && this.fabric) {
+    if (withFabric && origin.destination !== "session_local" && this.fabric) {
       const remote = kind === "subscribers" ? this.fabric.hasSubscriber?.(key) : this.fabric.hasQueryable?.(key);
       if (remote) keys.add(key);
     }
@@ -260,12 +266,12 @@ export class Router {
   }
 
   /**
-   * The queryables other routers of the fabric announced that intersect `key`, each with its
-   * router and completeness; undefined when the fabric cannot tell which (only whether).
+   * The declarations of `kind` other routers of the fabric announced that intersect `key`, each
+   * with its router (and completeness); undefined when the fabric cannot tell which (only whether).
    */
-  remoteQueryables(key: string): readonly RemoteQueryable[] | undefined {
+  remoteDeclarations(key: string, kind: DeclarationKind): readonly RemoteDeclaration[] | undefined {
     if (!this.fabric) return [];
-    return this.fabric.queryables?.(key);
+    return this.fabric.declarations?.(key, kind);
   }
 
   /** Joins the fabric, if any. */

@@ -120,7 +120,7 @@ export interface GetOptions extends Omit<QueryOptions, "origin" | "content"> {
 export interface MatchingOptions {
   allowedDestination?: Locality;
   target?: QueryTarget;
-  /** `matchingQueryables` only: false leaves other routers' queryables out (true by default). */
+  /** `matchingKeys` and `matchingQueryables` only: false leaves other routers' out (true by default). */
   fabric?: boolean;
 }
 
@@ -560,6 +560,7 @@ export class Session {
       kind,
       toKeyExpr(keyexpr, this.router.keyExprLimits),
       this.origin(options.allowedDestination),
+      options.fabric ?? true,
     );
   }
 

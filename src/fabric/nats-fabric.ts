@@ -18,7 +18,7 @@ import type {
   Fabric,
   FabricHost,
   FabricStatus,
-  RemoteQueryable,
+  RemoteDeclaration,
   RemoteQueryOptions,
   VersionClaims,
 } from "../core/fabric.js";
@@ -522,9 +522,9 @@ export class NatsFabric implements Fabric {
     return (this.table?.interest(key, "queryable").length ?? 0) > 0;
   }
 
-  /** The queryables other routers announced that intersect `keyExpr`, each with its router and completeness. */
-  queryables(keyExpr: string): readonly RemoteQueryable[] {
-    return this.table?.queryables(keyExpr) ?? [];
+  /** The declarations of `kind` other routers announced that intersect `keyExpr`, each with its router. */
+  declarations(keyExpr: string, kind: DeclarationKind): readonly RemoteDeclaration[] {
+    return this.table?.declarations(keyExpr, kind) ?? [];
   }
 
   /** Ids of the other routers this one knows, sorted. */

@@ -6,7 +6,7 @@
  */
 import { checkKeyExprLimits, DEFAULT_KEYEXPR_LIMITS, KeTrie, type KeyExprLimits } from "../keyexpr/index.js";
 import { errorMessage } from "../core/errors.js";
-import type { RemoteDeclarationChange, RemoteQueryable } from "../core/fabric.js";
+import type { RemoteDeclaration, RemoteDeclarationChange } from "../core/fabric.js";
 import type { Logger } from "../core/log.js";
 import type { Clock } from "./clock.js";
 import type {
@@ -36,8 +36,8 @@ interface MutablePeer {
   epoch: number;
   ver: number;
   decls: Declaration[];
-  /** The entries of its queryables in the table's queryable index (removed by identity). */
-  queryables: RemoteQueryable[];
+  /** Its entries in the table's index (removed by identity). */
+  entries: RemoteDeclaration[];
   lastSeen: number;
   /** Dropped declarations were already logged as a warning in this epoch: later ones go to debug. */
   warned: boolean;
@@ -95,15 +95,15 @@ export type HeartbeatResult = "known" | "stale";
 /** Routers and their declarations. */
 export class PeerTable {
   private readonly peers = new Map<string, MutablePeer>();
-  private readonly byKind = new Map<DeclarationKind, KeTrie<string>>([
-    ["subscriber", new KeTrie<string>()],
-    ["queryable", new KeTrie<string>()],
-    ["token", new KeTrie<string>()],
+  /**
+   * Every router's declarations by kind, each entry with its router (and completeness): which
+   * routers want a key, and what a router joined to a zenoh network declares to it for them.
+   */
+  private readonly byKind = new Map<DeclarationKind, KeTrie<RemoteDeclaration>>([
+    ["subscriber", new KeTrie<RemoteDeclaration>()],
+    ["queryable", new KeTrie<RemoteDeclaration>()],
+    ["token", new KeTrie<RemoteDeclaration>()],
   ]);
-  /** Complete queryables, for the targets `best_matching` and `all_complete`. */
-  private readonly completeQueryables = new KeTrie<string>();
-  /** Every router's queryables with their completeness: what a joined router declares for them to zenoh. */
-  private readonly queryableDecls = new KeTrie<RemoteQueryable>();
   /**
    * Subscribers other than storages of shared stores (which are in `byKind` as subscribers too),
    * and those storages with their store: who a write a shared store already holds waits for.
@@ -150,7 +150,7 @@ export class PeerTable {
     let ids = cache.get(keyExpr);
     if (ids === undefined) {
       const hits = this.byKind.get(kind)!.intersecting(keyExpr);
-      ids = hits.length <= 1 ? hits : [...new Set(hits)].sort();
+      ids = hits.length === 0 ? [] : hits.length === 1 ? [hits[0]!.zid] : [...new Set(hits.map((d) => d.zid))].sort();
       if (keyExpr.length <= INTEREST_CACHE_KEY_MAX) {
         if (cache.size >= INTEREST_CACHE_MAX) cache.clear();
         cache.set(keyExpr, ids);
@@ -173,19 +173,23 @@ export class PeerTable {
 
   /** Routers that declared a complete queryable including `keyExpr`, sorted and deduplicated. */
   complete(keyExpr: string): string[] {
-    const hits = this.completeQueryables.including(keyExpr);
-    if (hits.length <= 1) return hits;
-    return [...new Set(hits)].sort();
+    const ids: string[] = [];
+    for (const d of this.byKind.get("queryable")!.including(keyExpr)) if (d.complete) ids.push(d.zid);
+    if (ids.length <= 1) return ids;
+    return [...new Set(ids)].sort();
   }
 
-  /** The other routers' queryables intersecting `keyExpr`, each with its router and completeness. */
-  queryables(keyExpr: string): RemoteQueryable[] {
-    return this.queryableDecls.intersecting(keyExpr);
+  /** The other routers' declarations of `kind` intersecting `keyExpr`, each with its router (and completeness). */
+  declarations(keyExpr: string, kind: DeclarationKind): RemoteDeclaration[] {
+    return this.byKind.get(kind)!.intersecting(keyExpr);
   }
 
   /** True when router `zid` declared a `kind` intersecting `keyExpr`. */
   wants(zid: string, keyExpr: string, kind: DeclarationKind): boolean {
-    return this.byKind.get(kind)!.intersecting(keyExpr).includes(zid);
+    return this.byKind
+      .get(kind)!
+      .intersecting(keyExpr)
+      .some((d) => d.zid === zid);
   }
 
   /**
@@ -201,7 +205,7 @@ export class PeerTable {
       return false;
     }
     if (!peer) {
-      peer = { zid: m.zid, epoch: m.epoch, ver: m.ver, decls: [], queryables: [], lastSeen: now, warned: false };
+      peer = { zid: m.zid, epoch: m.epoch, ver: m.ver, decls: [], entries: [], lastSeen: now, warned: false };
       this.peers.set(m.zid, peer);
       this.logger.info({ zid: m.zid }, "router joined");
     }
@@ -241,13 +245,11 @@ export class PeerTable {
           if (entries === undefined) this.storeEntries.set(peer.zid, [entry]);
           else entries.push(entry);
         } else if (d.kind === "subscriber") this.plainSubscribers.add(d.key, peer.zid);
-        this.byKind.get(indexKind(d.kind))!.add(d.key, peer.zid);
-        if (d.kind === "queryable") {
-          if (d.complete) this.completeQueryables.add(d.key, peer.zid);
-          const q: RemoteQueryable = { zid: peer.zid, key: d.key, complete: d.complete };
-          this.queryableDecls.add(d.key, q);
-          peer.queryables.push(q);
-        }
+        // A storage of a shared store is a subscriber to every other reader of the table.
+        const kind = indexKind(d.kind);
+        const entry: RemoteDeclaration = { zid: peer.zid, kind, key: d.key, complete: d.complete };
+        this.byKind.get(kind)!.add(d.key, entry);
+        peer.entries.push(entry);
         kept.push(d);
       } catch (err) {
         if (invalid++ === 0) firstReason = `${d.kind}: ${errorMessage(err)}`;
@@ -339,15 +341,13 @@ export class PeerTable {
     const entries = this.storeEntries.get(peer.zid);
     let e = 0;
     for (const d of peer.decls) {
-      this.byKind.get(indexKind(d.kind))!.delete(d.key, peer.zid);
-      if (d.kind === "queryable" && d.complete) this.completeQueryables.delete(d.key, peer.zid);
       if (d.kind === "subscriber") this.plainSubscribers.delete(d.key, peer.zid);
       // Entries were made in declaration order, one per store declaration kept.
       if (d.kind === "store" && entries !== undefined) this.stores.delete(d.key, entries[e++]!);
     }
     this.storeEntries.delete(peer.zid);
-    for (const q of peer.queryables) this.queryableDecls.delete(q.key, q);
-    peer.queryables = [];
+    for (const d of peer.entries) this.byKind.get(d.kind)!.delete(d.key, d);
+    peer.entries = [];
     this.clearInterest();
   }
 

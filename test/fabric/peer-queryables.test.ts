@@ -1,14 +1,15 @@
 /**
- * The other routers' queryables by key expression and completeness (docs/zenoh-network.md,
- * "Clusters": what a joined router declares for them to the zenoh network), and the change
- * events when only a queryable's completeness changed.
+ * The other routers' declarations by kind, router and key expression, queryables with their
+ * completeness (docs/zenoh-network.md, "Clusters": what a joined router declares for them to the
+ * zenoh network), which routers want a key, and the change events when only a queryable's
+ * completeness changed.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { pino } from "pino";
 import type { RemoteDeclarationChange } from "../../src/core/fabric.js";
 import { ManualClock } from "../../src/fabric/clock.js";
-import type { Declaration } from "../../src/fabric/envelope.js";
+import type { Declaration, DeclarationKind } from "../../src/fabric/envelope.js";
 import { PeerTable } from "../../src/fabric/peer-table.js";
 
 const qbl = (key: string, complete: boolean): Declaration => ({ kind: "queryable", key, complete });
@@ -25,9 +26,11 @@ function table() {
   return { t: new PeerTable(new ManualClock(), 1000, events, pino({ level: "silent" })), changes };
 }
 
-const listed = (t: PeerTable, key: string) =>
+const tok = (key: string): Declaration => ({ kind: "token", key, complete: false });
+
+const listed = (t: PeerTable, key: string, kind: DeclarationKind = "queryable") =>
   t
-    .queryables(key)
+    .declarations(key, kind)
     .map((q) => `${q.zid} ${q.key} ${q.complete}`)
     .sort();
 
@@ -59,5 +62,29 @@ describe("the other routers' queryables", () => {
     changes.length = 0;
     t.ingest({ zid: "E1", epoch: 1, ver: 3, decls: [qbl("a/**", false), qbl("b", false)] });
     assert.deepEqual(changes, []);
+  });
+});
+
+describe("the other routers' subscribers and tokens", () => {
+  test("are listed by router and key expression, apart from the other kinds, and go with their router", () => {
+    const { t } = table();
+    t.ingest({ zid: "E1", epoch: 1, ver: 1, decls: [sub("a/**"), sub("b/x"), qbl("q/**", true), tok("live/1")] });
+    t.ingest({ zid: "E2", epoch: 1, ver: 1, decls: [sub("a/**"), tok("live/2")] });
+    assert.deepEqual(listed(t, "**", "subscriber"), ["E1 a/** false", "E1 b/x false", "E2 a/** false"]);
+    assert.deepEqual(listed(t, "a/y", "subscriber"), ["E1 a/** false", "E2 a/** false"]);
+    assert.deepEqual(listed(t, "**", "token"), ["E1 live/1 false", "E2 live/2 false"]);
+    assert.deepEqual(listed(t, "**"), ["E1 q/** true"]);
+    // Which routers want a key, and whether one does: answered from the same entries.
+    assert.deepEqual(t.interest("a/y", "subscriber"), ["E1", "E2"]);
+    assert.equal(t.wants("E2", "b/x", "subscriber"), false);
+    assert.equal(t.wants("E1", "b/x", "subscriber"), true);
+    assert.deepEqual(t.complete("q/z"), ["E1"]);
+    t.ingest({ zid: "E1", epoch: 1, ver: 2, decls: [sub("c")] });
+    assert.deepEqual(listed(t, "**", "subscriber"), ["E1 c false", "E2 a/** false"]);
+    assert.deepEqual(t.interest("a/y", "subscriber"), ["E2"]);
+    assert.deepEqual(t.complete("q/z"), []);
+    t.forget("E2", "silent");
+    assert.deepEqual(listed(t, "**", "subscriber"), ["E1 c false"]);
+    assert.deepEqual(listed(t, "**", "token"), []);
   });
 });

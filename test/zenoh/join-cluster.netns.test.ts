@@ -3,11 +3,14 @@
  * zenoh-rust runtime of the `eclipse-zenoh` wheel, router mode), with zenoh-python clients on the
  * router's side (docs/zenoh-network.md, "Clusters"): the router that did not join reaches the
  * network through the joined one, its gets and its puts, each once; and the joined router declares
- * to the network the queryables the other holds, by key expression and completeness.
+ * to the network the queryables the other holds, by key expression and completeness, and the
+ * subscribers it holds (SSE streams, storages) by key expression, so that the network sends zest
+ * only what a zest router wants.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { untilPasses } from "../support/assert.js";
+import { openSse } from "../support/http.js";
 import { type NatsCluster, startNatsCluster } from "../support/nats-cluster.js";
 import {
   type Agent,
@@ -154,6 +157,52 @@ describe("two zest routers over NATS, one joined to zenoh's router", { skip }, (
       assert.equal(r.status, 200, r.text);
       await untilPasses(async () => assert.equal(await matches("any"), false), 20_000);
       assert.equal(await matches("jc"), true);
+    } finally {
+      await py.stop();
+    }
+  });
+
+  test("the joined router declares the other router's subscribers to the network by key expression: a python publisher matches a key only the other's SSE stream or storage wants, not a key no zest router wants, and its put reaches the SSE client once", async () => {
+    const py: Agent = await startAgent("client", endpoint);
+    const matches = async (name: string) =>
+      (await py.call<{ matching: boolean }>("matching_status", { name })).matching;
+    const admin = `${other.url}/@/router/local/config/plugins/storage_manager/storages/jcsub`;
+    const json = { "content-type": "application/json" };
+    try {
+      await py.call("pub", { name: "wanted", key: "jcs/sse/a", encoding: "text/plain" });
+      await py.call("pub", { name: "nobody", key: "jcsnone/x" });
+      await py.call("pub", { name: "stored", key: "jcs/store/x" });
+      // No zest router wants these keys yet: nothing declared covers them (it was ** before).
+      assert.equal(await matches("wanted"), false);
+      assert.equal(await matches("nobody"), false);
+      const sse = await openSse(`${other.url}/jcs/sse/a`);
+      try {
+        await untilPasses(async () => assert.equal(await matches("wanted"), true), 20_000);
+        assert.equal(await matches("nobody"), false);
+        assert.equal(await matches("stored"), false);
+        await py.call("pub_put", { name: "wanted", payload: "from python" });
+        const [event] = await sse.next(1, 10_000);
+        assert.equal(event?.event, "PUT");
+        assert.equal((JSON.parse(event!.data) as { value: unknown }).value, "from python");
+        await new Promise((r) => setTimeout(r, 500));
+        await assert.rejects(sse.next(1, 200), /expected 1 SSE events, got 0/);
+      } finally {
+        sse.close();
+      }
+      // A storage made at run time on the other router is wanted; removed, its key no longer is.
+      let r = await http("PUT", admin, '{"key_expr":"jcs/store/**","volume":"memory"}', json);
+      assert.equal(r.status, 200, r.text);
+      await untilPasses(async () => assert.equal(await matches("stored"), true), 20_000);
+      await py.call("pub_put", { name: "stored", payload: "kept by the other router" });
+      await untilPasses(
+        async () =>
+          assert.deepEqual(await restEntries(`${other.url}/jcs/store/**`), ["jcs/store/x=kept by the other router"]),
+        10_000,
+      );
+      r = await http("DELETE", admin);
+      assert.equal(r.status, 200, r.text);
+      await untilPasses(async () => assert.equal(await matches("stored"), false), 20_000);
+      assert.equal(await matches("nobody"), false);
     } finally {
       await py.stop();
     }

@@ -19,7 +19,7 @@ const closing = closeAfterFile();
 
 async function clustered(hub: MemoryHub, zid: string, config: ZestConfig): Promise<Zest> {
   const z = await startZest(
-    { ...config, id: zid, plugins: { rest: { http_port: "none" } } },
+    { ...config, id: zid, plugins: { ...config.plugins, rest: { http_port: "none" } } },
     {
       ...defaultStartOptions(),
       logger: silentLogger,
@@ -32,17 +32,20 @@ async function clustered(hub: MemoryHub, zid: string, config: ZestConfig): Promi
 
 /**
  * Z, a zenoh router (a zest router's listener), and A and B, two routers of one fabric both joined
- * to it; with `withC`, C, a third router of the fabric that did not join.
+ * to it; with `withC`, C, a third router of the fabric that did not join; each with `config` too.
  */
-async function network(withC = false): Promise<{ z: Zest; a: Zest; b: Zest; c: Zest | undefined }> {
+async function network(
+  withC = false,
+  config: ZestConfig = {},
+): Promise<{ z: Zest; a: Zest; b: Zest; c: Zest | undefined }> {
   const port = await freePort();
-  const z = await zenohRouter(port);
+  const z = await zenohRouter(port, config);
   closing.push(z);
   const hub = new MemoryHub();
-  const join = { listen: { endpoints: [] }, connect: { endpoints: [`tcp/127.0.0.1:${port}`] } } as ZestConfig;
-  const a = await clustered(hub, "AA", join);
-  const b = await clustered(hub, "BB", join);
-  const c = withC ? await clustered(hub, "CC", { listen: { endpoints: [] } } as ZestConfig) : undefined;
+  const join = { ...config, listen: { endpoints: [] }, connect: { endpoints: [`tcp/127.0.0.1:${port}`] } };
+  const a = await clustered(hub, "AA", join as ZestConfig);
+  const b = await clustered(hub, "BB", join as ZestConfig);
+  const c = withC ? await clustered(hub, "CC", { ...config, listen: { endpoints: [] } } as ZestConfig) : undefined;
   // Both joined, each knows the others through the fabric and that the other joined.
   await untilPasses(() => {
     assert.deepEqual(a.router.connectivity().peers(), withC ? ["BB", "CC"] : ["BB"]);
@@ -63,6 +66,16 @@ function collect(key: string, ...routers: Zest[]): Sample[][] {
 }
 
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What router `r` declared to the zenoh router it joined, by kind (its zenoh door's status). */
+function declared(r: Zest): { subscribers: number; queryables: number; tokens: number } | undefined {
+  type JoinStatus = { connect?: { declared?: { subscribers: number; queryables: number; tokens: number } } };
+  const status = r.doors.find((d) => d.name === "zenoh")?.instance.status?.() as JoinStatus | undefined;
+  return status?.connect?.declared;
+}
+
+/** No storage anywhere: the default one on ** would want every key. */
+const NO_STORAGE = { plugins: { storage_manager: { storages: {} } } } as ZestConfig;
 
 describe("two routers of one fabric joined to one zenoh router", () => {
   test("a put on one reaches the zenoh side and the other router once: no loop through the zenoh router", async () => {
@@ -216,9 +229,7 @@ describe("two routers of one fabric joined to one zenoh router", () => {
   test("the elected router declares the queryables of a router that did not join to the zenoh side, by key expression and completeness; nobody declares back the zenoh side's own", async () => {
     const { z, a, b, c } = await network(true);
     const cz = c as Zest;
-    type JoinStatus = { connect?: { declared?: { queryables: number } } } | undefined;
-    const declared = (r: Zest) =>
-      (r.doors.find((d) => d.name === "zenoh")?.instance.status?.() as JoinStatus)?.connect?.declared?.queryables;
+    const queryables = (r: Zest) => declared(r)?.queryables;
     const onZ = () => z.session.matchingQueryables("**", { allowedDestination: "remote" });
     // The zenoh side's own queryable: A and B hold it for the network and announce it to the fabric.
     z.session.declareQueryable("netq/**", (q) => q.reply("netq/a", "from Z"));
@@ -232,20 +243,96 @@ describe("two routers of one fabric joined to one zenoh router", () => {
     );
     assert.equal(onZ().has("netq/**"), false);
     // A (the lowest zid) declares its own default storage on ** and C's cq/**; B only its own.
-    assert.equal(declared(a), 2);
-    assert.equal(declared(b), 1);
+    assert.equal(queryables(a), 2);
+    assert.equal(queryables(b), 1);
     // Declared again when it is no longer complete, withdrawn with the last.
     q.undeclare();
     q = cz.session.declareQueryable("cq/**", (query) => query.reply("cq/x", "from C"));
     await untilPasses(() => assert.equal(onZ().get("cq/**"), false));
     q.undeclare();
     await untilPasses(() => assert.equal(onZ().has("cq/**"), false));
-    assert.equal(declared(a), 1);
+    assert.equal(queryables(a), 1);
     // A leaves: B is elected and declares what C holds.
     cz.session.declareQueryable("cq/**", (query) => query.reply("cq/x", "from C"), { complete: true });
     await a.close();
     await untilPasses(() => assert.equal(onZ().get("cq/**"), true));
-    assert.equal(declared(b), 2);
+    assert.equal(queryables(b), 2);
     assert.equal(onZ().has("netq/**"), false);
+  });
+
+  test("the elected router declares the subscribers of a router that did not join to the zenoh side by key expression, withdrawn with the last; a joined router declares its own; nobody declares back the zenoh side's own", async () => {
+    const { z, a, b, c } = await network(true, NO_STORAGE);
+    const cz = c as Zest;
+    const onZ = () => z.session.matchingKeys("**", "subscribers", { allowedDestination: "remote" }).sort();
+    const wanted = (key: string) => z.session.matchingStatus(key, "subscribers", { allowedDestination: "remote" });
+    // The zenoh side's own subscriber: A and B hold it for the network and announce it to the fabric.
+    z.session.declareSubscriber("netsub/**", () => undefined);
+    const got: Sample[] = [];
+    let sub = cz.session.declareSubscriber("csub/**", (s) => void got.push(s));
+    await untilPasses(() => assert.deepEqual(onZ(), ["csub/**"]));
+    // A key no zest router wants is not declared to the zenoh side (one ** made every key wanted).
+    assert.equal(wanted("nobody/x"), false);
+    assert.equal(wanted("csub/x"), true);
+    // A (the lowest zid) declares C's; B declares nothing of C's.
+    assert.equal(declared(a)?.subscribers, 1);
+    assert.equal(declared(b)?.subscribers, 0);
+    // A put on the zenoh side on C's key reaches C once, through A.
+    await z.session.put("csub/x", "from the network");
+    await untilPasses(() => assert.equal(got.length, 1));
+    await settle(300);
+    assert.deepEqual(
+      got.map((s) => s.key),
+      ["csub/x"],
+    );
+    // B's own subscriber: B declares it, A does not declare it again; the same key on C adds nothing.
+    const bSub = b.session.declareSubscriber("bsub/**", () => undefined);
+    const cSame = cz.session.declareSubscriber("csub/**", () => undefined);
+    await untilPasses(() => assert.deepEqual(onZ(), ["bsub/**", "csub/**"]));
+    await settle(300);
+    assert.equal(declared(a)?.subscribers, 1);
+    assert.equal(declared(b)?.subscribers, 1);
+    // Withdrawn when the last on that key expression goes.
+    sub.undeclare();
+    await settle(300);
+    assert.deepEqual(onZ(), ["bsub/**", "csub/**"]);
+    cSame.undeclare();
+    bSub.undeclare();
+    await untilPasses(() => assert.deepEqual(onZ(), []));
+    assert.equal(declared(a)?.subscribers, 0);
+    // A leaves the network: B is elected and declares what C wants.
+    sub = cz.session.declareSubscriber("csub/**", () => undefined);
+    await untilPasses(() => assert.deepEqual(onZ(), ["csub/**"]));
+    await a.close();
+    await untilPasses(() => assert.equal(declared(b)?.subscribers, 1));
+    await untilPasses(() => assert.deepEqual(onZ(), ["csub/**"]));
+    assert.equal(wanted("nobody/x"), false);
+  });
+
+  test("the elected router declares the tokens of a router that did not join to the zenoh side; a joined router only its own, never the zenoh side's", async () => {
+    const { z, a, b, c } = await network(true, NO_STORAGE);
+    const cz = c as Zest;
+    const alive = () => z.session.livelinessGet("**").map((s) => s.key);
+    const zToken = z.session.declareLivelinessToken("ztok/1");
+    // A and B hold the zenoh side's token for it, and announce it to the fabric.
+    await untilPasses(() => {
+      assert.deepEqual(a.session.livelinessGet("ztok/**").length, 1);
+      assert.deepEqual(b.session.livelinessGet("ztok/**").length, 1);
+    });
+    const cToken = cz.session.declareLivelinessToken("ctok/1");
+    const bToken = b.session.declareLivelinessToken("btok/1");
+    await untilPasses(() => assert.deepEqual(alive(), ["btok/1", "ctok/1", "ztok/1"]));
+    await settle(300);
+    // A declares C's token, B its own; neither declares Z's back nor the other's.
+    assert.equal(declared(a)?.tokens, 1);
+    assert.equal(declared(b)?.tokens, 1);
+    // Z's token gone from Z is gone for good: no joined router keeps it alive there.
+    zToken.undeclare();
+    await untilPasses(() => assert.deepEqual(alive(), ["btok/1", "ctok/1"]));
+    await settle(300);
+    assert.deepEqual(alive(), ["btok/1", "ctok/1"]);
+    cToken.undeclare();
+    bToken.undeclare();
+    await untilPasses(() => assert.deepEqual(alive(), []));
+    assert.equal(declared(a)?.tokens, 0);
   });
 });

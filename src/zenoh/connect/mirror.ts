@@ -7,11 +7,14 @@
  * `complete`, an eval declared so) holds its key expression, and declared again under the same
  * id when that changes, as zenoh's sessions and routers update a queryable's info. What the
  * joined router declared to zest is never declared back to it: the join session's own
- * declarations are left out (`allowedDestination: "remote"`). The queryables of the fabric's
- * other routers are declared by key expression with their completeness, by the elected router
- * only and only for the routers that did not join (a joined router declares its own, and the
- * queryables it holds for the network are the network's): docs/zenoh-network.md, "Clusters".
+ * declarations are left out (`allowedDestination: "remote"`). The subscribers, queryables (with
+ * their completeness) and tokens of the fabric's other routers are declared by key expression, by
+ * the elected router only and only for the routers that did not join (a joined router declares
+ * its own, and what it holds for the network is the network's), aggregated with this router's
+ * own: docs/zenoh-network.md, "Clusters". A fabric that cannot list them (only say whether one
+ * matches) has them declared as one `**`.
  */
+import type { DeclarationKind, RemoteDeclaration } from "../../core/fabric.js";
 import type { Connectivity } from "../../core/ports.js";
 import type { Sample } from "../../core/sample.js";
 import type { Session } from "../../core/session.js";
@@ -40,6 +43,8 @@ export interface MirrorBridge {
 
 /** Everything outside the admin space (`**` does not match `@` chunks): `@/…` stays zest's. */
 const ALL = "**";
+/** Leaves out the join session's own declarations: what the joined router declared to zest. */
+const REMOTE = { allowedDestination: "remote" } as const;
 
 const wire = (k: string) => ({ scope: 0, suffix: k, senderMapping: false });
 
@@ -154,34 +159,57 @@ export class DeclarationMirror {
   }
 
   /**
-   * The queryables to declare, key expression → complete (complete when any there is): this
-   * router's own sessions', then, on the elected router, those of the routers that did not join.
-   * A fabric that cannot say which queryables another router holds gives `**` (whether only).
+   * The declarations of `kind` this router declares for the fabric's other routers: on the
+   * elected router, those of the routers that did not join; none on another. Undefined when the
+   * fabric cannot list them (then whether one matches is all it tells).
    */
+  private forOthers(kind: DeclarationKind): RemoteDeclaration[] | undefined {
+    const remote = this.target.session.router.remoteDeclarations(ALL, kind);
+    if (remote === undefined) return undefined;
+    const bridge = this.target.bridge;
+    return bridge.bridging ? remote.filter((d) => !bridge.isJoined(d.zid)) : [];
+  }
+
+  /** The subscribers to declare: this router's own sessions', then those `forOthers` gives (or `**`). */
+  private subscriberKeys(): Map<string, boolean> {
+    const s = this.target.session;
+    const others = this.forOthers("subscriber");
+    if (others === undefined) return plain(s.matchingKeys(ALL, "subscribers", REMOTE));
+    const keys = plain(s.matchingKeys(ALL, "subscribers", { ...REMOTE, fabric: false }));
+    for (const d of others) keys.set(d.key, false);
+    return keys;
+  }
+
+  /** The queryables to declare, key expression → complete (complete when any there is), as `subscriberKeys`. */
   private queryableInfos(): Map<string, boolean> {
     const s = this.target.session;
-    const remote = s.router.remoteQueryables(ALL);
-    if (remote === undefined) return s.matchingQueryables(ALL, { allowedDestination: "remote" });
-    const infos = s.matchingQueryables(ALL, { allowedDestination: "remote", fabric: false });
-    const bridge = this.target.bridge;
-    if (!bridge.bridging) return infos;
-    for (const q of remote) if (!bridge.isJoined(q.zid)) infos.set(q.key, infos.get(q.key) === true || q.complete);
+    const others = this.forOthers("queryable");
+    if (others === undefined) return s.matchingQueryables(ALL, REMOTE);
+    const infos = s.matchingQueryables(ALL, { ...REMOTE, fabric: false });
+    for (const q of others) infos.set(q.key, infos.get(q.key) === true || q.complete);
     return infos;
   }
 
-  private sync(): void {
+  /**
+   * The tokens to declare: this router's own (not those the joined router declared to it), then
+   * those `forOthers` gives; every alive one when the fabric cannot list them.
+   */
+  private tokenKeys(): Map<string, boolean> {
     const s = this.target.session;
-    const opts = { allowedDestination: "remote" as const };
-    this.subscribers.sync(plain(s.matchingKeys(ALL, "subscribers", opts)));
+    const alive = s.livelinessGet(ALL).map((t) => t.key);
+    const others = this.forOthers("token");
+    if (others === undefined) return plain(alive.filter((k) => !this.target.ownsToken(k)));
+    const own = new Set(s.router.liveliness.localKeys());
+    const keys = plain(alive.filter((k) => own.has(k) && !this.target.ownsToken(k)));
+    // Another router's tokens count whatever this router holds: they outlive the network's own.
+    for (const d of others) keys.set(d.key, false);
+    return keys;
+  }
+
+  private sync(): void {
+    this.subscribers.sync(this.subscriberKeys());
     this.queryables.sync(this.queryableInfos());
-    this.tokens.sync(
-      plain(
-        s
-          .livelinessGet(ALL)
-          .map((t) => t.key)
-          .filter((k) => !this.target.ownsToken(k)),
-      ),
-    );
+    this.tokens.sync(this.tokenKeys());
   }
 }
 
