@@ -23,20 +23,22 @@ import { join } from "node:path";
 import { In, SEQ_FLAG } from "../src/remote/protocol.js";
 import { Writer } from "../src/remote/wire.js";
 import { freePorts } from "../test/support/nats-cluster.js";
-import { callgrindControl, callgrindTotals, callgrindWrapper } from "./lib/callgrind.js";
+import { callgrindTotals, callgrindWrapper } from "./lib/callgrind.js";
 import { parseMessageCountArgs } from "./lib/message-count-args.js";
-import { CLI, processCpuSeconds, type ServerProcess, spawnServer } from "./lib/proc.js";
+import { type MessageCountRun, measureMessages } from "./lib/message-count-run.js";
+import { CLI, type ServerProcess, spawnServer } from "./lib/proc.js";
 import { connectRawWs, type RawWs } from "./lib/raw-ws.js";
 
 /** Puts sent but not yet delivered, at most. */
 const WINDOW = 4_096;
 const KEY = "bench/thr";
 
-const { mode, warm, count, perBatch, zestArgs } = parseMessageCountArgs(
+const args = parseMessageCountArgs(
   process.argv.slice(2),
   "usage: bench/remote-instructions.ts [instructions|cpu] [warm=100000] [count=50000] [perBatch=64] [-- <zest args>]",
   { warm: 100_000, count: 50_000, perBatch: 64 },
 );
+const { mode, count, perBatch, zestArgs } = args;
 
 /** One client → server message, encoded as docs/remote-api.md describes it. */
 const message = (f: (w: Writer) => void): Buffer => {
@@ -109,59 +111,14 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/**
- * Publishes until the subscriber has received `warm + count` samples, counting (or reading zest's
- * CPU time) over the last `count`. Resolves with zest's CPU seconds and the counted wall time.
- */
-async function measure(
-  zest: ServerProcess,
-  pub: RawWs,
-  listen: (onSample: () => void) => void,
-): Promise<{ cpu: number; wallMs: number }> {
-  const total = warm + count;
+/** Publishes batches of the put until the subscriber has received `warm + count` samples (lib/message-count-run.ts). */
+function measure(zest: ServerProcess, pub: RawWs, listen: (onSample: () => void) => void): Promise<MessageCountRun> {
   const batch = Array.from({ length: perBatch }, () => put);
-  let sent = 0;
-  let received = 0;
-  let cpu0 = 0;
-  let t0 = 0;
-  return await new Promise((resolve, reject) => {
-    let waitingDrain = false;
-    const pump = (): void => {
-      while (!waitingDrain && sent < total && sent - received < WINDOW) {
-        const n = Math.min(perBatch, total - sent);
-        sent += n;
-        if (!pub.sendAll(n === perBatch ? batch : batch.slice(0, n))) {
-          waitingDrain = true;
-          pub.socket.once("drain", () => {
-            waitingDrain = false;
-            pump();
-          });
-        }
-      }
-    };
-    let lastSeen = -1;
-    const stall = setInterval(() => {
-      if (received === lastSeen) reject(new Error(`stalled at ${received} of ${total} samples received`));
-      lastSeen = received;
-    }, 120_000);
-    listen(() => {
-      received++;
-      if (received === warm) {
-        if (mode === "instructions") callgrindControl(zest.pid, "-i", "on");
-        cpu0 = processCpuSeconds(zest.pid);
-        t0 = performance.now();
-      }
-      if (received === total) {
-        clearInterval(stall);
-        const wallMs = performance.now() - t0;
-        const cpu = processCpuSeconds(zest.pid) - cpu0;
-        if (mode === "instructions") callgrindControl(zest.pid, "-i", "off");
-        resolve({ cpu, wallMs });
-        return;
-      }
-      // Refill once a batch's worth has drained, not on every sample.
-      if (received % perBatch === 0) pump();
-    });
-    pump();
+  return measureMessages(zest.pid, args, {
+    send: (n) => pub.sendAll(n === perBatch ? batch : batch.slice(0, n)),
+    socket: pub.socket,
+    onReceived: (received) => listen(() => received(1)),
+    window: WINDOW,
+    what: "samples",
   });
 }

@@ -25,11 +25,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePorts } from "../test/support/nats-cluster.js";
-import { callgrindControl, callgrindTotals, callgrindWrapper } from "./lib/callgrind.js";
+import { callgrindTotals, callgrindWrapper } from "./lib/callgrind.js";
 import { parseMessageCountArgs } from "./lib/message-count-args.js";
+import { type MessageCountRun, measureMessages } from "./lib/message-count-run.js";
 import { DEFAULT_QOS_BYTE } from "../src/zenoh/codec/core.js";
 import { LeanZenohClient } from "./lib/zenoh-client.js";
-import { CLI, processCpuSeconds, type ServerProcess, spawnServer } from "./lib/proc.js";
+import { CLI, type ServerProcess, spawnServer } from "./lib/proc.js";
 
 /** The PUSHes' QoS byte: `ZENOH_INSTRUCTIONS_QOS=13` sends congestion control BLOCK, as zenoh-python's publisher in bench/workers does. */
 const QOS = Number(process.env.ZENOH_INSTRUCTIONS_QOS ?? DEFAULT_QOS_BYTE);
@@ -40,11 +41,12 @@ if (!Number.isInteger(QOS) || QOS < 0 || QOS > 0x1f)
 const WINDOW = 16_384;
 const KEY = "bench/thr";
 
-const { mode, warm, count, perBatch, zestArgs } = parseMessageCountArgs(
+const args = parseMessageCountArgs(
   process.argv.slice(2),
   "usage: bench/zenoh-instructions.ts [instructions|cpu] [warm=200000] [count=100000] [perBatch=64] [-- <zest args>]",
   { warm: 200_000, count: 100_000, perBatch: 64 },
 );
+const { mode, count, perBatch, zestArgs } = args;
 
 const dir = mkdtempSync(join(tmpdir(), "zest-zenoh-instructions-"));
 let server: ServerProcess | undefined;
@@ -99,60 +101,18 @@ try {
  * subscriber has received `warm + count` messages, counting (or reading zest's CPU time) over the
  * last `count`. Resolves with zest's CPU seconds and the wall time of the counted window.
  */
-async function measure(
-  zest: ServerProcess,
-  sub: LeanZenohClient,
-  pub: LeanZenohClient,
-): Promise<{ cpu: number; wallMs: number }> {
+async function measure(zest: ServerProcess, sub: LeanZenohClient, pub: LeanZenohClient): Promise<MessageCountRun> {
   sub.declare({ kind: "subscriber", id: 1, key: { scope: 0, suffix: KEY, senderMapping: false } });
   pub.declare({ kind: "keyexpr", id: 1, key: { scope: 0, suffix: KEY, senderMapping: false } });
   // The subscriber's declaration reaches the router before the first put (another connection).
   await new Promise((r) => setTimeout(r, mode === "instructions" ? 2_000 : 200));
   const key = { scope: 1, suffix: "", senderMapping: true };
   const payload = Buffer.alloc(8, 0x61);
-  const total = warm + count;
-  let sent = 0;
-  let received = 0;
-  let cpu0 = 0;
-  let t0 = 0;
-  return await new Promise((resolve, reject) => {
-    let waitingDrain = false;
-    const pump = (): void => {
-      while (!waitingDrain && sent < total && sent - received < WINDOW) {
-        const n = Math.min(perBatch, total - sent);
-        sent += n;
-        if (!pub.putBatch(key, payload, n, QOS)) {
-          waitingDrain = true;
-          pub.socket.once("drain", () => {
-            waitingDrain = false;
-            pump();
-          });
-        }
-      }
-    };
-    const stall = setInterval(() => {
-      if (received === lastSeen) reject(new Error(`stalled at ${received} of ${total} messages received`));
-      lastSeen = received;
-    }, 120_000);
-    let lastSeen = -1;
-    sub.countPushes((n) => {
-      const before = received;
-      received += n;
-      if (before < warm && received >= warm) {
-        if (mode === "instructions") callgrindControl(zest.pid, "-i", "on");
-        cpu0 = processCpuSeconds(zest.pid);
-        t0 = performance.now();
-      }
-      if (received >= total) {
-        clearInterval(stall);
-        const wallMs = performance.now() - t0;
-        const cpu = processCpuSeconds(zest.pid) - cpu0;
-        if (mode === "instructions") callgrindControl(zest.pid, "-i", "off");
-        resolve({ cpu, wallMs });
-        return;
-      }
-      pump();
-    });
-    pump();
+  return await measureMessages(zest.pid, args, {
+    send: (n) => pub.putBatch(key, payload, n, QOS),
+    socket: pub.socket,
+    onReceived: (received) => sub.countPushes(received),
+    window: WINDOW,
+    what: "messages",
   });
 }

@@ -179,6 +179,14 @@ export interface PairRounds {
   stealPct: number;
 }
 
+/** zest's and zenoh's router's CPU over the rounds through them, in percent of a core (NaN without the router). */
+export function pairCpuPcts(r: PairRounds): { zestCpuPct: number; routerCpuPct: number } {
+  return {
+    zestCpuPct: (100 * r.zestCpuSeconds) / r.zestWallSeconds,
+    routerCpuPct: (100 * r.routerCpuSeconds) / r.routerWallSeconds,
+  };
+}
+
 type SideName = "direct" | "zest" | "relay" | "router";
 
 /**

@@ -15,6 +15,7 @@ import { BENCH_DIR, interferenceNotes, processCpuSeconds } from "../lib/proc.js"
 import type { BenchResult } from "../lib/types.js";
 import {
   alternatePairRounds,
+  pairCpuPcts,
   freeLocator,
   inLoopbackNamespace,
   mean,
@@ -63,19 +64,9 @@ const round: PairRound = async (side) => {
 async function measure(): Promise<BenchResult> {
   const noRouter = zenohRouterSkip();
   if (noRouter) throw new Error(noRouter);
-  const {
-    direct,
-    through,
-    routed,
-    relayed,
-    zestCpuSeconds,
-    zestWallSeconds,
-    routerCpuSeconds,
-    routerWallSeconds,
-    ...f
-  } = await alternatePairRounds(ROUNDS, round, { router: true, relay: true });
-  const zestCpuPct = (100 * zestCpuSeconds) / zestWallSeconds;
-  const routerCpuPct = (100 * routerCpuSeconds) / routerWallSeconds;
+  const f = await alternatePairRounds(ROUNDS, round, { router: true, relay: true });
+  const { direct, through, routed, relayed } = f;
+  const { zestCpuPct, routerCpuPct } = pairCpuPcts(f);
   // Each window is one second: their mean is what arrived in all over the rounds, stalls
   // included (a second with nothing counts as 0); the median hides a stall.
   const zestMsgs = mean(through);

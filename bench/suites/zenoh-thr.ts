@@ -13,6 +13,7 @@ import { interferenceNotes, processCpuSeconds } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 import {
   alternatePairRounds,
+  pairCpuPcts,
   inLoopbackNamespace,
   median,
   numericLines,
@@ -48,19 +49,9 @@ const round: PairRound = async (zest) => {
 
 async function measure(): Promise<BenchResult> {
   const noRouter = zenohRouterSkip();
-  const {
-    direct,
-    through,
-    routed,
-    relayed,
-    zestCpuSeconds,
-    zestWallSeconds,
-    routerCpuSeconds,
-    routerWallSeconds,
-    ...f
-  } = await alternatePairRounds(ROUNDS, round, { router: !noRouter, relay: true });
-  const zestCpuPct = (100 * zestCpuSeconds) / zestWallSeconds;
-  const routerCpuPct = (100 * routerCpuSeconds) / routerWallSeconds;
+  const f = await alternatePairRounds(ROUNDS, round, { router: !noRouter, relay: true });
+  const { direct, through, routed, relayed } = f;
+  const { zestCpuPct, routerCpuPct } = pairCpuPcts(f);
   const zestMsgs = median(through);
   const routerMsgs = median(routed);
   // On a shared host zest may get less than a core: what it routes per CPU-second it did get
