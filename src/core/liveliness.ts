@@ -30,6 +30,8 @@ export class Liveliness {
   private readonly remote = new Map<string, Set<string>>();
   private readonly aliveIndex = new KeTrie<string>();
   private readonly subscribers = new KeTrie<LivelinessSubscriberDecl>();
+  /** Called when the set of this router's token keys changes (`watchLocal`). */
+  private readonly localWatchers = new Set<() => void>();
 
   /** `onLocalChange` runs when the set of this router's token keys changes (to re-announce it). */
   constructor(
@@ -43,7 +45,7 @@ export class Liveliness {
     this.local.set(key, n + 1);
     if (n > 0) return;
     this.appeared(key);
-    this.onLocalChange();
+    this.localChanged();
   }
 
   /** @internal undeclares one token on `key`. */
@@ -56,7 +58,21 @@ export class Liveliness {
     }
     this.local.delete(key);
     this.disappeared(key);
+    this.localChanged();
+  }
+
+  /**
+   * Calls `watcher` whenever the set of this router's token keys changes, even when a key stays
+   * alive through another router (no liveliness sample then); returns its remover.
+   */
+  watchLocal(watcher: () => void): () => void {
+    this.localWatchers.add(watcher);
+    return () => void this.localWatchers.delete(watcher);
+  }
+
+  private localChanged(): void {
     this.onLocalChange();
+    for (const w of this.localWatchers) w();
   }
 
   /** Keys of this router's tokens, deduplicated (what the fabric announces). */

@@ -70,12 +70,14 @@ describe("zenoh-python liveliness and advanced pub/sub through zest", { skip }, 
     test("a liveliness subscriber without history is told when a token older than it goes", async () => {
       await a.call("token", { name: "old", key: k("older/a") });
       await b.call("liveliness_sub", { name: "lo", key: k("older/*") });
-      // The subscriber's INTEREST reaches zest before the token goes (nothing to wait on from here).
-      await sleep(500);
+      // A token newer than the subscriber reaches it: its INTEREST is at zest before the old token goes.
+      await a.call("token", { name: "probe", key: k("older/probe") });
+      await liveliness(b, "lo", k("older/probe"), "PUT");
       await a.call("undeclare", { name: "old" });
       try {
         await liveliness(b, "lo", k("older/a"), "DELETE", 3_000);
       } finally {
+        await a.call("undeclare", { name: "probe" });
         await b.call("undeclare", { name: "lo" });
       }
     });

@@ -335,4 +335,22 @@ describe("two routers of one fabric joined to one zenoh router", () => {
     await untilPasses(() => assert.deepEqual(alive(), []));
     assert.equal(declared(a)?.tokens, 0);
   });
+
+  test("a token the zenoh side and a joined router's own client both hold stays alive on the zenoh side when the zenoh side's copy goes", async () => {
+    const { z, a } = await network(false, NO_STORAGE);
+    const alive = () => z.session.livelinessGet("both/**").map((s) => s.key);
+    const zToken = z.session.declareLivelinessToken("both/1");
+    await untilPasses(() => assert.equal(a.session.livelinessGet("both/**").length, 1));
+    const aToken = a.session.declareLivelinessToken("both/1");
+    await settle(300);
+    zToken.undeclare();
+    // A's own client still holds it: A declares it to the zenoh side once the zenoh side's copy goes.
+    await untilPasses(() => assert.deepEqual(alive(), ["both/1"]));
+    await settle(300);
+    assert.deepEqual(alive(), ["both/1"]);
+    // Gone from A's client, though alive at A through B's copy: A withdraws it, and it is gone.
+    aToken.undeclare();
+    await untilPasses(() => assert.deepEqual(alive(), []));
+    assert.equal(declared(a)?.tokens, 0);
+  });
 });

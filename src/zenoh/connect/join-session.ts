@@ -116,6 +116,9 @@ export class JoinSession extends ZenohSession {
       }
     }
     super.onMessage(msg);
+    // The network's token gone, a token of this router's own on the same key stays alive without
+    // a liveliness change to say so: the mirror looks again, and declares it now.
+    if (msg.kind === "declare" && msg.decl.kind === "untoken") this.mirror?.refresh();
   }
 
   override query(queryableId: number, id: number, query: Query): boolean {

@@ -101,6 +101,7 @@ export class DeclarationMirror {
   private stopChanges: (() => void) | undefined;
   private stopTokens: (() => void) | undefined;
   private stopBridge: (() => void) | undefined;
+  private stopLocal: (() => void) | undefined;
   private scheduled = false;
   private stopped = false;
 
@@ -134,6 +135,8 @@ export class DeclarationMirror {
     const sub = this.target.session.declareLivelinessSubscriber(ALL, (_s: Sample) => this.queueSync());
     this.stopTokens = () => sub.undeclare();
     this.stopBridge = this.target.bridge.onChange(() => this.queueSync());
+    // A token of this router's going while its key stays alive through another router sends no sample.
+    this.stopLocal = this.target.session.router.liveliness.watchLocal(() => this.queueSync());
   }
 
   /** Declarations held on the joined router (for the status). */
@@ -146,6 +149,12 @@ export class DeclarationMirror {
     this.stopChanges?.();
     this.stopTokens?.();
     this.stopBridge?.();
+    this.stopLocal?.();
+  }
+
+  /** Looks again at what to declare (a change no liveliness or connectivity event reports). */
+  refresh(): void {
+    this.queueSync();
   }
 
   /** Changes come in bursts (a storage declares a subscriber and a queryable): one sync per turn. */
