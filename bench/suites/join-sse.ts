@@ -8,7 +8,10 @@
  * it: the floor, the same stream from the same publisher through zenoh's router to a lean zenoh
  * subscriber on that router read in this process (what zenoh's router and this host give without
  * zest: the ratio is the joined p99 over it), and the same stream put straight into zest's own
- * listener (one hop less). Runs in a loopback-only namespace.
+ * listener (one hop less). The three streams alternate over ROUNDS rounds and each side reports
+ * its median round (p50, p99), the worst round shown beside it: on a shared 2-core host one
+ * scheduling hiccup decides the p99 of a 5 s round, and alternating puts it in one round of one
+ * side instead of in a whole side. Runs in a loopback-only namespace.
  */
 import { Buffer } from "node:buffer";
 import net from "node:net";
@@ -25,6 +28,8 @@ const SECONDS = 5;
 const WARMUP_PUTS = RATE;
 const TARGET_P99_MS = 5;
 const DRAIN_MS = 3_000;
+/** Rounds of the three streams, alternating; each side reports its median round. */
+const ROUNDS = 3;
 
 /** An SSE stream on a raw socket, handing each event's `"value": "<text>"` to `onValue` with its arrival time. */
 async function openStream(base: string, path: string, onValue: (value: string, at: number) => void) {
@@ -150,6 +155,7 @@ async function stream(
     );
     const until = performance.now() + DRAIN_MS;
     while (latencies.length < total && performance.now() < until) await sleep(50);
+    if (latencies.length === 0) throw new Error(`no put on ${key} reached its receiver`);
     const zestCpuSeconds = zestCpu() - cpu0;
     const zestCpuPct = (100 * zestCpuSeconds) / ((performance.now() - t0) / 1000);
     let lost = 0;
@@ -170,6 +176,17 @@ async function stream(
   }
 }
 
+/** The median of `xs` (the middle one of an odd count, the upper middle of an even one). */
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/** `label p99s a / b / c ms` for the notes. */
+function spread(label: string, runs: Run[]): string {
+  return `${label} p99 by round ${runs.map((r) => fmtMs(r.p99)).join(" / ")}`;
+}
+
 async function measure(): Promise<BenchResult> {
   const pair = await startJoinedPair();
   const z = pair.zest;
@@ -187,16 +204,48 @@ async function measure(): Promise<BenchResult> {
       }
       probe.destroy();
       if (!warm) throw new Error("no put through zenoh's router reached zest's SSE client in 10 s");
-      const base = await stream(sseReceiver(z.url, "bench/direct/k"), z.pid, zestCpu, direct, "bench/direct/k");
-      const joined = await stream(sseReceiver(z.url, "bench/join/k"), z.pid, zestCpu, viaRouter, "bench/join/k");
-      const floor = await stream(
-        routerReceiver(pair.routerPort, "bench/floor/k"),
-        z.pid,
-        zestCpu,
-        viaRouter,
-        "bench/floor/k",
-      );
+      // Rounds alternate the three streams, so a hiccup of this shared host lands in one round of
+      // one side rather than deciding a whole side's p99; each side's figure is its median round.
+      const joinedRuns: Run[] = [];
+      const directRuns: Run[] = [];
+      const floorRuns: Run[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const tag = `r${round}`;
+        directRuns.push(
+          await stream(sseReceiver(z.url, `bench/direct/${tag}`), z.pid, zestCpu, direct, `bench/direct/${tag}`),
+        );
+        joinedRuns.push(
+          await stream(sseReceiver(z.url, `bench/join/${tag}`), z.pid, zestCpu, viaRouter, `bench/join/${tag}`),
+        );
+        floorRuns.push(
+          await stream(
+            routerReceiver(pair.routerPort, `bench/floor/${tag}`),
+            z.pid,
+            zestCpu,
+            viaRouter,
+            `bench/floor/${tag}`,
+          ),
+        );
+      }
+      const side = (runs: Run[]) => ({
+        p50: median(runs.map((r) => r.p50)),
+        p99: median(runs.map((r) => r.p99)),
+        lost: runs.reduce((n, r) => n + r.lost, 0),
+        duplicates: runs.reduce((n, r) => n + r.duplicates, 0),
+        putsPerSec: median(runs.map((r) => r.putsPerSec)),
+        zestCpuPct: median(runs.map((r) => r.zestCpuPct)),
+        zestUsPerMsg: median(runs.map((r) => r.zestUsPerMsg)),
+        otherCpuPct: median(runs.map((r) => r.otherCpuPct)),
+        stealPct: median(runs.map((r) => r.stealPct)),
+      });
+      const joined = side(joinedRuns);
+      const base = side(directRuns);
+      const floor = side(floorRuns);
+      const worstJoined = Math.max(...joinedRuns.map((r) => r.p99));
       const notes = [
+        spread("joined", joinedRuns),
+        spread("floor", floorRuns),
+        spread("direct", directRuns),
         ...interferenceNotes("joined", joined),
         ...interferenceNotes("direct", base),
         ...interferenceNotes("floor", floor),
@@ -204,12 +253,15 @@ async function measure(): Promise<BenchResult> {
       if (joined.duplicates > 0) notes.push(`${joined.duplicates} events arrived twice through the join`);
       if (floor.lost > 0) notes.push(`the floor lost ${floor.lost}: zenoh's router or this host dropped puts`);
       const pass = joined.p99 <= TARGET_P99_MS && joined.lost === 0 && joined.duplicates === 0;
+      const total = RATE * SECONDS * ROUNDS;
       return {
         name: "join-sse",
         figures: {
+          rounds: ROUNDS,
           putsPerSec: joined.putsPerSec,
           p50Ms: joined.p50,
           p99Ms: joined.p99,
+          worstRoundP99Ms: worstJoined,
           lost: joined.lost,
           duplicates: joined.duplicates,
           floorP50Ms: floor.p50,
@@ -224,9 +276,9 @@ async function measure(): Promise<BenchResult> {
           otherCpuPct: joined.otherCpuPct,
         },
         ratio: joined.p99 / floor.p99,
-        target: `p99 <= ${TARGET_P99_MS} ms, nothing lost`,
+        target: `p99 <= ${TARGET_P99_MS} ms (median of ${ROUNDS} rounds), nothing lost`,
         pass,
-        summary: `zenoh's router → zest (joined) → SSE: p50 ${fmtMs(joined.p50)}, p99 ${fmtMs(joined.p99)}, ${fmtInt(joined.lost)} lost of ${fmtInt(RATE * SECONDS)} at ${fmtInt(joined.putsPerSec)}/s (zest at ${Math.round(joined.zestCpuPct)}% of a core, ${joined.zestUsPerMsg.toFixed(1)} µs/msg) / floor, zenoh's router → a zenoh subscriber on it: p50 ${fmtMs(floor.p50)}, p99 ${fmtMs(floor.p99)}, ${fmtInt(floor.lost)} lost; straight into zest's listener → SSE: p50 ${fmtMs(base.p50)}, p99 ${fmtMs(base.p99)}, ${fmtInt(base.lost)} lost (${base.zestUsPerMsg.toFixed(1)} µs/msg); ratio joined p99 / floor p99`,
+        summary: `medians of ${ROUNDS} alternating rounds of ${fmtInt(RATE * SECONDS)} puts: zenoh's router → zest (joined) → SSE: p50 ${fmtMs(joined.p50)}, p99 ${fmtMs(joined.p99)} (worst round ${fmtMs(worstJoined)}), ${fmtInt(joined.lost)} lost of ${fmtInt(total)} at ${fmtInt(joined.putsPerSec)}/s (zest at ${Math.round(joined.zestCpuPct)}% of a core, ${joined.zestUsPerMsg.toFixed(1)} µs/msg) / floor, zenoh's router → a zenoh subscriber on it: p50 ${fmtMs(floor.p50)}, p99 ${fmtMs(floor.p99)}, ${fmtInt(floor.lost)} lost; straight into zest's listener → SSE: p50 ${fmtMs(base.p50)}, p99 ${fmtMs(base.p99)}, ${fmtInt(base.lost)} lost (${base.zestUsPerMsg.toFixed(1)} µs/msg); ratio joined p99 / floor p99`,
         notes,
         interferencePct: Math.max(joined.otherCpuPct, base.otherCpuPct, floor.otherCpuPct),
       };
