@@ -75,7 +75,9 @@ export const zenohDoor = {
         { users: usrpwd.size, accessControl: ctx.edge.access.enabled },
         "zenoh user/password authentication on",
       );
-    const lease = ctx.config.transport?.link?.tx?.lease;
+    const tx = ctx.config.transport?.link?.tx;
+    const lease = tx?.lease;
+    const waitBeforeCloseUs = tx?.queue?.congestion_control?.block?.wait_before_close;
     const server = await startZenohDoor(ctx.config.listen, {
       usrpwd,
       sessionBound: ctx.edge.sessionBound,
@@ -89,7 +91,10 @@ export const zenohDoor = {
           { title: "zenoh door", openHint: "-l tcp/0.0.0.0:7447" },
           { host: e.host, port: e.port },
         ),
-      ...(lease === undefined ? {} : { limits: { leaseMs: lease } }),
+      limits: {
+        ...(lease === undefined ? {} : { leaseMs: lease }),
+        ...(waitBeforeCloseUs === undefined ? {} : { blockWaitBeforeCloseMs: Math.ceil(waitBeforeCloseUs / 1000) }),
+      },
       zid: ctx.zid,
       openSession: ctx.openSession,
       connectivity: ctx.connectivity,

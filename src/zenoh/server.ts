@@ -54,6 +54,7 @@ export const DEFAULT_ZENOH_LIMITS: ZenohLimits = {
   maxSessionsPerAddress: 1_000,
   ...DEFAULT_FACE_LIMITS,
   maxKeyExprIds: 4_096,
+  blockWaitBeforeCloseMs: 5_000,
 };
 
 export interface ZenohServerOptions {

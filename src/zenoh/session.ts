@@ -46,6 +46,12 @@ import type { NetworkHandler, PeerInfo, ZenohLink } from "./transport/transport.
 export interface SessionLimits extends FaceLimits {
   /** Key-expression ids the peer may declare. */
   maxKeyExprIds: number;
+  /**
+   * How long (ms) a session may hold congestion control BLOCK publishers back without its lanes
+   * moving before it is closed, as zenohd's `block.wait_before_close` closes a transport whose
+   * queue has no room for that long: one stalled subscriber cannot stop its publishers for good.
+   */
+  blockWaitBeforeCloseMs: number;
 }
 
 /** Zenoh's default encoding (`zenoh/bytes`), for samples that carry none. */
@@ -93,6 +99,9 @@ export class ZenohSession implements NetworkHandler, FaceSink {
   private readonly blockedBy = new Set<ZenohSession>();
   /** The sessions not read until this one's output lanes drain. */
   private readonly blocking = new Set<ZenohSession>();
+  /** Closes this session when its lanes do not move while it holds BLOCK publishers back. */
+  private stallTimer: NodeJS.Timeout | undefined;
+  private readonly blockWaitBeforeCloseMs: number;
 
   constructor(
     private readonly link: ZenohLink,
@@ -108,6 +117,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
     this.session = session;
     this.logger = logger.child({ zid: peer.zid });
     this.maxKeyExprIds = limits.maxKeyExprIds;
+    this.blockWaitBeforeCloseMs = limits.blockWaitBeforeCloseMs;
     this.face = new Face({
       session,
       policy,
@@ -302,6 +312,7 @@ export class ZenohSession implements NetworkHandler, FaceSink {
   /** `from`'s BLOCK samples wait for this session's lanes: it is not read until they drain. */
   private block(from: ZenohSession): void {
     if (this.blocking.has(from)) return;
+    if (this.blocking.size === 0) this.armStallTimer();
     this.blocking.add(from);
     from.blockedBy.add(this);
     from.updateReading();
@@ -309,10 +320,32 @@ export class ZenohSession implements NetworkHandler, FaceSink {
 
   /** The lanes were handed to the wire: below half the mark, the sessions waiting for this one are read again. */
   private drained(): void {
-    if (this.blocking.size > 0 && this.link.queuedBytes <= BLOCK_QUEUE_BYTES / 2) this.releaseBlocked();
+    if (this.blocking.size === 0) return;
+    if (this.link.queuedBytes <= BLOCK_QUEUE_BYTES / 2) this.releaseBlocked();
+    // The peer reads, if slowly: it gets the whole wait again, as zenohd waits per batch.
+    else this.armStallTimer();
+  }
+
+  private armStallTimer(): void {
+    clearTimeout(this.stallTimer);
+    this.stallTimer = setTimeout(() => this.stalled(), this.blockWaitBeforeCloseMs);
+    this.stallTimer.unref();
+  }
+
+  /** The peer read nothing while BLOCK publishers waited for it: closed, so they are read again (onClose). */
+  private stalled(): void {
+    this.stallTimer = undefined;
+    if (this.blocking.size === 0) return;
+    this.logger.warn(
+      { queued: this.link.queuedBytes, waitedMs: this.blockWaitBeforeCloseMs, publishers: this.blocking.size },
+      "zenoh session closed: it read nothing while congestion control BLOCK publishers waited for it",
+    );
+    this.link.close();
   }
 
   private releaseBlocked(): void {
+    clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
     for (const s of this.blocking) {
       s.blockedBy.delete(this);
       s.updateReading();

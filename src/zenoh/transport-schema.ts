@@ -1,7 +1,7 @@
 /**
  * The zenoh door's `transport` section, in zenohd's names (docs/zenoh-protocol.md,
  * "Credentials" and "TLS"): `transport.auth.usrpwd.dictionary_file`, the users zenoh clients
- * authenticate as in the handshake; `transport.link.tx.lease`; and `transport.link.tls`, the
+ * authenticate as in the handshake; `transport.link.tx.lease` and `…tx.queue.congestion_control.block.wait_before_close`; and `transport.link.tls`, the
  * certificate and key of `tls/` endpoints and mutual TLS. Kept apart from the door so the config schema does not load the door.
  */
 import { z } from "zod";
@@ -90,6 +90,30 @@ export const transportSchema = closed(
               .describe(
                 "the router's lease in ms, announced to each peer: it sends KEEP_ALIVE within a quarter of it (a peer is expired by the lease it announced)",
               ),
+            queue: closed(
+              {
+                congestion_control: closed(
+                  {
+                    block: closed(
+                      {
+                        wait_before_close: z
+                          .number()
+                          .int()
+                          .min(1_000)
+                          .max(3_600_000_000)
+                          .default(DEFAULT_ZENOH_LIMITS.blockWaitBeforeCloseMs * 1000)
+                          .describe(
+                            "µs a session may hold congestion control BLOCK publishers back without reading before it is closed (zenohd's name and default, 5 s)",
+                          ),
+                      },
+                      "congestion control BLOCK",
+                    ).optional(),
+                  },
+                  "congestion control on the way out",
+                ).optional(),
+              },
+              "the output queue of each session",
+            ).optional(),
           },
           "what the router sends on zenoh links",
         ).optional(),

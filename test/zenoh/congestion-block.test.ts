@@ -51,3 +51,40 @@ test("BLOCK samples to a subscriber that does not read hold the publisher back, 
   );
   assert.equal(received, total);
 });
+
+test("a subscriber that reads nothing while BLOCK publishers wait is closed after block.wait_before_close, and the publisher is read again", async () => {
+  const { port, server, session } = await zenohDoor(opened, { limits: { blockWaitBeforeCloseMs: 400 } });
+  const sub = await RawClient.open(port, { zid: "B2" });
+  opened.push(sub);
+  sub.sendFrame((w) => encodeDeclare(w, { kind: "subscriber", id: 1, key: wireKey("stall/**") }));
+  await sub.until(() => session.matchingStatus("stall/x", "subscribers") || undefined);
+  sub.socket.pause();
+  const pub = await RawClient.open(port, { zid: "A2" });
+  opened.push(pub);
+  const payload = Buffer.alloc(4000, 7);
+  const put = (w: BinaryWriter) =>
+    encodePush(w, wireKey("stall/x"), { kind: "put", encoding: "", hasEncoding: false, payload }, QOS_BLOCK);
+  for (let sent = 0; sent < 4000; sent += 15) pub.sendFrame(...Array<typeof put>(15).fill(put));
+  const seen: string[] = [];
+  session.declareSubscriber("after/**", (s) => {
+    seen.push(s.key);
+  });
+  // Behind the 16 MB the publisher sent: read only once the stalled subscriber is gone.
+  pub.sendFrame((w) =>
+    encodePush(
+      w,
+      wireKey("after/x"),
+      { kind: "put", encoding: "", hasEncoding: false, payload: Buffer.from("ok") },
+      QOS_BLOCK,
+    ),
+  );
+  await sleep(200);
+  assert.ok(
+    server.status().some((s) => s.zid === "B2"),
+    "closed before block.wait_before_close",
+  );
+  assert.deepEqual(seen, [], "the publisher was read on while the subscriber held it back");
+  await pub.until(() => (seen.length > 0 ? true : undefined), 10_000, "the put behind the stalled subscriber");
+  assert.deepEqual(seen, ["after/x"]);
+  assert.ok(!server.status().some((s) => s.zid === "B2"), "the stalled subscriber's session is still open");
+});
