@@ -10,7 +10,7 @@ import { after, test } from "node:test";
 import { encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
 import type { BinaryWriter } from "../../src/core/binary.js";
 import { BLOCK_QUEUE_BYTES } from "../../src/zenoh/session.js";
-import { zenohDoor } from "../support/zenoh-door.js";
+import { type ZenohDoorOptions, zenohDoor } from "../support/zenoh-door.js";
 import { RawClient, wireKey } from "./raw-client.js";
 
 const opened: Array<{ close(): unknown }> = [];
@@ -20,22 +20,35 @@ after(async () => {
 
 /** Priority 5 (data), congestion control BLOCK: zenoh-python's publisher with BLOCK. */
 const QOS_BLOCK = 0x0d;
+const TOTAL = 4000;
 
-test("BLOCK samples to a subscriber that does not read hold the publisher back, as zenohd blocks it, instead of queueing 16 MB; every sample arrives once it reads", async () => {
-  const { port, server, session } = await zenohDoor(opened);
-  const sub = await RawClient.open(port, { zid: "B1" });
+/**
+ * A door with a subscriber on `<prefix>/**` that stops reading, and a publisher that sends it
+ * TOTAL BLOCK samples of 4,000 bytes (16 MB) on `<prefix>/x`.
+ */
+async function publisherToStalledSubscriber(
+  prefix: string,
+  zids: [sub: string, pub: string],
+  options: ZenohDoorOptions = {},
+) {
+  const door = await zenohDoor(opened, options);
+  const sub = await RawClient.open(door.port, { zid: zids[0] });
   opened.push(sub);
-  sub.sendFrame((w) => encodeDeclare(w, { kind: "subscriber", id: 1, key: wireKey("blk/**") }));
-  await sub.until(() => session.matchingStatus("blk/x", "subscribers") || undefined);
+  sub.sendFrame((w) => encodeDeclare(w, { kind: "subscriber", id: 1, key: wireKey(`${prefix}/**`) }));
+  await sub.until(() => door.session.matchingStatus(`${prefix}/x`, "subscribers") || undefined);
   sub.socket.pause();
-  const pub = await RawClient.open(port, { zid: "A1" });
+  const pub = await RawClient.open(door.port, { zid: zids[1] });
   opened.push(pub);
   const payload = Buffer.alloc(4000, 7);
-  const total = 4000;
   const put = (w: BinaryWriter) =>
-    encodePush(w, wireKey("blk/x"), { kind: "put", encoding: "", hasEncoding: false, payload }, QOS_BLOCK);
-  for (let sent = 0; sent < total; sent += 15)
-    pub.sendFrame(...Array<typeof put>(Math.min(15, total - sent)).fill(put));
+    encodePush(w, wireKey(`${prefix}/x`), { kind: "put", encoding: "", hasEncoding: false, payload }, QOS_BLOCK);
+  for (let sent = 0; sent < TOTAL; sent += 15)
+    pub.sendFrame(...Array<typeof put>(Math.min(15, TOTAL - sent)).fill(put));
+  return { ...door, sub, pub };
+}
+
+test("BLOCK samples to a subscriber that does not read hold the publisher back, as zenohd blocks it, instead of queueing 16 MB; every sample arrives once it reads", async () => {
+  const { server, sub } = await publisherToStalledSubscriber("blk", ["B1", "A1"]);
   // Long enough for the router to read all 16 MB if nothing held the publisher back.
   await sleep(1500);
   const queued = Math.max(...server.status().map((s) => s.queued));
@@ -44,27 +57,18 @@ test("BLOCK samples to a subscriber that does not read hold the publisher back, 
   const received = await sub.until(
     () => {
       const n = sub.network.filter((m) => m.kind === "push").length;
-      return n === total ? n : undefined;
+      return n === TOTAL ? n : undefined;
     },
     60_000,
-    `${total} samples`,
+    `${TOTAL} samples`,
   );
-  assert.equal(received, total);
+  assert.equal(received, TOTAL);
 });
 
 test("a subscriber that reads nothing while BLOCK publishers wait is closed after block.wait_before_close, and the publisher is read again", async () => {
-  const { port, server, session } = await zenohDoor(opened, { limits: { blockWaitBeforeCloseMs: 400 } });
-  const sub = await RawClient.open(port, { zid: "B2" });
-  opened.push(sub);
-  sub.sendFrame((w) => encodeDeclare(w, { kind: "subscriber", id: 1, key: wireKey("stall/**") }));
-  await sub.until(() => session.matchingStatus("stall/x", "subscribers") || undefined);
-  sub.socket.pause();
-  const pub = await RawClient.open(port, { zid: "A2" });
-  opened.push(pub);
-  const payload = Buffer.alloc(4000, 7);
-  const put = (w: BinaryWriter) =>
-    encodePush(w, wireKey("stall/x"), { kind: "put", encoding: "", hasEncoding: false, payload }, QOS_BLOCK);
-  for (let sent = 0; sent < 4000; sent += 15) pub.sendFrame(...Array<typeof put>(15).fill(put));
+  const { server, session, pub } = await publisherToStalledSubscriber("stall", ["B2", "A2"], {
+    limits: { blockWaitBeforeCloseMs: 400 },
+  });
   const seen: string[] = [];
   session.declareSubscriber("after/**", (s) => {
     seen.push(s.key);
