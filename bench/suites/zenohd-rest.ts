@@ -12,27 +12,27 @@
  * benchmark says how to build it and skips. zenohd is a zenoh router: it runs in a loopback-only
  * namespace, as every zenoh program here (bench/lib/zenoh.ts).
  */
-import http from "node:http";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { executable } from "../../test/support/child-processes.js";
 import { freePorts } from "../../test/support/nats-cluster.js";
-import { fmtInt, fmtMs, fmtRatio } from "../lib/format.js";
+import { fmtInt, fmtMs, fmtNum, fmtRatio } from "../lib/format.js";
 import { httpGetText, httpPut } from "../lib/http.js";
-import { compare, type LoadFigures, loadFigures, loadNotes, PAIRED_ROUNDS, pairedRatio } from "../lib/load.js";
-import { JSON_60, TEXT_100 } from "../lib/payloads.js";
-import { openSseStream, paced } from "../lib/sse-stream.js";
 import {
-  interferenceNotes,
-  type ServerProcess,
-  spawnBaseline,
-  spawnReady,
-  spawnZest,
-  startInterference,
-} from "../lib/proc.js";
+  compare,
+  type LoadFigures,
+  loadFigures,
+  loadNotes,
+  PAIRED_ROUNDS,
+  pairedRatio,
+  roundsNote,
+} from "../lib/load.js";
+import { type SseRoundOptions, type SseRounds, sseRounds } from "../lib/rest-sse-rounds.js";
+import { JSON_60, TEXT_100 } from "../lib/payloads.js";
+import { interferenceNotes, type ServerProcess, spawnBaseline, spawnReady, spawnZest } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
-import { freeLocator, inLoopbackNamespace, percentile } from "../lib/zenoh.js";
+import { freeLocator, inLoopbackNamespace } from "../lib/zenoh.js";
 
 /** Where `npm run test:rust` builds the binary (scripts/test-rust.sh). */
 const ZENOHD_REST = join(
@@ -42,11 +42,18 @@ const ZENOHD_REST = join(
 );
 const KEYS = 1_000;
 const TARGET = 1.0;
-/** SSE: PUTs a second, and how many are measured (after as many again, uncounted). */
-const SSE_RATE = 200;
-const SSE_PUTS = 1_000;
-const SSE_WARMUP_PUTS = 200;
-const SSE_DRAIN_MS = 10_000;
+/**
+ * SSE: 200 PUTs a second, 1,000 measured per side and round, five rounds alternating zest,
+ * zenohd and the floor (bench/lib/rest-sse-rounds.ts).
+ */
+const SSE_ROUNDS: SseRoundOptions = {
+  rate: 200,
+  puts: 1_000,
+  warmupPuts: 200,
+  roundWarmupPuts: 50,
+  rounds: 5,
+  drainMs: 10_000,
+};
 
 /** Starts zenohd-rest on free loopback ports; its `url` is the REST plugin's. */
 async function spawnZenohdRest(): Promise<ServerProcess> {
@@ -89,77 +96,41 @@ async function fill(server: ServerProcess): Promise<number> {
   return Buffer.byteLength(all);
 }
 
-/** What SSE delivery measured on one side. */
-interface SseSide {
-  p50: number;
-  p99: number;
-  lost: number;
-  serverCpuPct: number;
-  otherCpuPct: number;
-  stealPct: number;
+/** `zest: a / zenohd: b req/s = r` for a summary, with the spread of the rounds' ratios. */
+function pair(what: string, z: LoadFigures, d: LoadFigures, ratio: number, u?: LoadFigures): string {
+  const off = u ? `; read cache off ${fmtInt(u.reqPerSec)} req/s, ${fmtRatio(pairedRatio(u, d))}` : "";
+  return `${what} zest ${fmtInt(z.reqPerSec)} / zenohd ${fmtInt(d.reqPerSec)} req/s = ${fmtRatio(ratio)} (${roundsNote(z, d)})${off}`;
+}
+
+/** `p99 4.1 ms (2.9-6.0 over 5 rounds, pooled 4.4)`. */
+function sseFigure(s: SseRounds): string {
+  return `${fmtMs(s.p99)} (${fmtMs(s.p99Min)}-${fmtMs(s.p99Max)} over ${s.rounds.length} rounds, pooled ${fmtMs(s.pooledP99)})`;
 }
 
 /**
- * PUTs `<seq>:<send time>` on `demo/sse/k` at SSE_RATE a second (up to 32 keep-alive
- * connections), after SSE_WARMUP_PUTS uncounted, and times each to its event on one SSE stream of `demo/sse/**`.
+ * The lines to measure: `BENCH_ZENOHD_REST_LINES`, a comma-separated subset of `get`, `wild`,
+ * `put`, `sse` (all by default), so that one line can be worked on without the others' minutes.
  */
-async function sseSide(server: ServerProcess): Promise<SseSide> {
-  const seen = new Uint8Array(SSE_PUTS);
-  const latencies: number[] = [];
-  const sub = await openSseStream(new URL(server.url), "/demo/sse/**", (value, now) => {
-    const colon = value.indexOf(":");
-    const seq = Number(value.slice(0, colon));
-    if (seq < 0 || seq >= SSE_PUTS || seen[seq] === 1) return;
-    seen[seq] = 1;
-    latencies.push(now - Number(value.slice(colon + 1)));
-  });
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
-  const url = new URL(server.url);
-  const put = (body: string): void => {
-    const req = http.request({
-      agent,
-      host: url.hostname,
-      port: url.port,
-      method: "PUT",
-      path: "/demo/sse/k",
-      headers: { "content-type": "text/plain", "content-length": Buffer.byteLength(body) },
-    });
-    req.on("response", (res) => res.resume());
-    req.on("error", () => {});
-    req.end(body);
-  };
-  try {
-    await sleep(300);
-    await paced(SSE_RATE, SSE_WARMUP_PUTS, () => put(`-1:${performance.now()}`));
-    await sleep(300);
-    const interference = startInterference([server.pid]);
-    const cpu0 = server.cpuSeconds();
-    const t0 = performance.now();
-    await paced(SSE_RATE, SSE_PUTS, (seq) => put(`${seq}:${performance.now()}`));
-    const deadline = performance.now() + SSE_DRAIN_MS;
-    while (latencies.length < SSE_PUTS && performance.now() < deadline) await sleep(50);
-    const serverCpuPct = (100 * (server.cpuSeconds() - cpu0)) / ((performance.now() - t0) / 1000);
-    return {
-      p50: percentile([...latencies], 50),
-      p99: percentile(latencies, 99),
-      lost: SSE_PUTS - latencies.length,
-      serverCpuPct,
-      ...interference(),
-    };
-  } finally {
-    sub.destroy();
-    agent.destroy();
-  }
-}
-
-/** `zest: a / zenohd: b req/s = r` for a summary. */
-function pair(what: string, z: LoadFigures, d: LoadFigures, ratio: number, u?: LoadFigures): string {
-  const off = u ? `; read cache off ${fmtInt(u.reqPerSec)} req/s, ${fmtRatio(pairedRatio(u, d))}` : "";
-  return `${what} zest ${fmtInt(z.reqPerSec)} / zenohd ${fmtInt(d.reqPerSec)} req/s = ${fmtRatio(ratio)}${off}`;
+function selectedLines(): Set<string> {
+  const all = ["get", "wild", "put", "sse"];
+  const asked = (process.env.BENCH_ZENOHD_REST_LINES ?? "").split(",").filter((l) => l !== "");
+  const unknown = asked.filter((l) => !all.includes(l));
+  if (unknown.length > 0) throw new Error(`BENCH_ZENOHD_REST_LINES: unknown line ${unknown.join(", ")}`);
+  return new Set(asked.length > 0 ? asked : all);
 }
 
 async function measure(): Promise<BenchResult> {
+  const lines = selectedLines();
   const started: ServerProcess[] = [];
+  const figures: Record<string, number> = {};
+  const summary: string[] = [];
+  const notes: string[] = [];
+  const ratios: number[] = [];
+  const interference: number[] = [];
+  const watch = (...fs: { otherCpuPct: number; stealPct: number }[]): void => {
+    for (const f of fs) interference.push(f.otherCpuPct, f.stealPct);
+  };
+  let lost = 0;
   try {
     const zenohd = await spawnZenohdRest();
     started.push(zenohd);
@@ -168,115 +139,130 @@ async function measure(): Promise<BenchResult> {
     const uncached = await spawnZest("zest-rest-uncached", ["--cfg", "plugins/rest/cache_entries:0"]);
     started.push(uncached);
     const bytes: Record<string, number> = {};
-    for (const s of started) bytes[s.label] = await fill(s);
+    if (lines.has("get") || lines.has("wild")) for (const s of started) bytes[s.label] = await fill(s);
 
-    const one = { path: "/demo/one" };
-    const [zg, dg, ug] = (await compare(
-      [
-        { server: zest, spec: one },
-        { server: zenohd, spec: one },
-        { server: uncached, spec: one },
-      ],
-      PAIRED_ROUNDS,
-    )) as [LoadFigures, LoadFigures, LoadFigures];
-    const wild = { path: "/demo/**" };
-    const [zw, dw, uw] = (await compare(
-      [
-        { server: zest, spec: wild },
-        { server: zenohd, spec: wild },
-        { server: uncached, spec: wild },
-      ],
-      { connections: 32, warmupSeconds: 1, roundSeconds: 2, rounds: 3 },
-    )) as [LoadFigures, LoadFigures, LoadFigures];
-    const putSpec = {
-      path: "/demo/put",
-      method: "PUT" as const,
-      headers: { "content-type": "text/plain" },
-      body: TEXT_100,
-    };
-    // The floors: what a bare node:http server does on this host, in the same rounds. When a
-    // floor is under zenohd's figure, no Node gateway reaches the target here.
-    const putFloor = await spawnBaseline("put-ok.mjs");
-    started.push(putFloor);
-    const [zp, dp, fp] = (await compare(
-      [
-        { server: zest, spec: putSpec },
-        { server: zenohd, spec: putSpec },
-        { server: putFloor, spec: putSpec },
-      ],
-      PAIRED_ROUNDS,
-    )) as [LoadFigures, LoadFigures, LoadFigures];
-    const sseFloor = await spawnBaseline("sse-relay.mjs", [], "relay");
-    started.push(sseFloor);
-    const zs = await sseSide(zest);
-    const ds = await sseSide(zenohd);
-    const fs = await sseSide(sseFloor);
-
-    const getRatio = pairedRatio(zg, dg);
-    const wildRatio = pairedRatio(zw, dw);
-    const putRatio = pairedRatio(zp, dp);
-    const sseRatio = ds.p99 / zs.p99;
-    const putFloorRatio = pairedRatio(fp, dp);
-    const sseFloorRatio = ds.p99 / fs.p99;
-    const ratio = Math.min(getRatio, wildRatio, putRatio, sseRatio);
-    const notes = [
-      ...loadNotes("zest GET", zg),
-      ...loadNotes("zenohd GET", dg),
-      ...loadNotes("zest, cache off GET", ug),
-      ...loadNotes("zest demo/**", zw),
-      ...loadNotes("zenohd demo/**", dw),
-      ...loadNotes("zest PUT", zp),
-      ...loadNotes("zenohd PUT", dp),
-      ...interferenceNotes("zest SSE", zs),
-      ...interferenceNotes("zenohd SSE", ds),
-      ...loadNotes("node:http PUT", fp),
-      ...interferenceNotes("relay SSE", fs),
-    ];
-    if (zs.lost > 0) notes.push(`zest's SSE lost ${zs.lost} of ${SSE_PUTS} events`);
-    if (ds.lost > 0) notes.push(`zenohd's SSE lost ${ds.lost} of ${SSE_PUTS} events`);
-    const kib = (label: string): string => fmtInt((bytes[label] ?? 0) / 1024);
+    if (lines.has("get")) {
+      const one = { path: "/demo/one" };
+      const [zg, dg, ug] = (await compare(
+        [
+          { server: zest, spec: one },
+          { server: zenohd, spec: one },
+          { server: uncached, spec: one },
+        ],
+        PAIRED_ROUNDS,
+      )) as [LoadFigures, LoadFigures, LoadFigures];
+      const getRatio = pairedRatio(zg, dg);
+      ratios.push(getRatio);
+      watch(zg, dg, ug);
+      notes.push(...loadNotes("zest GET", zg), ...loadNotes("zenohd GET", dg), ...loadNotes("zest, cache off GET", ug));
+      Object.assign(figures, loadFigures("zestGet", zg), loadFigures("zenohdGet", dg), loadFigures("uncachedGet", ug));
+      Object.assign(figures, { getRatio, uncachedGetRatio: pairedRatio(ug, dg) });
+      summary.push(pair("GET one key", zg, dg, getRatio, ug));
+    }
+    if (lines.has("wild")) {
+      const wild = { path: "/demo/**" };
+      const [zw, dw, uw] = (await compare(
+        [
+          { server: zest, spec: wild },
+          { server: zenohd, spec: wild },
+          { server: uncached, spec: wild },
+        ],
+        { connections: 32, warmupSeconds: 1, roundSeconds: 2, rounds: 3 },
+      )) as [LoadFigures, LoadFigures, LoadFigures];
+      const wildRatio = pairedRatio(zw, dw);
+      ratios.push(wildRatio);
+      watch(zw, dw, uw);
+      notes.push(...loadNotes("zest demo/**", zw), ...loadNotes("zenohd demo/**", dw));
+      Object.assign(
+        figures,
+        loadFigures("zestWild", zw),
+        loadFigures("zenohdWild", dw),
+        loadFigures("uncachedWild", uw),
+      );
+      Object.assign(figures, { wildRatio, uncachedWildRatio: pairedRatio(uw, dw) });
+      const kib = (label: string): string => fmtInt((bytes[label] ?? 0) / 1024);
+      summary.push(
+        `${pair("GET demo/** (1,000 keys)", zw, dw, wildRatio, uw)} (answers of ${kib("zest-rest")} / ${kib("zenohd")} KiB)`,
+      );
+    }
+    if (lines.has("put")) {
+      const putSpec = {
+        path: "/demo/put",
+        method: "PUT" as const,
+        headers: { "content-type": "text/plain" },
+        body: TEXT_100,
+      };
+      // The floor: what a bare node:http server does on this host, in the same rounds. When it
+      // is under zenohd's figure, no Node gateway reaches the target here.
+      const putFloor = await spawnBaseline("put-ok.mjs");
+      started.push(putFloor);
+      const [zp, dp, fp] = (await compare(
+        [
+          { server: zest, spec: putSpec },
+          { server: zenohd, spec: putSpec },
+          { server: putFloor, spec: putSpec },
+        ],
+        PAIRED_ROUNDS,
+      )) as [LoadFigures, LoadFigures, LoadFigures];
+      const putRatio = pairedRatio(zp, dp);
+      const putFloorRatio = pairedRatio(fp, dp);
+      ratios.push(putRatio);
+      watch(zp, dp, fp);
+      notes.push(...loadNotes("zest PUT", zp), ...loadNotes("zenohd PUT", dp), ...loadNotes("node:http PUT", fp));
+      Object.assign(figures, loadFigures("zestPut", zp), loadFigures("zenohdPut", dp), loadFigures("floorPut", fp));
+      Object.assign(figures, { putRatio, putFloorRatio, zestOverFloorPut: pairedRatio(zp, fp) });
+      summary.push(
+        `${pair("PUT 100 bytes", zp, dp, putRatio)} (the floor, a bare node:http PUT server: ${fmtInt(fp.reqPerSec)} req/s = ${fmtRatio(putFloorRatio)} zenohd, zest/floor ${fmtRatio(pairedRatio(zp, fp))}; server CPU per PUT zest ${fmtNum(zp.serverUserUsPerReq + zp.serverSysUsPerReq, 1)} / zenohd ${fmtNum(dp.serverUserUsPerReq + dp.serverSysUsPerReq, 1)} / floor ${fmtNum(fp.serverUserUsPerReq + fp.serverSysUsPerReq, 1)} µs)`,
+      );
+    }
+    if (lines.has("sse")) {
+      // The floor: a bare node:http PUT-to-SSE relay, in the same rounds.
+      const sseFloor = await spawnBaseline("sse-relay.mjs", [], "relay");
+      started.push(sseFloor);
+      const [zs, ds, fs] = (await sseRounds([zest, zenohd, sseFloor], SSE_ROUNDS)) as [SseRounds, SseRounds, SseRounds];
+      const sseRatio = ds.p99 / zs.p99;
+      const sseFloorRatio = ds.p99 / fs.p99;
+      ratios.push(sseRatio);
+      watch(zs, ds, fs);
+      lost = zs.lost;
+      notes.push(
+        ...interferenceNotes("zest SSE", zs),
+        ...interferenceNotes("zenohd SSE", ds),
+        ...interferenceNotes("relay SSE", fs),
+      );
+      const measured = SSE_ROUNDS.puts * SSE_ROUNDS.rounds;
+      if (zs.lost > 0) notes.push(`zest's SSE lost ${zs.lost} of ${measured} events`);
+      if (ds.lost > 0) notes.push(`zenohd's SSE lost ${ds.lost} of ${measured} events`);
+      for (const [name, s] of [
+        ["zest", zs],
+        ["zenohd", ds],
+        ["floor", fs],
+      ] as const) {
+        Object.assign(figures, {
+          [`${name}SseP50Ms`]: s.p50,
+          [`${name}SseP99Ms`]: s.p99,
+          [`${name}SseP99MinMs`]: s.p99Min,
+          [`${name}SseP99MaxMs`]: s.p99Max,
+          [`${name}SsePooledP99Ms`]: s.pooledP99,
+          [`${name}SseLost`]: s.lost,
+          [`${name}SseCpuPct`]: s.serverCpuPct,
+        });
+      }
+      Object.assign(figures, { sseRatio, sseFloorRatio, ssePooledRatio: ds.pooledP99 / zs.pooledP99 });
+      summary.push(
+        `SSE, ${fmtInt(SSE_ROUNDS.rate)} PUTs/s to one stream, ${fmtInt(SSE_ROUNDS.puts)} events a round, median round p99 zest ${sseFigure(zs)} / zenohd ${sseFigure(ds)} = ${fmtRatio(sseRatio)} (p50 ${fmtMs(zs.p50)} / ${fmtMs(ds.p50)}; lost ${zs.lost} / ${ds.lost}; the floor, a bare node:http PUT-to-SSE relay: p99 ${sseFigure(fs)}, p50 ${fmtMs(fs.p50)} = ${fmtRatio(sseFloorRatio)} zenohd)`,
+      );
+    }
+    const ratio = Math.min(...ratios);
     return {
       name: "zenohd-rest",
-      figures: {
-        ...loadFigures("zestGet", zg),
-        ...loadFigures("zenohdGet", dg),
-        ...loadFigures("uncachedGet", ug),
-        ...loadFigures("zestWild", zw),
-        ...loadFigures("zenohdWild", dw),
-        ...loadFigures("uncachedWild", uw),
-        ...loadFigures("zestPut", zp),
-        ...loadFigures("zenohdPut", dp),
-        getRatio,
-        wildRatio,
-        putRatio,
-        uncachedGetRatio: pairedRatio(ug, dg),
-        uncachedWildRatio: pairedRatio(uw, dw),
-        zestSseP50Ms: zs.p50,
-        zestSseP99Ms: zs.p99,
-        zenohdSseP50Ms: ds.p50,
-        zenohdSseP99Ms: ds.p99,
-        zestSseLost: zs.lost,
-        zenohdSseLost: ds.lost,
-        sseRatio,
-        ...loadFigures("floorPut", fp),
-        putFloorRatio,
-        floorSseP50Ms: fs.p50,
-        floorSseP99Ms: fs.p99,
-        sseFloorRatio,
-      },
+      figures,
       ratio,
       target: `>= ${TARGET.toFixed(1)}x zenohd on each (the lowest)`,
-      pass: ratio >= TARGET && zs.lost === 0,
-      summary: [
-        pair("GET one key", zg, dg, getRatio, ug),
-        `${pair("GET demo/** (1,000 keys)", zw, dw, wildRatio, uw)} (answers of ${kib("zest-rest")} / ${kib("zenohd")} KiB)`,
-        `${pair("PUT 100 bytes", zp, dp, putRatio)} (the floor, a bare node:http PUT server: ${fmtInt(fp.reqPerSec)} req/s = ${fmtRatio(putFloorRatio)} zenohd, zest/floor ${fmtRatio(pairedRatio(zp, fp))})`,
-        `SSE, ${fmtInt(SSE_RATE)} PUTs/s to one stream: p99 zest ${fmtMs(zs.p99)} / zenohd ${fmtMs(ds.p99)} = ${fmtRatio(sseRatio)} (p50 ${fmtMs(zs.p50)} / ${fmtMs(ds.p50)}; lost ${zs.lost} / ${ds.lost}; the floor, a bare node:http PUT-to-SSE relay: p99 ${fmtMs(fs.p99)}, p50 ${fmtMs(fs.p50)} = ${fmtRatio(sseFloorRatio)} zenohd)`,
-      ].join("; "),
+      pass: ratio >= TARGET && lost === 0,
+      summary: summary.join("; "),
       notes,
-      interferencePct: Math.max(
-        ...[zg, dg, ug, zw, dw, uw, zp, dp, fp, zs, ds, fs].flatMap((f) => [f.otherCpuPct, f.stealPct]),
-      ),
+      interferencePct: Math.max(...interference),
     };
   } finally {
     await Promise.all(started.map((s) => s.stop()));

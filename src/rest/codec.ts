@@ -28,6 +28,11 @@ export interface RestCodec {
    * can then be kept and compared in place for the next write with the same query string.
    */
   readonly verbatimParameters: boolean;
+  /**
+   * Whether `pathToKey` returns a key made by `toKeyExpr` with the limits it was given (A): a
+   * write hands it to `Session.putKey`/`deleteKey`, which do not canonize it a second time.
+   */
+  readonly canonicalKeys: boolean;
   /** Whether every single-key GET answers an `ETag` (A); B answers one only to a GET with condition headers, keeping 0.4's headers otherwise. Conditional writes work in both. */
   readonly etags: boolean;
   /** Where this variant's admin space takes storage configs, as a client writes it (for error messages; the admin layout owns it). */

@@ -164,6 +164,7 @@ export class RestServer {
       origins,
       metrics,
       logger,
+      afterEvents: (answer) => this.sse.afterEvents(answer),
     });
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
       const method = req.method;

@@ -344,6 +344,15 @@ export class SseHub {
     if (this.watches.get(watch.key) === watch) this.watches.delete(watch.key);
   }
 
+  /**
+   * Calls `fn` once the events of this turn's samples have left for the streams: at once when
+   * none are waiting. A write's answer goes through here, so a client that wrote a key and
+   * watches it gets the event no later than the answer (docs/sse.md, "Events before the answer").
+   */
+  afterEvents(fn: () => void): void {
+    this.cork.afterFlush(fn);
+  }
+
   /** Ends every stream. */
   close(): void {
     clearInterval(this.keepalive);

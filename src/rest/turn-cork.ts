@@ -19,6 +19,8 @@ export const FLUSH_BYTES = 64 * 1024;
 export class TurnCork {
   #corked = new Set<Socket>();
   #scheduled = false;
+  /** What waits for this turn's writes to leave (`afterFlush`). */
+  #after: Array<() => void> = [];
 
   /** Writes `chunk` to `socket`, corking it for the rest of the turn. */
   write(socket: Socket, chunk: Buffer): void {
@@ -37,12 +39,29 @@ export class TurnCork {
     }
   }
 
-  /** Uncorks every socket corked this turn (at the end of the turn, or before the streams end). */
+  /**
+   * Calls `fn` once what this turn gathered has been written: at once when nothing is gathered,
+   * else right after the sockets are uncorked, in the order the calls came.
+   */
+  afterFlush(fn: () => void): void {
+    if (this.#corked.size === 0) fn();
+    else this.#after.push(fn);
+  }
+
+  /**
+   * Uncorks every socket corked this turn (at the end of the turn, or before the streams end),
+   * then calls what waited for it (`afterFlush`).
+   */
   readonly flush = (): void => {
     this.#scheduled = false;
     const corked = this.#corked;
-    if (corked.size === 0) return;
-    this.#corked = new Set();
-    for (const socket of corked) socket.uncork();
+    if (corked.size > 0) {
+      this.#corked = new Set();
+      for (const socket of corked) socket.uncork();
+    }
+    const after = this.#after;
+    if (after.length === 0) return;
+    this.#after = [];
+    for (const fn of after) fn();
   };
 }

@@ -102,6 +102,7 @@ export const codecA: RestCodec = {
   etags: true,
   explorer: true,
   verbatimParameters: true,
+  canonicalKeys: true,
   adminConfigPath: AdminSpace.storageConfigPath,
 
   pathToKey(path: string, zid: string, _write: boolean, limits?: KeyExprLimits): string {

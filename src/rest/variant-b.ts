@@ -188,6 +188,7 @@ export const codecB: RestCodec = {
   etags: false,
   explorer: false,
   verbatimParameters: false,
+  canonicalKeys: false,
   adminConfigPath: AdminSpaceB.storageConfigPath,
 
   pathToKey(path: string, zid: string, write: boolean, limits?: KeyExprLimits): string {

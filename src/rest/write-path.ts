@@ -6,6 +6,7 @@
  * access decision, the conditions, then the body. Conditional writes are the core's
  * (`Session.putIf`, docs/conditional-writes.md).
  */
+import type { Buffer } from "node:buffer";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AccessControl, Principal } from "../access/access.js";
 import type { PathOptions } from "./path-options.js";
@@ -13,7 +14,8 @@ import { isAllowedHost } from "../access/origin.js";
 import type { WriteIf } from "../core/conditional-write.js";
 import { ZestError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
-import type { Session } from "../core/session.js";
+import type { CanonicalKey } from "../core/key.js";
+import type { PutOptions, Session } from "../core/session.js";
 import { SETTLED } from "../core/settled.js";
 import type { Timestamp } from "../core/timestamp.js";
 import { type AdminPermissions, checkAdminWrite, isAdminKey as isAdmin } from "../access/admin-permissions.js";
@@ -37,6 +39,11 @@ export interface WritePathOptions extends PathOptions {
   readonly origins: OriginPolicy;
   readonly metrics: WriteMetrics | undefined;
   readonly logger: Logger;
+  /**
+   * Calls a write's answer once the events its sample made for the SSE streams have left (at
+   * once when there are none), so a watcher sees the change no later than the writer's answer.
+   */
+  readonly afterEvents: (answer: () => void) => void;
 }
 
 const WRITE_HEADERS: Readonly<Record<string, string | number>> = Object.freeze({ ...CORS_PLAIN, "content-length": 0 });
@@ -53,6 +60,7 @@ export class WritePath {
   private readonly origins: OriginPolicy;
   private readonly metrics: WriteMetrics | undefined;
   private readonly logger: Logger;
+  private readonly afterEvents: (answer: () => void) => void;
   /** The last write query read (Variant A), and the lifetime it asks (`lifetimeOf`). */
   private lastQuery: string | undefined;
   private lastLifetime: WriteLifetime | undefined;
@@ -67,6 +75,7 @@ export class WritePath {
     this.origins = options.origins;
     this.metrics = options.metrics;
     this.logger = options.logger;
+    this.afterEvents = options.afterEvents;
   }
 
   /**
@@ -206,21 +215,25 @@ export class WritePath {
                 ttl: lifetime?.ttl,
                 lease: lifetime?.lease,
               });
-        // Every storage took the write at once (the memory volume): answer now, not a microtask later.
-        if (!(written instanceof Promise)) this.conditionalAnswer(req, res, method, cors, written, begun);
+        // Every storage took the write at once (the memory volume): answer in this turn, not a
+        // microtask later.
+        if (!(written instanceof Promise))
+          this.afterEvents(() => this.conditionalAnswer(req, res, method, cors, written, begun));
         else
           written.then(
-            (ts) => this.conditionalAnswer(req, res, method, cors, ts, begun),
+            (ts) => this.afterEvents(() => this.conditionalAnswer(req, res, method, cors, ts, begun)),
             (e: unknown) => this.writeFailed(req, res, cors, e, begun),
           );
         return;
       }
       const done =
         method === "DELETE"
-          ? session.delete(key)
+          ? codec.canonicalKeys
+            ? session.deleteKey(key as CanonicalKey)
+            : session.delete(key)
           : lifetime === undefined
-            ? session.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) })
-            : session.put(key, body!, {
+            ? this.put(key, body!, { encoding: codec.encodingFor(req.headers["content-type"]) })
+            : this.put(key, body!, {
                 encoding: codec.encodingFor(req.headers["content-type"]),
                 ttl: lifetime.ttl,
                 lease: lifetime.lease,
@@ -237,10 +250,22 @@ export class WritePath {
         res.end();
         this.answered(req, res, begun);
       };
-      // Every storage took the write synchronously (the memory volume): answer now, not a microtask later.
-      if (done === SETTLED) answer();
-      else done.then(answer, (e: unknown) => this.writeFailed(req, res, cors, e, begun));
+      // Every storage took the write synchronously (the memory volume): answer in this turn, not
+      // a microtask later.
+      if (done === SETTLED) this.afterEvents(answer);
+      else
+        done.then(
+          () => this.afterEvents(answer),
+          (e: unknown) => this.writeFailed(req, res, cors, e, begun),
+        );
     });
+  }
+
+  /** A put of a key from `codec.pathToKey`, not canonized again when the codec made it canonical. */
+  private put(key: string, body: Buffer, options: PutOptions): Promise<void> {
+    return this.codec.canonicalKeys
+      ? this.session.putKey(key as CanonicalKey, body, options)
+      : this.session.put(key, body, options);
   }
 
   /**

@@ -87,3 +87,37 @@ test("a gateway that closes sends the events it gathered before it drops the con
   await eventually(() => ended, 2_000, "the stream closed");
   assert.match(received(), /"key": "last\/word"/);
 });
+
+test("a write's answer leaves after the events its sample made: a watcher sees the change no later than the writer", {
+  timeout: 15_000,
+}, async (t) => {
+  const { zest, socket, received } = await openStream(t, "order/**");
+  const url = new URL(zest.restUrl!.replace("localhost", "127.0.0.1"));
+  // The state of the stream's socket at the moment the PUT's answer is written.
+  let atAnswer: { corked: number; buffered: number } | undefined;
+  const onStart = (message: unknown): void => {
+    const { request, response } = message as {
+      request: IncomingMessage;
+      response: { writeHead: (...args: unknown[]) => unknown };
+    };
+    if (request.method !== "PUT") return;
+    const writeHead = response.writeHead;
+    response.writeHead = function (this: unknown, ...args: unknown[]) {
+      atAnswer = { corked: socket.writableCorked, buffered: socket.writableLength };
+      return writeHead.apply(this, args as never);
+    };
+  };
+  diagnostics.subscribe(REQUEST_START, onStart);
+  t.after(() => diagnostics.unsubscribe(REQUEST_START, onStart));
+  const res = await fetch(`http://${url.host}/order/a`, {
+    method: "PUT",
+    body: "1",
+    headers: { "content-type": "text/plain" },
+  });
+  assert.equal(res.status, 200);
+  await res.arrayBuffer();
+  assert.ok(atAnswer, "the PUT was answered");
+  assert.equal(atAnswer.corked, 0, "the stream was uncorked before the answer was written");
+  assert.equal(atAnswer.buffered, 0, "its event had left for the kernel before the answer");
+  await eventually(() => received().includes('"order/a"'), 2_000, "the event arrived");
+});

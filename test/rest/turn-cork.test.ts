@@ -86,3 +86,23 @@ test("a socket holding FLUSH_BYTES or more leaves at once: a large value or a re
   for (let i = 0; i < 100 && got < FLUSH_BYTES + 101; i++) await new Promise((r) => setTimeout(r, 5));
   assert.equal(got, FLUSH_BYTES + 101);
 });
+
+test("afterFlush runs at once when nothing is gathered, else after the turn's writes have left, in order", async (t) => {
+  const { a, close } = await socketPair();
+  t.after(close);
+  const cork = new TurnCork();
+  const calls: string[] = [];
+  cork.afterFlush(() => calls.push("idle"));
+  assert.deepEqual(calls, ["idle"], "nothing gathered: called at once");
+  cork.write(a, Buffer.from("event\n"));
+  cork.afterFlush(() => calls.push(`first corked=${a.writableCorked} buffered=${a.writableLength}`));
+  cork.afterFlush(() => calls.push("second"));
+  assert.deepEqual(calls, ["idle"], "gathered: it waits for the turn's end");
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(calls, ["idle", "first corked=0 buffered=0", "second"]);
+  // An early flush (a hub closing) runs what waits too.
+  cork.write(a, Buffer.from("late\n"));
+  cork.afterFlush(() => calls.push("early"));
+  cork.flush();
+  assert.equal(calls.at(-1), "early");
+});
