@@ -349,7 +349,7 @@ export async function measureRouters(
  * through each router lands in each partition's storage: a router forwards a write to a remote
  * storage only once the storage's declaration has reached it.
  */
-async function fillPartitions(routers: ServerProcess[]): Promise<void> {
+export async function fillPartitions(routers: ServerProcess[]): Promise<void> {
   let probe = 0;
   for (const [i, via] of routers.entries()) {
     for (const [p, owner] of routers.entries()) {
@@ -369,7 +369,7 @@ async function fillPartitions(routers: ServerProcess[]): Promise<void> {
 }
 
 /** Requests of router `i` of `n`: keys taken in turn from every partition, so most cross the fabric. */
-function partitionSpec(kind: "GET" | "PUT", n: number, i: number): RequestSpec {
+export function partitionSpec(kind: "GET" | "PUT", n: number, i: number): RequestSpec {
   let c = i; // routers start on different partitions
   const path = (): string => {
     const k = c++;
