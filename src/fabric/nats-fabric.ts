@@ -240,10 +240,14 @@ export class NatsFabric implements Fabric {
       flush: () => transport.flush?.(),
       limit: () => transport.maxPayload - PAYLOAD_MARGIN,
     };
-    // Samples and acknowledgements of one turn leave together, in one socket write.
+    // Samples and acknowledgements of one turn leave together, in one socket write; the acks
+    // leave even if sending the samples failed.
     const turn = new EndOfTurn(() => {
-      this.samplesOut.flush();
-      this.acksOut.flush();
+      try {
+        this.samplesOut.flush();
+      } finally {
+        this.acksOut.flush();
+      }
     });
     this.samplesOut = new SampleOutbox(
       this.inbox,
