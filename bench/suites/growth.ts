@@ -329,11 +329,11 @@ export async function measureRouters(
     const opts = { connections: 32, seconds: 1 };
     const spread = (kind: "GET" | "PUT"): Array<{ server: ServerProcess; spec: RequestSpec }> =>
       routers.map((server, i) => ({ server, spec: partitionSpec(kind, n, i) }));
-    await fireSpread(spread("PUT"), nats, opts);
+    await warmUp(spread("PUT"), nats, opts);
     const m0 = await natsMessagesIn(cluster);
     const put = await fireSpread(spread("PUT"), nats, { ...opts, seconds: 4 });
     const m1 = await natsMessagesIn(cluster);
-    await fireSpread(spread("GET"), nats, opts);
+    await warmUp(spread("GET"), nats, opts);
     const m2 = await natsMessagesIn(cluster);
     const get = await fireSpread(spread("GET"), nats, { ...opts, seconds: 4 });
     const m3 = await natsMessagesIn(cluster);
@@ -345,11 +345,35 @@ export async function measureRouters(
 }
 
 /**
+ * Requests each router serves before a measured window, about what the one router of the first
+ * step serves in one second. A router's code reaches V8's optimizing tier after so many requests,
+ * not after so much time: with n routers each serves 1/n of the load, so a warm-up of one second
+ * left three routers measured while V8 was still compiling them (issue 38: 2-3 times the CPU per
+ * PUT of the same routers a few seconds later).
+ */
+const WARM_REQUESTS_PER_ROUTER = 10_000;
+/** The warm-up stops after this long even when a slow host has not served that many. */
+const WARM_MAX_SECONDS = 30;
+
+/** Fires `targets` one second at a time until every router served `WARM_REQUESTS_PER_ROUTER`. */
+async function warmUp(
+  targets: Array<{ server: ServerProcess; spec: RequestSpec }>,
+  nats: number[],
+  opts: { connections: number; seconds: number },
+): Promise<void> {
+  const served = targets.map(() => 0);
+  for (let s = 0; s < WARM_MAX_SECONDS && Math.min(...served) < WARM_REQUESTS_PER_ROUTER; s += opts.seconds) {
+    const f = await fireSpread(targets, nats, opts);
+    for (const [i, r] of f.perServerReqPerSec.entries()) served[i]! += r * opts.seconds;
+  }
+}
+
+/**
  * Puts the GET keys in every partition through every router in turn, and waits until a PUT
  * through each router lands in each partition's storage: a router forwards a write to a remote
  * storage only once the storage's declaration has reached it.
  */
-async function fillPartitions(routers: ServerProcess[]): Promise<void> {
+export async function fillPartitions(routers: ServerProcess[]): Promise<void> {
   let probe = 0;
   for (const [i, via] of routers.entries()) {
     for (const [p, owner] of routers.entries()) {
@@ -369,7 +393,7 @@ async function fillPartitions(routers: ServerProcess[]): Promise<void> {
 }
 
 /** Requests of router `i` of `n`: keys taken in turn from every partition, so most cross the fabric. */
-function partitionSpec(kind: "GET" | "PUT", n: number, i: number): RequestSpec {
+export function partitionSpec(kind: "GET" | "PUT", n: number, i: number): RequestSpec {
   let c = i; // routers start on different partitions
   const path = (): string => {
     const k = c++;

@@ -3,7 +3,8 @@
  * (suites/growth.ts, `measureRouters`) on its own, with its floor. 1, 2 and 3 routers on one
  * 3-node NATS cluster (router i on node i), one memory partition per router (`gr/<i>/**`), 32
  * connections split over the routers, each router's requests spread over every partition, so
- * (n-1)/n of them cross the fabric. PUT of 100 B, then GET, 1 s warm-up and 4 s each.
+ * (n-1)/n of them cross the fabric. PUT of 100 B, then GET, 4 s each, each after a warm-up until
+ * every router served 10,000 requests (growth.ts, `warmUp`).
  *
  * The figure that counts on a 2-core host is the CPU per request over every router and
  * nats-server (the load generator, this process, left out): n routers and three nats-servers

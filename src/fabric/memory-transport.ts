@@ -78,6 +78,12 @@ export class MemoryTransport implements Transport {
   private closed = false;
   /** Messages this connection published (lost ones included). */
   published = 0;
+  /**
+   * Socket writes a NATS client would have made for them: it writes what was published up to
+   * the next microtask checkpoint at once, so publishes with no checkpoint between count as one.
+   */
+  writes = 0;
+  private writing = false;
 
   constructor(
     private readonly hub: MemoryHub,
@@ -96,6 +102,13 @@ export class MemoryTransport implements Transport {
     if (this.closed) throw new Error("connection closed");
     if (data.length > this.hub.maxPayload) throw new Error("maximum payload exceeded");
     this.published++;
+    if (!this.writing) {
+      this.writing = true;
+      this.writes++;
+      queueMicrotask(() => {
+        this.writing = false;
+      });
+    }
     if (this.online) this.hub.route(this, subject, data, reply);
   }
 

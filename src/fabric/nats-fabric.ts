@@ -49,7 +49,7 @@ import {
   type SampleMessage,
 } from "./envelope.js";
 import { Inbox, inboxOwner } from "./inbox.js";
-import { AckOutbox, SampleOutbox } from "./outbox.js";
+import { AckOutbox, EndOfTurn, SampleOutbox } from "./outbox.js";
 import { NatsTransport } from "./nats-transport.js";
 import { DEFAULT_MAX_DECLARATIONS_PER_PEER, PeerTable } from "./peer-table.js";
 import { answerQuery, errorReply, QueryGather } from "./query-gather.js";
@@ -240,6 +240,15 @@ export class NatsFabric implements Fabric {
       flush: () => transport.flush?.(),
       limit: () => transport.maxPayload - PAYLOAD_MARGIN,
     };
+    // Samples and acknowledgements of one turn leave together, in one socket write; the acks
+    // leave even if sending the samples failed.
+    const turn = new EndOfTurn(() => {
+      try {
+        this.samplesOut.flush();
+      } finally {
+        this.acksOut.flush();
+      }
+    });
     this.samplesOut = new SampleOutbox(
       this.inbox,
       this.clock,
@@ -249,9 +258,10 @@ export class NatsFabric implements Fabric {
         for (const seq of seqs)
           this.tracker.fail(seq, ZestError.unavailable(`cannot publish to NATS: ${err.message}`, err));
       },
+      turn,
       DIRECT_SUBJECT,
     );
-    this.acksOut = new AckOutbox(this.zid, this.inbox, (subject, data) => this.send(subject, data), link.flush);
+    this.acksOut = new AckOutbox(this.zid, this.inbox, (subject, data) => this.send(subject, data), link.flush, turn);
     this.table = new PeerTable(
       this.clock,
       this.peerTimeoutMs,

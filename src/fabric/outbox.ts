@@ -8,12 +8,39 @@
  * message per router that wants any of them, on its direct subject, instead of one message per
  * subject: each message costs the publisher, every nats-server on its way and the receiver far
  * more than its bytes. Each receiver still gets the samples it is waited for in order.
+ *
+ * Both outboxes flush in one immediate per turn (`EndOfTurn`): the NATS client writes what was
+ * published up to a microtask checkpoint in one socket write, and Node runs the microtasks between
+ * two immediates, so a turn that both acknowledges writes and sends its own would otherwise cost
+ * two writes, and the nats-server two wake-ups.
  */
 import type { Buffer } from "node:buffer";
 import { errorMessage } from "../core/errors.js";
 import type { Clock } from "./clock.js";
 import { type Ack, encodeAcks, encodeSamples, SAMPLES_OVERHEAD } from "./envelope.js";
 import type { Inbox } from "./inbox.js";
+
+/**
+ * The end of the current event-loop turn, shared by the outboxes: `request` runs `flush` (all of
+ * them, in order) once, in one immediate, however many outboxes asked.
+ */
+export class EndOfTurn {
+  private scheduled = false;
+
+  constructor(private readonly flush: () => void) {}
+
+  /** Asks for the flush at the end of this turn. */
+  request(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.run);
+  }
+
+  private readonly run = (): void => {
+    this.scheduled = false;
+    this.flush();
+  };
+}
 
 /** How an outbox reaches the bus. */
 export interface OutboxLink {
@@ -53,7 +80,6 @@ export interface SentBatch {
 /** This router's samples, sent at the end of each turn. */
 export class SampleOutbox {
   private groups: OutGroup[] = [];
-  private scheduled = false;
   private readonly batches = new Map<number, SentBatch>();
   private batchId = 0;
   /** Samples queued this turn that are acknowledged writes whose routers are known. */
@@ -69,6 +95,8 @@ export class SampleOutbox {
     private readonly forgetAfterMs: number,
     /** The samples of `seqs` could not be sent. */
     private readonly failed: (seqs: readonly number[], err: Error) => void,
+    /** Where the flush at the end of the turn is asked for. */
+    private readonly turn: EndOfTurn,
     directPrefix = "zest.w",
   ) {
     this.directPrefix = `${directPrefix}.`;
@@ -85,10 +113,7 @@ export class SampleOutbox {
     } else {
       this.groups.push({ subject, direct, items: [item], size: 5 + size });
     }
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.flush);
-    }
+    this.turn.request();
   }
 
   /** The batch a "no responders" notice on `batch <id>` concerns (once). */
@@ -100,7 +125,6 @@ export class SampleOutbox {
 
   /** Sends what is queued. */
   readonly flush = (): void => {
-    this.scheduled = false;
     let groups = this.groups;
     if (groups.length === 0) return;
     this.groups = [];
@@ -193,7 +217,6 @@ export class SampleOutbox {
 /** Acknowledgements this router owes, one ACKS message per publisher and turn. */
 export class AckOutbox {
   private out = new Map<string, Ack[]>();
-  private scheduled = false;
   /** Acknowledgements sent. */
   sent = 0;
 
@@ -203,6 +226,8 @@ export class AckOutbox {
     /** Publishes unless disconnected; false when it could not. */
     private readonly send: (subject: string, data: Buffer) => boolean,
     private readonly written: () => void,
+    /** Where the flush at the end of the turn is asked for. */
+    private readonly turn: EndOfTurn,
   ) {}
 
   add(publisher: string, ack: Ack): void {
@@ -212,14 +237,10 @@ export class AckOutbox {
       this.out.set(publisher, list);
     }
     list.push(ack);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.flush);
-    }
+    this.turn.request();
   }
 
   readonly flush = (): void => {
-    this.scheduled = false;
     const out = this.out;
     if (out.size === 0) return;
     this.out = new Map();

@@ -73,6 +73,27 @@ describe("acknowledged writes", () => {
     assert.equal(b!.detail().acksSent, 20);
   });
 
+  test("a turn that acknowledges writes and sends its own puts both in one socket write", async () => {
+    const [a, b] = await cluster(hub, clock, [
+      { zid: "A1", subs: ["a/**"] },
+      { zid: "B1", subs: ["k/**"] },
+    ]);
+    // B writes on a key A wants while it takes A's writes: its acks and its sample share a turn.
+    const own: Array<Promise<void>> = [];
+    b!.deliver = async (s) => {
+      b!.delivered.push(s);
+      own.push(b!.fabric.publish(sample(`a/${s.key}`, "from B")));
+    };
+    await settle();
+    const before = { published: b!.transport!.published, writes: b!.transport!.writes };
+    await Promise.all(["k/1", "k/2", "k/3"].map((k) => a!.fabric.publish(sample(k))));
+    await Promise.all(own);
+    assert.equal(b!.delivered.length, 3);
+    assert.equal(a!.delivered.length, 3);
+    assert.equal(b!.transport!.published - before.published, 2, "one ACKS and one SAMPLES message");
+    assert.equal(b!.transport!.writes - before.writes, 1, "both in one write");
+  });
+
   test("samples published in one turn on one key travel as one message, in order", async () => {
     const [a, b] = await cluster(hub, clock, [{ zid: "A1" }, { zid: "B1", subs: ["k/**"] }]);
     const before = a!.transport!.published;
