@@ -142,6 +142,9 @@ export class Router {
    * costs one Map lookup instead of a trie walk. Cleared whenever a subscriber comes or goes.
    */
   private readonly routes = new Map<string, SubscriberDecl[]>();
+  /** The plain key routed last and its subscribers: a publisher's writes repeat one key (no hash lookup then). */
+  private lastRouteKey: string | undefined;
+  private lastRoute: SubscriberDecl[] = [];
   /** Plain key → its queryables' `peek`s when all of them can (null: some cannot); see `readStored`. Cleared on any queryable declaration. */
   private readonly peeks = new Map<string, Array<(key: string) => Sample | null> | null>();
   /** Liveliness tokens and subscribers of this router. */
@@ -295,12 +298,12 @@ export class Router {
   addSubscriber(decl: SubscriberDecl): void {
     this.subscribers.add(decl.key, decl);
     if (decl.store !== undefined) this.storeSubscribers.add(decl);
-    this.routes.clear();
+    this.forgetRoutes();
     this.declared(decl.key, false);
   }
   /** @internal */
   removeSubscriber(decl: SubscriberDecl): void {
-    this.routes.clear();
+    this.forgetRoutes();
     this.storeSubscribers.delete(decl);
     if (this.subscribers.delete(decl.key, decl)) this.declared(decl.key, false);
   }
@@ -584,16 +587,25 @@ export class Router {
   }
 
   private matchingSubscribers(key: string): SubscriberDecl[] {
+    if (key === this.lastRouteKey) return this.lastRoute;
     let subs = this.routes.get(key);
     if (subs === undefined) {
       subs = this.subscribers.intersecting(key);
-      if (!isWild(key)) {
-        // Bounded: a stream of distinct keys must not grow the cache without end.
-        if (this.routes.size >= ROUTE_CACHE_MAX) this.routes.clear();
-        this.routes.set(key, subs);
-      }
+      if (isWild(key)) return subs;
+      // Bounded: a stream of distinct keys must not grow the cache without end.
+      if (this.routes.size >= ROUTE_CACHE_MAX) this.routes.clear();
+      this.routes.set(key, subs);
     }
+    this.lastRouteKey = key;
+    this.lastRoute = subs;
     return subs;
+  }
+
+  /** A subscriber came or went: every cached route is stale. */
+  private forgetRoutes(): void {
+    this.routes.clear();
+    this.lastRouteKey = undefined;
+    this.lastRoute = [];
   }
 
   /** Hands `sample` to the matching subscribers here; the promises of those that did not take it at once, if any. */
