@@ -39,7 +39,7 @@ function answer(res, status, headers = {}, body = "") {
 async function handle(req, res, key, body) {
   if (req.method === "GET") {
     const e = await kv.get(key);
-    if (!e || e.operation !== "PUT") return answer(res, 404);
+    if (e?.operation !== "PUT") return answer(res, 404);
     return answer(res, 200, { etag: `"${e.revision}"` }, Buffer.from(e.value).toString("latin1"));
   }
   if (req.method !== "PUT") return answer(res, 405);
