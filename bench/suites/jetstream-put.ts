@@ -11,7 +11,11 @@
  *   (`k.<pid>.<n>`, beside zest's `js.k<n>`), into the same bucket: one stream, so its leader's
  *   place (node 1, or across a route, which costs each put two more messages and more of the
  *   servers' CPU) weighs on both alike.
- * Warm-up, then alternating runs of 5 s (zest, kv, kv, zest). The nats-servers' CPU is counted as
+ * - the HTTP floor: a bare `node:http` server (`baselines/kv-http.mjs`, connected to node 1)
+ *   answering each PUT after one `@nats-io/kv` put into the same bucket, driven by the same
+ *   autocannon load: what an HTTP gateway over the bucket cannot go below on this host, where the
+ *   load generator shares the two cores with everything else (the kv script needs none).
+ * Warm-up, then alternating runs of 5 s (zest, kv, HTTP floor; then the other way round). The nats-servers' CPU is counted as
  * each system's, so CPU per put compares the whole systems; each side's messages into the
  * nats-servers per put (their `/varz` `in_msgs`) count what a put costs the cluster.
  *
@@ -26,7 +30,14 @@ import { loadavg } from "node:os";
 import { type NatsCluster, natsMessagesIn, natsPids, spawnRouter, startNatsCluster } from "../lib/nats.js";
 import { storagesCfg } from "../lib/storages.js";
 import { TEXT_100 } from "../lib/payloads.js";
-import { interferenceNotes, processCpuSeconds, runWorker, type ServerProcess, spawnZest } from "../lib/proc.js";
+import {
+  interferenceNotes,
+  processCpuSeconds,
+  runWorker,
+  type ServerProcess,
+  spawnBaseline,
+  spawnZest,
+} from "../lib/proc.js";
 import { combineSystem, fireSystem, type SystemFigures, systemFigures, type SystemTarget } from "../lib/system-load.js";
 import type { BenchResult } from "../lib/types.js";
 
@@ -143,6 +154,7 @@ function putTarget(server: ServerProcess, path: string, cluster: NatsCluster): S
 export async function run(): Promise<BenchResult> {
   let cluster: NatsCluster | undefined;
   let zest: ServerProcess | undefined;
+  let floor: ServerProcess | undefined;
   try {
     cluster = await startNatsCluster();
     zest = await spawnZest("zest-jetstream", [
@@ -157,6 +169,13 @@ export async function run(): Promise<BenchResult> {
       throw new Error(`the jetstream storage does not return the PUT value: ${check.slice(0, 200)}`);
     const target = putTarget(zest, "/js/k", cluster);
     const warmup = await fireSystem(target, { connections: CONNECTIONS, seconds: 2 });
+    floor = await spawnBaseline("kv-http.mjs", [cluster.urls[0]!, KV_BUCKET, "3"], "kv-http");
+    const floorTarget = putTarget(floor, "/hf/k", cluster);
+    const floorWarmup = await fireSystem(floorTarget, { connections: CONNECTIONS, seconds: 2 });
+    const floorRuns: SystemFigures[] = [];
+    const floorRun = async (): Promise<void> => {
+      floorRuns.push(await fireSystem(floorTarget, { connections: CONNECTIONS, seconds: ROUND_SECONDS }));
+    };
     const zestRuns: SystemFigures[] = [];
     const kvRuns: KvRun[] = [];
     let zestMessages = 0;
@@ -170,13 +189,16 @@ export async function run(): Promise<BenchResult> {
       if (i % 2 === 0) {
         await zestRun();
         kvRuns.push(await kvRun(cluster, ROUND_SECONDS));
+        await floorRun();
       } else {
+        await floorRun();
         kvRuns.push(await kvRun(cluster, ROUND_SECONDS));
         await zestRun();
       }
     }
     const load1 = loadavg()[0]!;
     const j = combineSystem(zestRuns);
+    const hf = combineSystem(floorRuns);
     const fabric = await fabricRun(cluster);
     const kvPuts = kvRuns.reduce((s, r) => s + r.puts, 0);
     const kvSeconds = kvRuns.reduce((s, r) => s + r.seconds, 0);
@@ -188,7 +210,7 @@ export async function run(): Promise<BenchResult> {
     const kvOther = Math.max(...kvRuns.map((r) => Math.max(r.otherCpuPct, r.stealPct)));
     // The stream holds zest's keys and the baseline's (every put of each on a new key).
     const kvTotal = kvRuns.reduce((s, r) => s + r.total, 0);
-    const acked = j.requests + warmup.requests + 1 + kvTotal;
+    const acked = j.requests + warmup.requests + 1 + kvTotal + hf.requests + floorWarmup.requests;
     const kvNatsUsPerPut = (1e6 * kvRuns.reduce((s, r) => s + r.natsSeconds, 0)) / kvTotal;
     const kvMsgsPerPut = kvRuns.reduce((s, r) => s + r.natsMessages, 0) / kvTotal;
     const zestMsgsPerPut = zestMessages / j.requests;
@@ -197,6 +219,7 @@ export async function run(): Promise<BenchResult> {
     const notes = [
       ...loadNotes("zest", j),
       ...loadNotes("fabric", fabric),
+      ...loadNotes("HTTP floor", hf),
       ...kvRuns.flatMap((r, i) => interferenceNotes(`@nats-io/kv run ${i + 1}`, r)),
     ];
     if (messages === undefined) notes.push(`could not read the size of stream ${STREAM}`);
@@ -220,6 +243,9 @@ export async function run(): Promise<BenchResult> {
         streamLeaderNode: leader,
         loadAvgStart: load0,
         loadAvgEnd: load1,
+        ...systemFigures("httpFloor", hf),
+        httpFloorRatio: hf.reqPerSec / kvPerSec,
+        zestOverHttpFloor: j.reqPerSec / hf.reqPerSec,
         ...systemFigures("fabric", fabric),
         fabricNatsUsPerReq: fabric.helperUsPerReq.reduce((x, y) => x + y, 0),
         streamMessages: messages ?? Number.NaN,
@@ -234,6 +260,8 @@ export async function run(): Promise<BenchResult> {
           j.helperUsPerReq.reduce((x, y) => x + y, 0),
           0,
         )}) / ${fmtNum(kvUsPerPut, 0)} µs = ${fmtNum(j.systemUsPerReq / kvUsPerPut, 2)}x; p99 ${fmtNum(j.p99Ms, 1)} ms / ${fmtNum(Math.max(...kvRuns.map((r) => r.p99Ms)), 1)} ms); ` +
+        `HTTP floor (bare node:http + kv put) ${fmtInt(hf.reqPerSec)} req/s = ${fmtNum(hf.reqPerSec / kvPerSec, 2)}x kv, ` +
+        `zest ${fmtNum(j.reqPerSec / hf.reqPerSec, 2)}x it (server CPU per PUT ${fmtNum(j.serverUserUsPerReq + j.serverSysUsPerReq, 0)} / ${fmtNum(hf.serverUserUsPerReq + hf.serverSysUsPerReq, 0)} µs); ` +
         `on a router joined to the fabric: ${fmtInt(fabric.reqPerSec)} req/s, ${fmtNum(fabric.systemUsPerReq, 0)} µs per PUT; ` +
         `messages into the nats-servers per put ${fmtNum(zestMsgsPerPut, 2)} / ${fmtNum(kvMsgsPerPut, 2)}, NATS CPU per put ` +
         `${fmtNum(
@@ -241,11 +269,12 @@ export async function run(): Promise<BenchResult> {
           0,
         )} / ${fmtNum(kvNatsUsPerPut, 0)} µs; stream leader n${leader} (clients on n1); ` +
         `load average ${fmtNum(load0, 1)} to ${fmtNum(load1, 1)}`,
-      interferencePct: Math.max(j.otherCpuPct, j.stealPct, kvOther),
+      interferencePct: Math.max(j.otherCpuPct, j.stealPct, kvOther, hf.otherCpuPct, hf.stealPct),
       notes,
     };
   } finally {
     await zest?.stop();
+    await floor?.stop();
     await cluster?.stop();
   }
 }
