@@ -164,6 +164,9 @@ export async function run(): Promise<BenchResult> {
       plainJs: 0,
       condLocal: 0,
     };
+    const cpuBy = Object.fromEntries(
+      ["floor", "httpFloor", "condMem", "plainMem", "condJs", "plainJs", "condLocal"].map((k) => [k, [0, 0, 0, 0]]),
+    ) as Record<Series, number[]>;
     const order: Series[] = ["floor", "httpFloor", "condMem", "plainMem", "condJs", "plainJs", "condLocal"];
     for (let round = 0; round <= ROUNDS; round++) {
       // Round 0 warms every path up and is not counted; then the order turns each round.
@@ -174,14 +177,21 @@ export async function run(): Promise<BenchResult> {
         etags["/cj/k"] = await etagOf("/cj/k");
         etags["/cl/k"] = await etagOf("/cl/k");
         const msgs0 = await natsMessages();
-        const cpu0 = pids.reduce((t, p) => t + processCpuSeconds(p), 0) + process.cpuUsage().user / 1e6;
+        const each0 = pids.map(processCpuSeconds);
+        const cpu0 = each0.reduce((t, c) => t + c, 0) + process.cpuUsage().user / 1e6;
         for (let i = 0; i < (round === 0 ? WARM_OPS : PER_ROUND); i++) {
           const t = process.hrtime.bigint();
           await op[s]();
           if (round > 0) samples[s].push(Number(process.hrtime.bigint() - t) / 1e6);
         }
-        const cpu1 = pids.reduce((t, p) => t + processCpuSeconds(p), 0) + process.cpuUsage().user / 1e6;
-        if (round > 0) cpu[s] += cpu1 - cpu0;
+        const each1 = pids.map(processCpuSeconds);
+        const cpu1 = each1.reduce((t, c) => t + c, 0) + process.cpuUsage().user / 1e6;
+        if (round > 0) {
+          cpu[s] += cpu1 - cpu0;
+          // Where it went: router A, router B, the HTTP floor's server, the nats-servers.
+          const by = cpuBy[s];
+          for (let k = 0; k < pids.length; k++) by[Math.min(k, 3)] += each1[k]! - each0[k]!;
+        }
         // Heartbeats go on meanwhile (a few per second): they are in the count too, a small part.
         if (round > 0) msgs[s] += (await natsMessages()) - msgs0;
       }
@@ -192,6 +202,8 @@ export async function run(): Promise<BenchResult> {
     };
     const m = Object.fromEntries(order.map((s) => [s, median(s)])) as Record<Series, number>;
     const usPerOp = (s: Series): number => (cpu[s] / samples[s].length) * 1e6;
+    /** CPU per write of A, B, the HTTP floor's server and the nats-servers. */
+    const split = (s: Series): number[] => cpuBy[s].map((c) => (c / samples[s].length) * 1e6);
     const msgsPerOp = (s: Series): number => msgs[s] / samples[s].length;
     const ratio = m.condMem / m.floor;
     const jsRatio = m.condJs / m.floor;
@@ -225,6 +237,12 @@ export async function run(): Promise<BenchResult> {
         floorCpuUsPerOp: usPerOp("floor"),
         condMemCpuUsPerOp: usPerOp("condMem"),
         condJsCpuUsPerOp: usPerOp("condJs"),
+        condJsCpuAUsPerOp: split("condJs")[0]!,
+        condJsCpuBUsPerOp: split("condJs")[1]!,
+        condJsCpuNatsUsPerOp: split("condJs")[3]!,
+        httpFloorCpuServerUsPerOp: split("httpFloor")[2]!,
+        httpFloorCpuNatsUsPerOp: split("httpFloor")[3]!,
+        floorCpuNatsUsPerOp: split("floor")[3]!,
         floorNatsMsgsPerOp: msgsPerOp("floor"),
         condMemNatsMsgsPerOp: msgsPerOp("condMem"),
         plainMemNatsMsgsPerOp: msgsPerOp("plainMem"),
@@ -244,6 +262,8 @@ export async function run(): Promise<BenchResult> {
         `jetstream volume over it ${fmtNum(jsOverHttp, 2)}x, memory storages ${fmtNum(m.condMem / m.httpFloor, 2)}x; CPU per write, all processes: ` +
         `${fmtNum(usPerOp("condMem"), 0)} / ${fmtNum(usPerOp("condJs"), 0)} / ${fmtNum(usPerOp("floor"), 0)} / HTTP floor ${fmtNum(usPerOp("httpFloor"), 0)} µs; ` +
         `messages into the nats-servers per write: ${fmtNum(msgsPerOp("condMem"), 1)} / ${fmtNum(msgsPerOp("condJs"), 1)} / ${fmtNum(msgsPerOp("floor"), 1)} / ${fmtNum(msgsPerOp("httpFloor"), 1)} (plain ${fmtNum(msgsPerOp("plainMem"), 1)} / ${fmtNum(msgsPerOp("plainJs"), 1)}); ` +
+        `CPU per write of the volume's conditional PUT: A ${fmtNum(split("condJs")[0]!, 0)}, B ${fmtNum(split("condJs")[1]!, 0)}, ` +
+        `NATS ${fmtNum(split("condJs")[3]!, 0)} µs; of the HTTP floor: its server ${fmtNum(split("httpFloor")[2]!, 0)}, NATS ${fmtNum(split("httpFloor")[3]!, 0)} µs; ` +
         `stream leaders: volume n${jsLeader}, claims n${claimsLeader} (A on n1); load average ${fmtNum(load0, 1)} to ${fmtNum(load1, 1)}`,
     };
   } finally {
