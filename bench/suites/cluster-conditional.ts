@@ -137,37 +137,14 @@ export async function run(): Promise<BenchResult> {
       for (const url of monitors) total += ((await (await fetch(url)).json()) as { in_msgs: number }).in_msgs;
       return total;
     };
-    const msgs: Record<Series, number> = {
-      floor: 0,
-      httpFloor: 0,
-      condMem: 0,
-      plainMem: 0,
-      condJs: 0,
-      plainJs: 0,
-      condLocal: 0,
-    };
-    const samples: Record<Series, number[]> = {
-      floor: [],
-      httpFloor: [],
-      condMem: [],
-      plainMem: [],
-      condJs: [],
-      plainJs: [],
-      condLocal: [],
-    };
-    const cpu: Record<Series, number> = {
-      floor: 0,
-      httpFloor: 0,
-      condMem: 0,
-      plainMem: 0,
-      condJs: 0,
-      plainJs: 0,
-      condLocal: 0,
-    };
-    const cpuBy = Object.fromEntries(
-      ["floor", "httpFloor", "condMem", "plainMem", "condJs", "plainJs", "condLocal"].map((k) => [k, [0, 0, 0, 0]]),
-    ) as Record<Series, number[]>;
     const order: Series[] = ["floor", "httpFloor", "condMem", "plainMem", "condJs", "plainJs", "condLocal"];
+    /** One value per series, each made by `make`. */
+    const perSeries = <T>(make: () => T): Record<Series, T> =>
+      Object.fromEntries(order.map((k) => [k, make()])) as Record<Series, T>;
+    const msgs = perSeries(() => 0);
+    const samples = perSeries((): number[] => []);
+    const cpu = perSeries(() => 0);
+    const cpuBy = perSeries(() => [0, 0, 0, 0]);
     for (let round = 0; round <= ROUNDS; round++) {
       // Round 0 warms every path up and is not counted; then the order turns each round.
       const series = order.map((_, i) => order[(i + round) % order.length]!);
