@@ -3,8 +3,9 @@
 // plain Node process, one connection, `@nats-io/kv` puts of 100 bytes, each on a new key, with
 // `<in flight>` puts outstanding at all times (a new one starts when one is acknowledged), for
 // `<seconds>` after a 1 s warm-up. Creates the bucket (history 1, like the jetstream volume) if
-// it is missing. Prints one JSON line: puts acknowledged, seconds, latency p50/p99 and the CPU
-// this process used while measuring.
+// it is missing. Prints one JSON line: puts acknowledged while measuring, seconds, latency
+// p50/p99, the CPU this process used while measuring, and every put acknowledged (`total`, the
+// warm-up's included).
 import { connect } from "@nats-io/transport-node";
 import { jetstream } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
@@ -29,5 +30,12 @@ const r = await runLanes(() => kv.put(`k.${process.pid}.${seq++}`, value), {
 });
 await nc.drain();
 console.log(
-  JSON.stringify({ puts: r.count, seconds: r.seconds, p50Ms: r.p50Ms, p99Ms: r.p99Ms, cpuSeconds: r.cpuSeconds }),
+  JSON.stringify({
+    puts: r.count,
+    seconds: r.seconds,
+    p50Ms: r.p50Ms,
+    p99Ms: r.p99Ms,
+    cpuSeconds: r.cpuSeconds,
+    total: seq,
+  }),
 );

@@ -84,6 +84,9 @@ interface StoreEntry {
   readonly store: string;
 }
 
+/** No router: what `interest` answers when nobody declared the kind asked (shared, frozen). */
+const NOBODY: readonly string[] = Object.freeze([]);
+
 /** The index a declaration goes in: a storage of a shared store is a subscriber to every other question. */
 function indexKind(kind: WireDeclarationKind): DeclarationKind {
   return kind === "store" ? "subscriber" : kind;
@@ -146,10 +149,14 @@ export class PeerTable {
 
   /** Routers that declared a `kind` intersecting `keyExpr`, sorted and deduplicated (shared: do not modify). */
   interest(keyExpr: string, kind: DeclarationKind): readonly string[] {
+    const index = this.byKind.get(kind)!;
+    // Nobody declared this kind (a router alone on NATS, say): no walk, and no cache entry per
+    // key, which for writes on ever new keys was most of what each write cost the table.
+    if (index.size === 0) return NOBODY;
     const cache = this.interestCache.get(kind)!;
     let ids = cache.get(keyExpr);
     if (ids === undefined) {
-      const hits = this.byKind.get(kind)!.intersecting(keyExpr);
+      const hits = index.intersecting(keyExpr);
       ids = hits.length === 0 ? [] : hits.length === 1 ? [hits[0]!.zid] : [...new Set(hits.map((d) => d.zid))].sort();
       if (keyExpr.length <= INTEREST_CACHE_KEY_MAX) {
         if (cache.size >= INTEREST_CACHE_MAX) cache.clear();
@@ -166,8 +173,10 @@ export class PeerTable {
   ackTargets(keyExpr: string, heldIn: readonly string[]): readonly string[] {
     const all = this.interest(keyExpr, "subscriber");
     if (all.length === 0) return all;
-    const out = new Set(this.plainSubscribers.intersecting(keyExpr));
-    for (const e of this.stores.intersecting(keyExpr)) if (!heldIn.includes(e.store)) out.add(e.zid);
+    // An empty index (every subscriber elsewhere a storage of a shared store, say) is not walked.
+    const out = new Set(this.plainSubscribers.size === 0 ? NOBODY : this.plainSubscribers.intersecting(keyExpr));
+    if (this.stores.size > 0)
+      for (const e of this.stores.intersecting(keyExpr)) if (!heldIn.includes(e.store)) out.add(e.zid);
     return out.size === all.length ? all : [...out].sort();
   }
 

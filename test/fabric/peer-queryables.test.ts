@@ -9,7 +9,7 @@ import { describe, test } from "node:test";
 import { pino } from "pino";
 import type { RemoteDeclarationChange } from "../../src/core/fabric.js";
 import { ManualClock } from "../../src/fabric/clock.js";
-import type { Declaration, DeclarationKind } from "../../src/fabric/envelope.js";
+import type { Declaration, DeclarationKind, DeclarationsMessage } from "../../src/fabric/envelope.js";
 import { PeerTable } from "../../src/fabric/peer-table.js";
 
 const qbl = (key: string, complete: boolean): Declaration => ({ kind: "queryable", key, complete });
@@ -86,5 +86,33 @@ describe("the other routers' subscribers and tokens", () => {
     t.forget("E2", "silent");
     assert.deepEqual(listed(t, "**", "subscriber"), ["E1 c false"]);
     assert.deepEqual(listed(t, "**", "token"), []);
+  });
+});
+
+describe("who wants a key, when an index is empty", () => {
+  const store = (key: string, name: string): DeclarationsMessage["decls"][number] => ({
+    kind: "store",
+    key,
+    complete: false,
+    store: name,
+  });
+
+  test("nobody, at once; and a declaration made afterwards is found, none left behind once it goes", () => {
+    const { t } = table();
+    assert.deepEqual(t.interest("a/b", "subscriber"), []);
+    assert.deepEqual(t.ackTargets("a/b", ["jetstream/b"]), []);
+    // Only storages of shared stores elsewhere: no plain subscriber to walk.
+    t.ingest({ zid: "E1", epoch: 1, ver: 1, decls: [store("a/**", "jetstream/b")] });
+    assert.deepEqual(t.interest("a/b", "subscriber"), ["E1"]);
+    assert.deepEqual(t.interest("a/b", "queryable"), []);
+    assert.deepEqual(t.ackTargets("a/b", ["jetstream/b"]), []);
+    assert.deepEqual(t.ackTargets("a/b", ["jetstream/c"]), ["E1"]);
+    t.ingest({ zid: "E2", epoch: 1, ver: 1, decls: [sub("a/**")] });
+    assert.deepEqual(t.ackTargets("a/b", ["jetstream/b"]), ["E2"]);
+    t.forget("E1", "left");
+    assert.deepEqual(t.ackTargets("a/b", ["jetstream/b"]), ["E2"]);
+    t.forget("E2", "left");
+    assert.deepEqual(t.interest("a/b", "subscriber"), []);
+    assert.deepEqual(t.ackTargets("a/b", ["jetstream/b"]), []);
   });
 });
