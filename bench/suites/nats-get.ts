@@ -5,7 +5,7 @@
  * answers `GET /g/one` by querying A over NATS.
  *
  * Latency of sequential GETs (one keep-alive connection each; 2,000 measured per target in 4
- * alternating blocks after 200 warm-up), timed in this process with sub-ms resolution:
+ * alternating blocks after `WARMUP` GETs), timed in this process with sub-ms resolution:
  * - `remote`: GET /g/one through B (B → NATS → A → NATS → B);
  * - `single`: the same GET on a single router without NATS, with the read cache off
  *   (`cache_entries: 0`). A router on a fabric has no read cache (any remote write may change an
@@ -24,6 +24,12 @@
  * Ratio: remote p50 over the floor's (target <= 1.1x); the CPU per GET over the floor's
  * (target <= 1.5x) is the second target of the line. Also reported: remote p50 over single p50
  * (issue 12's <= 2x).
+ *
+ * Every process is measured at V8's steady state, zest's and the floor's alike: from a cold start
+ * router B spends about three times its steady CPU per GET over its first ~3,000 GETs (and the
+ * floor's requester and responder twice theirs over their first ~2,000 requests) while V8
+ * compiles the path; with 200 warm-up requests the run measured mostly that compilation
+ * (bench/results/2026-11-29-xget2.md).
  */
 import { fmtMs, fmtNum, fmtRatio } from "../lib/format.js";
 import { httpGetText, httpPut } from "../lib/http.js";
@@ -41,9 +47,15 @@ const KEY = "/g/one";
 const TARGET_P50 = 1.1;
 const TARGET_CPU = 1.5;
 
+/**
+ * Requests each process gets before it is measured (every target, and each floor's fresh pair of
+ * processes): past V8's compilation of the path on both sides (see above).
+ */
+const WARMUP = 4000;
+
 /** The floor's round trip from node 2 (B's) to node 1 (A's). */
 function roundTrip(cluster: NatsCluster): Promise<FloorFigures> {
-  return requestReplyFloor(cluster, natsPids(cluster), { from: 1, to: 0, warmup: 200, count: 1000 });
+  return requestReplyFloor(cluster, natsPids(cluster), { from: 1, to: 0, warmup: WARMUP, count: 1000 });
 }
 
 export async function run(): Promise<BenchResult> {
@@ -79,7 +91,7 @@ export async function run(): Promise<BenchResult> {
         { server: a!, path: KEY, helperPids: [b!.pid, ...nats] },
         { server: cached!, path: KEY },
       ],
-      { warmup: 200, perBlock: 500, blocks: 4 },
+      { warmup: WARMUP, perBlock: 500, blocks: 4 },
     );
     const r = remote!;
     const s = base!;

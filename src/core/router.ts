@@ -389,7 +389,7 @@ export class Router {
     const collector = new ReplyCollector(selector, "latest");
     return fabric
       .query(selector, this.queryTimeoutMs, (r) => collector.add(r), { target: "all" })
-      .then(() => collector.result());
+      .then(() => collector.resultNow() ?? collector.result());
   }
 
   /**
