@@ -18,7 +18,8 @@ import net from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fmtInt, fmtMs } from "../lib/format.js";
 import { startJoinedPair } from "../lib/join.js";
-import { interferenceNotes, startInterference } from "../lib/proc.js";
+import { join } from "node:path";
+import { BENCH_DIR, interferenceNotes, spawnServer, startInterference } from "../lib/proc.js";
 import type { BenchResult } from "../lib/types.js";
 import { inLoopbackNamespace, percentile } from "../lib/zenoh.js";
 import { LeanZenohClient } from "../lib/zenoh-client.js";
@@ -191,6 +192,14 @@ async function measure(): Promise<BenchResult> {
   const pair = await startJoinedPair();
   const z = pair.zest;
   const zestCpu = (): number => z.cpuSeconds();
+  const relay = await spawnServer(
+    "join-relay",
+    join(BENCH_DIR, "baselines", "join-relay.ts"),
+    [String(pair.routerPort)],
+    {
+      nodeArgs: ["--import", "tsx"],
+    },
+  );
   try {
     const direct = await LeanZenohClient.connect("127.0.0.1", z.port);
     const viaRouter = await LeanZenohClient.connect("127.0.0.1", pair.routerPort);
@@ -207,6 +216,7 @@ async function measure(): Promise<BenchResult> {
       // Rounds alternate the three streams, so a hiccup of this shared host lands in one round of
       // one side rather than deciding a whole side's p99; each side's figure is its median round.
       const joinedRuns: Run[] = [];
+      const relayRuns: Run[] = [];
       const directRuns: Run[] = [];
       const floorRuns: Run[] = [];
       for (let round = 0; round < ROUNDS; round++) {
@@ -216,6 +226,9 @@ async function measure(): Promise<BenchResult> {
         );
         joinedRuns.push(
           await stream(sseReceiver(z.url, `bench/join/${tag}`), z.pid, zestCpu, viaRouter, `bench/join/${tag}`),
+        );
+        relayRuns.push(
+          await stream(sseReceiver(relay.url, `bench/relay/${tag}`), z.pid, zestCpu, viaRouter, `bench/relay/${tag}`),
         );
         floorRuns.push(
           await stream(
@@ -241,10 +254,13 @@ async function measure(): Promise<BenchResult> {
       const joined = side(joinedRuns);
       const base = side(directRuns);
       const floor = side(floorRuns);
+      const gateway = side(relayRuns);
+      const blocked = gateway.p99 > TARGET_P99_MS;
       const worstJoined = Math.max(...joinedRuns.map((r) => r.p99));
       const notes = [
         spread("joined", joinedRuns),
         spread("floor", floorRuns),
+        spread("bare Node gateway", relayRuns),
         spread("direct", directRuns),
         ...interferenceNotes("joined", joined),
         ...interferenceNotes("direct", base),
@@ -267,6 +283,9 @@ async function measure(): Promise<BenchResult> {
           floorP50Ms: floor.p50,
           floorP99Ms: floor.p99,
           floorLost: floor.lost,
+          gatewayP50Ms: gateway.p50,
+          gatewayP99Ms: gateway.p99,
+          gatewayLost: gateway.lost,
           directP50Ms: base.p50,
           directP99Ms: base.p99,
           directLost: base.lost,
@@ -278,7 +297,7 @@ async function measure(): Promise<BenchResult> {
         ratio: joined.p99 / floor.p99,
         target: `p99 <= ${TARGET_P99_MS} ms (median of ${ROUNDS} rounds), nothing lost`,
         pass,
-        summary: `medians of ${ROUNDS} alternating rounds of ${fmtInt(RATE * SECONDS)} puts: zenoh's router → zest (joined) → SSE: p50 ${fmtMs(joined.p50)}, p99 ${fmtMs(joined.p99)} (worst round ${fmtMs(worstJoined)}), ${fmtInt(joined.lost)} lost of ${fmtInt(total)} at ${fmtInt(joined.putsPerSec)}/s (zest at ${Math.round(joined.zestCpuPct)}% of a core, ${joined.zestUsPerMsg.toFixed(1)} µs/msg) / floor, zenoh's router → a zenoh subscriber on it: p50 ${fmtMs(floor.p50)}, p99 ${fmtMs(floor.p99)}, ${fmtInt(floor.lost)} lost; straight into zest's listener → SSE: p50 ${fmtMs(base.p50)}, p99 ${fmtMs(base.p99)}, ${fmtInt(base.lost)} lost (${base.zestUsPerMsg.toFixed(1)} µs/msg); ratio joined p99 / floor p99`,
+        summary: `medians of ${ROUNDS} alternating rounds of ${fmtInt(RATE * SECONDS)} puts: zenoh's router → zest (joined) → SSE: p50 ${fmtMs(joined.p50)}, p99 ${fmtMs(joined.p99)} (worst round ${fmtMs(worstJoined)}), ${fmtInt(joined.lost)} lost of ${fmtInt(total)} at ${fmtInt(joined.putsPerSec)}/s (zest at ${Math.round(joined.zestCpuPct)}% of a core, ${joined.zestUsPerMsg.toFixed(1)} µs/msg) / floor, zenoh's router → a zenoh subscriber on it: p50 ${fmtMs(floor.p50)}, p99 ${fmtMs(floor.p99)}, ${fmtInt(floor.lost)} lost; straight into zest's listener → SSE: p50 ${fmtMs(base.p50)}, p99 ${fmtMs(base.p99)}, ${fmtInt(base.lost)} lost (${base.zestUsPerMsg.toFixed(1)} µs/msg); a bare Node gateway on zenoh's router (a lean zenoh subscriber + node:http SSE, the same hops without zest): p50 ${fmtMs(gateway.p50)}, p99 ${fmtMs(gateway.p99)}, ${fmtInt(gateway.lost)} lost${blocked ? ` (the bare gateway alone is above ${TARGET_P99_MS} ms here: the target is blocked on this host)` : ""}; ratio joined p99 / floor p99`,
         notes,
         interferencePct: Math.max(joined.otherCpuPct, base.otherCpuPct, floor.otherCpuPct),
       };
@@ -287,6 +306,7 @@ async function measure(): Promise<BenchResult> {
       viaRouter.close();
     }
   } finally {
+    await relay.stop();
     await pair.stop();
   }
 }
