@@ -25,6 +25,7 @@ import {
   loadFigures,
   loadNotes,
   PAIRED_ROUNDS,
+  type RequestSpec,
   pairedRatio,
   roundsNote,
 } from "../lib/load.js";
@@ -56,6 +57,19 @@ const SSE_ROUNDS: SseRoundOptions = {
 };
 
 /** Starts zenohd-rest on free loopback ports; its `url` is the REST plugin's. */
+
+/** zest, zenohd and a third server under the same requests, in alternating rounds. */
+async function compareThree(
+  servers: readonly [ServerProcess, ServerProcess, ServerProcess],
+  spec: RequestSpec,
+  options: Parameters<typeof compare>[1] = PAIRED_ROUNDS,
+): Promise<[LoadFigures, LoadFigures, LoadFigures]> {
+  return (await compare(
+    servers.map((server) => ({ server, spec })),
+    options,
+  )) as [LoadFigures, LoadFigures, LoadFigures];
+}
+
 async function spawnZenohdRest(): Promise<ServerProcess> {
   const [httpPort] = await freePorts(1);
   const server = await spawnReady(
@@ -143,14 +157,7 @@ async function measure(): Promise<BenchResult> {
 
     if (lines.has("get")) {
       const one = { path: "/demo/one" };
-      const [zg, dg, ug] = (await compare(
-        [
-          { server: zest, spec: one },
-          { server: zenohd, spec: one },
-          { server: uncached, spec: one },
-        ],
-        PAIRED_ROUNDS,
-      )) as [LoadFigures, LoadFigures, LoadFigures];
+      const [zg, dg, ug] = await compareThree([zest, zenohd, uncached], one);
       const getRatio = pairedRatio(zg, dg);
       ratios.push(getRatio);
       watch(zg, dg, ug);
@@ -161,14 +168,12 @@ async function measure(): Promise<BenchResult> {
     }
     if (lines.has("wild")) {
       const wild = { path: "/demo/**" };
-      const [zw, dw, uw] = (await compare(
-        [
-          { server: zest, spec: wild },
-          { server: zenohd, spec: wild },
-          { server: uncached, spec: wild },
-        ],
-        { connections: 32, warmupSeconds: 1, roundSeconds: 2, rounds: 3 },
-      )) as [LoadFigures, LoadFigures, LoadFigures];
+      const [zw, dw, uw] = await compareThree([zest, zenohd, uncached], wild, {
+        connections: 32,
+        warmupSeconds: 1,
+        roundSeconds: 2,
+        rounds: 3,
+      });
       const wildRatio = pairedRatio(zw, dw);
       ratios.push(wildRatio);
       watch(zw, dw, uw);
@@ -196,14 +201,7 @@ async function measure(): Promise<BenchResult> {
       // is under zenohd's figure, no Node gateway reaches the target here.
       const putFloor = await spawnBaseline("put-ok.mjs");
       started.push(putFloor);
-      const [zp, dp, fp] = (await compare(
-        [
-          { server: zest, spec: putSpec },
-          { server: zenohd, spec: putSpec },
-          { server: putFloor, spec: putSpec },
-        ],
-        PAIRED_ROUNDS,
-      )) as [LoadFigures, LoadFigures, LoadFigures];
+      const [zp, dp, fp] = await compareThree([zest, zenohd, putFloor], putSpec);
       const putRatio = pairedRatio(zp, dp);
       const putFloorRatio = pairedRatio(fp, dp);
       ratios.push(putRatio);
