@@ -10,6 +10,7 @@ import { after, test } from "node:test";
 import { encodeDeclare, encodePush } from "../../src/zenoh/codec/network.js";
 import type { BinaryWriter } from "../../src/core/binary.js";
 import { BLOCK_QUEUE_BYTES } from "../../src/zenoh/session.js";
+import { parseConfig } from "../../src/zest-config.js";
 import { type ZenohDoorOptions, zenohDoor } from "../support/zenoh-door.js";
 import { RawClient, wireKey } from "./raw-client.js";
 
@@ -91,4 +92,16 @@ test("a subscriber that reads nothing while BLOCK publishers wait is closed afte
   await pub.until(() => (seen.length > 0 ? true : undefined), 10_000, "the put behind the stalled subscriber");
   assert.deepEqual(seen, ["after/x"]);
   assert.ok(!server.status().some((s) => s.zid === "B2"), "the stalled subscriber's session is still open");
+});
+
+test("block.wait_before_close is a number of µs from 1,000 to 3,600,000,000, 5 s by default; anything else is refused naming the key", () => {
+  const cfg = (v: unknown) =>
+    parseConfig({
+      transport: { link: { tx: { queue: { congestion_control: { block: { wait_before_close: v } } } } } },
+    });
+  const waitOf = (v: unknown) => cfg(v).transport?.link?.tx?.queue?.congestion_control?.block?.wait_before_close;
+  assert.equal(waitOf(undefined), 5_000_000);
+  assert.equal(waitOf(250_000), 250_000);
+  for (const bad of ["5s", -1, 999, 1.5, 3_600_000_001, Number.MAX_SAFE_INTEGER * 2, null, {}])
+    assert.throws(() => cfg(bad), /wait_before_close/, `accepted ${JSON.stringify(bad)}`);
 });
